@@ -1,0 +1,1 @@
+"""The application layer: the service a backend embeds, and the ports it needs."""

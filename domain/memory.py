@@ -1,0 +1,455 @@
+"""The ``UserMemory`` aggregate: everything one user told the assistant, as events.
+
+Commands validate first and only then trigger an event, so a refused command
+leaves neither an event nor a changed state behind. State is kept in plain
+dicts and lists so that snapshots go through the JSON transcoder unchanged.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+import attrs
+from eventsourcing.domain import Aggregate, event
+
+from factledger.domain.categories import fact_category, preference_category
+from factledger.domain.values import InvalidationRelation
+
+NAMESPACE = uuid.UUID("6f1c1d1e-6a0e-4d2b-9a55-2f3f6e7d9b10")
+EVIDENCE_KEPT = 5
+CONFIRMATION_BOOST = 0.05
+NEW_OBSERVATION_WEIGHT = 1.5
+
+
+def user_memory_id(user_id: str) -> uuid.UUID:
+    """The aggregate id of a user: the same user id always gives the same id."""
+    return uuid.uuid5(NAMESPACE, user_id)
+
+
+class DomainError(Exception):
+    """A command the aggregate refuses."""
+
+
+class UnknownItem(DomainError):
+    """No fact or preference with this id belongs to the user."""
+
+
+class FactNotActive(DomainError):
+    """The fact was invalidated: it can be neither confirmed nor invalidated again."""
+
+
+def _check_unit(name: str, value: float) -> float:
+    if not isinstance(value, (int, float)) or not 0.0 <= float(value) <= 1.0:
+        raise DomainError(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
+
+
+def reinforced_strength(old_strength: float, times_observed: int, observed: float) -> float:
+    """The spec's weighted mean: the new observation weighs 1.5 against each old one."""
+    new = (old_strength * times_observed + observed * NEW_OBSERVATION_WEIGHT) / (
+        times_observed + NEW_OBSERVATION_WEIGHT
+    )
+    return round(min(1.0, max(0.0, new)), 6)
+
+
+@attrs.frozen
+class Fact:
+    """A read-only view of one fact in the aggregate."""
+
+    id: str
+    text: str
+    category: str
+    confidence: float
+    importance: float
+    times_mentioned: int
+    first_seen: datetime
+    last_confirmed: datetime
+    session_id: str | None
+    message_id: str
+    is_active: bool
+    invalidated_by: str | None = None
+
+
+@attrs.frozen
+class Preference:
+    """A read-only view of one preference in the aggregate."""
+
+    id: str
+    text: str
+    category: str
+    strength: float
+    evidence: tuple[str, ...]
+    times_observed: int
+    first_seen: datetime
+    last_confirmed: datetime
+    session_id: str | None
+    message_id: str
+
+
+class UserMemory(Aggregate):
+    """One user's memory. Its id is derived from the user id (``user_memory_id``)."""
+
+    @staticmethod
+    def create_id(user_id: str) -> uuid.UUID:  # type: ignore[override]
+        return user_memory_id(user_id)
+
+    class Started(Aggregate.Created):
+        user_id: str
+
+    class MessageIngested(Aggregate.Event):
+        message_id: str
+        session_id: str | None
+        text: str
+        context: list[dict[str, str]]
+        at: datetime
+
+        def apply(self, aggregate: UserMemory) -> None:
+            aggregate.messages_ingested += 1
+            aggregate.last_message_id = self.message_id
+
+    class ExtractionRecorded(Aggregate.Event):
+        """What the extractor said about a message: items, raw answer, extractor and prompt id."""
+
+        message_id: str
+        extraction: dict[str, Any]
+
+    class FactObserved(Aggregate.Event):
+        fact_id: str
+        text: str
+        category: str
+        confidence: float
+        message_id: str
+        session_id: str | None
+        extractor_id: str
+        at: datetime
+        conflicts_with: str | None
+
+        def apply(self, aggregate: UserMemory) -> None:
+            aggregate.facts[self.fact_id] = {
+                "text": self.text,
+                "category": self.category,
+                "confidence": self.confidence,
+                "importance": self.confidence,
+                "times_mentioned": 1,
+                "first_seen": self.at,
+                "last_confirmed": self.at,
+                "session_id": self.session_id,
+                "message_id": self.message_id,
+                "is_active": True,
+                "invalidated_by": None,
+            }
+
+    class FactConfirmed(Aggregate.Event):
+        fact_id: str
+        message_id: str
+        session_id: str | None
+        times_mentioned: int
+        last_confirmed: datetime
+        importance: float
+        judge_id: str
+        similarity: float
+        raw_answer: str
+
+        def apply(self, aggregate: UserMemory) -> None:
+            fact = aggregate.facts[self.fact_id]
+            fact["times_mentioned"] = self.times_mentioned
+            fact["last_confirmed"] = self.last_confirmed
+            fact["importance"] = self.importance
+
+    class FactInvalidated(Aggregate.Event):
+        fact_id: str
+        relation: str
+        reason: str
+        superseded_by: str | None
+        message_id: str | None
+        at: datetime
+        judge_id: str | None
+        similarity: float | None
+        raw_answer: str | None
+
+        def apply(self, aggregate: UserMemory) -> None:
+            fact = aggregate.facts[self.fact_id]
+            fact["is_active"] = False
+            fact["invalidated_by"] = self.superseded_by
+
+    class PreferenceObserved(Aggregate.Event):
+        preference_id: str
+        text: str
+        category: str
+        strength: float
+        evidence: list[str]
+        message_id: str
+        session_id: str | None
+        extractor_id: str
+        at: datetime
+
+        def apply(self, aggregate: UserMemory) -> None:
+            aggregate.preferences[self.preference_id] = {
+                "text": self.text,
+                "category": self.category,
+                "strength": self.strength,
+                "evidence": list(self.evidence),
+                "times_observed": 1,
+                "first_seen": self.at,
+                "last_confirmed": self.at,
+                "session_id": self.session_id,
+                "message_id": self.message_id,
+            }
+
+    class PreferenceReinforced(Aggregate.Event):
+        preference_id: str
+        observed_strength: float
+        old_strength: float
+        new_strength: float
+        evidence: list[str]
+        times_observed: int
+        message_id: str
+        session_id: str | None
+        similarity: float
+        at: datetime
+
+        def apply(self, aggregate: UserMemory) -> None:
+            pref = aggregate.preferences[self.preference_id]
+            pref["strength"] = self.new_strength
+            pref["evidence"] = list(self.evidence)
+            pref["times_observed"] = self.times_observed
+            pref["last_confirmed"] = self.at
+
+    @event(Started)
+    def __init__(self, user_id: str) -> None:
+        self.user_id = user_id
+        self.messages_ingested = 0
+        # Only the latest message id is kept: decisions always refer to the
+        # message just ingested, and the state must not grow with every message.
+        self.last_message_id: str | None = None
+        self.facts: dict[str, dict[str, Any]] = {}
+        self.preferences: dict[str, dict[str, Any]] = {}
+
+    @classmethod
+    def start(cls, user_id: str) -> UserMemory:
+        """Begin a user's memory."""
+        if not isinstance(user_id, str) or not user_id.strip():
+            raise DomainError("user_id must be a non-empty string")
+        return cls(user_id=user_id)
+
+    # ---- queries ------------------------------------------------------------
+
+    def fact(self, fact_id: str) -> Fact:
+        """The fact with this id, active or not."""
+        try:
+            data = self.facts[fact_id]
+        except KeyError:
+            raise UnknownItem(f"user {self.user_id!r} has no fact {fact_id!r}") from None
+        return Fact(id=fact_id, **data)
+
+    def preference(self, preference_id: str) -> Preference:
+        """The preference with this id."""
+        try:
+            data = dict(self.preferences[preference_id])
+        except KeyError:
+            raise UnknownItem(f"user {self.user_id!r} has no preference {preference_id!r}") from None
+        data["evidence"] = tuple(data["evidence"])
+        return Preference(id=preference_id, **data)
+
+    def active_facts(self) -> list[Fact]:
+        """Every fact still valid, oldest first."""
+        return [self.fact(fid) for fid, data in self.facts.items() if data["is_active"]]
+
+    def all_preferences(self) -> list[Preference]:
+        return [self.preference(pid) for pid in self.preferences]
+
+    # ---- commands -----------------------------------------------------------
+
+    def ingest_message(
+        self,
+        message_id: str,
+        text: str,
+        at: datetime,
+        session_id: str | None = None,
+        context: list[dict[str, str]] | None = None,
+    ) -> None:
+        """Record a message the user sent."""
+        if not isinstance(text, str) or not text.strip():
+            raise DomainError("message text must be a non-empty string")
+        if message_id == self.last_message_id:
+            raise DomainError(f"message {message_id!r} was already ingested")
+        self.trigger_event(
+            self.MessageIngested,
+            message_id=message_id,
+            session_id=session_id,
+            text=text,
+            context=[dict(turn) for turn in (context or [])],
+            at=at,
+        )
+
+    def record_extraction(self, message_id: str, extraction: dict[str, Any]) -> None:
+        """Record what the extractor said about a message already ingested."""
+        self._require_message(message_id)
+        self.trigger_event(self.ExtractionRecorded, message_id=message_id, extraction=extraction)
+
+    def observe_fact(
+        self,
+        fact_id: str,
+        text: str,
+        category: str,
+        confidence: float,
+        message_id: str,
+        at: datetime,
+        extractor_id: str,
+        session_id: str | None = None,
+        conflicts_with: str | None = None,
+    ) -> None:
+        """A fact seen for the first time."""
+        if fact_id in self.facts:
+            raise DomainError(f"fact {fact_id!r} already exists")
+        if not isinstance(text, str) or not text.strip():
+            raise DomainError("fact text must be a non-empty string")
+        self._require_message(message_id)
+        self.trigger_event(
+            self.FactObserved,
+            fact_id=fact_id,
+            text=text,
+            category=fact_category(category),
+            confidence=_check_unit("confidence", confidence),
+            message_id=message_id,
+            session_id=session_id,
+            extractor_id=extractor_id,
+            at=at,
+            conflicts_with=conflicts_with,
+        )
+
+    def confirm_fact(
+        self,
+        fact_id: str,
+        message_id: str,
+        at: datetime,
+        judge_id: str,
+        similarity: float,
+        raw_answer: str = "",
+        session_id: str | None = None,
+    ) -> None:
+        """The user said an active fact again: one more mention, a little more importance."""
+        fact = self._require_active(fact_id)
+        self._require_message(message_id)
+        self.trigger_event(
+            self.FactConfirmed,
+            fact_id=fact_id,
+            message_id=message_id,
+            session_id=session_id,
+            times_mentioned=fact.times_mentioned + 1,
+            last_confirmed=max(at, fact.last_confirmed),
+            importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
+            judge_id=judge_id,
+            similarity=float(similarity),
+            raw_answer=raw_answer,
+        )
+
+    def invalidate_fact(
+        self,
+        fact_id: str,
+        relation: InvalidationRelation | str,
+        reason: str,
+        at: datetime,
+        superseded_by: str | None = None,
+        message_id: str | None = None,
+        judge_id: str | None = None,
+        similarity: float | None = None,
+        raw_answer: str | None = None,
+    ) -> None:
+        """Mark an active fact invalid, saying why and what replaced it."""
+        self._require_active(fact_id)
+        relation = InvalidationRelation(relation)
+        if superseded_by is not None and superseded_by not in self.facts:
+            raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
+        if message_id is not None:
+            self._require_message(message_id)
+        self.trigger_event(
+            self.FactInvalidated,
+            fact_id=fact_id,
+            relation=relation.value,
+            reason=reason,
+            superseded_by=superseded_by,
+            message_id=message_id,
+            at=at,
+            judge_id=judge_id,
+            similarity=None if similarity is None else float(similarity),
+            raw_answer=raw_answer,
+        )
+
+    def observe_preference(
+        self,
+        preference_id: str,
+        text: str,
+        category: str,
+        strength: float,
+        message_id: str,
+        at: datetime,
+        extractor_id: str,
+        evidence: str = "",
+        session_id: str | None = None,
+    ) -> None:
+        """A preference seen for the first time."""
+        if preference_id in self.preferences:
+            raise DomainError(f"preference {preference_id!r} already exists")
+        if not isinstance(text, str) or not text.strip():
+            raise DomainError("preference text must be a non-empty string")
+        self._require_message(message_id)
+        self.trigger_event(
+            self.PreferenceObserved,
+            preference_id=preference_id,
+            text=text,
+            category=preference_category(category),
+            strength=_check_unit("strength", strength),
+            evidence=[evidence] if evidence else [],
+            message_id=message_id,
+            session_id=session_id,
+            extractor_id=extractor_id,
+            at=at,
+        )
+
+    def reinforce_preference(
+        self,
+        preference_id: str,
+        observed_strength: float,
+        message_id: str,
+        at: datetime,
+        similarity: float,
+        evidence: str = "",
+        session_id: str | None = None,
+    ) -> None:
+        """The preference was observed again: the spec's weighted strength, evidence kept to 5."""
+        pref = self.preference(preference_id)
+        observed = _check_unit("strength", observed_strength)
+        self._require_message(message_id)
+        new_evidence = list(pref.evidence)
+        if evidence and evidence not in new_evidence:
+            new_evidence.append(evidence)
+        self.trigger_event(
+            self.PreferenceReinforced,
+            preference_id=preference_id,
+            observed_strength=observed,
+            old_strength=pref.strength,
+            new_strength=reinforced_strength(pref.strength, pref.times_observed, observed),
+            evidence=new_evidence[-EVIDENCE_KEPT:],
+            times_observed=pref.times_observed + 1,
+            message_id=message_id,
+            session_id=session_id,
+            similarity=float(similarity),
+            at=max(at, pref.last_confirmed),
+        )
+
+    # ---- guards -------------------------------------------------------------
+
+    def _require_active(self, fact_id: str) -> Fact:
+        fact = self.fact(fact_id)
+        if not fact.is_active:
+            raise FactNotActive(f"fact {fact_id!r} ({fact.text}) is no longer active")
+        return fact
+
+    def _require_message(self, message_id: str) -> None:
+        if message_id != self.last_message_id:
+            raise UnknownItem(
+                f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
+            )
