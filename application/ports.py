@@ -7,8 +7,11 @@ stable id, recorded on each event it decided, so a replay knows who said what.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
+
+import attrs
 
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
@@ -65,4 +68,64 @@ class Embedder(Protocol):
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """One L2-normalised vector per text, in order."""
+        ...
+
+
+@attrs.frozen
+class MemoryRecord:
+    """One row of the read model: a fact or a preference as last projected."""
+
+    id: str
+    user_id: str
+    type: str  # "fact" | "preference"
+    content: str
+    category: str
+    metadata: dict[str, Any]
+    importance: float
+    is_active: bool
+    session_id: str | None
+    created_at: datetime
+    updated_at: datetime
+
+
+@attrs.frozen
+class RecallHit:
+    """A memory found by ``recall``, with its cosine similarity to the query."""
+
+    record: MemoryRecord
+    similarity: float
+
+
+class MemoryReadModel(Protocol):
+    """The projected read model the queries use."""
+
+    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
+        """Active items of one type, most important first."""
+        ...
+
+    def search(
+        self,
+        user_id: str,
+        vector: Sequence[float],
+        types: Sequence[str],
+        top_k: int,
+        min_similarity: float,
+    ) -> list[RecallHit]:
+        """Active items closest to ``vector``, best first."""
+        ...
+
+
+class ReadModelUpdater(Protocol):
+    """Brings the read model up to the head of the event log."""
+
+    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Project every pending event; return how many were processed."""
+        ...
+
+    def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Drop the read model and project every event again."""
+        ...
+
+    def status(self) -> Any:
+        """Position of the read model against the head of the log."""
         ...

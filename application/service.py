@@ -1,0 +1,315 @@
+"""``LedgerService``: the API a backend embeds (ingest, profile, recall, history)."""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+from eventsourcing.persistence import IntegrityError
+
+from factledger.application.decisions import Decider, Outcome
+from factledger.application.ledger import MemoryLedger
+from factledger.application.ports import (
+    Embedder,
+    Extractor,
+    MemoryReadModel,
+    ReadModelUpdater,
+    RecallHit,
+    RelationJudge,
+)
+from factledger.domain.memory import UserMemory
+from factledger.domain.values import Turn
+
+logger = logging.getLogger(__name__)
+
+MEMORY_TYPES = ("fact", "preference")
+KNOWN_FACTS_FOR_EXTRACTOR = 20
+PROFILE_FACTS = 50
+PROFILE_PREFERENCES = 20
+SAVE_ATTEMPTS = 5
+
+
+class InvalidInput(ValueError):
+    """A caller passed something factledger cannot ingest; the message says what."""
+
+
+@attrs.frozen
+class IngestResult:
+    """The spec's result for one message, plus what happened to each item."""
+
+    user_id: str
+    message_id: str
+    facts: tuple[str, ...]
+    preferences: tuple[str, ...]
+    items: tuple[Outcome, ...]
+    extractor_id: str
+    notification_id: int | None
+
+    @property
+    def facts_extracted(self) -> int:
+        return len(self.facts)
+
+    @property
+    def preferences_extracted(self) -> int:
+        return len(self.preferences)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The spec's four keys first, then ids and outcomes."""
+        return {
+            "facts_extracted": self.facts_extracted,
+            "preferences_extracted": self.preferences_extracted,
+            "facts": list(self.facts),
+            "preferences": list(self.preferences),
+            "user_id": self.user_id,
+            "message_id": self.message_id,
+            "extractor_id": self.extractor_id,
+            "items": [item.as_dict() for item in self.items],
+        }
+
+
+def _require_text(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    return value
+
+
+def _context(context: Iterable[Any] | None) -> list[Turn]:
+    if context is None:
+        return []
+    if isinstance(context, (str, bytes, dict)):
+        raise InvalidInput("context must be a list of {role, content} turns")
+    turns = []
+    for position, turn in enumerate(context):
+        if isinstance(turn, Turn):
+            turns.append(turn)
+            continue
+        try:
+            turns.append(Turn.from_dict(turn))
+        except ValueError as exc:
+            raise InvalidInput(f"context[{position}]: {exc}") from None
+    return turns
+
+
+def _utc(at: datetime | None) -> datetime:
+    if at is None:
+        return datetime.now(timezone.utc)
+    if not isinstance(at, datetime):
+        raise InvalidInput(f"timestamp must be a datetime, got {type(at).__name__}")
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
+def _history_entry(event: Any) -> dict[str, Any]:
+    fields = {
+        key: value
+        for key, value in vars(event).items()
+        if key not in {"originator_id", "originator_version", "timestamp", "originator_topic"}
+    }
+    return {
+        "version": event.originator_version,
+        "event": type(event).__name__,
+        "recorded_at": event.timestamp,
+        **fields,
+    }
+
+
+class LedgerService:
+    """Ingests messages into per-user memories and answers questions about them.
+
+    Wire it with :func:`factledger.open_ledger` (PostgreSQL, embedded by
+    default) or pass the parts yourself.
+    """
+
+    def __init__(
+        self,
+        ledger: MemoryLedger,
+        extractor: Extractor,
+        judge: RelationJudge,
+        embedder: Embedder,
+        read_model: MemoryReadModel,
+        projector: ReadModelUpdater | None = None,
+        *,
+        inline_projection: bool = True,
+        fact_similarity: float = 0.75,
+        preference_similarity: float = 0.7,
+        on_close: Callable[[], None] | None = None,
+    ) -> None:
+        self.ledger = ledger
+        self.extractor = extractor
+        self.judge = judge
+        self.embedder = embedder
+        self.read_model = read_model
+        self.projector = projector
+        self.inline_projection = inline_projection and projector is not None
+        self.decider = Decider(
+            judge=judge,
+            embedder=embedder,
+            fact_similarity=fact_similarity,
+            preference_similarity=preference_similarity,
+        )
+        self._on_close = on_close
+
+    # ---- commands -------------------------------------------------------------
+
+    def ingest(
+        self,
+        user_id: str,
+        message: str,
+        session_id: str | None = None,
+        context: Sequence[Any] | None = None,
+        *,
+        message_id: str | None = None,
+        timestamp: datetime | None = None,
+    ) -> IngestResult:
+        """Extract facts and preferences from one user message and record them.
+
+        All events of the message are recorded in one transaction, or none.
+        ``context`` holds earlier turns (``{"role", "content"}``), oldest first;
+        ``timestamp`` is the message's time (default: now).
+        """
+        user_id = _require_text("user_id", user_id).strip()
+        message = _require_text("message", message)
+        if session_id is not None and not isinstance(session_id, str):
+            raise InvalidInput(f"session_id must be a string, got {type(session_id).__name__}")
+        turns = _context(context)
+        at = _utc(timestamp)
+        message_id = message_id or str(uuid.uuid4())
+
+        memory = self.ledger.find_memory(user_id)
+        known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
+        extraction = self.extractor.extract(message, turns, known)
+
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            memory = self.ledger.find_memory(user_id) or UserMemory.start(user_id)
+            memory.ingest_message(
+                message_id=message_id,
+                text=message,
+                at=at,
+                session_id=session_id,
+                context=[turn.as_dict() for turn in turns],
+            )
+            memory.record_extraction(message_id, extraction.as_dict())
+            outcomes = self.decider.apply(memory, extraction, message_id, at, session_id)
+            try:
+                recordings = self.ledger.save(memory)
+            except IntegrityError:
+                # Another process wrote to this user first: decide again on fresh state.
+                logger.info("concurrent write for %s, retrying (%d)", user_id, attempt)
+                if attempt == SAVE_ATTEMPTS:
+                    raise
+                continue
+            break
+        notification_id = recordings[-1].notification.id if recordings else None
+        self._project()
+        return IngestResult(
+            user_id=user_id,
+            message_id=message_id,
+            facts=tuple(f.text for f in extraction.facts),
+            preferences=tuple(p.text for p in extraction.preferences),
+            items=tuple(outcomes),
+            extractor_id=extraction.extractor_id,
+            notification_id=notification_id,
+        )
+
+    def _project(self) -> None:
+        if not self.inline_projection or self.projector is None:
+            return
+        try:
+            self.projector.catch_up()
+        except Exception:  # the events are recorded; the read model can catch up later
+            logger.exception("inline projection failed; run `factledger projection follow` or rebuild")
+
+    # ---- queries ----------------------------------------------------------------
+
+    def profile(self, user_id: str) -> dict[str, Any]:
+        """The spec's ``get_user_profile``: active facts and preferences grouped by category."""
+        user_id = _require_text("user_id", user_id).strip()
+        facts = self.read_model.items(user_id, "fact", PROFILE_FACTS)
+        prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
+        facts_by_category: dict[str, list[dict[str, Any]]] = {}
+        for f in facts:
+            facts_by_category.setdefault(f.category, []).append(
+                {
+                    "fact": f.content,
+                    "confidence": f.metadata.get("confidence", 0.5),
+                    "times_mentioned": f.metadata.get("times_mentioned", 1),
+                    "id": f.id,
+                }
+            )
+        prefs_by_category: dict[str, list[dict[str, Any]]] = {}
+        for p in prefs:
+            prefs_by_category.setdefault(p.category, []).append(
+                {"preference": p.content, "strength": p.metadata.get("strength", 0.5), "id": p.id}
+            )
+        return {
+            "user_id": user_id,
+            "facts": facts_by_category,
+            "preferences": prefs_by_category,
+            "facts_count": len(facts),
+            "preferences_count": len(prefs),
+        }
+
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        types: Sequence[str] | None = None,
+        top_k: int = 5,
+        min_similarity: float = 0.0,
+    ) -> list[RecallHit]:
+        """Active memories most similar to ``query``, best first."""
+        user_id = _require_text("user_id", user_id).strip()
+        query = _require_text("query", query)
+        chosen = tuple(types) if types else MEMORY_TYPES
+        unknown = [t for t in chosen if t not in MEMORY_TYPES]
+        if unknown:
+            raise InvalidInput(f"unknown memory type(s) {unknown}; use 'fact' or 'preference'")
+        if not isinstance(top_k, int) or top_k < 1:
+            raise InvalidInput(f"top_k must be a positive integer, got {top_k!r}")
+        if not 0.0 <= float(min_similarity) <= 1.0:
+            raise InvalidInput(f"min_similarity must be in [0, 1], got {min_similarity!r}")
+        vector = self.embedder.embed([query])[0]
+        return self.read_model.search(user_id, vector, chosen, top_k, float(min_similarity))
+
+    def history(self, user_id: str) -> list[dict[str, Any]]:
+        """Every event recorded for the user, oldest first, as plain dicts."""
+        user_id = _require_text("user_id", user_id).strip()
+        if self.ledger.find_memory(user_id) is None:
+            return []
+        return [_history_entry(e) for e in self.ledger.user_events(user_id)]
+
+    # ---- read model -------------------------------------------------------------
+
+    def _require_projector(self) -> ReadModelUpdater:
+        if self.projector is None:
+            raise RuntimeError("this service was built without a projector")
+        return self.projector
+
+    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Project every event not yet in the read model."""
+        return self._require_projector().catch_up(progress)
+
+    def rebuild_read_model(self, progress: Callable[[int, int], None] | None = None) -> int:
+        """Drop the read model and rebuild it from the events (no LLM is called)."""
+        return self._require_projector().rebuild(progress)
+
+    def read_model_status(self) -> Any:
+        """The read model's position against the head of the event log."""
+        return self._require_projector().status()
+
+    def close(self) -> None:
+        """Release connections (and the embedded server, when this process started it)."""
+        self.ledger.close()
+        if self._on_close:
+            self._on_close()
+
+    def __enter__(self) -> LedgerService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

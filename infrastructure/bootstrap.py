@@ -1,0 +1,120 @@
+"""Wires a ``LedgerService`` to PostgreSQL (embedded unless ``DATABASE_URL`` is set)."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import psycopg
+from psycopg.conninfo import conninfo_to_dict
+from psycopg.sql import SQL, Identifier
+
+from factledger.application.ledger import MemoryLedger
+from factledger.application.ports import Embedder, Extractor, RelationJudge
+from factledger.application.service import LedgerService
+from factledger.infrastructure.config import ConfigError, Settings
+from factledger.infrastructure.embedded import start_embedded_postgres
+from factledger.infrastructure.embedding_cache import CachedEmbedder
+from factledger.projections.memories import MemoryProjection, MemoryView
+from factledger.projections.projector import Projector
+
+logger = logging.getLogger(__name__)
+
+
+def database_uri(settings: Settings) -> str:
+    """The server to use: ``DATABASE_URL``, or the embedded one under ``FACTLEDGER_HOME``."""
+    if settings.database_url:
+        return settings.database_url
+    return start_embedded_postgres(settings.home)
+
+
+def eventsourcing_env(uri: str, schema: str) -> dict[str, str]:
+    """The eventsourcing library's PostgreSQL settings for a connection URI."""
+    try:
+        parts = conninfo_to_dict(uri)
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URI: {exc}") from None
+    return {
+        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "POSTGRES_DBNAME": str(parts.get("dbname") or parts.get("user") or "postgres"),
+        "POSTGRES_HOST": str(parts.get("host") or "localhost"),
+        "POSTGRES_PORT": str(parts.get("port") or "5432"),
+        "POSTGRES_USER": str(parts.get("user") or "postgres"),
+        "POSTGRES_PASSWORD": str(parts.get("password") or ""),
+        "POSTGRES_SCHEMA": schema,
+        # Without a lock timeout a stuck writer blocks every ingest forever.
+        "POSTGRES_LOCK_TIMEOUT": "10",
+        "POSTGRES_POOL_SIZE": "2",
+        "POSTGRES_MAX_OVERFLOW": "4",
+        "CREATE_TABLE": "y",
+    }
+
+
+def prepare_database(uri: str, schema: str) -> None:
+    """pgvector and the ledger's schema must exist before any table does."""
+    try:
+        with psycopg.connect(uri, autocommit=True, connect_timeout=10) as conn:
+            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
+    except psycopg.OperationalError as exc:
+        raise ConfigError(f"cannot connect to PostgreSQL at DATABASE_URL: {exc}") from None
+
+
+def offline_parts(settings: Settings) -> tuple[Extractor, RelationJudge, Embedder]:
+    from factledger.infrastructure.offline import HashedNgramEmbedder, RuleExtractor, RuleJudge
+
+    return RuleExtractor(), RuleJudge(), HashedNgramEmbedder(dimension=settings.offline_dimension)
+
+
+def describe_components(service: LedgerService) -> dict[str, str]:
+    """Which extractor, judge and embedder are active: the CLI shows this."""
+    return {
+        "extractor": service.extractor.extractor_id,
+        "judge": service.judge.judge_id,
+        "embedder": service.embedder.embedder_id,
+    }
+
+
+def open_ledger(
+    settings: Settings | None = None,
+    *,
+    extractor: Extractor | None = None,
+    judge: RelationJudge | None = None,
+    embedder: Embedder | None = None,
+    **overrides: Any,
+) -> LedgerService:
+    """Open the ledger described by ``settings`` (default: environment and config file)."""
+    settings = settings or Settings.load(**overrides)
+    uri = database_uri(settings)
+    prepare_database(uri, settings.schema)
+    if settings.openai_api_key:
+        logger.warning("OPENAI_API_KEY is set but LLM extraction is not available yet; using offline rules")
+    if extractor is None or judge is None or embedder is None:
+        default_extractor, default_judge, default_embedder = offline_parts(settings)
+        extractor = extractor or default_extractor
+        judge = judge or default_judge
+        embedder = embedder or default_embedder
+
+    ledger = MemoryLedger(env=eventsourcing_env(uri, settings.schema), snapshot_interval=settings.snapshot_interval)
+    datastore = ledger.factory.datastore  # type: ignore[attr-defined]
+    cached = CachedEmbedder(embedder, datastore)
+    view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
+    try:
+        view.create_table()
+    except Exception:
+        ledger.close()
+        raise
+    projection = MemoryProjection(view, cached)
+    projector = Projector(ledger, projection)
+    service = LedgerService(
+        ledger,
+        extractor,
+        judge,
+        cached,
+        view,
+        projector,
+        inline_projection=settings.inline_projection,
+        fact_similarity=settings.fact_similarity,
+        preference_similarity=settings.preference_similarity,
+    )
+    return service

@@ -1,0 +1,102 @@
+"""An ``Embedder`` that remembers: PostgreSQL table keyed by (embedder id, text hash).
+
+Rebuilding the read model, or deciding on a user's facts again, recomputes no
+vector it has seen. A small in-process map spares the round trip for hot texts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import struct
+from collections import OrderedDict
+from collections.abc import Sequence
+
+from eventsourcing.postgres import PostgresDatastore
+from psycopg.sql import SQL, Identifier
+
+from factledger.application.ports import Embedder
+
+MEMO_SIZE = 10_000
+
+
+def text_hash(text: str) -> bytes:
+    return hashlib.sha256(text.encode("utf-8")).digest()
+
+
+def as_float32(vector: Sequence[float]) -> list[float]:
+    """Round to the float32 that pgvector stores, so fresh and cached vectors agree exactly."""
+    n = len(vector)
+    return list(struct.unpack(f"{n}f", struct.pack(f"{n}f", *vector)))
+
+
+def vector_literal(vector: Sequence[float]) -> str:
+    """pgvector's text form; cast with ``%s::vector`` (ADR 0005: no global type registration)."""
+    return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+class CachedEmbedder:
+    """Wraps an embedder with the shared PostgreSQL embedding cache."""
+
+    def __init__(self, inner: Embedder, datastore: PostgresDatastore, table: str = "embedding_cache"):
+        self.inner = inner
+        self.datastore = datastore
+        self.table = Identifier(datastore.schema, table)
+        self._memo: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+        self.computed = 0
+        with datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} ("
+                    "embedder_id text NOT NULL, text_hash bytea NOT NULL, "
+                    "embedding vector NOT NULL, PRIMARY KEY (embedder_id, text_hash))"
+                ).format(self.table)
+            )
+
+    @property
+    def embedder_id(self) -> str:
+        return self.inner.embedder_id
+
+    @property
+    def dimension(self) -> int:
+        return self.inner.dimension
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        key = self.embedder_id
+        found: dict[str, list[float]] = {}
+        for text in texts:
+            if (key, text) in self._memo:
+                self._memo.move_to_end((key, text))
+                found[text] = self._memo[(key, text)]
+        wanted = list(dict.fromkeys(t for t in texts if t not in found))
+        if wanted:
+            by_hash = {text_hash(t): t for t in wanted}
+            with self.datastore.transaction(commit=False) as curs:
+                curs.execute(
+                    SQL(
+                        "SELECT text_hash, embedding::text AS v FROM {} "
+                        "WHERE embedder_id = %s AND text_hash = ANY(%s)"
+                    ).format(self.table),
+                    (key, list(by_hash)),
+                )
+                for row in curs.fetchall():
+                    found[by_hash[bytes(row["text_hash"])]] = as_float32(json.loads(row["v"]))
+            missing = [t for t in wanted if t not in found]
+            if missing:
+                vectors = self.inner.embed(missing)
+                self.computed += len(missing)
+                with self.datastore.transaction(commit=True) as curs:
+                    for text, vector in zip(missing, vectors, strict=True):
+                        curs.execute(
+                            SQL(
+                                "INSERT INTO {} (embedder_id, text_hash, embedding) "
+                                "VALUES (%s, %s, %s::vector) ON CONFLICT DO NOTHING"
+                            ).format(self.table),
+                            (key, text_hash(text), vector_literal(vector)),
+                        )
+                        found[text] = as_float32(vector)
+            for text in wanted:
+                self._memo[(key, text)] = found[text]
+            while len(self._memo) > MEMO_SIZE:
+                self._memo.popitem(last=False)
+        return [found[t] for t in texts]
