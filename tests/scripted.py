@@ -1,0 +1,41 @@
+"""A scripted extractor for tests that need exact control over what is extracted.
+
+It is a fake at the edge (the Extractor port), not a patch of our internals.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
+
+
+class ScriptedExtractor:
+    """Returns, for a message, the items scripted for it (nothing for others)."""
+
+    def __init__(self, script: dict[str, tuple[list[tuple[str, str, float]], list[tuple[str, str, float, str]]]]):
+        self.script = script
+        self.calls = 0
+
+    @property
+    def extractor_id(self) -> str:
+        return "scripted/1"
+
+    def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
+        self.calls += 1
+        facts, prefs = self.script.get(message, ([], []))
+        return Extraction(
+            extractor_id=self.extractor_id,
+            facts=[ExtractedFact(t, c, conf) for t, c, conf in facts],
+            preferences=[ExtractedPreference(t, c, s, e) for t, c, s, e in prefs],
+            raw_output=message,
+        )
+
+
+class ExplodingJudge:
+    """A judge that fails: for testing that a failed ingest leaves nothing behind."""
+
+    judge_id = "exploding/1"
+
+    def judge(self, old_fact: str, new_fact: str):  # noqa: ANN201
+        raise RuntimeError("judge unavailable")

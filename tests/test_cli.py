@@ -1,0 +1,135 @@
+"""The CLI, run as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+EXAMPLE = "我在杭州工作，老板姓张，平时喜欢简短的回复"
+
+
+def run(env: dict[str, str], *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "factledger.entrypoints.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=180,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"exit {proc.returncode}\nstdout:{proc.stdout}\nstderr:{proc.stderr}")
+    return proc
+
+
+def run_json(env: dict[str, str], *args: str) -> Any:
+    return json.loads(run(env, *args, "--json").stdout)
+
+
+def test_ingest_and_profile_reproduce_the_spec_example(cli_env: dict[str, str]) -> None:
+    result = run_json(cli_env, "ingest", "--user", "user_123", "--session", "session_456", EXAMPLE)
+    assert result["facts_extracted"] == 2
+    assert result["preferences_extracted"] == 1
+    assert result["facts"] == ["用户在杭州工作", "用户的老板姓张"]
+    assert result["preferences"] == ["偏好简短的回复风格"]
+    assert [i["action"] for i in result["items"]] == ["observed"] * 3
+    profile = run_json(cli_env, "profile", "user_123")
+    assert profile["user_id"] == "user_123"
+    assert [f["fact"] for f in profile["facts"]["location"]] == ["用户在杭州工作"]
+    assert [f["fact"] for f in profile["facts"]["relationship"]] == ["用户的老板姓张"]
+    assert [p["preference"] for p in profile["preferences"]["communication_style"]] == ["偏好简短的回复风格"]
+    assert (profile["facts_count"], profile["preferences_count"]) == (2, 1)
+
+
+def test_human_output_says_which_extractor_is_active(cli_env: dict[str, str]) -> None:
+    proc = run(cli_env, "ingest", "--user", "u", "我住在杭州")
+    assert "offline" in proc.stderr and "OPENAI_API_KEY" in proc.stderr
+    assert "用户住在杭州" in proc.stdout
+
+
+def test_ingest_file_reports_bad_lines_and_ingests_the_rest(cli_env: dict[str, str], tmp_path: Path) -> None:
+    lines = [
+        json.dumps({"user_id": "f", "session_id": "s1", "message": "我住在杭州", "timestamp": "2024-03-01T08:00:00Z"}),
+        "{not json",
+        json.dumps({"user_id": "f", "session_id": "s1"}),
+        json.dumps({"user_id": "f", "session_id": "s1", "message": "hi", "context": [{"role": "assistant"}]}),
+        json.dumps({"user_id": "f", "session_id": "s2", "message": "我搬到上海了", "timestamp": 1717200000,
+                    "context": [{"role": "assistant", "content": "最近好吗"}]}),
+        json.dumps({"user_id": "f", "message": "x", "timestamp": "yesterday"}),
+    ]
+    path = tmp_path / "in.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    proc = run(cli_env, "ingest-file", str(path), "--json", check=False)
+    assert proc.returncode == 1
+    summary = json.loads(proc.stdout)
+    assert summary["ingested"] == 2 and summary["failed"] == 4
+    assert [e["line"] for e in summary["errors"]] == [2, 3, 4, 6]
+    assert "missing message" in summary["errors"][1]["error"]
+    assert "content" in summary["errors"][2]["error"]
+    assert "timestamp" in summary["errors"][3]["error"]
+    history = run_json(cli_env, "history", "f")
+    messages = [e for e in history if e["event"] == "MessageIngested"]
+    assert [m["at"] for m in messages] == ["2024-03-01T08:00:00+00:00", "2024-06-01T00:00:00+00:00"]
+    profile = run_json(cli_env, "profile", "f")
+    assert [f["fact"] for f in profile["facts"]["location"]] == ["用户住在上海"]
+
+
+def test_projection_status_and_rebuild(cli_env: dict[str, str]) -> None:
+    run(cli_env, "ingest", "--user", "u", EXAMPLE)
+    status = run_json(cli_env, "projection", "status")
+    assert status["lag"] == 0 and status["position"] == status["head"] > 0
+    rebuilt = run_json(cli_env, "projection", "rebuild")
+    assert rebuilt["events_projected"] == status["head"] and rebuilt["lag"] == 0
+    assert run_json(cli_env, "profile", "u")["facts_count"] == 2
+
+
+def test_recall_and_history(cli_env: dict[str, str]) -> None:
+    run(cli_env, "ingest", "--user", "u", EXAMPLE)
+    hits = run_json(cli_env, "recall", "u", "用户的老板姓张", "--top-k", "1")
+    assert [h["content"] for h in hits] == ["用户的老板姓张"]
+    history = run_json(cli_env, "history", "u")
+    assert [e["event"] for e in history][:2] == ["Started", "MessageIngested"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("ingest", "--user", "u", "  "), "message must not be empty"),
+        (("ingest", "--user", "u", "--context", "[{", "hi"), "--context is not valid JSON"),
+        (("recall", "u", "x", "--top-k", "0"), "top_k must be a positive integer"),
+    ],
+)
+def test_bad_input_exits_2_with_a_clear_message(cli_env: dict[str, str], args: tuple[str, ...], message: str) -> None:
+    proc = run(cli_env, *args, check=False)
+    assert proc.returncode == 2
+    assert message in proc.stderr
+
+
+@pytest.mark.parametrize("command", ["", "ingest", "ingest-file", "profile", "recall", "history", "projection", "demo"])
+def test_help(command: str) -> None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "factledger.entrypoints.cli", *([command] if command else []), "--help"],
+        capture_output=True, text=True, timeout=60,
+    )
+    assert proc.returncode == 0 and "usage: factledger" in proc.stdout and "--json" in proc.stdout
+
+
+def test_demo_on_the_embedded_default(tmp_path: Path) -> None:
+    """No DATABASE_URL: factledger starts its own PostgreSQL under FACTLEDGER_HOME."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "FACTLEDGER_", "DATABASE_URL"))}
+    env["FACTLEDGER_HOME"] = str(tmp_path / "home")
+    demo = run_json(env, "demo", "--user", "demo")
+    assert (tmp_path / "home" / "pgdata" / "PG_VERSION").exists()
+    location = [f["fact"] for f in demo["profile"]["facts"]["location"]]
+    assert "用户住在上海" in location and "用户住在杭州" not in location
+    [invalidation] = demo["invalidations"]
+    assert invalidation["relation"] == "update"
+    assert invalidation["triggering_message"] == "我搬到上海了"
+    # The data directory is reused: a second command sees the same ledger.
+    assert run_json(env, "profile", "demo")["facts_count"] == demo["profile"]["facts_count"]

@@ -1,0 +1,121 @@
+"""The memories read model: exactly-once, rebuild equals incremental, follower process."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+
+import attrs
+import pytest
+from hypothesis import HealthCheck, given, settings as hsettings
+from hypothesis import strategies as st
+
+from factledger.application.service import LedgerService
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
+from factledger.projections.memories import EmbedderMismatch
+
+MESSAGES = [
+    "我住在杭州",
+    "我搬到上海了",
+    "我在杭州工作，老板姓张，平时喜欢简短的回复",
+    "我叫李雷",
+    "我有车",
+    "我没有车",
+    "谢谢",
+    "平时喜欢简短的回复",
+    "我老婆姓王",
+]
+
+
+def test_catch_up_is_exactly_once(service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州")
+    rows = service.read_model.all_rows()
+    status = service.read_model_status()
+    assert status.lag == 0 and status.position == status.head
+    assert service.catch_up() == 0
+    assert service.read_model.all_rows() == rows
+
+
+def test_rebuild_reproduces_the_read_model_and_recomputes_no_embedding(
+    settings: Settings, service: LedgerService
+) -> None:
+    for text in MESSAGES:
+        service.ingest("a", text, session_id="s")
+        service.ingest("b", text)
+    before = service.read_model.all_rows()
+    fresh = open_ledger(settings)
+    try:
+        count = fresh.rebuild_read_model()
+        assert count == fresh.read_model_status().head
+        assert fresh.embedder.computed == 0, "every vector must come from the embedding cache"  # type: ignore[attr-defined]
+        assert fresh.read_model.all_rows() == before
+    finally:
+        fresh.close()
+
+
+@hsettings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    steps=st.lists(
+        st.tuples(st.sampled_from(["u1", "u2"]), st.sampled_from(MESSAGES), st.booleans()),
+        min_size=1,
+        max_size=10,
+    )
+)
+def test_rebuilt_read_model_equals_the_incremental_one_row_by_row(
+    settings: Settings, steps: list[tuple[str, str, bool]]
+) -> None:
+    # A fresh schema per example, so every example starts from an empty ledger.
+    import uuid
+
+    example = attrs.evolve(settings, schema=f"{settings.schema}_{uuid.uuid4().hex[:6]}", inline_projection=False)
+    service = open_ledger(example)
+    try:
+        for user, text, project_now in steps:
+            service.ingest(user, text)
+            if project_now:
+                service.catch_up()
+        service.catch_up()
+        incremental = service.read_model.all_rows()
+        service.rebuild_read_model()
+        assert service.read_model.all_rows() == incremental
+    finally:
+        service.close()
+        import psycopg
+        from psycopg.sql import SQL, Identifier
+
+        with psycopg.connect(settings.database_url, autocommit=True) as conn:  # type: ignore[arg-type]
+            conn.execute(SQL("DROP SCHEMA {} CASCADE").format(Identifier(example.schema)))
+
+
+def test_switching_embedders_asks_for_a_rebuild(settings: Settings, service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州")
+    with pytest.raises(EmbedderMismatch, match="projection rebuild"):
+        open_ledger(attrs.evolve(settings, offline_dimension=128))
+
+
+def test_follow_runs_as_a_separate_process(
+    open_service: Callable[..., LedgerService], cli_env: dict[str, str], settings: Settings
+) -> None:
+    writer = open_ledger(attrs.evolve(settings, inline_projection=False))
+    follower = subprocess.Popen(
+        [sys.executable, "-m", "factledger.entrypoints.cli", "projection", "follow", "--json", "--poll-interval", "0.2"],
+        env=cli_env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    try:
+        writer.ingest("u", "我在杭州工作，老板姓张，平时喜欢简短的回复")
+        writer.ingest("u", "我住在杭州")
+        deadline = time.monotonic() + 60
+        while writer.read_model_status().lag and time.monotonic() < deadline:
+            assert follower.poll() is None, follower.stderr.read().decode()  # type: ignore[union-attr]
+            time.sleep(0.2)
+        assert writer.read_model_status().lag == 0
+        assert writer.profile("u")["facts_count"] == 3
+    finally:
+        follower.terminate()
+        follower.wait(30)
+        writer.close()
