@@ -1,0 +1,138 @@
+"""SignalDetector: the spec's keys and lists, plus the added patterns and exclusions."""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.infrastructure.offline import SignalDetector
+from factledger.infrastructure.offline.signals import (
+    Clause,
+    is_question_to_assistant,
+    is_small_talk,
+    split_clauses,
+)
+
+KEYS = {"has_fact_signal", "has_pref_signal", "fact_categories", "pref_categories"}
+
+
+@pytest.fixture(scope="module")
+def detector() -> SignalDetector:
+    return SignalDetector()
+
+
+def test_returns_exactly_the_spec_keys(detector):
+    result = detector.detect("我在杭州工作")
+    assert set(result) == KEYS
+    assert isinstance(result["fact_categories"], list)
+    assert isinstance(result["pref_categories"], list)
+
+
+def test_keeps_the_spec_signal_lists_verbatim():
+    assert SignalDetector.FACT_SIGNALS["identity"] == ["我是", "我叫", "我姓", "我的名字"]
+    assert SignalDetector.FACT_SIGNALS["state"] == ["我有", "我没有", "我会", "我不会"]
+    assert SignalDetector.PREF_SIGNALS["style_request"] == [
+        "简短点", "详细点", "直接说", "说重点", "不用解释", "解释一下",
+    ]
+    assert list(SignalDetector.FACT_SIGNALS) == ["identity", "location", "relationship", "work", "possession", "state"]
+    assert list(SignalDetector.PREF_SIGNALS) == ["explicit", "dislike", "style_request", "time", "frequency"]
+
+
+def test_spec_worked_example_has_both_signals(detector):
+    result = detector.detect("我在杭州工作，老板姓张，平时喜欢简短的回复")
+    assert result["has_fact_signal"] and result["has_pref_signal"]
+    assert "location" in result["fact_categories"]
+    assert "relationship" in result["fact_categories"]  # 老板 without 我
+    assert "explicit" in result["pref_categories"]  # 喜欢 without 我
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("我叫李雷", "identity"),
+        ("我不是程序员", "identity"),
+        ("我住在杭州", "location"),
+        ("我最近搬去深圳了", "location"),
+        ("我老婆姓王", "relationship"),
+        ("老板姓张", "relationship"),
+        ("我负责后端开发", "work"),
+        ("我的车是白色的", "possession"),
+        ("我有车", "state"),
+        ("我没有车", "state"),
+        ("我每天跑步", "habit"),
+        ("我不吃辣", "habit"),
+        ("I live in Paris", "location"),
+        ("My name is Tom", "identity"),
+        ("I work at Google", "work"),
+        ("my wife is a teacher", "relationship"),
+    ],
+)
+def test_fact_signal_categories(detector, text, category):
+    result = detector.detect(text)
+    assert result["has_fact_signal"] is True
+    assert category in result["fact_categories"]
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("我喜欢简短的回复", "explicit"),
+        ("我讨厌啰嗦", "dislike"),
+        ("说重点", "style_request"),
+        ("晚上别打扰我", "time"),
+        ("请用表格", "format"),
+        ("以后用中文回复", "language"),
+        ("我习惯用VSCode", "tool"),
+        ("I prefer short answers", "explicit"),
+        ("I don't like long answers", "dislike"),
+    ],
+)
+def test_pref_signal_categories(detector, text, category):
+    result = detector.detect(text)
+    assert result["has_pref_signal"] is True
+    assert category in result["pref_categories"]
+
+
+@pytest.mark.parametrize("text", ["谢谢", "好的", "哈哈", "你好", "ok", "OK!", "thanks", "Thank you!", "嗯嗯", "好的，谢谢！", "", "？？"])
+def test_small_talk_raises_no_signal(detector, text):
+    result = detector.detect(text)
+    assert result == {"has_fact_signal": False, "has_pref_signal": False, "fact_categories": [], "pref_categories": []}
+
+
+@pytest.mark.parametrize("text", ["你能帮我写个函数吗？", "你是谁？", "你会说中文吗", "Can you help me with this?"])
+def test_questions_to_the_assistant_raise_no_fact_signal(detector, text):
+    result = detector.detect(text)
+    assert result["has_fact_signal"] is False
+    assert result["fact_categories"] == []
+
+
+def test_a_question_to_the_assistant_may_still_ask_for_a_reply_style(detector):
+    result = detector.detect("你能不能回答简短点？")
+    assert result["has_fact_signal"] is False
+    assert result["pref_categories"] == ["style_request"]
+
+
+def test_statement_next_to_a_question_keeps_its_signal(detector):
+    result = detector.detect("我住在杭州，你知道那边天气怎么样吗？")
+    assert result["fact_categories"] == ["location"]
+
+
+def test_non_string_input_gives_empty_result(detector):
+    assert detector.detect(None)["has_fact_signal"] is False  # type: ignore[arg-type]
+
+
+def test_split_clauses_on_punctuation_and_conjunctions():
+    assert [c.text for c in split_clauses("我在杭州工作，老板姓张，平时喜欢简短的回复")] == [
+        "我在杭州工作", "老板姓张", "平时喜欢简短的回复",
+    ]
+    assert [c.text for c in split_clauses("我住在杭州但是在上海工作")] == ["我住在杭州", "在上海工作"]
+    assert [c.text for c in split_clauses("I live in Paris and I work at Google. Version 3.5 is fine")] == [
+        "I live in Paris", "I work at Google", "Version 3.5 is fine",
+    ]
+    assert split_clauses("你好吗？")[0].terminator == "?"  # NFKC folds the full-width mark
+
+
+def test_small_talk_and_question_helpers():
+    assert is_small_talk("谢谢！") and is_small_talk("ok") and is_small_talk("")
+    assert not is_small_talk("谢谢，我住在杭州")
+    assert is_question_to_assistant(Clause("你能帮我写个函数吗", "？"))
+    assert not is_question_to_assistant(Clause("我住在杭州", "。"))
