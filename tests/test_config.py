@@ -1,0 +1,59 @@
+"""Settings: environment over config file over defaults, and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factledger.infrastructure.config import ConfigError, Settings
+
+
+def test_defaults(tmp_path: Path) -> None:
+    settings = Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
+    assert settings.home == tmp_path
+    assert settings.database_url is None
+    assert (settings.fact_similarity, settings.preference_similarity) == (0.75, 0.7)
+    assert settings.inline_projection is True
+
+
+def test_environment_wins_over_the_config_file(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        'database_url = "postgresql://file/db"\nfact_similarity = 0.8\ninline_projection = false\n', encoding="utf-8"
+    )
+    settings = Settings.load({"FACTLEDGER_HOME": str(tmp_path), "DATABASE_URL": "postgresql://env/db"})
+    assert settings.database_url == "postgresql://env/db"
+    assert settings.fact_similarity == 0.8
+    assert settings.inline_projection is False
+    assert settings.config_file == tmp_path / "config.toml"
+
+
+def test_explicit_config_path(tmp_path: Path) -> None:
+    path = tmp_path / "elsewhere.toml"
+    path.write_text('schema = "tenant_a"\n', encoding="utf-8")
+    assert Settings.load({"FACTLEDGER_HOME": str(tmp_path), "FACTLEDGER_CONFIG": str(path)}).schema == "tenant_a"
+    with pytest.raises(ConfigError, match="does not exist"):
+        Settings.load({"FACTLEDGER_CONFIG": str(tmp_path / "missing.toml")})
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"FACTLEDGER_FACT_SIMILARITY": "1.5"}, "FACTLEDGER_FACT_SIMILARITY must be a number in"),
+        ({"FACTLEDGER_PREFERENCE_SIMILARITY": "high"}, "FACTLEDGER_PREFERENCE_SIMILARITY"),
+        ({"FACTLEDGER_INLINE_PROJECTION": "maybe"}, "FACTLEDGER_INLINE_PROJECTION must be true or false"),
+        ({"FACTLEDGER_SNAPSHOT_INTERVAL": "0"}, "FACTLEDGER_SNAPSHOT_INTERVAL must be at least 1"),
+    ],
+)
+def test_bad_values_name_the_setting(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.load({"FACTLEDGER_HOME": str(tmp_path), **env})
+
+
+def test_bad_config_files_are_reported(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text("database_url = \n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
+    (tmp_path / "config.toml").write_text('databse_url = "x"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="unknown settings: databse_url"):
+        Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
