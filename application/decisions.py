@@ -17,6 +17,7 @@ import attrs
 from factledger.application.ports import Embedder, RelationJudge
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import (
+    Authority,
     ExtractedFact,
     ExtractedPreference,
     Extraction,
@@ -35,7 +36,7 @@ class Outcome:
     id: str
     text: str
     category: str
-    action: str  # observed | confirmed | superseded | reinforced
+    action: str  # observed | confirmed | superseded | reinforced | contested
     superseded_id: str | None = None
     superseded_text: str | None = None
     relation: str | None = None
@@ -50,6 +51,18 @@ class Outcome:
 
 def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
     return float(sum(x * y for x, y in zip(a, b, strict=True)))
+
+
+@attrs.frozen
+class DecisionSource:
+    """Where the items being decided came from."""
+
+    extractor_id: str
+    prompt_id: str | None
+    message_id: str | None
+    session_id: str | None
+    at: datetime
+    actor: str | None
 
 
 @attrs.define
@@ -71,16 +84,14 @@ class Decider:
     ) -> list[Outcome]:
         """Trigger the events for every extracted item, in order; return what happened."""
         outcomes: list[Outcome] = []
+        source = DecisionSource(extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None)
         for index, fact in enumerate(extraction.facts):
             fact_id = str(uuid.uuid5(memory.id, f"{message_id}/fact/{index}"))
-            outcomes.append(
-                self._save_fact(memory, fact, fact_id, extraction.extractor_id, message_id, at, session_id)
-            )
+            authority = Authority.INFERRED if fact.inferred else Authority.STATED
+            outcomes.append(self.save_fact(memory, fact, fact_id, authority, source))
         for index, pref in enumerate(extraction.preferences):
             pref_id = str(uuid.uuid5(memory.id, f"{message_id}/preference/{index}"))
-            outcomes.append(
-                self._save_preference(memory, pref, pref_id, extraction.extractor_id, message_id, at, session_id)
-            )
+            outcomes.append(self._save_preference(memory, pref, pref_id, source))
         return outcomes
 
     def _similar(
@@ -98,16 +109,16 @@ class Decider:
         scored.sort(key=lambda pair: -pair[0])
         return scored[:CANDIDATES]
 
-    def _save_fact(
+    def save_fact(
         self,
         memory: UserMemory,
         fact: ExtractedFact,
         fact_id: str,
-        extractor_id: str,
-        message_id: str,
-        at: datetime,
-        session_id: str | None,
+        authority: Authority,
+        source: DecisionSource,
     ) -> Outcome:
+        """The spec's FactManager.save_fact, with authority: a challenger that the
+        similar fact outranks is recorded as contesting it instead of replacing it."""
         active = [(f.id, f.text) for f in memory.active_facts()]
         similar = self._similar(fact.text, active, self.fact_similarity)
 
@@ -117,11 +128,14 @@ class Decider:
                 text=fact.text,
                 category=fact.category,
                 confidence=fact.confidence,
-                message_id=message_id,
-                at=at,
-                extractor_id=extractor_id,
-                session_id=session_id,
+                message_id=source.message_id,
+                at=source.at,
+                extractor_id=source.extractor_id,
+                session_id=source.session_id,
                 conflicts_with=fact.conflicts_with,
+                authority=authority,
+                prompt_id=source.prompt_id,
+                actor=source.actor,
             )
 
         if not similar:
@@ -131,42 +145,65 @@ class Decider:
         similarity, existing_id = similar[0]
         existing = memory.fact(existing_id)
         verdict = self.judge.judge(existing.text, fact.text)
-        if verdict.relation is Relation.DUPLICATE:
+        relation = verdict.relation.value
+        if verdict.relation is Relation.DUPLICATE and source.message_id is not None:
             memory.confirm_fact(
                 fact_id=existing_id,
-                message_id=message_id,
-                at=at,
+                message_id=source.message_id,
+                at=source.at,
                 judge_id=verdict.judge_id,
                 similarity=similarity,
                 raw_answer=verdict.raw_answer,
-                session_id=session_id,
+                session_id=source.session_id,
+                judge_prompt_id=verdict.prompt_id,
             )
             return Outcome(
                 "fact", existing_id, existing.text, existing.category, "confirmed",
-                relation=verdict.relation.value, similarity=similarity, confidence=existing.confidence,
+                relation=relation, similarity=similarity, confidence=existing.confidence,
             )
-        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
+        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or (
+            verdict.relation is Relation.DUPLICATE and authority is Authority.MANUAL
+        ):
+            if Authority(existing.authority).outranks(authority):
+                assert source.message_id is not None  # a manual fact outranks nothing above it
+                memory.contest_fact(
+                    fact_id=existing_id,
+                    challenger_text=fact.text,
+                    relation=relation,
+                    message_id=source.message_id,
+                    at=source.at,
+                    judge_id=verdict.judge_id,
+                    similarity=similarity,
+                    raw_answer=verdict.raw_answer,
+                    judge_prompt_id=verdict.prompt_id,
+                )
+                return Outcome(
+                    "fact", existing_id, existing.text, existing.category, "contested",
+                    relation=relation, similarity=similarity, confidence=existing.confidence,
+                )
             observe()
             memory.invalidate_fact(
                 fact_id=existing_id,
-                relation=InvalidationRelation(verdict.relation.value),
-                reason=f"被新事实替代: {fact.text}",
-                at=at,
+                relation=InvalidationRelation.MANUAL if authority is Authority.MANUAL else InvalidationRelation(relation),
+                reason=(f"由人工更正替代: {fact.text}" if authority is Authority.MANUAL else f"被新事实替代: {fact.text}"),
+                at=source.at,
                 superseded_by=fact_id,
-                message_id=message_id,
+                message_id=source.message_id,
                 judge_id=verdict.judge_id,
                 similarity=similarity,
                 raw_answer=verdict.raw_answer,
+                judge_prompt_id=verdict.prompt_id,
+                actor=source.actor,
             )
             return Outcome(
                 "fact", fact_id, fact.text, fact.category, "superseded",
                 superseded_id=existing_id, superseded_text=existing.text,
-                relation=verdict.relation.value, similarity=similarity, confidence=fact.confidence,
+                relation=relation, similarity=similarity, confidence=fact.confidence,
             )
         observe()
         return Outcome(
             "fact", fact_id, fact.text, fact.category, "observed",
-            relation=verdict.relation.value, similarity=similarity, confidence=fact.confidence,
+            relation=relation, similarity=similarity, confidence=fact.confidence,
         )
 
     def _save_preference(
@@ -174,11 +211,10 @@ class Decider:
         memory: UserMemory,
         pref: ExtractedPreference,
         pref_id: str,
-        extractor_id: str,
-        message_id: str,
-        at: datetime,
-        session_id: str | None,
+        source: DecisionSource,
     ) -> Outcome:
+        assert source.message_id is not None
+        message_id, at, session_id = source.message_id, source.at, source.session_id
         existing = [(p.id, p.text) for p in memory.all_preferences()]
         for similarity, existing_id in self._similar(pref.text, existing, self.preference_similarity):
             match = memory.preference(existing_id)
@@ -204,8 +240,9 @@ class Decider:
             strength=pref.strength,
             message_id=message_id,
             at=at,
-            extractor_id=extractor_id,
+            extractor_id=source.extractor_id,
             evidence=pref.evidence,
             session_id=session_id,
+            prompt_id=source.prompt_id,
         )
         return Outcome("preference", pref_id, pref.text, pref.category, "observed", strength=pref.strength)

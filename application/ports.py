@@ -129,3 +129,18 @@ class ReadModelUpdater(Protocol):
     def status(self) -> Any:
         """Position of the read model against the head of the log."""
         ...
+
+
+class ExtractionFailure(Exception):
+    """An extractor could not produce a usable answer (after its own retries).
+
+    The service records the message anyway, with this failure as an event, so
+    ``retry-failed`` can extract it later. Raise it from ``Extractor.extract``.
+    """
+
+    def __init__(self, reason: str, *, extractor_id: str, raw_output: str = "", prompt_id: str | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.extractor_id = extractor_id
+        self.raw_output = raw_output
+        self.prompt_id = prompt_id

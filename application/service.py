@@ -10,11 +10,14 @@ from typing import Any
 
 import attrs
 from eventsourcing.persistence import IntegrityError
+from eventsourcing.utils import get_topic
 
-from factledger.application.decisions import Decider, Outcome
+from factledger.application.calls import calls_for
+from factledger.application.decisions import Decider, DecisionSource, Outcome
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import (
     Embedder,
+    ExtractionFailure,
     Extractor,
     MemoryReadModel,
     ReadModelUpdater,
@@ -22,7 +25,7 @@ from factledger.application.ports import (
     RelationJudge,
 )
 from factledger.domain.memory import UserMemory
-from factledger.domain.values import Turn
+from factledger.domain.values import Authority, ExtractedFact, Extraction, InvalidationRelation, Turn
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +51,8 @@ class IngestResult:
     items: tuple[Outcome, ...]
     extractor_id: str
     notification_id: int | None
+    # recorded | duplicate (message id seen before: nothing written) | extraction_failed
+    status: str = "recorded"
 
     @property
     def facts_extracted(self) -> int:
@@ -67,6 +72,7 @@ class IngestResult:
             "user_id": self.user_id,
             "message_id": self.message_id,
             "extractor_id": self.extractor_id,
+            "status": self.status,
             "items": [item.as_dict() for item in self.items],
         }
 
@@ -94,6 +100,17 @@ def _context(context: Iterable[Any] | None) -> list[Turn]:
         except ValueError as exc:
             raise InvalidInput(f"context[{position}]: {exc}") from None
     return turns
+
+
+def resolve_prefix(prefix: str, ids: Iterable[str], kind: str) -> str:
+    """The one id starting with ``prefix``; a clear error when none or several do."""
+    prefix = _require_text(f"{kind} id", prefix).strip()
+    matches = [i for i in ids if i.startswith(prefix)]
+    if not matches:
+        raise InvalidInput(f"no {kind} id starts with {prefix!r}")
+    if len(matches) > 1:
+        raise InvalidInput(f"{kind} id prefix {prefix!r} is ambiguous: {', '.join(m[:12] for m in matches[:5])}")
+    return matches[0]
 
 
 def _utc(at: datetime | None) -> datetime:
@@ -181,11 +198,22 @@ class LedgerService:
         message_id = message_id or str(uuid.uuid4())
 
         memory = self.ledger.find_memory(user_id)
+        if memory is not None and message_id in memory.recent_message_ids:
+            return self._already_ingested(user_id, message_id)
         known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
-        extraction = self.extractor.extract(message, turns, known)
+        failure: ExtractionFailure | None = None
+        extraction: Extraction | None = None
+        with calls_for(user_id, message_id, "extract"):
+            try:
+                extraction = self.extractor.extract(message, turns, known)
+            except ExtractionFailure as exc:
+                logger.warning("extraction failed for %s/%s: %s", user_id, message_id, exc.reason)
+                failure = exc
 
         for attempt in range(1, SAVE_ATTEMPTS + 1):
             memory = self.ledger.find_memory(user_id) or UserMemory.start(user_id)
+            if message_id in memory.recent_message_ids:
+                return self._already_ingested(user_id, message_id)
             memory.ingest_message(
                 message_id=message_id,
                 text=message,
@@ -193,8 +221,16 @@ class LedgerService:
                 session_id=session_id,
                 context=[turn.as_dict() for turn in turns],
             )
-            memory.record_extraction(message_id, extraction.as_dict())
-            outcomes = self.decider.apply(memory, extraction, message_id, at, session_id)
+            outcomes: list[Outcome] = []
+            if extraction is not None:
+                memory.record_extraction(message_id, extraction.as_dict())
+                with calls_for(user_id, message_id, "decide"):
+                    outcomes = self.decider.apply(memory, extraction, message_id, at, session_id)
+            else:
+                assert failure is not None
+                memory.record_extraction_failure(
+                    message_id, failure.extractor_id, failure.reason, failure.raw_output, failure.prompt_id
+                )
             try:
                 recordings = self.ledger.save(memory)
             except IntegrityError:
@@ -209,12 +245,149 @@ class LedgerService:
         return IngestResult(
             user_id=user_id,
             message_id=message_id,
-            facts=tuple(f.text for f in extraction.facts),
-            preferences=tuple(p.text for p in extraction.preferences),
+            facts=tuple(f.text for f in extraction.facts) if extraction else (),
+            preferences=tuple(p.text for p in extraction.preferences) if extraction else (),
             items=tuple(outcomes),
-            extractor_id=extraction.extractor_id,
+            extractor_id=extraction.extractor_id if extraction else failure.extractor_id,  # type: ignore[union-attr]
             notification_id=notification_id,
+            status="extraction_failed" if failure else "recorded",
         )
+
+    def _already_ingested(self, user_id: str, message_id: str) -> IngestResult:
+        """A retried delivery of a message already recorded: nothing new is written."""
+        return IngestResult(
+            user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
+            extractor_id=self.extractor.extractor_id, notification_id=None, status="duplicate",
+        )
+
+    def retry_failed(
+        self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> list[IngestResult]:
+        """Extract again every message whose extraction failed (all users, or one)."""
+        users = [user_id] if user_id else self._users_with_failures()
+        pending = []
+        for user in users:
+            memory = self.ledger.find_memory(user)
+            if memory is not None and memory.failed_extractions:
+                pending.extend((user, mid) for mid in memory.failed_extractions)
+        results = []
+        for done, (user, message_id) in enumerate(pending, start=1):
+            results.append(self._retry_one(user, message_id))
+            if progress:
+                progress(done, len(pending))
+        return results
+
+    def _users_with_failures(self) -> list[str]:
+        topic = get_topic(UserMemory.ExtractionFailed)
+        originators: dict[Any, None] = {}
+        start = None
+        while True:
+            batch = self.ledger.recorder.select_notifications(start=start, limit=1000, topics=[topic])
+            if not batch:
+                break
+            originators.update((n.originator_id, None) for n in batch)
+            start = batch[-1].id + 1
+        users = []
+        for originator_id in originators:
+            memory = self.ledger.repository.get(originator_id)
+            users.append(memory.user_id)
+        return users
+
+    def _retry_one(self, user_id: str, message_id: str) -> IngestResult:
+        message = next(
+            e for e in self.ledger.user_events(user_id)
+            if isinstance(e, UserMemory.MessageIngested) and e.message_id == message_id
+        )
+        turns = [Turn.from_dict(t) for t in message.context]
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            memory = self.ledger.find_memory(user_id)
+            assert memory is not None
+            if message_id not in memory.failed_extractions:
+                return self._already_ingested(user_id, message_id)
+            known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
+            with calls_for(user_id, message_id, "extract"):
+                try:
+                    extraction = self.extractor.extract(message.text, turns, known)
+                except ExtractionFailure as exc:
+                    memory.record_extraction_failure(
+                        message_id, exc.extractor_id, exc.reason, exc.raw_output, exc.prompt_id
+                    )
+                    self.ledger.save(memory)
+                    return IngestResult(
+                        user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
+                        extractor_id=exc.extractor_id, notification_id=None, status="extraction_failed",
+                    )
+            memory.record_extraction(message_id, extraction.as_dict())
+            with calls_for(user_id, message_id, "decide"):
+                outcomes = self.decider.apply(memory, extraction, message_id, message.at, message.session_id)
+            try:
+                recordings = self.ledger.save(memory)
+            except IntegrityError:
+                if attempt == SAVE_ATTEMPTS:
+                    raise
+                continue
+            self._project()
+            return IngestResult(
+                user_id=user_id, message_id=message_id,
+                facts=tuple(f.text for f in extraction.facts),
+                preferences=tuple(p.text for p in extraction.preferences),
+                items=tuple(outcomes), extractor_id=extraction.extractor_id,
+                notification_id=recordings[-1].notification.id if recordings else None,
+            )
+        raise AssertionError("unreachable")
+
+    # ---- manual corrections -----------------------------------------------------------
+
+    def invalidate(self, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
+        """An operator marks a fact wrong: ``FactInvalidated(relation=manual)``. Returns the fact id.
+
+        ``fact_id`` may be a unique prefix of the id.
+        """
+        user_id = _require_text("user_id", user_id).strip()
+        reason = _require_text("reason", reason)
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            memory = self._require_memory(user_id)
+            full_id = resolve_prefix(fact_id, memory.facts, "fact")
+            memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, reason, _utc(None), actor=actor)
+            try:
+                self.ledger.save(memory)
+            except IntegrityError:
+                if attempt == SAVE_ATTEMPTS:
+                    raise
+                continue
+            self._project()
+            return full_id
+        raise AssertionError("unreachable")
+
+    def restate(
+        self, user_id: str, text: str, category: str = "other", actor: str | None = None,
+        confidence: float = 1.0,
+    ) -> Outcome:
+        """An operator records a fact (authority ``manual``); a similar automatic fact it
+        updates or contradicts is invalidated, and nothing automatic overrides it later."""
+        user_id = _require_text("user_id", user_id).strip()
+        fact = ExtractedFact(_require_text("text", text), category, confidence)
+        for attempt in range(1, SAVE_ATTEMPTS + 1):
+            memory = self.ledger.find_memory(user_id) or UserMemory.start(user_id)
+            fact_id = str(uuid.uuid4())
+            source = DecisionSource("manual", None, None, None, _utc(None), actor)
+            with calls_for(user_id, None, "decide"):
+                outcome = self.decider.save_fact(memory, fact, fact_id, Authority.MANUAL, source)
+            try:
+                self.ledger.save(memory)
+            except IntegrityError:
+                if attempt == SAVE_ATTEMPTS:
+                    raise
+                continue
+            self._project()
+            return outcome
+        raise AssertionError("unreachable")
+
+    def _require_memory(self, user_id: str) -> UserMemory:
+        memory = self.ledger.find_memory(user_id)
+        if memory is None:
+            raise InvalidInput(f"nothing is recorded for user {user_id!r}")
+        return memory
 
     def _project(self) -> None:
         if not self.inline_projection or self.projector is None:

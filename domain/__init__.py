@@ -11,12 +11,14 @@ from factledger.domain.categories import (
 )
 from factledger.domain.memory import (
     DomainError,
+    DuplicateMessage,
     FactNotActive,
     UnknownItem,
     UserMemory,
     user_memory_id,
 )
 from factledger.domain.values import (
+    Authority,
     Extraction,
     ExtractedFact,
     ExtractedPreference,
@@ -29,7 +31,9 @@ from factledger.domain.values import (
 __all__ = [
     "FACT_CATEGORIES",
     "PREF_CATEGORIES",
+    "Authority",
     "DomainError",
+    "DuplicateMessage",
     "Extraction",
     "ExtractedFact",
     "ExtractedPreference",

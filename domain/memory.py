@@ -15,12 +15,13 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from factledger.domain.categories import fact_category, preference_category
-from factledger.domain.values import InvalidationRelation
+from factledger.domain.values import Authority, InvalidationRelation
 
 NAMESPACE = uuid.UUID("6f1c1d1e-6a0e-4d2b-9a55-2f3f6e7d9b10")
 EVIDENCE_KEPT = 5
 CONFIRMATION_BOOST = 0.05
 NEW_OBSERVATION_WEIGHT = 1.5
+RECENT_MESSAGES = 100
 
 
 def user_memory_id(user_id: str) -> uuid.UUID:
@@ -38,6 +39,10 @@ class UnknownItem(DomainError):
 
 class FactNotActive(DomainError):
     """The fact was invalidated: it can be neither confirmed nor invalidated again."""
+
+
+class DuplicateMessage(DomainError):
+    """This message id was already ingested for the user."""
 
 
 def _check_unit(name: str, value: float) -> float:
@@ -67,9 +72,11 @@ class Fact:
     first_seen: datetime
     last_confirmed: datetime
     session_id: str | None
-    message_id: str
+    message_id: str | None
     is_active: bool
     invalidated_by: str | None = None
+    authority: str = "stated"
+    contested: int = 0
 
 
 @attrs.frozen
@@ -85,7 +92,7 @@ class Preference:
     first_seen: datetime
     last_confirmed: datetime
     session_id: str | None
-    message_id: str
+    message_id: str | None
 
 
 class UserMemory(Aggregate):
@@ -108,6 +115,7 @@ class UserMemory(Aggregate):
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.messages_ingested += 1
             aggregate.last_message_id = self.message_id
+            aggregate.recent_message_ids = (aggregate.recent_message_ids + [self.message_id])[-RECENT_MESSAGES:]
 
     class ExtractionRecorded(Aggregate.Event):
         """What the extractor said about a message: items, raw answer, extractor and prompt id."""
@@ -115,16 +123,36 @@ class UserMemory(Aggregate):
         message_id: str
         extraction: dict[str, Any]
 
+        def apply(self, aggregate: UserMemory) -> None:
+            if self.message_id in aggregate.failed_extractions:
+                aggregate.failed_extractions.remove(self.message_id)
+
+    class ExtractionFailed(Aggregate.Event):
+        """The extractor gave no usable answer; the message waits for ``retry-failed``."""
+
+        message_id: str
+        extractor_id: str
+        prompt_id: str | None
+        error: str
+        raw_output: str
+
+        def apply(self, aggregate: UserMemory) -> None:
+            if self.message_id not in aggregate.failed_extractions:
+                aggregate.failed_extractions.append(self.message_id)
+
     class FactObserved(Aggregate.Event):
         fact_id: str
         text: str
         category: str
         confidence: float
-        message_id: str
+        message_id: str | None
         session_id: str | None
         extractor_id: str
         at: datetime
         conflicts_with: str | None
+        authority: str
+        prompt_id: str | None
+        actor: str | None
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.facts[self.fact_id] = {
@@ -139,6 +167,8 @@ class UserMemory(Aggregate):
                 "message_id": self.message_id,
                 "is_active": True,
                 "invalidated_by": None,
+                "authority": self.authority,
+                "contested": 0,
             }
 
     class FactConfirmed(Aggregate.Event):
@@ -149,6 +179,7 @@ class UserMemory(Aggregate):
         last_confirmed: datetime
         importance: float
         judge_id: str
+        judge_prompt_id: str | None
         similarity: float
         raw_answer: str
 
@@ -166,13 +197,31 @@ class UserMemory(Aggregate):
         message_id: str | None
         at: datetime
         judge_id: str | None
+        judge_prompt_id: str | None
         similarity: float | None
         raw_answer: str | None
+        actor: str | None
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
             fact["is_active"] = False
             fact["invalidated_by"] = self.superseded_by
+
+    class FactContested(Aggregate.Event):
+        """A message contradicted a fact that outranks it; the fact stays, the challenge is kept."""
+
+        fact_id: str
+        challenger_text: str
+        relation: str
+        message_id: str
+        at: datetime
+        judge_id: str
+        judge_prompt_id: str | None
+        similarity: float
+        raw_answer: str
+
+        def apply(self, aggregate: UserMemory) -> None:
+            aggregate.facts[self.fact_id]["contested"] += 1
 
     class PreferenceObserved(Aggregate.Event):
         preference_id: str
@@ -184,6 +233,7 @@ class UserMemory(Aggregate):
         session_id: str | None
         extractor_id: str
         at: datetime
+        prompt_id: str | None
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.preferences[self.preference_id] = {
@@ -224,6 +274,10 @@ class UserMemory(Aggregate):
         # Only the latest message id is kept: decisions always refer to the
         # message just ingested, and the state must not grow with every message.
         self.last_message_id: str | None = None
+        # A bounded window makes ingest idempotent for retried deliveries and replays.
+        self.recent_message_ids: list[str] = []
+        # Messages whose extraction failed: decisions may still refer to them later.
+        self.failed_extractions: list[str] = []
         self.facts: dict[str, dict[str, Any]] = {}
         self.preferences: dict[str, dict[str, Any]] = {}
 
@@ -273,8 +327,8 @@ class UserMemory(Aggregate):
         """Record a message the user sent."""
         if not isinstance(text, str) or not text.strip():
             raise DomainError("message text must be a non-empty string")
-        if message_id == self.last_message_id:
-            raise DomainError(f"message {message_id!r} was already ingested")
+        if message_id in self.recent_message_ids:
+            raise DuplicateMessage(f"message {message_id!r} was already ingested for user {self.user_id!r}")
         self.trigger_event(
             self.MessageIngested,
             message_id=message_id,
@@ -289,24 +343,46 @@ class UserMemory(Aggregate):
         self._require_message(message_id)
         self.trigger_event(self.ExtractionRecorded, message_id=message_id, extraction=extraction)
 
+    def record_extraction_failure(
+        self, message_id: str, extractor_id: str, error: str, raw_output: str = "", prompt_id: str | None = None
+    ) -> None:
+        """Record that extraction of a message failed, with the raw answer, for a later retry."""
+        self._require_message(message_id)
+        self.trigger_event(
+            self.ExtractionFailed,
+            message_id=message_id,
+            extractor_id=extractor_id,
+            prompt_id=prompt_id,
+            error=error,
+            raw_output=raw_output,
+        )
+
     def observe_fact(
         self,
         fact_id: str,
         text: str,
         category: str,
         confidence: float,
-        message_id: str,
+        message_id: str | None,
         at: datetime,
         extractor_id: str,
         session_id: str | None = None,
         conflicts_with: str | None = None,
+        authority: Authority | str = Authority.STATED,
+        prompt_id: str | None = None,
+        actor: str | None = None,
     ) -> None:
-        """A fact seen for the first time."""
+        """A fact seen for the first time (``message_id`` None: set by an operator)."""
         if fact_id in self.facts:
             raise DomainError(f"fact {fact_id!r} already exists")
         if not isinstance(text, str) or not text.strip():
             raise DomainError("fact text must be a non-empty string")
-        self._require_message(message_id)
+        authority = Authority(authority)
+        if message_id is None:
+            if authority is not Authority.MANUAL:
+                raise DomainError("only a manual fact may be recorded without a message")
+        else:
+            self._require_message(message_id)
         self.trigger_event(
             self.FactObserved,
             fact_id=fact_id,
@@ -318,6 +394,9 @@ class UserMemory(Aggregate):
             extractor_id=extractor_id,
             at=at,
             conflicts_with=conflicts_with,
+            authority=authority.value,
+            prompt_id=prompt_id,
+            actor=actor,
         )
 
     def confirm_fact(
@@ -329,6 +408,7 @@ class UserMemory(Aggregate):
         similarity: float,
         raw_answer: str = "",
         session_id: str | None = None,
+        judge_prompt_id: str | None = None,
     ) -> None:
         """The user said an active fact again: one more mention, a little more importance."""
         fact = self._require_active(fact_id)
@@ -342,6 +422,7 @@ class UserMemory(Aggregate):
             last_confirmed=max(at, fact.last_confirmed),
             importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
             judge_id=judge_id,
+            judge_prompt_id=judge_prompt_id,
             similarity=float(similarity),
             raw_answer=raw_answer,
         )
@@ -357,10 +438,21 @@ class UserMemory(Aggregate):
         judge_id: str | None = None,
         similarity: float | None = None,
         raw_answer: str | None = None,
+        judge_prompt_id: str | None = None,
+        actor: str | None = None,
     ) -> None:
-        """Mark an active fact invalid, saying why and what replaced it."""
-        self._require_active(fact_id)
+        """Mark an active fact invalid, saying why and what replaced it.
+
+        Only a manual invalidation may end a manual fact: nothing automatic
+        overrides an operator's correction.
+        """
+        fact = self._require_active(fact_id)
         relation = InvalidationRelation(relation)
+        if fact.authority == Authority.MANUAL.value and relation is not InvalidationRelation.MANUAL:
+            if superseded_by is None or self.facts[superseded_by]["authority"] != Authority.MANUAL.value:
+                raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
+        if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
+            raise DomainError("a manual invalidation needs a reason")
         if superseded_by is not None and superseded_by not in self.facts:
             raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
         if message_id is not None:
@@ -374,7 +466,37 @@ class UserMemory(Aggregate):
             message_id=message_id,
             at=at,
             judge_id=judge_id,
+            judge_prompt_id=judge_prompt_id,
             similarity=None if similarity is None else float(similarity),
+            raw_answer=raw_answer,
+            actor=actor,
+        )
+
+    def contest_fact(
+        self,
+        fact_id: str,
+        challenger_text: str,
+        relation: str,
+        message_id: str,
+        at: datetime,
+        judge_id: str,
+        similarity: float,
+        raw_answer: str = "",
+        judge_prompt_id: str | None = None,
+    ) -> None:
+        """Keep a contradiction of a fact that outranks its challenger, without invalidating it."""
+        self._require_active(fact_id)
+        self._require_message(message_id)
+        self.trigger_event(
+            self.FactContested,
+            fact_id=fact_id,
+            challenger_text=challenger_text,
+            relation=relation,
+            message_id=message_id,
+            at=at,
+            judge_id=judge_id,
+            judge_prompt_id=judge_prompt_id,
+            similarity=float(similarity),
             raw_answer=raw_answer,
         )
 
@@ -389,6 +511,7 @@ class UserMemory(Aggregate):
         extractor_id: str,
         evidence: str = "",
         session_id: str | None = None,
+        prompt_id: str | None = None,
     ) -> None:
         """A preference seen for the first time."""
         if preference_id in self.preferences:
@@ -407,6 +530,7 @@ class UserMemory(Aggregate):
             session_id=session_id,
             extractor_id=extractor_id,
             at=at,
+            prompt_id=prompt_id,
         )
 
     def reinforce_preference(
@@ -449,7 +573,7 @@ class UserMemory(Aggregate):
         return fact
 
     def _require_message(self, message_id: str) -> None:
-        if message_id != self.last_message_id:
+        if message_id != self.last_message_id and message_id not in self.failed_extractions:
             raise UnknownItem(
                 f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
             )

@@ -46,6 +46,19 @@ class Relation(str, enum.Enum):
     DIFFERENT = "different"
 
 
+class Authority(str, enum.Enum):
+    """How a fact was established; decides what may invalidate it."""
+
+    STATED = "stated"  # the user said it
+    INFERRED = "inferred"  # read from behaviour, not said
+    MANUAL = "manual"  # set by an operator; nothing automatic overrides it
+
+    def outranks(self, other: Authority) -> bool:
+        """Whether a fact of this authority may be invalidated by one of ``other``."""
+        order = {Authority.INFERRED: 0, Authority.STATED: 1, Authority.MANUAL: 2}
+        return order[self] > order[other]
+
+
 class InvalidationRelation(str, enum.Enum):
     """Why a fact stopped being valid."""
 
@@ -83,6 +96,9 @@ class ExtractedFact:
     category: str = attrs.field(default="other", converter=fact_category)
     confidence: float = attrs.field(default=0.5, converter=unit_interval)
     conflicts_with: str | None = None
+    # True when the extractor inferred it from behaviour rather than reading it
+    # stated; an inferred fact never invalidates a stated one.
+    inferred: bool = attrs.field(default=False, converter=bool)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -90,6 +106,7 @@ class ExtractedFact:
             "category": self.category,
             "confidence": self.confidence,
             "conflicts_with": self.conflicts_with,
+            "inferred": self.inferred,
         }
 
 
@@ -121,11 +138,14 @@ class Extraction:
     prompt_id: str | None = None
     raw_output: str = ""
     signals: dict[str, Any] = attrs.field(factory=dict)
+    # calls, tokens, latency and cache hits of the LLM calls behind it (empty offline)
+    usage: dict[str, Any] = attrs.field(factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
+            "usage": dict(self.usage),
             "facts": [f.as_dict() for f in self.facts],
             "preferences": [p.as_dict() for p in self.preferences],
             "raw_output": self.raw_output,
@@ -141,3 +161,4 @@ class RelationVerdict:
     judge_id: str
     raw_answer: str = ""
     prompt_id: str | None = None
+    usage: dict[str, Any] = attrs.field(factory=dict)

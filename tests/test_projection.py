@@ -119,3 +119,18 @@ def test_follow_runs_as_a_separate_process(
         follower.terminate()
         follower.wait(30)
         writer.close()
+
+
+def test_rebuild_with_another_embedder_recreates_the_vectors(settings: Settings, service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州")
+    other = attrs.evolve(settings, offline_dimension=64)
+    rebuilt = open_ledger(other, rebuilding=True)
+    try:
+        rebuilt.rebuild_read_model()
+        assert rebuilt.read_model_status().embedder_id.endswith(":64")
+        [hit] = rebuilt.recall("u", "用户住在杭州", top_k=1)
+        assert hit.similarity == pytest.approx(1.0, abs=1e-4)
+    finally:
+        rebuilt.close()
+    reopened = open_ledger(other)  # no mismatch any more
+    reopened.close()

@@ -27,6 +27,7 @@ def test_the_spec_worked_example(service: LedgerService) -> None:
         "user_id": "user_123",
         "message_id": None,
         "extractor_id": service.extractor.extractor_id,
+        "status": "recorded",
         "items": None,
     }
     assert [i.action for i in result.items] == ["observed", "observed", "observed"]
