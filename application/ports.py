@@ -103,6 +103,10 @@ class MemoryReadModel(Protocol):
         """Active items of one type, most important first."""
         ...
 
+    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
+        """Every item, active or not, of one user (or all users)."""
+        ...
+
     def search(
         self,
         user_id: str,

@@ -12,8 +12,21 @@ import attrs
 from eventsourcing.persistence import IntegrityError
 from eventsourcing.utils import get_topic
 
+from factledger.application.audit import (
+    HISTORY_KINDS,
+    PROFILE_FACTS,
+    PROFILE_PREFERENCES,
+    explain,
+    memory_as_of,
+    profile_of,
+    select_history,
+)
 from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, DecisionSource, Outcome
+from factledger.application.diff import diff_user
+from factledger.application.replay import LedgerDirectory, ReplayEstimate, ReplayReport
+from factledger.application.replay import estimate as estimate_replay
+from factledger.application.replay import replay as run_replay
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import (
     Embedder,
@@ -31,8 +44,6 @@ logger = logging.getLogger(__name__)
 
 MEMORY_TYPES = ("fact", "preference")
 KNOWN_FACTS_FOR_EXTRACTOR = 20
-PROFILE_FACTS = 50
-PROFILE_PREFERENCES = 20
 SAVE_ATTEMPTS = 5
 
 
@@ -155,6 +166,8 @@ class LedgerService:
         fact_similarity: float = 0.75,
         preference_similarity: float = 0.7,
         on_close: Callable[[], None] | None = None,
+        ledger_name: str = "live",
+        directory: LedgerDirectory | None = None,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -170,6 +183,8 @@ class LedgerService:
             preference_similarity=preference_similarity,
         )
         self._on_close = on_close
+        self.ledger_name = ledger_name
+        self.directory = directory
 
     # ---- commands -------------------------------------------------------------
 
@@ -399,9 +414,16 @@ class LedgerService:
 
     # ---- queries ----------------------------------------------------------------
 
-    def profile(self, user_id: str) -> dict[str, Any]:
-        """The spec's ``get_user_profile``: active facts and preferences grouped by category."""
+    def profile(self, user_id: str, as_of: datetime | None = None) -> dict[str, Any]:
+        """The spec's ``get_user_profile``: active facts and preferences grouped by category.
+
+        With ``as_of``, computed from the events recorded up to that time (no
+        read model), i.e. what ``profile`` said then.
+        """
         user_id = _require_text("user_id", user_id).strip()
+        if as_of is not None:
+            events = list(self.ledger.user_events(user_id)) if self.ledger.find_memory(user_id) else []
+            return profile_of(memory_as_of(events, _utc(as_of)), user_id)
         facts = self.read_model.items(user_id, "fact", PROFILE_FACTS)
         prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
         facts_by_category: dict[str, list[dict[str, Any]]] = {}
@@ -427,6 +449,15 @@ class LedgerService:
             "preferences_count": len(prefs),
         }
 
+    def why(self, user_id: str, item_id: str) -> dict[str, Any]:
+        """The whole life of a fact or preference: observation, confirmations,
+        reinforcements, contests and invalidation, each with its message and provenance.
+        ``item_id`` may be a unique prefix."""
+        user_id = _require_text("user_id", user_id).strip()
+        memory = self._require_memory(user_id)
+        full_id = resolve_prefix(item_id, list(memory.facts) + list(memory.preferences), "fact or preference")
+        return explain(list(self.ledger.user_events(user_id)), full_id)
+
     def recall(
         self,
         user_id: str,
@@ -449,12 +480,27 @@ class LedgerService:
         vector = self.embedder.embed([query])[0]
         return self.read_model.search(user_id, vector, chosen, top_k, float(min_similarity))
 
-    def history(self, user_id: str) -> list[dict[str, Any]]:
-        """Every event recorded for the user, oldest first, as plain dicts."""
+    def history(
+        self,
+        user_id: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        kind: str | None = None,
+    ) -> list[dict[str, Any]]:
+        """Events recorded for the user, oldest first, as plain dicts; optionally only
+        those recorded in [since, until] and of one kind (message | fact | preference)."""
         user_id = _require_text("user_id", user_id).strip()
+        if kind is not None and kind not in HISTORY_KINDS:
+            raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")
         if self.ledger.find_memory(user_id) is None:
             return []
-        return [_history_entry(e) for e in self.ledger.user_events(user_id)]
+        events = select_history(
+            self.ledger.user_events(user_id),
+            since=None if since is None else _utc(since),
+            until=None if until is None else _utc(until),
+            kind=kind,
+        )
+        return [_history_entry(e) for e in events]
 
     # ---- read model -------------------------------------------------------------
 
@@ -474,6 +520,83 @@ class LedgerService:
     def read_model_status(self) -> Any:
         """The read model's position against the head of the event log."""
         return self._require_projector().status()
+
+    # ---- ledgers: replay, diff, promote -------------------------------------------------
+
+    def _require_directory(self) -> LedgerDirectory:
+        if self.directory is None:
+            raise RuntimeError("this service was built without a ledger directory")
+        return self.directory
+
+    def ledgers(self) -> list[dict[str, Any]]:
+        """Every ledger with its extractor and event count."""
+        directory = self._require_directory()
+        rows = []
+        for entry in directory.entries():
+            with directory.open(entry.name, inline_projection=False) as service:
+                events = service.ledger.recorder.max_notification_id() or 0
+            rows.append({**entry.as_dict(), "events": events})
+        return rows
+
+    def replay(
+        self,
+        into: str,
+        extractor: str | None = None,
+        *,
+        rules: str | None = None,
+        prompts: str | None = None,
+        users: Sequence[str] | None = None,
+        limit: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> ReplayReport:
+        """Re-decide this ledger's recorded messages with another extractor (``offline`` or
+        ``llm``, optionally with a ``rules`` or ``prompts`` file) into the ledger ``into``.
+        This ledger is never written. Run it again to resume after an interruption."""
+        directory = self._require_directory()
+        chosen = directory.extractor(extractor, rules=rules, prompts=prompts)
+        return run_replay(
+            self, directory, into, chosen, users=set(users) if users else None, limit=limit, progress=progress
+        )
+
+    def estimate_replay(
+        self, extractor: str | None = None, *, rules: str | None = None, prompts: str | None = None,
+        users: Sequence[str] | None = None,
+    ) -> ReplayEstimate:
+        """What a replay would cost: messages reaching the LLM, calls and input tokens."""
+        chosen = self._require_directory().extractor(extractor, rules=rules, prompts=prompts)
+        return estimate_replay(self, chosen, set(users) if users else None)
+
+    def diff(self, other: str, user_id: str | None = None) -> dict[str, Any]:
+        """Compare this ledger (A) with the ledger ``other`` (B), per user."""
+        directory = self._require_directory()
+        with directory.open(other, inline_projection=False) as b:
+            b_items = b.read_model.all_items(user_id)
+        a_items = self.read_model.all_items(user_id)
+        by_user: dict[str, tuple[list[Any], list[Any]]] = {}
+        for r in a_items:
+            by_user.setdefault(r.user_id, ([], []))[0].append(r)
+        for r in b_items:
+            by_user.setdefault(r.user_id, ([], []))[1].append(r)
+
+        def similarity(x: str, y: str) -> float:
+            vx, vy = self.embedder.embed([x, y])
+            return float(sum(p * q for p, q in zip(vx, vy, strict=True)))
+
+        diffs = [diff_user(u, a, b, similarity) for u, (a, b) in sorted(by_user.items())]
+        return {
+            "a": self.ledger_name,
+            "b": other,
+            "summary": [
+                {"user_id": d.user_id, "only_in_a": len(d.only_in_a), "only_in_b": len(d.only_in_b),
+                 "changed": len(d.changed), "same": d.same}
+                for d in diffs
+            ],
+            "users": [d.as_dict() for d in diffs],
+        }
+
+    def promote(self, name: str) -> str:
+        """Make the ledger ``name`` live, atomically; return the name the old live one keeps."""
+        return self._require_directory().promote(name)
 
     def close(self) -> None:
         """Release connections (and the embedded server, when this process started it)."""

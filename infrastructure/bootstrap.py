@@ -15,6 +15,8 @@ from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
+from factledger.infrastructure.directory import PostgresLedgerDirectory
+from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.projections.memories import MemoryProjection, MemoryView
 from factledger.projections.projector import Projector
 
@@ -91,18 +93,25 @@ def open_ledger(
     judge: RelationJudge | None = None,
     embedder: Embedder | None = None,
     rebuilding: bool = False,
+    ledger: str | None = None,
     **overrides: Any,
 ) -> LedgerService:
     """Open the ledger described by ``settings`` (default: environment and config file).
 
     ``rebuilding``: skip the check that the read model was built by the active
-    embedder, because the caller is about to rebuild it.
+    embedder, because the caller is about to rebuild it. ``ledger``: a named
+    ledger (see ``factledger ledgers``) instead of the live one.
     """
     settings = settings or Settings.load(**overrides)
     uri = database_uri(settings)
     prepare_database(uri, settings.schema)
-    ledger = MemoryLedger(env=eventsourcing_env(uri, settings.schema), snapshot_interval=settings.snapshot_interval)
-    datastore = ledger.factory.datastore  # type: ignore[attr-defined]
+    catalog = LedgerCatalog(uri, settings.schema)
+    catalog.ensure()
+    entry = catalog.entry(ledger or LIVE)
+    if entry.schema != settings.schema:
+        prepare_database(uri, entry.schema)
+    memory_ledger = MemoryLedger(env=eventsourcing_env(uri, entry.schema), snapshot_interval=settings.snapshot_interval)
+    datastore = memory_ledger.factory.datastore  # type: ignore[attr-defined]
     try:
         if extractor is None or judge is None or embedder is None:
             default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
@@ -113,12 +122,12 @@ def open_ledger(
         view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
         view.create_table(check_embedder=not rebuilding)
     except Exception:
-        ledger.close()
+        memory_ledger.close()
         raise
     projection = MemoryProjection(view, cached)
-    projector = Projector(ledger, projection)
+    projector = Projector(memory_ledger, projection)
     service = LedgerService(
-        ledger,
+        memory_ledger,
         extractor,
         judge,
         cached,
@@ -127,5 +136,7 @@ def open_ledger(
         inline_projection=settings.inline_projection,
         fact_similarity=settings.fact_similarity,
         preference_similarity=settings.preference_similarity,
+        ledger_name=entry.name,
+        directory=PostgresLedgerDirectory(settings, catalog, datastore),
     )
     return service

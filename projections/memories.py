@@ -193,6 +193,16 @@ class MemoryView(PostgresTrackingRecorder):
             )
             return [self._record(row) for row in curs.fetchall()]
 
+    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
+        """Every item, active or not, of one user or of all, in id order."""
+        where = SQL("WHERE user_id = %s") if user_id is not None else SQL("")
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT " + self._COLUMNS + " FROM {} {} ORDER BY user_id, id").format(self.memories, where),
+                (user_id,) if user_id is not None else (),
+            )
+            return [self._record(row) for row in curs.fetchall()]
+
     def search(
         self,
         user_id: str,

@@ -133,3 +133,47 @@ def test_demo_on_the_embedded_default(tmp_path: Path) -> None:
     assert invalidation["triggering_message"] == "我搬到上海了"
     # The data directory is reused: a second command sees the same ledger.
     assert run_json(env, "profile", "demo")["facts_count"] == demo["profile"]["facts_count"]
+
+
+def test_demo_audit_replay_diff_promote(cli_env: dict[str, str], tmp_path: Path) -> None:
+    """The issue's walk-through: why, replay with a modified rule set, diff, promote."""
+    demo = run_json(cli_env, "demo", "--user", "d")
+    [inv] = demo["invalidations"]
+    why = run_json(cli_env, "why", "d", inv["fact_id"][:8])
+    assert why["invalidated"]["message"]["text"] == "我搬到上海了"
+    assert why["invalidated"]["superseded_by"]["text"] == "用户住在上海"
+    human = run(cli_env, "why", "d", inv["fact_id"][:8]).stdout
+    assert "triggered by “我搬到上海了”" in human
+
+    rules = tmp_path / "rules.toml"
+    rules.write_text(
+        'name = "v2"\n[[drop]]\nkind = "fact"\ncategory = "relationship"\n', encoding="utf-8"
+    )
+    estimate = run_json(cli_env, "replay", "--into", "v2", "--rules", str(rules), "--dry-run")
+    assert estimate["messages"] == 7 and estimate["llm_calls"] == 0
+    report = run_json(cli_env, "replay", "--into", "v2", "--rules", str(rules))
+    assert report["finished"] and report["replayed"] == 7
+    diff = run_json(cli_env, "diff", "live", "v2")
+    assert diff["summary"] == [{"user_id": "d", "only_in_a": 1, "only_in_b": 0, "changed": 0, "same": 5}]
+    assert "用户的老板姓张" in run(cli_env, "diff", "live", "v2").stdout
+    ledgers = run_json(cli_env, "ledgers")
+    assert [row["name"] for row in ledgers] == ["live", "v2"]
+    promoted = run_json(cli_env, "promote", "v2")
+    assert promoted["live"] == "v2"
+    assert "relationship" not in run_json(cli_env, "profile", "d")["facts"]
+    previous = run_json(cli_env, "profile", "d", "--ledger", promoted["previous_live"])
+    assert previous["facts"]["relationship"][0]["fact"] == "用户的老板姓张"
+
+
+def test_manual_corrections_from_the_cli(cli_env: dict[str, str]) -> None:
+    fact = run_json(cli_env, "ingest", "--user", "m", "我住在杭州")["items"][0]
+    done = run_json(cli_env, "invalidate", "m", fact["id"][:8], "--reason", "搬走了", "--actor", "ops")
+    assert done["invalidated"]["relation"] == "manual" and done["invalidated"]["actor"] == "ops"
+    restated = run_json(cli_env, "restate", "m", "用户住在北京", "--category", "location")
+    assert restated["action"] == "observed"
+    later = run_json(cli_env, "ingest", "--user", "m", "我搬到上海了")["items"][0]
+    assert later["action"] == "contested"
+    history = run_json(cli_env, "history", "m", "--kind", "fact")
+    assert [e["event"] for e in history] == ["FactObserved", "FactInvalidated", "FactObserved", "FactContested"]
+    proc = run(cli_env, "why", "m", "nope", check=False)
+    assert proc.returncode == 2 and "no fact or preference id starts with 'nope'" in proc.stderr

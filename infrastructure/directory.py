@@ -1,0 +1,69 @@
+"""``LedgerDirectory`` on PostgreSQL: named ledgers in one database (ADR 0007)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+
+from factledger.application.ports import Extractor, RelationJudge
+from factledger.application.service import LedgerService
+from factledger.infrastructure.config import ConfigError, Settings
+from factledger.infrastructure.ledgers import LedgerCatalog, LedgerEntry
+from factledger.infrastructure.rule_overrides import OverriddenExtractor, RuleOverrides
+
+EXTRACTORS = ("offline", "llm")
+
+
+class PostgresLedgerDirectory:
+    """Opens, creates and promotes the ledgers of one database and base schema."""
+
+    def __init__(self, settings: Settings, catalog: LedgerCatalog, datastore: Any) -> None:
+        self.settings = settings
+        self.catalog = catalog
+        # The response cache and call log of LLM extractors live beside the live ledger.
+        self.datastore = datastore
+
+    def entries(self) -> list[LedgerEntry]:
+        return self.catalog.entries()
+
+    def create(self, name: str, extractor_id: str, source: str) -> LedgerEntry:
+        return self.catalog.create(name, extractor_id, source)
+
+    def set_position(self, name: str, position: int) -> None:
+        self.catalog.set_position(name, position)
+
+    def promote(self, name: str) -> str:
+        return self.catalog.promote(name)
+
+    def open(
+        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        inline_projection: bool = True,
+    ) -> LedgerService:
+        from factledger.infrastructure.bootstrap import open_ledger
+
+        settings = attrs.evolve(self.settings, inline_projection=inline_projection)
+        return open_ledger(settings, extractor=extractor, judge=judge, ledger=name)
+
+    def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
+        name = name or ("llm" if self.settings.openai_api_key else "offline")
+        if name not in EXTRACTORS:
+            raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(EXTRACTORS)}")
+        settings: Any = self.settings
+        if prompts is not None:
+            if name != "llm":
+                raise ConfigError("--prompts applies to the llm extractor; give --extractor llm")
+            settings = attrs.evolve(settings, prompts=prompts)
+        if name == "llm":
+            if not settings.openai_api_key:
+                raise ConfigError("the llm extractor needs OPENAI_API_KEY")
+            from factledger.infrastructure.llm import llm_parts
+
+            chosen: Extractor = llm_parts(settings, self.datastore)[0]
+        else:
+            from factledger.infrastructure.offline import RuleExtractor
+
+            chosen = RuleExtractor()
+        if rules is not None:
+            chosen = OverriddenExtractor(chosen, RuleOverrides(rules))
+        return chosen

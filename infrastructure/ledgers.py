@@ -1,0 +1,129 @@
+"""Named ledgers: each one a PostgreSQL schema with its own events and read model.
+
+The catalog (table ``factledger_ledgers`` in the base schema) maps names to schemas. The
+ledger named ``live`` is the one every command uses by default; promoting a
+replayed ledger swaps the names in one transaction, so readers see either the
+old live ledger or the new one, and the old one is kept under another name.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any
+
+import attrs
+import psycopg
+from psycopg.rows import dict_row
+from psycopg.sql import SQL, Identifier
+
+LIVE = "live"
+NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,29}$")
+
+
+class LedgerError(ValueError):
+    """A ledger name that does not exist, is taken, or is not allowed."""
+
+
+@attrs.frozen
+class LedgerEntry:
+    name: str
+    schema: str
+    extractor_id: str | None
+    source: str | None
+    created_at: datetime
+    replay_position: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class LedgerCatalog:
+    """The ``factledger_ledgers`` table of a base schema."""
+
+    def __init__(self, uri: str, base_schema: str) -> None:
+        self.uri = uri
+        self.base = base_schema
+        self.table = Identifier(base_schema, "factledger_ledgers")
+
+    def _connect(self) -> psycopg.Connection[dict[str, Any]]:
+        return psycopg.connect(self.uri, row_factory=dict_row)
+
+    def ensure(self) -> None:
+        """Create the catalog, with the base schema registered as ``live``, if missing."""
+        with self._connect() as conn:
+            conn.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (name text PRIMARY KEY, schema_name text UNIQUE NOT NULL, "
+                    "extractor_id text, source text, created_at timestamptz NOT NULL DEFAULT now(), "
+                    "replay_position bigint NOT NULL DEFAULT 0)"
+                ).format(self.table)
+            )
+            conn.execute(
+                SQL("INSERT INTO {} (name, schema_name) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.table),
+                (LIVE, self.base),
+            )
+
+    def entries(self) -> list[LedgerEntry]:
+        with self._connect() as conn:
+            rows = conn.execute(SQL("SELECT * FROM {} ORDER BY created_at, name").format(self.table)).fetchall()
+        return [self._entry(row) for row in rows]
+
+    def entry(self, name: str) -> LedgerEntry:
+        with self._connect() as conn:
+            row = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()
+        if row is None:
+            known = ", ".join(e.name for e in self.entries())
+            raise LedgerError(f"no ledger named {name!r} (ledgers: {known})")
+        return self._entry(row)
+
+    def create(self, name: str, extractor_id: str, source: str) -> LedgerEntry:
+        """Register a new ledger (its schema is ``<base>__<name>``); an existing one is returned as is."""
+        if not NAME_PATTERN.match(name) or name == LIVE:
+            raise LedgerError(
+                f"ledger name {name!r} must be lower-case letters, digits and _ (start with a letter, ≤ 30), not 'live'"
+            )
+        schema = f"{self.base}__{name}"
+        with self._connect() as conn:
+            conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
+            conn.execute(
+                SQL(
+                    "INSERT INTO {} (name, schema_name, extractor_id, source) VALUES (%s, %s, %s, %s) "
+                    "ON CONFLICT (name) DO NOTHING"
+                ).format(self.table),
+                (name, schema, extractor_id, source),
+            )
+        entry = self.entry(name)
+        if entry.extractor_id is not None and entry.extractor_id != extractor_id:
+            raise LedgerError(
+                f"ledger {name!r} was replayed with {entry.extractor_id}, not {extractor_id}; choose another name"
+            )
+        return entry
+
+    def set_position(self, name: str, position: int) -> None:
+        with self._connect() as conn:
+            conn.execute(
+                SQL("UPDATE {} SET replay_position = GREATEST(replay_position, %s) WHERE name = %s").format(self.table),
+                (position, name),
+            )
+
+    def promote(self, name: str) -> str:
+        """Make ``name`` the live ledger; return the name the old live ledger now has."""
+        if name == LIVE:
+            raise LedgerError("'live' is already the live ledger")
+        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S}"
+        with self._connect() as conn, conn.transaction():
+            # Serialise promotions; readers resolving names see before or after, never between.
+            conn.execute(SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(self.table))
+            if conn.execute(SQL("SELECT 1 FROM {} WHERE name = %s").format(self.table), (name,)).fetchone() is None:
+                raise LedgerError(f"no ledger named {name!r}")
+            conn.execute(SQL("UPDATE {} SET name = %s WHERE name = %s").format(self.table), (kept, LIVE))
+            conn.execute(SQL("UPDATE {} SET name = %s WHERE name = %s").format(self.table), (LIVE, name))
+        return kept
+
+    @staticmethod
+    def _entry(row: dict[str, Any]) -> LedgerEntry:
+        return LedgerEntry(
+            name=row["name"], schema=row["schema_name"], extractor_id=row["extractor_id"], source=row["source"],
+            created_at=row["created_at"], replay_position=row["replay_position"],
+        )
