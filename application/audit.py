@@ -16,33 +16,41 @@ PROFILE_FACTS = 50
 PROFILE_PREFERENCES = 20
 
 
-def profile_of(memory: UserMemory | None, user_id: str) -> dict[str, Any]:
-    """The spec's ``get_user_profile`` computed from an aggregate (same order as the read model)."""
-    facts = sorted(
-        (f for f in memory.active_facts()) if memory else [],
-        key=lambda f: (-f.importance, f.first_seen, f.id),
-    )[:PROFILE_FACTS]
-    prefs = sorted(
-        memory.all_preferences() if memory else [],
-        key=lambda p: (-p.strength, p.first_seen, p.id),
-    )[:PROFILE_PREFERENCES]
+def profile_shape(
+    user_id: str,
+    facts: list[tuple[str, dict[str, Any]]],
+    preferences: list[tuple[str, dict[str, Any]]],
+) -> dict[str, Any]:
+    """The spec's ``get_user_profile`` result from (category, entry) pairs, in order."""
     facts_by_category: dict[str, list[dict[str, Any]]] = {}
-    for f in facts:
-        facts_by_category.setdefault(f.category, []).append(
-            {"fact": f.text, "confidence": f.confidence, "times_mentioned": f.times_mentioned, "id": f.id}
-        )
+    for category, entry in facts:
+        facts_by_category.setdefault(category, []).append(entry)
     prefs_by_category: dict[str, list[dict[str, Any]]] = {}
-    for p in prefs:
-        prefs_by_category.setdefault(p.category, []).append(
-            {"preference": p.text, "strength": p.strength, "id": p.id}
-        )
+    for category, entry in preferences:
+        prefs_by_category.setdefault(category, []).append(entry)
     return {
         "user_id": user_id,
         "facts": facts_by_category,
         "preferences": prefs_by_category,
         "facts_count": len(facts),
-        "preferences_count": len(prefs),
+        "preferences_count": len(preferences),
     }
+
+
+def profile_of(memory: UserMemory | None, user_id: str) -> dict[str, Any]:
+    """The profile computed from an aggregate (same order as the read model's)."""
+    facts = sorted(
+        memory.active_facts() if memory else [], key=lambda f: (-f.importance, f.first_seen, f.id)
+    )[:PROFILE_FACTS]
+    prefs = sorted(
+        memory.all_preferences() if memory else [], key=lambda p: (-p.strength, p.first_seen, p.id)
+    )[:PROFILE_PREFERENCES]
+    return profile_shape(
+        user_id,
+        [(f.category, {"fact": f.text, "confidence": f.confidence, "times_mentioned": f.times_mentioned, "id": f.id})
+         for f in facts],
+        [(p.category, {"preference": p.text, "strength": p.strength, "id": p.id}) for p in prefs],
+    )
 
 
 def memory_as_of(events: Iterable[Any], until: datetime) -> UserMemory | None:
