@@ -15,6 +15,7 @@ import zlib
 from collections.abc import Callable
 
 import attrs
+import psycopg
 from eventsourcing.application import Application
 from eventsourcing.persistence import Tracking
 from psycopg.sql import SQL, Identifier
@@ -98,7 +99,24 @@ class Projector:
 
     def follow(self, stop: threading.Event, poll_interval: float = 1.0,
                on_batch: Callable[[int], None] | None = None) -> None:
-        """Keep catching up until ``stop`` is set: LISTEN for new events, poll as a fallback."""
+        """Keep catching up until ``stop`` is set: LISTEN for new events, poll as a fallback.
+
+        A lost connection (server restart, network) is logged and retried with
+        backoff instead of ending the follower.
+        """
+        backoff = poll_interval
+        while not stop.is_set():
+            try:
+                self._follow_once(stop, poll_interval, on_batch)
+            except psycopg.OperationalError as exc:
+                logger.warning("projection follower lost its connection (%s); retrying in %.1fs", exc, backoff)
+                stop.wait(backoff)
+                backoff = min(backoff * 2, 30.0)
+            else:
+                backoff = poll_interval
+
+    def _follow_once(self, stop: threading.Event, poll_interval: float,
+                     on_batch: Callable[[int], None] | None) -> None:
         channel = getattr(self.app.recorder, "channel_name", None)
         with self.view.datastore.get_connection() as conn:
             if channel:
