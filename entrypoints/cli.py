@@ -53,7 +53,7 @@ def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService
     from factledger.infrastructure.bootstrap import describe_components, open_ledger
 
     rebuilding = bool(overrides.pop("rebuilding", False))
-    settings = Settings.load(**overrides)
+    settings = Settings.load(prompts=getattr(args, "prompts", None), **overrides)
     service = open_ledger(settings, rebuilding=rebuilding, ledger=getattr(args, "ledger", None))
     try:
         if not args.quiet:
@@ -107,7 +107,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 REQUIRED_KEYS = ("user_id", "message")
 
 # Modules with a ``register(subparsers, common_parent)`` function adding commands.
-EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval", "factledger.entrypoints.cli_audit")
+EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval", "factledger.entrypoints.cli_audit", "factledger.entrypoints.cli_llm")
 
 
 def _file_lines(path: Path) -> list[str]:
@@ -373,6 +373,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="more logging on stderr (-vv for debug)")
     common.add_argument("--ledger", default=argparse.SUPPRESS, metavar="NAME",
                         help="work on the named ledger (default: the live one; see `factledger ledgers`)")
+    common.add_argument("--prompts", default=argparse.SUPPRESS, metavar="PATH",
+                        help="LLM prompt set: seed (default), combined, or a prompt file (FACTLEDGER_PROMPTS)")
 
     parser = argparse.ArgumentParser(
         prog="factledger",
@@ -383,7 +385,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         parents=[common],
     )
-    parser.set_defaults(json=False, quiet=False, verbose=0, ledger=None)
+    parser.set_defaults(json=False, quiet=False, verbose=0, ledger=None, prompts=None)
     parser.add_argument("--version", action="version", version=f"factledger {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 

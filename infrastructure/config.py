@@ -46,6 +46,16 @@ def _float01(name: str, value: Any) -> float:
     return number
 
 
+def _positive_float(name: str, value: Any, minimum: float = 0.0) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} must be a number, got {value!r}") from None
+    if not number >= minimum:  # also rejects NaN
+        raise ConfigError(f"{name} must be at least {minimum}, got {value!r}")
+    return number
+
+
 def _int(name: str, value: Any, minimum: int = 1) -> int:
     try:
         number = int(value)
@@ -69,6 +79,21 @@ class Settings:
     offline_dimension: int = 256
     openai_api_key: str | None = None
     snapshot_interval: int = 50
+    # OpenAI-compatible LLM (used only when openai_api_key is set)
+    openai_base_url: str | None = None
+    llm_model: str = "gpt-4o-mini"
+    embedding_model: str = "text-embedding-3-small"
+    # None: the model's native size (probed once for models factledger does not know)
+    embedding_dimension: int | None = None
+    # a bundled prompt set ("seed", "combined") or the path of a prompt file
+    prompts: str = "seed"
+    # no LLM call for a message without any fact or preference signal
+    signal_gating: bool = True
+    llm_timeout: float = 30.0
+    llm_max_retries: int = 3
+    llm_retry_backoff: float = 1.0
+    # identical requests (model, prompt id, rendered input) are answered from PostgreSQL
+    response_cache: bool = True
     config_file: Path | None = None
 
     @classmethod
@@ -113,7 +138,31 @@ class Settings:
             values["snapshot_interval"] = _int("FACTLEDGER_SNAPSHOT_INTERVAL", v)
         if (v := pick("openai_api_key", "OPENAI_API_KEY")) is not None:
             values["openai_api_key"] = str(v)
-        unknown = set(file_values) - {a.name for a in attrs.fields(cls)} - {"openai_base_url", "llm_model", "embedding_model"}
+        if (v := pick("openai_base_url", "OPENAI_BASE_URL")) is not None:
+            values["openai_base_url"] = str(v)
+        if (v := pick("llm_model", "FACTLEDGER_LLM_MODEL")) is not None:
+            values["llm_model"] = str(v)
+        if (v := pick("embedding_model", "FACTLEDGER_EMBEDDING_MODEL")) is not None:
+            values["embedding_model"] = str(v)
+        if (v := pick("embedding_dimension", "FACTLEDGER_EMBEDDING_DIMENSION")) is not None:
+            values["embedding_dimension"] = _int("FACTLEDGER_EMBEDDING_DIMENSION", v, minimum=8)
+        if (v := pick("prompts", "FACTLEDGER_PROMPTS")) is not None:
+            values["prompts"] = str(v)
+            # A prompt file named in the config file is relative to that file.
+            from_file = overrides.get("prompts") is None and not env.get("FACTLEDGER_PROMPTS")
+            if from_file and str(v).endswith(".toml") and not Path(str(v)).is_absolute():
+                values["prompts"] = str(path.parent / str(v))
+        if (v := pick("signal_gating", "FACTLEDGER_SIGNAL_GATING")) is not None:
+            values["signal_gating"] = _bool("FACTLEDGER_SIGNAL_GATING", v)
+        if (v := pick("llm_timeout", "FACTLEDGER_LLM_TIMEOUT")) is not None:
+            values["llm_timeout"] = _positive_float("FACTLEDGER_LLM_TIMEOUT", v, minimum=0.01)
+        if (v := pick("llm_max_retries", "FACTLEDGER_LLM_MAX_RETRIES")) is not None:
+            values["llm_max_retries"] = _int("FACTLEDGER_LLM_MAX_RETRIES", v, minimum=0)
+        if (v := pick("llm_retry_backoff", "FACTLEDGER_LLM_RETRY_BACKOFF")) is not None:
+            values["llm_retry_backoff"] = _positive_float("FACTLEDGER_LLM_RETRY_BACKOFF", v)
+        if (v := pick("response_cache", "FACTLEDGER_RESPONSE_CACHE")) is not None:
+            values["response_cache"] = _bool("FACTLEDGER_RESPONSE_CACHE", v)
+        unknown = set(file_values) - {a.name for a in attrs.fields(cls)}
         if unknown:
             raise ConfigError(f"config file {path} has unknown settings: {', '.join(sorted(unknown))}")
         return cls(**values)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import attrs
 import psycopg
 from eventsourcing.application import Application
+from eventsourcing import persistence
 from eventsourcing.persistence import Tracking
 from psycopg.sql import SQL, Identifier
 
@@ -108,7 +109,7 @@ class Projector:
         while not stop.is_set():
             try:
                 self._follow_once(stop, poll_interval, on_batch)
-            except psycopg.OperationalError as exc:
+            except (psycopg.OperationalError, persistence.OperationalError, persistence.InterfaceError) as exc:
                 logger.warning("projection follower lost its connection (%s); retrying in %.1fs", exc, backoff)
                 stop.wait(backoff)
                 backoff = min(backoff * 2, 30.0)

@@ -28,7 +28,7 @@ def prefs(extraction: Extraction) -> list[tuple[str, str]]:
 
 def test_implements_the_extractor_port(extractor):
     assert isinstance(extractor, Extractor)
-    assert extractor.extractor_id == "offline-rules/1"
+    assert extractor.extractor_id == "offline-rules/2"
 
 
 # -- the spec's worked example ---------------------------------------------
@@ -50,7 +50,7 @@ def test_spec_worked_example_exactly(extractor):
 
 def test_extraction_records_provenance(extractor):
     result = extractor.extract("我在杭州工作，老板姓张，平时喜欢简短的回复")
-    assert result.extractor_id == "offline-rules/1"
+    assert result.extractor_id == "offline-rules/2"
     assert result.prompt_id is None
     assert set(result.signals) == {"has_fact_signal", "has_pref_signal", "fact_categories", "pref_categories"}
     assert result.signals["has_fact_signal"] is True
@@ -244,9 +244,16 @@ def test_a_style_request_inside_a_question_counts(extractor):
 
 def test_things_not_stated_as_facts_give_nothing(extractor):
     for message in ("我有点累", "我有个问题想问", "我是不是该换工作？", "我在开会", "我们周末去爬山",
-                    "我用表格记账", "我用Python写了个脚本", "用Python写个脚本"):
+                    "用Python写个脚本", "我知道你关心我", "I'm sure you'll love it", "你喜欢狗吗？"):
         result = extractor.extract(message)
         assert result.facts == () and result.preferences == (), message
+
+
+def test_tool_use_told_as_a_statement_is_a_fact_not_a_reply_preference(extractor):
+    # "我用表格记账" says how the user keeps accounts, not how replies should look
+    result = extractor.extract("我用表格记账")
+    assert facts(result) == [("用户用表格记账", "other")]
+    assert result.preferences == ()
 
 
 # -- English ------------------------------------------------------------------------

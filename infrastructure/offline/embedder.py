@@ -48,11 +48,44 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return number % dimension, (1.0 if number >> 63 else -1.0)
 
 
+# Who a text is about is not what it says: "我在邮局工作" (as the user said it) and
+# "用户在邮局工作" (as an extractor restated it) are one fact, so the subject words
+# of both persons go, wherever they stand.
+_ZH_SUBJECTS = re.compile(r"用户的|用户|我的|我")
+_EN_CONTRACTIONS = (
+    (re.compile(r"\bi(?:'m| m)\b"), "i am"), (re.compile(r"\bi(?:'ve| ve)\b"), "i have"),
+    (re.compile(r"(\w)(?:n't|n t)\b"), r"\1 not"), (re.compile(r"'s\b"), ""),
+)
+_EN_DROP = frozenset({"i", "my", "me", "mine", "myself", "user", "user's", "the", "a", "an"})
+_EN_BASE = {"am": "be", "is": "be", "are": "be", "was": "be", "were": "be", "has": "have", "had": "have",
+            "does": "do", "did": "do", "doesn": "do", "don": "do"}
+
+
+def _en_word(word: str) -> str | None:
+    """A crude stem, so "works" meets "work" and "likes" meets "like"; None for subject words."""
+    if word in _EN_DROP:
+        return None
+    if word in _EN_BASE:
+        return _EN_BASE[word]
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
+        return word[:-2]
+    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        return word[:-1]
+    return word
+
+
 def _ngram_features(text: str) -> list[str]:
-    """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased."""
-    text = unicodedata.normalize("NFKC", text).strip()
+    """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased and stemmed."""
+    text = unicodedata.normalize("NFKC", text).strip().replace("’", "'")
     text = _PREFIX.sub("", text, count=1)
     text = _TRAILING_PARTICLES.sub("", re.sub(r"[\s\W_]+$", "", text))
+    text = _ZH_SUBJECTS.sub("", text)
+    lowered = text.lower()
+    for pattern, replacement in _EN_CONTRACTIONS:
+        lowered = pattern.sub(replacement, lowered)
+    text = lowered
     features: list[str] = []
     words: list[str] = []
     for token in _TOKEN.findall(text.lower()):
@@ -60,10 +93,21 @@ def _ngram_features(text: str) -> list[str]:
             for n in (1, 2, 3):
                 features.extend(f"c{n}:{token[i:i + n]}" for i in range(len(token) - n + 1))
         else:
-            words.append(token)
+            word = _en_word(token)
+            if word:
+                words.append(word)
     features.extend(f"w1:{w}" for w in words)
     features.extend(f"w2:{a} {b}" for a, b in zip(words, words[1:]))
     return features
+
+
+def _as_third_person(text: str) -> str:
+    """"我住在杭州" → "用户住在杭州", "I live in Paris" → "The user lives in Paris": so both find their slot."""
+    from factledger.infrastructure.offline.rules_en import en_third_person  # late: rules import slots too
+
+    if re.search(r"[\u3400-\u9fff]", text):
+        return text.replace("我的", "用户的").replace("我", "用户")
+    return en_third_person(text)
 
 
 class HashedNgramEmbedder:
@@ -76,7 +120,8 @@ class HashedNgramEmbedder:
 
     @property
     def embedder_id(self) -> str:
-        return f"offline-ngram/1:{self._dimension}"
+        # /2: subject words of both persons dropped, English words stemmed
+        return f"offline-ngram/2:{self._dimension}"
 
     @property
     def dimension(self) -> int:
@@ -93,7 +138,7 @@ class HashedNgramEmbedder:
         # the n-gram part is scaled to unit length first, so the slot weight
         # means the same for short and long texts
         vector = self._unit(vector) or vector
-        slot = slot_of(text)
+        slot = slot_of(text) or slot_of(_as_third_person(text))
         if slot is not None:
             self._add(vector, "slot:" + slot[0], SLOT_WEIGHT_SQUARED)
             if slot[0].startswith("relationship:"):
