@@ -308,3 +308,58 @@ def test_known_fact_with_another_value_is_marked_as_conflicting(extractor):
 def test_same_message_twice_gives_the_same_extraction(extractor):
     message = "我在杭州工作，老板姓张，平时喜欢简短的回复"
     assert extractor.extract(message) == extractor.extract(message)
+
+
+# -- statements no slot rule knows: restated as said, whole ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("我在花园里种玫瑰。", ("用户在花园里种玫瑰", "other")),
+        ("我父亲专业拉小提琴。", ("用户的父亲专业拉小提琴", "relationship")),
+        ("我害怕蝎子", ("用户害怕蝎子", "preference")),
+        ("我在单亲家庭中长大。", ("用户在单亲家庭中长大", "relationship")),
+        ("恐怖电影是我的最爱。", ("恐怖电影是用户的最爱", "preference")),
+        ("我是一名录音工程师，拥有自己的工作室。", ("用户是一名录音工程师，拥有自己的工作室", "work")),
+        ("在业余时间，我做志愿者工作。", ("在业余时间，用户做志愿者工作", "work")),
+        ("我可能有点近视", ("用户可能有点近视", "personal_info")),
+    ],
+)
+def test_other_first_person_statements_are_restated_whole(extractor, message, expected):
+    result = extractor.extract(message)
+    assert facts(result) == [expected]
+    assert "我" not in result.facts[0].text
+
+
+def test_confidence_bands(extractor):
+    assert extractor.extract("我住在杭州").facts[0].confidence == 0.9  # explicit, a known slot
+    assert extractor.extract("我在花园里种玫瑰").facts[0].confidence == 0.8  # explicit, restated as said
+    assert extractor.extract("我可能有点近视").facts[0].confidence == 0.6  # hedged
+    assert extractor.extract("我特别喜欢简短的回复").preferences[0].strength == 0.95  # strongly worded
+
+
+@pytest.mark.parametrize(
+    ("message", "expected"),
+    [
+        ("i race cars for a living.", ("The user races cars for a living", "work")),
+        ("my favorite beer is coors.", ("The user's favorite beer is coors", "preference")),
+        ("i'm very shy.", ("The user is very shy", "other")),
+        ("i currently am engaged to my high school boyfriend.",
+         ("The user currently is engaged to the user's high school boyfriend", "relationship")),
+        ("i've two dogs , one pitbull and old english bulldog.",
+         ("The user has two dogs, one pitbull and old english bulldog", "other")),
+        ("i didn t pass the audition", ("The user did not pass the audition", "other")),
+        ("i hate tofu.", ("The user hates tofu", "preference")),
+        ("I have my own salon", ("The user has the user's own salon", "other")),
+    ],
+)
+def test_english_statements_are_restated_about_the_user(extractor, message, expected):
+    assert facts(extractor.extract(message)) == [expected]
+
+
+def test_dialogue_exchange_is_not_a_fact(extractor):
+    # first person that only frames the exchange with the listener
+    for message in ("我知道你关心我", "你说的很有道理，我尽量听你的", "I'm sure you'll find the right spot, John.",
+                    "Thanks, I appreciate it!", "小度，我们聊会天吧"):
+        assert extractor.extract(message).facts == (), message

@@ -162,3 +162,20 @@ def test_judges_what_the_extractor_writes(judge):
     assert judge.judge(old, new).relation is Relation.UPDATE
     again = extractor.extract("我现在住在上海").facts[0].text
     assert judge.judge(new, again).relation is Relation.DUPLICATE
+
+
+def test_judges_english_extractor_output(judge):
+    extractor = RuleExtractor()
+    old = extractor.extract("I live in Paris").facts[0].text
+    new = extractor.extract("I moved to London").facts[0].text
+    assert judge.judge(old, new).relation is Relation.UPDATE
+    has = extractor.extract("I have a car").facts[0].text
+    has_not = extractor.extract("I don't have a car").facts[0].text
+    assert judge.judge(has, has_not).relation is Relation.CONFLICT
+
+
+def test_negated_chinese_statements_conflict(judge):
+    extractor = RuleExtractor()
+    assert judge.judge(extractor.extract("我有车").facts[0].text,
+                       extractor.extract("我没有车").facts[0].text).relation is Relation.CONFLICT
+    assert judge.judge("用户吃辣", extractor.extract("我不吃辣").facts[0].text).relation is Relation.CONFLICT

@@ -136,3 +136,49 @@ def test_small_talk_and_question_helpers():
     assert not is_small_talk("谢谢，我住在杭州")
     assert is_question_to_assistant(Clause("你能帮我写个函数吗", "？"))
     assert not is_question_to_assistant(Clause("我住在杭州", "。"))
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("我对蝎子感到恐惧", "activity"),  # any first-person statement, not only the fixed phrases
+        ("我20多岁了", "identity"),
+        ("一会还得回去辅导孩子写作业", "relationship"),  # a family word without 我
+        ("在汽车制造厂工作太累了", "work"),  # a work word without 我
+        ("我现在天天吃冰淇淋", "habit"),
+        ("i race cars for a living.", "activity"),
+        ("I'm married with 2 children", "relationship"),
+        ("Still working on my biz.", "activity"),
+    ],
+)
+def test_first_person_and_topic_patterns(detector, text, category):
+    assert category in detector.detect(text)["fact_categories"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "我知道你关心我",  # 我 only frames the exchange
+        "你太有爱了，我送你一颗糖",
+        "小度，我现在特别无聊",  # the moment, not the person
+        "以后再说吧",  # the spec's time words alone are chat
+        "I'm sure you'll love this trilogy!",
+        "Thanks, your encouragement means a lot.",
+        "你喜欢运动吗？",
+    ],
+)
+def test_exchange_and_chat_raise_no_signal(detector, text):
+    result = detector.detect(text)
+    assert not result["has_fact_signal"] and not result["has_pref_signal"], result
+
+
+def test_time_words_qualify_a_statement(detector):
+    assert "time" in detector.detect("我晚上喜欢喝一杯")["pref_categories"]
+
+
+def test_clauses_keep_joiner_and_sentence():
+    clauses = split_clauses("我喜欢烹饪，但是我也喜欢钓鱼。我住在杭州")
+    assert [(c.text, c.joiner, c.sentence) for c in clauses] == [
+        ("我喜欢烹饪", "", 0), ("我也喜欢钓鱼", "但是", 0), ("我住在杭州", "", 1),
+    ]
+    assert [c.text for c in split_clauses("我可是个懒汉")] == ["我可是个懒汉"]  # 可是 after 我 joins nothing

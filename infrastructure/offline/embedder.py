@@ -103,10 +103,14 @@ def _ngram_features(text: str) -> list[str]:
 
 def _as_third_person(text: str) -> str:
     """"我住在杭州" → "用户住在杭州", "I live in Paris" → "The user lives in Paris": so both find their slot."""
-    from factledger.infrastructure.offline.rules_en import en_third_person  # late: rules import slots too
+    from factledger.infrastructure.offline.rules_en import (
+        en_third_person,  # late: rules import slots too
+    )
 
     if re.search(r"[\u3400-\u9fff]", text):
-        return text.replace("我的", "用户的").replace("我", "用户")
+        text = text.strip().replace("我的", "用户的").replace("我", "用户")
+        # a preference is written without its subject ("喜欢看纪录片"): it is still the user's
+        return text if text.startswith("用户") else "用户" + text
     return en_third_person(text)
 
 

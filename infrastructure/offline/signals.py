@@ -24,7 +24,7 @@ labelled files of data/eval:
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from factledger.infrastructure.offline.clauses import (
     Clause,
@@ -61,7 +61,7 @@ class SignalDetector:
     """检测消息中是否可能包含 fact 或 preference (the spec's detector, extended)."""
 
     # The spec's lists, verbatim.
-    FACT_SIGNALS: dict[str, list[str]] = {
+    FACT_SIGNALS: ClassVar[dict[str, list[str]]] = {
         "identity": ["我是", "我叫", "我姓", "我的名字"],
         "location": ["我在", "我住", "我工作在", "我们公司在", "坐标"],
         "relationship": ["我老板", "我同事", "我老婆", "我老公", "我女朋友",
@@ -71,7 +71,7 @@ class SignalDetector:
         "state": ["我有", "我没有", "我会", "我不会"],
     }
 
-    PREF_SIGNALS: dict[str, list[str]] = {
+    PREF_SIGNALS: ClassVar[dict[str, list[str]]] = {
         "explicit": ["我喜欢", "我偏好", "我习惯", "我倾向于"],
         "dislike": ["我不喜欢", "我讨厌", "我不想", "别给我", "不要"],
         "style_request": ["简短点", "详细点", "直接说", "说重点", "不用解释", "解释一下"],
@@ -81,7 +81,7 @@ class SignalDetector:
 
     # Additions. Patterns in FACT_PATTERNS apply to clauses where the speaker
     # talks about themself; TOPIC_PATTERNS to any statement (no 我 needed).
-    FACT_PATTERNS: dict[str, list[str]] = {
+    FACT_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "identity": [
             _I + r"(?:现在|今年|也|还|就|可|可是|本来|其实|并|并不|不|都)*(?:是|叫|姓|今年|名字|属|出生|\d+多?岁|[一二三四五六七八九十两]+多?岁)",
             r"\bmy name\b", r"\b(?:i'm|i am|i m|im) (?:a|an|\d+)\b", r"\bcall me\b", r"\bi was born\b",
@@ -119,12 +119,12 @@ class SignalDetector:
         ],
     }
 
-    TOPIC_PATTERNS: dict[str, list[str]] = {
+    TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "relationship": [_NOT_MINE + r"(?:" + _FAMILY + r")", r"家里的(?:" + _PETS + r")"],
         "work": [_NOT_MINE + r"(?:" + _WORK_WORDS + r")"],
     }
 
-    PREF_PATTERNS: dict[str, list[str]] = {
+    PREF_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "explicit": [r"喜欢|偏好|倾向|爱看|爱听|爱吃|爱玩|感兴趣|更爱|最爱|热爱|迷上|着迷|粉丝",
                      r"\bi (?:(?:really|also|just|absolutely) )?(?:prefer|like|love|enjoy|adore)\b", r"\bmy fav(?:ou?rite)?\b",
                      r"\bis my (?:fav(?:ou?rite)?|addiction|passion|weakness)\b"],
@@ -133,7 +133,7 @@ class SignalDetector:
     }
 
     #: preferences about how to reply: they count in requests as well as statements
-    REQUEST_PATTERNS: dict[str, list[str]] = {
+    REQUEST_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "dislike": [r"(?:别|不要|不用|少)(?:再|太|给我|跟我|对我)?(?:说|讲|解释|回复|回答|写|发|打扰|提醒|联系|用|废话|啰嗦|长)",
                     r"\bdon't (?:send|call|write|use|explain|bother|remind)\b"],
         "style_request": [r"简短|简洁|精简|短一?点|详细|具体点|直接|重点|啰嗦|废话|口语化|正式一?点",

@@ -1,0 +1,75 @@
+"""What the rule modules share: the finding type, subjects, third-person rewriting.
+
+Package-internal: ``rules_zh_prefs``, ``rules_zh_facts`` and ``rules_en`` build
+``_Item``s with these helpers and ``extractor`` assembles them.
+
+Confidence and strength follow the spec's bands: an explicit statement that
+fills a known slot is a fact at 0.9, one restated as said 0.8, a hedged one
+(可能, 好像, I think) 0.6; an explicit preference 0.8, a strongly worded one
+(非常/特别/最/一定…) 0.95, one inferred from a habit 0.6.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from factledger.infrastructure.offline.clauses import is_english
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN
+
+FACT_CONFIDENCE = 0.9  # an explicit statement filling a known slot
+GENERIC_CONFIDENCE = 0.8  # an explicit statement restated as said (no slot recognised)
+HEDGED_CONFIDENCE = 0.6  # "可能", "好像", "I think": said, but not firmly
+PREF_STRENGTH = 0.8
+STRONG_PREF_STRENGTH = 0.95
+
+_CJK = r"[\u4e00-\u9fff]"
+_STRONG = re.compile(r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b", re.IGNORECASE)
+
+
+class _Item(NamedTuple):
+    """One finding: a fact (``kind == "fact"``) or a preference."""
+
+    kind: str
+    text: str
+    category: str
+    score: float = FACT_CONFIDENCE
+    evidence: str = ""
+    generic: bool = False  # restated as said rather than by a slot rule: may absorb what follows
+
+
+class _Subject(NamedTuple):
+    """Whom a clause is about: the user, a relative of the user's, something the user has …"""
+
+    kind: str  # "user" | "role" | "owned" | "assistant" | "unknown"
+    phrase: str = "用户"  # how the fact text names it: 用户 / 用户的老板 / 用户的公司
+    explicit: bool = False  # named in this clause, not carried over
+
+
+_USER = _Subject("user")
+
+
+def _fact(text: str, category: str) -> _Item:
+    # Last guard: whatever path built the text, a fact never speaks in the first person.
+    return _Item("fact", _third_person(text), category)
+
+
+def _pref(text: str, category: str, said: str) -> _Item:
+    strength = STRONG_PREF_STRENGTH if _STRONG.search(said) else PREF_STRENGTH
+    # evidence quotes the clause as said, in the message's language (spec: "用户说'直接说重点'")
+    evidence = f"The user said '{said}'" if is_english(said) else f"用户说'{said}'"
+    return _Item("preference", text, category, strength, evidence)
+
+
+def _third_person(text: str) -> str:
+    """我 → 用户, 我的 → 用户的, 我们公司 → 用户的公司: how the spec wants facts written."""
+    text = re.sub(r"我们(?=公司|团队|部门|小组|组|单位|学校|项目)", "用户的", text)
+    text = re.sub(r"我(?=" + ZH_ROLE_PATTERN + r")", "用户的", text)  # 我父亲 → 用户的父亲
+    text = text.replace("我的", "用户的").replace("我们", "用户").replace("我", "用户")
+    return text
+
+
+def _tidy(value: str) -> str:
+    """A value as said, without trailing particles or quotes."""
+    value = value.strip().strip("'\"“”‘’「」 ")
+    return re.sub(r"(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()

@@ -1,0 +1,137 @@
+"""Chinese rules for preferences about replies: style, format, language, time, tools.
+
+These are always the user's, whatever subject a clause carried: only the user
+tells the assistant how to answer ("老板姓张，平时喜欢简短的回复").
+"""
+
+from __future__ import annotations
+
+import re
+
+from factledger.infrastructure.offline.rules_common import (
+    _Item,
+    _pref,
+    _Subject,
+    _third_person,
+    _tidy,
+)
+
+# ==========================================================================
+# Chinese: preferences about replies (always the user's)
+# ==========================================================================
+
+_STYLE_REQUESTS: tuple[tuple[str, str], ...] = (
+    (r"(?:不用|不要|别|无需)(?:再|多)?(?:解释|说明)", "偏好不加解释的回复风格"),
+    (r"直接(?:说|讲|点|给)|(?:说|讲)重点|重点说|(?:不要|别|少)(?:说)?废话|别(?:太)?啰嗦", "偏好简洁直接的回复风格"),
+    (r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长", "偏好简短的回复风格"),
+    (r"(?:详细|具体)一?(?:点|些)|(?:说|讲|回答|回复|解释|写)得?(?:详细|具体)", "偏好详细的回复风格"),
+    (r"(?:正式)一?(?:点|些)", "偏好正式的回复风格"),
+    (r"(?:随意|口语化)一?(?:点|些)", "偏好口语化的回复风格"),
+)
+_STYLE_WORDS = re.compile(r"简短|简洁|简单|精简|短|详细|具体|直接|重点|啰嗦|废话|正式|随意|口语|幽默|委婉|解释")
+_REPLY_NOUNS = re.compile(r"(?:回复|回答|答复|答案|解释|说明)$")
+_LANGUAGES = r"中文|英文|英语|汉语|日语|普通话|粤语"
+_FORMATS = r"列表|表格|代码块|代码|markdown|Markdown|图表|段落|要点"
+_REPLY_CONTEXT = re.compile(r"回复|回答|答|给我|请|以后|输出|展示|列出|发我|跟我|和我|交流|沟通|聊")
+_TIME = (
+    r"(?P<t>(?:每天)?(?:早上|上午|中午|下午|晚上|夜里|深夜|半夜|周末|工作日|下班后|下班时间|上班时间|休息时间)"
+    r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})?点?(?:以后|之后|后|前|以前|之前)?"
+    r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})点(?:以后|之后|后|前|以前|之前))"
+)
+_CONTACT = r"(?P<act>打扰|联系|找|发消息|发信息|打电话|提醒|推送)"
+_CONTACT_PHRASE = {"打扰": "被打扰", "联系": "被联系", "找": "被联系", "发消息": "收到消息",
+                   "发信息": "收到消息", "推送": "收到推送", "打电话": "接到电话", "提醒": "被提醒"}
+# tool names stop at the first CJK character: "VSCode写代码" names VSCode
+_TOOL = re.compile(r"(?:用|使用|通过)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|企业微信|钉钉|飞书|QQ|邮件|邮箱)")
+
+
+def _time_preference(rest: str, said: str) -> _Item | None:
+    m = re.search(_TIME + r".{0,4}?(?P<neg>别|不要|不用|勿|不想|不希望)(?:再)?(?:被)?(?:给我)?" + _CONTACT, rest)
+    if m:
+        return _pref(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
+    m = re.search(r"(?:请|最好|可以|尽量)?(?:在)?" + _TIME + r"(?:再)?(?:给我)?" + _CONTACT, rest)
+    if m and m.group("act") != "打扰":
+        return _pref(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
+    return None
+
+
+def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
+    """'我平时用VSCode写代码' → 偏好使用VSCode; only the user's own habits, never one-off requests."""
+    # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
+    if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
+        return None
+    m = re.match(
+        r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)", rest
+    )
+    if m and not re.search(r"了|过", rest):
+        return _pref(f"偏好使用{m.group('tool')}", "tool", said)
+    return None
+
+
+def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
+    """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
+    item = _time_preference(rest, said)
+    if item:
+        return item
+    # "我用表格记账" is not a request; imperatives and replies-talk are
+    request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
+    m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲)(?P<l>" + _LANGUAGES + r")", rest)
+    if m and request_like and not re.search(r"会(?:说|讲)", rest):
+        verb = "不希望" if m.group("neg") else "偏好"
+        return _pref(f"{verb}用{m.group('l')}回复", "language", said)
+    if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点)(?:专业)?术语", rest):
+        return _pref("偏好少用专业术语", "language", said)
+    m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
+    if m and request_like:
+        verb = "不希望" if m.group("neg") else "偏好"
+        return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said)
+    if re.search(r"分点|分条|列要点", rest) and request_like:
+        return _pref("偏好分点列出的回复格式", "format", said)
+    m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
+    if m:
+        return _pref(f"偏好通过{m.group('tool')}联系", "tool", said)
+    if request_like:
+        for pattern, text in _STYLE_REQUESTS:
+            if re.search(pattern, rest):
+                return _pref(text, "communication_style", said)
+    return None
+
+
+_LIKE = re.compile(
+    r"^(?P<strong>非常|特别|很|最|超级|比较|更|还是|真的|一直)?"
+    r"(?P<neg>不太|不怎么|并不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
+    r"(?P<obj>.+)$"
+)
+
+
+def _liked_reply_preference(rest: str, said: str) -> _Item | None:
+    """'喜欢简短的回复' → 偏好简短的回复风格; '习惯用VSCode' → 偏好使用VSCode."""
+    m = _LIKE.match(rest)
+    if not m:
+        return None
+    obj = _tidy(m.group("obj"))
+    negative = bool(m.group("neg")) or m.group("verb") in ("讨厌", "受不了")
+    said_verb = f"{m.group('neg') or ''}{m.group('verb')}"
+    lang = re.search(r"(?:用|以)?(?P<l>" + _LANGUAGES + r")(?:回复|回答|交流|沟通)?$", obj)
+    if lang and (lang.start() == 0 or obj.startswith(("用", "以"))):
+        return _pref(f"{'不希望' if negative else '偏好'}用{lang.group('l')}回复", "language", said)
+    fmt = re.match(r"^(?:用|以|看)?(?P<f>" + _FORMATS + r")(?:的形式|格式|形式)?(?:回复|回答|展示|呈现)?$", obj)
+    if fmt:
+        return _pref(f"{'不希望' if negative else '偏好'}用{fmt.group('f').lower()}的形式回复", "format", said)
+    tool = _TOOL.match(obj)
+    if tool and not re.search(r"了|过", obj):
+        return _pref(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
+    requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
+    about_replies = (_REPLY_NOUNS.search(obj) or obj.endswith("风格") or len(obj) <= 4
+                     or re.search(r"回复|回答|说话|讲话|沟通", obj) or requested)
+    if _STYLE_WORDS.search(obj) and about_replies:
+        if negative:
+            return _pref(f"{said_verb}{obj}", "communication_style", said)
+        if obj.endswith("风格"):
+            return _pref(f"偏好{obj}", "communication_style", said)
+        if _REPLY_NOUNS.search(obj):  # 简短的回复 → 偏好简短的回复风格 (the spec's example)
+            return _pref(f"偏好{obj}风格", "communication_style", said)
+        if requested:  # 喜欢你直接说重点 → the same wording as the request 直接说重点
+            return _pref(requested, "communication_style", said)
+        return _pref(f"偏好{_third_person(obj)}", "communication_style", said)
+    return None
