@@ -26,6 +26,7 @@ from factledger.application.service import InvalidInput, LedgerService
 from factledger.domain.memory import DomainError
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.ledgers import LedgerError
+from factledger.infrastructure.llm.client import LLMUnavailable
 from factledger.infrastructure.rule_overrides import RulesError
 from factledger.projections.memories import EmbedderMismatch
 
@@ -453,6 +454,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (InvalidInput, ConfigError, DomainError, EmbedderMismatch, LedgerError, RulesError) as exc:
         err.print(f"[red]error:[/red] {exc}")
         return 2
+    except LLMUnavailable as exc:
+        # The endpoint stayed down through the retries: nothing was recorded for this command.
+        err.print(f"[red]error:[/red] the LLM endpoint is unavailable: {exc}")
+        return 3
     except KeyboardInterrupt:
         return 130
 

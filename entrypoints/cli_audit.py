@@ -93,7 +93,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
     cli = _cli()
     with cli.opened(args) as service:
         if args.dry_run:
-            estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts_file, users=args.user)
+            estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
             if args.json:
                 cli.print_json(estimate.as_dict())
             else:
@@ -105,7 +105,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with cli._progress(args, f"replaying into {args.into}") as progress:
             task = progress.add_task("replay", total=None)
             report = service.replay(
-                args.into, args.extractor, rules=args.rules, prompts=args.prompts_file, users=args.user,
+                args.into, args.extractor, rules=args.rules, prompts=args.prompts, users=args.user,
                 limit=args.limit, progress=lambda d, t: progress.update(task, completed=d, total=t),
             )
     if args.json:
@@ -199,12 +199,12 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
 
     p = sub.add_parser("replay", parents=[common], help="re-decide recorded messages into another ledger",
                        description="Feeds the recorded messages, in order, with their times, sessions and context, "
-                                   "through another extractor into the ledger NAME; the source is never written. "
+                                   "through another extractor (--extractor, --rules, or --prompts for the llm "
+                                   "extractor) into the ledger NAME; the source is never written. "
                                    "Run again to resume after an interruption.")
     p.add_argument("--into", required=True, metavar="NAME", help="target ledger (created if missing)")
     p.add_argument("--extractor", choices=["offline", "llm"], help="extractor (default: the active one)")
     p.add_argument("--rules", metavar="PATH", help="a modified offline rule set (TOML; see factledger.infrastructure.rule_overrides)")
-    p.add_argument("--prompts-file", metavar="PATH", help="a prompt file for the llm extractor")
     p.add_argument("--user", action="append", help="only this user (repeatable)")
     p.add_argument("--limit", type=int, help="stop after this many messages (resume later)")
     p.add_argument("--dry-run", action="store_true", help="only say how many messages would reach the LLM and the tokens")

@@ -82,7 +82,11 @@ class Settings:
     # OpenAI-compatible LLM (used only when openai_api_key is set)
     openai_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
+    # "offline": the hashed n-gram embedder, for endpoints without embeddings (DeepSeek)
     embedding_model: str = "text-embedding-3-small"
+    # embeddings from another endpoint than chat (default: OPENAI_BASE_URL / OPENAI_API_KEY)
+    embedding_base_url: str | None = None
+    embedding_api_key: str | None = None
     # None: the model's native size (probed once for models factledger does not know)
     embedding_dimension: int | None = None
     # a bundled prompt set ("seed", "combined") or the path of a prompt file
@@ -144,6 +148,10 @@ class Settings:
             values["llm_model"] = str(v)
         if (v := pick("embedding_model", "FACTLEDGER_EMBEDDING_MODEL")) is not None:
             values["embedding_model"] = str(v)
+        if (v := pick("embedding_base_url", "FACTLEDGER_EMBEDDING_BASE_URL")) is not None:
+            values["embedding_base_url"] = str(v)
+        if (v := pick("embedding_api_key", "FACTLEDGER_EMBEDDING_API_KEY")) is not None:
+            values["embedding_api_key"] = str(v)
         if (v := pick("embedding_dimension", "FACTLEDGER_EMBEDDING_DIMENSION")) is not None:
             values["embedding_dimension"] = _int("FACTLEDGER_EMBEDDING_DIMENSION", v, minimum=8)
         if (v := pick("prompts", "FACTLEDGER_PROMPTS")) is not None:

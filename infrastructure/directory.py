@@ -46,7 +46,7 @@ class PostgresLedgerDirectory:
         return open_ledger(settings, extractor=extractor, judge=judge, ledger=name)
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
-        name = name or ("llm" if self.settings.openai_api_key else "offline")
+        name = name or ("llm" if prompts or self.settings.openai_api_key else "offline")
         if name not in EXTRACTORS:
             raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(EXTRACTORS)}")
         settings: Any = self.settings

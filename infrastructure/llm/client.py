@@ -1,0 +1,250 @@
+"""Transport to any OpenAI-compatible endpoint: timeouts, retries, errors, metering, cache.
+
+The official ``openai`` client does the HTTP; its own retries are off, so
+that every attempt, its backoff and its cost are decided and recorded here:
+
+* 429, 5xx, timeouts and connection errors are retried with exponential
+  backoff (``Retry-After`` honoured), up to ``max_retries`` times, then raise
+  ``LLMUnavailable``;
+* a wrong key (401/403) raises ``LLMAuthError`` naming OPENAI_API_KEY, an
+  unknown model (404) ``LLMConfigError`` naming FACTLEDGER_LLM_MODEL: both are
+  ``ConfigError``, so the CLI prints them and exits 2 instead of recording a
+  failure for every message;
+* any other refusal (400, 422) raises ``LLMRequestRejected`` with its status;
+* every call, cached or not, lands in the ``llm_calls`` table.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+import attrs
+import openai
+
+from factledger.infrastructure.config import ConfigError
+from factledger.infrastructure.llm.cache import CachedAnswer, ResponseCache, request_hash
+from factledger.infrastructure.llm.usage import CallRecord, UsageLog
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+MAX_DELAY_S = 30.0
+
+
+class LLMAuthError(ConfigError):
+    """The endpoint refused the API key."""
+
+
+class LLMConfigError(ConfigError):
+    """The endpoint does not know the model (or the base URL is wrong)."""
+
+
+class LLMUnavailable(Exception):
+    """No answer after every retry (rate limits, server errors, timeouts, network)."""
+
+    def __init__(self, reason: str, status: int | None = None):
+        super().__init__(reason)
+        self.reason = reason
+        self.status = status
+
+
+class LLMRequestRejected(LLMUnavailable):
+    """The endpoint refused the request itself (400, 422): retrying it unchanged is useless."""
+
+
+@attrs.frozen
+class ChatAnswer:
+    """One chat completion, fresh or from the cache."""
+
+    text: str
+    model: str
+    prompt_id: str
+    input_hash: bytes
+    input_tokens: int = 0
+    output_tokens: int = 0
+    latency_ms: int = 0
+    cached: bool = False
+
+    def usage(self) -> dict[str, Any]:
+        return {
+            "prompt_id": self.prompt_id,
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "latency_ms": self.latency_ms,
+            "cached": self.cached,
+        }
+
+
+def _detail(exc: Exception) -> str:
+    text = str(getattr(exc, "message", None) or exc)
+    return text if len(text) <= 300 else text[:300] + "…"
+
+
+class LLMClient:
+    """Chat completions and embeddings with retries, metering and a response cache."""
+
+    def __init__(
+        self,
+        *,
+        api_key: str,
+        base_url: str | None = None,
+        timeout: float = 30.0,
+        max_retries: int = 3,
+        backoff: float = 1.0,
+        cache: ResponseCache | None = None,
+        usage: UsageLog | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+    ):
+        # The client's own retries are off: ours are metered and configurable.
+        self.openai = openai.OpenAI(api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=0)
+        self.base_url = str(self.openai.base_url)
+        self.max_retries = max_retries
+        self.backoff = backoff
+        self.cache = cache
+        self.usage = usage
+        self._sleep = sleep
+
+    # ---- chat ---------------------------------------------------------------
+
+    def chat(
+        self,
+        *,
+        model: str,
+        prompt_id: str,
+        prompt: str,
+        response_format: dict[str, Any] | None = None,
+        temperature: float | None = 0.0,
+    ) -> ChatAnswer:
+        """Send ``prompt`` as one user message; answered from the cache when seen before.
+
+        A fresh answer is *not* cached here: call ``remember`` once it proved
+        usable, so a garbled answer is asked again instead of replayed forever.
+        """
+        request: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
+        if response_format is not None:
+            request["response_format"] = response_format
+        if temperature is not None:
+            request["temperature"] = temperature
+        key = request_hash(request)
+        started = time.monotonic()
+        if self.cache is not None:
+            hit = self.cache.get(model, prompt_id, key)
+            if hit is not None:
+                latency = int((time.monotonic() - started) * 1000)
+                self.record(CallRecord("chat", model, prompt_id, latency_ms=latency, cached=True))
+                return ChatAnswer(hit.text, model, prompt_id, key, 0, 0, latency, cached=True)
+        response, attempts, latency = self._send(
+            lambda: self.openai.chat.completions.create(model=model, **request), "chat", model, prompt_id
+        )
+        text = ""
+        if response.choices:
+            message = response.choices[0].message
+            text = message.content or getattr(message, "refusal", None) or ""
+        usage = response.usage
+        answer = ChatAnswer(
+            text, model, prompt_id, key,
+            input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
+            output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+            latency_ms=latency,
+        )
+        self.record(
+            CallRecord("chat", model, prompt_id, answer.input_tokens, answer.output_tokens, latency, attempts=attempts)
+        )
+        return answer
+
+    def remember(self, answer: ChatAnswer) -> None:
+        """Store a usable fresh answer in the response cache."""
+        if self.cache is None or answer.cached:
+            return
+        try:
+            self.cache.put(
+                answer.model, answer.prompt_id, answer.input_hash,
+                CachedAnswer(answer.text, answer.input_tokens, answer.output_tokens),
+            )
+        except Exception:  # a cache that cannot write only costs a repeat call later
+            logger.exception("could not store an LLM answer in the response cache")
+
+    # ---- embeddings ---------------------------------------------------------
+
+    def embed(self, *, model: str, texts: Sequence[str], dimensions: int | None) -> list[list[float]]:
+        """Raw vectors for ``texts``, in order (one request)."""
+        kwargs: dict[str, Any] = {"model": model, "input": list(texts), "encoding_format": "float"}
+        if dimensions is not None:
+            kwargs["dimensions"] = dimensions
+        response, attempts, latency = self._send(
+            lambda: self.openai.embeddings.create(**kwargs), "embedding", model, None
+        )
+        tokens = int(getattr(response.usage, "prompt_tokens", 0) or 0)
+        self.record(CallRecord("embedding", model, None, tokens, 0, latency, attempts=attempts))
+        data = sorted(response.data, key=lambda d: d.index)
+        if len(data) != len(texts):
+            raise LLMUnavailable(f"embedding endpoint returned {len(data)} vectors for {len(texts)} texts")
+        return [list(d.embedding) for d in data]
+
+    # ---- transport ----------------------------------------------------------
+
+    def record(self, call: CallRecord) -> None:
+        """Meter one call (the extractor also records messages it gated out)."""
+        if self.usage is not None:
+            self.usage.record(call)
+
+    def _delay(self, attempt: int, exc: Exception) -> float:
+        response = getattr(exc, "response", None)
+        retry_after = response.headers.get("retry-after") if response is not None else None
+        if retry_after is not None:
+            try:
+                return min(MAX_DELAY_S, max(0.0, float(retry_after)))
+            except ValueError:
+                pass  # an HTTP date: fall back to our own backoff
+        return min(MAX_DELAY_S, self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
+
+    def _send(self, send: Callable[[], T], kind: str, model: str, prompt_id: str | None) -> tuple[T, int, int]:
+        """(response, attempts, total latency in ms); raises the errors the module describes."""
+        started = time.monotonic()
+        attempt = 0
+
+        def failed(reason: str) -> None:
+            latency = int((time.monotonic() - started) * 1000)
+            self.record(CallRecord(kind, model, prompt_id, latency_ms=latency, ok=False, attempts=attempt, error=reason))
+
+        while True:
+            attempt += 1
+            try:
+                response = send()
+                if not hasattr(response, "usage"):  # a text/html page from a proxy, say
+                    raise ValueError(f"not an OpenAI API response: {str(response)[:100]!r}")
+                return response, attempt, int((time.monotonic() - started) * 1000)
+            except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
+                failed(f"HTTP {exc.status_code}")
+                raise LLMAuthError(
+                    f"the LLM endpoint {self.base_url} refused the API key (HTTP {exc.status_code}): "
+                    f"set OPENAI_API_KEY to a valid key for it (or OPENAI_BASE_URL to the endpoint the key "
+                    f"belongs to). The endpoint said: {_detail(exc)}"
+                ) from None
+            except openai.NotFoundError as exc:
+                failed("HTTP 404")
+                raise LLMConfigError(
+                    f"the LLM endpoint {self.base_url} does not know model {model!r} (HTTP 404): check "
+                    f"{'FACTLEDGER_EMBEDDING_MODEL' if kind == 'embedding' else 'FACTLEDGER_LLM_MODEL'} "
+                    f"and OPENAI_BASE_URL. The endpoint said: {_detail(exc)}"
+                ) from None
+            except (openai.RateLimitError, openai.InternalServerError, openai.APIConnectionError) as exc:
+                status = getattr(exc, "status_code", None)
+                reason = f"HTTP {status}: {_detail(exc)}" if status else f"{type(exc).__name__}: {_detail(exc)}"
+                # An exhausted quota is a 429 that no wait will fix.
+                if getattr(exc, "code", None) == "insufficient_quota" or attempt > self.max_retries:
+                    failed(reason)
+                    raise LLMUnavailable(f"{reason} (after {attempt} attempt(s))", status) from None
+                delay = self._delay(attempt, exc)
+                logger.warning("LLM %s call failed (%s); retry %d in %.1fs", kind, reason, attempt, delay)
+                self._sleep(delay)
+            except openai.APIStatusError as exc:
+                failed(f"HTTP {exc.status_code}")
+                raise LLMRequestRejected(f"HTTP {exc.status_code}: {_detail(exc)}", exc.status_code) from None
+            except (openai.APIError, ValueError) as exc:  # e.g. a body that is not JSON
+                failed(type(exc).__name__)
+                raise LLMUnavailable(f"unreadable response ({type(exc).__name__}: {_detail(exc)})") from None

@@ -1,0 +1,261 @@
+"""``LLMExtractor``: the spec's FactPreferenceExtractor over an OpenAI-compatible LLM.
+
+Flow per message (the spec's ``process_message``):
+
+1. the SignalDetector looks for fact and preference signals; with gating on,
+   a message with neither costs no call (谢谢, 好的);
+2. prompt set ``separate`` (``seed``): a fact call when there is a fact signal
+   (FACT_PROMPT, or FACT_PROMPT_WITH_CONTEXT given earlier turns) and a
+   preference call when there is a preference signal (PREF_PROMPT);
+   prompt set ``combined``: one call for both, as structured output;
+3. each answer is parsed robustly; an unusable one is asked again
+   (``parse_retries``), then the whole extraction fails with
+   ``ExtractionFailure`` so the service records the message for ``retry-failed``.
+
+The Extraction names the prompt set (``prompt_id``), keeps every raw answer
+(``raw_output``, a JSON object by template) and what the calls cost (``usage``).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+from factledger.application.ports import ExtractionFailure
+from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
+from factledger.infrastructure.llm.client import ChatAnswer, LLMClient, LLMRequestRejected, LLMUnavailable
+from factledger.infrastructure.llm.parsing import UnusableOutput, parse_combined, parse_facts, parse_preferences
+from factledger.infrastructure.llm.prompts import PromptSet
+from factledger.infrastructure.llm.usage import CallRecord
+
+logger = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+FACT_CONTEXT_TURNS = 5  # the spec: context[-5:] for facts
+PREF_CONTEXT_TURNS = 3  # the spec: context[-3:] for preferences
+KNOWN_FACTS = 20  # the spec: recall_by_type(..., limit=20)
+NOTHING = "无"
+# A pasted document is not a statement about the user: bound what a prompt costs.
+MAX_MESSAGE_CHARS = 4000
+MAX_TURN_CHARS = 1000
+
+
+def bounded(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + "…"
+
+
+def conversation(turns: Sequence[Turn], last: int) -> str:
+    """The spec's ``"role: content"`` lines of the last turns."""
+    return "\n".join(f"{t.role}: {bounded(t.content, MAX_TURN_CHARS)}" for t in list(turns)[-last:])
+
+
+def known_list(facts: Sequence[str]) -> str:
+    return "\n".join(f"- {f}" for f in list(facts)[-KNOWN_FACTS:]) or NOTHING
+
+
+def approximate_tokens(text: str) -> int:
+    """A tokenizer-free estimate: one token per CJK character, one per 4 other characters."""
+    cjk = sum(1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef")
+    return cjk + (len(text) - cjk + 3) // 4
+
+
+class _Attempts:
+    """Calls made for one extraction: their answers and costs, for the Extraction's record."""
+
+    def __init__(self) -> None:
+        self.raw: dict[str, str] = {}
+        self.calls: list[dict[str, Any]] = []
+
+    def add(self, key: str, answer: ChatAnswer) -> None:
+        self.raw[key] = answer.text
+        self.calls.append({"template": key, **answer.usage()})
+
+    def raw_output(self) -> str:
+        return json.dumps(self.raw, ensure_ascii=False)
+
+    def usage(self, model: str) -> dict[str, Any]:
+        fresh = [c for c in self.calls if not c["cached"]]
+        return {
+            "model": model,
+            "calls": len(fresh),
+            "cache_hits": len(self.calls) - len(fresh),
+            "input_tokens": sum(c["input_tokens"] for c in self.calls),
+            "output_tokens": sum(c["output_tokens"] for c in self.calls),
+            "latency_ms": sum(c["latency_ms"] for c in self.calls),
+            "prompts": [c["prompt_id"] for c in self.calls],
+        }
+
+
+class LLMExtractor:
+    """Extracts facts and preferences with a prompt set; implements the ``Extractor`` port."""
+
+    def __init__(
+        self,
+        client: LLMClient,
+        model: str,
+        prompts: PromptSet,
+        *,
+        signal_gating: bool = True,
+        parse_retries: int = 1,
+        detector: Any = None,
+    ):
+        from factledger.infrastructure.offline.signals import SignalDetector
+
+        self.client = client
+        self.model = model
+        self.prompts = prompts
+        self.signal_gating = signal_gating
+        self.parse_retries = parse_retries
+        self.detector = detector or SignalDetector()
+        # Structured output first; endpoints that refuse it step down (and stay down).
+        self._formats: list[dict[str, Any] | None] = []
+        if prompts.mode == "combined":
+            if prompts.json_schema is not None:
+                self._formats.append(
+                    {"type": "json_schema",
+                     "json_schema": {"name": "extraction", "strict": True, "schema": prompts.json_schema}}
+                )
+            self._formats += [{"type": "json_object"}, None]
+
+    @property
+    def extractor_id(self) -> str:
+        return f"openai:{self.model}/{self.prompts.name}"
+
+    @property
+    def prompt_id(self) -> str:
+        return self.prompts.id
+
+    def extract(
+        self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()
+    ) -> Extraction:
+        signals = self.detector.detect(message)
+        want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
+        want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
+        message = bounded(message, MAX_MESSAGE_CHARS)
+        attempts = _Attempts()
+        facts: list[ExtractedFact] = []
+        prefs: list[ExtractedPreference] = []
+        if not (want_facts or want_prefs):
+            # The record of a message that cost nothing, so usage reports show it.
+            self.client.record(CallRecord("gated", self.model, self.prompts.id))
+        else:
+            try:
+                if self.prompts.mode == "combined":
+                    facts, prefs = self._combined(message, context, known_facts, attempts)
+                else:
+                    if want_facts:
+                        facts = self._facts(message, context, known_facts, attempts)
+                    if want_prefs:
+                        prefs = self._preferences(message, context, attempts)
+            except (LLMUnavailable, UnusableOutput) as exc:
+                raise ExtractionFailure(
+                    str(exc), extractor_id=self.extractor_id,
+                    raw_output=attempts.raw_output(), prompt_id=self.prompts.id,
+                ) from exc
+        return Extraction(
+            extractor_id=self.extractor_id,
+            facts=facts,
+            preferences=prefs,
+            prompt_id=self.prompts.id,
+            raw_output=attempts.raw_output(),
+            signals=signals,
+            usage={**attempts.usage(self.model), "gated": not (want_facts or want_prefs)},
+        )
+
+    def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
+        """(calls, input tokens) extracting ``message`` would cost at most, for replay estimates.
+
+        Counts the calls the gating lets through and the rendered prompts'
+        tokens (a CJK character ≈ 1 token, other text ≈ 4 characters a token);
+        the response cache may make a real run cheaper.
+        """
+        signals = self.detector.detect(message)
+        want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
+        want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
+        prompts: list[str] = []
+        if self.prompts.mode == "combined" and (want_facts or want_prefs):
+            prompts.append(self.prompts.render(
+                "combined", conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
+                user_message=message, existing_facts=NOTHING,
+            ))
+        elif self.prompts.mode != "combined":
+            if want_facts and context:
+                prompts.append(self.prompts.render(
+                    "fact_with_context", conversation=conversation(context, FACT_CONTEXT_TURNS),
+                    user_message=message, existing_facts=NOTHING,
+                ))
+            elif want_facts:
+                prompts.append(self.prompts.render("fact", user_message=message))
+            if want_prefs:
+                prompts.append(self.prompts.render(
+                    "preference", user_message=message,
+                    context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING,
+                ))
+        return len(prompts), sum(approximate_tokens(p) for p in prompts)
+
+    # ---- the calls ------------------------------------------------------------
+
+    def _ask(
+        self, key: str, prompt: str, parse: Callable[[str], T], attempts: _Attempts,
+        response_format: dict[str, Any] | None = None,
+    ) -> T:
+        """Ask, parse; ask again on an unusable answer; cache only a usable one."""
+        last: UnusableOutput | None = None
+        for _ in range(self.parse_retries + 1):
+            answer = self.client.chat(
+                model=self.model, prompt_id=self.prompts.template_id(key), prompt=prompt,
+                response_format=response_format, temperature=self.prompts.temperature,
+            )
+            attempts.add(key, answer)
+            try:
+                result = parse(answer.text)
+            except UnusableOutput as exc:
+                logger.warning("unusable %s answer from %s: %s", key, self.model, answer.text[:200])
+                last = UnusableOutput(f"unusable {key} answer: {exc}")
+                continue
+            self.client.remember(answer)
+            return result
+        assert last is not None
+        raise last
+
+    def _facts(
+        self, message: str, context: Sequence[Turn], known: Sequence[str], attempts: _Attempts
+    ) -> list[ExtractedFact]:
+        if context:
+            prompt = self.prompts.render(
+                "fact_with_context",
+                conversation=conversation(context, FACT_CONTEXT_TURNS),
+                user_message=message,
+                existing_facts=known_list(known),
+            )
+            return self._ask("fact_with_context", prompt, parse_facts, attempts)
+        return self._ask("fact", self.prompts.render("fact", user_message=message), parse_facts, attempts)
+
+    def _preferences(self, message: str, context: Sequence[Turn], attempts: _Attempts) -> list[ExtractedPreference]:
+        prompt = self.prompts.render(
+            "preference", user_message=message, context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING
+        )
+        return self._ask("preference", prompt, parse_preferences, attempts)
+
+    def _combined(
+        self, message: str, context: Sequence[Turn], known: Sequence[str], attempts: _Attempts
+    ) -> tuple[list[ExtractedFact], list[ExtractedPreference]]:
+        prompt = self.prompts.render(
+            "combined",
+            conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
+            user_message=message,
+            existing_facts=known_list(known),
+        )
+        while True:
+            response_format = self._formats[0]
+            try:
+                return self._ask("combined", prompt, parse_combined, attempts, response_format)
+            except LLMRequestRejected as exc:
+                # 400/422 to a response_format: this endpoint lacks it; use the next one down.
+                if response_format is None or len(self._formats) == 1 or exc.status not in (400, 422):
+                    raise
+                logger.info("endpoint refused response_format %s (%s); falling back", response_format["type"], exc)
+                self._formats.pop(0)

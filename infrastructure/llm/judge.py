@@ -1,0 +1,63 @@
+"""``LLMJudge``: the spec's ``_check_relation`` (CONFLICT_CHECK_PROMPT) over an LLM.
+
+The answer is read in the spec's order (update, conflict, duplicate, else
+different), whatever case or extra words it comes with. When the LLM cannot
+be reached after every retry, the offline rule judge decides instead and the
+verdict says so (its judge id and raw answer), so an outage never loses or
+blocks a message; a wrong key still stops everything (``LLMAuthError``).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+import attrs
+
+from factledger.application.ports import RelationJudge
+from factledger.domain.values import RelationVerdict
+from factledger.infrastructure.llm.client import LLMClient, LLMUnavailable
+from factledger.infrastructure.llm.parsing import parse_relation
+from factledger.infrastructure.llm.prompts import PromptSet
+
+logger = logging.getLogger(__name__)
+
+
+class LLMJudge:
+    """Implements the ``RelationJudge`` port with the prompt set's ``conflict_check``."""
+
+    def __init__(self, client: LLMClient, model: str, prompts: PromptSet, fallback: RelationJudge | None = None):
+        self.client = client
+        self.model = model
+        self.prompts = prompts
+        self._fallback = fallback
+
+    @property
+    def judge_id(self) -> str:
+        return f"openai:{self.model}/{self.prompts.name}"
+
+    @property
+    def fallback(self) -> RelationJudge:
+        if self._fallback is None:
+            from factledger.infrastructure.offline import RuleJudge
+
+            self._fallback = RuleJudge()
+        return self._fallback
+
+    def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
+        prompt_id = self.prompts.template_id("conflict_check")
+        prompt = self.prompts.render("conflict_check", old_fact=old_fact, new_fact=new_fact)
+        try:
+            answer = self.client.chat(
+                model=self.model, prompt_id=prompt_id, prompt=prompt, temperature=self.prompts.temperature
+            )
+        except LLMUnavailable as exc:
+            logger.warning("relation check by LLM failed (%s); the offline judge decides", exc.reason)
+            verdict = self.fallback.judge(old_fact, new_fact)
+            return attrs.evolve(verdict, raw_answer=f"[LLM unavailable: {exc.reason}] {verdict.raw_answer}")
+        if answer.text.strip():
+            self.client.remember(answer)
+        usage: dict[str, Any] = {"model": self.model, **answer.usage()}
+        return RelationVerdict(
+            parse_relation(answer.text), self.judge_id, raw_answer=answer.text, prompt_id=prompt_id, usage=usage
+        )

@@ -1,0 +1,209 @@
+"""Malformed LLM output, transport failures and relation answers, over HTTP to the fake server.
+
+No database here: the extractor and judge run on a client without cache or
+call log, so each case is one or two HTTP round trips.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+from fake_openai import EXAMPLE, FakeOpenAI, Reply
+
+from factledger.application.ports import ExtractionFailure
+from factledger.domain.values import MAX_TEXT_LENGTH, Relation
+from factledger.infrastructure.llm import LLMExtractor, LLMJudge, load_prompt_set
+from factledger.infrastructure.llm.client import LLMAuthError, LLMClient, LLMConfigError
+from factledger.infrastructure.llm.embedder import OpenAIEmbedder
+
+
+class Signals:
+    """A detector that always sees the signals it was built with (the real one is tested elsewhere)."""
+
+    def __init__(self, facts: bool, prefs: bool):
+        self.result = {"has_fact_signal": facts, "has_pref_signal": prefs, "fact_categories": [], "pref_categories": []}
+
+    def detect(self, text: str) -> dict[str, Any]:
+        return dict(self.result)
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+def client(fake: FakeOpenAI, **kwargs: Any) -> LLMClient:
+    options = {"timeout": 5.0, "max_retries": 2, "backoff": 0.01, **kwargs}
+    return LLMClient(api_key="test", base_url=fake.url + "/v1", **options)
+
+
+def fact_extractor(fake: FakeOpenAI, **kwargs: Any) -> LLMExtractor:
+    """Seed prompts, a fact signal only: exactly one call per extraction."""
+    return LLMExtractor(client(fake, **kwargs), "gpt-4o-mini", load_prompt_set("seed"), detector=Signals(True, False))
+
+
+FACT = {"fact": "用户在杭州工作", "category": "location", "confidence": 0.9}
+
+
+@pytest.mark.parametrize(
+    ("answer", "expected"),
+    [
+        pytest.param("```json\n" + json.dumps([FACT], ensure_ascii=False) + "\n```", [("用户在杭州工作", "location", 0.9)], id="code-fence"),
+        pytest.param("好的，提取结果如下：\n" + json.dumps([FACT], ensure_ascii=False) + "\n以上。", [("用户在杭州工作", "location", 0.9)], id="prose"),
+        pytest.param('[{"fact": "用户在杭州工作", "category": "location", "confidence": 0.9,},]', [("用户在杭州工作", "location", 0.9)], id="trailing-commas"),
+        pytest.param(json.dumps(FACT, ensure_ascii=False), [("用户在杭州工作", "location", 0.9)], id="single-object"),
+        pytest.param('{"facts": [' + json.dumps(FACT, ensure_ascii=False) + "]}", [("用户在杭州工作", "location", 0.9)], id="wrapped-array"),
+        pytest.param("[{'fact': '用户在杭州工作', 'category': 'location', 'confidence': 0.9, 'conflicts_with': None}]", [("用户在杭州工作", "location", 0.9)], id="python-literal"),
+        pytest.param('[{"fact": "用户在杭州工作", "category": "城市"}]', [("用户在杭州工作", "other", 0.5)], id="unknown-category"),
+        pytest.param('[{"fact": "用户在杭州工作", "category": "Location", "confidence": "0.8"}]', [("用户在杭州工作", "location", 0.8)], id="number-as-string"),
+        pytest.param('[{"fact": "a", "confidence": "90%"}, {"fact": "b", "confidence": 7}, {"fact": "c", "confidence": -1}, {"fact": "d", "confidence": "high"}]',
+                     [("a", "other", 0.9), ("b", "other", 1.0), ("c", "other", 0.0), ("d", "other", 0.5)], id="out-of-range"),
+        pytest.param('[{"fact": ""}, {"fact": "   "}, {"fact": null}, {"category": "work"}, {"fact": "用户在杭州工作"}]', [("用户在杭州工作", "other", 0.5)], id="empty-texts"),
+        pytest.param('["用户在杭州工作"]', [("用户在杭州工作", "other", 0.5)], id="bare-strings"),
+        pytest.param("[]", [], id="nothing"),
+    ],
+)
+def test_malformed_fact_answers_are_read(fake: FakeOpenAI, answer: str, expected: list[tuple[str, str, float]]) -> None:
+    fake.script(answer)
+    extraction = fact_extractor(fake).extract("我在杭州工作")
+    assert [(f.text, f.category, f.confidence) for f in extraction.facts] == expected
+    assert json.loads(extraction.raw_output) == {"fact": answer}
+    assert len(fake.chat_requests()) == 1
+
+
+def test_over_long_texts_are_bounded(fake: FakeOpenAI) -> None:
+    fake.script(json.dumps([{"fact": "用" * 5000, "category": "other"}] * 50, ensure_ascii=False))
+    extraction = fact_extractor(fake).extract("我在杭州工作")
+    assert len(extraction.facts) == 20  # a runaway answer is cut too
+    assert all(len(f.text) == MAX_TEXT_LENGTH for f in extraction.facts)
+
+
+def test_conflicts_with_is_kept_and_nothing_words_are_null(fake: FakeOpenAI) -> None:
+    fake.script('[{"fact": "用户住在上海", "conflicts_with": "用户住在杭州"}, {"fact": "用户养猫", "conflicts_with": "null"}]')
+    facts = fact_extractor(fake).extract("我住在上海，养了只猫").facts
+    assert [f.conflicts_with for f in facts] == ["用户住在杭州", None]
+
+
+def test_malformed_preference_answers_are_read(fake: FakeOpenAI) -> None:
+    extractor = LLMExtractor(client(fake), "m", load_prompt_set("combined"), detector=Signals(False, True))
+    fake.script('Sure! {"facts": [], "preferences": [{"preference": "偏好简短的回复风格", "category": "COMMUNICATION_STYLE", '
+                '"strength": "1.5", "evidence": ["简短点", "说重点"]}, {"preference": ""}],}')
+    [pref] = extractor.extract("以后简短点").preferences
+    assert (pref.text, pref.category, pref.strength, pref.evidence) == ("偏好简短的回复风格", "communication_style", 1.0, "简短点; 说重点")
+
+
+def test_garbage_raises_extraction_failure_after_one_retry(fake: FakeOpenAI) -> None:
+    fake.script("garbage {{{ not json", "still garbage")
+    with pytest.raises(ExtractionFailure) as caught:
+        fact_extractor(fake).extract("我在杭州工作")
+    failure = caught.value
+    assert failure.extractor_id == "openai:gpt-4o-mini/seed"
+    assert failure.prompt_id == load_prompt_set("seed").id
+    assert "still garbage" in failure.raw_output
+    assert len(fake.chat_requests()) == 2
+
+
+def test_server_errors_are_retried_then_fail_cleanly(fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=500), Reply(status=503), Reply(status=502))
+    with pytest.raises(ExtractionFailure, match="HTTP 502"):
+        fact_extractor(fake).extract("我在杭州工作")
+    assert len(fake.chat_requests()) == 3  # the first try and max_retries=2
+
+
+def test_a_429_then_success(fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=429, body={"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}), "[]")
+    assert fact_extractor(fake).extract("我在杭州工作").facts == ()
+    assert len(fake.chat_requests()) == 2
+
+
+def test_an_exhausted_quota_is_not_retried(fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=429, body={"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}))
+    with pytest.raises(ExtractionFailure, match="quota"):
+        fact_extractor(fake).extract("我在杭州工作")
+    assert len(fake.chat_requests()) == 1
+
+
+def test_a_timeout_fails_the_extraction(fake: FakeOpenAI) -> None:
+    fake.script(Reply("[]", delay=1.0))
+    with pytest.raises(ExtractionFailure, match="Timeout"):
+        fact_extractor(fake, timeout=0.2, max_retries=0).extract("我在杭州工作")
+
+
+def test_a_connection_error_fails_the_extraction() -> None:
+    with FakeOpenAI() as gone:
+        url = gone.url
+    extractor = LLMExtractor(
+        LLMClient(api_key="k", base_url=url + "/v1", timeout=1, max_retries=1, backoff=0.01),
+        "m", load_prompt_set("seed"), detector=Signals(True, False),
+    )
+    with pytest.raises(ExtractionFailure, match="APIConnectionError"):
+        extractor.extract("我在杭州工作")
+
+
+def test_401_names_the_key_and_404_the_model(fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=401, body={"error": {"message": "Incorrect API key provided: sk-xx", "code": "invalid_api_key"}}))
+    with pytest.raises(LLMAuthError, match="set OPENAI_API_KEY"):
+        fact_extractor(fake).extract("我在杭州工作")
+    fake.script(Reply(status=404, body={"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}))
+    with pytest.raises(LLMConfigError, match="FACTLEDGER_LLM_MODEL"):
+        fact_extractor(fake).extract("我在杭州工作")
+
+
+def test_a_non_api_response_fails_cleanly(fake: FakeOpenAI) -> None:
+    fake.script(Reply(body="<html>bad gateway</html>", headers={"content-type": "text/html"}))
+    with pytest.raises(ExtractionFailure, match="not an OpenAI API response"):
+        fact_extractor(fake).extract("我在杭州工作")
+
+
+@pytest.mark.parametrize(
+    ("answer", "relation"),
+    [
+        ("update", Relation.UPDATE),
+        ("UPDATE", Relation.UPDATE),
+        ('"Update" — the address changed.', Relation.UPDATE),
+        ("Conflict", Relation.CONFLICT),
+        ("The answer is: duplicate.", Relation.DUPLICATE),
+        ("different", Relation.DIFFERENT),
+        ("这是更新", Relation.UPDATE),
+        ("两者矛盾", Relation.CONFLICT),
+        ("我不确定", Relation.DIFFERENT),
+        ("", Relation.DIFFERENT),
+    ],
+)
+def test_relation_answers_follow_the_spec_order(fake: FakeOpenAI, answer: str, relation: Relation) -> None:
+    fake.script(answer)
+    judge = LLMJudge(client(fake), "gpt-4o-mini", load_prompt_set("seed"))
+    verdict = judge.judge("用户住在杭州", "用户住在上海")
+    assert verdict.relation is relation
+    assert verdict.raw_answer == answer
+    assert verdict.prompt_id == load_prompt_set("seed").template_id("conflict_check")
+    assert verdict.judge_id == "openai:gpt-4o-mini/seed"
+
+
+def test_the_judge_falls_back_to_the_rules_when_the_llm_is_down(fake: FakeOpenAI) -> None:
+    fake.script(*[Reply(status=503)] * 3)
+    verdict = LLMJudge(client(fake), "m", load_prompt_set("seed")).judge("用户住在杭州", "用户住在杭州")
+    assert verdict.raw_answer.startswith("[LLM unavailable")
+    assert not verdict.judge_id.startswith("openai:")
+
+
+def test_embeddings_are_unit_vectors_of_the_configured_size(fake: FakeOpenAI) -> None:
+    embedder = OpenAIEmbedder(client(fake), "text-embedding-3-small", 32)
+    assert embedder.embedder_id == "openai:text-embedding-3-small@32"
+    vectors = embedder.embed(["用户在杭州工作", "用户的老板姓张"])
+    assert [len(v) for v in vectors] == [32, 32]
+    assert abs(sum(x * x for x in vectors[0]) - 1) < 1e-9
+    assert fake.embedding_requests()[0]["dimensions"] == 32
+    # a model factledger does not know is measured once
+    unknown = OpenAIEmbedder(client(fake), "bge-m3")
+    assert unknown.dimension == 64 and unknown.embedder_id == "openai:bge-m3@64"
+
+
+def test_example_passes_through_an_unscripted_server(fake: FakeOpenAI) -> None:
+    extraction = LLMExtractor(client(fake), "m", load_prompt_set("combined")).extract(EXAMPLE)
+    assert [f.text for f in extraction.facts] == ["用户在杭州工作", "用户的老板姓张"]
+    assert extraction.usage["calls"] == 1

@@ -1,0 +1,232 @@
+"""The LLM parts through the whole service, against a fake OpenAI-compatible server over HTTP."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import pytest
+from fake_openai import EXAMPLE, FakeOpenAI, Reply
+
+from factledger.application.service import LedgerService
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.llm import LLMAuthError, UsageLog, llm_parts, load_prompt_set
+
+SPEC_CONTEXT = [{"role": "assistant", "content": "你好，有什么可以帮你的？"}]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def llm_settings(settings: Settings, fake: FakeOpenAI) -> Settings:
+    return attrs.evolve(
+        settings, openai_api_key="test", openai_base_url=fake.url + "/v1", embedding_dimension=64,
+        llm_timeout=5.0, llm_max_retries=2, llm_retry_backoff=0.01,
+    )
+
+
+@pytest.fixture
+def opener(llm_settings: Settings) -> Iterator[Callable[..., LedgerService]]:
+    opened: list[LedgerService] = []
+
+    def factory(**changes: Any) -> LedgerService:
+        service = open_ledger(attrs.evolve(llm_settings, **changes))
+        opened.append(service)
+        return service
+
+    yield factory
+    for service in opened:
+        service.close()
+
+
+def usage_of(service: LedgerService, message_id: str) -> dict[str, Any]:
+    report = UsageLog(service.ledger.factory.datastore).report()
+    return next(m for m in report["messages"] if m["message_id"] == message_id)
+
+
+def events(service: LedgerService, user: str, kind: str) -> list[dict[str, Any]]:
+    return [e for e in service.history(user) if e["event"] == kind]
+
+
+def assert_spec_result(result: Any) -> None:
+    assert result.facts == ("用户在杭州工作", "用户的老板姓张")
+    assert result.preferences == ("偏好简短的回复风格",)
+    categories = {i.text: i.category for i in result.items}
+    assert categories == {"用户在杭州工作": "location", "用户的老板姓张": "relationship", "偏好简短的回复风格": "communication_style"}
+
+
+def test_the_spec_example_through_the_seed_prompts(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
+    service = opener()
+    assert service.extractor.extractor_id == "openai:gpt-4o-mini/seed"
+    result = service.ingest("user_123", EXAMPLE, session_id="session_456", context=SPEC_CONTEXT)
+    assert_spec_result(result)
+    prompts = [FakeOpenAI.prompt(b) for b in fake.chat_requests()]
+    # with context: FACT_PROMPT_WITH_CONTEXT, then PREF_PROMPT; no relation check (nothing similar)
+    assert len(prompts) == 2
+    assert "当前对话：\nassistant: 你好，有什么可以帮你的？" in prompts[0] and "已知事实（避免重复）：\n无" in prompts[0]
+    assert "从用户的话或行为中识别偏好" in prompts[1] and "上下文：assistant: 你好" in prompts[1]
+    assert all(b["model"] == "gpt-4o-mini" and b["temperature"] == 0 for b in fake.chat_requests())
+
+    seed_id = load_prompt_set("seed").id
+    [recorded] = events(service, "user_123", "ExtractionRecorded")
+    assert recorded["extraction"]["prompt_id"] == seed_id
+    assert recorded["extraction"]["usage"]["prompts"] == [f"{seed_id}#fact_with_context", f"{seed_id}#preference"]
+    observed = events(service, "user_123", "FactObserved") + events(service, "user_123", "PreferenceObserved")
+    assert len(observed) == 3 and {e["prompt_id"] for e in observed} == {seed_id}
+    usage = usage_of(service, result.message_id)
+    assert usage["calls"] == 2 and usage["cache_hits"] == 0 and usage["input_tokens"] > 0
+    profile = service.profile("user_123")
+    assert [f["fact"] for f in profile["facts"]["location"]] == ["用户在杭州工作"]
+
+
+def test_the_spec_example_through_the_combined_prompt_in_one_call(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    service = opener(prompts="combined")
+    result = service.ingest("user_123", EXAMPLE)
+    assert_spec_result(result)
+    [request] = fake.chat_requests()
+    assert request["response_format"]["type"] == "json_schema"
+    assert request["response_format"]["json_schema"]["strict"] is True
+    [recorded] = events(service, "user_123", "ExtractionRecorded")
+    assert recorded["extraction"]["prompt_id"] == load_prompt_set("combined").id
+    assert usage_of(service, result.message_id)["calls"] == 1
+
+
+def test_combined_falls_back_to_json_object_where_structured_output_is_refused(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.reject_formats = {"json_schema"}
+    service = opener(prompts="combined")
+    assert_spec_result(service.ingest("u", EXAMPLE))
+    assert [b.get("response_format", {}).get("type") for b in fake.chat_requests()] == ["json_schema", "json_object"]
+    service.ingest("u2", "我住在上海")  # the endpoint's limit is remembered: no second refusal
+    assert fake.chat_requests()[-1]["response_format"] == {"type": "json_object"}
+
+
+@pytest.mark.parametrize("text", ["谢谢", "好的"])
+def test_small_talk_costs_no_call(opener: Callable[..., LedgerService], fake: FakeOpenAI, text: str) -> None:
+    service = opener()
+    result = service.ingest("u", text)
+    assert result.status == "recorded" and result.facts == () and result.preferences == ()
+    assert fake.requests == []
+    usage = usage_of(service, result.message_id)
+    assert (usage["calls"], usage["embedding_calls"], usage["gated"]) == (0, 0, 1)
+
+
+def test_gating_can_be_switched_off(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
+    opener(signal_gating=False).ingest("u", "谢谢")
+    assert len(fake.chat_requests()) == 2  # the spec's two extraction calls, signal or not
+
+
+def test_a_429_is_retried(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=429, headers={"retry-after": "0"}))
+    service = opener(prompts="combined")
+    result = service.ingest("u", EXAMPLE)
+    assert_spec_result(result)
+    assert len(fake.chat_requests()) == 2
+    assert usage_of(service, result.message_id)["calls"] == 1  # one logical call, two attempts
+
+
+def test_a_timeout_is_recorded_as_a_failure_and_retried_later(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.script(Reply("[]", delay=1.5))
+    service = opener(prompts="combined", llm_timeout=0.3, llm_max_retries=0)
+    result = service.ingest("u", EXAMPLE)
+    assert result.status == "extraction_failed"
+    [failed] = events(service, "u", "ExtractionFailed")
+    assert failed["prompt_id"] == load_prompt_set("combined").id
+    assert "Timeout" in failed["error"]
+    [retried] = service.retry_failed()
+    assert retried.status == "recorded"
+    assert_spec_result(retried)
+
+
+def test_a_wrong_key_names_the_setting(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
+    fake.script(Reply(status=401, body={"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}}))
+    service = opener()
+    with pytest.raises(LLMAuthError, match="OPENAI_API_KEY"):
+        service.ingest("u", EXAMPLE)
+    assert service.history("u") == []  # nothing half-recorded
+    assert len(fake.chat_requests()) == 1  # a 401 is not retried
+
+
+def test_a_second_run_over_the_same_history_is_answered_by_the_cache(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    service = opener()
+    service.ingest("first", EXAMPLE)
+    sent = len(fake.requests)
+    again = service.ingest("second", EXAMPLE)  # the same rendered prompts: nothing is sent
+    assert_spec_result(again)
+    assert len(fake.requests) == sent
+    usage = usage_of(service, again.message_id)
+    assert (usage["calls"], usage["cache_hits"], usage["input_tokens"]) == (0, 2, 0)
+    [recorded] = events(service, "second", "ExtractionRecorded")
+    assert recorded["extraction"]["usage"]["cache_hits"] == 2
+    # switched off, the same message is asked again
+    opener(response_cache=False).ingest("third", EXAMPLE)
+    assert len(fake.chat_requests()) == 4
+
+
+def test_the_judge_decides_with_the_conflict_prompt_and_its_id_is_recorded(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我住在杭州"] = ([{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}], [])
+    fake.relation = "Duplicate."  # extra words and another case
+    service = opener(fact_similarity=0.5)
+    service.ingest("u", "我住在杭州")
+    result = service.ingest("u", "我住在杭州")
+    assert [i.action for i in result.items] == ["confirmed"]
+    [confirmed] = events(service, "u", "FactConfirmed")
+    assert confirmed["judge_prompt_id"] == load_prompt_set("seed").template_id("conflict_check")
+    assert confirmed["raw_answer"] == "Duplicate."
+    assert "旧事实：用户住在杭州\n新事实：用户住在杭州" in FakeOpenAI.prompt(fake.chat_requests()[-1])
+
+
+def test_garbage_fails_the_extraction_after_a_retry(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
+    fake.script("I'm sorry, I can't help with that.", "Still no JSON, sorry.")
+    service = opener(prompts="combined")
+    result = service.ingest("u", EXAMPLE)
+    assert result.status == "extraction_failed"
+    [failed] = events(service, "u", "ExtractionFailed")
+    assert "Still no JSON" in failed["raw_output"]
+    assert len(fake.chat_requests()) == 2
+
+
+def test_a_prompt_file_of_ones_own_is_used_and_named(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI, tmp_path: Any
+) -> None:
+    from importlib import resources
+
+    seed = resources.files("factledger.infrastructure.llm").joinpath("prompts/seed.toml").read_text(encoding="utf-8")
+    mine = tmp_path / "mine.toml"
+    mine.write_text(seed.replace('name = "seed"', 'name = "mine"').replace("不要推测", "绝不推测"), encoding="utf-8")
+    service = opener(prompts=str(mine))
+    assert service.extractor.extractor_id == "openai:gpt-4o-mini/mine"
+    assert_spec_result(service.ingest("u", EXAMPLE))
+    [recorded] = events(service, "u", "ExtractionRecorded")
+    assert recorded["extraction"]["prompt_id"] == load_prompt_set(str(mine)).id
+    assert recorded["extraction"]["prompt_id"].startswith("mine@")
+    assert "绝不推测" in FakeOpenAI.prompt(fake.chat_requests()[0])
+
+
+def test_embeddings_can_come_from_elsewhere_or_stay_offline(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI, llm_settings: Settings
+) -> None:
+    with FakeOpenAI() as embeddings:
+        service = opener(embedding_base_url=embeddings.url + "/v1", embedding_model="bge-m3", embedding_dimension=None)
+        assert service.embedder.embedder_id == "openai:bge-m3@64"  # measured with one probe
+        service.ingest("u", EXAMPLE)
+        assert fake.embedding_requests() == [] and len(embeddings.embedding_requests()) >= 2
+    # DeepSeek has no embeddings endpoint: the offline embedder stands in
+    settings = attrs.evolve(llm_settings, embedding_model="offline")
+    _, _, embedder = llm_parts(settings, service.ledger.factory.datastore)
+    assert embedder.embedder_id.startswith("offline")

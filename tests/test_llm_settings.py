@@ -1,0 +1,49 @@
+"""LLM settings: environment, config file, defaults and clear errors."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from factledger.infrastructure.config import ConfigError, Settings
+
+
+def test_defaults(tmp_path: Path) -> None:
+    s = Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
+    assert (s.llm_model, s.embedding_model, s.embedding_dimension) == ("gpt-4o-mini", "text-embedding-3-small", None)
+    assert (s.prompts, s.signal_gating, s.response_cache) == ("seed", True, True)
+    assert s.openai_base_url is None and s.llm_max_retries == 3
+
+
+def test_environment_and_config_file(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(
+        'openai_base_url = "http://file/v1"\nllm_model = "qwen-plus"\nembedding_model = "text-embedding-v3"\n'
+        'embedding_dimension = 1024\nprompts = "prompts/mine.toml"\nsignal_gating = false\nllm_timeout = 12.5\n'
+        'llm_max_retries = 0\nresponse_cache = false\n',
+        encoding="utf-8",
+    )
+    s = Settings.load({"FACTLEDGER_HOME": str(tmp_path), "FACTLEDGER_LLM_MODEL": "deepseek-chat",
+                       "OPENAI_API_KEY": "k"})
+    assert (s.openai_base_url, s.llm_model, s.openai_api_key) == ("http://file/v1", "deepseek-chat", "k")
+    assert (s.embedding_model, s.embedding_dimension) == ("text-embedding-v3", 1024)
+    assert s.prompts == str(tmp_path / "prompts/mine.toml")  # relative to the config file
+    assert (s.signal_gating, s.llm_timeout, s.llm_max_retries, s.response_cache) == (False, 12.5, 0, False)
+    # explicit (the CLI's --prompts) wins, and is taken as given
+    assert Settings.load({"FACTLEDGER_HOME": str(tmp_path)}, prompts="combined").prompts == "combined"
+    env = {"FACTLEDGER_HOME": str(tmp_path), "OPENAI_BASE_URL": "http://env/v1", "FACTLEDGER_PROMPTS": "x.toml"}
+    assert (Settings.load(env).openai_base_url, Settings.load(env).prompts) == ("http://env/v1", "x.toml")
+
+
+@pytest.mark.parametrize(
+    ("env", "message"),
+    [
+        ({"FACTLEDGER_SIGNAL_GATING": "sometimes"}, "FACTLEDGER_SIGNAL_GATING must be true or false"),
+        ({"FACTLEDGER_LLM_TIMEOUT": "soon"}, "FACTLEDGER_LLM_TIMEOUT must be a number"),
+        ({"FACTLEDGER_LLM_MAX_RETRIES": "-1"}, "FACTLEDGER_LLM_MAX_RETRIES must be at least 0"),
+        ({"FACTLEDGER_EMBEDDING_DIMENSION": "big"}, "FACTLEDGER_EMBEDDING_DIMENSION must be an integer"),
+    ],
+)
+def test_bad_values_name_the_setting(tmp_path: Path, env: dict[str, str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        Settings.load({"FACTLEDGER_HOME": str(tmp_path), **env})
