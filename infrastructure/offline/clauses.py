@@ -8,8 +8,8 @@ splitting what was said in one breath.
 
 The helpers below classify a clause: small talk, a question, a question put
 to the assistant, a statement about the speaker (first person, Chinese or
-English) and an exchange with the listener ("我知道你关心我", "I'm sure you'll
-love it") that says nothing about the speaker however many 我 it holds.
+English) and an exchange with the listener ("我明白你的意思", "I'm sure you'll
+manage") that says nothing about the speaker however many 我 it holds.
 """
 
 from __future__ import annotations
@@ -89,7 +89,7 @@ def is_small_talk(text: str) -> bool:
     return not folded or _SMALL_TALK.fullmatch(folded) is not None
 
 
-# 呢 ends statements as often as questions ("我也很喜欢小狗呢"), so it asks only with a question word.
+# 呢 ends statements as often as questions ("我也挺喜欢下雨天呢"), so it asks only with a question word.
 _QUESTION_END = re.compile(r"(?:吗|么|嘛|不)$")
 _QUESTION_WORDS = re.compile(r"什么|为什么|为啥|怎么|怎样|咋|哪|谁|是不是|能不能|可不可|会不会|有没有|要不要|多大|多久|几[岁点个号]")
 _EN_QUESTION_START = re.compile(

@@ -48,7 +48,7 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return number % dimension, (1.0 if number >> 63 else -1.0)
 
 
-# Who a text is about is not what it says: "我在邮局工作" (as the user said it) and
+# Who a text is about is not what it says: "我在银行上班" (as the user said it) and
 # "用户在邮局工作" (as an extractor restated it) are one fact, so the subject words
 # of both persons go, wherever they stand.
 _ZH_SUBJECTS = re.compile(r"用户的|用户|我的|我")

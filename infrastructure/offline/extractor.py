@@ -7,12 +7,12 @@ clause by clause (see ``clauses.split_clauses``):
 * slot rules (``rules_zh_facts``, ``rules_zh_prefs``, ``rules_en``) restate a
   clause they recognise in a canonical form the judge can compare
   ("我搬到上海了" → 用户住在上海);
-* any other first-person statement is restated as said ("我在花园里种玫瑰"
+* any other first-person statement is restated as said ("我在阳台上养多肉"
   → 用户在花园里种玫瑰), so nothing the user says of themself is lost;
 * what was said in one breath stays one item: a subject-less piece of the same
   sentence ("我爱猫，有两只猫"'s second half is a slot rule, but "我是录音工程师，
-  拥有自己的工作室"'s is not) joins the item before it, and a clause that only
-  sets the scene ("在业余时间，我做志愿者工作") joins the one after it.
+  开了一家小面馆"'s is not) joins the item before it, and a clause that only
+  sets the scene ("每到周末，我去爬山") joins the one after it.
 
 The subject of one clause carries to the next clause that has none, so
 "我在杭州工作，老板姓张" gives 用户的老板姓张. Preferences about how the
@@ -162,7 +162,7 @@ class RuleExtractor:
 
     @staticmethod
     def _with_scene(item: _Item, scene: list[str], clause: Clause) -> _Item:
-        """'在业余时间' + '用户做志愿者工作' → '在业余时间，用户做志愿者工作'."""
+        """'每到周末' + '用户去爬山' → '每到周末，用户去爬山'."""
         if is_english(clause.text):
             said = ", ".join(rules_en.clean_en(s) for s in scene)
             return item._replace(text=f"{said[:1].upper()}{said[1:]}, {item.text[:1].lower()}{item.text[1:]}")

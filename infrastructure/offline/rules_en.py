@@ -3,7 +3,7 @@
 A few slot rules (where the user lives, works, their name, age, relatives)
 give canonical texts the judge can compare ("The user lives in Paris"); any
 other first-person statement is restated as said by ``generic_en``
-("i race cars for a living" → "The user races cars for a living").
+("i teach piano for a living" → "The user teaches piano for a living").
 """
 
 from __future__ import annotations
@@ -182,7 +182,7 @@ def _third_person_verb(verb: str) -> str:
 
 
 def en_third_person(text: str) -> str:
-    """'i race cars for my job' → 'the user races cars for the user's job'."""
+    """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
     t = text.replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
         t = re.sub(pattern, replacement, t, flags=re.IGNORECASE)
@@ -221,6 +221,6 @@ def generic_en(said: str) -> _Item | None:
 
 
 def is_en_fragment(said: str) -> bool:
-    """A piece with no subject of its own ("one pitbull and old english bulldog")."""
+    """A piece with no subject of its own ("two cats and a parrot")."""
     text = clean_en(said)
     return bool(text) and not re.match(r"^(?:you|your|he|she|it|it's|they|we|this|that|there|what|who)\b", text, re.IGNORECASE)

@@ -197,7 +197,7 @@ def _liked_thing(rest: str, said: str) -> _Item | None:
     if not m or m.group("verb") in ("希望", "想要", "受不了"):
         return None
     obj = _tidy(m.group("obj"))
-    # "最喜欢的乐队是…" names a favourite; restated as said, not as a liking of "的乐队"
+    # "最喜欢的电影是…" names a favourite; restated as said, not as a liking of "的电影"
     if not obj or obj.startswith(("你", "您", "的")):
         return None
     # the degree is part of what was said: 更喜欢 is not 喜欢
@@ -290,7 +290,7 @@ _HEDGES = re.compile(r"可能|好像|大概|也许|估计|似乎|应该是|说�
 _ZH_FILLER_OPENERS = re.compile(r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+|呵+|嘿嘿|哈哈+|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+")
 #: what starts a clause about someone or something else: nothing of it is the user's
 _OTHER_SUBJECT = re.compile(r"^(?:他|她|它|这|那|有人|别人|人家|大家|你|您|谁)")
-#: clauses that set the scene for the next one: "在业余时间，我做志愿者工作"
+#: clauses that set the scene for the next one: "每到周末，我去爬山"
 _SCENE = re.compile(r"^(?:在|当|如果|要是|自从|从|每当|等到|因为|为了)|(?:时|后|以来|的时候|以后|之前|以前|期间)$")
 
 
@@ -321,7 +321,7 @@ _ME = re.compile(r"我(?!们)|我们家")
 
 
 def generic_fact(said: str, subject: _Subject) -> _Item | None:
-    """'我在花园里种玫瑰' → 用户在花园里种玫瑰: a first-person statement restated in the third person."""
+    """'我在阳台上养多肉' → 用户在花园里种玫瑰: a first-person statement restated in the third person."""
     text = clean_said(said)
     if len(text.replace("我", "")) < 2 or not _ME.search(text) or _NOT_ABOUT_ME.search(text):
         return None
@@ -331,7 +331,7 @@ def generic_fact(said: str, subject: _Subject) -> _Item | None:
 
 
 def is_fragment(said: str) -> bool:
-    """A subject-less piece that belongs to the statement next to it ("拥有自己的工作室")."""
+    """A subject-less piece that belongs to the statement next to it ("开了一家小面馆")."""
     text = clean_said(said)
     return len(text) >= 2 and not _OTHER_SUBJECT.match(text)
 
