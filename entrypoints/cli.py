@@ -53,9 +53,10 @@ def print_json(data: Any) -> None:
 def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService]:
     from factledger.infrastructure.bootstrap import describe_components, open_ledger
 
-    rebuilding = bool(overrides.pop("rebuilding", False))
+    # Commands that never touch the read model's vectors open it whatever embedder built it.
+    check_embedder = bool(overrides.pop("check_embedder", True))
     settings = Settings.load(prompts=getattr(args, "prompts", None), **overrides)
-    service = open_ledger(settings, rebuilding=rebuilding, ledger=getattr(args, "ledger", None))
+    service = open_ledger(settings, check_embedder=check_embedder, ledger=getattr(args, "ledger", None))
     try:
         if not args.quiet:
             parts = describe_components(service)
@@ -202,7 +203,7 @@ def _profile_table(profile: dict[str, Any]) -> None:
 
 def cmd_profile(args: argparse.Namespace) -> int:
     as_of = _parse_time(args.as_of, "--as-of") if args.as_of else None
-    with opened(args) as service:
+    with opened(args, check_embedder=False) as service:
         profile = service.profile(args.user, as_of=as_of)
     if args.json:
         print_json(profile)
@@ -267,7 +268,7 @@ def _describe_event(entry: dict[str, Any]) -> str:
 def cmd_history(args: argparse.Namespace) -> int:
     since = _parse_time(args.since, "--since") if args.since else None
     until = _parse_time(args.until, "--until") if args.until else None
-    with opened(args) as service:
+    with opened(args, check_embedder=False) as service:
         entries = service.history(args.user, since=since, until=until, kind=args.kind)
     if args.json:
         print_json(entries)
@@ -291,7 +292,7 @@ def _progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
 
 
 def cmd_projection(args: argparse.Namespace) -> int:
-    with opened(args, rebuilding=args.action == "rebuild") as service:
+    with opened(args, check_embedder=args.action == "follow") as service:
         if args.action == "status":
             status = service.read_model_status()
             if args.json:

@@ -23,7 +23,7 @@ def _message(m: dict[str, Any] | None) -> str:
 
 def cmd_why(args: argparse.Namespace) -> int:
     cli = _cli()
-    with cli.opened(args) as service:
+    with cli.opened(args, check_embedder=False) as service:
         life = service.why(args.user, args.id)
     if args.json:
         cli.print_json(life)
@@ -91,7 +91,7 @@ def cmd_restate(args: argparse.Namespace) -> int:
 
 def cmd_replay(args: argparse.Namespace) -> int:
     cli = _cli()
-    with cli.opened(args) as service:
+    with cli.opened(args, check_embedder=False) as service:
         if args.dry_run:
             estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
             if args.json:
@@ -121,7 +121,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 def cmd_ledgers(args: argparse.Namespace) -> int:
     cli = _cli()
-    with cli.opened(args) as service:
+    with cli.opened(args, check_embedder=False) as service:
         rows = service.ledgers()
     if args.json:
         cli.print_json(rows)
@@ -139,7 +139,7 @@ def cmd_ledgers(args: argparse.Namespace) -> int:
 def cmd_diff(args: argparse.Namespace) -> int:
     cli = _cli()
     args.ledger = args.a
-    with cli.opened(args) as service:
+    with cli.opened(args, check_embedder=False) as service:
         report = service.diff(args.b, user_id=args.user)
     if args.json:
         cli.print_json(report)
@@ -163,7 +163,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 
 def cmd_promote(args: argparse.Namespace) -> int:
     cli = _cli()
-    with cli.opened(args) as service:
+    with cli.opened(args, check_embedder=False) as service:
         kept = service.promote(args.name)
     if args.json:
         cli.print_json({"live": args.name, "previous_live": kept})

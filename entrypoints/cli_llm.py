@@ -57,7 +57,7 @@ def _usage_report(service: Any, user: str | None) -> dict[str, Any]:
 def cmd_usage(args: argparse.Namespace) -> int:
     from factledger.entrypoints.cli import opened, out, print_json
 
-    with opened(args) as service:
+    with opened(args, check_embedder=False) as service:
         report = _usage_report(service, args.user)
     if args.json:
         print_json(report)

@@ -92,16 +92,19 @@ def open_ledger(
     extractor: Extractor | None = None,
     judge: RelationJudge | None = None,
     embedder: Embedder | None = None,
-    rebuilding: bool = False,
+    check_embedder: bool = True,
     ledger: str | None = None,
     **overrides: Any,
 ) -> LedgerService:
     """Open the ledger described by ``settings`` (default: environment and config file).
 
-    ``rebuilding``: skip the check that the read model was built by the active
-    embedder, because the caller is about to rebuild it. ``ledger``: a named
+    ``check_embedder=False``: skip the check that the read model was built by
+    the active embedder, for callers that do not touch its vectors (reading
+    events, listing, replaying from it) or are about to rebuild it. ``ledger``: a named
     ledger (see ``factledger ledgers``) instead of the live one.
     """
+    if settings is not None and overrides:
+        raise TypeError(f"open_ledger got both settings and overrides: {', '.join(overrides)}")
     settings = settings or Settings.load(**overrides)
     uri = database_uri(settings)
     prepare_database(uri, settings.schema)
@@ -120,7 +123,7 @@ def open_ledger(
             embedder = embedder or default_embedder
         cached = CachedEmbedder(embedder, datastore)
         view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
-        view.create_table(check_embedder=not rebuilding)
+        view.create_table(check_embedder=check_embedder)
     except Exception:
         memory_ledger.close()
         raise

@@ -43,7 +43,10 @@ class PostgresLedgerDirectory:
         from factledger.infrastructure.bootstrap import open_ledger
 
         settings = attrs.evolve(self.settings, inline_projection=inline_projection)
-        return open_ledger(settings, extractor=extractor, judge=judge, ledger=name)
+        # Only a ledger that will be written to must match the active embedder.
+        return open_ledger(
+            settings, extractor=extractor, judge=judge, ledger=name, check_embedder=extractor is not None
+        )
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
         name = name or ("llm" if prompts or self.settings.openai_api_key else "offline")

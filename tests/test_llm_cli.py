@@ -120,3 +120,25 @@ def test_eval_scores_the_llm_extractor_when_a_key_is_set(llm_env: dict[str, str]
     assert report["extractor_id"] == "openai:gpt-4o-mini/combined"
     assert len(fake.chat_requests()) == 1, "谢谢 is gated; the example costs one combined call"
     assert report["detection"]["recall"] == 1.0
+
+
+def test_replay_dry_run_counts_llm_calls_and_a_prompt_replay_is_diffed(
+    llm_env: dict[str, str], cli_env: dict[str, str], fake: FakeOpenAI
+) -> None:
+    offline = {k: v for k, v in cli_env.items() if not k.startswith("OPENAI_")}
+    run(offline, "ingest", "--user", "u", EXAMPLE)
+    run(offline, "ingest", "--user", "u", "谢谢")
+    estimate = run_json(llm_env, "replay", "--into", "v2", "--prompts", "combined", "--dry-run")
+    assert (estimate["messages"], estimate["llm_messages"], estimate["llm_calls"]) == (2, 1, 1)
+    assert estimate["input_tokens"] > 0 and estimate["extractor_id"] == "openai:gpt-4o-mini/combined"
+    assert len(fake.chat_requests()) == 0, "a dry run calls nothing"
+    report = run_json(llm_env, "replay", "--into", "v2", "--prompts", "combined")
+    assert report["finished"] and report["replayed"] == 2
+    assert len(fake.chat_requests()) == 1
+    history = run_json(llm_env, "history", "u", "--ledger", "v2", "--kind", "message")
+    assert {e["extraction"]["extractor_id"] for e in history if e["event"] == "ExtractionRecorded"} == {
+        "openai:gpt-4o-mini/combined"
+    }
+    # The offline live ledger and the LLM ledger used different embedders: diff matches by text.
+    diff = run_json(offline, "diff", "live", "v2")
+    assert diff["summary"][0]["only_in_a"] == diff["summary"][0]["only_in_b"] == 0
