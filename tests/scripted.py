@@ -10,6 +10,21 @@ from collections.abc import Sequence
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
 
+# A small conversation with every kind of decision: observe, confirm, update,
+# conflict, reinforce, and messages with nothing to extract.
+MESSAGES = [
+    "我住在杭州",
+    "我搬到上海了",
+    "我在杭州工作，老板姓张，平时喜欢简短的回复",
+    "我叫李雷",
+    "我有车",
+    "我没有车",
+    "谢谢",
+    "平时喜欢简短的回复",
+    "我老婆姓王",
+]
+
+
 class ScriptedExtractor:
     """Returns, for a message, the items scripted for it (nothing for others)."""
 

@@ -11,23 +11,13 @@ import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings as hsettings
 from hypothesis import strategies as st
+from scripted import MESSAGES
 
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 from factledger.projections.memories import EmbedderMismatch
 
-MESSAGES = [
-    "我住在杭州",
-    "我搬到上海了",
-    "我在杭州工作，老板姓张，平时喜欢简短的回复",
-    "我叫李雷",
-    "我有车",
-    "我没有车",
-    "谢谢",
-    "平时喜欢简短的回复",
-    "我老婆姓王",
-]
 
 
 def test_catch_up_is_exactly_once(service: LedgerService) -> None:
