@@ -28,7 +28,7 @@ def prefs(extraction: Extraction) -> list[tuple[str, str]]:
 
 def test_implements_the_extractor_port(extractor):
     assert isinstance(extractor, Extractor)
-    assert extractor.extractor_id == "offline-rules/2"
+    assert extractor.extractor_id == "offline-rules/3"
 
 
 # -- the spec's worked example ---------------------------------------------
@@ -50,7 +50,7 @@ def test_spec_worked_example_exactly(extractor):
 
 def test_extraction_records_provenance(extractor):
     result = extractor.extract("我在杭州工作，老板姓张，平时喜欢简短的回复")
-    assert result.extractor_id == "offline-rules/2"
+    assert result.extractor_id == "offline-rules/3"
     assert result.prompt_id is None
     assert set(result.signals) == {"has_fact_signal", "has_pref_signal", "fact_categories", "pref_categories"}
     assert result.signals["has_fact_signal"] is True
@@ -244,7 +244,7 @@ def test_a_style_request_inside_a_question_counts(extractor):
 
 def test_things_not_stated_as_facts_give_nothing(extractor):
     for message in ("我有点累", "我有个问题想问", "我是不是该换工作？", "我在开会", "我们周末去爬山",
-                    "用Python写个脚本", "我知道你关心我", "I'm sure you'll love it", "你喜欢狗吗？"):
+                    "用Python写个脚本", "我明白你的意思", "I'm sure you'll love it", "你喜欢狗吗？"):
         result = extractor.extract(message)
         assert result.facts == () and result.preferences == (), message
 
@@ -317,12 +317,12 @@ def test_same_message_twice_gives_the_same_extraction(extractor):
     ("message", "expected"),
     [
         ("我在花园里种玫瑰。", ("用户在花园里种玫瑰", "other")),
-        ("我父亲专业拉小提琴。", ("用户的父亲专业拉小提琴", "relationship")),
+        ("我父亲业余吹萨克斯。", ("用户的父亲业余吹萨克斯", "relationship")),
         ("我害怕蝎子", ("用户害怕蝎子", "preference")),
-        ("我在单亲家庭中长大。", ("用户在单亲家庭中长大", "relationship")),
-        ("恐怖电影是我的最爱。", ("恐怖电影是用户的最爱", "preference")),
-        ("我是一名录音工程师，拥有自己的工作室。", ("用户是一名录音工程师，拥有自己的工作室", "work")),
-        ("在业余时间，我做志愿者工作。", ("在业余时间，用户做志愿者工作", "work")),
+        ("我在外婆家长大。", ("用户在外婆家长大", "relationship")),
+        ("科幻小说是我的最爱。", ("科幻小说是用户的最爱", "preference")),
+        ("我是一名牙科医生，开了自己的诊所。", ("用户是一名牙科医生，开了自己的诊所", "work")),
+        ("每到周末，我去养老院做义工。", ("每到周末，用户去养老院做义工", "other")),
         ("我可能有点近视", ("用户可能有点近视", "personal_info")),
     ],
 )
@@ -342,15 +342,15 @@ def test_confidence_bands(extractor):
 @pytest.mark.parametrize(
     ("message", "expected"),
     [
-        ("i race cars for a living.", ("The user races cars for a living", "work")),
-        ("my favorite beer is coors.", ("The user's favorite beer is coors", "preference")),
-        ("i'm very shy.", ("The user is very shy", "other")),
-        ("i currently am engaged to my high school boyfriend.",
-         ("The user currently is engaged to the user's high school boyfriend", "relationship")),
-        ("i've two dogs , one pitbull and old english bulldog.",
-         ("The user has two dogs, one pitbull and old english bulldog", "other")),
+        ("i repair pianos for a living.", ("The user repairs pianos for a living", "work")),
+        ("my favorite tea is oolong.", ("The user's favorite tea is oolong", "preference")),
+        ("i'm quite tall.", ("The user is quite tall", "personal_info")),
+        ("i currently am engaged to my college girlfriend.",
+         ("The user currently is engaged to the user's college girlfriend", "relationship")),
+        ("i've two cats , one tabby and old persian.",
+         ("The user has two cats, one tabby and old persian", "other")),
         ("i didn t pass the audition", ("The user did not pass the audition", "other")),
-        ("i hate tofu.", ("The user hates tofu", "preference")),
+        ("i hate olives.", ("The user hates olives", "preference")),
         ("I have my own salon", ("The user has the user's own salon", "other")),
     ],
 )
@@ -360,6 +360,6 @@ def test_english_statements_are_restated_about_the_user(extractor, message, expe
 
 def test_dialogue_exchange_is_not_a_fact(extractor):
     # first person that only frames the exchange with the listener
-    for message in ("我知道你关心我", "你说的很有道理，我尽量听你的", "I'm sure you'll find the right spot, John.",
+    for message in ("我明白你的意思", "你说得对，我都听你的", "I'm sure you'll pick the right one, Maria.",
                     "Thanks, I appreciate it!", "小度，我们聊会天吧"):
         assert extractor.extract(message).facts == (), message

@@ -143,12 +143,12 @@ def test_small_talk_and_question_helpers():
     [
         ("我对蝎子感到恐惧", "activity"),  # any first-person statement, not only the fixed phrases
         ("我20多岁了", "identity"),
-        ("一会还得回去辅导孩子写作业", "relationship"),  # a family word without 我
-        ("在汽车制造厂工作太累了", "work"),  # a work word without 我
+        ("晚上还要接孩子放学", "relationship"),  # a family word without 我
+        ("在物流公司上班太辛苦了", "work"),  # a work word without 我
         ("我现在天天吃冰淇淋", "habit"),
-        ("i race cars for a living.", "activity"),
+        ("i repair pianos for a living.", "activity"),
         ("I'm married with 2 children", "relationship"),
-        ("Still working on my biz.", "activity"),
+        ("Still fixing up my garage.", "activity"),
     ],
 )
 def test_first_person_and_topic_patterns(detector, text, category):
@@ -158,12 +158,12 @@ def test_first_person_and_topic_patterns(detector, text, category):
 @pytest.mark.parametrize(
     "text",
     [
-        "我知道你关心我",  # 我 only frames the exchange
-        "你太有爱了，我送你一颗糖",
-        "小度，我现在特别无聊",  # the moment, not the person
+        "我明白你的意思",  # 我 only frames the exchange
+        "你真贴心，我请你喝茶",
+        "小度，我现在有点困",  # the moment, not the person
         "以后再说吧",  # the spec's time words alone are chat
-        "I'm sure you'll love this trilogy!",
-        "Thanks, your encouragement means a lot.",
+        "I'm sure you'll enjoy this album!",
+        "Thanks, your advice helps a lot.",
         "你喜欢运动吗？",
     ],
 )
@@ -182,3 +182,50 @@ def test_clauses_keep_joiner_and_sentence():
         ("我喜欢烹饪", "", 0), ("我也喜欢钓鱼", "但是", 0), ("我住在杭州", "", 1),
     ]
     assert [c.text for c in split_clauses("我可是个懒汉")] == ["我可是个懒汉"]  # 可是 after 我 joins nothing
+
+
+@pytest.mark.parametrize(
+    ("text", "category"),
+    [
+        ("周末经常去爬山", "habit"),  # subject-less habit: the dropped subject is the speaker
+        ("平时没事就去钓鱼", "habit"),
+        ("我妹妹常陪我一起打羽毛球", "habit"),  # a pastime shared with the speaker
+        ("明天一起去游泳吗", "habit"),  # proposing a pastime tells what the speaker does
+        ("Took the kids to the aquarium on Sunday.", "activity"),  # subject-less past narration
+        ("Finally bought a new camera last week.", "activity"),
+    ],
+)
+def test_pastimes_and_subjectless_narration(detector, text, category):
+    assert category in detector.detect(text)["fact_categories"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Patience can really make a big difference.",  # a value the speaker holds
+        "It's so important to stay close to your family.",
+        "It's a wonderful fantasy series with great characters.",  # an opinion of a work
+        "This is a relaxing puzzle game.",
+    ],
+)
+def test_values_and_opinions_of_works_are_preferences(detector, text):
+    assert "explicit" in detector.detect(text)["pref_categories"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "你周末要不要一起去爬山？",  # an invitation put to the assistant asks, it does not state
+        "你喜欢打篮球吗",
+        "他们经常一起去钓鱼",  # someone else's pastime
+        "我们聊点别的吧",  # 我们 as speaker and listener talking about the chat
+        "我们再聊五分钟吧",
+        "It's important that you get some rest.",  # advice to the listener
+        "Got it, thanks!",
+        "Can you recommend a good book?",
+        "That's a great idea!",
+    ],
+)
+def test_new_patterns_leave_chat_and_questions_alone(detector, text):
+    result = detector.detect(text)
+    assert not result["has_fact_signal"] and not result["has_pref_signal"], result

@@ -137,6 +137,8 @@ _ZH_EXCHANGE_VERBS = (
     r"看你|等你|想你|爱你|喜欢你|支持你|相信你|请你|答应|保证|承认|发现你|记得你"
 )
 _ZH_EXCHANGE = re.compile(r"我(?:也|就|还|都|真|是|可|倒)?(?:" + _ZH_EXCHANGE_VERBS + r")")
+#: 我们 as speaker and listener talking about the chat itself ("我们聊点别的", "我们再聊五分钟")
+_ZH_CHAT = re.compile(r"我们(?:俩|两个)?(?:再|来|就|先|一起|继续|随便|好好)?(?:聊|说说?话|说会|谈谈|谈(?!恋爱)|唠)")
 _ZH_OPINION = re.compile(r"我(?:也|就|还|倒|真)?(?:觉得|认为|感觉|看|想)(?:你|您|他|她|它|这|那|应该|可以|不错|挺好|很好|也是)")
 _ZH_SUGGESTION = re.compile(r"^(?:要不|咱们|咱|我们)(?:还是|一起|俩)?.*吧$|^(?:要不|咱们).*")
 #: the first person as something the speaker is or has, not as an object ("送我", "给我")
@@ -149,7 +151,7 @@ def zh_mentions_self(text: str) -> bool:
         return False
     if _ZH_SUGGESTION.search(text):
         return False
-    stripped = _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", text))
+    stripped = _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", _ZH_CHAT.sub("", text)))
     return bool(_ZH_FIRST_PERSON.search(stripped))
 
 
@@ -167,15 +169,25 @@ _EN_EXCHANGE = re.compile(
 )
 
 
-#: English drops the subject too: "Still working on my biz.", "Been playing it for a month."
-_EN_ELLIPSIS = re.compile(r"^(?:(?:still|just|been|currently|finally|recently|also) )+\w+ing\b", re.IGNORECASE)
+#: English drops the subject too: "Still fixing up my garage.", "Been playing it for a month.",
+#: and in narration "Went hiking last weekend.", "Finally got a new bike." (a past verb opening a statement)
+_EN_PAST_NARRATION = (
+    r"went|took|got(?! (?:it|you|ya|any|a minute|a sec)\b)|bought|started|finished|visited|tried|joined|adopted|moved|"
+    r"spent|met|made(?! (?:my|me)\b)|signed up|picked up|booked|baked|cooked|ran|hiked|painted|built|wrote|learned|learnt|"
+    r"quit|graduated|travel(?:l)?ed|volunteered|decided|found|lost|won|saw|watched|played|had"
+)
+EN_ELLIPSIS = (
+    r"^(?:(?:still|just|been|currently|finally|recently|also) )+\w+ing\b"
+    r"|^(?:(?:just|finally|recently|also|then|actually) )*(?:" + _EN_PAST_NARRATION + r")\b"
+)
+_EN_ELLIPSIS = re.compile(EN_ELLIPSIS, re.IGNORECASE)
 
 
 def strip_exchange(text: str) -> str:
     """The clause without first-person frames that only comment on the exchange."""
     if is_english(text):
         return _EN_EXCHANGE.sub(" ", text.replace("’", "'"))
-    return _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", text))
+    return _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", _ZH_CHAT.sub("", text)))
 
 
 def en_mentions_self(text: str) -> bool:
@@ -189,6 +201,7 @@ def en_mentions_self(text: str) -> bool:
 
 
 __all__ = [
+    "EN_ELLIPSIS",
     "Clause",
     "en_mentions_self",
     "is_english",

@@ -63,13 +63,18 @@ from factledger.infrastructure.offline.signals import SignalDetector
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/2"
+EXTRACTOR_ID = "offline-rules/3"
 
 
 class _Reading:
     """What one clause gave: an item, nothing, or a piece that joins a neighbour."""
 
     ITEM, NOTHING, FRAGMENT, SCENE = "item", "nothing", "fragment", "scene"
+
+
+# A statement that points at the listener ("我都听你的", "I owe you one") is about
+# the exchange, not a fact about the user to remember.
+_ABOUT_THE_LISTENER = re.compile(r"[你您]|\byou(?:r|rs)?\b", re.IGNORECASE)
 
 
 class RuleExtractor:
@@ -240,7 +245,7 @@ class RuleExtractor:
         facts = [
             ExtractedFact(text=i.text, category=i.category, confidence=i.score,
                           conflicts_with=self._conflict(i.text, known_facts))
-            for i in items if i.kind == "fact"
+            for i in items if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text)
         ]
         preferences = [
             ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)

@@ -15,6 +15,10 @@ labelled files of data/eval:
   words ("老板姓张", "要接孩子放学"), work and school words
   ("加班的日子真的好累");
 * negation (我不/我没/别/不要) and requests on how to reply;
+* pastimes without 我: one proposed or shared ("明天一起去游泳吗", "陪我一起下棋")
+  or kept up as a subject-less habit ("周末常去露营"); English narration without
+  "I" ("Took the dog to the vet."), values ("honesty is key") and opinions of a
+  work ("it's a moving war novel");
 * exclusions: small talk (谢谢, 好的, 哈哈), questions (asking states nothing;
   a question to the assistant may still ask for a reply style), and the
   spec's time and frequency words (早上, 每次, 经常 …) count only next to
@@ -27,6 +31,7 @@ import re
 from typing import Any, ClassVar
 
 from factledger.infrastructure.offline.clauses import (
+    EN_ELLIPSIS,
     Clause,
     en_mentions_self,
     is_english,
@@ -55,6 +60,32 @@ _PASSING = re.compile(
     r"|\b(?:gonna|right now|today|tonight|i'll|i ll)\b"
 )
 _EN_I = r"(?:i|i'm|i m|im|i've|i ve|i am|i was|i have|i had)"
+
+#: pastimes as verb phrases; one proposed or done together tells what the speaker does for fun
+_ZH_HOBBY = (
+    r"打(?:篮|足|排|羽毛|乒乓|网|台|棒|高尔夫)?球|踢(?:足)?球|游泳|跑步|爬山|登山|徒步|骑(?:车|行|马)|滑(?:板|雪|冰)|溜冰|"
+    r"健身|瑜伽|(?:打|玩)(?:电子|网络|手机)?游戏|打(?:牌|麻将)|下棋|钓鱼|露营|野餐|旅游|旅行|看电影|看(?:球|比赛)|唱歌|K歌|"
+    r"跳舞|画画|弹(?:琴|吉他|钢琴)|拍照|摄影|逛街|烘焙|遛狗|冲浪|潜水|攀岩|打拳|练(?:琴|字|舞|瑜伽)"
+)
+#: "一起去钓鱼", "陪我一起打羽毛球", "我们周末一起去爬山": a pastime the speaker shares
+_ZH_JOINT_PASTIME = re.compile(r"(?:一起|一块儿?)(?:去|来|玩|练|学|出去)*(?:" + _ZH_HOBBY + r")")
+#: subject-less habits ("周末经常去爬山"): in Chinese the dropped subject is the speaker
+_ZH_HABITUAL_PASTIME = re.compile(
+    r"^(?:平时|平常|经常|常常|每天|天天|每周|每个?周末|周末|没事|有空|闲了|下班后?|放假)[^你您他她它]{0,5}?(?:" + _ZH_HOBBY + r")"
+)
+#: a clause whose subject is someone else ("他们经常一起去钓鱼")
+_ZH_OTHER_SUBJECT = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家|有人)")
+#: what the speaker holds dear: "patience makes all the difference", "it's vital that families eat together"
+_EN_VALUES = (
+    r"\b(?:can|could|does|do|will|would) (?:really |truly |actually |still )?make (?:a|all the) (?:\w+ )?difference\b"
+    r"|\bit(?:'s| is) (?:so |really |very |truly |just )?(?:important|essential|crucial|vital) (?:to|that|for)\b"
+    r"|\b(?:is|are) (?:the )?key\b|\b(?:is|are) what (?:really )?matters\b"
+)
+#: the speaker's opinion of a work or pastime: "it's a wonderful fantasy series", "this is a cozy puzzle game"
+_EN_WORK_OPINION = (
+    r"\b(?:it's|it is|this is|that's|that is|this one's|this one is) (?:a|an|another|one of the|my) (?:[\w-]+ ){0,4}"
+    r"(?:books?|novels?|series|trilogy|movies?|films?|shows?|games?|album|songs?|bands?|podcasts?|restaurants?|recipes?|dish)\b"
+)
 
 
 class SignalDetector:
@@ -115,13 +146,23 @@ class SignalDetector:
         "activity": [
             # whatever else a speaker says of themself: 我 + any verb, I / my + anything
             _I + r"(?:也|还|都|就|可|最近|今天|昨天|刚|刚刚|已经|正在|一直|又|从小)*[\u4e00-\u9fff]",
-            r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|myself|we|we're|we've|our|us)\b", r"^(?:(?:still|just|been|currently|finally|recently|also) )+\w+ing\b",
+            r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|myself|we|we're|we've|our|us)\b", EN_ELLIPSIS,
         ],
     }
 
     TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "relationship": [_NOT_MINE + r"(?:" + _FAMILY + r")", r"家里的(?:" + _PETS + r")"],
         "work": [_NOT_MINE + r"(?:" + _WORK_WORDS + r")"],
+    }
+
+    #: pastimes the speaker shares or keeps up without naming themself (not when another subject is named)
+    PASTIME_PATTERNS: ClassVar[dict[str, list[str]]] = {
+        "habit": [_ZH_JOINT_PASTIME.pattern, _ZH_HABITUAL_PASTIME.pattern],
+    }
+
+    #: English opinions and values: said by the speaker even without "I"
+    OPINION_PATTERNS: ClassVar[dict[str, list[str]]] = {
+        "explicit": [_EN_VALUES, _EN_WORK_OPINION],
     }
 
     PREF_PATTERNS: ClassVar[dict[str, list[str]]] = {
@@ -169,8 +210,12 @@ class SignalDetector:
             clause_facts, clause_prefs = self._clause(clause)
             facts += [c for c in clause_facts if c not in facts]
             prefs += [c for c in clause_prefs if c not in prefs]
-        result["fact_categories"] = self._ordered(facts, self.FACT_SIGNALS, self.FACT_PATTERNS, self.TOPIC_PATTERNS)
-        result["pref_categories"] = self._ordered(prefs, self.PREF_SIGNALS, self.PREF_PATTERNS, self.REQUEST_PATTERNS)
+        result["fact_categories"] = self._ordered(
+            facts, self.FACT_SIGNALS, self.FACT_PATTERNS, self.TOPIC_PATTERNS, self.PASTIME_PATTERNS
+        )
+        result["pref_categories"] = self._ordered(
+            prefs, self.PREF_SIGNALS, self.PREF_PATTERNS, self.REQUEST_PATTERNS, self.OPINION_PATTERNS
+        )
         result["has_fact_signal"] = bool(result["fact_categories"])
         result["has_pref_signal"] = bool(result["pref_categories"])
         return result
@@ -187,9 +232,13 @@ class SignalDetector:
             asked = self._hits(text, {}, self.REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
-            if not english and re.search(r"我(?:的|最喜欢的|家的?)", text) and not re.search(r"你|您", text):
-                return ["possession"], []
+            if not english and not re.search(r"你|您", text):
+                # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
+                if re.search(r"我(?:的|最喜欢的|家的?)", text):
+                    return ["possession"], []
+                # or the pastime they propose sharing: "明天一起去钓鱼吗"
+                if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
+                    return ["habit"], []
             return [], []
 
         about_self = en_mentions_self(text) if english else zh_mentions_self(text)
@@ -208,6 +257,14 @@ class SignalDetector:
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
             if not english and not re.match(r"^(?:他|她|它|他们|她们|这|那|人家|别人)", text):
                 prefs = self._hits(text, {}, self.PREF_PATTERNS)
+        if english:
+            # a value or an opinion of a work is the speaker's even when "I" is left out
+            opinions = self._hits(text.replace("’", "'"), {}, self.OPINION_PATTERNS)
+            if addressed:  # "it's important that you rest" is advice; a work stays an opinion
+                opinions = [c for c in opinions if re.search(_EN_WORK_OPINION, text.replace("’", "'"))]
+            prefs += [c for c in opinions if c not in prefs]
+        elif not _ZH_OTHER_SUBJECT.search(text) and not addressed:
+            facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
