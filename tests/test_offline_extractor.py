@@ -363,3 +363,19 @@ def test_dialogue_exchange_is_not_a_fact(extractor):
     for message in ("我明白你的意思", "你说得对，我都听你的", "I'm sure you'll pick the right one, Maria.",
                     "Thanks, I appreciate it!", "小度，我们聊会天吧"):
         assert extractor.extract(message).facts == (), message
+
+
+@pytest.mark.parametrize(
+    ("message", "strength"),
+    [
+        ("简短点", 0.6),  # a request: a preference read from behaviour
+        ("用表格列出来", 0.6),
+        ("我平时用VSCode写代码", 0.6),  # a habit
+        ("我喜欢简短的回复", 0.8),  # stated as a liking
+        ("我希望你回答简短点", 0.8),  # a request that states the wish
+        ("请一定简短点", 0.95),  # strongly worded
+    ],
+)
+def test_preference_strength_follows_the_spec_bands(extractor, message, strength):
+    [pref] = extractor.extract(message).preferences
+    assert pref.strength == strength

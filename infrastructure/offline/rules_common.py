@@ -6,7 +6,8 @@ Package-internal: ``rules_zh_prefs``, ``rules_zh_facts`` and ``rules_en`` build
 Confidence and strength follow the spec's bands: an explicit statement that
 fills a known slot is a fact at 0.9, one restated as said 0.8, a hedged one
 (可能, 好像, I think) 0.6; an explicit preference 0.8, a strongly worded one
-(非常/特别/最/一定…) 0.95, one inferred from a habit 0.6.
+(非常/特别/最/一定…) 0.95, one read from behaviour (a one-off request,
+a habit) 0.6.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ GENERIC_CONFIDENCE = 0.8  # an explicit statement restated as said (no slot reco
 HEDGED_CONFIDENCE = 0.6  # "可能", "好像", "I think": said, but not firmly
 PREF_STRENGTH = 0.8
 STRONG_PREF_STRENGTH = 0.95
+INFERRED_PREF_STRENGTH = 0.6  # read from behaviour (a one-off request, a habit), not stated as a liking
+_STATED_LIKING = re.compile(r"喜欢|希望|偏好|倾向|想要|习惯|\b(?:prefer|like|love|want)\b", re.IGNORECASE)
 
 _CJK = r"[\u4e00-\u9fff]"
 _STRONG = re.compile(r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b", re.IGNORECASE)
@@ -54,8 +57,16 @@ def _fact(text: str, category: str) -> _Item:
     return _Item("fact", _third_person(text), category)
 
 
-def _pref(text: str, category: str, said: str) -> _Item:
-    strength = STRONG_PREF_STRENGTH if _STRONG.search(said) else PREF_STRENGTH
+def _pref(text: str, category: str, said: str, behaviour: bool = False) -> _Item:
+    """A preference; ``behaviour`` marks one read from what the user does or asks for
+    ("简短点", "我平时用VSCode") rather than said as a liking: the spec's 0.5–0.7 band,
+    unless the words themselves state a liking or are strongly worded."""
+    if _STRONG.search(said):
+        strength = STRONG_PREF_STRENGTH
+    elif behaviour and not _STATED_LIKING.search(said):
+        strength = INFERRED_PREF_STRENGTH
+    else:
+        strength = PREF_STRENGTH
     # evidence quotes the clause as said, in the message's language (spec: "用户说'直接说重点'")
     evidence = f"The user said '{said}'" if is_english(said) else f"用户说'{said}'"
     return _Item("preference", text, category, strength, evidence)

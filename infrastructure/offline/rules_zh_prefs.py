@@ -64,7 +64,7 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
         r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)", rest
     )
     if m and not re.search(r"了|过", rest):
-        return _pref(f"偏好使用{m.group('tool')}", "tool", said)
+        return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
     return None
 
 
@@ -78,22 +78,22 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲)(?P<l>" + _LANGUAGES + r")", rest)
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
         verb = "不希望" if m.group("neg") else "偏好"
-        return _pref(f"{verb}用{m.group('l')}回复", "language", said)
+        return _pref(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
     if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点)(?:专业)?术语", rest):
-        return _pref("偏好少用专业术语", "language", said)
+        return _pref("偏好少用专业术语", "language", said, behaviour=True)
     m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
-        return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said)
+        return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
     if re.search(r"分点|分条|列要点", rest) and request_like:
-        return _pref("偏好分点列出的回复格式", "format", said)
+        return _pref("偏好分点列出的回复格式", "format", said, behaviour=True)
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
-        return _pref(f"偏好通过{m.group('tool')}联系", "tool", said)
+        return _pref(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
     if request_like:
         for pattern, text in _STYLE_REQUESTS:
             if re.search(pattern, rest):
-                return _pref(text, "communication_style", said)
+                return _pref(text, "communication_style", said, behaviour=True)
     return None
 
 
