@@ -49,7 +49,8 @@ class Outcome:
         return {k: v for k, v in data.items() if v is not None}
 
 
-def _cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+    """Cosine similarity of two unit vectors."""
     return float(sum(x * y for x, y in zip(a, b, strict=True)))
 
 
@@ -102,7 +103,7 @@ class Decider:
             return []
         vectors = self.embedder.embed([query] + [text for _, text in candidates])
         scored = [
-            (round(_cosine(vectors[0], vector), 6), item_id)
+            (round(cosine(vectors[0], vector), 6), item_id)
             for (item_id, _), vector in zip(candidates, vectors[1:], strict=True)
         ]
         scored = [pair for pair in scored if pair[0] >= threshold]
@@ -215,11 +216,10 @@ class Decider:
     ) -> Outcome:
         assert source.message_id is not None
         message_id, at, session_id = source.message_id, source.at, source.session_id
-        existing = [(p.id, p.text) for p in memory.all_preferences()]
+        # Only the same category can be reinforced: filter before taking the best candidates.
+        existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
         for similarity, existing_id in self._similar(pref.text, existing, self.preference_similarity):
             match = memory.preference(existing_id)
-            if match.category != pref.category:
-                continue
             memory.reinforce_preference(
                 preference_id=existing_id,
                 observed_strength=pref.strength,

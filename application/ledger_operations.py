@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from factledger.application.decisions import cosine
 from factledger.application.diff import diff_user
 from factledger.application.replay import LedgerDirectory, ReplayEstimate, ReplayReport
 from factledger.application.replay import estimate as estimate_replay
@@ -72,8 +73,7 @@ class LedgerOperations:
             by_user.setdefault(r.user_id, ([], []))[1].append(r)
 
         def similarity(x: str, y: str) -> float:
-            vx, vy = self.embedder.embed([x, y])
-            return float(sum(p * q for p, q in zip(vx, vy, strict=True)))
+            return cosine(*self.embedder.embed([x, y]))
 
         diffs = [diff_user(u, a, b, similarity) for u, (a, b) in sorted(by_user.items())]
         return {

@@ -33,8 +33,9 @@ class LedgerDirectory(Protocol):
         """Every ledger (objects with ``name``, ``schema``, ``extractor_id``, ``as_dict()``)."""
         ...
 
-    def create(self, name: str, extractor_id: str, source: str) -> Any:
-        """Register (or find) a ledger; the result has ``replay_position``."""
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> Any:
+        """Register (or find) a ledger; the result has ``replay_position``. Refuses to
+        resume a ledger with another extractor or another user filter."""
         ...
 
     def set_position(self, name: str, position: int) -> None:
@@ -121,7 +122,7 @@ def replay(
     progress: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
     """Feed the source's messages through ``extractor`` into the ledger ``into``."""
-    entry = directory.create(into, extractor.extractor_id, source=source.ledger_name)
+    entry = directory.create(into, extractor.extractor_id, source=source.ledger_name, users=sorted(users) if users else None)
     target = directory.open(into, extractor=extractor, judge=judge, inline_projection=False)
     position = entry.replay_position
     total = count_messages(source, after=position)

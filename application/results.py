@@ -72,8 +72,8 @@ def require_text(name: str, value: object) -> str:
 def context_turns(context: Iterable[Any] | None) -> list[Turn]:
     if context is None:
         return []
-    if isinstance(context, (str, bytes, dict)):
-        raise InvalidInput("context must be a list of {role, content} turns")
+    if not isinstance(context, (list, tuple)):
+        raise InvalidInput(f"context must be a list of {{role, content}} turns, got {type(context).__name__}")
     turns = []
     for position, turn in enumerate(context):
         if isinstance(turn, Turn):

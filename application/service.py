@@ -163,9 +163,12 @@ class LedgerService(Corrections, LedgerOperations):
                 items=tuple(outcomes), extractor_id=extraction.extractor_id, notification_id=None,
             )
 
-        return self._write(user_id, record)
+        return self._write(user_id, record, loaded=memory)
 
-    def _write(self, user_id: str, change: Callable[[UserMemory], T], *, create: bool = True) -> T:
+    def _write(
+        self, user_id: str, change: Callable[[UserMemory], T], *, create: bool = True,
+        loaded: UserMemory | None = None,
+    ) -> T:
         """Load the user's memory, apply ``change`` and save its events in one transaction.
 
         A concurrent write to the same user makes the save fail: the memory is
@@ -173,7 +176,9 @@ class LedgerService(Corrections, LedgerOperations):
         ``IngestResult`` returned by ``change`` gets the notification id.
         """
         for attempt in range(1, SAVE_ATTEMPTS + 1):
-            memory = self.ledger.find_memory(user_id)
+            # The caller's freshly loaded copy saves a load on the first attempt;
+            # if it went stale, the save fails and the next attempt reloads.
+            memory = loaded if attempt == 1 and loaded is not None else self.ledger.find_memory(user_id)
             if memory is None:
                 if not create:
                     raise InvalidInput(f"nothing is recorded for user {user_id!r}")

@@ -126,6 +126,9 @@ class UserMemory(Aggregate):
         def apply(self, aggregate: UserMemory) -> None:
             if self.message_id in aggregate.failed_extractions:
                 aggregate.failed_extractions.remove(self.message_id)
+            # The decisions that follow in the same save refer to this message,
+            # which may be an older one whose extraction is being retried.
+            aggregate.deciding_message_id = self.message_id
 
     class ExtractionFailed(Aggregate.Event):
         """The extractor gave no usable answer; the message waits for ``retry-failed``."""
@@ -278,6 +281,7 @@ class UserMemory(Aggregate):
         self.recent_message_ids: list[str] = []
         # Messages whose extraction failed: decisions may still refer to them later.
         self.failed_extractions: list[str] = []
+        self.deciding_message_id: str | None = None
         self.facts: dict[str, dict[str, Any]] = {}
         self.preferences: dict[str, dict[str, Any]] = {}
 
@@ -448,13 +452,13 @@ class UserMemory(Aggregate):
         """
         fact = self._require_active(fact_id)
         relation = InvalidationRelation(relation)
+        if superseded_by is not None and superseded_by not in self.facts:
+            raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
         if fact.authority == Authority.MANUAL.value and relation is not InvalidationRelation.MANUAL:
             if superseded_by is None or self.facts[superseded_by]["authority"] != Authority.MANUAL.value:
                 raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
         if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
             raise DomainError("a manual invalidation needs a reason")
-        if superseded_by is not None and superseded_by not in self.facts:
-            raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
         if message_id is not None:
             self._require_message(message_id)
         self.trigger_event(
@@ -573,7 +577,9 @@ class UserMemory(Aggregate):
         return fact
 
     def _require_message(self, message_id: str) -> None:
-        if message_id != self.last_message_id and message_id not in self.failed_extractions:
+        if message_id not in (self.last_message_id, self.deciding_message_id) and (
+            message_id not in self.failed_extractions
+        ):
             raise UnknownItem(
                 f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
             )

@@ -60,6 +60,8 @@ def prepare_database(uri: str, schema: str) -> None:
             conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
     except psycopg.OperationalError as exc:
         raise ConfigError(f"cannot connect to PostgreSQL at DATABASE_URL: {exc}") from None
+    except psycopg.ProgrammingError as exc:
+        raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URI: {exc}") from None
 
 
 def offline_parts(settings: Settings) -> tuple[Extractor, RelationJudge, Embedder]:

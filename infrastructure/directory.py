@@ -27,8 +27,8 @@ class PostgresLedgerDirectory:
     def entries(self) -> list[LedgerEntry]:
         return self.catalog.entries()
 
-    def create(self, name: str, extractor_id: str, source: str) -> LedgerEntry:
-        return self.catalog.create(name, extractor_id, source)
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerEntry:
+        return self.catalog.create(name, extractor_id, source, users)
 
     def set_position(self, name: str, position: int) -> None:
         self.catalog.set_position(name, position)

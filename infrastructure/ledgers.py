@@ -8,7 +8,9 @@ old live ledger or the new one, and the old one is kept under another name.
 
 from __future__ import annotations
 
+import json
 import re
+import uuid
 from datetime import datetime, timezone
 from typing import Any
 
@@ -33,6 +35,7 @@ class LedgerEntry:
     source: str | None
     created_at: datetime
     replay_position: int
+    replay_users: tuple[str, ...] | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -59,6 +62,7 @@ class LedgerCatalog:
                     "replay_position bigint NOT NULL DEFAULT 0)"
                 ).format(self.table)
             )
+            conn.execute(SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS replay_users text").format(self.table))
             conn.execute(
                 SQL("INSERT INTO {} (name, schema_name) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.table),
                 (LIVE, self.base),
@@ -77,26 +81,43 @@ class LedgerCatalog:
             raise LedgerError(f"no ledger named {name!r} (ledgers: {known})")
         return self._entry(row)
 
-    def create(self, name: str, extractor_id: str, source: str) -> LedgerEntry:
-        """Register a new ledger (its schema is ``<base>__<name>``); an existing one is returned as is."""
+    def create(
+        self, name: str, extractor_id: str, source: str, users: list[str] | None = None
+    ) -> LedgerEntry:
+        """Register a new ledger in a schema of its own, or return the existing one.
+
+        An existing ledger is only resumed with the extractor and the user
+        filter it was started with: its position means nothing for another.
+        """
         if not NAME_PATTERN.match(name) or name == LIVE:
             raise LedgerError(
                 f"ledger name {name!r} must be lower-case letters, digits and _ (start with a letter, ≤ 30), not 'live'"
             )
-        schema = f"{self.base}__{name}"
+        wanted_users = json.dumps(sorted(users)) if users else None
         with self._connect() as conn:
-            conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
-            conn.execute(
-                SQL(
-                    "INSERT INTO {} (name, schema_name, extractor_id, source) VALUES (%s, %s, %s, %s) "
-                    "ON CONFLICT (name) DO NOTHING"
-                ).format(self.table),
-                (name, schema, extractor_id, source),
-            )
-        entry = self.entry(name)
+            row = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()
+            if row is None:
+                # A random suffix: after a promote, the live ledger may own "<base>__<name>" already.
+                schema = f"{self.base}__{name}_{uuid.uuid4().hex[:6]}"
+                conn.execute(SQL("CREATE SCHEMA {}").format(Identifier(schema)))
+                conn.execute(
+                    SQL(
+                        "INSERT INTO {} (name, schema_name, extractor_id, source, replay_users) "
+                        "VALUES (%s, %s, %s, %s, %s)"
+                    ).format(self.table),
+                    (name, schema, extractor_id, source, wanted_users),
+                )
+                created = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,))
+                return self._entry(created.fetchone())
+        entry = self._entry(row)
         if entry.extractor_id is not None and entry.extractor_id != extractor_id:
             raise LedgerError(
                 f"ledger {name!r} was replayed with {entry.extractor_id}, not {extractor_id}; choose another name"
+            )
+        if entry.replay_position and row["replay_users"] != wanted_users:
+            raise LedgerError(
+                f"ledger {name!r} was replayed for users {row['replay_users'] or 'all'}, not "
+                f"{wanted_users or 'all'}; resume it with the same users or choose another name"
             )
         return entry
 
@@ -111,7 +132,7 @@ class LedgerCatalog:
         """Make ``name`` the live ledger; return the name the old live ledger now has."""
         if name == LIVE:
             raise LedgerError("'live' is already the live ledger")
-        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S}"
+        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S%f}"
         with self._connect() as conn, conn.transaction():
             # Serialise promotions; readers resolving names see before or after, never between.
             conn.execute(SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(self.table))
@@ -126,4 +147,5 @@ class LedgerCatalog:
         return LedgerEntry(
             name=row["name"], schema=row["schema_name"], extractor_id=row["extractor_id"], source=row["source"],
             created_at=row["created_at"], replay_position=row["replay_position"],
+            replay_users=tuple(json.loads(row["replay_users"])) if row.get("replay_users") else None,
         )

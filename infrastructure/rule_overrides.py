@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import string
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path
@@ -43,6 +44,16 @@ SECTIONS = {"drop", "recategorise", "adjust", "add"}
 
 class RulesError(ValueError):
     """The rules file cannot be used; the message says where and why."""
+
+
+def _score(where: str, value: Any) -> float:
+    try:
+        score = float(value)
+    except (TypeError, ValueError):
+        raise RulesError(f"{where}: score must be a number in [0, 1], got {value!r}") from None
+    if not 0.0 <= score <= 1.0:
+        raise RulesError(f"{where}: score must be a number in [0, 1], got {value!r}")
+    return score
 
 
 def _regex(where: str, pattern: Any) -> re.Pattern[str] | None:
@@ -94,7 +105,10 @@ class RuleOverrides:
             for i, r in enumerate(data.get("recategorise", []))
         ]
         self.adjust = [
-            (self._match(f"{path} [[adjust]] #{i + 1}", r), float(self._required(path, "adjust", i, r, "score")))
+            (
+                self._match(f"{path} [[adjust]] #{i + 1}", r),
+                _score(f"{path} [[adjust]] #{i + 1}", self._required(path, "adjust", i, r, "score")),
+            )
             for i, r in enumerate(data.get("adjust", []))
         ]
         self.add = []
@@ -103,6 +117,14 @@ class RuleOverrides:
             pattern = _regex(where, self._required(path, "add", i, r, "pattern"))
             if ("fact" in r) == ("preference" in r):
                 raise RulesError(f"{where}: give exactly one of 'fact' or 'preference'")
+            template = str(r.get("fact", r.get("preference")))
+            # Every {name} must be a group of the pattern, or the replay would stop half way.
+            fields = {f for _, f, _, _ in string.Formatter().parse(template) if f}
+            missing = fields - set(pattern.groupindex)  # type: ignore[union-attr]
+            if missing:
+                raise RulesError(f"{where}: {{{', '.join(sorted(missing))}}} is not a named group of the pattern")
+            if "score" in r:
+                _score(where, r["score"])
             self.add.append((pattern, r))
 
     @staticmethod
@@ -129,6 +151,13 @@ class OverriddenExtractor:
     @property
     def extractor_id(self) -> str:
         return f"{self.inner.extractor_id}+rules:{self.rules.name}@{self.rules.digest}"
+
+    def __getattr__(self, name: str) -> Any:
+        # What the wrapped extractor offers beyond the port (e.g. ``estimate_cost``
+        # for replay dry runs) stays available; the rules change only the result.
+        if name == "estimate_cost":
+            return getattr(self.inner, name)
+        raise AttributeError(name)
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
         found = self.inner.extract(message, context, known_facts)

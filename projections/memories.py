@@ -74,9 +74,8 @@ class MemoryView(PostgresTrackingRecorder):
     def create_table(self, check_embedder: bool = True) -> None:
         """Create the tables; unless told not to, refuse vectors of another embedder."""
         super().create_table()
-        if not check_embedder:
-            return
         with self.datastore.transaction(commit=True) as curs:
+            # Always claim a new table for the embedder whose dimension it was created with.
             curs.execute(
                 SQL("INSERT INTO {} VALUES ('embedder_id', %s) ON CONFLICT DO NOTHING").format(self.meta),
                 (self.embedder_id,),
@@ -84,7 +83,7 @@ class MemoryView(PostgresTrackingRecorder):
             curs.execute(SQL("SELECT value FROM {} WHERE key = 'embedder_id'").format(self.meta))
             row = curs.fetchone()
         stored = row["value"] if row else self.embedder_id
-        if stored != self.embedder_id:
+        if check_embedder and stored != self.embedder_id:
             raise EmbedderMismatch(
                 f"the read model holds vectors from embedder {stored!r} but the active embedder is "
                 f"{self.embedder_id!r}; run `factledger projection rebuild` to re-embed it"

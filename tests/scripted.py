@@ -54,3 +54,18 @@ class ExplodingJudge:
 
     def judge(self, old_fact: str, new_fact: str):  # noqa: ANN201
         raise RuntimeError("judge unavailable")
+
+
+class FlakyExtractor(ScriptedExtractor):
+    """Fails (as an LLM would after its retries) on the messages in ``failing`` until healed."""
+
+    def __init__(self, script, failing: set[str]):  # type: ignore[no-untyped-def]
+        super().__init__(script)
+        self.failing = set(failing)
+
+    def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
+        from factledger.application.ports import ExtractionFailure
+
+        if message in self.failing:
+            raise ExtractionFailure("endpoint down", extractor_id=self.extractor_id, raw_output="<html>502</html>")
+        return super().extract(message, context, known_facts)

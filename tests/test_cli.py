@@ -177,3 +177,22 @@ def test_manual_corrections_from_the_cli(cli_env: dict[str, str]) -> None:
     assert [e["event"] for e in history] == ["FactObserved", "FactInvalidated", "FactObserved", "FactContested"]
     proc = run(cli_env, "why", "m", "nope", check=False)
     assert proc.returncode == 2 and "no fact or preference id starts with 'nope'" in proc.stderr
+
+
+def test_more_bad_input_gets_a_message_not_a_traceback(cli_env: dict[str, str], tmp_path: Path) -> None:
+    proc = run(cli_env, "ingest", "--user", "u", "--context", "5", "hi", check=False)
+    assert proc.returncode == 2 and "context must be a list" in proc.stderr
+    path = tmp_path / "big.jsonl"
+    path.write_text(
+        json.dumps({"user_id": "t", "message": "我住在杭州"}) + "\n"
+        + json.dumps({"user_id": "t", "message": "我有车", "timestamp": 1e20}) + "\n",
+        encoding="utf-8",
+    )
+    proc = run(cli_env, "ingest-file", str(path), "--json", check=False)
+    summary = json.loads(proc.stdout)
+    assert proc.returncode == 1 and summary["ingested"] == 1
+    assert "out of range" in summary["errors"][0]["error"] and summary["errors"][0]["line"] == 2
+    assert run_json(cli_env, "projection", "status")["lag"] == 0
+    bad_url = {**cli_env, "DATABASE_URL": "foo"}
+    proc = run(bad_url, "profile", "u", check=False)
+    assert proc.returncode == 2 and "DATABASE_URL" in proc.stderr and "Traceback" not in proc.stderr

@@ -63,13 +63,13 @@ def test_any_command_sequence_keeps_the_invariants(commands: list[tuple[Any, ...
     for event in memory.pending_events:
         if isinstance(event, UserMemory.FactConfirmed):
             assert event.fact_id not in invalidated, "an invalidated fact was confirmed"
-            assert event.times_mentioned > mentions.get(event.fact_id, 1) - 1
+            assert event.times_mentioned == mentions.get(event.fact_id, 1) + 1
             mentions[event.fact_id] = event.times_mentioned
         if isinstance(event, UserMemory.FactInvalidated):
             assert event.fact_id not in invalidated, "a fact was invalidated twice"
             invalidated.add(event.fact_id)
         if isinstance(event, UserMemory.PreferenceReinforced):
-            assert event.times_observed > observed.get(event.preference_id, 1) - 1
+            assert event.times_observed == observed.get(event.preference_id, 1) + 1
             observed[event.preference_id] = event.times_observed
     for fact in memory.facts.values():
         assert 0.0 <= fact["confidence"] <= 1.0

@@ -124,3 +124,10 @@ def test_rebuild_with_another_embedder_recreates_the_vectors(settings: Settings,
         rebuilt.close()
     reopened = open_ledger(other)  # no mismatch any more
     reopened.close()
+
+
+def test_a_reader_with_another_embedder_cannot_leave_the_table_unclaimed(settings: Settings) -> None:
+    reader = open_ledger(attrs.evolve(settings, offline_dimension=128), check_embedder=False)
+    reader.close()
+    with pytest.raises(EmbedderMismatch, match="projection rebuild"):
+        open_ledger(settings)

@@ -160,3 +160,55 @@ def test_bad_ledger_names_are_refused(service: LedgerService) -> None:
     for bad in ("Live", "live", "1abc", "a-b", "x" * 31):
         with pytest.raises(LedgerError, match="ledger name"):
             service.replay(bad, "offline")
+
+
+def test_a_replay_for_some_users_is_only_resumed_for_the_same_users(service: LedgerService) -> None:
+    for user in ("a", "b"):
+        service.ingest(user, "我住在杭州")
+        service.ingest(user, "我有车")
+    report = service.replay("some", "offline", users=["a"])
+    assert (report.replayed, report.skipped_users, report.finished) == (2, 2, True)
+    with pytest.raises(LedgerError, match="replayed for users"):
+        service.replay("some", "offline")
+    assert service.replay("some", "offline", users=["a"]).replayed == 0
+    everyone = service.replay("everyone", "offline")
+    assert everyone.replayed == 4
+    with service.directory.open("everyone") as ledger:  # type: ignore[union-attr]
+        assert ledger.profile("b")["facts_count"] == 2
+
+
+def test_a_name_can_be_replayed_again_after_it_was_promoted(service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州")
+    service.replay("v2", "offline")
+    first = service.promote("v2")
+    service.replay("v2", "offline")  # the live ledger now owns the first v2's schema
+    second = service.promote("v2")
+    assert first != second
+    names = [row["name"] for row in service.ledgers()]
+    assert sorted(names) == sorted(["live", first, second])
+    schemas = [row["schema"] for row in service.ledgers()]
+    assert len(set(schemas)) == 3
+
+
+@pytest.mark.parametrize(
+    ("rules", "message"),
+    [
+        ('[[adjust]]\nkind = "fact"\nscore = "abc"\n', "score must be a number"),
+        ('[[adjust]]\nkind = "fact"\nscore = 1.5\n', "score must be a number"),
+        ('[[add]]\npattern = "我养了(?P<pet>\\\\w+)"\nfact = "用户养了{animal}"\n', "animal"),
+        ('[[add]]\npattern = "("\nfact = "x"\n', "bad pattern"),
+        ('[[drop]]\nkind = "facts"\n', "kind must be"),
+        ('[[bogus]]\n', "unknown sections"),
+    ],
+)
+def test_bad_rules_files_are_refused_before_anything_is_replayed(
+    service: LedgerService, tmp_path: Path, rules: str, message: str
+) -> None:
+    from factledger.infrastructure.rule_overrides import RulesError
+
+    service.ingest("u", "我住在杭州")
+    path = tmp_path / "rules.toml"
+    path.write_text(rules, encoding="utf-8")
+    with pytest.raises(RulesError, match=message):
+        service.replay("v2", "offline", rules=str(path))
+    assert [row["name"] for row in service.ledgers()] == ["live"]

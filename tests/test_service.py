@@ -207,3 +207,30 @@ def test_concurrent_processes_never_duplicate_a_fact(settings: Settings, service
     assert [(f.text, f.times_mentioned) for f in facts] == [("用户住在杭州", 15)]
     rows = [r for r in service.read_model.all_rows() if r["user_id"] == "shared"]
     assert len(rows) == 1 and rows[0]["metadata"]["times_mentioned"] == 15
+
+
+def test_a_failed_extraction_is_recorded_and_retried_after_later_messages(
+    open_service: Callable[..., LedgerService],
+) -> None:
+    from scripted import FlakyExtractor
+
+    extractor = FlakyExtractor(
+        {"住": ([("用户住在杭州", "location", 0.9)], [("偏好简短的回复风格", "communication_style", 0.8, "e")]),
+         "车": ([("用户有车", "other", 0.9)], [])},
+        failing={"住"},
+    )
+    service = open_service(extractor=extractor)
+    failed = service.ingest("u", "住")
+    assert failed.status == "extraction_failed" and failed.items == ()
+    service.ingest("u", "车")  # a later message: the failed one is no longer the latest
+    [event] = [e for e in service.history("u") if e["event"] == "ExtractionFailed"]
+    assert (event["message_id"], event["raw_output"]) == (failed.message_id, "<html>502</html>")
+    extractor.failing.clear()
+    [retried] = service.retry_failed()
+    assert retried.status == "recorded" and retried.message_id == failed.message_id
+    assert [i.action for i in retried.items] == ["observed", "observed"]
+    profile = service.profile("u")
+    assert sorted(f["fact"] for facts in profile["facts"].values() for f in facts) == sorted(["用户有车", "用户住在杭州"])
+    assert service.retry_failed() == [], "nothing is left to retry"
+    observed = [e for e in service.history("u") if e["event"] == "FactObserved" and e["text"] == "用户住在杭州"]
+    assert observed[0]["message_id"] == failed.message_id, "decisions refer to the original message"
