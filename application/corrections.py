@@ -48,7 +48,8 @@ class Corrections:
         while batch := self.ledger.recorder.select_notifications(start=start, limit=1000, topics=[topic]):
             originators.update((n.originator_id, None) for n in batch)
             start = batch[-1].id + 1
-        return [self.ledger.repository.get(originator_id).user_id for originator_id in originators]
+        # The first event (Started) names the user: no need to load whole aggregates.
+        return [next(iter(self.ledger.events.get(originator_id, lte=1))).user_id for originator_id in originators]
 
     def _retry_one(self: LedgerService, user_id: str, message_id: str) -> IngestResult:
         message = next(

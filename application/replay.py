@@ -103,6 +103,7 @@ def recorded_messages(source: LedgerService, after: int = 0) -> Iterator[tuple[i
 
 
 def count_messages(source: LedgerService, after: int = 0) -> int:
+    """How many messages were recorded after ``after`` (reads ids, not events)."""
     topic = get_topic(UserMemory.MessageIngested)
     total, start = 0, after + 1
     while batch := source.ledger.recorder.select_notifications(start=start, limit=5000, topics=[topic]):

@@ -316,7 +316,8 @@ class LedgerService(Corrections, LedgerOperations):
         return self._require_projector().status()
 
     def close(self) -> None:
-        """Release connections (and the embedded server, when this process started it)."""
+        """Release the connections. (An embedded server stops by itself when the last
+        process using its data directory exits.)"""
         self.ledger.close()
         if self._on_close:
             self._on_close()

@@ -65,10 +65,9 @@ class Projector:
     def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Project every event after the current position; return how many."""
         processed = 0
-        first = self.position()
-        head = self.head()
+        start = first = self.position()
+        head = self.head() if progress else 0
         while True:
-            start = self.position()
             notifications = self.app.recorder.select_notifications(
                 start=start, limit=BATCH_SIZE, inclusive_of_start=False
             )
@@ -82,11 +81,14 @@ class Projector:
             with self.view.datastore.transaction(commit=True) as curs:
                 curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
                 now = self.view._max_tracking_id(self.app.name, curs) or 0  # noqa: SLF001
-                if now != start:
-                    continue  # another projector moved on meanwhile; re-read from its position
-                for event in events:
-                    self.projection.apply(event, curs, vectors)
-                self.view._insert_tracking(curs, Tracking(self.app.name, notifications[-1].id))  # noqa: SLF001
+                if now == start:
+                    for event in events:
+                        self.projection.apply(event, curs, vectors)
+                    self.view._insert_tracking(curs, Tracking(self.app.name, notifications[-1].id))  # noqa: SLF001
+            if now != start:
+                start = now  # another projector moved on meanwhile: continue from its position
+                continue
+            start = notifications[-1].id
             processed += len(events)
             if progress:
                 progress(processed, max(head - first, processed))

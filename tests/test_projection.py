@@ -131,3 +131,34 @@ def test_a_reader_with_another_embedder_cannot_leave_the_table_unclaimed(setting
     reader.close()
     with pytest.raises(EmbedderMismatch, match="projection rebuild"):
         open_ledger(settings)
+
+
+def test_two_projectors_racing_apply_every_event_once(settings: Settings) -> None:
+    import threading
+
+    lagging = attrs.evolve(settings, inline_projection=False)
+    first, second = open_ledger(lagging), open_ledger(lagging)
+    try:
+        for i in range(40):
+            first.ingest(f"u{i % 4}", MESSAGES[i % len(MESSAGES)])
+        errors: list[BaseException] = []
+
+        def project(service: LedgerService) -> None:
+            try:
+                service.catch_up()
+            except BaseException as exc:  # noqa: BLE001 - reported below
+                errors.append(exc)
+
+        threads = [threading.Thread(target=project, args=(s,)) for s in (first, second)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(60)
+        assert errors == []
+        assert first.read_model_status().lag == 0
+        raced = first.read_model.all_rows()
+        first.rebuild_read_model()
+        assert first.read_model.all_rows() == raced
+    finally:
+        first.close()
+        second.close()
