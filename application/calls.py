@@ -19,15 +19,20 @@ class CallContext:
     user_id: str
     message_id: str | None
     purpose: str  # "extract" | "decide" | "recall" | "project" | "replay" ...
+    # Where the ledger that makes the call stores its events (a replay's calls
+    # belong to the target ledger, not to the one the extractor was built on).
+    ledger: str | None = None
 
 
 current_call: ContextVar[CallContext | None] = ContextVar("factledger_current_call", default=None)
 
 
 @contextmanager
-def calls_for(user_id: str, message_id: str | None, purpose: str) -> Iterator[CallContext]:
-    """Attribute every call made inside the block to this user, message and purpose."""
-    context = CallContext(user_id, message_id, purpose)
+def calls_for(
+    user_id: str, message_id: str | None, purpose: str, ledger: str | None = None
+) -> Iterator[CallContext]:
+    """Attribute every call made inside the block to this user, message, purpose and ledger."""
+    context = CallContext(user_id, message_id, purpose, ledger)
     token = current_call.set(context)
     try:
         yield context

@@ -62,7 +62,7 @@ class Corrections:
             if message_id not in memory.failed_extractions:
                 raise NothingToWrite(self._already_ingested(user_id, message_id))
             known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
-            with calls_for(user_id, message_id, "extract"):
+            with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
                 try:
                     extraction = self.extractor.extract(message.text, turns, known)
                 except ExtractionFailure as exc:
@@ -72,7 +72,7 @@ class Corrections:
                         extractor_id=exc.extractor_id, notification_id=None, status="extraction_failed",
                     )
             memory.record_extraction(message_id, extraction.as_dict())
-            with calls_for(user_id, message_id, "decide"):
+            with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
                 outcomes = self.decider.apply(memory, extraction, message_id, message.at, message.session_id)
             return IngestResult(
                 user_id=user_id, message_id=message_id,
@@ -109,7 +109,7 @@ class Corrections:
 
         def record(memory: UserMemory) -> Outcome:
             source = DecisionSource("manual", None, None, None, utc(None), actor)
-            with calls_for(user_id, None, "decide"):
+            with calls_for(user_id, None, "decide", self.ledger.storage_key):
                 return self.decider.save_fact(memory, fact, str(uuid.uuid4()), Authority.MANUAL, source)
 
         return self._write(user_id, record)

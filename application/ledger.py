@@ -39,6 +39,11 @@ class MemoryLedger(Application):
         if snapshot_interval is not None:
             self.snapshotting_intervals = {UserMemory: snapshot_interval}  # type: ignore[misc]
 
+    @property
+    def storage_key(self) -> str:
+        """Where this ledger's events live (its schema on PostgreSQL): stable across renames."""
+        return self.env.get("POSTGRES_SCHEMA") or self.name
+
     def find_memory(self, user_id: str) -> UserMemory | None:
         """The user's memory, or None if nothing was ever recorded for them."""
         try:

@@ -130,7 +130,7 @@ class LedgerService(Corrections, LedgerOperations):
         known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
         failure: ExtractionFailure | None = None
         extraction: Extraction | None = None
-        with calls_for(user_id, message_id, "extract"):
+        with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
             try:
                 extraction = self.extractor.extract(message, turns, known)
             except ExtractionFailure as exc:
@@ -154,7 +154,7 @@ class LedgerService(Corrections, LedgerOperations):
                     extractor_id=failure.extractor_id, notification_id=None, status="extraction_failed",
                 )
             memory.record_extraction(message_id, extraction.as_dict())
-            with calls_for(user_id, message_id, "decide"):
+            with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
                 outcomes = self.decider.apply(memory, extraction, message_id, at, session_id)
             return IngestResult(
                 user_id=user_id, message_id=message_id,

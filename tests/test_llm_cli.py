@@ -135,6 +135,9 @@ def test_replay_dry_run_counts_llm_calls_and_a_prompt_replay_is_diffed(
     report = run_json(llm_env, "replay", "--into", "v2", "--prompts", "combined")
     assert report["finished"] and report["replayed"] == 2
     assert len(fake.chat_requests()) == 1
+    # The replay's call belongs to v2, not to the live ledger the messages came from.
+    assert run_json(llm_env, "usage", "--ledger", "v2")["totals"]["calls"] == 1
+    assert run_json(llm_env, "usage")["totals"]["calls"] == 0
     history = run_json(llm_env, "history", "u", "--ledger", "v2", "--kind", "message")
     assert {e["extraction"]["extractor_id"] for e in history if e["event"] == "ExtractionRecorded"} == {
         "openai:gpt-4o-mini/combined"

@@ -87,7 +87,7 @@ class UsageLog:
                         "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                     ).format(self.table),
                     (
-                        self.ledger,
+                        (context.ledger if context and context.ledger else self.ledger),
                         context.user_id if context else None,
                         context.message_id if context else None,
                         context.purpose if context else None,
