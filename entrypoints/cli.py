@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from datetime import datetime, timezone
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
@@ -115,15 +115,22 @@ REQUIRED_KEYS = ("user_id", "message")
 EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval", "factledger.entrypoints.cli_audit", "factledger.entrypoints.cli_llm")
 
 
-def _file_lines(path: Path) -> list[str]:
+def _open_lines(path: Path) -> tuple[BinaryIO, int | None]:
+    """The file as bytes, and its number of lines (None for standard input).
+
+    Lines are read one at a time, so a file of any size streams, and a line
+    that is not UTF-8 is reported by number like any other bad line.
+    """
     if str(path) == "-":
-        return sys.stdin.read().splitlines()
+        return sys.stdin.buffer, None
     try:
-        return path.read_text(encoding="utf-8").splitlines()
+        with path.open("rb") as counting:
+            total = sum(1 for _ in counting)
+        return path.open("rb"), total
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
-    except UnicodeDecodeError as exc:
-        raise InvalidInput(f"{path}: not UTF-8 text ({exc})") from None
+    except IsADirectoryError:
+        raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
 
 
 def _parse_line(line: str, number: int) -> dict[str, Any]:
@@ -142,16 +149,21 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
 
 
 def cmd_ingest_file(args: argparse.Namespace) -> int:
-    lines = _file_lines(Path(args.file))
+    stream, total = _open_lines(Path(args.file))
     failures: list[dict[str, Any]] = []
-    ingested = facts = prefs = 0
-    with opened(args, inline_projection=False) as service, _progress(args, "ingesting") as progress:
-        task = progress.add_task("ingest", total=len(lines))
-        for number, line in enumerate(lines, start=1):
+    ingested = facts = prefs = lines = 0
+    with opened(args, inline_projection=False) as service, _progress(args, "ingesting") as progress, stream:
+        task = progress.add_task("ingest", total=total)
+        for number, raw in enumerate(stream, start=1):
+            lines = number
             progress.advance(task)
-            if not line.strip():
+            if not raw.strip():
                 continue
             try:
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:
+                    raise InvalidInput(f"line {number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
                 record = _parse_line(line, number)
                 result = service.ingest(
                     str(record["user_id"]),
@@ -171,7 +183,7 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
         projected_task = progress.add_task("projecting", total=None)
         projected = service.catch_up(lambda done, total: progress.update(projected_task, completed=done, total=total))
     summary = {
-        "lines": len(lines),
+        "lines": lines,
         "ingested": ingested,
         "failed": len(failures),
         "facts_extracted": facts,
@@ -182,7 +194,7 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        out.print(f"ingested {ingested} of {len(lines)} lines: {facts} facts, {prefs} preferences")
+        out.print(f"ingested {ingested} of {lines} lines: {facts} facts, {prefs} preferences")
         for failure in failures:
             err.print(f"[red]{failure['error']}[/red]")
     return 1 if failures else 0

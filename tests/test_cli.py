@@ -196,3 +196,20 @@ def test_more_bad_input_gets_a_message_not_a_traceback(cli_env: dict[str, str], 
     bad_url = {**cli_env, "DATABASE_URL": "foo"}
     proc = run(bad_url, "profile", "u", check=False)
     assert proc.returncode == 2 and "DATABASE_URL" in proc.stderr and "Traceback" not in proc.stderr
+
+
+def test_ingest_file_reports_a_line_that_is_not_utf8_and_reads_stdin(cli_env: dict[str, str], tmp_path: Path) -> None:
+    path = tmp_path / "mixed.jsonl"
+    path.write_bytes(
+        json.dumps({"user_id": "x", "message": "我住在杭州"}, ensure_ascii=False).encode("utf-8") + b"\n"
+        + json.dumps({"user_id": "x", "message": "我有车"}, ensure_ascii=False).encode("gbk") + b"\n"
+    )
+    proc = run(cli_env, "ingest-file", str(path), "--json", check=False)
+    summary = json.loads(proc.stdout)
+    assert (summary["lines"], summary["ingested"], summary["failed"]) == (2, 1, 1)
+    assert summary["errors"][0]["line"] == 2 and "not UTF-8" in summary["errors"][0]["error"]
+    piped = run(cli_env, "ingest-file", "-", "--json", stdin=json.dumps({"user_id": "y", "message": "我叫李雷"}) + "\n")
+    assert json.loads(piped.stdout)["ingested"] == 1
+    assert run_json(cli_env, "profile", "y")["facts_count"] == 1
+    missing = run(cli_env, "ingest-file", str(tmp_path / "nope.jsonl"), check=False)
+    assert missing.returncode == 2 and "no such file" in missing.stderr
