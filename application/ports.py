@@ -7,6 +7,7 @@ stable id, recorded on each event it decided, so a replay knows who said what.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any, Protocol, runtime_checkable
@@ -127,11 +128,21 @@ class ReadModelUpdater(Protocol):
         ...
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Drop the read model and project every event again."""
+        """Project every event again into a new read model and swap it in when complete."""
         ...
 
     def status(self) -> Any:
         """Position of the read model against the head of the log."""
+        ...
+
+    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Events the read model could not store, with their errors."""
+        ...
+
+    def follow(
+        self, stop: threading.Event, poll_interval: float = 1.0, on_batch: Callable[[int], None] | None = None
+    ) -> None:
+        """Catch up whenever events arrive, until ``stop`` is set."""
         ...
 
 
@@ -148,3 +159,31 @@ class ExtractionFailure(Exception):
         self.extractor_id = extractor_id
         self.raw_output = raw_output
         self.prompt_id = prompt_id
+
+
+class ServiceUnavailable(Exception):
+    """An outside service (an LLM or embedding endpoint) gave no answer after its own retries.
+
+    Adapters raise a subclass of it; the service then records the message with
+    its extraction pending, for ``retry-failed``, instead of losing it.
+    """
+
+
+class MessageAlreadyRecorded(Exception):
+    """The store refused a save: this message id is already recorded for the user."""
+
+    def __init__(self, message_id: str) -> None:
+        super().__init__(f"message {message_id!r} is already recorded")
+        self.message_id = message_id
+
+
+class StoreBusy(Exception):
+    """The store gave up waiting for a lock or a statement (its timeouts): try again later."""
+
+
+@runtime_checkable
+class MessageIndex(Protocol):
+    """A store that remembers every message id of every user (not only a recent window)."""
+
+    def has_message(self, originator_id: Any, message_id: str) -> bool:
+        ...

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from typing import Any
 
 import attrs
 
 from factledger.application.decisions import Outcome
-from factledger.domain.values import Turn
-
-
-class InvalidInput(ValueError):
-    """A caller passed something factledger cannot use; the message says what."""
+from factledger.application.ports import ExtractionFailure
+from factledger.application.validation import InvalidInput
+from factledger.domain.values import Extraction
 
 
 class NothingToWrite(Exception):
@@ -22,6 +19,40 @@ class NothingToWrite(Exception):
     def __init__(self, value: Any) -> None:
         super().__init__()
         self.value = value
+
+
+class WriteConflict(Exception):
+    """A user's memory kept changing under this write: every attempt met a concurrent one.
+
+    Nothing of this write was recorded; retrying later is safe (and idempotent
+    with a ``message_id``).
+    """
+
+    def __init__(self, user_id: str, attempts: int) -> None:
+        super().__init__(
+            f"could not record for user {user_id!r}: {attempts} attempts each met a concurrent write; "
+            "nothing was recorded, try again"
+        )
+        self.user_id = user_id
+        self.attempts = attempts
+
+
+class DecisionsUnavailable(Exception):
+    """Deciding on an extraction needed an outside service (embeddings, a judge) that did not answer."""
+
+    def __init__(self, extraction: Extraction, cause: Exception) -> None:
+        super().__init__(str(cause))
+        self.extraction = extraction
+        self.cause = cause
+
+    def as_failure(self) -> ExtractionFailure:
+        """The message's extraction, marked pending, so ``retry-failed`` decides it later."""
+        return ExtractionFailure(
+            f"deciding needs a service that did not answer: {self.cause}",
+            extractor_id=self.extraction.extractor_id,
+            raw_output=self.extraction.raw_output,
+            prompt_id=self.extraction.prompt_id,
+        )
 
 
 @attrs.frozen
@@ -61,49 +92,17 @@ class IngestResult:
         }
 
 
-def require_text(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
-    if not value.strip():
-        raise InvalidInput(f"{name} must not be empty")
-    return value
-
-
-def context_turns(context: Iterable[Any] | None) -> list[Turn]:
-    if context is None:
-        return []
-    if not isinstance(context, (list, tuple)):
-        raise InvalidInput(f"context must be a list of {{role, content}} turns, got {type(context).__name__}")
-    turns = []
-    for position, turn in enumerate(context):
-        if isinstance(turn, Turn):
-            turns.append(turn)
-            continue
-        try:
-            turns.append(Turn.from_dict(turn))
-        except ValueError as exc:
-            raise InvalidInput(f"context[{position}]: {exc}") from None
-    return turns
-
-
 def resolve_prefix(prefix: str, ids: Iterable[str], kind: str) -> str:
     """The one id starting with ``prefix``; a clear error when none or several do."""
-    prefix = require_text(f"{kind} id", prefix).strip()
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise InvalidInput(f"{kind} id must be a non-empty string")
+    prefix = prefix.strip()
     matches = [i for i in ids if i.startswith(prefix)]
     if not matches:
         raise InvalidInput(f"no {kind} id starts with {prefix!r}")
     if len(matches) > 1:
         raise InvalidInput(f"{kind} id prefix {prefix!r} is ambiguous: {', '.join(m[:12] for m in matches[:5])}")
     return matches[0]
-
-
-def utc(at: datetime | None) -> datetime:
-    """``at`` with a time zone (naive means UTC); now when None."""
-    if at is None:
-        return datetime.now(timezone.utc)
-    if not isinstance(at, datetime):
-        raise InvalidInput(f"timestamp must be a datetime, got {type(at).__name__}")
-    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
 
 
 def history_entry(event: Any) -> dict[str, Any]:

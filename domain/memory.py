@@ -15,7 +15,7 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from factledger.domain.categories import fact_category, preference_category
-from factledger.domain.values import Authority, InvalidationRelation
+from factledger.domain.values import Authority, InvalidationRelation, has_unstorable
 
 NAMESPACE = uuid.UUID("6f1c1d1e-6a0e-4d2b-9a55-2f3f6e7d9b10")
 EVIDENCE_KEPT = 5
@@ -43,6 +43,14 @@ class FactNotActive(DomainError):
 
 class DuplicateMessage(DomainError):
     """This message id was already ingested for the user."""
+
+
+def _check_text(name: str, text: object) -> str:
+    if not isinstance(text, str) or not text.strip():
+        raise DomainError(f"{name} must be a non-empty string")
+    if has_unstorable(text):
+        raise DomainError(f"{name} holds control characters or unpaired surrogates; clean it first")
+    return text
 
 
 def _check_unit(name: str, value: float) -> float:
@@ -329,8 +337,7 @@ class UserMemory(Aggregate):
         context: list[dict[str, str]] | None = None,
     ) -> None:
         """Record a message the user sent."""
-        if not isinstance(text, str) or not text.strip():
-            raise DomainError("message text must be a non-empty string")
+        _check_text("message text", text)
         if message_id in self.recent_message_ids:
             raise DuplicateMessage(f"message {message_id!r} was already ingested for user {self.user_id!r}")
         self.trigger_event(
@@ -379,8 +386,7 @@ class UserMemory(Aggregate):
         """A fact seen for the first time (``message_id`` None: set by an operator)."""
         if fact_id in self.facts:
             raise DomainError(f"fact {fact_id!r} already exists")
-        if not isinstance(text, str) or not text.strip():
-            raise DomainError("fact text must be a non-empty string")
+        _check_text("fact text", text)
         authority = Authority(authority)
         if message_id is None:
             if authority is not Authority.MANUAL:
@@ -520,8 +526,7 @@ class UserMemory(Aggregate):
         """A preference seen for the first time."""
         if preference_id in self.preferences:
             raise DomainError(f"preference {preference_id!r} already exists")
-        if not isinstance(text, str) or not text.strip():
-            raise DomainError("preference text must be a non-empty string")
+        _check_text("preference text", text)
         self._require_message(message_id)
         self.trigger_event(
             self.PreferenceObserved,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import enum
 import math
+import re
 from typing import Any
 
 import attrs
@@ -11,6 +12,21 @@ import attrs
 from factledger.domain.categories import fact_category, preference_category
 
 MAX_TEXT_LENGTH = 500
+
+# C0 and C1 control characters other than tab, newline and carriage return, and
+# unpaired surrogates: PostgreSQL's text and jsonb cannot hold NUL or surrogates,
+# and the others are terminal escapes, not words anyone said.
+_UNSTORABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
+
+
+def storable_text(text: str) -> str:
+    """``text`` without the characters no store or terminal should receive (see ``_UNSTORABLE``)."""
+    return _UNSTORABLE.sub("", text)
+
+
+def has_unstorable(text: str) -> bool:
+    """Whether ``text`` holds a character ``storable_text`` would remove."""
+    return _UNSTORABLE.search(text) is not None
 
 
 def unit_interval(value: object) -> float:
@@ -31,10 +47,17 @@ def unit_interval(value: object) -> float:
 def _text(value: object) -> str:
     if not isinstance(value, str):
         raise TypeError(f"text must be a string, got {type(value).__name__}")
-    text = " ".join(value.split())
+    text = " ".join(storable_text(value).split())
     if not text:
         raise ValueError("text must not be empty")
     return text[:MAX_TEXT_LENGTH]
+
+
+def _optional_text(value: object) -> str | None:
+    if value is None:
+        return None
+    text = " ".join(storable_text(str(value)).split())[:MAX_TEXT_LENGTH]
+    return text or None
 
 
 class Relation(str, enum.Enum):
@@ -72,17 +95,22 @@ class InvalidationRelation(str, enum.Enum):
 class Turn:
     """One earlier turn of the conversation, given as context."""
 
-    role: str = attrs.field(converter=lambda r: str(r).strip() or "user")
-    content: str = attrs.field(converter=str)
+    role: str = attrs.field(converter=lambda r: storable_text(str(r)).strip() or "user")
+    content: str = attrs.field(converter=lambda c: storable_text(str(c)))
 
     @classmethod
     def from_dict(cls, data: Any) -> Turn:
-        """Build a turn from ``{"role", "content"}``; raises ValueError naming what is missing."""
+        """Build a turn from ``{"role": str, "content": str}``; raises ValueError naming what is wrong."""
         if not isinstance(data, dict):
-            raise ValueError(f"a context turn must be an object with role and content, got {data!r}")
-        if "content" not in data:
-            raise ValueError(f"a context turn has no 'content': {data!r}")
-        return cls(role=data.get("role", "user"), content=data["content"])
+            raise ValueError(f"a context turn must be an object with role and content, got {type(data).__name__}")
+        for key in ("role", "content"):
+            if key not in data:
+                raise ValueError(f"a context turn has no {key!r}")
+            if not isinstance(data[key], str):
+                raise ValueError(f"a context turn's {key!r} must be a string, got {type(data[key]).__name__}")
+        if not data["role"].strip():
+            raise ValueError("a context turn's 'role' must not be empty")
+        return cls(role=data["role"], content=data["content"])
 
     def as_dict(self) -> dict[str, str]:
         return {"role": self.role, "content": self.content}
@@ -95,7 +123,7 @@ class ExtractedFact:
     text: str = attrs.field(converter=_text)
     category: str = attrs.field(default="other", converter=fact_category)
     confidence: float = attrs.field(default=0.5, converter=unit_interval)
-    conflicts_with: str | None = None
+    conflicts_with: str | None = attrs.field(default=None, converter=_optional_text)
     # True when the extractor inferred it from behaviour rather than reading it
     # stated; an inferred fact never invalidates a stated one.
     inferred: bool = attrs.field(default=False, converter=bool)
@@ -117,7 +145,7 @@ class ExtractedPreference:
     text: str = attrs.field(converter=_text)
     category: str = attrs.field(default="other", converter=preference_category)
     strength: float = attrs.field(default=0.5, converter=unit_interval)
-    evidence: str = attrs.field(default="", converter=lambda e: "" if e is None else str(e)[:MAX_TEXT_LENGTH])
+    evidence: str = attrs.field(default="", converter=lambda e: _optional_text(e) or "")
 
     def as_dict(self) -> dict[str, Any]:
         return {

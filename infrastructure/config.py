@@ -8,13 +8,16 @@ keys are the lower-case setting names below (``database_url = "..."``).
 from __future__ import annotations
 
 import os
+import re
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import attrs
 import platformdirs
+
+from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 
 
 class ConfigError(ValueError):
@@ -66,6 +69,39 @@ def _int(name: str, value: Any, minimum: int = 1) -> int:
     return number
 
 
+def _text(name: str, value: Any) -> str:
+    return str(value)
+
+
+def _schema(name: str, value: Any) -> str:
+    text = str(value)
+    if not SCHEMA_PATTERN.match(text):
+        raise ConfigError(
+            f"{name} must be letters, digits and _ (starting with a letter or _, at most 24), got {text!r}"
+        )
+    return text
+
+
+def _dimension(name: str, value: Any) -> int:
+    return _int(name, value, minimum=8)
+
+
+def _count(name: str, value: Any) -> int:
+    return _int(name, value, minimum=0)
+
+
+def _timeout(name: str, value: Any) -> float:
+    return _positive_float(name, value, minimum=0.01)
+
+
+def _seconds(name: str, value: Any) -> float:
+    return _positive_float(name, value, minimum=0.1)
+
+
+# A schema name becomes part of other identifiers (``<schema>__<ledger>_xxxxxx``): keep it short and plain.
+SCHEMA_PATTERN = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,23}$")
+
+
 @attrs.frozen
 class Settings:
     """Everything factledger can be configured with."""
@@ -98,7 +134,25 @@ class Settings:
     llm_retry_backoff: float = 1.0
     # identical requests (model, prompt id, rendered input) are answered from PostgreSQL
     response_cache: bool = True
+    # bounds on one call's input (see factledger.application.validation.InputLimits)
+    max_message_chars: int = DEFAULT_LIMITS.message_chars
+    max_context_turns: int = DEFAULT_LIMITS.context_turns
+    max_context_chars: int = DEFAULT_LIMITS.context_chars
+    max_id_chars: int = DEFAULT_LIMITS.id_chars
+    max_query_chars: int = DEFAULT_LIMITS.query_chars
+    max_top_k: int = DEFAULT_LIMITS.top_k
+    # seconds any one SQL statement, and any wait for a lock, may take
+    statement_timeout: float = 30.0
+    lock_timeout: float = 10.0
     config_file: Path | None = None
+
+    @property
+    def limits(self) -> InputLimits:
+        return InputLimits(
+            message_chars=self.max_message_chars, context_turns=self.max_context_turns,
+            context_chars=self.max_context_chars, id_chars=self.max_id_chars,
+            query_chars=self.max_query_chars, top_k=self.max_top_k,
+        )
 
     @classmethod
     def load(
@@ -117,60 +171,57 @@ class Settings:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
         elif config_path:
             raise ConfigError(f"FACTLEDGER_CONFIG points to {path}, which does not exist")
-
-        def pick(key: str, env_name: str) -> Any:
-            if key in overrides and overrides[key] is not None:
-                return overrides[key]
-            if env.get(env_name):
-                return env[env_name]
-            return file_values.get(key)
-
-        values: dict[str, Any] = {"home": home, "config_file": path if path.exists() else None}
-        if (v := pick("database_url", "DATABASE_URL")) is not None:
-            values["database_url"] = str(v)
-        if (v := pick("schema", "FACTLEDGER_SCHEMA")) is not None:
-            values["schema"] = str(v)
-        if (v := pick("fact_similarity", "FACTLEDGER_FACT_SIMILARITY")) is not None:
-            values["fact_similarity"] = _float01("FACTLEDGER_FACT_SIMILARITY", v)
-        if (v := pick("preference_similarity", "FACTLEDGER_PREFERENCE_SIMILARITY")) is not None:
-            values["preference_similarity"] = _float01("FACTLEDGER_PREFERENCE_SIMILARITY", v)
-        if (v := pick("inline_projection", "FACTLEDGER_INLINE_PROJECTION")) is not None:
-            values["inline_projection"] = _bool("FACTLEDGER_INLINE_PROJECTION", v)
-        if (v := pick("offline_dimension", "FACTLEDGER_OFFLINE_DIMENSION")) is not None:
-            values["offline_dimension"] = _int("FACTLEDGER_OFFLINE_DIMENSION", v, minimum=8)
-        if (v := pick("snapshot_interval", "FACTLEDGER_SNAPSHOT_INTERVAL")) is not None:
-            values["snapshot_interval"] = _int("FACTLEDGER_SNAPSHOT_INTERVAL", v)
-        if (v := pick("openai_api_key", "OPENAI_API_KEY")) is not None:
-            values["openai_api_key"] = str(v)
-        if (v := pick("openai_base_url", "OPENAI_BASE_URL")) is not None:
-            values["openai_base_url"] = str(v)
-        if (v := pick("llm_model", "FACTLEDGER_LLM_MODEL")) is not None:
-            values["llm_model"] = str(v)
-        if (v := pick("embedding_model", "FACTLEDGER_EMBEDDING_MODEL")) is not None:
-            values["embedding_model"] = str(v)
-        if (v := pick("embedding_base_url", "FACTLEDGER_EMBEDDING_BASE_URL")) is not None:
-            values["embedding_base_url"] = str(v)
-        if (v := pick("embedding_api_key", "FACTLEDGER_EMBEDDING_API_KEY")) is not None:
-            values["embedding_api_key"] = str(v)
-        if (v := pick("embedding_dimension", "FACTLEDGER_EMBEDDING_DIMENSION")) is not None:
-            values["embedding_dimension"] = _int("FACTLEDGER_EMBEDDING_DIMENSION", v, minimum=8)
-        if (v := pick("prompts", "FACTLEDGER_PROMPTS")) is not None:
-            values["prompts"] = str(v)
-            # A prompt file named in the config file is relative to that file.
-            from_file = overrides.get("prompts") is None and not env.get("FACTLEDGER_PROMPTS")
-            if from_file and str(v).endswith(".toml") and not Path(str(v)).is_absolute():
-                values["prompts"] = str(path.parent / str(v))
-        if (v := pick("signal_gating", "FACTLEDGER_SIGNAL_GATING")) is not None:
-            values["signal_gating"] = _bool("FACTLEDGER_SIGNAL_GATING", v)
-        if (v := pick("llm_timeout", "FACTLEDGER_LLM_TIMEOUT")) is not None:
-            values["llm_timeout"] = _positive_float("FACTLEDGER_LLM_TIMEOUT", v, minimum=0.01)
-        if (v := pick("llm_max_retries", "FACTLEDGER_LLM_MAX_RETRIES")) is not None:
-            values["llm_max_retries"] = _int("FACTLEDGER_LLM_MAX_RETRIES", v, minimum=0)
-        if (v := pick("llm_retry_backoff", "FACTLEDGER_LLM_RETRY_BACKOFF")) is not None:
-            values["llm_retry_backoff"] = _positive_float("FACTLEDGER_LLM_RETRY_BACKOFF", v)
-        if (v := pick("response_cache", "FACTLEDGER_RESPONSE_CACHE")) is not None:
-            values["response_cache"] = _bool("FACTLEDGER_RESPONSE_CACHE", v)
-        unknown = set(file_values) - {a.name for a in attrs.fields(cls)}
+        unknown = set(file_values) - {key for key, _, _ in SETTINGS}
         if unknown:
             raise ConfigError(f"config file {path} has unknown settings: {', '.join(sorted(unknown))}")
+
+        values: dict[str, Any] = {"home": home, "config_file": path if path.exists() else None}
+        for key, env_name, parse in SETTINGS:
+            if key in overrides and overrides[key] is not None:
+                raw = overrides[key]
+            elif env.get(env_name):
+                raw = env[env_name]
+            elif key in file_values:
+                raw = file_values[key]
+            else:
+                continue
+            values[key] = parse(env_name, raw)
+        prompts = values.get("prompts")
+        # A prompt file named in the config file is relative to that file.
+        from_file = overrides.get("prompts") is None and not env.get("FACTLEDGER_PROMPTS")
+        if from_file and prompts and str(prompts).endswith(".toml") and not Path(str(prompts)).is_absolute():
+            values["prompts"] = str(path.parent / str(prompts))
         return cls(**values)
+
+
+# (config-file key, environment variable, parser): parsers name the variable in their errors.
+SETTINGS: tuple[tuple[str, str, Callable[[str, Any], Any]], ...] = (
+    ("database_url", "DATABASE_URL", _text),
+    ("schema", "FACTLEDGER_SCHEMA", _schema),
+    ("fact_similarity", "FACTLEDGER_FACT_SIMILARITY", _float01),
+    ("preference_similarity", "FACTLEDGER_PREFERENCE_SIMILARITY", _float01),
+    ("inline_projection", "FACTLEDGER_INLINE_PROJECTION", _bool),
+    ("offline_dimension", "FACTLEDGER_OFFLINE_DIMENSION", _dimension),
+    ("snapshot_interval", "FACTLEDGER_SNAPSHOT_INTERVAL", _int),
+    ("openai_api_key", "OPENAI_API_KEY", _text),
+    ("openai_base_url", "OPENAI_BASE_URL", _text),
+    ("llm_model", "FACTLEDGER_LLM_MODEL", _text),
+    ("embedding_model", "FACTLEDGER_EMBEDDING_MODEL", _text),
+    ("embedding_base_url", "FACTLEDGER_EMBEDDING_BASE_URL", _text),
+    ("embedding_api_key", "FACTLEDGER_EMBEDDING_API_KEY", _text),
+    ("embedding_dimension", "FACTLEDGER_EMBEDDING_DIMENSION", _dimension),
+    ("prompts", "FACTLEDGER_PROMPTS", _text),
+    ("signal_gating", "FACTLEDGER_SIGNAL_GATING", _bool),
+    ("llm_timeout", "FACTLEDGER_LLM_TIMEOUT", _timeout),
+    ("llm_max_retries", "FACTLEDGER_LLM_MAX_RETRIES", _count),
+    ("llm_retry_backoff", "FACTLEDGER_LLM_RETRY_BACKOFF", _positive_float),
+    ("response_cache", "FACTLEDGER_RESPONSE_CACHE", _bool),
+    ("max_message_chars", "FACTLEDGER_MAX_MESSAGE_CHARS", _int),
+    ("max_context_turns", "FACTLEDGER_MAX_CONTEXT_TURNS", _count),
+    ("max_context_chars", "FACTLEDGER_MAX_CONTEXT_CHARS", _count),
+    ("max_id_chars", "FACTLEDGER_MAX_ID_CHARS", _int),
+    ("max_query_chars", "FACTLEDGER_MAX_QUERY_CHARS", _int),
+    ("max_top_k", "FACTLEDGER_MAX_TOP_K", _int),
+    ("statement_timeout", "FACTLEDGER_STATEMENT_TIMEOUT", _seconds),
+    ("lock_timeout", "FACTLEDGER_LOCK_TIMEOUT", _seconds),
+)

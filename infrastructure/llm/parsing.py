@@ -19,6 +19,7 @@ from factledger.domain.values import (
     ExtractedFact,
     ExtractedPreference,
     Relation,
+    storable_text,
     unit_interval,
 )
 
@@ -132,7 +133,7 @@ def _text(item: Any, keys: tuple[str, ...]) -> str | None:
         value = item  # a bare string in the array: the text itself
     if value is None or isinstance(value, (dict, list, bool)):
         return None
-    text = " ".join(str(value).split())
+    text = " ".join(storable_text(str(value)).split())
     return text[:MAX_TEXT_LENGTH] or None
 
 
@@ -159,7 +160,7 @@ def _optional_text(value: Any) -> str | None:
         return None
     if isinstance(value, list):
         value = "; ".join(str(v) for v in value if v)
-    text = " ".join(str(value).split())
+    text = " ".join(storable_text(str(value)).split())
     return None if text.lower() in _NULL_WORDS else text[:MAX_TEXT_LENGTH]
 
 

@@ -1,0 +1,144 @@
+"""Checks on everything a caller hands the service, before anything is recorded.
+
+Every limit has a stated, configurable default (``InputLimits``); a value
+outside it raises ``InvalidInput`` naming the field and the limit, and nothing
+is written. Ids must be exact: no control characters, no surrounding spaces
+(``" u1"`` would silently be another user). Free text is cleaned instead of
+refused: control characters and unpaired surrogates (which PostgreSQL cannot
+store, or which are terminal escapes) are removed.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import datetime, timedelta, timezone
+from typing import Any
+
+import attrs
+
+from factledger.domain.values import Turn, has_unstorable, storable_text
+
+# Chat logs older than this are not plausible; later than now + skew is a clock error.
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+CLOCK_SKEW = timedelta(days=1)
+
+
+class InvalidInput(ValueError):
+    """A caller passed something factledger cannot use; the message says what."""
+
+
+@attrs.frozen
+class InputLimits:
+    """Bounds on what one call may carry (config keys ``max_*``, env ``FACTLEDGER_MAX_*``)."""
+
+    message_chars: int = 16_000
+    context_turns: int = 50
+    context_chars: int = 32_000
+    id_chars: int = 256
+    query_chars: int = 2_000
+    top_k: int = 100
+
+
+DEFAULT_LIMITS = InputLimits()
+
+
+def _shown(value: str, limit: int = 40) -> str:
+    return repr(value if len(value) <= limit else value[:limit] + "…")
+
+
+def require_id(name: str, value: object, limits: InputLimits = DEFAULT_LIMITS) -> str:
+    """An identifier (user, message, session, actor): a non-empty string kept exactly as given."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if not value.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    if len(value) > limits.id_chars:
+        raise InvalidInput(f"{name} is {len(value)} characters long; the limit is {limits.id_chars} (max_id_chars)")
+    if has_unstorable(value):
+        raise InvalidInput(f"{name} {_shown(value)} contains a control character or an unpaired surrogate")
+    if value != value.strip():
+        raise InvalidInput(
+            f"{name} {_shown(value)} has leading or trailing whitespace; ids are compared exactly, so strip it first"
+        )
+    return value
+
+
+def optional_id(name: str, value: object, limits: InputLimits = DEFAULT_LIMITS) -> str | None:
+    return None if value is None else require_id(name, value, limits)
+
+
+def clean_text(name: str, value: object, max_chars: int, setting: str) -> str:
+    """Free text: a non-empty string, control characters removed, at most ``max_chars`` long."""
+    if not isinstance(value, str):
+        raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
+    if len(value) > max_chars:
+        raise InvalidInput(f"{name} is {len(value)} characters long; the limit is {max_chars} ({setting})")
+    text = storable_text(value)
+    if not text.strip():
+        raise InvalidInput(f"{name} must not be empty")
+    return text
+
+
+def context_turns(context: Iterable[Any] | None, limits: InputLimits = DEFAULT_LIMITS) -> list[Turn]:
+    """Earlier turns as ``Turn``s: a list of ``{"role": str, "content": str}``, within the limits."""
+    if context is None:
+        return []
+    if not isinstance(context, (list, tuple)):
+        raise InvalidInput(f"context must be a list of {{role, content}} turns, got {type(context).__name__}")
+    if len(context) > limits.context_turns:
+        raise InvalidInput(
+            f"context has {len(context)} turns; the limit is {limits.context_turns} (max_context_turns)"
+        )
+    turns: list[Turn] = []
+    total = 0
+    for position, turn in enumerate(context):
+        if not isinstance(turn, Turn):
+            try:
+                turn = Turn.from_dict(turn)
+            except ValueError as exc:
+                raise InvalidInput(f"context[{position}]: {exc}") from None
+        if len(turn.role) > limits.id_chars:
+            raise InvalidInput(f"context[{position}]: role is longer than {limits.id_chars} characters (max_id_chars)")
+        total += len(turn.content)
+        if total > limits.context_chars:
+            raise InvalidInput(
+                f"context holds more than {limits.context_chars} characters of content (max_context_chars)"
+            )
+        turns.append(turn)
+    return turns
+
+
+def utc(at: datetime | None) -> datetime:
+    """``at`` with a time zone (naive means UTC); now when None."""
+    if at is None:
+        return datetime.now(timezone.utc)
+    if not isinstance(at, datetime):
+        raise InvalidInput(f"timestamp must be a datetime, got {type(at).__name__}")
+    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+
+
+def message_time(at: datetime | None) -> datetime:
+    """A message's time: now by default, else a plausible one (1970 to tomorrow)."""
+    when = utc(at)
+    latest = datetime.now(timezone.utc) + CLOCK_SKEW
+    if not EARLIEST <= when <= latest:
+        raise InvalidInput(
+            f"timestamp {when.isoformat()} is outside the plausible range "
+            f"{EARLIEST.date().isoformat()} .. {latest.date().isoformat()}"
+        )
+    return when
+
+
+def require_top_k(top_k: object, limits: InputLimits = DEFAULT_LIMITS) -> int:
+    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= limits.top_k:
+        raise InvalidInput(f"top_k must be an integer from 1 to {limits.top_k} (max_top_k), got {top_k!r}")
+    return top_k
+
+
+def require_unit(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}")
+    if not 0.0 <= float(value) <= 1.0:
+        raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}")
+    return float(value)
