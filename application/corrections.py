@@ -11,9 +11,10 @@ from eventsourcing.utils import get_topic
 from factledger.application.calls import calls_for
 from factledger.application.decisions import DecisionSource, Outcome
 from factledger.application.ports import ExtractionFailure
-from factledger.application.results import IngestResult, NothingToWrite, require_text, resolve_prefix, utc
+from factledger.application.results import DecisionsUnavailable, IngestResult, NothingToWrite, resolve_prefix
+from factledger.application.validation import clean_text, optional_id, require_id, require_unit, utc
 from factledger.domain.memory import UserMemory
-from factledger.domain.values import Authority, ExtractedFact, InvalidationRelation, Turn
+from factledger.domain.values import Authority, ExtractedFact, Extraction, InvalidationRelation, Turn
 
 if TYPE_CHECKING:
     from factledger.application.service import LedgerService
@@ -58,38 +59,32 @@ class Corrections:
         )
         turns = [Turn.from_dict(t) for t in message.context]
 
-        def extract_again(memory: UserMemory) -> IngestResult:
-            if message_id not in memory.failed_extractions:
-                raise NothingToWrite(self._already_ingested(user_id, message_id))
-            known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
-            with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
-                try:
-                    extraction = self.extractor.extract(message.text, turns, known)
-                except ExtractionFailure as exc:
-                    memory.record_extraction_failure(message_id, exc.extractor_id, exc.reason, exc.raw_output, exc.prompt_id)
-                    return IngestResult(
-                        user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
-                        extractor_id=exc.extractor_id, notification_id=None, status="extraction_failed",
-                    )
-            memory.record_extraction(message_id, extraction.as_dict())
-            with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
-                outcomes = self.decider.apply(memory, extraction, message_id, message.at, message.session_id)
-            return IngestResult(
-                user_id=user_id, message_id=message_id,
-                facts=tuple(f.text for f in extraction.facts),
-                preferences=tuple(p.text for p in extraction.preferences),
-                items=tuple(outcomes), extractor_id=extraction.extractor_id, notification_id=None,
-            )
+        memory = self._require_memory(user_id)
+        if message_id not in memory.failed_extractions:  # extracted meanwhile: never extract twice
+            return self._already_ingested(user_id, message_id)
+        known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
+        said = self._extract(user_id, message_id, message.text, turns, known)
 
-        return self._write(user_id, extract_again, create=False)
+        def extract_again(said: Extraction | ExtractionFailure) -> Callable[[UserMemory], IngestResult]:
+            def change(memory: UserMemory) -> IngestResult:
+                if message_id not in memory.failed_extractions:  # another retry got there first
+                    raise NothingToWrite(self._already_ingested(user_id, message_id))
+                return self._decide(memory, user_id, message_id, said, message.at, message.session_id)
+            return change
+
+        try:
+            return self._write(user_id, extract_again(said), create=False, loaded=memory)
+        except DecisionsUnavailable as exc:
+            return self._write(user_id, extract_again(exc.as_failure()), create=False)
 
     def invalidate(self: LedgerService, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
         """An operator marks a fact wrong: ``FactInvalidated(relation=manual)``. Returns the fact id.
 
         ``fact_id`` may be a unique prefix of the id.
         """
-        user_id = require_text("user_id", user_id).strip()
-        reason = require_text("reason", reason)
+        user_id = require_id("user_id", user_id, self.limits)
+        reason = clean_text("reason", reason, self.limits.message_chars, "max_message_chars")
+        actor = optional_id("actor", actor, self.limits)
 
         def mark_wrong(memory: UserMemory) -> str:
             full_id = resolve_prefix(fact_id, memory.facts, "fact")
@@ -104,8 +99,10 @@ class Corrections:
     ) -> Outcome:
         """An operator records a fact (authority ``manual``); a similar automatic fact it
         updates or contradicts is invalidated, and nothing automatic overrides it later."""
-        user_id = require_text("user_id", user_id).strip()
-        fact = ExtractedFact(require_text("text", text), category, confidence)
+        user_id = require_id("user_id", user_id, self.limits)
+        actor = optional_id("actor", actor, self.limits)
+        fact = ExtractedFact(clean_text("text", text, self.limits.message_chars, "max_message_chars"), category,
+                             require_unit("confidence", confidence))
 
         def record(memory: UserMemory) -> Outcome:
             source = DecisionSource("manual", None, None, None, utc(None), actor)

@@ -7,13 +7,18 @@ knows which.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Iterator
 from typing import Any, ClassVar
+from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.utils import EnvType
+from eventsourcing.utils import EnvType, get_topic
 
+from factledger.application.ports import MessageIndex
 from factledger.domain.memory import UserMemory, user_memory_id
+
+logger = logging.getLogger(__name__)
 
 APPLICATION_NAME = "factledger"
 DEFAULT_SNAPSHOT_INTERVAL = 50
@@ -38,6 +43,35 @@ class MemoryLedger(Application):
         super().__init__(env)
         if snapshot_interval is not None:
             self.snapshotting_intervals = {UserMemory: snapshot_interval}  # type: ignore[misc]
+
+    def recorded_message_ids(self) -> Iterator[tuple[UUID, str]]:
+        """(memory id, message id) of every message recorded, oldest first."""
+        topic = get_topic(UserMemory.MessageIngested)
+        start = None
+        while batch := self.recorder.select_notifications(start=start, limit=1000, topics=[topic]):
+            for notification in batch:
+                event = self.mapper.to_domain_event(notification)
+                yield notification.originator_id, str(event.message_id)  # type: ignore[arg-type]
+            start = batch[-1].id + 1
+
+    def has_message(self, user_id: str, message_id: str, memory: UserMemory | None = None) -> bool:
+        """Whether this message id was ever recorded for the user.
+
+        With a store that indexes message ids, for the whole history; otherwise
+        only the aggregate's window of recent ids can tell.
+        """
+        if isinstance(self.recorder, MessageIndex):
+            return self.recorder.has_message(user_memory_id(user_id), message_id)
+        return memory is not None and message_id in memory.recent_message_ids
+
+    def _take_snapshots(self, processing_event: Any) -> None:
+        # The events are committed when this runs: a snapshot that cannot be
+        # written (a timeout, a lost connection) must not make the save look
+        # failed, or the caller would decide and record the message again.
+        try:
+            super()._take_snapshots(processing_event)
+        except Exception:
+            logger.exception("could not write a snapshot; the events are recorded and a later one will be taken")
 
     @property
     def storage_key(self) -> str:

@@ -16,6 +16,7 @@ import attrs
 from eventsourcing.utils import get_topic
 
 from factledger.application.ports import Extractor, RelationJudge
+from factledger.application.validation import InvalidInput
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import Turn
 
@@ -67,6 +68,8 @@ class ReplayReport:
     head: int
     finished: bool
     events_projected: int
+    # recorded messages the target refused (recorded by an older version, outside today's limits)
+    refused: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -129,21 +132,25 @@ def replay(
     total = count_messages(source, after=position)
     if limit is not None:
         total = min(total, limit)
-    replayed = already = skipped = 0
+    replayed = already = skipped = refused = 0
     try:
         for done, (notification_id, user_id, message) in enumerate(recorded_messages(source, position), start=1):
             if limit is not None and done > limit:
                 break
             if users is None or user_id in users:
-                result = target.ingest(
-                    user_id, message.text, session_id=message.session_id,
-                    context=[Turn.from_dict(t) for t in message.context],
-                    message_id=message.message_id, timestamp=message.at,
-                )
-                if result.status == "duplicate":
-                    already += 1
+                try:
+                    result = target.ingest(
+                        user_id, message.text, session_id=message.session_id, context=list(message.context),
+                        message_id=message.message_id, timestamp=message.at,
+                    )
+                except InvalidInput as exc:
+                    logger.warning("message %r of user %r cannot be replayed: %s", message.message_id, user_id, exc)
+                    refused += 1
                 else:
-                    replayed += 1
+                    if result.status == "duplicate":
+                        already += 1
+                    else:
+                        replayed += 1
             else:
                 skipped += 1
             position = notification_id
@@ -157,7 +164,7 @@ def replay(
     return ReplayReport(
         into=into, extractor_id=extractor.extractor_id, replayed=replayed, already_there=already,
         skipped_users=skipped, position=position, head=source.ledger.recorder.max_notification_id() or 0,
-        finished=remaining == 0, events_projected=projected,
+        finished=remaining == 0, events_projected=projected, refused=refused,
     )
 
 

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import logging
+import random
+import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from datetime import datetime
@@ -31,30 +34,47 @@ from factledger.application.ports import (
     ExtractionFailure,
     Extractor,
     MemoryReadModel,
+    MessageAlreadyRecorded,
     ReadModelUpdater,
     RecallHit,
     RelationJudge,
+    ServiceUnavailable,
+    StoreBusy,
 )
 from factledger.application.replay import LedgerDirectory
 from factledger.application.results import (
+    DecisionsUnavailable,
     IngestResult,
-    InvalidInput,
     NothingToWrite,
-    context_turns,
+    WriteConflict,
     history_entry,
-    require_text,
     resolve_prefix,
+)
+from factledger.application.validation import (
+    DEFAULT_LIMITS,
+    InputLimits,
+    InvalidInput,
+    clean_text,
+    context_turns,
+    message_time,
+    optional_id,
+    require_id,
+    require_top_k,
+    require_unit,
     utc,
 )
 from factledger.domain.memory import UserMemory
-from factledger.domain.values import Extraction
+from factledger.domain.values import Extraction, Turn
 
-__all__ = ["IngestResult", "InvalidInput", "LedgerService", "resolve_prefix"]
+__all__ = ["IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict", "resolve_prefix"]
 
 logger = logging.getLogger(__name__)
 
 MEMORY_TYPES = ("fact", "preference")
-SAVE_ATTEMPTS = 5
+# Enough for 8 writers on one user (tested); the pauses grow to MAX_PAUSE_S, jittered.
+WRITE_ATTEMPTS = 40
+FIRST_PAUSE_S = 0.005
+MAX_PAUSE_S = 0.5
 T = TypeVar("T")
 
 
@@ -80,6 +100,8 @@ class LedgerService(Corrections, LedgerOperations):
         on_close: Callable[[], None] | None = None,
         ledger_name: str = "live",
         directory: LedgerDirectory | None = None,
+        limits: InputLimits = DEFAULT_LIMITS,
+        write_attempts: int = WRITE_ATTEMPTS,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -97,6 +119,8 @@ class LedgerService(Corrections, LedgerOperations):
         self._on_close = on_close
         self.ledger_name = ledger_name
         self.directory = directory
+        self.limits = limits
+        self.write_attempts = write_attempts
 
     # ---- commands -------------------------------------------------------------
 
@@ -114,68 +138,94 @@ class LedgerService(Corrections, LedgerOperations):
 
         All events of the message are recorded in one transaction, or none.
         ``context`` holds earlier turns (``{"role", "content"}``), oldest first;
-        ``timestamp`` is the message's time (default: now).
+        ``timestamp`` is the message's time (default: now). A ``message_id``
+        recorded before for this user, at any time, records nothing again
+        (``status="duplicate"``). Input beyond ``InputLimits`` raises
+        ``InvalidInput``; a write that keeps colliding with concurrent writers
+        raises ``WriteConflict``.
         """
-        user_id = require_text("user_id", user_id).strip()
-        message = require_text("message", message)
-        if session_id is not None and not isinstance(session_id, str):
-            raise InvalidInput(f"session_id must be a string, got {type(session_id).__name__}")
-        turns = context_turns(context)
-        at = utc(timestamp)
-        message_id = message_id or str(uuid.uuid4())
+        limits = self.limits
+        user_id = require_id("user_id", user_id, limits)
+        message = clean_text("message", message, limits.message_chars, "max_message_chars")
+        session_id = optional_id("session_id", session_id, limits)
+        message_id = optional_id("message_id", message_id, limits) or str(uuid.uuid4())
+        turns = context_turns(context, limits)
+        at = message_time(timestamp)
 
         memory = self.ledger.find_memory(user_id)
-        if memory is not None and message_id in memory.recent_message_ids:
+        if self.ledger.has_message(user_id, message_id, memory):
             return self._already_ingested(user_id, message_id)
         known = [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
-        failure: ExtractionFailure | None = None
-        extraction: Extraction | None = None
+        said = self._extract(user_id, message_id, message, turns, known)
+
+        def record(outcome: Extraction | ExtractionFailure) -> Callable[[UserMemory], IngestResult]:
+            def change(memory: UserMemory) -> IngestResult:
+                if message_id in memory.recent_message_ids:  # a concurrent delivery got there first
+                    raise NothingToWrite(self._already_ingested(user_id, message_id))
+                memory.ingest_message(
+                    message_id=message_id, text=message, at=at, session_id=session_id,
+                    context=[turn.as_dict() for turn in turns],
+                )
+                return self._decide(memory, user_id, message_id, outcome, at, session_id)
+            return change
+
+        try:
+            return self._write(user_id, record(said), loaded=memory, new_message_id=message_id)
+        except DecisionsUnavailable as exc:
+            return self._write(user_id, record(exc.as_failure()), new_message_id=message_id)
+
+    def _extract(
+        self, user_id: str, message_id: str, message: str, turns: Sequence[Turn], known: Sequence[str]
+    ) -> Extraction | ExtractionFailure:
+        """The extractor's answer, or why there is none (the message is recorded either way)."""
         with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
             try:
-                extraction = self.extractor.extract(message, turns, known)
+                return self.extractor.extract(message, turns, known)
             except ExtractionFailure as exc:
-                logger.warning("extraction failed for %s/%s: %s", user_id, message_id, exc.reason)
-                failure = exc
+                logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc.reason)
+                return exc
+            except ServiceUnavailable as exc:
+                logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc)
+                return ExtractionFailure(str(exc), extractor_id=self.extractor.extractor_id)
 
-        def record(memory: UserMemory) -> IngestResult:
-            if message_id in memory.recent_message_ids:  # a concurrent delivery got there first
-                raise NothingToWrite(self._already_ingested(user_id, message_id))
-            memory.ingest_message(
-                message_id=message_id, text=message, at=at, session_id=session_id,
-                context=[turn.as_dict() for turn in turns],
-            )
-            if extraction is None:
-                assert failure is not None
-                memory.record_extraction_failure(
-                    message_id, failure.extractor_id, failure.reason, failure.raw_output, failure.prompt_id
-                )
-                return IngestResult(
-                    user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
-                    extractor_id=failure.extractor_id, notification_id=None, status="extraction_failed",
-                )
-            memory.record_extraction(message_id, extraction.as_dict())
-            with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
-                outcomes = self.decider.apply(memory, extraction, message_id, at, session_id)
+    def _decide(
+        self, memory: UserMemory, user_id: str, message_id: str, said: Extraction | ExtractionFailure,
+        at: datetime, session_id: str | None,
+    ) -> IngestResult:
+        """Record what the extractor said about a message and decide on every item."""
+        if isinstance(said, ExtractionFailure):
+            memory.record_extraction_failure(message_id, said.extractor_id, said.reason, said.raw_output, said.prompt_id)
             return IngestResult(
-                user_id=user_id, message_id=message_id,
-                facts=tuple(f.text for f in extraction.facts),
-                preferences=tuple(p.text for p in extraction.preferences),
-                items=tuple(outcomes), extractor_id=extraction.extractor_id, notification_id=None,
+                user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
+                extractor_id=said.extractor_id, notification_id=None, status="extraction_failed",
             )
-
-        return self._write(user_id, record, loaded=memory)
+        memory.record_extraction(message_id, said.as_dict())
+        with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
+            try:
+                outcomes = self.decider.apply(memory, said, message_id, at, session_id)
+            except ServiceUnavailable as exc:
+                raise DecisionsUnavailable(said, exc) from exc
+        return IngestResult(
+            user_id=user_id, message_id=message_id,
+            facts=tuple(f.text for f in said.facts),
+            preferences=tuple(p.text for p in said.preferences),
+            items=tuple(outcomes), extractor_id=said.extractor_id, notification_id=None,
+        )
 
     def _write(
         self, user_id: str, change: Callable[[UserMemory], T], *, create: bool = True,
-        loaded: UserMemory | None = None,
+        loaded: UserMemory | None = None, new_message_id: str | None = None,
     ) -> T:
         """Load the user's memory, apply ``change`` and save its events in one transaction.
 
-        A concurrent write to the same user makes the save fail: the memory is
-        loaded again and ``change`` decides again on the fresh state. An
+        A concurrent write to the same user makes the save fail: after a
+        jittered, growing pause the memory is loaded again and ``change``
+        decides again on the fresh state, up to ``write_attempts`` times, then
+        ``WriteConflict``. ``new_message_id``: the message this write records,
+        kept in the store's message-id index in the same transaction. An
         ``IngestResult`` returned by ``change`` gets the notification id.
         """
-        for attempt in range(1, SAVE_ATTEMPTS + 1):
+        for attempt in range(1, self.write_attempts + 1):
             # The caller's freshly loaded copy saves a load on the first attempt;
             # if it went stale, the save fails and the next attempt reloads.
             memory = loaded if attempt == 1 and loaded is not None else self.ledger.find_memory(user_id)
@@ -187,12 +237,17 @@ class LedgerService(Corrections, LedgerOperations):
                 value = change(memory)
             except NothingToWrite as done:
                 return done.value  # type: ignore[no-any-return]
+            message_ids = [(memory.id, new_message_id)] if new_message_id is not None else []
             try:
-                recordings = self.ledger.save(memory)
-            except IntegrityError:
-                logger.info("concurrent write for %s, deciding again (%d)", user_id, attempt)
-                if attempt == SAVE_ATTEMPTS:
-                    raise
+                recordings = self.ledger.save(memory, message_ids=message_ids)
+            except MessageAlreadyRecorded:
+                return self._already_ingested(user_id, str(new_message_id))  # type: ignore[return-value]
+            except (IntegrityError, StoreBusy) as exc:
+                if attempt == self.write_attempts:
+                    raise WriteConflict(user_id, attempt) from exc
+                pause = random.uniform(0, min(MAX_PAUSE_S, FIRST_PAUSE_S * 2 ** (attempt - 1)))
+                logger.info("concurrent write for %r, deciding again in %.3fs (%d)", user_id, pause, attempt)
+                time.sleep(pause)
                 continue
             self._project()
             if isinstance(value, IngestResult) and recordings:
@@ -229,7 +284,7 @@ class LedgerService(Corrections, LedgerOperations):
         With ``as_of``, computed from the events recorded up to that time (no
         read model), i.e. what ``profile`` said then.
         """
-        user_id = require_text("user_id", user_id).strip()
+        user_id = require_id("user_id", user_id, self.limits)
         if as_of is not None:
             events = list(self.ledger.user_events(user_id)) if self.ledger.find_memory(user_id) else []
             return profile_of(memory_as_of(events, utc(as_of)), user_id)
@@ -247,7 +302,7 @@ class LedgerService(Corrections, LedgerOperations):
         """The whole life of a fact or preference: observation, confirmations,
         reinforcements, contests and invalidation, each with its message and provenance.
         ``item_id`` may be a unique prefix."""
-        user_id = require_text("user_id", user_id).strip()
+        user_id = require_id("user_id", user_id, self.limits)
         memory = self._require_memory(user_id)
         full_id = resolve_prefix(item_id, list(memory.facts) + list(memory.preferences), "fact or preference")
         return explain(list(self.ledger.user_events(user_id)), full_id)
@@ -261,18 +316,16 @@ class LedgerService(Corrections, LedgerOperations):
         min_similarity: float = 0.0,
     ) -> list[RecallHit]:
         """Active memories most similar to ``query``, best first."""
-        user_id = require_text("user_id", user_id).strip()
-        query = require_text("query", query)
+        user_id = require_id("user_id", user_id, self.limits)
+        query = clean_text("query", query, self.limits.query_chars, "max_query_chars")
         chosen = tuple(types) if types else MEMORY_TYPES
         unknown = [t for t in chosen if t not in MEMORY_TYPES]
         if unknown:
             raise InvalidInput(f"unknown memory type(s) {unknown}; use 'fact' or 'preference'")
-        if not isinstance(top_k, int) or top_k < 1:
-            raise InvalidInput(f"top_k must be a positive integer, got {top_k!r}")
-        if not 0.0 <= float(min_similarity) <= 1.0:
-            raise InvalidInput(f"min_similarity must be in [0, 1], got {min_similarity!r}")
+        top_k = require_top_k(top_k, self.limits)
+        threshold = require_unit("min_similarity", min_similarity)
         vector = self.embedder.embed([query])[0]
-        return self.read_model.search(user_id, vector, chosen, top_k, float(min_similarity))
+        return self.read_model.search(user_id, vector, chosen, top_k, threshold)
 
     def history(
         self,
@@ -283,7 +336,7 @@ class LedgerService(Corrections, LedgerOperations):
     ) -> list[dict[str, Any]]:
         """Events recorded for the user, oldest first, as plain dicts; optionally only
         those recorded in [since, until] and of one kind (message | fact | preference)."""
-        user_id = require_text("user_id", user_id).strip()
+        user_id = require_id("user_id", user_id, self.limits)
         if kind is not None and kind not in HISTORY_KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")
         if self.ledger.find_memory(user_id) is None:
@@ -312,8 +365,18 @@ class LedgerService(Corrections, LedgerOperations):
         return self._require_projector().rebuild(progress)
 
     def read_model_status(self) -> Any:
-        """The read model's position against the head of the event log."""
+        """The read model's position against the head of the event log, and how many events it quarantined."""
         return self._require_projector().status()
+
+    def quarantined_events(self, limit: int = 100) -> list[dict[str, Any]]:
+        """Events the read model could not store (with the error), oldest first."""
+        return self._require_projector().quarantined(limit)
+
+    def follow(
+        self, stop: threading.Event, poll_interval: float = 1.0, on_batch: Callable[[int], None] | None = None
+    ) -> None:
+        """Keep the read model up to date until ``stop`` is set (a ``projection follow`` process)."""
+        self._require_projector().follow(stop, poll_interval, on_batch)
 
     def close(self) -> None:
         """Release the connections. (An embedded server stops by itself when the last
