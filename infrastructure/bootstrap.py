@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Identifier, Literal
 
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Embedder, Extractor, RelationJudge
@@ -15,6 +17,7 @@ from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
+from factledger.infrastructure.event_store import connection_options
 from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.projections.memories import MemoryProjection, MemoryView
@@ -30,38 +33,63 @@ def database_uri(settings: Settings) -> str:
     return start_embedded_postgres(settings.home)
 
 
-def eventsourcing_env(uri: str, schema: str) -> dict[str, str]:
+def eventsourcing_env(uri: str, schema: str, settings: Settings | None = None) -> dict[str, str]:
     """The eventsourcing library's PostgreSQL settings for a connection URI."""
+    settings = settings or Settings()
     try:
         parts = conninfo_to_dict(uri)
     except psycopg.ProgrammingError as exc:
         raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URI: {exc}") from None
     return {
-        "PERSISTENCE_MODULE": "eventsourcing.postgres",
+        "PERSISTENCE_MODULE": "factledger.infrastructure.event_store:Factory",
         "POSTGRES_DBNAME": str(parts.get("dbname") or parts.get("user") or "postgres"),
         "POSTGRES_HOST": str(parts.get("host") or "localhost"),
         "POSTGRES_PORT": str(parts.get("port") or "5432"),
         "POSTGRES_USER": str(parts.get("user") or "postgres"),
         "POSTGRES_PASSWORD": str(parts.get("password") or ""),
         "POSTGRES_SCHEMA": schema,
-        # Without a lock timeout a stuck writer blocks every ingest forever.
-        "POSTGRES_LOCK_TIMEOUT": "10",
+        # Without these a stuck writer blocks every ingest forever: a lock wait,
+        # a statement, and a transaction left idle (a paused or hung client) all end.
+        "POSTGRES_LOCK_TIMEOUT": str(max(1, round(settings.lock_timeout))),
+        "POSTGRES_STATEMENT_TIMEOUT": str(settings.statement_timeout),
+        "POSTGRES_IDLE_IN_TRANSACTION_SESSION_TIMEOUT": "5",
         "POSTGRES_POOL_SIZE": "2",
         "POSTGRES_MAX_OVERFLOW": "4",
         "CREATE_TABLE": "y",
     }
 
 
-def prepare_database(uri: str, schema: str) -> None:
-    """pgvector and the ledger's schema must exist before any table does."""
+# pg_advisory_lock key ("fact") taken by every process while it creates what it needs.
+STARTUP_LOCK = 0x66616374
+STARTUP_WAIT_S = 120
+
+
+@contextmanager
+def startup_lock(uri: str) -> Iterator[psycopg.Connection[Any]]:
+    """Serialise the creation of extensions, schemas, types and tables across processes.
+
+    ``IF NOT EXISTS`` is not enough: two sessions creating the same type or
+    extension at once fail on a unique index of the catalogue.
+    """
     try:
-        with psycopg.connect(uri, autocommit=True, connect_timeout=10) as conn:
-            conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
-            conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
+        conn = psycopg.connect(uri, autocommit=True, connect_timeout=10)
     except psycopg.OperationalError as exc:
         raise ConfigError(f"cannot connect to PostgreSQL at DATABASE_URL: {exc}") from None
     except psycopg.ProgrammingError as exc:
         raise ConfigError(f"DATABASE_URL is not a valid PostgreSQL URI: {exc}") from None
+    with conn:
+        conn.execute(SQL("SET lock_timeout = {}").format(Literal(f"{STARTUP_WAIT_S}s")))
+        conn.execute("SELECT pg_advisory_lock(%s)", (STARTUP_LOCK,))
+        try:
+            yield conn
+        finally:
+            conn.execute("SELECT pg_advisory_unlock(%s)", (STARTUP_LOCK,))
+
+
+def prepare_database(conn: psycopg.Connection[Any], schema: str) -> None:
+    """pgvector and the ledger's schema must exist before any table does."""
+    conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
+    conn.execute(SQL("CREATE SCHEMA IF NOT EXISTS {}").format(Identifier(schema)))
 
 
 def offline_parts(settings: Settings) -> tuple[Extractor, RelationJudge, Embedder]:
@@ -109,26 +137,29 @@ def open_ledger(
         raise TypeError(f"open_ledger got both settings and overrides: {', '.join(overrides)}")
     settings = settings or Settings.load(**overrides)
     uri = database_uri(settings)
-    prepare_database(uri, settings.schema)
-    catalog = LedgerCatalog(uri, settings.schema)
-    catalog.ensure()
-    entry = catalog.entry(ledger or LIVE)
-    if entry.schema != settings.schema:
-        prepare_database(uri, entry.schema)
-    memory_ledger = MemoryLedger(env=eventsourcing_env(uri, entry.schema), snapshot_interval=settings.snapshot_interval)
-    datastore = memory_ledger.factory.datastore  # type: ignore[attr-defined]
-    try:
-        if extractor is None or judge is None or embedder is None:
-            default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
-            extractor = extractor or default_extractor
-            judge = judge or default_judge
-            embedder = embedder or default_embedder
-        cached = CachedEmbedder(embedder, datastore)
-        view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
-        view.create_table(check_embedder=check_embedder)
-    except Exception:
-        memory_ledger.close()
-        raise
+    with startup_lock(uri) as conn:
+        prepare_database(conn, settings.schema)
+        catalog = LedgerCatalog(uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout))
+        catalog.ensure()
+        entry = catalog.entry(ledger or LIVE)
+        if entry.schema != settings.schema:
+            prepare_database(conn, entry.schema)
+        env = eventsourcing_env(uri, entry.schema, settings)
+        memory_ledger = MemoryLedger(env=env, snapshot_interval=settings.snapshot_interval)
+        try:
+            memory_ledger.recorder.ensure_message_index(memory_ledger.recorded_message_ids)  # type: ignore[attr-defined]
+            datastore = memory_ledger.factory.datastore  # type: ignore[attr-defined]
+            if extractor is None or judge is None or embedder is None:
+                default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
+                extractor = extractor or default_extractor
+                judge = judge or default_judge
+                embedder = embedder or default_embedder
+            cached = CachedEmbedder(embedder, datastore)
+            view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
+            view.create_table(check_embedder=check_embedder)
+        except Exception:
+            memory_ledger.close()
+            raise
     projection = MemoryProjection(view, cached)
     projector = Projector(memory_ledger, projection)
     service = LedgerService(
@@ -143,5 +174,6 @@ def open_ledger(
         preference_similarity=settings.preference_similarity,
         ledger_name=entry.name,
         directory=PostgresLedgerDirectory(settings, catalog, datastore),
+        limits=settings.limits,
     )
     return service

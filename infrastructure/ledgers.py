@@ -44,13 +44,14 @@ class LedgerEntry:
 class LedgerCatalog:
     """The ``factledger_ledgers`` table of a base schema."""
 
-    def __init__(self, uri: str, base_schema: str) -> None:
+    def __init__(self, uri: str, base_schema: str, options: str = "") -> None:
         self.uri = uri
         self.base = base_schema
         self.table = Identifier(base_schema, "factledger_ledgers")
+        self.options = options
 
     def _connect(self) -> psycopg.Connection[dict[str, Any]]:
-        return psycopg.connect(self.uri, row_factory=dict_row)
+        return psycopg.connect(self.uri, row_factory=dict_row, options=self.options, connect_timeout=10)
 
     def ensure(self) -> None:
         """Create the catalog, with the base schema registered as ``live``, if missing."""

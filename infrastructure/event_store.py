@@ -1,0 +1,149 @@
+"""The eventsourcing library's PostgreSQL persistence, with what factledger adds.
+
+Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
+
+* every connection gets a ``statement_timeout`` and a ``lock_timeout``, so no
+  statement and no lock wait runs forever (the library sets only the
+  idle-in-transaction timeout);
+* ``LedgerRecorder`` inserts a save's events in one plain transaction, without
+  the library's pipeline mode (a large pipelined insert could block client and
+  server on each other while holding the events table lock), together with the
+  ids of the messages the save records, in a table keyed by (user, message id):
+  a message id is refused for a user's whole history, not a window of it.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+from uuid import UUID
+
+import psycopg
+from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
+from eventsourcing.utils import EnvType
+from psycopg.sql import SQL, Identifier
+
+from factledger.application.ports import MessageAlreadyRecorded, StoreBusy
+
+logger = logging.getLogger(__name__)
+
+STATEMENT_TIMEOUT = "POSTGRES_STATEMENT_TIMEOUT"  # seconds
+CONNECTION_ATTEMPTS = 3
+
+
+def connection_options(statement_timeout: float, lock_timeout: float) -> str:
+    """libpq ``options`` that bound every statement and every lock wait of a session (seconds)."""
+    return f"-c statement_timeout={int(statement_timeout * 1000)} -c lock_timeout={int(lock_timeout * 1000)}"
+
+
+def _is_timeout(exc: BaseException) -> bool:
+    cause = exc.__cause__
+    return isinstance(cause, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled))
+
+
+class LedgerRecorder(PostgresApplicationRecorder):
+    """Events and message ids in one transaction (see the module's docstring)."""
+
+    def __init__(self, datastore: Any, *, events_table_name: str = "stored_events") -> None:
+        super().__init__(datastore, events_table_name=events_table_name)
+        self.message_ids_table_name = events_table_name.removesuffix("_events") + "_message_ids"
+        self.check_identifier_length(self.message_ids_table_name)
+        self.message_ids = Identifier(self.datastore.schema, self.message_ids_table_name)
+
+    # ---- message ids ---------------------------------------------------------------
+
+    def ensure_message_index(self, recorded: Callable[[], Iterable[tuple[UUID, str]]]) -> None:
+        """Create the message-id table, filled from ``recorded`` (events written before it existed).
+
+        Table and backfill commit together, so an interrupted start leaves no
+        half-filled index behind.
+        """
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute("SELECT to_regclass(%s) AS t", (f'"{self.datastore.schema}"."{self.message_ids_table_name}"',))
+            row = curs.fetchone()
+            if row is not None and row["t"] is not None:
+                return
+            curs.execute(
+                SQL(
+                    "CREATE TABLE {} (originator_id uuid NOT NULL, message_id text NOT NULL, "
+                    "PRIMARY KEY (originator_id, message_id))"
+                ).format(self.message_ids)
+            )
+            pairs = list(recorded())
+            if pairs:
+                logger.info("indexing %d message ids recorded before the index existed", len(pairs))
+                curs.executemany(
+                    SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.message_ids), pairs
+                )
+
+    def has_message(self, originator_id: UUID, message_id: str) -> bool:
+        """Whether ``message_id`` was recorded for the memory ``originator_id``."""
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT 1 FROM {} WHERE originator_id = %s AND message_id = %s").format(self.message_ids),
+                (originator_id, message_id),
+            )
+            return curs.fetchone() is not None
+
+    def _insert_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        # Before the table lock: a concurrent save of the same message id waits
+        # here on the key, then finds it taken, without ever holding the lock.
+        for originator_id, message_id in kwargs.get("message_ids") or ():
+            curs.execute(
+                SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1").format(self.message_ids),
+                (originator_id, message_id),
+            )
+            if curs.fetchone() is None:
+                raise MessageAlreadyRecorded(message_id)
+
+    # ---- events ----------------------------------------------------------------------
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        """Insert in one transaction; retried on a lost connection, never on a timeout."""
+        for attempt in range(1, CONNECTION_ATTEMPTS + 1):
+            try:
+                return self._insert_in_transaction(stored_events, **kwargs)
+            except (InterfaceError, OperationalError) as exc:
+                if _is_timeout(exc):
+                    raise StoreBusy(str(exc)) from exc
+                if attempt == CONNECTION_ATTEMPTS:
+                    raise
+                logger.warning("lost the connection while saving events (%s); retrying", exc)
+        raise AssertionError("unreachable")
+
+    def _insert_in_transaction(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        # get_connection maps psycopg's errors to the library's: a stale version
+        # becomes the IntegrityError the service retries on.
+        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
+            self._insert_events(curs, stored_events, **kwargs)
+            if not stored_events:
+                return []
+            self._insert_stored_events(curs, stored_events, **kwargs)
+            return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+
+
+def datastore_for_schema(datastore: PostgresDatastore, schema: str) -> PostgresDatastore:
+    """A small datastore on the same server and settings as ``datastore``, for another schema."""
+    params = datastore.pool.kwargs
+    sibling = PostgresDatastore(
+        params["dbname"], params["host"], params["port"], params["user"], params["password"],
+        schema=schema, pool_size=1, max_overflow=1, lock_timeout=datastore.lock_timeout,
+        idle_in_transaction_session_timeout=datastore.idle_in_transaction_session_timeout,
+    )
+    sibling.pool.kwargs["options"] = params.get("options", "")
+    return sibling
+
+
+class Factory(PostgresFactory):
+    """The library's factory with ``LedgerRecorder`` and per-connection timeouts."""
+
+    application_recorder_class = LedgerRecorder
+
+    def __init__(self, env: EnvType | Any) -> None:
+        super().__init__(env)
+        statement_timeout = float(self.env.get(STATEMENT_TIMEOUT) or "30")
+        lock_timeout = float(self.datastore.lock_timeout or 10)
+        # The pool opens lazily: every connection it makes gets these settings.
+        self.datastore.pool.kwargs["options"] = connection_options(statement_timeout, lock_timeout)
