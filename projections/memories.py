@@ -22,6 +22,7 @@ from psycopg.sql import SQL, Identifier
 
 from factledger.application.ports import Embedder, MemoryRecord, RecallHit
 from factledger.domain.memory import UserMemory
+from factledger.domain.values import storable_text
 from factledger.infrastructure.embedding_cache import vector_literal
 
 TRACKING_TABLE = "memories_tracking"
@@ -45,6 +46,7 @@ class MemoryView(PostgresTrackingRecorder):
         self.memories = Identifier(datastore.schema, "memories")
         self.meta = Identifier(datastore.schema, "memories_meta")
         self.users = Identifier(datastore.schema, "memories_users")
+        self.quarantine_table = Identifier(datastore.schema, "memories_quarantine")
         self.sql_create_statements.extend(
             [
                 SQL(
@@ -68,8 +70,16 @@ class MemoryView(PostgresTrackingRecorder):
                 SQL(
                     "CREATE TABLE IF NOT EXISTS {} (originator_id uuid PRIMARY KEY, user_id text NOT NULL)"
                 ).format(self.users),
+                # Events the read model could not store, kept aside so they stop no one.
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (notification_id bigint PRIMARY KEY, originator_id uuid, "
+                    "topic text NOT NULL, error text NOT NULL, quarantined_at timestamptz NOT NULL DEFAULT now())"
+                ).format(self.quarantine_table),
             ]
         )
+
+    # Every table of the read model: a rebuild builds them elsewhere and moves them in.
+    TABLES = ("memories", "memories_meta", "memories_users", TRACKING_TABLE, "memories_quarantine")
 
     def create_table(self, check_embedder: bool = True) -> None:
         """Create the tables; unless told not to, refuse vectors of another embedder."""
@@ -91,28 +101,39 @@ class MemoryView(PostgresTrackingRecorder):
 
     # ---- writes (inside the caller's transaction) -------------------------------
 
-    def reset(self, curs: Cursor[Any], application_name: str) -> None:
-        """Empty the read model and forget the position, for a rebuild.
+    def position(self, curs: Cursor[Any], application_name: str) -> int:
+        """The last notification id applied, read inside the caller's transaction."""
+        return self._max_tracking_id(application_name, curs) or 0
 
-        The memories table is dropped and created again, since the active
-        embedder's dimension may differ from the one it was built with.
-        """
-        curs.execute(SQL("DROP TABLE IF EXISTS {}").format(self.memories))
-        for statement in self.sql_create_statements:
-            curs.execute(statement)
-        curs.execute(SQL("DELETE FROM {}").format(self.users))
-        curs.execute(
-            SQL("DELETE FROM {} WHERE application_name = %s").format(
-                Identifier(self.datastore.schema, self.tracking_table_name)
-            ),
-            (application_name,),
-        )
+    def record_position(self, curs: Cursor[Any], application_name: str, notification_id: int) -> None:
+        """Move the position, in the transaction that wrote the rows it covers (exactly once)."""
+        self._insert_tracking(curs, Tracking(application_name, notification_id))
+
+    def quarantine(
+        self, curs: Cursor[Any], notification_id: int, originator_id: Any, topic: str, error: str
+    ) -> None:
+        """Keep aside an event the read model could not store."""
         curs.execute(
             SQL(
-                "INSERT INTO {} VALUES ('embedder_id', %s) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value"
-            ).format(self.meta),
-            (self.embedder_id,),
+                "INSERT INTO {} (notification_id, originator_id, topic, error) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (notification_id) DO UPDATE SET error = EXCLUDED.error, quarantined_at = now()"
+            ).format(self.quarantine_table),
+            (notification_id, originator_id, topic, storable_text(error)[:2000]),
         )
+
+    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
+        """The quarantined events, oldest first."""
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT * FROM {} ORDER BY notification_id LIMIT %s").format(self.quarantine_table), (limit,)
+            )
+            return [dict(row) for row in curs.fetchall()]
+
+    def quarantine_count(self) -> int:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(SQL("SELECT count(*) AS n FROM {}").format(self.quarantine_table))
+            row = curs.fetchone()
+        return int(row["n"]) if row else 0
 
     def insert(
         self,
@@ -256,7 +277,7 @@ class MemoryProjection(Projection[MemoryView]):
         vectors = dict(zip(texts, self.embedder.embed(texts), strict=True))
         with self.view.datastore.transaction(commit=True) as curs:
             self.apply(domain_event, curs, vectors)
-            self.view._insert_tracking(curs, tracking)  # noqa: SLF001
+            self.view.record_position(curs, tracking.application_name, tracking.notification_id)
 
     @singledispatchmethod
     def apply(self, event: Any, curs: Cursor[Any], vectors: dict[str, list[float]]) -> None:
