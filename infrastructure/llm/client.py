@@ -11,6 +11,10 @@ that every attempt, its backoff and its cost are decided and recorded here:
   ``ConfigError``, so the CLI prints them and exits 2 instead of recording a
   failure for every message;
 * any other refusal (400, 422) raises ``LLMRequestRejected`` with its status;
+* after ``breaker_failures`` calls in a row found the endpoint down, calls fail
+  at once for ``breaker_cooldown`` seconds (then one is let through to probe):
+  a bulk import during an outage records its messages as pending quickly
+  instead of waiting out every retry of every message;
 * every call, cached or not, lands in the ``llm_calls`` table.
 """
 
@@ -25,6 +29,7 @@ from typing import Any, TypeVar
 import attrs
 import openai
 
+from factledger.application.ports import ServiceUnavailable
 from factledger.infrastructure.config import ConfigError
 from factledger.infrastructure.llm.cache import CachedAnswer, ResponseCache, request_hash
 from factledger.infrastructure.llm.usage import CallRecord, UsageLog
@@ -33,6 +38,8 @@ logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 MAX_DELAY_S = 30.0
+BREAKER_FAILURES = 3
+BREAKER_COOLDOWN_S = 30.0
 
 
 class LLMAuthError(ConfigError):
@@ -43,7 +50,7 @@ class LLMConfigError(ConfigError):
     """The endpoint does not know the model (or the base URL is wrong)."""
 
 
-class LLMUnavailable(Exception):
+class LLMUnavailable(ServiceUnavailable):
     """No answer after every retry (rate limits, server errors, timeouts, network)."""
 
     def __init__(self, reason: str, status: int | None = None):
@@ -98,6 +105,8 @@ class LLMClient:
         cache: ResponseCache | None = None,
         usage: UsageLog | None = None,
         sleep: Callable[[float], None] = time.sleep,
+        breaker_failures: int = BREAKER_FAILURES,
+        breaker_cooldown: float = BREAKER_COOLDOWN_S,
     ):
         # The client's own retries are off: ours are metered and configurable.
         self.openai = openai.OpenAI(api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=0)
@@ -107,6 +116,10 @@ class LLMClient:
         self.cache = cache
         self.usage = usage
         self._sleep = sleep
+        self.breaker_failures = breaker_failures
+        self.breaker_cooldown = breaker_cooldown
+        self._failures_in_a_row = 0
+        self._open_until = 0.0
 
     # ---- chat ---------------------------------------------------------------
 
@@ -202,6 +215,15 @@ class LLMClient:
                 pass  # an HTTP date: fall back to our own backoff
         return min(MAX_DELAY_S, self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
 
+    def _count_outage(self) -> None:
+        self._failures_in_a_row += 1
+        if self._failures_in_a_row >= self.breaker_failures:
+            self._open_until = time.monotonic() + self.breaker_cooldown
+            logger.warning(
+                "LLM endpoint %s failed %d calls in a row; pausing calls for %.0fs",
+                self.base_url, self._failures_in_a_row, self.breaker_cooldown,
+            )
+
     def _send(self, send: Callable[[], T], kind: str, model: str, prompt_id: str | None) -> tuple[T, int, int]:
         """(response, attempts, total latency in ms); raises the errors the module describes."""
         started = time.monotonic()
@@ -211,12 +233,19 @@ class LLMClient:
             latency = int((time.monotonic() - started) * 1000)
             self.record(CallRecord(kind, model, prompt_id, latency_ms=latency, ok=False, attempts=attempt, error=reason))
 
+        if started < self._open_until:
+            failed("endpoint down (circuit open)")
+            raise LLMUnavailable(
+                f"the endpoint {self.base_url} failed {self._failures_in_a_row} calls in a row; not calling it "
+                f"for another {self._open_until - started:.0f}s"
+            )
         while True:
             attempt += 1
             try:
                 response = send()
                 if not hasattr(response, "usage"):  # a text/html page from a proxy, say
                     raise ValueError(f"not an OpenAI API response: {str(response)[:100]!r}")
+                self._failures_in_a_row = 0
                 return response, attempt, int((time.monotonic() - started) * 1000)
             except (openai.AuthenticationError, openai.PermissionDeniedError) as exc:
                 failed(f"HTTP {exc.status_code}")
@@ -238,6 +267,7 @@ class LLMClient:
                 # An exhausted quota is a 429 that no wait will fix.
                 if getattr(exc, "code", None) == "insufficient_quota" or attempt > self.max_retries:
                     failed(reason)
+                    self._count_outage()
                     raise LLMUnavailable(f"{reason} (after {attempt} attempt(s))", status) from None
                 delay = self._delay(attempt, exc)
                 logger.warning("LLM %s call failed (%s); retry %d in %.1fs", kind, reason, attempt, delay)
