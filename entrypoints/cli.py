@@ -17,22 +17,26 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from rich.console import Console
+import hashlib
+
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
 from factledger import __version__
-from factledger.application.service import InvalidInput, LedgerService
+from factledger.application.ports import StoreBusy
+from factledger.application.service import InvalidInput, LedgerService, WriteConflict
 from factledger.domain.memory import DomainError
+from factledger.entrypoints.terminal import console, shown, styled
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.ledgers import LedgerError
 from factledger.infrastructure.llm.client import LLMUnavailable
 from factledger.infrastructure.rule_overrides import RulesError
 from factledger.projections.memories import EmbedderMismatch
+from factledger.projections.projector import MIN_POLL_INTERVAL, RebuildRunning
 
 logger = logging.getLogger("factledger.cli")
-out = Console(highlight=False)
-err = Console(stderr=True, highlight=False)
+out = console()
+err = console(stderr=True)
 
 
 def _json_default(value: Any) -> Any:
@@ -62,7 +66,8 @@ def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService
             parts = describe_components(service)
             where = "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL in {settings.home}"
             mode = "offline rules (no OPENAI_API_KEY)" if parts["extractor"].startswith("offline") else "LLM"
-            err.print(f"[dim]factledger: {where}; extractor {parts['extractor']} — {mode}; embedder {parts['embedder']}[/dim]")
+            err.print(f"factledger: {where}; extractor {parts['extractor']} — {mode}; embedder {parts['embedder']}",
+                      style="dim")
         yield service
     finally:
         service.close()
@@ -95,24 +100,38 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             context = json.loads(args.context)
         except json.JSONDecodeError as exc:
             raise InvalidInput(f"--context is not valid JSON: {exc}") from None
+    timestamp = _parse_time(args.timestamp, "--timestamp") if args.timestamp else None
     with opened(args) as service:
-        result = service.ingest(args.user, args.text, session_id=args.session, context=context)
+        result = service.ingest(
+            args.user, args.text, session_id=args.session, context=context, message_id=args.message_id,
+            timestamp=timestamp,
+        )
     if args.json:
         print_json(result.as_dict())
         return 0
-    out.print(f"[bold]{result.facts_extracted}[/bold] facts, [bold]{result.preferences_extracted}[/bold] preferences")
+    if result.status != "recorded":
+        out.print(f"message {shown(result.message_id)}: {result.status}")
+    out.print(f"{_count(result.facts_extracted, 'fact')}, {_count(result.preferences_extracted, 'preference')}")
     for item in result.items:
         what = item.action
         if item.superseded_text:
-            what += f" (replaces “{item.superseded_text}” {item.superseded_id[:8]})"
-        out.print(f"  {item.kind:<10} {item.id[:8]}  {item.text}  [cyan]{item.category}[/cyan]  → {what}")
+            what += f" (replaces “{shown(item.superseded_text)}” {item.superseded_id[:8]})"
+        out.print(f"  {item.kind:<10} {item.id[:8]}  {shown(item.text)}  {item.category}  → {what}")
     return 0
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" + ("" if n == 1 else "s")
 
 
 REQUIRED_KEYS = ("user_id", "message")
 
 # Modules with a ``register(subparsers, common_parent)`` function adding commands.
 EXTENSIONS: tuple[str, ...] = ("factledger.entrypoints.cli_eval", "factledger.entrypoints.cli_audit", "factledger.entrypoints.cli_llm")
+
+
+# A line longer than this cannot hold a message within the limits: it is reported, never read whole.
+MAX_LINE_BYTES = 4 * 1024 * 1024
 
 
 def _open_lines(path: Path) -> tuple[BinaryIO, int | None]:
@@ -124,13 +143,34 @@ def _open_lines(path: Path) -> tuple[BinaryIO, int | None]:
     if str(path) == "-":
         return sys.stdin.buffer, None
     try:
+        total, last = 0, b"\n"
         with path.open("rb") as counting:
-            total = sum(1 for _ in counting)
-        return path.open("rb"), total
+            while block := counting.read(1 << 20):
+                total += block.count(b"\n")
+                last = block[-1:]
+        return path.open("rb"), total + (last != b"\n")
     except FileNotFoundError:
         raise InvalidInput(f"{path}: no such file") from None
     except IsADirectoryError:
         raise InvalidInput(f"{path}: is a directory, not a JSONL file") from None
+    except PermissionError:
+        raise InvalidInput(f"{path}: permission denied") from None
+
+
+def _lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
+    """(line number, bytes) of every line; None for a line longer than MAX_LINE_BYTES (skipped)."""
+    number = 0
+    while True:
+        raw = stream.readline(MAX_LINE_BYTES + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+            while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
+                pass
+            yield number, None
+            continue
+        yield number, raw
 
 
 def _parse_line(line: str, number: int) -> dict[str, Any]:
@@ -139,45 +179,67 @@ def _parse_line(line: str, number: int) -> dict[str, Any]:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
         raise InvalidInput(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+    except RecursionError:
+        raise InvalidInput(f"{where}: JSON nested too deeply") from None
     if not isinstance(record, dict):
         raise InvalidInput(f"{where}: expected a JSON object, got {type(record).__name__}")
-    missing = [k for k in REQUIRED_KEYS if not record.get(k)]
+    missing = [k for k in REQUIRED_KEYS if record.get(k) is None]
     if missing:
         raise InvalidInput(f"{where}: missing {', '.join(missing)}")
     record["timestamp"] = _parse_time(record.get("timestamp"), where)
     return record
 
 
+def line_message_id(source: str, number: int, raw: bytes) -> str:
+    """The message id of a line that has none: the file's name, the line number and a hash of the line.
+
+    Running the same file again (after a crash, or after lines were appended)
+    skips what it recorded; a line that was edited is a new message.
+    """
+    digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()[:12]
+    return f"{source[:100]}:{number}:{digest}"
+
+
 def cmd_ingest_file(args: argparse.Namespace) -> int:
-    stream, total = _open_lines(Path(args.file))
+    path = Path(args.file)
+    stream, total = _open_lines(path)
+    source = "stdin" if str(path) == "-" else path.name
     failures: list[dict[str, Any]] = []
-    ingested = facts = prefs = lines = 0
+    ingested = duplicates = pending = facts = prefs = lines = 0
     with opened(args, inline_projection=False) as service, _progress(args, "ingesting") as progress, stream:
         task = progress.add_task("ingest", total=total)
-        for number, raw in enumerate(stream, start=1):
+        for number, raw in _lines(stream):
             lines = number
             progress.advance(task)
-            if not raw.strip():
-                continue
             try:
+                if raw is None:
+                    raise InvalidInput(f"line {number}: longer than {MAX_LINE_BYTES} bytes")
+                if not raw.strip():
+                    continue
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as exc:
                     raise InvalidInput(f"line {number}: not UTF-8 text ({exc.reason} at byte {exc.start})") from None
                 record = _parse_line(line, number)
+                message_id = record.get("message_id")
                 result = service.ingest(
-                    str(record["user_id"]),
+                    record["user_id"],
                     record["message"],
                     session_id=record.get("session_id"),
                     context=record.get("context"),
                     timestamp=record["timestamp"],
+                    message_id=line_message_id(source, number, raw) if message_id is None else message_id,
                 )
-            except (InvalidInput, ValueError, TypeError) as exc:
+            except (InvalidInput, WriteConflict, StoreBusy) as exc:
                 message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
                 failures.append({"line": number, "error": message})
-                logger.warning("%s", message)
+                logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
+                continue
+            if result.status == "duplicate":
+                duplicates += 1
                 continue
             ingested += 1
+            pending += result.status == "extraction_failed"
             facts += result.facts_extracted
             prefs += result.preferences_extracted
         projected_task = progress.add_task("projecting", total=None)
@@ -185,6 +247,8 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     summary = {
         "lines": lines,
         "ingested": ingested,
+        "already_recorded": duplicates,
+        "extraction_pending": pending,
         "failed": len(failures),
         "facts_extracted": facts,
         "preferences_extracted": prefs,
@@ -194,25 +258,28 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     if args.json:
         print_json(summary)
     else:
-        out.print(f"ingested {ingested} of {lines} lines: {facts} facts, {prefs} preferences")
+        out.print(
+            f"ingested {ingested} of {lines} lines ({duplicates} already recorded, {pending} waiting for "
+            f"retry-failed): {_count(facts, 'fact')}, {_count(prefs, 'preference')}"
+        )
         for failure in failures:
-            err.print(f"[red]{failure['error']}[/red]")
+            err.print(shown(failure["error"]), style="red")
     return 1 if failures else 0
 
 
 def _profile_table(profile: dict[str, Any]) -> None:
-    table = Table(title=f"profile of {profile['user_id']}")
+    table = Table(title=f"profile of {shown(profile['user_id'])}")
     table.add_column("kind")
     table.add_column("category")
-    table.add_column("text")
+    table.add_column("text", overflow="fold")
     table.add_column("confidence / strength", justify="right")
     table.add_column("mentions", justify="right")
     for category, facts in profile["facts"].items():
         for f in facts:
-            table.add_row("fact", category, f["fact"], f"{f['confidence']:.2f}", str(f["times_mentioned"]))
+            table.add_row("fact", category, shown(f["fact"]), f"{f['confidence']:.2f}", str(f["times_mentioned"]))
     for category, prefs in profile["preferences"].items():
         for p in prefs:
-            table.add_row("preference", category, p["preference"], f"{p['strength']:.2f}", "")
+            table.add_row("preference", category, shown(p["preference"]), f"{p['strength']:.2f}", "")
     out.print(table)
 
 
@@ -246,37 +313,45 @@ def cmd_recall(args: argparse.Namespace) -> int:
     if args.json:
         print_json(rows)
         return 0
-    table = Table(title=f"recall for {args.user}: {args.query}")
+    table = Table(title=f"recall for {shown(args.user)}: {shown(args.query)}")
     for column in ("similarity", "type", "category", "content", "id"):
         table.add_column(column)
     for r in rows:
-        table.add_row(f"{r['similarity']:.3f}", r["type"], r["category"], r["content"], r["id"][:8])
+        table.add_row(f"{r['similarity']:.3f}", r["type"], r["category"], shown(r["content"]), r["id"][:8])
     out.print(table)
     return 0
 
 
+def _short(value: Any) -> str:
+    return shown(value)[:8]
+
+
 def _describe_event(entry: dict[str, Any]) -> str:
+    """One line for an event; every recorded value is escaped (it may be anything a user sent)."""
     kind = entry["event"]
+    e = {k: shown(v) if isinstance(v, str) else v for k, v in entry.items()}
     if kind == "MessageIngested":
-        return f"message {entry['message_id'][:8]} ({entry.get('session_id')}): {entry['text']}"
+        return f"message {_short(entry['message_id'])} ({e.get('session_id')}): {e['text']}"
     if kind == "FactObserved":
-        return f"fact {entry['fact_id'][:8]} observed: {entry['text']} [{entry['category']}] conf {entry['confidence']}"
+        return f"fact {_short(entry['fact_id'])} observed: {e['text']} [{e['category']}] conf {e['confidence']}"
     if kind == "FactConfirmed":
-        return f"fact {entry['fact_id'][:8]} confirmed: mentioned {entry['times_mentioned']}×, similarity {entry['similarity']}"
+        return f"fact {_short(entry['fact_id'])} confirmed: mentioned {e['times_mentioned']}×, similarity {e['similarity']}"
     if kind == "FactContested":
-        return f"fact {entry['fact_id'][:8]} contested by “{entry['challenger_text']}” ({entry['relation']}): kept"
+        return f"fact {_short(entry['fact_id'])} contested by “{e['challenger_text']}” ({e['relation']}): kept"
     if kind == "ExtractionFailed":
-        return f"extraction failed ({entry['extractor_id']}): {entry['error']}"
+        return f"extraction failed ({e['extractor_id']}): {e['error']}"
     if kind == "FactInvalidated":
-        by = f" superseded by {entry['superseded_by'][:8]}" if entry.get("superseded_by") else ""
-        return f"fact {entry['fact_id'][:8]} invalidated ({entry['relation']}): {entry['reason']}{by}; judge {entry.get('judge_id')}: {entry.get('raw_answer')}"
+        by = f" superseded by {_short(entry['superseded_by'])}" if entry.get("superseded_by") else ""
+        judge = f"; judge {e['judge_id']}: {shown(e.get('raw_answer'))}" if entry.get("judge_id") else ""
+        return f"fact {_short(entry['fact_id'])} invalidated ({e['relation']}): {e['reason']}{by}{judge}"
     if kind == "PreferenceObserved":
-        return f"preference {entry['preference_id'][:8]} observed: {entry['text']} [{entry['category']}] strength {entry['strength']}"
+        return f"preference {_short(entry['preference_id'])} observed: {e['text']} [{e['category']}] strength {e['strength']}"
     if kind == "PreferenceReinforced":
-        return f"preference {entry['preference_id'][:8]} reinforced: strength {entry['old_strength']} → {entry['new_strength']}"
+        return f"preference {_short(entry['preference_id'])} reinforced: strength {e['old_strength']} → {e['new_strength']}"
     if kind == "ExtractionRecorded":
         ex = entry["extraction"]
-        return f"extraction by {ex['extractor_id']}: {len(ex['facts'])} facts, {len(ex['preferences'])} preferences"
+        return (f"extraction by {shown(ex.get('extractor_id'))}: {_count(len(ex.get('facts') or []), 'fact')}, "
+                f"{_count(len(ex.get('preferences') or []), 'preference')}")
     return kind
 
 
@@ -289,7 +364,7 @@ def cmd_history(args: argparse.Namespace) -> int:
         print_json(entries)
         return 0
     if not entries:
-        out.print(f"nothing recorded for {args.user}")
+        out.print(f"nothing recorded for {shown(args.user)}")
     for entry in entries:
         at = entry.get("at") or entry["recorded_at"]
         out.print(f"{entry['version']:>4}  {at:%Y-%m-%d %H:%M:%S}  {_describe_event(entry)}")
@@ -299,7 +374,7 @@ def cmd_history(args: argparse.Namespace) -> int:
 @contextmanager
 def _progress(args: argparse.Namespace, label: str) -> Iterator[Progress]:
     progress = Progress(
-        TextColumn(f"[bold]{label}[/bold]"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
+        TextColumn(label, markup=False, style="bold"), BarColumn(), MofNCompleteColumn(), TimeRemainingColumn(),
         console=err, disable=args.quiet or args.json or not err.is_terminal,
     )
     with progress:
@@ -314,6 +389,19 @@ def cmd_projection(args: argparse.Namespace) -> int:
                 print_json(status.as_dict())
             else:
                 out.print(f"position {status.position} of {status.head} (lag {status.lag}); embedder {status.embedder_id}")
+                if status.quarantined:
+                    err.print(f"{status.quarantined} event(s) quarantined: see `factledger projection quarantine`",
+                              style="yellow")
+            return 0
+        if args.action == "quarantine":
+            entries = service.quarantined_events()
+            if args.json:
+                print_json(entries)
+            elif not entries:
+                out.print("no event is quarantined")
+            for q in [] if args.json else entries:
+                out.print(f"{q['notification_id']:>8}  {q['quarantined_at']:%Y-%m-%d %H:%M:%S}  "
+                          f"{shown(q['topic'].rpartition('.')[2])}  {shown(q['error'])}")
             return 0
         if args.action == "rebuild":
             with _progress(args, "rebuilding") as progress:
@@ -332,7 +420,7 @@ def cmd_projection(args: argparse.Namespace) -> int:
         if not args.json:
             err.print("following the event log; Ctrl-C to stop")
         try:
-            service.projector.follow(  # type: ignore[union-attr]
+            service.follow(
                 stop,
                 poll_interval=args.poll_interval,
                 on_batch=lambda n: (print_json({"events_projected": n}) if args.json else out.print(f"projected {n} events")),
@@ -352,10 +440,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
             result = service.ingest(user, turn["message"], session_id=turn["session_id"], context=turn["context"])
             results.append({"message": turn["message"], **result.as_dict()})
             if not args.json:
-                out.print(f"[bold]用户:[/bold] {turn['message']}")
+                out.print(styled(("用户: ", "bold"), turn["message"]))
                 for item in result.items:
                     extra = f" (replaces “{item.superseded_text}”)" if item.superseded_text else ""
-                    out.print(f"    {item.kind} [green]{item.action}[/green]: {item.text}{extra}")
+                    out.print(styled(f"    {item.kind} ", (item.action, "green"), f": {item.text}{extra}"))
         profile = service.profile(user)
         invalidations = [e for e in service.history(user) if e["event"] == "FactInvalidated"]
         messages = {e["message_id"]: e["text"] for e in service.history(user) if e["event"] == "MessageIngested"}
@@ -368,10 +456,11 @@ def cmd_demo(args: argparse.Namespace) -> int:
     out.print()
     _profile_table(profile)
     for inv in explained:
-        out.print(
-            f"[yellow]invalidated[/yellow] fact {inv['fact_id'][:8]} ({inv['relation']}): {inv['reason']} — "
-            f"triggered by “{inv['triggering_message']}”, judge {inv['judge_id']}: {inv['raw_answer']}"
-        )
+        out.print(styled(
+            ("invalidated", "yellow"),
+            f" fact {inv['fact_id'][:8]} ({inv['relation']}): {inv['reason']} — "
+            f"triggered by “{inv['triggering_message']}”, judge {inv['judge_id']}: {inv['raw_answer']}",
+        ))
     out.print(f"\ntry: factledger history {user}   |   factledger recall {user} 住在哪里")
     return 0
 
@@ -402,7 +491,8 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         parents=[common],
     )
-    parser.set_defaults(json=False, quiet=False, verbose=0, ledger=None, prompts=None)
+    # No parser.set_defaults here: the options' actions are shared with every
+    # subcommand, and a default set on them would overwrite ``factledger --json profile U``.
     parser.add_argument("--version", action="version", version=f"factledger {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -411,12 +501,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--user", required=True, help="the user's id")
     p.add_argument("--session", help="the session id")
     p.add_argument("--context", help='earlier turns as JSON: [{"role": "assistant", "content": "..."}]')
+    p.add_argument("--message-id", help="the message's id: sending it again records nothing (idempotent retries)")
+    p.add_argument("--timestamp", metavar="TIME", help="when the message was sent (ISO 8601; default now)")
     p.add_argument("text", help="the message text")
     p.set_defaults(func=cmd_ingest)
 
     p = sub.add_parser("ingest-file", parents=[common], help="record every message of a JSONL file",
-                       description='Lines: {"user_id", "session_id", "message", "context"?, "timestamp"?}. '
-                                   "Bad lines are reported by number; the rest is ingested. Exit 1 if any line failed.")
+                       description='Lines: {"user_id", "message", "session_id"?, "context"?, "timestamp"?, '
+                                   '"message_id"?}. A line without message_id gets FILE:LINE:HASH, so running the '
+                                   "same file again (after a crash) records each line once. Bad lines are reported by "
+                                   "number; the rest is ingested. Exit 1 if any line failed.")
     p.add_argument("file", help="JSONL file, or - for standard input")
     p.set_defaults(func=cmd_ingest_file)
 
@@ -441,11 +535,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--kind", choices=["message", "fact", "preference"], help="only events of this kind")
     p.set_defaults(func=cmd_history)
 
-    p = sub.add_parser("projection", parents=[common], help="the read model: rebuild, status, follow",
-                       description="rebuild: drop and rebuild the read model from the events; "
-                                   "status: its position against the head; follow: keep it up to date (Ctrl-C stops).")
-    p.add_argument("action", choices=["rebuild", "status", "follow"])
-    p.add_argument("--poll-interval", type=float, default=1.0, help="follow: seconds between polls (default 1)")
+    p = sub.add_parser("projection", parents=[common], help="the read model: rebuild, status, follow, quarantine",
+                       description="rebuild: build the read model again from the events, in new tables swapped in "
+                                   "when done; status: its position against the head; follow: keep it up to date "
+                                   "(Ctrl-C stops); quarantine: events the read model could not store.")
+    p.add_argument("action", choices=["rebuild", "status", "follow", "quarantine"])
+    p.add_argument("--poll-interval", type=_poll_interval, default=1.0,
+                   help=f"follow: seconds between polls (default 1, at least {MIN_POLL_INTERVAL})")
     p.set_defaults(func=cmd_projection)
 
     p = sub.add_parser("demo", parents=[common], help="ingest a short bundled Chinese conversation and show the result")
@@ -458,9 +554,25 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _poll_interval(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {value!r}") from None
+    if not seconds >= MIN_POLL_INTERVAL or seconds == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be at least {MIN_POLL_INTERVAL} seconds, got {value}")
+    return seconds
+
+
+GLOBAL_DEFAULTS = {"json": False, "quiet": False, "verbose": 0, "ledger": None, "prompts": None}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    for name, default in GLOBAL_DEFAULTS.items():
+        if not hasattr(args, name):
+            setattr(args, name, default)
     level = logging.WARNING - 10 * min(args.verbose, 2)
     logging.basicConfig(level=level, format="%(levelname)s %(name)s: %(message)s", stream=sys.stderr)
     # The embedded server logs every pg_ctl run at INFO; show that only with -vv.
@@ -468,12 +580,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except (InvalidInput, ConfigError, DomainError, EmbedderMismatch, LedgerError, RulesError) as exc:
-        err.print(f"[red]error:[/red] {exc}")
+        err.print(styled(("error:", "red"), f" {shown(exc)}"))
         return 2
     except LLMUnavailable as exc:
         # The endpoint stayed down through the retries: nothing was recorded for this command.
-        err.print(f"[red]error:[/red] the LLM endpoint is unavailable: {exc}")
+        err.print(styled(("error:", "red"), f" the LLM endpoint is unavailable: {shown(exc)}"))
         return 3
+    except (WriteConflict, StoreBusy, RebuildRunning) as exc:
+        # Transient: nothing was recorded; running the same command again is safe.
+        err.print(styled(("error:", "red"), f" {shown(exc)}"))
+        return 4
     except KeyboardInterrupt:
         return 130
 

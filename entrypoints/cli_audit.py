@@ -7,6 +7,8 @@ from typing import Any
 
 from rich.table import Table
 
+from factledger.entrypoints.terminal import shown, styled
+
 
 def _cli() -> Any:
     # Imported late: cli.py imports this module while building its parser.
@@ -18,7 +20,8 @@ def _cli() -> Any:
 def _message(m: dict[str, Any] | None) -> str:
     if not m:
         return "(no message: set by an operator)"
-    return f"“{m['text']}” (session {m['session_id']}, {m['at']:%Y-%m-%d %H:%M:%S}, message {m['message_id'][:8]})"
+    return (f"“{shown(m['text'])}” (session {shown(m['session_id'])}, {m['at']:%Y-%m-%d %H:%M:%S}, "
+            f"message {shown(m['message_id'])[:8]})")
 
 
 def cmd_why(args: argparse.Namespace) -> int:
@@ -30,33 +33,40 @@ def cmd_why(args: argparse.Namespace) -> int:
         return 0
     out = cli.out
     observed = life["observed"]
-    out.print(f"[bold]{life['kind']} {life['id']}[/bold]: {life['text']}  [cyan]{life['category']}[/cyan]")
+    out.print(styled((f"{life['kind']} {life['id']}", "bold"), f": {shown(life['text'])}  ", (life["category"], "cyan")))
     if life["kind"] == "fact":
-        out.print(f"  authority: {life['authority']}; active: {life['is_active']}")
+        out.print(f"  authority: {life['authority']}; {'active' if life['is_active'] else 'no longer active'}")
         out.print(
             f"  observed {observed['at']:%Y-%m-%d %H:%M:%S} with confidence {observed['confidence']} by "
-            f"{observed['extractor_id']} (prompt {observed['prompt_id']})"
-            + (f", actor {observed['actor']}" if observed.get("actor") else "")
+            f"{observed['extractor_id']}" + (f" (prompt {observed['prompt_id']})" if observed["prompt_id"] else "")
+            + (f", actor {shown(observed['actor'])}" if observed.get("actor") else "")
         )
         out.print(f"    from {_message(observed['message'])}")
         if "supersedes" in life:
             s = life["supersedes"]
-            out.print(f"  it replaced {s['id'][:8]} “{s['text']}” ({s['relation']})")
+            out.print(f"  it replaced {s['id'][:8]} “{shown(s['text'])}” ({s['relation']})")
         for c in life["confirmations"]:
             out.print(f"  confirmed ({c['times_mentioned']}×, similarity {c['similarity']}, judge {c['judge_id']}) by {_message(c['message'])}")
         for c in life["contested"]:
-            out.print(f"  [yellow]contested[/yellow] by “{c['challenger']}” ({c['relation']}, judge {c['judge_id']}: {c['raw_answer']}) in {_message(c['message'])}; kept")
+            out.print(styled(
+                "  ", ("contested", "yellow"),
+                f" by “{shown(c['challenger'])}” ({c['relation']}, judge {c['judge_id']}: {shown(c['raw_answer'])}) "
+                f"in {_message(c['message'])}; kept",
+            ))
         if "invalidated" in life:
             inv = life["invalidated"]
             by = inv["superseded_by"]
-            out.print(f"  [red]invalidated[/red] {inv['at']:%Y-%m-%d %H:%M:%S} ({inv['relation']}): {inv['reason']}")
+            out.print(styled(
+                "  ", ("invalidated", "red"), f" {inv['at']:%Y-%m-%d %H:%M:%S} ({inv['relation']}): {shown(inv['reason'])}"
+            ))
             if by:
-                out.print(f"    superseded by {by['id'][:8]} “{by['text']}”")
+                out.print(f"    superseded by {by['id'][:8]} “{shown(by['text'])}”")
             out.print(f"    triggered by {_message(inv['message'])}")
             if inv["judge_id"]:
-                out.print(f"    judge {inv['judge_id']} (prompt {inv['judge_prompt_id']}), similarity {inv['similarity']}: {inv['raw_answer']}")
+                prompt = f" (prompt {inv['judge_prompt_id']})" if inv["judge_prompt_id"] else ""
+                out.print(f"    judge {inv['judge_id']}{prompt}, similarity {inv['similarity']}: {shown(inv['raw_answer'])}")
             if inv.get("actor"):
-                out.print(f"    by {inv['actor']}")
+                out.print(f"    by {shown(inv['actor'])}")
     else:
         out.print(f"  observed {observed['at']:%Y-%m-%d %H:%M:%S} with strength {observed['strength']} by {observed['extractor_id']}")
         out.print(f"    from {_message(observed['message'])}")
@@ -73,7 +83,7 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
     if args.json:
         cli.print_json({"fact_id": fact_id, "text": life["text"], "invalidated": life["invalidated"]})
     else:
-        cli.out.print(f"invalidated {fact_id[:8]} “{life['text']}”: {args.reason}")
+        cli.out.print(f"invalidated {fact_id[:8]} “{shown(life['text'])}”: {shown(args.reason)}")
     return 0
 
 
@@ -84,8 +94,8 @@ def cmd_restate(args: argparse.Namespace) -> int:
     if args.json:
         cli.print_json(outcome.as_dict())
     else:
-        extra = f" (replaces “{outcome.superseded_text}”)" if outcome.superseded_text else ""
-        cli.out.print(f"recorded {outcome.id[:8]} “{outcome.text}” as a manual fact{extra}")
+        extra = f" (replaces “{shown(outcome.superseded_text)}”)" if outcome.superseded_text else ""
+        cli.out.print(f"recorded {outcome.id[:8]} “{shown(outcome.text)}” as a manual fact{extra}")
     return 0
 
 
@@ -148,16 +158,19 @@ def cmd_diff(args: argparse.Namespace) -> int:
     for column in ("user", "only in A", "only in B", "changed", "same"):
         table.add_column(column)
     for row in report["summary"]:
-        table.add_row(row["user_id"], str(row["only_in_a"]), str(row["only_in_b"]), str(row["changed"]), str(row["same"]))
+        table.add_row(shown(row["user_id"]), str(row["only_in_a"]), str(row["only_in_b"]), str(row["changed"]), str(row["same"]))
     cli.out.print(table)
     for user in report["users"]:
         for item in user["only_in_a"]:
-            cli.out.print(f"{user['user_id']}: [red]- A only[/red] {item['type']} “{item['content']}” [{item['category']}]")
+            cli.out.print(styled(f"{shown(user['user_id'])}: ", ("- A only", "red"),
+                                 f" {item['type']} “{shown(item['content'])}” [{item['category']}]"))
         for item in user["only_in_b"]:
-            cli.out.print(f"{user['user_id']}: [green]+ B only[/green] {item['type']} “{item['content']}” [{item['category']}]")
+            cli.out.print(styled(f"{shown(user['user_id'])}: ", ("+ B only", "green"),
+                                 f" {item['type']} “{shown(item['content'])}” [{item['category']}]"))
         for change in user["changed"]:
-            what = ", ".join(f"{k} {v[0]} → {v[1]}" for k, v in change["changes"].items())
-            cli.out.print(f"{user['user_id']}: [yellow]~ changed[/yellow] “{change['a']['content']}”: {what}")
+            what = ", ".join(f"{k} {shown(v[0])} → {shown(v[1])}" for k, v in change["changes"].items())
+            cli.out.print(styled(f"{shown(user['user_id'])}: ", ("~ changed", "yellow"),
+                                 f" “{shown(change['a']['content'])}”: {what}"))
     return 0
 
 

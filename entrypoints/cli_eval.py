@@ -18,6 +18,7 @@ from factledger.application.ports import Extractor
 from factledger.application.service import InvalidInput
 from factledger.domain.values import Turn
 from factledger.entrypoints.cli import _progress, err, out, print_json
+from factledger.entrypoints.terminal import shown, styled
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.evaluation import (
     DatasetError,
@@ -52,7 +53,7 @@ def active_extractor(args: argparse.Namespace) -> Iterator[Extractor]:
 
 def _notice(args: argparse.Namespace, extractor: Extractor) -> None:
     if not args.quiet:
-        err.print(f"[dim]factledger: extractor {extractor.extractor_id}; nothing is recorded[/dim]")
+        err.print(f"factledger: extractor {extractor.extractor_id}; nothing is recorded", style="dim")
 
 
 # ---- extract ----------------------------------------------------------------------------
@@ -88,9 +89,10 @@ def cmd_extract(args: argparse.Namespace) -> int:
     if not extraction.facts and not extraction.preferences:
         out.print("nothing extracted")
     for f in extraction.facts:
-        out.print(f"  fact        {f.text}  [cyan]{f.category}[/cyan]  confidence {f.confidence:.2f}")
+        out.print(styled(f"  fact        {shown(f.text)}  ", (f.category, "cyan"), f"  confidence {f.confidence:.2f}"))
     for p in extraction.preferences:
-        out.print(f"  preference  {p.text}  [cyan]{p.category}[/cyan]  strength {p.strength:.2f}  ({p.evidence})")
+        out.print(styled(f"  preference  {shown(p.text)}  ", (p.category, "cyan"),
+                         f"  strength {p.strength:.2f}  ({shown(p.evidence)})"))
     return 0
 
 
@@ -111,12 +113,12 @@ def _row(table: Table, name: str, s: Scores) -> None:
 
 
 def _print_report(path: str, report: Report) -> None:
-    table = Table(title=f"{path} — {report.extractor_id}")
+    table = Table(title=f"{shown(path)} — {report.extractor_id}")
     for column in ("set", "n", "with gold", "det. P", "det. R", "flagged", "matched/pred/gold", "ext. P", "ext. R", "ext. F1"):
         table.add_column(column, justify="left" if column == "set" else "right")
     _row(table, "all", report.overall)
     for name, scores in report.groups.items():
-        _row(table, name, scores)
+        _row(table, shown(name), scores)
     out.print(table)
 
 

@@ -12,6 +12,9 @@ import argparse
 from typing import Any
 
 from rich.table import Table
+from rich.text import Text
+
+from factledger.entrypoints.terminal import shown
 
 
 def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
@@ -62,18 +65,18 @@ def cmd_usage(args: argparse.Namespace) -> int:
     if args.json:
         print_json(report)
         return 0
-    table = Table(title="LLM usage" + (f" of {args.user}" if args.user else ""))
+    table = Table(title="LLM usage" + (f" of {shown(args.user)}" if args.user else ""))
     for column in ("message", "calls", "embeddings", "cache hits", "tokens in", "tokens out", "ms", "text"):
         table.add_column(column, justify="left" if column in ("message", "text") else "right")
     for m in report["messages"]:
         table.add_row(
-            m["message_id"][:8], str(m["calls"]), str(m["embedding_calls"]), str(m["cache_hits"]),
+            shown(m["message_id"])[:8], str(m["calls"]), str(m["embedding_calls"]), str(m["cache_hits"]),
             str(m["input_tokens"]), str(m["output_tokens"]), str(m["latency_ms"]),
-            (m.get("text") or "")[:40] + (" (no signal: no call)" if m["gated"] else ""),
+            shown(m.get("text") or "")[:40] + (" (no signal: no call)" if m["gated"] else ""),
         )
     for label, row in (("unattributed", report["unattributed"]), ("total", report["totals"])):
         table.add_row(
-            f"[bold]{label}[/bold]", str(row["calls"]), str(row["embedding_calls"]), str(row["cache_hits"]),
+            Text(label, style="bold"), str(row["calls"]), str(row["embedding_calls"]), str(row["cache_hits"]),
             str(row["input_tokens"]), str(row["output_tokens"]), str(row["latency_ms"]), "",
         )
     out.print(table)
@@ -103,6 +106,6 @@ def cmd_retry_failed(args: argparse.Namespace) -> int:
             f"{summary['still_failing']} still failing"
         )
         for r in results:
-            out.print(f"  {r.user_id} {r.message_id[:8]}  {r.status}: {r.facts_extracted} facts, "
+            out.print(f"  {shown(r.user_id)} {shown(r.message_id)[:8]}  {r.status}: {r.facts_extracted} facts, "
                       f"{r.preferences_extracted} preferences")
     return 1 if failed else 0
