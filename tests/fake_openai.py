@@ -72,6 +72,8 @@ class FakeOpenAI:
         self.relation = "different"
         self.reject_formats: set[str] = set()  # response_format types answered with 400
         self.chat_handler: Callable[[dict[str, Any]], str] = self.spec_answer
+        # An outage: every request of these kinds ("chat", "embeddings") gets this status, until cleared.
+        self.down: dict[str, int] = {}
         self._lock = threading.Lock()
         fake = self
 
@@ -160,6 +162,9 @@ class FakeOpenAI:
     def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any, dict[str, str], float]:
         with self._lock:
             self.requests.append({"path": path, "body": body, "headers": headers})
+            kind = "chat" if path.endswith("/chat/completions") else "embeddings"
+            if kind in self.down:
+                return self.down[kind], error_body(self.down[kind], "the server is having a bad day"), {}, 0.0
             if path.endswith("/chat/completions"):
                 fmt = (body.get("response_format") or {}).get("type")
                 if fmt in self.reject_formats:

@@ -145,3 +145,13 @@ def test_replay_dry_run_counts_llm_calls_and_a_prompt_replay_is_diffed(
     # The offline live ledger and the LLM ledger used different embedders: diff matches by text.
     diff = run_json(offline, "diff", "live", "v2")
     assert diff["summary"][0]["only_in_a"] == diff["summary"][0]["only_in_b"] == 0
+
+
+def test_a_wrong_key_stops_a_bulk_import_at_once(llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
+    fake.down = {"chat": 401, "embeddings": 401}
+    path = tmp_path / "many.jsonl"
+    path.write_text("".join(json.dumps({"user_id": f"u{n}", "message": EXAMPLE}, ensure_ascii=False) + "\n"
+                            for n in range(20)), encoding="utf-8")
+    proc = run(llm_env, "ingest-file", str(path), expect=2)
+    assert proc.stderr.count("OPENAI_API_KEY") == 1 and "Traceback" not in proc.stderr
+    assert len(fake.requests) == 1, "one refused call, not one per line"

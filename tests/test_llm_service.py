@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -230,3 +231,31 @@ def test_embeddings_can_come_from_elsewhere_or_stay_offline(
     settings = attrs.evolve(llm_settings, embedding_model="offline")
     _, _, embedder = llm_parts(settings, service.ledger.factory.datastore)
     assert embedder.embedder_id.startswith("offline")
+
+
+def test_an_outage_records_messages_pending_and_retry_failed_extracts_each_once(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    service = opener(prompts="combined")
+    assert service.ingest("v", EXAMPLE, message_id="v1").status == "recorded"
+    fake.down = {"chat": 500}
+    pending = [service.ingest("u", f"我住在杭州，第{n}次说", message_id=f"m{n}") for n in range(5)]
+    assert [r.status for r in pending] == ["extraction_failed"] * 5
+    # After three calls in a row found it down (3 attempts each), the client stops calling for a while.
+    assert len(fake.chat_requests()) == 1 + 3 * 3
+    # Chat is back, embeddings are not: the extraction is fine but deciding on it needs vectors.
+    fake.down = {"embeddings": 429}
+    fake.answers["我搬到上海了"] = ([{"fact": "用户住在上海", "category": "location", "confidence": 0.9}], [])
+    second = opener(prompts="combined")  # another process: its client has seen no failure
+    assert second.ingest("v", "我搬到上海了", message_id="v2").status == "extraction_failed"
+    fake.down = {}
+    assert [e["message_id"] for e in events(second, "u", "ExtractionRecorded")] == []
+    retrying = opener(prompts="combined")
+    results = retrying.retry_failed()
+    assert sorted(r.message_id for r in results if r.status == "recorded") == sorted(
+        [f"m{n}" for n in range(5)] + ["v2"]
+    )
+    assert retrying.retry_failed() == [], "nothing is extracted twice"
+    for user, expected in (("u", {f"m{n}": 1 for n in range(5)}), ("v", {"v1": 1, "v2": 1})):
+        assert Counter(e["message_id"] for e in events(retrying, user, "ExtractionRecorded")) == Counter(expected)
+    assert "用户住在上海" in [f["fact"] for f in retrying.profile("v")["facts"]["location"]]
