@@ -12,6 +12,7 @@ from typing import Any
 
 from factledger.domain.memory import UserMemory, project_memory
 
+NO_VERDICT = {"judge_id": None, "judge_prompt_id": None, "similarity": None, "raw_answer": None}
 PROFILE_FACTS = 50
 PROFILE_PREFERENCES = 20
 
@@ -93,14 +94,12 @@ def explain(events: list[Any], item_id: str) -> dict[str, Any]:
         elif isinstance(e, UserMemory.FactConfirmed) and e.fact_id == item_id:
             life["confirmations"].append({
                 "at": e.last_confirmed, "times_mentioned": e.times_mentioned, "importance": e.importance,
-                "similarity": e.similarity, "judge_id": e.judge_id, "judge_prompt_id": e.judge_prompt_id,
-                "raw_answer": e.raw_answer, "message": _message_summary(messages, e.message_id),
+                **e.verdict.as_dict(), "message": _message_summary(messages, e.message_id),
             })
         elif isinstance(e, UserMemory.FactContested) and e.fact_id == item_id:
             life["contested"].append({
                 "at": e.at, "challenger": e.challenger_text, "relation": e.relation,
-                "similarity": e.similarity, "judge_id": e.judge_id, "judge_prompt_id": e.judge_prompt_id,
-                "raw_answer": e.raw_answer, "message": _message_summary(messages, e.message_id),
+                **e.verdict.as_dict(), "message": _message_summary(messages, e.message_id),
             })
         elif isinstance(e, UserMemory.FactInvalidated) and e.fact_id == item_id:
             life["invalidated"] = {
@@ -108,8 +107,7 @@ def explain(events: list[Any], item_id: str) -> dict[str, Any]:
                 "superseded_by": (
                     {"id": e.superseded_by, "text": texts.get(e.superseded_by)} if e.superseded_by else None
                 ),
-                "judge_id": e.judge_id, "judge_prompt_id": e.judge_prompt_id,
-                "similarity": e.similarity, "raw_answer": e.raw_answer,
+                **(e.verdict.as_dict() if e.verdict else NO_VERDICT),
                 "message": _message_summary(messages, e.message_id),
             }
         elif isinstance(e, UserMemory.PreferenceObserved) and e.preference_id == item_id:

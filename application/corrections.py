@@ -87,7 +87,7 @@ class Corrections:
         actor = optional_id("actor", actor, self.limits)
 
         def mark_wrong(memory: UserMemory) -> str:
-            full_id = resolve_prefix(fact_id, memory.facts, "fact")
+            full_id = resolve_prefix(fact_id, [*memory.facts, *memory.retired_facts], "fact")
             memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, reason, utc(None), actor=actor)
             return full_id
 

@@ -13,6 +13,7 @@ from datetime import datetime
 from typing import Any
 
 import attrs
+import numpy as np
 
 from factledger.application.ports import Embedder, RelationJudge
 from factledger.domain.memory import UserMemory
@@ -23,6 +24,7 @@ from factledger.domain.values import (
     Extraction,
     InvalidationRelation,
     Relation,
+    Verdict,
 )
 
 CANDIDATES = 3
@@ -51,7 +53,7 @@ class Outcome:
 
 def cosine(a: Sequence[float], b: Sequence[float]) -> float:
     """Cosine similarity of two unit vectors."""
-    return float(sum(x * y for x, y in zip(a, b, strict=True)))
+    return float(np.dot(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
 
 
 @attrs.frozen
@@ -102,13 +104,12 @@ class Decider:
         if not candidates:
             return []
         vectors = self.embedder.embed([query] + [text for _, text in candidates])
-        scored = [
-            (round(cosine(vectors[0], vector), 6), item_id)
-            for (item_id, _), vector in zip(candidates, vectors[1:], strict=True)
-        ]
-        scored = [pair for pair in scored if pair[0] >= threshold]
-        scored.sort(key=lambda pair: -pair[0])
-        return scored[:CANDIDATES]
+        # One matrix product instead of a Python loop per candidate: a user's
+        # active facts grow with their history, the cost of deciding must not.
+        matrix = np.asarray(vectors, dtype=np.float64)
+        scores = np.round(matrix[1:] @ matrix[0], 6)
+        best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= threshold]
+        return [(float(scores[i]), candidates[i][0]) for i in best]
 
     def save_fact(
         self,
@@ -147,16 +148,11 @@ class Decider:
         existing = memory.fact(existing_id)
         verdict = self.judge.judge(existing.text, fact.text)
         relation = verdict.relation.value
+        provenance = Verdict.of(verdict, similarity)
         if verdict.relation is Relation.DUPLICATE and source.message_id is not None:
             memory.confirm_fact(
-                fact_id=existing_id,
-                message_id=source.message_id,
-                at=source.at,
-                judge_id=verdict.judge_id,
-                similarity=similarity,
-                raw_answer=verdict.raw_answer,
+                fact_id=existing_id, message_id=source.message_id, at=source.at, verdict=provenance,
                 session_id=source.session_id,
-                judge_prompt_id=verdict.prompt_id,
             )
             return Outcome(
                 "fact", existing_id, existing.text, existing.category, "confirmed",
@@ -168,15 +164,8 @@ class Decider:
             if Authority(existing.authority).outranks(authority):
                 assert source.message_id is not None  # a manual fact outranks nothing above it
                 memory.contest_fact(
-                    fact_id=existing_id,
-                    challenger_text=fact.text,
-                    relation=relation,
-                    message_id=source.message_id,
-                    at=source.at,
-                    judge_id=verdict.judge_id,
-                    similarity=similarity,
-                    raw_answer=verdict.raw_answer,
-                    judge_prompt_id=verdict.prompt_id,
+                    fact_id=existing_id, challenger_text=fact.text, relation=relation,
+                    message_id=source.message_id, at=source.at, verdict=provenance,
                 )
                 return Outcome(
                     "fact", existing_id, existing.text, existing.category, "contested",
@@ -190,10 +179,7 @@ class Decider:
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
-                judge_id=verdict.judge_id,
-                similarity=similarity,
-                raw_answer=verdict.raw_answer,
-                judge_prompt_id=verdict.prompt_id,
+                verdict=provenance,
                 actor=source.actor,
             )
             return Outcome(

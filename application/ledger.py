@@ -13,9 +13,11 @@ from typing import Any, ClassVar
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
+from eventsourcing.persistence import JSONTranscoder
 from eventsourcing.utils import EnvType, get_topic
 
 from factledger.application.ports import MessageIndex
+from factledger.application.transcodings import register_transcodings
 from factledger.domain.memory import UserMemory, user_memory_id
 
 logger = logging.getLogger(__name__)
@@ -63,6 +65,10 @@ class MemoryLedger(Application):
         if isinstance(self.recorder, MessageIndex):
             return self.recorder.has_message(user_memory_id(user_id), message_id)
         return memory is not None and message_id in memory.recent_message_ids
+
+    def register_transcodings(self, transcoder: JSONTranscoder) -> None:
+        super().register_transcodings(transcoder)
+        register_transcodings(transcoder)
 
     def _take_snapshots(self, processing_event: Any) -> None:
         # The events are committed when this runs: a snapshot that cannot be

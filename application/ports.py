@@ -14,7 +14,13 @@ from typing import Any, Protocol, runtime_checkable
 
 import attrs
 
+from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
 from factledger.domain.values import Extraction, RelationVerdict, Turn
+
+__all__ = [
+    "Embedder", "ExtractionFailure", "Extractor", "LLMUnavailable", "MemoryReadModel", "MemoryRecord",
+    "MessageAlreadyRecorded", "MessageIndex", "ReadModelUpdater", "RecallHit", "RelationJudge", "StoreBusy",
+]
 
 
 @runtime_checkable
@@ -144,41 +150,6 @@ class ReadModelUpdater(Protocol):
     ) -> None:
         """Catch up whenever events arrive, until ``stop`` is set."""
         ...
-
-
-class ExtractionFailure(Exception):
-    """An extractor could not produce a usable answer (after its own retries).
-
-    The service records the message anyway, with this failure as an event, so
-    ``retry-failed`` can extract it later. Raise it from ``Extractor.extract``.
-    """
-
-    def __init__(self, reason: str, *, extractor_id: str, raw_output: str = "", prompt_id: str | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.extractor_id = extractor_id
-        self.raw_output = raw_output
-        self.prompt_id = prompt_id
-
-
-class ServiceUnavailable(Exception):
-    """An outside service (an LLM or embedding endpoint) gave no answer after its own retries.
-
-    Adapters raise a subclass of it; the service then records the message with
-    its extraction pending, for ``retry-failed``, instead of losing it.
-    """
-
-
-class MessageAlreadyRecorded(Exception):
-    """The store refused a save: this message id is already recorded for the user."""
-
-    def __init__(self, message_id: str) -> None:
-        super().__init__(f"message {message_id!r} is already recorded")
-        self.message_id = message_id
-
-
-class StoreBusy(Exception):
-    """The store gave up waiting for a lock or a statement (its timeouts): try again later."""
 
 
 @runtime_checkable

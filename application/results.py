@@ -8,8 +8,8 @@ from typing import Any
 import attrs
 
 from factledger.application.decisions import Outcome
-from factledger.application.ports import ExtractionFailure
-from factledger.application.validation import InvalidInput
+from factledger.application.errors import ExtractionFailure, InvalidInput, LLMUnavailable, WriteConflict
+from factledger.application.audit import NO_VERDICT
 from factledger.domain.values import Extraction
 
 
@@ -21,26 +21,10 @@ class NothingToWrite(Exception):
         self.value = value
 
 
-class WriteConflict(Exception):
-    """A user's memory kept changing under this write: every attempt met a concurrent one.
-
-    Nothing of this write was recorded; retrying later is safe (and idempotent
-    with a ``message_id``).
-    """
-
-    def __init__(self, user_id: str, attempts: int) -> None:
-        super().__init__(
-            f"could not record for user {user_id!r}: {attempts} attempts each met a concurrent write; "
-            "nothing was recorded, try again"
-        )
-        self.user_id = user_id
-        self.attempts = attempts
-
-
 class DecisionsUnavailable(Exception):
     """Deciding on an extraction needed an outside service (embeddings, a judge) that did not answer."""
 
-    def __init__(self, extraction: Extraction, cause: Exception) -> None:
+    def __init__(self, extraction: Extraction, cause: LLMUnavailable) -> None:
         super().__init__(str(cause))
         self.extraction = extraction
         self.cause = cause
@@ -106,12 +90,22 @@ def resolve_prefix(prefix: str, ids: Iterable[str], kind: str) -> str:
 
 
 def history_entry(event: Any) -> dict[str, Any]:
-    """An event as a plain dict: its class name, version, recording time and fields."""
-    fields = {
-        key: value
-        for key, value in vars(event).items()
-        if key not in {"originator_id", "originator_version", "timestamp", "originator_topic"}
-    }
+    """An event as a plain dict: its class name, version, recording time and fields.
+
+    Typed values are spelled out as they always were in this JSON: a verdict as
+    ``judge_id``, ``judge_prompt_id``, ``similarity``, ``raw_answer``; an
+    extraction as a dict.
+    """
+    fields: dict[str, Any] = {}
+    for key, value in vars(event).items():
+        if key in {"originator_id", "originator_version", "timestamp", "originator_topic"}:
+            continue
+        if key == "verdict":
+            fields.update(value.as_dict() if value is not None else NO_VERDICT)
+        elif isinstance(value, Extraction):
+            fields[key] = value.as_dict()
+        else:
+            fields[key] = value
     return {
         "version": event.originator_version,
         "event": type(event).__name__,

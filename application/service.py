@@ -29,6 +29,7 @@ from factledger.application.corrections import KNOWN_FACTS_FOR_EXTRACTOR, Correc
 from factledger.application.decisions import Decider
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledger_operations import LedgerOperations
+from factledger.application.errors import LLMUnavailable, WriteConflict
 from factledger.application.ports import (
     Embedder,
     ExtractionFailure,
@@ -38,7 +39,6 @@ from factledger.application.ports import (
     ReadModelUpdater,
     RecallHit,
     RelationJudge,
-    ServiceUnavailable,
     StoreBusy,
 )
 from factledger.application.replay import LedgerDirectory
@@ -46,7 +46,6 @@ from factledger.application.results import (
     DecisionsUnavailable,
     IngestResult,
     NothingToWrite,
-    WriteConflict,
     history_entry,
     resolve_prefix,
 )
@@ -184,7 +183,7 @@ class LedgerService(Corrections, LedgerOperations):
             except ExtractionFailure as exc:
                 logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc.reason)
                 return exc
-            except ServiceUnavailable as exc:
+            except LLMUnavailable as exc:
                 logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc)
                 return ExtractionFailure(str(exc), extractor_id=self.extractor.extractor_id)
 
@@ -199,11 +198,11 @@ class LedgerService(Corrections, LedgerOperations):
                 user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
                 extractor_id=said.extractor_id, notification_id=None, status="extraction_failed",
             )
-        memory.record_extraction(message_id, said.as_dict())
+        memory.record_extraction(message_id, said)
         with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
             try:
                 outcomes = self.decider.apply(memory, said, message_id, at, session_id)
-            except ServiceUnavailable as exc:
+            except LLMUnavailable as exc:
                 raise DecisionsUnavailable(said, exc) from exc
         return IngestResult(
             user_id=user_id, message_id=message_id,
@@ -304,7 +303,7 @@ class LedgerService(Corrections, LedgerOperations):
         ``item_id`` may be a unique prefix."""
         user_id = require_id("user_id", user_id, self.limits)
         memory = self._require_memory(user_id)
-        full_id = resolve_prefix(item_id, list(memory.facts) + list(memory.preferences), "fact or preference")
+        full_id = resolve_prefix(item_id, memory.item_ids(), "fact or preference")
         return explain(list(self.ledger.user_events(user_id)), full_id)
 
     def recall(

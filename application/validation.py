@@ -17,15 +17,12 @@ from typing import Any
 
 import attrs
 
+from factledger.application.errors import InvalidInput
 from factledger.domain.values import Turn, has_unstorable, storable_text
 
 # Chat logs older than this are not plausible; later than now + skew is a clock error.
 EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
 CLOCK_SKEW = timedelta(days=1)
-
-
-class InvalidInput(ValueError):
-    """A caller passed something factledger cannot use; the message says what."""
 
 
 @attrs.frozen

@@ -1,12 +1,21 @@
 """The ``UserMemory`` aggregate: everything one user told the assistant, as events.
 
-Commands validate first and only then trigger an event, so a refused command
-leaves neither an event nor a changed state behind. State is kept in plain
-dicts and lists so that snapshots go through the JSON transcoder unchanged.
+Each event class declares its fields once and applies itself; commands
+validate first and only then trigger an event, so a refused command leaves
+neither an event nor a changed state behind.
+
+The state stays as small as the user's *current* memory, whatever the
+length of the history: active facts and preferences as immutable records,
+the ids of retired (invalidated) facts, and a window of recent message ids.
+What a retired fact said lives in its events (``why``, ``history``). Fact and
+preference records are replaced, never changed in place, so a copy of the
+aggregate shares them: copying costs a few dict copies, not a deep copy of
+every fact (ADR 0012).
 """
 
 from __future__ import annotations
 
+import copy
 import uuid
 from datetime import datetime
 from typing import Any
@@ -15,7 +24,13 @@ import attrs
 from eventsourcing.domain import Aggregate, event
 
 from factledger.domain.categories import fact_category, preference_category
-from factledger.domain.values import Authority, InvalidationRelation, has_unstorable
+from factledger.domain.errors import DomainError, DuplicateMessage, FactNotActive, UnknownItem
+from factledger.domain.values import Authority, Extraction, InvalidationRelation, Verdict, has_unstorable
+
+__all__ = [
+    "DomainError", "DuplicateMessage", "Fact", "FactNotActive", "Preference", "UnknownItem", "UserMemory",
+    "project_memory", "reinforced_strength", "user_memory_id",
+]
 
 NAMESPACE = uuid.UUID("6f1c1d1e-6a0e-4d2b-9a55-2f3f6e7d9b10")
 EVIDENCE_KEPT = 5
@@ -27,22 +42,6 @@ RECENT_MESSAGES = 100
 def user_memory_id(user_id: str) -> uuid.UUID:
     """The aggregate id of a user: the same user id always gives the same id."""
     return uuid.uuid5(NAMESPACE, user_id)
-
-
-class DomainError(Exception):
-    """A command the aggregate refuses."""
-
-
-class UnknownItem(DomainError):
-    """No fact or preference with this id belongs to the user."""
-
-
-class FactNotActive(DomainError):
-    """The fact was invalidated: it can be neither confirmed nor invalidated again."""
-
-
-class DuplicateMessage(DomainError):
-    """This message id was already ingested for the user."""
 
 
 def _check_text(name: str, text: object) -> str:
@@ -69,7 +68,7 @@ def reinforced_strength(old_strength: float, times_observed: int, observed: floa
 
 @attrs.frozen
 class Fact:
-    """A read-only view of one fact in the aggregate."""
+    """An active fact, as the aggregate holds it."""
 
     id: str
     text: str
@@ -81,21 +80,20 @@ class Fact:
     last_confirmed: datetime
     session_id: str | None
     message_id: str | None
-    is_active: bool
-    invalidated_by: str | None = None
-    authority: str = "stated"
+    authority: str = Authority.STATED.value
     contested: int = 0
+    is_active: bool = True  # only active facts are held; kept for readers of the record
 
 
 @attrs.frozen
 class Preference:
-    """A read-only view of one preference in the aggregate."""
+    """A preference, as the aggregate holds it."""
 
     id: str
     text: str
     category: str
     strength: float
-    evidence: tuple[str, ...]
+    evidence: tuple[str, ...] = attrs.field(converter=tuple)
     times_observed: int
     first_seen: datetime
     last_confirmed: datetime
@@ -106,9 +104,14 @@ class Preference:
 class UserMemory(Aggregate):
     """One user's memory. Its id is derived from the user id (``user_memory_id``)."""
 
+    # 2: active facts and preferences as records, retired facts as ids (snapshots of 1 are upcast).
+    class_version = 2
+
     @staticmethod
     def create_id(user_id: str) -> uuid.UUID:  # type: ignore[override]
         return user_memory_id(user_id)
+
+    # ---- events ---------------------------------------------------------------
 
     class Started(Aggregate.Created):
         user_id: str
@@ -128,8 +131,14 @@ class UserMemory(Aggregate):
     class ExtractionRecorded(Aggregate.Event):
         """What the extractor said about a message: items, raw answer, extractor and prompt id."""
 
+        # 2: a typed Extraction; version 1 held a dict that also carried LLM token counts.
+        class_version = 2
         message_id: str
-        extraction: dict[str, Any]
+        extraction: Extraction
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state["extraction"] = Extraction.from_dict(state["extraction"])
 
         def apply(self, aggregate: UserMemory) -> None:
             if self.message_id in aggregate.failed_extractions:
@@ -166,73 +175,72 @@ class UserMemory(Aggregate):
         actor: str | None
 
         def apply(self, aggregate: UserMemory) -> None:
-            aggregate.facts[self.fact_id] = {
-                "text": self.text,
-                "category": self.category,
-                "confidence": self.confidence,
-                "importance": self.confidence,
-                "times_mentioned": 1,
-                "first_seen": self.at,
-                "last_confirmed": self.at,
-                "session_id": self.session_id,
-                "message_id": self.message_id,
-                "is_active": True,
-                "invalidated_by": None,
-                "authority": self.authority,
-                "contested": 0,
-            }
+            aggregate.facts[self.fact_id] = Fact(
+                id=self.fact_id, text=self.text, category=self.category, confidence=self.confidence,
+                importance=self.confidence, times_mentioned=1, first_seen=self.at, last_confirmed=self.at,
+                session_id=self.session_id, message_id=self.message_id, authority=self.authority,
+            )
 
     class FactConfirmed(Aggregate.Event):
+        # 2: the judge's provenance as one Verdict (version 1 had four flat fields).
+        class_version = 2
         fact_id: str
         message_id: str
         session_id: str | None
         times_mentioned: int
         last_confirmed: datetime
         importance: float
-        judge_id: str
-        judge_prompt_id: str | None
-        similarity: float
-        raw_answer: str
+        verdict: Verdict
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            _group_verdict(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
-            fact["times_mentioned"] = self.times_mentioned
-            fact["last_confirmed"] = self.last_confirmed
-            fact["importance"] = self.importance
+            aggregate.facts[self.fact_id] = attrs.evolve(
+                fact, times_mentioned=self.times_mentioned, last_confirmed=self.last_confirmed,
+                importance=self.importance,
+            )
 
     class FactInvalidated(Aggregate.Event):
+        # 2: the judge's provenance as one Verdict, None for a manual invalidation.
+        class_version = 2
         fact_id: str
         relation: str
         reason: str
         superseded_by: str | None
         message_id: str | None
         at: datetime
-        judge_id: str | None
-        judge_prompt_id: str | None
-        similarity: float | None
-        raw_answer: str | None
+        verdict: Verdict | None
         actor: str | None
 
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            _group_verdict(state)
+
         def apply(self, aggregate: UserMemory) -> None:
-            fact = aggregate.facts[self.fact_id]
-            fact["is_active"] = False
-            fact["invalidated_by"] = self.superseded_by
+            del aggregate.facts[self.fact_id]
+            aggregate.retired_facts[self.fact_id] = self.superseded_by
 
     class FactContested(Aggregate.Event):
         """A message contradicted a fact that outranks it; the fact stays, the challenge is kept."""
 
+        class_version = 2
         fact_id: str
         challenger_text: str
         relation: str
         message_id: str
         at: datetime
-        judge_id: str
-        judge_prompt_id: str | None
-        similarity: float
-        raw_answer: str
+        verdict: Verdict
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            _group_verdict(state)
 
         def apply(self, aggregate: UserMemory) -> None:
-            aggregate.facts[self.fact_id]["contested"] += 1
+            fact = aggregate.facts[self.fact_id]
+            aggregate.facts[self.fact_id] = attrs.evolve(fact, contested=fact.contested + 1)
 
     class PreferenceObserved(Aggregate.Event):
         preference_id: str
@@ -247,17 +255,11 @@ class UserMemory(Aggregate):
         prompt_id: str | None
 
         def apply(self, aggregate: UserMemory) -> None:
-            aggregate.preferences[self.preference_id] = {
-                "text": self.text,
-                "category": self.category,
-                "strength": self.strength,
-                "evidence": list(self.evidence),
-                "times_observed": 1,
-                "first_seen": self.at,
-                "last_confirmed": self.at,
-                "session_id": self.session_id,
-                "message_id": self.message_id,
-            }
+            aggregate.preferences[self.preference_id] = Preference(
+                id=self.preference_id, text=self.text, category=self.category, strength=self.strength,
+                evidence=self.evidence, times_observed=1, first_seen=self.at, last_confirmed=self.at,
+                session_id=self.session_id, message_id=self.message_id,
+            )
 
     class PreferenceReinforced(Aggregate.Event):
         preference_id: str
@@ -273,10 +275,12 @@ class UserMemory(Aggregate):
 
         def apply(self, aggregate: UserMemory) -> None:
             pref = aggregate.preferences[self.preference_id]
-            pref["strength"] = self.new_strength
-            pref["evidence"] = list(self.evidence)
-            pref["times_observed"] = self.times_observed
-            pref["last_confirmed"] = self.at
+            aggregate.preferences[self.preference_id] = attrs.evolve(
+                pref, strength=self.new_strength, evidence=self.evidence, times_observed=self.times_observed,
+                last_confirmed=self.at,
+            )
+
+    # ---- state ----------------------------------------------------------------
 
     @event(Started)
     def __init__(self, user_id: str) -> None:
@@ -285,13 +289,39 @@ class UserMemory(Aggregate):
         # Only the latest message id is kept: decisions always refer to the
         # message just ingested, and the state must not grow with every message.
         self.last_message_id: str | None = None
-        # A bounded window makes ingest idempotent for retried deliveries and replays.
+        # A bounded window: the domain's own guard against a retried delivery
+        # (the store keeps every message id; see the message-id index).
         self.recent_message_ids: list[str] = []
         # Messages whose extraction failed: decisions may still refer to them later.
         self.failed_extractions: list[str] = []
         self.deciding_message_id: str | None = None
-        self.facts: dict[str, dict[str, Any]] = {}
-        self.preferences: dict[str, dict[str, Any]] = {}
+        self.facts: dict[str, Fact] = {}  # active facts only
+        self.retired_facts: dict[str, str | None] = {}  # invalidated fact id -> the fact that replaced it
+        self.preferences: dict[str, Preference] = {}
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> UserMemory:
+        # The repository copies a cached aggregate before every command: the
+        # records are immutable and replaced on change, so sharing them is safe.
+        clone = copy.copy(self)
+        clone.__dict__.update(
+            {key: copy.copy(value) for key, value in self.__dict__.items() if isinstance(value, (dict, list))}
+        )
+        return clone
+
+    @staticmethod
+    def upcast_v1_v2(state: dict[str, Any]) -> None:
+        """A version-1 snapshot held every fact ever seen as a dict, active or not."""
+        facts, retired = {}, {}
+        for fact_id, data in state["facts"].items():
+            if data.get("is_active", True):
+                facts[fact_id] = Fact(
+                    id=fact_id, **{k: v for k, v in data.items() if k not in ("is_active", "invalidated_by")}
+                )
+            else:
+                retired[fact_id] = data.get("invalidated_by")
+        state["facts"] = facts
+        state["retired_facts"] = retired
+        state["preferences"] = {pid: Preference(id=pid, **data) for pid, data in state["preferences"].items()}
 
     @classmethod
     def start(cls, user_id: str) -> UserMemory:
@@ -300,33 +330,36 @@ class UserMemory(Aggregate):
             raise DomainError("user_id must be a non-empty string")
         return cls(user_id=user_id)
 
-    # ---- queries ------------------------------------------------------------
+    # ---- queries ----------------------------------------------------------------
 
     def fact(self, fact_id: str) -> Fact:
-        """The fact with this id, active or not."""
+        """The active fact with this id."""
         try:
-            data = self.facts[fact_id]
+            return self.facts[fact_id]
         except KeyError:
+            if fact_id in self.retired_facts:
+                raise FactNotActive(f"fact {fact_id!r} is no longer active") from None
             raise UnknownItem(f"user {self.user_id!r} has no fact {fact_id!r}") from None
-        return Fact(id=fact_id, **data)
 
     def preference(self, preference_id: str) -> Preference:
         """The preference with this id."""
         try:
-            data = dict(self.preferences[preference_id])
+            return self.preferences[preference_id]
         except KeyError:
             raise UnknownItem(f"user {self.user_id!r} has no preference {preference_id!r}") from None
-        data["evidence"] = tuple(data["evidence"])
-        return Preference(id=preference_id, **data)
 
     def active_facts(self) -> list[Fact]:
         """Every fact still valid, oldest first."""
-        return [self.fact(fid) for fid, data in self.facts.items() if data["is_active"]]
+        return list(self.facts.values())
 
     def all_preferences(self) -> list[Preference]:
-        return [self.preference(pid) for pid in self.preferences]
+        return list(self.preferences.values())
 
-    # ---- commands -----------------------------------------------------------
+    def item_ids(self) -> list[str]:
+        """The ids of every fact (active or retired) and preference the user ever had."""
+        return [*self.facts, *self.retired_facts, *self.preferences]
+
+    # ---- commands -----------------------------------------------------------------
 
     def ingest_message(
         self,
@@ -341,15 +374,11 @@ class UserMemory(Aggregate):
         if message_id in self.recent_message_ids:
             raise DuplicateMessage(f"message {message_id!r} was already ingested for user {self.user_id!r}")
         self.trigger_event(
-            self.MessageIngested,
-            message_id=message_id,
-            session_id=session_id,
-            text=text,
-            context=[dict(turn) for turn in (context or [])],
-            at=at,
+            self.MessageIngested, message_id=message_id, session_id=session_id, text=text,
+            context=[dict(turn) for turn in (context or [])], at=at,
         )
 
-    def record_extraction(self, message_id: str, extraction: dict[str, Any]) -> None:
+    def record_extraction(self, message_id: str, extraction: Extraction) -> None:
         """Record what the extractor said about a message already ingested."""
         self._require_message(message_id)
         self.trigger_event(self.ExtractionRecorded, message_id=message_id, extraction=extraction)
@@ -360,12 +389,8 @@ class UserMemory(Aggregate):
         """Record that extraction of a message failed, with the raw answer, for a later retry."""
         self._require_message(message_id)
         self.trigger_event(
-            self.ExtractionFailed,
-            message_id=message_id,
-            extractor_id=extractor_id,
-            prompt_id=prompt_id,
-            error=error,
-            raw_output=raw_output,
+            self.ExtractionFailed, message_id=message_id, extractor_id=extractor_id, prompt_id=prompt_id,
+            error=error, raw_output=raw_output,
         )
 
     def observe_fact(
@@ -384,7 +409,7 @@ class UserMemory(Aggregate):
         actor: str | None = None,
     ) -> None:
         """A fact seen for the first time (``message_id`` None: set by an operator)."""
-        if fact_id in self.facts:
+        if fact_id in self.facts or fact_id in self.retired_facts:
             raise DomainError(f"fact {fact_id!r} already exists")
         _check_text("fact text", text)
         authority = Authority(authority)
@@ -394,47 +419,22 @@ class UserMemory(Aggregate):
         else:
             self._require_message(message_id)
         self.trigger_event(
-            self.FactObserved,
-            fact_id=fact_id,
-            text=text,
-            category=fact_category(category),
-            confidence=_check_unit("confidence", confidence),
-            message_id=message_id,
-            session_id=session_id,
-            extractor_id=extractor_id,
-            at=at,
-            conflicts_with=conflicts_with,
-            authority=authority.value,
-            prompt_id=prompt_id,
-            actor=actor,
+            self.FactObserved, fact_id=fact_id, text=text, category=fact_category(category),
+            confidence=_check_unit("confidence", confidence), message_id=message_id, session_id=session_id,
+            extractor_id=extractor_id, at=at, conflicts_with=conflicts_with, authority=authority.value,
+            prompt_id=prompt_id, actor=actor,
         )
 
     def confirm_fact(
-        self,
-        fact_id: str,
-        message_id: str,
-        at: datetime,
-        judge_id: str,
-        similarity: float,
-        raw_answer: str = "",
-        session_id: str | None = None,
-        judge_prompt_id: str | None = None,
+        self, fact_id: str, message_id: str, at: datetime, verdict: Verdict, session_id: str | None = None,
     ) -> None:
         """The user said an active fact again: one more mention, a little more importance."""
-        fact = self._require_active(fact_id)
+        fact = self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
-            self.FactConfirmed,
-            fact_id=fact_id,
-            message_id=message_id,
-            session_id=session_id,
-            times_mentioned=fact.times_mentioned + 1,
-            last_confirmed=max(at, fact.last_confirmed),
-            importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
-            judge_id=judge_id,
-            judge_prompt_id=judge_prompt_id,
-            similarity=float(similarity),
-            raw_answer=raw_answer,
+            self.FactConfirmed, fact_id=fact_id, message_id=message_id, session_id=session_id,
+            times_mentioned=fact.times_mentioned + 1, last_confirmed=max(at, fact.last_confirmed),
+            importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6), verdict=verdict,
         )
 
     def invalidate_fact(
@@ -445,10 +445,7 @@ class UserMemory(Aggregate):
         at: datetime,
         superseded_by: str | None = None,
         message_id: str | None = None,
-        judge_id: str | None = None,
-        similarity: float | None = None,
-        raw_answer: str | None = None,
-        judge_prompt_id: str | None = None,
+        verdict: Verdict | None = None,
         actor: str | None = None,
     ) -> None:
         """Mark an active fact invalid, saying why and what replaced it.
@@ -456,58 +453,31 @@ class UserMemory(Aggregate):
         Only a manual invalidation may end a manual fact: nothing automatic
         overrides an operator's correction.
         """
-        fact = self._require_active(fact_id)
+        fact = self.fact(fact_id)
         relation = InvalidationRelation(relation)
         if superseded_by is not None and superseded_by not in self.facts:
             raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
         if fact.authority == Authority.MANUAL.value and relation is not InvalidationRelation.MANUAL:
-            if superseded_by is None or self.facts[superseded_by]["authority"] != Authority.MANUAL.value:
+            if superseded_by is None or self.facts[superseded_by].authority != Authority.MANUAL.value:
                 raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
         if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
             raise DomainError("a manual invalidation needs a reason")
         if message_id is not None:
             self._require_message(message_id)
         self.trigger_event(
-            self.FactInvalidated,
-            fact_id=fact_id,
-            relation=relation.value,
-            reason=reason,
-            superseded_by=superseded_by,
-            message_id=message_id,
-            at=at,
-            judge_id=judge_id,
-            judge_prompt_id=judge_prompt_id,
-            similarity=None if similarity is None else float(similarity),
-            raw_answer=raw_answer,
-            actor=actor,
+            self.FactInvalidated, fact_id=fact_id, relation=relation.value, reason=reason,
+            superseded_by=superseded_by, message_id=message_id, at=at, verdict=verdict, actor=actor,
         )
 
     def contest_fact(
-        self,
-        fact_id: str,
-        challenger_text: str,
-        relation: str,
-        message_id: str,
-        at: datetime,
-        judge_id: str,
-        similarity: float,
-        raw_answer: str = "",
-        judge_prompt_id: str | None = None,
+        self, fact_id: str, challenger_text: str, relation: str, message_id: str, at: datetime, verdict: Verdict,
     ) -> None:
         """Keep a contradiction of a fact that outranks its challenger, without invalidating it."""
-        self._require_active(fact_id)
+        self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
-            self.FactContested,
-            fact_id=fact_id,
-            challenger_text=challenger_text,
-            relation=relation,
-            message_id=message_id,
-            at=at,
-            judge_id=judge_id,
-            judge_prompt_id=judge_prompt_id,
-            similarity=float(similarity),
-            raw_answer=raw_answer,
+            self.FactContested, fact_id=fact_id, challenger_text=challenger_text, relation=relation,
+            message_id=message_id, at=at, verdict=verdict,
         )
 
     def observe_preference(
@@ -529,17 +499,9 @@ class UserMemory(Aggregate):
         _check_text("preference text", text)
         self._require_message(message_id)
         self.trigger_event(
-            self.PreferenceObserved,
-            preference_id=preference_id,
-            text=text,
-            category=preference_category(category),
-            strength=_check_unit("strength", strength),
-            evidence=[evidence] if evidence else [],
-            message_id=message_id,
-            session_id=session_id,
-            extractor_id=extractor_id,
-            at=at,
-            prompt_id=prompt_id,
+            self.PreferenceObserved, preference_id=preference_id, text=text, category=preference_category(category),
+            strength=_check_unit("strength", strength), evidence=[evidence] if evidence else [],
+            message_id=message_id, session_id=session_id, extractor_id=extractor_id, at=at, prompt_id=prompt_id,
         )
 
     def reinforce_preference(
@@ -560,26 +522,13 @@ class UserMemory(Aggregate):
         if evidence and evidence not in new_evidence:
             new_evidence.append(evidence)
         self.trigger_event(
-            self.PreferenceReinforced,
-            preference_id=preference_id,
-            observed_strength=observed,
-            old_strength=pref.strength,
-            new_strength=reinforced_strength(pref.strength, pref.times_observed, observed),
-            evidence=new_evidence[-EVIDENCE_KEPT:],
-            times_observed=pref.times_observed + 1,
-            message_id=message_id,
-            session_id=session_id,
-            similarity=float(similarity),
-            at=max(at, pref.last_confirmed),
+            self.PreferenceReinforced, preference_id=preference_id, observed_strength=observed,
+            old_strength=pref.strength, new_strength=reinforced_strength(pref.strength, pref.times_observed, observed),
+            evidence=new_evidence[-EVIDENCE_KEPT:], times_observed=pref.times_observed + 1, message_id=message_id,
+            session_id=session_id, similarity=float(similarity), at=max(at, pref.last_confirmed),
         )
 
-    # ---- guards -------------------------------------------------------------
-
-    def _require_active(self, fact_id: str) -> Fact:
-        fact = self.fact(fact_id)
-        if not fact.is_active:
-            raise FactNotActive(f"fact {fact_id!r} ({fact.text}) is no longer active")
-        return fact
+    # ---- guards -------------------------------------------------------------------
 
     def _require_message(self, message_id: str) -> None:
         if message_id not in (self.last_message_id, self.deciding_message_id) and (
@@ -588,6 +537,15 @@ class UserMemory(Aggregate):
             raise UnknownItem(
                 f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
             )
+
+
+def _group_verdict(state: dict[str, Any]) -> None:
+    """Version 1 spelled a verdict as four fields; version 2 holds one ``Verdict`` (None when manual)."""
+    judge_id = state.pop("judge_id", None)
+    prompt_id = state.pop("judge_prompt_id", None)
+    similarity = state.pop("similarity", None)
+    raw_answer = state.pop("raw_answer", None)
+    state["verdict"] = None if judge_id is None else Verdict(judge_id, similarity or 0.0, raw_answer or "", prompt_id)
 
 
 def project_memory(events: list[Any]) -> UserMemory | None:

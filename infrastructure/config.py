@@ -17,11 +17,10 @@ from typing import Any
 import attrs
 import platformdirs
 
+from factledger.application.errors import ConfigError
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 
-
-class ConfigError(ValueError):
-    """A setting has a value factledger cannot use; the message names it."""
+__all__ = ["ConfigError", "SETTINGS", "Settings"]
 
 
 def _default_home() -> Path:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import attrs
+from factledger.application.errors import InvalidInput
 from factledger.application.ports import Extractor
 from factledger.domain.values import Turn
 
@@ -36,7 +37,7 @@ MATCH_THRESHOLD = 0.5
 GROUP_FIELDS = ("kvpi_domain",)
 
 
-class DatasetError(ValueError):
+class DatasetError(InvalidInput):
     """A labelled file that cannot be read; the message names the file and line."""
 
 

@@ -21,11 +21,16 @@ from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
-from eventsourcing.postgres import PostgresApplicationRecorder, PostgresDatastore, PostgresFactory
+from eventsourcing.postgres import (
+    PostgresAggregateRecorder,
+    PostgresApplicationRecorder,
+    PostgresDatastore,
+    PostgresFactory,
+)
 from eventsourcing.utils import EnvType
 from psycopg.sql import SQL, Identifier
 
-from factledger.application.ports import MessageAlreadyRecorded, StoreBusy
+from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
 
 logger = logging.getLogger(__name__)
 
@@ -124,6 +129,30 @@ class LedgerRecorder(PostgresApplicationRecorder):
             return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
 
 
+class SnapshotRecorder(PostgresAggregateRecorder):
+    """Snapshots, of which only the latest few per aggregate are kept.
+
+    The library appends one per interval and never removes any: a user's
+    snapshots would then add up to far more than their events. Older versions
+    are rebuilt from the events, so only the newest are worth keeping.
+    """
+
+    KEEP = 2
+
+    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        super()._insert_stored_events(curs, stored_events, **kwargs)
+        table = Identifier(self.datastore.schema, self.events_table_name)
+        for originator_id in {e.originator_id for e in stored_events}:
+            curs.execute(
+                SQL(
+                    "DELETE FROM {t} WHERE originator_id = %(id)s AND originator_version < ("
+                    "SELECT min(originator_version) FROM (SELECT originator_version FROM {t} "
+                    "WHERE originator_id = %(id)s ORDER BY originator_version DESC LIMIT %(keep)s) AS newest)"
+                ).format(t=table),
+                {"id": originator_id, "keep": self.KEEP},
+            )
+
+
 def datastore_for_schema(datastore: PostgresDatastore, schema: str) -> PostgresDatastore:
     """A small datastore on the same server and settings as ``datastore``, for another schema."""
     params = datastore.pool.kwargs
@@ -140,6 +169,14 @@ class Factory(PostgresFactory):
     """The library's factory with ``LedgerRecorder`` and per-connection timeouts."""
 
     application_recorder_class = LedgerRecorder
+
+    def aggregate_recorder(self, purpose: str = "events") -> Any:
+        if purpose != "snapshots":
+            return super().aggregate_recorder(purpose)
+        recorder = SnapshotRecorder(self.datastore, events_table_name=f"{self.env.name.lower() or 'stored'}_{purpose}")
+        if self.env_create_table():
+            recorder.create_table()
+        return recorder
 
     def __init__(self, env: EnvType | Any) -> None:
         super().__init__(env)

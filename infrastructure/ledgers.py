@@ -19,12 +19,18 @@ import psycopg
 from psycopg.rows import dict_row
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.errors import InvalidInput, NotFound
+
 LIVE = "live"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,29}$")
 
 
-class LedgerError(ValueError):
-    """A ledger name that does not exist, is taken, or is not allowed."""
+class LedgerError(InvalidInput):
+    """A ledger name that is taken or not allowed, or a replay resumed with other settings."""
+
+
+class UnknownLedger(LedgerError, NotFound):
+    """No ledger has this name."""
 
 
 @attrs.frozen
@@ -79,7 +85,7 @@ class LedgerCatalog:
             row = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()
         if row is None:
             known = ", ".join(e.name for e in self.entries())
-            raise LedgerError(f"no ledger named {name!r} (ledgers: {known})")
+            raise UnknownLedger(f"no ledger named {name!r} (ledgers: {known})")
         return self._entry(row)
 
     def create(
@@ -138,7 +144,7 @@ class LedgerCatalog:
             # Serialise promotions; readers resolving names see before or after, never between.
             conn.execute(SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(self.table))
             if conn.execute(SQL("SELECT 1 FROM {} WHERE name = %s").format(self.table), (name,)).fetchone() is None:
-                raise LedgerError(f"no ledger named {name!r}")
+                raise UnknownLedger(f"no ledger named {name!r}")
             conn.execute(SQL("UPDATE {} SET name = %s WHERE name = %s").format(self.table), (kept, LIVE))
             conn.execute(SQL("UPDATE {} SET name = %s WHERE name = %s").format(self.table), (LIVE, name))
         return kept

@@ -36,13 +36,14 @@ from typing import Any
 
 import attrs
 
+from factledger.application.errors import ConfigError
 from factledger.application.ports import Extractor
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
 SECTIONS = {"drop", "recategorise", "adjust", "add"}
 
 
-class RulesError(ValueError):
+class RulesError(ConfigError):
     """The rules file cannot be used; the message says where and why."""
 
 

@@ -20,16 +20,13 @@ from eventsourcing.projection import Projection
 from psycopg import Cursor
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.errors import EmbedderMismatch
 from factledger.application.ports import Embedder, MemoryRecord, RecallHit
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import storable_text
 from factledger.infrastructure.embedding_cache import vector_literal
 
 TRACKING_TABLE = "memories_tracking"
-
-
-class EmbedderMismatch(RuntimeError):
-    """The read model holds vectors of another embedder."""
 
 
 def _iso(at: datetime) -> str:

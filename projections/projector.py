@@ -29,7 +29,7 @@ from eventsourcing.application import Application
 from eventsourcing.persistence import Notification
 from psycopg.sql import SQL, Identifier
 
-from factledger.application.ports import ServiceUnavailable
+from factledger.application.errors import LLMUnavailable, RebuildRunning
 from factledger.infrastructure.event_store import datastore_for_schema
 from factledger.projections.memories import MemoryProjection, MemoryView
 
@@ -38,10 +38,6 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
 # Waiting for NOTIFY with a shorter timeout than this is a busy loop.
 MIN_POLL_INTERVAL = 0.1
-
-
-class RebuildRunning(RuntimeError):
-    """Another process is rebuilding this read model now."""
 
 
 @attrs.frozen
@@ -233,7 +229,7 @@ class Projector:
             try:
                 self._follow_once(stop, poll_interval, on_batch)
             except (
-                psycopg.OperationalError, persistence.OperationalError, persistence.InterfaceError, ServiceUnavailable
+                psycopg.OperationalError, persistence.OperationalError, persistence.InterfaceError, LLMUnavailable
             ) as exc:
                 # The database or the embedding endpoint is away: wait for it rather than end the follower.
                 logger.warning("projection follower cannot go on (%s); retrying in %.1fs", exc, backoff)

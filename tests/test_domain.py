@@ -18,6 +18,7 @@ from factledger.domain import (
     user_memory_id,
 )
 from factledger.domain.memory import reinforced_strength
+from factledger.domain.values import Verdict
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -37,7 +38,7 @@ def test_observe_then_confirm_counts_mentions_and_boosts_importance() -> None:
     memory = started()
     memory.observe_fact("f1", "用户在杭州工作", "location", 0.9, "m1", T0, "x", session_id="s1")
     memory.ingest_message("m2", "我在杭州工作", T0 + timedelta(days=1))
-    memory.confirm_fact("f1", "m2", T0 + timedelta(days=1), "judge", 0.99)
+    memory.confirm_fact("f1", "m2", T0 + timedelta(days=1), Verdict("judge", 0.99))
     fact = memory.fact("f1")
     assert fact.times_mentioned == 2
     assert fact.importance == pytest.approx(0.95)
@@ -50,7 +51,7 @@ def test_importance_is_capped_at_one() -> None:
     memory.observe_fact("f1", "用户在杭州工作", "location", 0.98, "m1", T0, "x")
     for i in range(2, 5):
         memory.ingest_message(f"m{i}", "again", T0)
-        memory.confirm_fact("f1", f"m{i}", T0, "judge", 1.0)
+        memory.confirm_fact("f1", f"m{i}", T0, Verdict("judge", 1.0))
     assert memory.fact("f1").importance == 1.0
     assert memory.fact("f1").times_mentioned == 4
 
@@ -62,12 +63,15 @@ def test_invalidated_fact_cannot_be_confirmed_or_invalidated_again() -> None:
     memory.invalidate_fact("f1", "update", "moved", T0, superseded_by="f2", message_id="m1")
     pending = len(memory.pending_events)
     with pytest.raises(FactNotActive):
-        memory.confirm_fact("f1", "m1", T0, "judge", 1.0)
+        memory.confirm_fact("f1", "m1", T0, Verdict("judge", 1.0))
     with pytest.raises(FactNotActive):
         memory.invalidate_fact("f1", "manual", "again", T0)
     assert len(memory.pending_events) == pending, "a refused command must not trigger an event"
     assert [f.id for f in memory.active_facts()] == ["f2"]
-    assert memory.fact("f1").invalidated_by == "f2"
+    assert memory.retired_facts == {"f1": "f2"}, "a retired fact keeps only its id and its successor"
+    with pytest.raises(FactNotActive):
+        memory.fact("f1")
+    assert memory.item_ids() == ["f2", "f1"]
 
 
 def test_unknown_relation_and_unknown_superseding_fact_are_refused() -> None:

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 
 from factledger.domain import DomainError, UserMemory
 from factledger.domain.memory import project_memory
+from factledger.domain.values import Verdict
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 
@@ -30,7 +31,7 @@ def run(commands: list[tuple[Any, ...]]) -> UserMemory:
     counter = 0
     for step, cmd in enumerate(commands):
         at = T0 + timedelta(minutes=step)
-        facts = list(memory.facts)
+        facts = [*memory.facts, *memory.retired_facts]  # retired ones too: commands on them are refused
         prefs = list(memory.preferences)
         before = (len(memory.pending_events), repr(memory.facts), repr(memory.preferences))
         try:
@@ -40,7 +41,7 @@ def run(commands: list[tuple[Any, ...]]) -> UserMemory:
             elif cmd[0] == "observe_fact":
                 memory.observe_fact(f"f{step}", cmd[1], "location", cmd[2], memory.last_message_id or "-", at, "x")
             elif cmd[0] == "confirm" and facts:
-                memory.confirm_fact(facts[cmd[1] % len(facts)], memory.last_message_id or "-", at, "j", 0.9)
+                memory.confirm_fact(facts[cmd[1] % len(facts)], memory.last_message_id or "-", at, Verdict("j", 0.9))
             elif cmd[0] == "invalidate" and facts:
                 memory.invalidate_fact(facts[cmd[1] % len(facts)], cmd[2], "r", at)
             elif cmd[0] == "observe_pref":
@@ -71,14 +72,16 @@ def test_any_command_sequence_keeps_the_invariants(commands: list[tuple[Any, ...
         if isinstance(event, UserMemory.PreferenceReinforced):
             assert event.times_observed == observed.get(event.preference_id, 1) + 1
             observed[event.preference_id] = event.times_observed
+    assert not set(memory.facts) & set(memory.retired_facts), "a fact is either active or retired"
+    assert set(memory.retired_facts) == invalidated
     for fact in memory.facts.values():
-        assert 0.0 <= fact["confidence"] <= 1.0
-        assert 0.0 <= fact["importance"] <= 1.0
-        assert fact["times_mentioned"] >= 1
+        assert 0.0 <= fact.confidence <= 1.0
+        assert 0.0 <= fact.importance <= 1.0
+        assert fact.times_mentioned >= 1
     for pref in memory.preferences.values():
-        assert 0.0 <= pref["strength"] <= 1.0
-        assert pref["times_observed"] >= 1
-        assert len(pref["evidence"]) <= 5
+        assert 0.0 <= pref.strength <= 1.0
+        assert pref.times_observed >= 1
+        assert len(pref.evidence) <= 5
 
 
 @settings(max_examples=100, deadline=None)

@@ -182,6 +182,21 @@ def test_snapshots_keep_a_long_history_loadable(open_service: Callable[..., Ledg
     assert memory is not None and len(memory.active_facts()) == 30
 
 
+def test_only_the_latest_snapshots_are_kept_and_older_versions_still_load(
+    open_service: Callable[..., LedgerService],
+) -> None:
+    script = {f"m{i}": ([(f"用户的第{i}个爱好是编号{i}", "habit", 0.7)], []) for i in range(60)}
+    service = open_service(extractor=ScriptedExtractor(script))
+    for i in range(60):  # 3 events a message and Started: 181 events, a snapshot every 50
+        service.ingest("u", f"m{i}")
+    memory = service.ledger.find_memory("u")
+    assert memory is not None
+    versions = [s.originator_version for s in service.ledger.snapshots.get(memory.id)]  # type: ignore[union-attr]
+    assert versions == [100, 150], "older snapshots are pruned"
+    early = service.ledger.memory_at("u", 60)  # before every kept snapshot: rebuilt from the events
+    assert early.version == 60 and len(early.active_facts()) == 19  # Started, 19 whole messages, the 20th without its fact yet
+
+
 def _ingest_many(settings: Settings, count: int) -> None:
     service = open_ledger(settings)
     try:

@@ -7,9 +7,8 @@ that every attempt, its backoff and its cost are decided and recorded here:
   backoff (``Retry-After`` honoured), up to ``max_retries`` times, then raise
   ``LLMUnavailable``;
 * a wrong key (401/403) raises ``LLMAuthError`` naming OPENAI_API_KEY, an
-  unknown model (404) ``LLMConfigError`` naming FACTLEDGER_LLM_MODEL: both are
-  ``ConfigError``, so the CLI prints them and exits 2 instead of recording a
-  failure for every message;
+  unknown model (404) ``LLMConfigError`` naming FACTLEDGER_LLM_MODEL: the CLI
+  prints them and exits 2 instead of recording a failure for every message;
 * any other refusal (400, 422) raises ``LLMRequestRejected`` with its status;
 * after ``breaker_failures`` calls in a row found the endpoint down, calls fail
   at once for ``breaker_cooldown`` seconds (then one is let through to probe):
@@ -29,10 +28,11 @@ from typing import Any, TypeVar
 import attrs
 import openai
 
-from factledger.application.ports import ServiceUnavailable
-from factledger.infrastructure.config import ConfigError
+from factledger.application.errors import LLMAuthError, LLMConfigError, LLMRequestRejected, LLMUnavailable
 from factledger.infrastructure.llm.cache import CachedAnswer, ResponseCache, request_hash
 from factledger.infrastructure.llm.usage import CallRecord, UsageLog
+
+__all__ = ["ChatAnswer", "LLMAuthError", "LLMClient", "LLMConfigError", "LLMRequestRejected", "LLMUnavailable"]
 
 logger = logging.getLogger(__name__)
 
@@ -40,27 +40,6 @@ T = TypeVar("T")
 MAX_DELAY_S = 30.0
 BREAKER_FAILURES = 3
 BREAKER_COOLDOWN_S = 30.0
-
-
-class LLMAuthError(ConfigError):
-    """The endpoint refused the API key."""
-
-
-class LLMConfigError(ConfigError):
-    """The endpoint does not know the model (or the base URL is wrong)."""
-
-
-class LLMUnavailable(ServiceUnavailable):
-    """No answer after every retry (rate limits, server errors, timeouts, network)."""
-
-    def __init__(self, reason: str, status: int | None = None):
-        super().__init__(reason)
-        self.reason = reason
-        self.status = status
-
-
-class LLMRequestRejected(LLMUnavailable):
-    """The endpoint refused the request itself (400, 422): retrying it unchanged is useless."""
 
 
 @attrs.frozen

@@ -13,7 +13,8 @@ Flow per message (the spec's ``process_message``):
    ``ExtractionFailure`` so the service records the message for ``retry-failed``.
 
 The Extraction names the prompt set (``prompt_id``), keeps every raw answer
-(``raw_output``, a JSON object by template) and what the calls cost (``usage``).
+(``raw_output``, a JSON object by template); what the calls cost is in the
+``llm_calls`` log, not in the events.
 """
 
 from __future__ import annotations
@@ -63,30 +64,16 @@ def approximate_tokens(text: str) -> int:
 
 
 class _Attempts:
-    """Calls made for one extraction: their answers and costs, for the Extraction's record."""
+    """The answers of the calls made for one extraction, for the Extraction's record."""
 
     def __init__(self) -> None:
         self.raw: dict[str, str] = {}
-        self.calls: list[dict[str, Any]] = []
 
     def add(self, key: str, answer: ChatAnswer) -> None:
         self.raw[key] = answer.text
-        self.calls.append({"template": key, **answer.usage()})
 
     def raw_output(self) -> str:
         return json.dumps(self.raw, ensure_ascii=False)
-
-    def usage(self, model: str) -> dict[str, Any]:
-        fresh = [c for c in self.calls if not c["cached"]]
-        return {
-            "model": model,
-            "calls": len(fresh),
-            "cache_hits": len(self.calls) - len(fresh),
-            "input_tokens": sum(c["input_tokens"] for c in self.calls),
-            "output_tokens": sum(c["output_tokens"] for c in self.calls),
-            "latency_ms": sum(c["latency_ms"] for c in self.calls),
-            "prompts": [c["prompt_id"] for c in self.calls],
-        }
 
 
 class LLMExtractor:
@@ -162,7 +149,6 @@ class LLMExtractor:
             prompt_id=self.prompts.id,
             raw_output=attempts.raw_output(),
             signals=signals,
-            usage={**attempts.usage(self.model), "gated": not (want_facts or want_prefs)},
         )
 
     def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:

@@ -57,7 +57,6 @@ class LLMJudge:
             return attrs.evolve(verdict, raw_answer=f"[LLM unavailable: {exc.reason}] {verdict.raw_answer}")
         if answer.text.strip():
             self.client.remember(answer)
-        usage: dict[str, Any] = {"model": self.model, **answer.usage()}
         return RelationVerdict(
-            parse_relation(answer.text), self.judge_id, raw_answer=answer.text, prompt_id=prompt_id, usage=usage
+            parse_relation(answer.text), self.judge_id, raw_answer=answer.text, prompt_id=prompt_id
         )

@@ -1,0 +1,110 @@
+"""Events are forever: what an earlier version stored still loads, through the upcasters, to the same state.
+
+``fixtures/events_v1.jsonl`` holds the events and snapshots main stored before
+the event classes were versioned (made by ``fixtures/record_events_v1.py``);
+``events_v1_expected.json`` what that version projected them to.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from eventsourcing.persistence import StoredEvent
+
+from factledger.application.audit import explain, profile_of
+from factledger.application.ledger import MemoryLedger
+from factledger.application.results import history_entry
+from factledger.domain.memory import Fact, UserMemory, project_memory
+from factledger.domain.values import Extraction, Verdict
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+@pytest.fixture(scope="module")
+def ledger() -> MemoryLedger:
+    return MemoryLedger(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
+
+
+def stored(table: str) -> list[StoredEvent]:
+    rows = [json.loads(line) for line in (FIXTURES / "events_v1.jsonl").read_text(encoding="utf-8").splitlines()]
+    return [
+        StoredEvent(UUID(r["originator_id"]), r["originator_version"], r["topic"], r["state"].encode("utf-8"))
+        for r in rows if r["table"] == table
+    ]
+
+
+def expected() -> dict[str, Any]:
+    return json.loads((FIXTURES / "events_v1_expected.json").read_text(encoding="utf-8"))
+
+
+def test_version_1_events_load_and_project_to_the_same_profile(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events")]
+    memory = project_memory(events)
+    assert memory is not None
+    want = expected()
+    assert json.loads(json.dumps(profile_of(memory, "fixture"), default=str)) == want["profile"]
+    assert memory.version == want["version"] and memory.messages_ingested == want["messages_ingested"]
+    active = {fid for fid, f in want["facts"].items() if f["is_active"]}
+    assert set(memory.facts) == active
+    assert memory.retired_facts == {fid: f["invalidated_by"] for fid, f in want["facts"].items() if not f["is_active"]}
+    for fid in active:
+        record = memory.facts[fid]
+        assert (record.times_mentioned, record.contested, record.authority) == (
+            want["facts"][fid]["times_mentioned"], want["facts"][fid]["contested"], want["facts"][fid]["authority"]
+        )
+
+
+def test_version_1_verdicts_and_extractions_are_upcast_to_typed_values(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events")]
+    confirmed = [e for e in events if isinstance(e, UserMemory.FactConfirmed)]
+    assert confirmed and all(isinstance(e.verdict, Verdict) for e in confirmed)
+    assert confirmed[0].verdict.judge_id.startswith("offline-rules")
+    manual = [e for e in events if isinstance(e, UserMemory.FactInvalidated) and e.superseded_by is None]
+    assert manual and all(e.verdict is None for e in manual)
+    extractions = [e.extraction for e in events if isinstance(e, UserMemory.ExtractionRecorded)]
+    assert extractions and all(isinstance(x, Extraction) for x in extractions)
+    # history keeps its JSON: a verdict's four fields, an extraction as a dict
+    entry = history_entry(confirmed[0])
+    assert {"judge_id", "judge_prompt_id", "similarity", "raw_answer"} <= set(entry) and "verdict" not in entry
+    fact_id = confirmed[0].fact_id
+    life = explain(events, fact_id)
+    assert life["confirmations"][0]["judge_id"] == confirmed[0].verdict.judge_id
+
+
+def test_version_1_snapshots_load_as_the_events_do(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events")]
+    for snapshot in (ledger.mapper.to_domain_event(s) for s in stored("factledger_snapshots")):
+        from_snapshot = snapshot.mutate(None)
+        from_events = project_memory([e for e in events if e.originator_version <= snapshot.originator_version])
+        assert from_snapshot.facts == from_events.facts  # type: ignore[union-attr]
+        assert from_snapshot.retired_facts == from_events.retired_facts  # type: ignore[union-attr]
+        assert from_snapshot.preferences == from_events.preferences  # type: ignore[union-attr]
+
+
+def test_new_snapshots_round_trip_through_the_transcoder(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events")]
+    memory = project_memory(events)
+    assert memory is not None
+    from eventsourcing.domain import Snapshot
+
+    snapshot = Snapshot.take(memory)
+    again = ledger.mapper.to_domain_event(ledger.mapper.to_stored_event(snapshot)).mutate(None)
+    assert vars(again) | {"_pending_events": []} == vars(memory) | {"_pending_events": []}
+    assert all(isinstance(f, Fact) for f in again.facts.values())
+
+
+def test_a_copy_of_the_aggregate_is_independent_of_the_original(ledger: MemoryLedger) -> None:
+    memory = project_memory([ledger.mapper.to_domain_event(s) for s in stored("factledger_events")])
+    assert memory is not None
+    before = vars(copy.deepcopy(memory)) | {}
+    clone = copy.deepcopy(memory)
+    clone.ingest_message("m-new", "我住在深圳", memory.modified_on)
+    fact_id = next(iter(clone.facts))
+    clone.confirm_fact(fact_id, "m-new", memory.modified_on, Verdict("j", 0.9))
+    assert memory.facts == before["facts"] and memory.recent_message_ids == before["recent_message_ids"]
+    assert memory.pending_events == [] and len(clone.pending_events) == 2
