@@ -1,26 +1,41 @@
 """factledger: an event-sourced memory of what people tell an assistant.
 
-The public API is :class:`factledger.application.service.LedgerService`
-(also available as ``factledger.LedgerService``) and :func:`factledger.open_ledger`.
+The public API: :func:`open_ledger` returns a :class:`LedgerService`; results
+are typed (``IngestResult``, ``Profile``, ``MemoryContext``, ``Explanation``,
+``HistoryPage``, ``Diff``, ``RecallHit``), each with ``to_dict()``; every
+deliberate error is a :class:`FactledgerError`.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from factledger.application.errors import (
+    ConfigError,
+    FactledgerError,
+    InvalidInput,
+    LLMAuthError,
+    LLMError,
+    LLMUnavailable,
+    NotFound,
+    StoreBusy,
+    WriteConflict,
+)
+from factledger.application.ports import RecallHit
+from factledger.application.results import (
+    Diff,
+    Explanation,
+    HistoryPage,
+    IngestResult,
+    MemoryContext,
+    Profile,
+)
+from factledger.application.service import LedgerService
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
 
-__version__ = "0.1.0"
+__version__ = "0.2.0"
 
-__all__ = ["LedgerService", "open_ledger", "__version__"]
-
-
-def __getattr__(name: str) -> Any:
-    # Lazy, so that ``import factledger.domain`` does not pull in PostgreSQL.
-    if name == "LedgerService":
-        from factledger.application.service import LedgerService
-
-        return LedgerService
-    if name == "open_ledger":
-        from factledger.infrastructure.bootstrap import open_ledger
-
-        return open_ledger
-    raise AttributeError(name)
+__all__ = [
+    "ConfigError", "Diff", "Explanation", "FactledgerError", "HistoryPage", "IngestResult", "InvalidInput",
+    "LLMAuthError", "LLMError", "LLMUnavailable", "LedgerService", "MemoryContext", "NotFound", "Profile",
+    "RecallHit", "Settings", "StoreBusy", "WriteConflict", "__version__", "open_ledger",
+]

@@ -1,4 +1,4 @@
-"""Reading a user's events back: why an item is what it is, and the profile at a time.
+"""Reading a user's events back: why an item is what it is, the profile at a time, the history.
 
 Pure functions over domain events, so they need no read model and give the
 same answer however the read model stands.
@@ -6,51 +6,39 @@ same answer however the read model stands.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
+from factledger.application.results import (
+    Confirmation,
+    Contest,
+    Explanation,
+    Invalidation,
+    ItemRef,
+    MessageRef,
+    Observation,
+    Profile,
+    ProfileFact,
+    ProfilePreference,
+    Reinforcement,
+)
 from factledger.domain.memory import UserMemory, project_memory
 
-NO_VERDICT = {"judge_id": None, "judge_prompt_id": None, "similarity": None, "raw_answer": None}
 PROFILE_FACTS = 50
 PROFILE_PREFERENCES = 20
 
 
-def profile_shape(
-    user_id: str,
-    facts: list[tuple[str, dict[str, Any]]],
-    preferences: list[tuple[str, dict[str, Any]]],
-) -> dict[str, Any]:
-    """The spec's ``get_user_profile`` result from (category, entry) pairs, in order."""
-    facts_by_category: dict[str, list[dict[str, Any]]] = {}
-    for category, entry in facts:
-        facts_by_category.setdefault(category, []).append(entry)
-    prefs_by_category: dict[str, list[dict[str, Any]]] = {}
-    for category, entry in preferences:
-        prefs_by_category.setdefault(category, []).append(entry)
-    return {
-        "user_id": user_id,
-        "facts": facts_by_category,
-        "preferences": prefs_by_category,
-        "facts_count": len(facts),
-        "preferences_count": len(preferences),
-    }
-
-
-def profile_of(memory: UserMemory | None, user_id: str) -> dict[str, Any]:
+def profile_of(memory: UserMemory | None, user_id: str) -> Profile:
     """The profile computed from an aggregate (same order as the read model's)."""
-    facts = sorted(
-        memory.active_facts() if memory else [], key=lambda f: (-f.importance, f.first_seen, f.id)
-    )[:PROFILE_FACTS]
-    prefs = sorted(
-        memory.all_preferences() if memory else [], key=lambda p: (-p.strength, p.first_seen, p.id)
-    )[:PROFILE_PREFERENCES]
-    return profile_shape(
+    if memory is None:
+        return Profile(user_id, known=False)
+    facts = sorted(memory.active_facts(), key=lambda f: (-f.importance, f.first_seen, f.id))[:PROFILE_FACTS]
+    prefs = sorted(memory.all_preferences(), key=lambda p: (-p.strength, p.first_seen, p.id))[:PROFILE_PREFERENCES]
+    return Profile(
         user_id,
-        [(f.category, {"fact": f.text, "confidence": f.confidence, "times_mentioned": f.times_mentioned, "id": f.id})
-         for f in facts],
-        [(p.category, {"preference": p.text, "strength": p.strength, "id": p.id}) for p in prefs],
+        tuple(ProfileFact(f.id, f.text, f.category, f.confidence, f.times_mentioned) for f in facts),
+        tuple(ProfilePreference(p.id, p.text, p.category, p.strength) for p in prefs),
     )
 
 
@@ -59,80 +47,66 @@ def memory_as_of(events: Iterable[Any], until: datetime) -> UserMemory | None:
     return project_memory([e for e in events if e.timestamp <= until])
 
 
-def _messages(events: list[Any]) -> dict[str, Any]:
-    return {e.message_id: e for e in events if isinstance(e, UserMemory.MessageIngested)}
-
-
-def _message_summary(messages: dict[str, Any], message_id: str | None) -> dict[str, Any] | None:
-    if message_id is None or message_id not in messages:
-        return None
-    m = messages[message_id]
-    return {"message_id": m.message_id, "text": m.text, "session_id": m.session_id, "at": m.at}
-
-
-def explain(events: list[Any], item_id: str) -> dict[str, Any]:
+def explain(events: Sequence[Any], item_id: str) -> Explanation:
     """The whole life of one fact or preference, from its events."""
-    messages = _messages(events)
+    messages = {e.message_id: e for e in events if isinstance(e, UserMemory.MessageIngested)}
     texts = {
-        getattr(e, "fact_id", None) or getattr(e, "preference_id", None): e.text
+        e.fact_id if isinstance(e, UserMemory.FactObserved) else e.preference_id: e.text
         for e in events
         if isinstance(e, (UserMemory.FactObserved, UserMemory.PreferenceObserved))
     }
-    life: dict[str, Any] = {"id": item_id, "confirmations": [], "contested": [], "reinforcements": []}
+
+    def message(message_id: str | None) -> MessageRef | None:
+        m = messages.get(message_id) if message_id is not None else None
+        return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
+
+    found: dict[str, Any] = {}
+    confirmations: list[Confirmation] = []
+    contests: list[Contest] = []
+    reinforcements: list[Reinforcement] = []
     for e in events:
         if isinstance(e, UserMemory.FactObserved) and e.fact_id == item_id:
-            life.update(
+            found.update(
                 kind="fact", text=e.text, category=e.category, authority=e.authority,
-                observed={
-                    "at": e.at, "recorded_at": e.timestamp, "confidence": e.confidence,
-                    "extractor_id": e.extractor_id, "prompt_id": e.prompt_id, "actor": e.actor,
-                    "session_id": e.session_id, "message": _message_summary(messages, e.message_id),
-                },
+                observed=Observation(
+                    at=e.at, recorded_at=e.timestamp, extractor_id=e.extractor_id, prompt_id=e.prompt_id,
+                    session_id=e.session_id, message=message(e.message_id), confidence=e.confidence, actor=e.actor,
+                ),
             )
         elif isinstance(e, UserMemory.FactInvalidated) and e.superseded_by == item_id:
-            life["supersedes"] = {"id": e.fact_id, "text": texts.get(e.fact_id), "relation": e.relation}
+            found["supersedes"] = ItemRef(e.fact_id, texts.get(e.fact_id), e.relation)
         elif isinstance(e, UserMemory.FactConfirmed) and e.fact_id == item_id:
-            life["confirmations"].append({
-                "at": e.last_confirmed, "times_mentioned": e.times_mentioned, "importance": e.importance,
-                **e.verdict.as_dict(), "message": _message_summary(messages, e.message_id),
-            })
+            confirmations.append(Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict,
+                                              message(e.message_id)))
         elif isinstance(e, UserMemory.FactContested) and e.fact_id == item_id:
-            life["contested"].append({
-                "at": e.at, "challenger": e.challenger_text, "relation": e.relation,
-                **e.verdict.as_dict(), "message": _message_summary(messages, e.message_id),
-            })
+            contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, message(e.message_id)))
         elif isinstance(e, UserMemory.FactInvalidated) and e.fact_id == item_id:
-            life["invalidated"] = {
-                "at": e.at, "relation": e.relation, "reason": e.reason, "actor": e.actor,
-                "superseded_by": (
-                    {"id": e.superseded_by, "text": texts.get(e.superseded_by)} if e.superseded_by else None
-                ),
-                **(e.verdict.as_dict() if e.verdict else NO_VERDICT),
-                "message": _message_summary(messages, e.message_id),
-            }
+            found["invalidated"] = Invalidation(
+                at=e.at, relation=e.relation, reason=e.reason, actor=e.actor,
+                superseded_by=ItemRef(e.superseded_by, texts.get(e.superseded_by)) if e.superseded_by else None,
+                verdict=e.verdict, message=message(e.message_id),
+            )
         elif isinstance(e, UserMemory.PreferenceObserved) and e.preference_id == item_id:
-            life.update(
+            found.update(
                 kind="preference", text=e.text, category=e.category,
-                observed={
-                    "at": e.at, "recorded_at": e.timestamp, "strength": e.strength, "evidence": e.evidence,
-                    "extractor_id": e.extractor_id, "prompt_id": e.prompt_id, "session_id": e.session_id,
-                    "message": _message_summary(messages, e.message_id),
-                },
+                observed=Observation(
+                    at=e.at, recorded_at=e.timestamp, extractor_id=e.extractor_id, prompt_id=e.prompt_id,
+                    session_id=e.session_id, message=message(e.message_id), strength=e.strength,
+                    evidence=tuple(e.evidence),
+                ),
             )
         elif isinstance(e, UserMemory.PreferenceReinforced) and e.preference_id == item_id:
-            life["reinforcements"].append({
-                "at": e.at, "observed_strength": e.observed_strength, "old_strength": e.old_strength,
-                "new_strength": e.new_strength, "evidence": e.evidence, "times_observed": e.times_observed,
-                "similarity": e.similarity, "message": _message_summary(messages, e.message_id),
-            })
-    if "kind" not in life:
+            reinforcements.append(Reinforcement(
+                at=e.at, observed_strength=e.observed_strength, old_strength=e.old_strength,
+                new_strength=e.new_strength, evidence=tuple(e.evidence), times_observed=e.times_observed,
+                similarity=e.similarity, message=message(e.message_id),
+            ))
+    if "kind" not in found:
         raise LookupError(item_id)
-    if life["kind"] == "fact":
-        del life["reinforcements"]
-        life["is_active"] = "invalidated" not in life
-    else:
-        del life["confirmations"], life["contested"]
-    return life
+    return Explanation(
+        id=item_id, confirmations=tuple(confirmations), contested=tuple(contests),
+        reinforcements=tuple(reinforcements), **found,
+    )
 
 
 HISTORY_KINDS = {

@@ -46,7 +46,7 @@ class Outcome:
     confidence: float | None = None
     strength: float | None = None
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         data = attrs.asdict(self)
         return {k: v for k, v in data.items() if v is not None}
 

@@ -7,9 +7,8 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import attrs
-
 from factledger.application.ports import MemoryRecord
+from factledger.application.results import UserDiff
 
 MATCH_SIMILARITY = 0.9
 _NOISE = re.compile(r"[\s\W_]+", re.UNICODE)
@@ -31,24 +30,6 @@ def _value(record: MemoryRecord) -> dict[str, Any]:
 
 def _summary(record: MemoryRecord) -> dict[str, Any]:
     return {"id": record.id, "type": record.type, "content": record.content, **_value(record)}
-
-
-@attrs.frozen
-class UserDiff:
-    user_id: str
-    only_in_a: tuple[dict[str, Any], ...]
-    only_in_b: tuple[dict[str, Any], ...]
-    changed: tuple[dict[str, Any], ...]
-    same: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "user_id": self.user_id,
-            "only_in_a": list(self.only_in_a),
-            "only_in_b": list(self.only_in_b),
-            "changed": list(self.changed),
-            "same": self.same,
-        }
 
 
 def _representatives(records: Sequence[MemoryRecord]) -> dict[tuple[str, str], MemoryRecord]:

@@ -7,6 +7,7 @@ knows which.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Iterator
 from typing import Any, ClassVar
@@ -21,6 +22,7 @@ from factledger.application.transcodings import register_transcodings
 from factledger.domain.memory import UserMemory, user_memory_id
 
 logger = logging.getLogger(__name__)
+BATCH = 1000
 
 APPLICATION_NAME = "factledger"
 DEFAULT_SNAPSHOT_INTERVAL = 50
@@ -46,15 +48,44 @@ class MemoryLedger(Application):
         if snapshot_interval is not None:
             self.snapshotting_intervals = {UserMemory: snapshot_interval}  # type: ignore[misc]
 
+    # ---- the event log, across users ---------------------------------------------
+
+    def head(self) -> int:
+        """The position of the newest event (0 when empty)."""
+        return self.recorder.max_notification_id() or 0
+
+    def _notifications(self, event_class: type, after: int = 0) -> Iterator[Any]:
+        start = after + 1
+        while batch := self.recorder.select_notifications(start=start, limit=BATCH, topics=[get_topic(event_class)]):
+            yield from batch
+            start = batch[-1].id + 1
+
+    def recorded_messages(self, after: int = 0) -> Iterator[tuple[int, str, UserMemory.MessageIngested]]:
+        """(position, user id, message) of every message recorded after ``after``, in recorded order."""
+        for notification in self._notifications(UserMemory.MessageIngested, after):
+            event = self.mapper.to_domain_event(notification)
+            yield notification.id, self.user_of(notification.originator_id), event  # type: ignore[misc]
+
+    def count_messages(self, after: int = 0) -> int:
+        """How many messages were recorded after ``after`` (reads positions, decodes nothing)."""
+        return sum(1 for _ in self._notifications(UserMemory.MessageIngested, after))
+
     def recorded_message_ids(self) -> Iterator[tuple[UUID, str]]:
         """(memory id, message id) of every message recorded, oldest first."""
-        topic = get_topic(UserMemory.MessageIngested)
-        start = None
-        while batch := self.recorder.select_notifications(start=start, limit=1000, topics=[topic]):
-            for notification in batch:
-                event = self.mapper.to_domain_event(notification)
-                yield notification.originator_id, str(event.message_id)  # type: ignore[arg-type]
-            start = batch[-1].id + 1
+        for notification in self._notifications(UserMemory.MessageIngested):
+            event = self.mapper.to_domain_event(notification)
+            yield notification.originator_id, str(event.message_id)  # type: ignore[attr-defined]
+
+    def users_with_failures(self) -> list[str]:
+        """Users with an extraction that failed at some time (it may have been retried since)."""
+        originators = dict.fromkeys(n.originator_id for n in self._notifications(UserMemory.ExtractionFailed))
+        return [self.user_of(originator_id) for originator_id in originators]
+
+    @functools.lru_cache(maxsize=10_000)  # noqa: B019 - a ledger lives as long as its process uses it
+    def user_of(self, originator_id: UUID) -> str:
+        """The user id of a memory: its first event (Started) names it."""
+        [started] = self.events.get(originator_id, lte=1)
+        return str(started.user_id)  # type: ignore[attr-defined]
 
     def has_message(self, user_id: str, message_id: str, memory: UserMemory | None = None) -> bool:
         """Whether this message id was ever recorded for the user.
@@ -71,13 +102,28 @@ class MemoryLedger(Application):
         register_transcodings(transcoder)
 
     def _take_snapshots(self, processing_event: Any) -> None:
-        # The events are committed when this runs: a snapshot that cannot be
-        # written (a timeout, a lost connection) must not make the save look
-        # failed, or the caller would decide and record the message again.
-        try:
-            super()._take_snapshots(processing_event)
-        except Exception:
-            logger.exception("could not write a snapshot; the events are recorded and a later one will be taken")
+        """Snapshot a memory whose save crossed an interval, from the aggregate in hand.
+
+        The library would load the aggregate again at the exact interval version
+        (decoding its whole state) before encoding it; the saved aggregate is
+        already current, so it is snapshotted at its own version. The events
+        are committed when this runs: a snapshot that cannot be written (a
+        timeout, a lost connection) is logged, never reported as a failed save,
+        or the caller would decide and record the message again.
+        """
+        saved: dict[Any, int] = {}
+        for event in processing_event.events:
+            saved[event.originator_id] = saved.get(event.originator_id, 0) + 1
+        for aggregate_id, count in saved.items():
+            aggregate = processing_event.aggregates.get(aggregate_id)
+            interval = self.snapshotting_intervals.get(type(aggregate)) if aggregate is not None else None
+            if not interval or aggregate.version // interval == (aggregate.version - count) // interval:
+                continue
+            try:
+                snapshot_class = getattr(type(aggregate), "Snapshot", type(self).snapshot_class)
+                self.snapshots.put([snapshot_class.take(aggregate)])  # type: ignore[union-attr]
+            except Exception:
+                logger.exception("could not write a snapshot; the events are recorded and a later one will be taken")
 
     @property
     def storage_key(self) -> str:

@@ -1,8 +1,10 @@
-"""Ports: what the application needs from the outside world, as protocols.
+"""Ports: everything the application needs from the outside world, as protocols.
 
-``infrastructure`` implements them (offline rules, OpenAI-compatible LLMs,
-PostgreSQL); tests may pass their own. Every implementation names itself with a
-stable id, recorded on each event it decided, so a replay knows who said what.
+``infrastructure`` implements them twice: on PostgreSQL (and an LLM endpoint
+or the offline rules), and in memory for fast tests (``open_ledger(backend=
+"memory")``); one contract test suite runs against both. Every implementation
+of a deciding part names itself with a stable id, recorded on each event it
+decided, so a replay knows who said what.
 """
 
 from __future__ import annotations
@@ -10,17 +12,25 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from datetime import datetime
-from typing import Any, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+from uuid import UUID
 
 import attrs
 
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
+
 __all__ = [
-    "Embedder", "ExtractionFailure", "Extractor", "LLMUnavailable", "MemoryReadModel", "MemoryRecord",
-    "MessageAlreadyRecorded", "MessageIndex", "ReadModelUpdater", "RecallHit", "RelationJudge", "StoreBusy",
+    "CostEstimator", "Embedder", "ExtractionFailure", "Extractor", "LLMUnavailable", "LedgerDirectory",
+    "LedgerInfo", "MemoryReadModel", "MemoryRecord", "MessageAlreadyRecorded", "MessageIndex", "ProjectionStatus",
+    "ReadModelUpdater", "RecallHit", "RelationJudge", "StoreBusy", "UsageReport",
 ]
+
+
+# ---- deciding -----------------------------------------------------------------------------
 
 
 @runtime_checkable
@@ -41,9 +51,19 @@ class Extractor(Protocol):
         """Facts (third person) and preferences stated in ``message``.
 
         ``context`` holds earlier turns, oldest first; ``known_facts`` the
-        user's active facts, so an extractor can avoid restating them.
-        Never raises on odd input: an empty ``Extraction`` means nothing found.
+        user's active facts, so an extractor can avoid restating them. Raises
+        ``ExtractionFailure`` (or ``LLMUnavailable``) when it cannot answer;
+        never on odd input: an empty ``Extraction`` means nothing found.
         """
+        ...
+
+
+@runtime_checkable
+class CostEstimator(Protocol):
+    """An extractor that calls a paid model says what a message would cost (replay estimates)."""
+
+    def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
+        """(calls, input tokens) extracting ``message`` would cost at most."""
         ...
 
 
@@ -73,9 +93,17 @@ class Embedder(Protocol):
     def dimension(self) -> int:
         ...
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    @property
+    def recall_threshold(self) -> float:
+        """The cosine similarity below which a recalled item is unrelated, for this embedder."""
+        ...
+
+    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
         """One L2-normalised vector per text, in order."""
         ...
+
+
+# ---- the read model ---------------------------------------------------------------------
 
 
 @attrs.frozen
@@ -102,6 +130,11 @@ class RecallHit:
     record: MemoryRecord
     similarity: float
 
+    def to_dict(self) -> dict[str, Any]:
+        r = self.record
+        return {"id": r.id, "type": r.type, "content": r.content, "category": r.category,
+                "similarity": self.similarity, "importance": r.importance, "metadata": r.metadata}
+
 
 class MemoryReadModel(Protocol):
     """The projected read model the queries use."""
@@ -111,7 +144,7 @@ class MemoryReadModel(Protocol):
         ...
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
-        """Every item, active or not, of one user (or all users)."""
+        """Every item, active or not, of one user (or all users), by user and id."""
         ...
 
     def search(
@@ -125,6 +158,28 @@ class MemoryReadModel(Protocol):
         """Active items closest to ``vector``, best first."""
         ...
 
+    def all_rows(self) -> list[dict[str, Any]]:
+        """Every row with every column (vectors as text), by id: to compare two builds."""
+        ...
+
+
+@attrs.frozen
+class ProjectionStatus:
+    """Where the read model stands against the head of the event log."""
+
+    position: int
+    head: int
+    embedder_id: str
+    quarantined: int = 0
+
+    @property
+    def lag(self) -> int:
+        return max(0, self.head - self.position)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"position": self.position, "head": self.head, "lag": self.lag, "embedder_id": self.embedder_id,
+                "quarantined": self.quarantined}
+
 
 class ReadModelUpdater(Protocol):
     """Brings the read model up to the head of the event log."""
@@ -137,8 +192,7 @@ class ReadModelUpdater(Protocol):
         """Project every event again into a new read model and swap it in when complete."""
         ...
 
-    def status(self) -> Any:
-        """Position of the read model against the head of the log."""
+    def status(self) -> ProjectionStatus:
         ...
 
     def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
@@ -152,9 +206,71 @@ class ReadModelUpdater(Protocol):
         ...
 
 
+# ---- the event store --------------------------------------------------------------------
+
+
 @runtime_checkable
 class MessageIndex(Protocol):
     """A store that remembers every message id of every user (not only a recent window)."""
 
-    def has_message(self, originator_id: Any, message_id: str) -> bool:
+    def has_message(self, originator_id: UUID, message_id: str) -> bool:
+        ...
+
+
+# ---- named ledgers, usage ---------------------------------------------------------------------
+
+
+@attrs.frozen
+class LedgerInfo:
+    """One named ledger: where it lives, what filled it, how far a replay into it got."""
+
+    name: str
+    schema: str
+    extractor_id: str | None
+    source: str | None
+    created_at: datetime
+    replay_position: int
+    replay_users: tuple[str, ...] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+class LedgerDirectory(Protocol):
+    """Named ledgers in one store: what replay, diff and promote need."""
+
+    def entries(self) -> list[LedgerInfo]:
+        ...
+
+    def event_count(self, name: str) -> int:
+        """How many events the ledger holds."""
+        ...
+
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerInfo:
+        """Register (or find) a ledger. Refuses to resume a ledger with another
+        extractor or another user filter."""
+        ...
+
+    def set_position(self, name: str, position: int) -> None:
+        ...
+
+    def promote(self, name: str) -> str:
+        """Make ``name`` live; return the new name of the previous live ledger."""
+        ...
+
+    def open(
+        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        inline_projection: bool = True,
+    ) -> LedgerService:
+        ...
+
+    def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
+        """An extractor by name (``offline``, ``llm``) with an optional rules or prompts file."""
+        ...
+
+
+class UsageReport(Protocol):
+    """What LLM and embedding calls cost, per message (the ``llm_calls`` log)."""
+
+    def report(self, user_id: str | None = None) -> dict[str, Any]:
         ...

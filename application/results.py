@@ -1,42 +1,35 @@
-"""What the service returns, and how it checks what it is given."""
+"""What the service returns: typed, immutable results, each with ``to_dict()`` for JSON.
+
+``to_dict()`` gives the JSON the CLI prints and the HTTP service will send
+(for ``profile``, the spec's ``get_user_profile`` shape).
+"""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 import attrs
 
 from factledger.application.decisions import Outcome
-from factledger.application.errors import ExtractionFailure, InvalidInput, LLMUnavailable, WriteConflict
-from factledger.application.audit import NO_VERDICT
-from factledger.domain.values import Extraction
+from factledger.application.ports import RecallHit
+from factledger.domain.values import Extraction, Verdict
+
+__all__ = [
+    "Confirmation", "Contest", "Diff", "Explanation", "HistoryEntry", "HistoryPage", "IngestResult", "Invalidation",
+    "ItemRef", "MemoryContext", "MessageRef", "Observation", "Outcome", "Profile", "ProfileFact", "ProfilePreference",
+    "RecallHit", "Reinforcement", "UserDiff",
+]
+
+NO_VERDICT: dict[str, Any] = {"judge_id": None, "judge_prompt_id": None, "similarity": None, "raw_answer": None}
 
 
-class NothingToWrite(Exception):
-    """Raised by a change to a memory to say: record nothing, return this value instead."""
-
-    def __init__(self, value: Any) -> None:
-        super().__init__()
-        self.value = value
+def _verdict(verdict: Verdict | None) -> dict[str, Any]:
+    return verdict.as_dict() if verdict is not None else dict(NO_VERDICT)
 
 
-class DecisionsUnavailable(Exception):
-    """Deciding on an extraction needed an outside service (embeddings, a judge) that did not answer."""
-
-    def __init__(self, extraction: Extraction, cause: LLMUnavailable) -> None:
-        super().__init__(str(cause))
-        self.extraction = extraction
-        self.cause = cause
-
-    def as_failure(self) -> ExtractionFailure:
-        """The message's extraction, marked pending, so ``retry-failed`` decides it later."""
-        return ExtractionFailure(
-            f"deciding needs a service that did not answer: {self.cause}",
-            extractor_id=self.extraction.extractor_id,
-            raw_output=self.extraction.raw_output,
-            prompt_id=self.extraction.prompt_id,
-        )
+# ---- ingest ---------------------------------------------------------------------------
 
 
 @attrs.frozen
@@ -50,7 +43,7 @@ class IngestResult:
     items: tuple[Outcome, ...]
     extractor_id: str
     notification_id: int | None
-    # recorded | duplicate (message id seen before: nothing written) | extraction_failed
+    # recorded | duplicate (message id seen before: nothing written) | extraction_failed (pending)
     status: str = "recorded"
 
     @property
@@ -61,7 +54,7 @@ class IngestResult:
     def preferences_extracted(self) -> int:
         return len(self.preferences)
 
-    def as_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, Any]:
         """The spec's four keys first, then ids and outcomes."""
         return {
             "facts_extracted": self.facts_extracted,
@@ -72,43 +65,334 @@ class IngestResult:
             "message_id": self.message_id,
             "extractor_id": self.extractor_id,
             "status": self.status,
-            "items": [item.as_dict() for item in self.items],
+            "items": [item.to_dict() for item in self.items],
         }
 
 
-def resolve_prefix(prefix: str, ids: Iterable[str], kind: str) -> str:
-    """The one id starting with ``prefix``; a clear error when none or several do."""
-    if not isinstance(prefix, str) or not prefix.strip():
-        raise InvalidInput(f"{kind} id must be a non-empty string")
-    prefix = prefix.strip()
-    matches = [i for i in ids if i.startswith(prefix)]
-    if not matches:
-        raise InvalidInput(f"no {kind} id starts with {prefix!r}")
-    if len(matches) > 1:
-        raise InvalidInput(f"{kind} id prefix {prefix!r} is ambiguous: {', '.join(m[:12] for m in matches[:5])}")
-    return matches[0]
+# ---- profile ----------------------------------------------------------------------------
 
 
-def history_entry(event: Any) -> dict[str, Any]:
-    """An event as a plain dict: its class name, version, recording time and fields.
+@attrs.frozen
+class ProfileFact:
+    id: str
+    text: str
+    category: str
+    confidence: float
+    times_mentioned: int
 
-    Typed values are spelled out as they always were in this JSON: a verdict as
-    ``judge_id``, ``judge_prompt_id``, ``similarity``, ``raw_answer``; an
-    extraction as a dict.
-    """
-    fields: dict[str, Any] = {}
-    for key, value in vars(event).items():
-        if key in {"originator_id", "originator_version", "timestamp", "originator_topic"}:
-            continue
-        if key == "verdict":
-            fields.update(value.as_dict() if value is not None else NO_VERDICT)
-        elif isinstance(value, Extraction):
-            fields[key] = value.as_dict()
-        else:
-            fields[key] = value
-    return {
-        "version": event.originator_version,
-        "event": type(event).__name__,
-        "recorded_at": event.timestamp,
-        **fields,
-    }
+
+@attrs.frozen
+class ProfilePreference:
+    id: str
+    text: str
+    category: str
+    strength: float
+
+
+_PROMPT_HEADINGS = {
+    "zh": ("已知的用户信息：", "用户的偏好：", "与当前话题相关的记忆：", "强度"),
+    "en": ("What is known about the user:", "The user's preferences:", "Memories relevant to this topic:", "strength"),
+}
+
+
+@attrs.frozen
+class Profile:
+    """A user's active facts and preferences, most important first (the spec's ``get_user_profile``)."""
+
+    user_id: str
+    facts: tuple[ProfileFact, ...] = ()
+    preferences: tuple[ProfilePreference, ...] = ()
+    known: bool = True  # False: nothing was ever recorded for this user
+
+    def to_dict(self) -> dict[str, Any]:
+        facts: dict[str, list[dict[str, Any]]] = {}
+        for f in self.facts:
+            facts.setdefault(f.category, []).append(
+                {"fact": f.text, "confidence": f.confidence, "times_mentioned": f.times_mentioned, "id": f.id}
+            )
+        prefs: dict[str, list[dict[str, Any]]] = {}
+        for p in self.preferences:
+            prefs.setdefault(p.category, []).append({"preference": p.text, "strength": p.strength, "id": p.id})
+        return {
+            "user_id": self.user_id,
+            "facts": facts,
+            "preferences": prefs,
+            "facts_count": len(self.facts),
+            "preferences_count": len(self.preferences),
+        }
+
+    def as_prompt(self, language: str = "zh") -> str:
+        """The profile as a compact block for a system prompt ("" when there is nothing to say)."""
+        facts, prefs, _, strength = _PROMPT_HEADINGS.get(language, _PROMPT_HEADINGS["zh"])
+        lines: list[str] = []
+        if self.facts:
+            lines += [facts, *(f"- {f.text}" for f in self.facts)]
+        if self.preferences:
+            lines += [prefs, *(f"- {p.text}（{strength} {p.strength:.1f}）" if language == "zh"
+                               else f"- {p.text} ({strength} {p.strength:.1f})" for p in self.preferences)]
+        return "\n".join(lines)
+
+
+@attrs.frozen
+class MemoryContext:
+    """What to tell an LLM about a user before it answers ``query``: profile and recalled items."""
+
+    user_id: str
+    query: str
+    profile: Profile
+    recalled: tuple[RecallHit, ...]
+    language: str = "zh"
+
+    @property
+    def text(self) -> str:
+        """A compact system-prompt block: the profile, then the recalled items it does not already list."""
+        block = self.profile.as_prompt(self.language)
+        shown = {f.id for f in self.profile.facts} | {p.id for p in self.profile.preferences}
+        extra = [hit for hit in self.recalled if hit.record.id not in shown]
+        if extra:
+            heading = _PROMPT_HEADINGS.get(self.language, _PROMPT_HEADINGS["zh"])[2]
+            block = "\n".join(filter(None, [block, heading, *(f"- {hit.record.content}" for hit in extra)]))
+        return block
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_id": self.user_id,
+            "query": self.query,
+            "text": self.text,
+            "profile": self.profile.to_dict(),
+            "recalled": [hit.to_dict() for hit in self.recalled],
+        }
+
+
+# ---- why --------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class MessageRef:
+    message_id: str
+    text: str
+    session_id: str | None
+    at: datetime
+
+    def to_dict(self) -> dict[str, Any]:
+        return attrs.asdict(self)
+
+
+def _message(ref: MessageRef | None) -> dict[str, Any] | None:
+    return ref.to_dict() if ref is not None else None
+
+
+@attrs.frozen
+class ItemRef:
+    id: str
+    text: str | None
+    relation: str | None = None
+
+
+@attrs.frozen
+class Observation:
+    """When and from what an item was first recorded."""
+
+    at: datetime
+    recorded_at: datetime
+    extractor_id: str
+    prompt_id: str | None
+    session_id: str | None
+    message: MessageRef | None
+    confidence: float | None = None  # facts
+    actor: str | None = None  # facts set by an operator
+    strength: float | None = None  # preferences
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self, kind: str) -> dict[str, Any]:
+        common = {"at": self.at, "recorded_at": self.recorded_at, "extractor_id": self.extractor_id,
+                  "prompt_id": self.prompt_id, "session_id": self.session_id, "message": _message(self.message)}
+        if kind == "fact":
+            return {**common, "confidence": self.confidence, "actor": self.actor}
+        return {**common, "strength": self.strength, "evidence": list(self.evidence)}
+
+
+@attrs.frozen
+class Confirmation:
+    at: datetime
+    times_mentioned: int
+    importance: float
+    verdict: Verdict
+    message: MessageRef | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "times_mentioned": self.times_mentioned, "importance": self.importance,
+                **_verdict(self.verdict), "message": _message(self.message)}
+
+
+@attrs.frozen
+class Contest:
+    at: datetime
+    challenger: str
+    relation: str
+    verdict: Verdict
+    message: MessageRef | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"at": self.at, "challenger": self.challenger, "relation": self.relation,
+                **_verdict(self.verdict), "message": _message(self.message)}
+
+
+@attrs.frozen
+class Invalidation:
+    at: datetime
+    relation: str
+    reason: str
+    actor: str | None
+    superseded_by: ItemRef | None
+    verdict: Verdict | None
+    message: MessageRef | None
+
+    def to_dict(self) -> dict[str, Any]:
+        by = {"id": self.superseded_by.id, "text": self.superseded_by.text} if self.superseded_by else None
+        return {"at": self.at, "relation": self.relation, "reason": self.reason, "actor": self.actor,
+                "superseded_by": by, **_verdict(self.verdict), "message": _message(self.message)}
+
+
+@attrs.frozen
+class Reinforcement:
+    at: datetime
+    observed_strength: float
+    old_strength: float
+    new_strength: float
+    evidence: tuple[str, ...]
+    times_observed: int
+    similarity: float
+    message: MessageRef | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**{k: v for k, v in attrs.asdict(self, recurse=False).items() if k != "message"},
+                "evidence": list(self.evidence), "message": _message(self.message)}
+
+
+@attrs.frozen
+class Explanation:
+    """The whole life of one fact or preference, from its events."""
+
+    id: str
+    kind: str  # fact | preference
+    text: str
+    category: str
+    observed: Observation
+    authority: str | None = None  # facts
+    supersedes: ItemRef | None = None
+    confirmations: tuple[Confirmation, ...] = ()
+    contested: tuple[Contest, ...] = ()
+    invalidated: Invalidation | None = None
+    reinforcements: tuple[Reinforcement, ...] = ()
+
+    @property
+    def is_active(self) -> bool:
+        return self.invalidated is None
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "kind": self.kind, "text": self.text, "category": self.category,
+                                "observed": self.observed.to_dict(self.kind)}
+        if self.kind == "preference":
+            return {**data, "reinforcements": [r.to_dict() for r in self.reinforcements]}
+        data.update(authority=self.authority, confirmations=[c.to_dict() for c in self.confirmations],
+                    contested=[c.to_dict() for c in self.contested], is_active=self.is_active)
+        if self.supersedes is not None:
+            data["supersedes"] = attrs.asdict(self.supersedes)
+        if self.invalidated is not None:
+            data["invalidated"] = self.invalidated.to_dict()
+        return data
+
+
+# ---- history ------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class HistoryEntry:
+    """One recorded event, its fields as plain values."""
+
+    version: int
+    event: str  # the event's class name: MessageIngested, FactObserved, ...
+    recorded_at: datetime
+    fields: Mapping[str, Any]
+
+    @classmethod
+    def of(cls, event: Any) -> HistoryEntry:
+        """An event as an entry. Typed values are spelled out as they always were in
+        the JSON: a verdict as judge_id, judge_prompt_id, similarity and raw_answer;
+        an extraction as a dict."""
+        fields: dict[str, Any] = {}
+        for key, value in vars(event).items():
+            if key in {"originator_id", "originator_version", "timestamp", "originator_topic"}:
+                continue
+            if key == "verdict":
+                fields.update(_verdict(value))
+            elif isinstance(value, Extraction):
+                fields[key] = value.as_dict()
+            else:
+                fields[key] = value
+        return cls(event.originator_version, type(event).__name__, event.timestamp, fields)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"version": self.version, "event": self.event, "recorded_at": self.recorded_at, **self.fields}
+
+
+@attrs.frozen
+class HistoryPage:
+    """Part of a user's history, oldest first: ``entries[offset:offset + limit]`` of ``total``."""
+
+    user_id: str
+    entries: tuple[HistoryEntry, ...]
+    offset: int
+    total: int
+
+    def __iter__(self) -> Any:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def has_more(self) -> bool:
+        return self.offset + len(self.entries) < self.total
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "offset": self.offset, "total": self.total,
+                "entries": [e.to_dict() for e in self.entries]}
+
+
+# ---- diff ---------------------------------------------------------------------------------
+
+
+@attrs.frozen
+class UserDiff:
+    user_id: str
+    only_in_a: tuple[dict[str, Any], ...]
+    only_in_b: tuple[dict[str, Any], ...]
+    changed: tuple[dict[str, Any], ...]
+    same: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"user_id": self.user_id, "only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
+                "changed": list(self.changed), "same": self.same}
+
+
+@attrs.frozen
+class Diff:
+    """Ledger A against ledger B, per user."""
+
+    a: str
+    b: str
+    users: tuple[UserDiff, ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "a": self.a,
+            "b": self.b,
+            "summary": [
+                {"user_id": d.user_id, "only_in_a": len(d.only_in_a), "only_in_b": len(d.only_in_b),
+                 "changed": len(d.changed), "same": d.same}
+                for d in self.users
+            ],
+            "users": [d.to_dict() for d in self.users],
+        }

@@ -17,7 +17,7 @@ from typing import Any
 
 import attrs
 
-from factledger.application.errors import InvalidInput
+from factledger.application.errors import InvalidInput, NotFound
 from factledger.domain.values import Turn, has_unstorable, storable_text
 
 # Chat logs older than this are not plausible; later than now + skew is a clock error.
@@ -139,3 +139,16 @@ def require_unit(name: str, value: object) -> float:
     if not 0.0 <= float(value) <= 1.0:
         raise InvalidInput(f"{name} must be a number in [0, 1], got {value!r}")
     return float(value)
+
+
+def resolve_prefix(prefix: object, ids: Iterable[str], kind: str) -> str:
+    """The one id starting with ``prefix``; a clear error when none or several do."""
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise InvalidInput(f"{kind} id must be a non-empty string")
+    prefix = prefix.strip()
+    matches = [i for i in ids if i.startswith(prefix)]
+    if not matches:
+        raise NotFound(f"no {kind} id starts with {prefix!r}")
+    if len(matches) > 1:
+        raise InvalidInput(f"{kind} id prefix {prefix!r} is ambiguous: {', '.join(m[:12] for m in matches[:5])}")
+    return matches[0]

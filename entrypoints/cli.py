@@ -50,6 +50,8 @@ def _json_default(value: Any) -> Any:
         return value.isoformat()
     if isinstance(value, uuid.UUID):
         return str(value)
+    if hasattr(value, "to_dict"):
+        return value.to_dict()
     if hasattr(value, "as_dict"):
         return value.as_dict()
     raise TypeError(f"cannot serialise {type(value).__name__}")
@@ -66,7 +68,9 @@ def opened(args: argparse.Namespace, **overrides: Any) -> Iterator[LedgerService
     # Commands that never touch the read model's vectors open it whatever embedder built it.
     check_embedder = bool(overrides.pop("check_embedder", True))
     settings = Settings.load(prompts=getattr(args, "prompts", None), **overrides)
-    service = open_ledger(settings, check_embedder=check_embedder, ledger=getattr(args, "ledger", None))
+    service = open_ledger(
+        settings, check_embedder=check_embedder, ledger=getattr(args, "ledger", None), warn_if_offline=False
+    )
     try:
         if not args.quiet:
             parts = describe_components(service)
@@ -113,7 +117,7 @@ def cmd_ingest(args: argparse.Namespace) -> int:
             timestamp=timestamp,
         )
     if args.json:
-        print_json(result.as_dict())
+        print_json(result.to_dict())
         return 0
     if result.status != "recorded":
         out.print(f"message {shown(result.message_id)}: {result.status}")
@@ -292,7 +296,7 @@ def _profile_table(profile: dict[str, Any]) -> None:
 def cmd_profile(args: argparse.Namespace) -> int:
     as_of = _parse_time(args.as_of, "--as-of") if args.as_of else None
     with opened(args, check_embedder=False) as service:
-        profile = service.profile(args.user, as_of=as_of)
+        profile = service.profile(args.user, as_of=as_of).to_dict()
     if args.json:
         print_json(profile)
     else:
@@ -304,18 +308,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
     types = [t.strip() for t in args.types.split(",")] if args.types else None
     with opened(args) as service:
         hits = service.recall(args.user, args.query, types=types, top_k=args.top_k, min_similarity=args.min_similarity)
-    rows = [
-        {
-            "id": h.record.id,
-            "type": h.record.type,
-            "content": h.record.content,
-            "category": h.record.category,
-            "similarity": h.similarity,
-            "importance": h.record.importance,
-            "metadata": h.record.metadata,
-        }
-        for h in hits
-    ]
+    rows = [h.to_dict() for h in hits]
     if args.json:
         print_json(rows)
         return 0
@@ -365,7 +358,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     since = _parse_time(args.since, "--since") if args.since else None
     until = _parse_time(args.until, "--until") if args.until else None
     with opened(args, check_embedder=False) as service:
-        entries = service.history(args.user, since=since, until=until, kind=args.kind)
+        entries = [e.to_dict() for e in service.history(args.user, since=since, until=until, kind=args.kind)]
     if args.json:
         print_json(entries)
         return 0
@@ -392,7 +385,7 @@ def cmd_projection(args: argparse.Namespace) -> int:
         if args.action == "status":
             status = service.read_model_status()
             if args.json:
-                print_json(status.as_dict())
+                print_json(status.to_dict())
             else:
                 out.print(f"position {status.position} of {status.head} (lag {status.lag}); embedder {status.embedder_id}")
                 if status.quarantined:
@@ -415,7 +408,7 @@ def cmd_projection(args: argparse.Namespace) -> int:
                 count = service.rebuild_read_model(lambda d, t: progress.update(task, completed=d, total=t))
             status = service.read_model_status()
             if args.json:
-                print_json({"events_projected": count, **status.as_dict()})
+                print_json({"events_projected": count, **status.to_dict()})
             else:
                 out.print(f"rebuilt the read model from {count} events; position {status.position}")
             return 0
@@ -444,15 +437,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
     with opened(args) as service:
         for turn in turns:
             result = service.ingest(user, turn["message"], session_id=turn["session_id"], context=turn["context"])
-            results.append({"message": turn["message"], **result.as_dict()})
+            results.append({"message": turn["message"], **result.to_dict()})
             if not args.json:
                 out.print(styled(("用户: ", "bold"), turn["message"]))
                 for item in result.items:
                     extra = f" (replaces “{item.superseded_text}”)" if item.superseded_text else ""
                     out.print(styled(f"    {item.kind} ", (item.action, "green"), f": {item.text}{extra}"))
-        profile = service.profile(user)
-        invalidations = [e for e in service.history(user) if e["event"] == "FactInvalidated"]
-        messages = {e["message_id"]: e["text"] for e in service.history(user) if e["event"] == "MessageIngested"}
+        profile = service.profile(user).to_dict()
+        history = [e.to_dict() for e in service.history(user)]
+        invalidations = [e for e in history if e["event"] == "FactInvalidated"]
+        messages = {e["message_id"]: e["text"] for e in history if e["event"] == "MessageIngested"}
     explained = []
     for inv in invalidations:
         explained.append({**inv, "triggering_message": messages.get(inv["message_id"])})

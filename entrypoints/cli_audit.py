@@ -27,7 +27,7 @@ def _message(m: dict[str, Any] | None) -> str:
 def cmd_why(args: argparse.Namespace) -> int:
     cli = _cli()
     with cli.opened(args, check_embedder=False) as service:
-        life = service.why(args.user, args.id)
+        life = service.why(args.user, args.id).to_dict()
     if args.json:
         cli.print_json(life)
         return 0
@@ -79,7 +79,7 @@ def cmd_invalidate(args: argparse.Namespace) -> int:
     cli = _cli()
     with cli.opened(args) as service:
         fact_id = service.invalidate(args.user, args.id, args.reason, actor=args.actor)
-        life = service.why(args.user, fact_id)
+        life = service.why(args.user, fact_id).to_dict()
     if args.json:
         cli.print_json({"fact_id": fact_id, "text": life["text"], "invalidated": life["invalidated"]})
     else:
@@ -92,7 +92,7 @@ def cmd_restate(args: argparse.Namespace) -> int:
     with cli.opened(args) as service:
         outcome = service.restate(args.user, args.text, category=args.category, actor=args.actor)
     if args.json:
-        cli.print_json(outcome.as_dict())
+        cli.print_json(outcome.to_dict())
     else:
         extra = f" (replaces “{shown(outcome.superseded_text)}”)" if outcome.superseded_text else ""
         cli.out.print(f"recorded {outcome.id[:8]} “{shown(outcome.text)}” as a manual fact{extra}")
@@ -105,7 +105,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if args.dry_run:
             estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
             if args.json:
-                cli.print_json(estimate.as_dict())
+                cli.print_json(estimate.to_dict())
             else:
                 cli.out.print(
                     f"{estimate.messages} messages; {estimate.llm_messages} would reach the LLM in "
@@ -119,7 +119,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
                 limit=args.limit, progress=lambda d, t: progress.update(task, completed=d, total=t),
             )
     if args.json:
-        cli.print_json(report.as_dict())
+        cli.print_json(report.to_dict())
     else:
         state = "finished" if report.finished else "stopped early: run the same command again to resume"
         cli.out.print(
@@ -150,7 +150,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
     cli = _cli()
     args.ledger = args.a
     with cli.opened(args, check_embedder=False) as service:
-        report = service.diff(args.b, user_id=args.user)
+        report = service.diff(args.b, user_id=args.user).to_dict()
     if args.json:
         cli.print_json(report)
         return 0

@@ -37,17 +37,13 @@ def register(subparsers: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _usage_report(service: Any, user: str | None) -> dict[str, Any]:
-    from factledger.infrastructure.config import Settings
-    from factledger.infrastructure.llm.usage import UsageLog
-
-    datastore = service.ledger.factory.datastore
-    report = UsageLog(datastore, Settings.load().schema).report(user)
+    report = service.usage(user)
     if user:
         # Every message of the user, in order, with its text: also those that cost nothing.
         by_id = {m["message_id"]: m for m in report["messages"]}
         zero = {key: 0 for key in report["totals"] if key != "messages"}
         messages = []
-        for entry in service.history(user):
+        for entry in (e.to_dict() for e in service.history(user)):
             if entry["event"] == "MessageIngested":
                 row = by_id.pop(entry["message_id"], None) or {"message_id": entry["message_id"], "user_id": user, **zero}
                 messages.append({**row, "text": entry["text"]})
@@ -96,7 +92,7 @@ def cmd_retry_failed(args: argparse.Namespace) -> int:
         "retried": len(results),
         "recorded": sum(1 for r in results if r.status == "recorded"),
         "still_failing": len(failed),
-        "results": [r.as_dict() for r in results],
+        "results": [r.to_dict() for r in results],
     }
     if args.json:
         print_json(summary)

@@ -18,6 +18,7 @@ from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
 from factledger.infrastructure.event_store import connection_options
+from factledger.infrastructure.llm.usage import UsageLog
 from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.projections.memories import MemoryProjection, MemoryView
@@ -107,6 +108,20 @@ def default_parts(settings: Settings, datastore: Any) -> tuple[Extractor, Relati
     return offline_parts(settings)
 
 
+_warned_offline = False
+
+
+def warn_offline(service: LedgerService) -> None:
+    """Say once per process that the offline rules decide: an embedding backend sees no CLI notice."""
+    global _warned_offline
+    if not _warned_offline:
+        _warned_offline = True
+        logger.warning(
+            "factledger is using its offline rule extractor (%s): set OPENAI_API_KEY for an LLM",
+            service.extractor.extractor_id,
+        )
+
+
 def describe_components(service: LedgerService) -> dict[str, str]:
     """Which extractor, judge and embedder are active: the CLI shows this."""
     return {
@@ -124,6 +139,7 @@ def open_ledger(
     embedder: Embedder | None = None,
     check_embedder: bool = True,
     ledger: str | None = None,
+    warn_if_offline: bool = True,
     **overrides: Any,
 ) -> LedgerService:
     """Open the ledger described by ``settings`` (default: environment and config file).
@@ -131,7 +147,9 @@ def open_ledger(
     ``check_embedder=False``: skip the check that the read model was built by
     the active embedder, for callers that do not touch its vectors (reading
     events, listing, replaying from it) or are about to rebuild it. ``ledger``: a named
-    ledger (see ``factledger ledgers``) instead of the live one.
+    ledger (see ``factledger ledgers``) instead of the live one. With no LLM
+    configured, a warning says (once a process) that the offline rules decide,
+    unless ``warn_if_offline`` is False (the CLI says so itself).
     """
     if settings is not None and overrides:
         raise TypeError(f"open_ledger got both settings and overrides: {', '.join(overrides)}")
@@ -174,6 +192,9 @@ def open_ledger(
         preference_similarity=settings.preference_similarity,
         ledger_name=entry.name,
         directory=PostgresLedgerDirectory(settings, catalog, datastore),
+        usage=UsageLog(datastore, settings.schema),
         limits=settings.limits,
     )
+    if service.offline and warn_if_offline:
+        warn_offline(service)
     return service

@@ -9,7 +9,8 @@ import attrs
 from factledger.application.ports import Extractor, RelationJudge
 from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
-from factledger.infrastructure.ledgers import LedgerCatalog, LedgerEntry
+from factledger.application.ports import LedgerInfo
+from factledger.infrastructure.ledgers import LedgerCatalog
 from factledger.infrastructure.rule_overrides import OverriddenExtractor, RuleOverrides
 
 EXTRACTORS = ("offline", "llm")
@@ -24,11 +25,16 @@ class PostgresLedgerDirectory:
         # The response cache and call log of LLM extractors live beside the live ledger.
         self.datastore = datastore
 
-    def entries(self) -> list[LedgerEntry]:
+    def entries(self) -> list[LedgerInfo]:
         return self.catalog.entries()
 
-    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerEntry:
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerInfo:
         return self.catalog.create(name, extractor_id, source, users)
+
+    def event_count(self, name: str) -> int:
+        """The ledger's events (the highest position in its log: events are never deleted)."""
+        entry = self.catalog.entry(name)
+        return self.catalog.max_position(entry.schema)
 
     def set_position(self, name: str, position: int) -> None:
         self.catalog.set_position(name, position)

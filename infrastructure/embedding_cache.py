@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import struct
 from collections import OrderedDict
 from collections.abc import Sequence
+
+import numpy as np
 
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
@@ -24,10 +25,15 @@ def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def as_float32(vector: Sequence[float]) -> list[float]:
-    """Round to the float32 that pgvector stores, so fresh and cached vectors agree exactly."""
-    n = len(vector)
-    return list(struct.unpack(f"{n}f", struct.pack(f"{n}f", *vector)))
+def as_float32(vector: Sequence[float]) -> np.ndarray:
+    """The float32 that pgvector stores, so fresh and cached vectors agree exactly.
+
+    An array, not a list: deciding stacks a user's vectors into one matrix,
+    and arrays stack without converting every float.
+    """
+    array = np.asarray(vector, dtype=np.float32)
+    array.flags.writeable = False  # shared by every caller of the memo
+    return array
 
 
 def vector_literal(vector: Sequence[float]) -> str:
@@ -42,7 +48,7 @@ class CachedEmbedder:
         self.inner = inner
         self.datastore = datastore
         self.table = Identifier(datastore.schema, table)
-        self._memo: OrderedDict[tuple[str, str], list[float]] = OrderedDict()
+        self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self.computed = 0
         with datastore.transaction(commit=True) as curs:
             curs.execute(
@@ -61,9 +67,13 @@ class CachedEmbedder:
     def dimension(self) -> int:
         return self.inner.dimension
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+    @property
+    def recall_threshold(self) -> float:
+        return self.inner.recall_threshold
+
+    def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         key = self.embedder_id
-        found: dict[str, list[float]] = {}
+        found: dict[str, np.ndarray] = {}
         for text in texts:
             if (key, text) in self._memo:
                 self._memo.move_to_end((key, text))

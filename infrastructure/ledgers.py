@@ -14,12 +14,12 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-import attrs
 import psycopg
 from psycopg.rows import dict_row
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import InvalidInput, NotFound
+from factledger.application.ports import LedgerInfo
 
 LIVE = "live"
 NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]{0,29}$")
@@ -31,20 +31,6 @@ class LedgerError(InvalidInput):
 
 class UnknownLedger(LedgerError, NotFound):
     """No ledger has this name."""
-
-
-@attrs.frozen
-class LedgerEntry:
-    name: str
-    schema: str
-    extractor_id: str | None
-    source: str | None
-    created_at: datetime
-    replay_position: int
-    replay_users: tuple[str, ...] | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
 
 
 class LedgerCatalog:
@@ -75,12 +61,12 @@ class LedgerCatalog:
                 (LIVE, self.base),
             )
 
-    def entries(self) -> list[LedgerEntry]:
+    def entries(self) -> list[LedgerInfo]:
         with self._connect() as conn:
             rows = conn.execute(SQL("SELECT * FROM {} ORDER BY created_at, name").format(self.table)).fetchall()
         return [self._entry(row) for row in rows]
 
-    def entry(self, name: str) -> LedgerEntry:
+    def entry(self, name: str) -> LedgerInfo:
         with self._connect() as conn:
             row = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()
         if row is None:
@@ -90,7 +76,7 @@ class LedgerCatalog:
 
     def create(
         self, name: str, extractor_id: str, source: str, users: list[str] | None = None
-    ) -> LedgerEntry:
+    ) -> LedgerInfo:
         """Register a new ledger in a schema of its own, or return the existing one.
 
         An existing ledger is only resumed with the extractor and the user
@@ -128,6 +114,19 @@ class LedgerCatalog:
             )
         return entry
 
+    def max_position(self, schema: str) -> int:
+        """The highest notification id in a ledger's event table (0 when it has none yet)."""
+        with self._connect() as conn:
+            table = conn.execute("SELECT to_regclass(%s) AS t", (f'"{schema}"."factledger_events"',)).fetchone()
+            if table is None or table["t"] is None:
+                return 0
+            row = conn.execute(
+                SQL("SELECT coalesce(max(notification_id), 0) AS n FROM {}").format(
+                    Identifier(schema, "factledger_events")
+                )
+            ).fetchone()
+        return int(row["n"]) if row else 0
+
     def set_position(self, name: str, position: int) -> None:
         with self._connect() as conn:
             conn.execute(
@@ -150,8 +149,8 @@ class LedgerCatalog:
         return kept
 
     @staticmethod
-    def _entry(row: dict[str, Any]) -> LedgerEntry:
-        return LedgerEntry(
+    def _entry(row: dict[str, Any]) -> LedgerInfo:
+        return LedgerInfo(
             name=row["name"], schema=row["schema_name"], extractor_id=row["extractor_id"], source=row["source"],
             created_at=row["created_at"], replay_position=row["replay_position"],
             replay_users=tuple(json.loads(row["replay_users"])) if row.get("replay_users") else None,

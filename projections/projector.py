@@ -22,7 +22,6 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-import attrs
 import psycopg
 from eventsourcing import persistence
 from eventsourcing.application import Application
@@ -30,6 +29,7 @@ from eventsourcing.persistence import Notification
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import LLMUnavailable, RebuildRunning
+from factledger.application.ports import ProjectionStatus
 from factledger.infrastructure.event_store import datastore_for_schema
 from factledger.projections.memories import MemoryProjection, MemoryView
 
@@ -38,26 +38,6 @@ logger = logging.getLogger(__name__)
 BATCH_SIZE = 500
 # Waiting for NOTIFY with a shorter timeout than this is a busy loop.
 MIN_POLL_INTERVAL = 0.1
-
-
-@attrs.frozen
-class ProjectionStatus:
-    """Where the read model stands against the head of the event log."""
-
-    position: int
-    head: int
-    embedder_id: str
-    quarantined: int = 0
-
-    @property
-    def lag(self) -> int:
-        return max(0, self.head - self.position)
-
-    def as_dict(self) -> dict[str, object]:
-        return {
-            "position": self.position, "head": self.head, "lag": self.lag, "embedder_id": self.embedder_id,
-            "quarantined": self.quarantined,
-        }
 
 
 def _infrastructure_failure(exc: BaseException) -> bool:

@@ -176,7 +176,7 @@ def test_manual_corrections_from_the_cli(cli_env: dict[str, str]) -> None:
     history = run_json(cli_env, "history", "m", "--kind", "fact")
     assert [e["event"] for e in history] == ["FactObserved", "FactInvalidated", "FactObserved", "FactContested"]
     proc = run(cli_env, "why", "m", "nope", check=False)
-    assert proc.returncode == 2 and "no fact or preference id starts with 'nope'" in proc.stderr
+    assert proc.returncode == 3 and "no fact or preference id starts with 'nope'" in proc.stderr
 
 
 def test_more_bad_input_gets_a_message_not_a_traceback(cli_env: dict[str, str], tmp_path: Path) -> None:

@@ -53,7 +53,7 @@ def usage_of(service: LedgerService, message_id: str) -> dict[str, Any]:
 
 
 def events(service: LedgerService, user: str, kind: str) -> list[dict[str, Any]]:
-    return [e for e in service.history(user) if e["event"] == kind]
+    return [e for e in [e.to_dict() for e in service.history(user)] if e["event"] == kind]
 
 
 def assert_spec_result(result: Any) -> None:
@@ -83,7 +83,7 @@ def test_the_spec_example_through_the_seed_prompts(opener: Callable[..., LedgerS
     assert len(observed) == 3 and {e["prompt_id"] for e in observed} == {seed_id}
     usage = usage_of(service, result.message_id)
     assert usage["calls"] == 2 and usage["cache_hits"] == 0 and usage["input_tokens"] > 0
-    profile = service.profile("user_123")
+    profile = service.profile("user_123").to_dict()
     assert [f["fact"] for f in profile["facts"]["location"]] == ["用户在杭州工作"]
 
 
@@ -156,7 +156,7 @@ def test_a_wrong_key_names_the_setting(opener: Callable[..., LedgerService], fak
     service = opener()
     with pytest.raises(LLMAuthError, match="OPENAI_API_KEY"):
         service.ingest("u", EXAMPLE)
-    assert service.history("u") == []  # nothing half-recorded
+    assert [e.to_dict() for e in service.history("u")] == []  # nothing half-recorded
     assert len(fake.chat_requests()) == 1  # a 401 is not retried
 
 
@@ -259,4 +259,4 @@ def test_an_outage_records_messages_pending_and_retry_failed_extracts_each_once(
     assert retrying.retry_failed() == [], "nothing is extracted twice"
     for user, expected in (("u", {f"m{n}": 1 for n in range(5)}), ("v", {"v1": 1, "v2": 1})):
         assert Counter(e["message_id"] for e in events(retrying, user, "ExtractionRecorded")) == Counter(expected)
-    assert "用户住在上海" in [f["fact"] for f in retrying.profile("v")["facts"]["location"]]
+    assert "用户住在上海" in [f["fact"] for f in retrying.profile("v").to_dict()["facts"]["location"]]

@@ -104,7 +104,7 @@ def test_follow_runs_as_a_separate_process(
             assert follower.poll() is None, follower.stderr.read().decode()  # type: ignore[union-attr]
             time.sleep(0.2)
         assert writer.read_model_status().lag == 0
-        assert writer.profile("u")["facts_count"] == 3
+        assert writer.profile("u").to_dict()["facts_count"] == 3
     finally:
         follower.terminate()
         follower.wait(30)

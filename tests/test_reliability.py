@@ -25,7 +25,7 @@ AT = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
 
 
 def events_of(service: LedgerService, user: str, kind: str) -> list[dict[str, Any]]:
-    return [e for e in service.history(user) if e["event"] == kind]
+    return [e for e in [e.to_dict() for e in service.history(user)] if e["event"] == kind]
 
 
 def record_unchecked(service: LedgerService, user: str, build: Callable[[UserMemory], None]) -> None:
@@ -71,11 +71,11 @@ def test_a_poisoned_event_is_quarantined_and_the_rest_projected(service: LedgerS
     quarantined = service.quarantined_events()
     assert [q["topic"].rpartition(".")[2] for q in quarantined] == ["FactObserved", "Vanished"]
     assert "0x00" in quarantined[0]["error"] and quarantined[1]["originator_id"] == stranger
-    assert [f["fact"] for f in service.profile("healthy")["facts"]["location"]] == [result.facts[0]]
-    assert service.profile("poisoned")["facts_count"] == 0
+    assert [f["fact"] for f in service.profile("healthy").to_dict()["facts"]["location"]] == [result.facts[0]]
+    assert service.profile("poisoned").to_dict()["facts_count"] == 0
     # Later events of the poisoned user still project.
     service.ingest("poisoned", "我老婆姓王")
-    assert service.profile("poisoned")["facts_count"] == 1
+    assert service.profile("poisoned").to_dict()["facts_count"] == 1
     rows = service.read_model.all_rows()
     assert service.rebuild_read_model() > 0
     assert service.read_model.all_rows() == rows
@@ -102,7 +102,7 @@ def test_a_failed_rebuild_leaves_the_old_read_model_serving(
     with pytest.raises(RuntimeError, match="embedding endpoint down"):
         broken.rebuild_read_model()
     assert service.read_model.all_rows() == rows
-    assert service.profile("u")["facts_count"] == 2
+    assert service.profile("u").to_dict()["facts_count"] == 2
     assert service.read_model_status().embedder_id == service.embedder.embedder_id
     with psycopg.connect(pg_uri) as conn:
         leftovers = conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE 'rebuild\\_%'").fetchall()

@@ -55,9 +55,9 @@ def test_replaying_with_the_same_extractor_reproduces_the_ledger(
         assert report.finished and report.replayed == len(steps)
         with service.directory.open("same") as same:  # type: ignore[union-attr]
             for user in {"u1", "u2"}:
-                assert same.profile(user) == service.profile(user)
+                assert same.profile(user).to_dict() == service.profile(user).to_dict()
             assert same.read_model.all_items() == service.read_model.all_items()
-        diff = service.diff("same")
+        diff = service.diff("same").to_dict()
         assert all(row["only_in_a"] == row["only_in_b"] == row["changed"] == 0 for row in diff["summary"])
     finally:
         service.close()
@@ -71,7 +71,7 @@ def test_a_changed_rule_set_changes_exactly_the_expected_items(service: LedgerSe
     rules.write_text(RULES, encoding="utf-8")
     report = service.replay("v2", "offline", rules=str(rules))
     assert report.extractor_id.startswith("offline-rules/") and "+rules:v2@" in report.extractor_id
-    diff = service.diff("v2")
+    diff = service.diff("v2").to_dict()
     [user] = diff["users"]
     assert [i["content"] for i in user["only_in_a"]] == ["用户的老板姓张"]
     assert user["only_in_b"] == []
@@ -79,7 +79,7 @@ def test_a_changed_rule_set_changes_exactly_the_expected_items(service: LedgerSe
     assert changed["a"]["content"] == "用户在杭州工作"
     assert changed["changes"] == {"category": ["location", "work"]}
     assert user["same"] == 3  # 住在杭州 (invalidated), 住在上海, the preference
-    assert service.profile("u")["facts"]["relationship"], "the source ledger is never written"
+    assert service.profile("u").to_dict()["facts"]["relationship"], "the source ledger is never written"
 
 
 def test_replay_resumes_after_a_limit_and_ends_as_an_uninterrupted_one(service: LedgerService) -> None:
@@ -93,8 +93,8 @@ def test_replay_resumes_after_a_limit_and_ends_as_an_uninterrupted_one(service: 
     with service.directory.open("part") as part, service.directory.open("whole") as whole:  # type: ignore[union-attr]
         assert part.read_model.all_items() == whole.read_model.all_items()
         for user in ("u0", "u1", "u2"):
-            assert part.history(user) != []
-            assert [e["event"] for e in part.history(user)] == [e["event"] for e in whole.history(user)]
+            assert [e.to_dict() for e in part.history(user)] != []
+            assert [e["event"] for e in [e.to_dict() for e in part.history(user)]] == [e["event"] for e in [e.to_dict() for e in whole.history(user)]]
 
 
 def test_a_killed_replay_resumes_to_the_same_result(service: LedgerService, cli_env: dict[str, str]) -> None:
@@ -122,7 +122,7 @@ def test_a_killed_replay_resumes_to_the_same_result(service: LedgerService, cli_
     with service.directory.open("killed") as killed, service.directory.open("uninterrupted") as whole:  # type: ignore[union-attr]
         assert killed.read_model.all_items() == whole.read_model.all_items()
         for user in (f"u{i}" for i in range(5)):
-            assert killed.profile(user) == whole.profile(user)
+            assert killed.profile(user).to_dict() == whole.profile(user).to_dict()
 
 
 def test_promote_swaps_ledgers_and_keeps_the_old_one(settings: Settings, service: LedgerService, tmp_path: Path) -> None:
@@ -135,11 +135,11 @@ def test_promote_swaps_ledgers_and_keeps_the_old_one(settings: Settings, service
     assert kept.startswith("previous_")
     with open_ledger(settings) as live:
         assert live.ledger_name == "live"
-        assert "relationship" not in live.profile("u")["facts"]
-        assert live.profile("u")["facts"]["work"][0]["fact"] == "用户在杭州工作"
+        assert "relationship" not in live.profile("u").to_dict()["facts"]
+        assert live.profile("u").to_dict()["facts"]["work"][0]["fact"] == "用户在杭州工作"
     with open_ledger(settings, ledger=kept) as previous:
         assert previous.ledger.recorder.max_notification_id() == old_events
-        assert previous.profile("u")["facts"]["relationship"][0]["fact"] == "用户的老板姓张"
+        assert previous.profile("u").to_dict()["facts"]["relationship"][0]["fact"] == "用户的老板姓张"
     names = {row["name"] for row in service.ledgers()}
     assert names == {"live", kept}
     with pytest.raises(LedgerError, match="no ledger named"):
@@ -174,7 +174,7 @@ def test_a_replay_for_some_users_is_only_resumed_for_the_same_users(service: Led
     everyone = service.replay("everyone", "offline")
     assert everyone.replayed == 4
     with service.directory.open("everyone") as ledger:  # type: ignore[union-attr]
-        assert ledger.profile("b")["facts_count"] == 2
+        assert ledger.profile("b").to_dict()["facts_count"] == 2
 
 
 def test_a_name_can_be_replayed_again_after_it_was_promoted(service: LedgerService) -> None:

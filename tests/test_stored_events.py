@@ -18,7 +18,7 @@ from eventsourcing.persistence import StoredEvent
 
 from factledger.application.audit import explain, profile_of
 from factledger.application.ledger import MemoryLedger
-from factledger.application.results import history_entry
+from factledger.application.results import HistoryEntry
 from factledger.domain.memory import Fact, UserMemory, project_memory
 from factledger.domain.values import Extraction, Verdict
 
@@ -47,7 +47,7 @@ def test_version_1_events_load_and_project_to_the_same_profile(ledger: MemoryLed
     memory = project_memory(events)
     assert memory is not None
     want = expected()
-    assert json.loads(json.dumps(profile_of(memory, "fixture"), default=str)) == want["profile"]
+    assert json.loads(json.dumps(profile_of(memory, "fixture").to_dict(), default=str)) == want["profile"]
     assert memory.version == want["version"] and memory.messages_ingested == want["messages_ingested"]
     active = {fid for fid, f in want["facts"].items() if f["is_active"]}
     assert set(memory.facts) == active
@@ -69,11 +69,12 @@ def test_version_1_verdicts_and_extractions_are_upcast_to_typed_values(ledger: M
     extractions = [e.extraction for e in events if isinstance(e, UserMemory.ExtractionRecorded)]
     assert extractions and all(isinstance(x, Extraction) for x in extractions)
     # history keeps its JSON: a verdict's four fields, an extraction as a dict
-    entry = history_entry(confirmed[0])
+    entry = HistoryEntry.of(confirmed[0]).to_dict()
     assert {"judge_id", "judge_prompt_id", "similarity", "raw_answer"} <= set(entry) and "verdict" not in entry
     fact_id = confirmed[0].fact_id
     life = explain(events, fact_id)
-    assert life["confirmations"][0]["judge_id"] == confirmed[0].verdict.judge_id
+    assert life.confirmations[0].verdict == confirmed[0].verdict
+    assert life.to_dict()["confirmations"][0]["judge_id"] == confirmed[0].verdict.judge_id
 
 
 def test_version_1_snapshots_load_as_the_events_do(ledger: MemoryLedger) -> None:

@@ -103,19 +103,20 @@ def test_the_readme_lists_every_case() -> None:
 def test_control_characters_are_removed_from_text_not_refused(service: LedgerService) -> None:
     result = service.ingest("u", "我住在北京\x00\x1b[31m", context=[{"role": "user", "content": "你\x07好"}])
     assert result.facts and all(not has_unstorable(f) for f in result.facts)
-    [message] = [e for e in service.history("u") if e["event"] == "MessageIngested"]
+    [message] = [e for e in [e.to_dict() for e in service.history("u")] if e["event"] == "MessageIngested"]
     assert message["text"] == "我住在北京[31m"
     assert message["context"] == [{"role": "user", "content": "你好"}]
     assert service.read_model_status().quarantined == 0
 
 
-def test_limits_are_configurable(open_service: Any) -> None:
-    from factledger.application.validation import InputLimits
+def test_limits_are_configurable(settings: Any) -> None:
+    import attrs
 
-    strict = open_service()
-    strict.limits = InputLimits(message_chars=10)
-    with pytest.raises(InvalidInput, match="the limit is 10"):
-        strict.ingest("u", "我住在杭州，老板姓张，平时喜欢简短")
+    from factledger.infrastructure.bootstrap import open_ledger
+
+    with open_ledger(attrs.evolve(settings, max_message_chars=10)) as strict:
+        with pytest.raises(InvalidInput, match="the limit is 10 \\(max_message_chars\\)"):
+            strict.ingest("u", "我住在杭州，老板姓张，平时喜欢简短")
 
 
 # ---- fuzzing -----------------------------------------------------------------------------
@@ -150,7 +151,7 @@ def test_fuzzed_ingest_records_all_or_nothing_and_never_poisons_the_read_model(
     assert result.status in {"recorded", "duplicate"}
     assert service.read_model_status().lag == 0
     assert service.read_model_status().quarantined == 0
-    for entry in service.history(user_id):
+    for entry in [e.to_dict() for e in service.history(user_id)]:
         for value in entry.values():
             if isinstance(value, str):
                 assert not has_unstorable(value)

@@ -48,6 +48,11 @@ class OpenAIEmbedder:
         return f"openai:{self.model}@{self._dimension}"
 
     @property
+    def recall_threshold(self) -> float:
+        # OpenAI-style embedding models score unrelated short texts around 0.05–0.2.
+        return 0.25
+
+    @property
     def dimension(self) -> int:
         return self._dimension
 

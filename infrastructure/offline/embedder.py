@@ -128,6 +128,12 @@ class HashedNgramEmbedder:
         return f"offline-ngram/2:{self._dimension}"
 
     @property
+    def recall_threshold(self) -> float:
+        # Measured on short queries: a related fact scores 0.2–0.9, an unrelated one below 0.1
+        # (rarely up to 0.26 through a shared slot feature).
+        return 0.15
+
+    @property
     def dimension(self) -> int:
         return self._dimension
 

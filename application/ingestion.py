@@ -1,0 +1,206 @@
+"""Ingesting a message, and extracting again what failed: one pipeline for both.
+
+extract (outside any transaction: it may call an LLM) → record the message →
+record what the extractor said → decide on every item → save, all in one
+transaction (``MemoryWriter``). When the extractor, or a service the
+decisions need, is down, the message is recorded with its extraction
+pending, for ``retry_failed``.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import datetime
+from typing import Any
+
+import attrs
+
+from factledger.application.calls import calls_for
+from factledger.application.decisions import Decider
+from factledger.application.errors import ExtractionFailure, LLMUnavailable
+from factledger.application.ledger import MemoryLedger
+from factledger.application.ports import Extractor
+from factledger.application.results import IngestResult
+from factledger.application.validation import (
+    InputLimits,
+    clean_text,
+    context_turns,
+    message_time,
+    optional_id,
+    require_id,
+)
+from factledger.application.writing import MemoryWriter, NothingToWrite, require_memory
+from factledger.domain.memory import UserMemory
+from factledger.domain.values import Extraction, Turn
+
+logger = logging.getLogger(__name__)
+
+# The spec: an LLM extractor sees the user's 20 most recent active facts.
+KNOWN_FACTS_FOR_EXTRACTOR = 20
+
+Said = Extraction | ExtractionFailure
+
+
+class DecisionsUnavailable(Exception):
+    """Deciding on an extraction needed an outside service (embeddings, a judge) that did not answer."""
+
+    def __init__(self, extraction: Extraction, cause: LLMUnavailable) -> None:
+        super().__init__(str(cause))
+        self.extraction = extraction
+        self.cause = cause
+
+    def as_failure(self) -> ExtractionFailure:
+        """The message's extraction, marked pending, so ``retry_failed`` decides it later."""
+        return ExtractionFailure(
+            f"deciding needs a service that did not answer: {self.cause}",
+            extractor_id=self.extraction.extractor_id,
+            raw_output=self.extraction.raw_output,
+            prompt_id=self.extraction.prompt_id,
+        )
+
+
+def known_facts(memory: UserMemory | None) -> list[str]:
+    return [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
+
+
+@attrs.define
+class Ingestion:
+    """``ingest`` and ``retry_failed``."""
+
+    ledger: MemoryLedger
+    writer: MemoryWriter
+    extractor: Extractor
+    decider: Decider
+    limits: InputLimits
+
+    def ingest(
+        self,
+        user_id: str,
+        message: str,
+        session_id: str | None = None,
+        context: Sequence[Any] | None = None,
+        *,
+        message_id: str | None = None,
+        timestamp: datetime | None = None,
+    ) -> IngestResult:
+        limits = self.limits
+        user_id = require_id("user_id", user_id, limits)
+        message = clean_text("message", message, limits.message_chars, "max_message_chars")
+        session_id = optional_id("session_id", session_id, limits)
+        message_id = optional_id("message_id", message_id, limits) or str(uuid.uuid4())
+        turns = context_turns(context, limits)
+        at = message_time(timestamp)
+
+        memory = self.ledger.find_memory(user_id)
+        if self.ledger.has_message(user_id, message_id, memory):
+            return self.already_done(user_id, message_id)
+        said = self.extract(user_id, message_id, message, turns, known_facts(memory))
+
+        def record(said: Said) -> Callable[[UserMemory], IngestResult]:
+            def change(memory: UserMemory) -> IngestResult:
+                if message_id in memory.recent_message_ids:  # a concurrent delivery got there first
+                    raise NothingToWrite(self.already_done(user_id, message_id))
+                memory.ingest_message(
+                    message_id=message_id, text=message, at=at, session_id=session_id,
+                    context=[turn.as_dict() for turn in turns],
+                )
+                return self.decide(memory, user_id, message_id, said, at, session_id)
+            return change
+
+        def duplicate() -> IngestResult:
+            return self.already_done(user_id, message_id)
+
+        try:
+            return self._write(user_id, record(said), loaded=memory, new_message_id=message_id, on_duplicate=duplicate)
+        except DecisionsUnavailable as exc:
+            return self._write(user_id, record(exc.as_failure()), new_message_id=message_id, on_duplicate=duplicate)
+
+    def retry_failed(
+        self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> list[IngestResult]:
+        """Extract again every message whose extraction failed (all users, or one)."""
+        users = [require_id("user_id", user_id, self.limits)] if user_id else self.ledger.users_with_failures()
+        pending = []
+        for user in users:
+            memory = self.ledger.find_memory(user)
+            if memory is not None:
+                pending.extend((user, mid) for mid in memory.failed_extractions)
+        results = []
+        for done, (user, message_id) in enumerate(pending, start=1):
+            results.append(self._retry_one(user, message_id))
+            if progress:
+                progress(done, len(pending))
+        return results
+
+    def _retry_one(self, user_id: str, message_id: str) -> IngestResult:
+        memory = require_memory(self.ledger, user_id)
+        if message_id not in memory.failed_extractions:  # extracted meanwhile: never extract twice
+            return self.already_done(user_id, message_id)
+        message = next(
+            e for e in self.ledger.user_events(user_id)
+            if isinstance(e, UserMemory.MessageIngested) and e.message_id == message_id
+        )
+        turns = [Turn.from_dict(t) for t in message.context]
+        said = self.extract(user_id, message_id, message.text, turns, known_facts(memory))
+
+        def extract_again(said: Said) -> Callable[[UserMemory], IngestResult]:
+            def change(memory: UserMemory) -> IngestResult:
+                if message_id not in memory.failed_extractions:  # another retry got there first
+                    raise NothingToWrite(self.already_done(user_id, message_id))
+                return self.decide(memory, user_id, message_id, said, message.at, message.session_id)
+            return change
+
+        try:
+            return self._write(user_id, extract_again(said), create=False, loaded=memory)
+        except DecisionsUnavailable as exc:
+            return self._write(user_id, extract_again(exc.as_failure()), create=False)
+
+    # ---- the pipeline's steps -------------------------------------------------------
+
+    def extract(self, user_id: str, message_id: str, message: str, turns: Sequence[Turn], known: Sequence[str]) -> Said:
+        """The extractor's answer, or why there is none (the message is recorded either way)."""
+        with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
+            try:
+                return self.extractor.extract(message, turns, known)
+            except ExtractionFailure as exc:
+                logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc.reason)
+                return exc
+            except LLMUnavailable as exc:
+                logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc)
+                return ExtractionFailure(str(exc), extractor_id=self.extractor.extractor_id)
+
+    def decide(
+        self, memory: UserMemory, user_id: str, message_id: str, said: Said, at: datetime, session_id: str | None,
+    ) -> IngestResult:
+        """Record what the extractor said about a message and decide on every item."""
+        if isinstance(said, ExtractionFailure):
+            memory.record_extraction_failure(message_id, said.extractor_id, said.reason, said.raw_output, said.prompt_id)
+            return IngestResult(
+                user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
+                extractor_id=said.extractor_id, notification_id=None, status="extraction_failed",
+            )
+        memory.record_extraction(message_id, said)
+        with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
+            try:
+                outcomes = self.decider.apply(memory, said, message_id, at, session_id)
+            except LLMUnavailable as exc:
+                raise DecisionsUnavailable(said, exc) from exc
+        return IngestResult(
+            user_id=user_id, message_id=message_id,
+            facts=tuple(f.text for f in said.facts),
+            preferences=tuple(p.text for p in said.preferences),
+            items=tuple(outcomes), extractor_id=said.extractor_id, notification_id=None,
+        )
+
+    def already_done(self, user_id: str, message_id: str) -> IngestResult:
+        """A message already recorded (or extracted meanwhile): nothing new is written."""
+        return IngestResult(
+            user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
+            extractor_id=self.extractor.extractor_id, notification_id=None, status="duplicate",
+        )
+
+    def _write(self, user_id: str, change: Callable[[UserMemory], IngestResult], **options: Any) -> IngestResult:
+        result, position = self.writer.write(user_id, change, **options)
+        return attrs.evolve(result, notification_id=position) if position is not None else result

@@ -1,0 +1,159 @@
+"""Questions about a user's memory: profile, recall, memory context, why, history.
+
+``profile``, ``recall`` and ``memory_context`` read the projected read model
+(fast, possibly a little behind); ``why``, ``history`` and ``profile(as_of=)``
+read the user's events (exact, and as of any time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+import attrs
+
+from factledger.application.audit import (
+    HISTORY_KINDS,
+    PROFILE_FACTS,
+    PROFILE_PREFERENCES,
+    explain,
+    memory_as_of,
+    profile_of,
+)
+from factledger.application.audit import select_history as select_events
+from factledger.application.errors import InvalidInput, NotFound
+from factledger.application.ledger import MemoryLedger
+from factledger.application.ports import Embedder, MemoryReadModel, RecallHit
+from factledger.application.results import (
+    Explanation,
+    HistoryEntry,
+    HistoryPage,
+    MemoryContext,
+    Profile,
+    ProfileFact,
+    ProfilePreference,
+)
+from factledger.application.validation import (
+    InputLimits,
+    clean_text,
+    require_id,
+    require_top_k,
+    require_unit,
+    resolve_prefix,
+    utc,
+)
+from factledger.application.writing import require_memory
+
+MEMORY_TYPES = ("fact", "preference")
+CONTEXT_ITEMS = 5
+
+
+@attrs.define
+class Queries:
+    """``profile``, ``recall``, ``memory_context``, ``why`` and ``history``."""
+
+    ledger: MemoryLedger
+    read_model: MemoryReadModel
+    embedder: Embedder
+    limits: InputLimits
+
+    def profile(self, user_id: str, as_of: datetime | None = None) -> Profile:
+        """The spec's ``get_user_profile``: active facts and preferences, most important first.
+
+        With ``as_of``, computed from the events recorded up to that time (no
+        read model), i.e. what ``profile`` said then. A user nothing was ever
+        recorded for has an empty profile with ``known`` False.
+        """
+        user_id = require_id("user_id", user_id, self.limits)
+        known = self.ledger.find_memory(user_id) is not None
+        if as_of is not None:
+            events = list(self.ledger.user_events(user_id)) if known else []
+            return attrs.evolve(profile_of(memory_as_of(events, utc(as_of)), user_id), known=known)
+        facts = self.read_model.items(user_id, "fact", PROFILE_FACTS)
+        prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
+        return Profile(
+            user_id,
+            tuple(ProfileFact(f.id, f.content, f.category, f.metadata.get("confidence", 0.5),
+                              f.metadata.get("times_mentioned", 1)) for f in facts),
+            tuple(ProfilePreference(p.id, p.content, p.category, p.metadata.get("strength", 0.5)) for p in prefs),
+            known=known,
+        )
+
+    def recall(
+        self,
+        user_id: str,
+        query: str,
+        types: Sequence[str] | None = None,
+        top_k: int = 5,
+        min_similarity: float | None = None,
+    ) -> list[RecallHit]:
+        """Active memories similar to ``query``, best first.
+
+        ``min_similarity`` defaults to the embedder's ``recall_threshold``:
+        below it an item is unrelated to the query, not merely less related.
+        """
+        user_id = require_id("user_id", user_id, self.limits)
+        query = clean_text("query", query, self.limits.query_chars, "max_query_chars")
+        chosen = tuple(types) if types else MEMORY_TYPES
+        unknown = [t for t in chosen if t not in MEMORY_TYPES]
+        if unknown:
+            raise InvalidInput(f"unknown memory type(s) {unknown}; use 'fact' or 'preference'")
+        top_k = require_top_k(top_k, self.limits)
+        threshold = self.embedder.recall_threshold if min_similarity is None else require_unit(
+            "min_similarity", min_similarity
+        )
+        vector = self.embedder.embed([query])[0]
+        return self.read_model.search(user_id, vector, chosen, top_k, threshold)
+
+    def memory_context(
+        self, user_id: str, query: str, top_k: int = CONTEXT_ITEMS, language: str = "zh"
+    ) -> MemoryContext:
+        """What an assistant should know about the user to answer ``query``: the
+        profile and the recalled items, and ``.text`` for a system prompt."""
+        if language not in ("zh", "en"):
+            raise InvalidInput(f"language must be 'zh' or 'en', got {language!r}")
+        profile = self.profile(user_id)
+        hits = self.recall(user_id, query, top_k=top_k) if profile.known else []
+        return MemoryContext(user_id, query, profile, tuple(hits), language)
+
+    def why(self, user_id: str, item_id: str) -> Explanation:
+        """The whole life of a fact or preference: observation, confirmations,
+        reinforcements, contests and invalidation, each with its message and provenance.
+        ``item_id`` may be a unique prefix."""
+        user_id = require_id("user_id", user_id, self.limits)
+        memory = require_memory(self.ledger, user_id)
+        full_id = resolve_prefix(item_id, memory.item_ids(), "fact or preference")
+        try:
+            return explain(list(self.ledger.user_events(user_id)), full_id)
+        except LookupError:
+            raise NotFound(f"no fact or preference {full_id!r} for user {user_id!r}") from None
+
+    def history(
+        self,
+        user_id: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        kind: str | None = None,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+    ) -> HistoryPage:
+        """Events recorded for the user, oldest first; optionally only those recorded
+        in [since, until], of one kind (message | fact | preference), and a page of them."""
+        user_id = require_id("user_id", user_id, self.limits)
+        if kind is not None and kind not in HISTORY_KINDS:
+            raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")
+        if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+            raise InvalidInput(f"offset must be a non-negative integer, got {offset!r}")
+        if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
+            raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
+        if self.ledger.find_memory(user_id) is None:
+            return HistoryPage(user_id, (), offset, 0)
+        events = select_events(
+            self.ledger.user_events(user_id),
+            since=None if since is None else utc(since),
+            until=None if until is None else utc(until),
+            kind=kind,
+        )
+        page = events[offset:] if limit is None else events[offset:offset + limit]
+        return HistoryPage(user_id, tuple(HistoryEntry.of(e) for e in page), offset, len(events))
