@@ -15,6 +15,7 @@ from typing import Any
 import attrs
 import numpy as np
 
+from factledger.application.candidates import CandidateIndex
 from factledger.application.ports import Embedder, RelationJudge
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import (
@@ -76,6 +77,10 @@ class Decider:
     embedder: Embedder
     fact_similarity: float = 0.75
     preference_similarity: float = 0.7
+    _index: CandidateIndex = attrs.field(init=False)
+
+    def __attrs_post_init__(self) -> None:
+        self._index = CandidateIndex(self.embedder)
 
     def apply(
         self,
@@ -97,20 +102,6 @@ class Decider:
             outcomes.append(self._save_preference(memory, pref, pref_id, source))
         return outcomes
 
-    def _similar(
-        self, query: str, candidates: list[tuple[str, str]], threshold: float
-    ) -> list[tuple[float, str]]:
-        """(similarity, id) of the candidates at or above ``threshold``, best first."""
-        if not candidates:
-            return []
-        vectors = self.embedder.embed([query] + [text for _, text in candidates])
-        # One matrix product instead of a Python loop per candidate: a user's
-        # active facts grow with their history, the cost of deciding must not.
-        matrix = np.asarray(vectors, dtype=np.float64)
-        scores = np.round(matrix[1:] @ matrix[0], 6)
-        best = [i for i in np.argsort(-scores, kind="stable")[:CANDIDATES] if scores[i] >= threshold]
-        return [(float(scores[i]), candidates[i][0]) for i in best]
-
     def save_fact(
         self,
         memory: UserMemory,
@@ -122,7 +113,7 @@ class Decider:
         """The spec's FactManager.save_fact, with authority: a challenger that the
         similar fact outranks is recorded as contesting it instead of replacing it."""
         active = [(f.id, f.text) for f in memory.active_facts()]
-        similar = self._similar(fact.text, active, self.fact_similarity)
+        similar = self._index.similar((memory.id, "fact"), fact.text, active, self.fact_similarity, CANDIDATES)
 
         def observe() -> None:
             memory.observe_fact(
@@ -204,7 +195,9 @@ class Decider:
         message_id, at, session_id = source.message_id, source.at, source.session_id
         # Only the same category can be reinforced: filter before taking the best candidates.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
-        for similarity, existing_id in self._similar(pref.text, existing, self.preference_similarity):
+        key = (memory.id, "preference", pref.category)
+        for similarity, existing_id in self._index.similar(key, pref.text, existing, self.preference_similarity,
+                                                           CANDIDATES):
             match = memory.preference(existing_id)
             memory.reinforce_preference(
                 preference_id=existing_id,

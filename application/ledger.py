@@ -25,7 +25,7 @@ logger = logging.getLogger(__name__)
 BATCH = 1000
 
 APPLICATION_NAME = "factledger"
-DEFAULT_SNAPSHOT_INTERVAL = 50
+DEFAULT_SNAPSHOT_INTERVAL = 200
 
 
 class MemoryLedger(Application):

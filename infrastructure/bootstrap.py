@@ -17,11 +17,11 @@ from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
-from factledger.infrastructure.event_store import connection_options
+from factledger.infrastructure.event_store import LedgerRecorder, connection_options
 from factledger.infrastructure.llm.usage import UsageLog
 from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
-from factledger.projections.memories import MemoryProjection, MemoryView
+from factledger.projections.postgres_view import PostgresMemoryView
 from factledger.projections.projector import Projector
 
 logger = logging.getLogger(__name__)
@@ -144,49 +144,64 @@ def open_ledger(
 ) -> LedgerService:
     """Open the ledger described by ``settings`` (default: environment and config file).
 
-    ``check_embedder=False``: skip the check that the read model was built by
-    the active embedder, for callers that do not touch its vectors (reading
-    events, listing, replaying from it) or are about to rebuild it. ``ledger``: a named
-    ledger (see ``factledger ledgers``) instead of the live one. With no LLM
-    configured, a warning says (once a process) that the offline rules decide,
-    unless ``warn_if_offline`` is False (the CLI says so itself).
+    ``backend="memory"`` (``FACTLEDGER_BACKEND``) keeps everything in this
+    process; the default is PostgreSQL (``DATABASE_URL``, else an embedded
+    server). ``check_embedder=False``: skip the check that the read model was
+    built by the active embedder, for callers that do not touch its vectors
+    (reading events, listing, replaying from it) or are about to rebuild it.
+    ``ledger``: a named ledger (see ``factledger ledgers``) instead of the live
+    one. With no LLM configured, a warning says (once a process) that the
+    offline rules decide, unless ``warn_if_offline`` is False (the CLI says so itself).
     """
     if settings is not None and overrides:
         raise TypeError(f"open_ledger got both settings and overrides: {', '.join(overrides)}")
     settings = settings or Settings.load(**overrides)
+    opener = _open_in_memory if settings.backend == "memory" else _open_on_postgres
+    service = opener(settings, extractor, judge, embedder, check_embedder, ledger or LIVE)
+    if service.offline and warn_if_offline:
+        warn_offline(service)
+    return service
+
+
+def _parts(
+    settings: Settings, datastore: Any, extractor: Extractor | None, judge: RelationJudge | None,
+    embedder: Embedder | None,
+) -> tuple[Extractor, RelationJudge, Embedder]:
+    if extractor is None or judge is None or embedder is None:
+        default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
+        extractor, judge, embedder = extractor or default_extractor, judge or default_judge, embedder or default_embedder
+    return extractor, judge, embedder
+
+
+def _open_on_postgres(
+    settings: Settings, extractor: Extractor | None, judge: RelationJudge | None, embedder: Embedder | None,
+    check_embedder: bool, name: str,
+) -> LedgerService:
     uri = database_uri(settings)
     with startup_lock(uri) as conn:
         prepare_database(conn, settings.schema)
         catalog = LedgerCatalog(uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout))
         catalog.ensure()
-        entry = catalog.entry(ledger or LIVE)
+        entry = catalog.entry(name)
         if entry.schema != settings.schema:
             prepare_database(conn, entry.schema)
-        env = eventsourcing_env(uri, entry.schema, settings)
-        memory_ledger = MemoryLedger(env=env, snapshot_interval=settings.snapshot_interval)
+        memory_ledger = MemoryLedger(env=eventsourcing_env(uri, entry.schema, settings),
+                                     snapshot_interval=settings.snapshot_interval)
         try:
-            memory_ledger.recorder.ensure_message_index(memory_ledger.recorded_message_ids)  # type: ignore[attr-defined]
-            datastore = memory_ledger.factory.datastore  # type: ignore[attr-defined]
-            if extractor is None or judge is None or embedder is None:
-                default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
-                extractor = extractor or default_extractor
-                judge = judge or default_judge
-                embedder = embedder or default_embedder
+            recorder = memory_ledger.recorder
+            assert isinstance(recorder, LedgerRecorder)
+            recorder.ensure_message_index(memory_ledger.recorded_message_ids)
+            datastore = recorder.datastore
+            extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder)
             cached = CachedEmbedder(embedder, datastore)
-            view = MemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension)
+            view = PostgresMemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension,
+                                      application_name=memory_ledger.name, channel=recorder.channel_name)
             view.create_table(check_embedder=check_embedder)
         except Exception:
             memory_ledger.close()
             raise
-    projection = MemoryProjection(view, cached)
-    projector = Projector(memory_ledger, projection)
-    service = LedgerService(
-        memory_ledger,
-        extractor,
-        judge,
-        cached,
-        view,
-        projector,
+    return LedgerService(
+        memory_ledger, extractor, judge, cached, view, Projector(memory_ledger, view, cached),
         inline_projection=settings.inline_projection,
         fact_similarity=settings.fact_similarity,
         preference_similarity=settings.preference_similarity,
@@ -195,6 +210,25 @@ def open_ledger(
         usage=UsageLog(datastore, settings.schema),
         limits=settings.limits,
     )
-    if service.offline and warn_if_offline:
-        warn_offline(service)
-    return service
+
+
+def _open_in_memory(
+    settings: Settings, extractor: Extractor | None, judge: RelationJudge | None, embedder: Embedder | None,
+    check_embedder: bool, name: str,
+) -> LedgerService:
+    from factledger.infrastructure.memory import InMemoryLedgerDirectory, memory_store, view_for
+
+    store = memory_store(settings)
+    entry = store.get(name)
+    extractor, judge, embedder = _parts(settings, None, extractor, judge, embedder)
+    cached = CachedEmbedder(embedder, None, shared=store.embeddings)
+    view = view_for(entry, cached.embedder_id, cached.dimension, check_embedder)
+    return LedgerService(
+        entry.ledger, extractor, judge, cached, view, Projector(entry.ledger, view, cached),
+        inline_projection=settings.inline_projection,
+        fact_similarity=settings.fact_similarity,
+        preference_similarity=settings.preference_similarity,
+        ledger_name=entry.info.name,
+        directory=InMemoryLedgerDirectory(settings, store),
+        limits=settings.limits,
+    )

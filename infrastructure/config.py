@@ -81,6 +81,13 @@ def _schema(name: str, value: Any) -> str:
     return text
 
 
+def _backend(name: str, value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in ("postgres", "memory"):
+        raise ConfigError(f"{name} must be postgres or memory, got {value!r}")
+    return text
+
+
 def _dimension(name: str, value: Any) -> int:
     return _int(name, value, minimum=8)
 
@@ -106,6 +113,8 @@ class Settings:
     """Everything factledger can be configured with."""
 
     home: Path = attrs.field(factory=_default_home)
+    # postgres (DATABASE_URL, else an embedded server) | memory (this process only: tests, trying it out)
+    backend: str = "postgres"
     database_url: str | None = None
     schema: str = "public"
     fact_similarity: float = 0.75
@@ -113,7 +122,7 @@ class Settings:
     inline_projection: bool = True
     offline_dimension: int = 256
     openai_api_key: str | None = None
-    snapshot_interval: int = 50
+    snapshot_interval: int = 200
     # OpenAI-compatible LLM (used only when openai_api_key is set)
     openai_base_url: str | None = None
     llm_model: str = "gpt-4o-mini"
@@ -195,6 +204,7 @@ class Settings:
 
 # (config-file key, environment variable, parser): parsers name the variable in their errors.
 SETTINGS: tuple[tuple[str, str, Callable[[str, Any], Any]], ...] = (
+    ("backend", "FACTLEDGER_BACKEND", _backend),
     ("database_url", "DATABASE_URL", _text),
     ("schema", "FACTLEDGER_SCHEMA", _schema),
     ("fact_similarity", "FACTLEDGER_FACT_SIMILARITY", _float01),

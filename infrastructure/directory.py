@@ -55,24 +55,31 @@ class PostgresLedgerDirectory:
         )
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
-        name = name or ("llm" if prompts or self.settings.openai_api_key else "offline")
-        if name not in EXTRACTORS:
-            raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(EXTRACTORS)}")
-        settings: Any = self.settings
-        if prompts is not None:
-            if name != "llm":
-                raise ConfigError("--prompts applies to the llm extractor; give --extractor llm")
-            settings = attrs.evolve(settings, prompts=prompts)
-        if name == "llm":
-            if not settings.openai_api_key:
-                raise ConfigError("the llm extractor needs OPENAI_API_KEY")
-            from factledger.infrastructure.llm import llm_parts
+        return choose_extractor(self.settings, self.datastore, name, rules, prompts)
 
-            chosen: Extractor = llm_parts(settings, self.datastore)[0]
-        else:
-            from factledger.infrastructure.offline import RuleExtractor
 
-            chosen = RuleExtractor()
-        if rules is not None:
-            chosen = OverriddenExtractor(chosen, RuleOverrides(rules))
-        return chosen
+def choose_extractor(
+    settings: Settings, datastore: Any, name: str | None, rules: str | None = None, prompts: str | None = None
+) -> Extractor:
+    """An extractor by name (``offline``, ``llm``: default the configured one), with an optional
+    rules file (offline overrides) or prompts file (llm); ``datastore`` holds the LLM's cache."""
+    name = name or ("llm" if prompts or settings.openai_api_key else "offline")
+    if name not in EXTRACTORS:
+        raise ConfigError(f"unknown extractor {name!r}; choose one of {', '.join(EXTRACTORS)}")
+    if prompts is not None:
+        if name != "llm":
+            raise ConfigError("--prompts applies to the llm extractor; give --extractor llm")
+        settings = attrs.evolve(settings, prompts=prompts)
+    if name == "llm":
+        if not settings.openai_api_key:
+            raise ConfigError("the llm extractor needs OPENAI_API_KEY")
+        from factledger.infrastructure.llm import llm_parts
+
+        chosen: Extractor = llm_parts(settings, datastore)[0]
+    else:
+        from factledger.infrastructure.offline import RuleExtractor
+
+        chosen = RuleExtractor()
+    if rules is not None:
+        chosen = OverriddenExtractor(chosen, RuleOverrides(rules))
+    return chosen

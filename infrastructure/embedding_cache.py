@@ -44,12 +44,19 @@ def vector_literal(vector: Sequence[float]) -> str:
 class CachedEmbedder:
     """Wraps an embedder with the shared PostgreSQL embedding cache."""
 
-    def __init__(self, inner: Embedder, datastore: PostgresDatastore, table: str = "embedding_cache"):
+    def __init__(
+        self, inner: Embedder, datastore: PostgresDatastore | None, table: str = "embedding_cache",
+        shared: dict[tuple[str, bytes], np.ndarray] | None = None,
+    ):
         self.inner = inner
+        # None: no database; ``shared`` (the in-memory backend's store) plays the table's part.
         self.datastore = datastore
-        self.table = Identifier(datastore.schema, table)
+        self.shared = shared if shared is not None else {}
         self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
         self.computed = 0
+        if datastore is None:
+            return
+        self.table = Identifier(datastore.schema, table)
         with datastore.transaction(commit=True) as curs:
             curs.execute(
                 SQL(
@@ -80,33 +87,40 @@ class CachedEmbedder:
                 found[text] = self._memo[(key, text)]
         wanted = list(dict.fromkeys(t for t in texts if t not in found))
         if wanted:
-            by_hash = {text_hash(t): t for t in wanted}
-            with self.datastore.transaction(commit=False) as curs:
-                curs.execute(
-                    SQL(
-                        "SELECT text_hash, embedding::text AS v FROM {} "
-                        "WHERE embedder_id = %s AND text_hash = ANY(%s)"
-                    ).format(self.table),
-                    (key, list(by_hash)),
-                )
-                for row in curs.fetchall():
-                    found[by_hash[bytes(row["text_hash"])]] = as_float32(json.loads(row["v"]))
+            found.update(self._stored(wanted))
             missing = [t for t in wanted if t not in found]
             if missing:
-                vectors = self.inner.embed(missing)
+                vectors = [as_float32(v) for v in self.inner.embed(missing)]
                 self.computed += len(missing)
-                with self.datastore.transaction(commit=True) as curs:
-                    for text, vector in zip(missing, vectors, strict=True):
-                        curs.execute(
-                            SQL(
-                                "INSERT INTO {} (embedder_id, text_hash, embedding) "
-                                "VALUES (%s, %s, %s::vector) ON CONFLICT DO NOTHING"
-                            ).format(self.table),
-                            (key, text_hash(text), vector_literal(vector)),
-                        )
-                        found[text] = as_float32(vector)
+                self._store(dict(zip(missing, vectors, strict=True)))
+                found.update(zip(missing, vectors, strict=True))
             for text in wanted:
                 self._memo[(key, text)] = found[text]
             while len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
         return [found[t] for t in texts]
+
+    def _stored(self, texts: list[str]) -> dict[str, np.ndarray]:
+        if self.datastore is None:
+            hashes = {t: (self.embedder_id, text_hash(t)) for t in texts}
+            return {t: self.shared[key] for t, key in hashes.items() if key in self.shared}
+        by_hash = {text_hash(t): t for t in texts}
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT text_hash, embedding::text AS v FROM {} WHERE embedder_id = %s AND text_hash = ANY(%s)")
+                .format(self.table),
+                (self.embedder_id, list(by_hash)),
+            )
+            return {by_hash[bytes(row["text_hash"])]: as_float32(json.loads(row["v"])) for row in curs.fetchall()}
+
+    def _store(self, vectors: dict[str, np.ndarray]) -> None:
+        if self.datastore is None:
+            self.shared.update({(self.embedder_id, text_hash(t)): v for t, v in vectors.items()})
+            return
+        with self.datastore.transaction(commit=True) as curs:
+            for text, vector in vectors.items():
+                curs.execute(
+                    SQL("INSERT INTO {} (embedder_id, text_hash, embedding) VALUES (%s, %s, %s::vector) "
+                        "ON CONFLICT DO NOTHING").format(self.table),
+                    (self.embedder_id, text_hash(text), vector_literal(vector)),
+                )

@@ -1,7 +1,11 @@
-"""Shared fixtures: one throwaway embedded PostgreSQL (pgvector included) per test run.
+"""Shared fixtures: every service test runs on both backends.
 
-Each test gets its own schema in it, so tests never see each other's events.
-Set FACTLEDGER_TEST_DATABASE_URL to run against an existing server instead.
+The ``backend`` fixture runs each test that opens a ledger twice: in memory
+(the unit tier: ``pytest -m "not postgres"``, seconds) and on one throwaway
+embedded PostgreSQL with pgvector (marked ``postgres``), each test in its own
+schema. A test that needs PostgreSQL itself (it asks for ``pg_uri``,
+``schema`` or ``cli_env``, or is marked ``pg_only``) runs on PostgreSQL only.
+Set FACTLEDGER_TEST_DATABASE_URL to use an existing server instead.
 """
 
 from __future__ import annotations
@@ -12,6 +16,7 @@ import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import attrs
 import psycopg
 import pytest
 from psycopg.sql import SQL, Identifier
@@ -44,9 +49,47 @@ def schema(pg_uri: str) -> Iterator[str]:
         conn.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(name)))
 
 
+BACKENDS = ["memory", pytest.param("postgres", marks=pytest.mark.postgres)]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
 @pytest.fixture
-def settings(pg_uri: str, schema: str, tmp_path: Path) -> Settings:
-    return Settings(home=tmp_path / "home", database_url=pg_uri, schema=schema)
+def settings(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    if backend == "postgres":
+        return Settings(home=tmp_path / "home", database_url=request.getfixturevalue("pg_uri"),
+                        schema=request.getfixturevalue("schema"))
+    return Settings(home=tmp_path / "home", backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}")
+
+
+# Modules whose every test runs real processes (the CLI, pip, several writers): the integration tier.
+PROCESS_MODULES = {"test_cli", "test_llm_cli", "test_packaging", "test_startup", "test_concurrency"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """PostgreSQL-only tests lose their memory variant; everything on PostgreSQL or in real
+    processes is marked ``postgres`` (the integration tier)."""
+    kept, dropped = [], []
+    for item in items:
+        names = getattr(item, "fixturenames", ())
+        in_processes = item.module is not None and item.module.__name__ in PROCESS_MODULES  # type: ignore[attr-defined]
+        needs_postgres = (
+            "pg_uri" in names or "run_cli" in names or in_processes or item.get_closest_marker("pg_only") is not None
+        )
+        callspec = getattr(item, "callspec", None)
+        on_memory = callspec is not None and callspec.params.get("backend") == "memory"
+        if needs_postgres and on_memory:
+            dropped.append(item)
+            continue
+        if needs_postgres:
+            item.add_marker(pytest.mark.postgres)
+        kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture
@@ -55,7 +98,10 @@ def open_service(settings: Settings) -> Iterator[Callable[..., LedgerService]]:
     opened: list[LedgerService] = []
 
     def factory(**kwargs: object) -> LedgerService:
-        service = open_ledger(settings, **kwargs)  # type: ignore[arg-type]
+        # Keywords naming a setting change the settings; the rest go to open_ledger.
+        names = {field.name for field in attrs.fields(Settings)}
+        changes = {k: kwargs.pop(k) for k in list(kwargs) if k in names}
+        service = open_ledger(attrs.evolve(settings, **changes), **kwargs)  # type: ignore[arg-type]
         opened.append(service)
         return service
 

@@ -16,6 +16,9 @@ from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.llm import LLMAuthError, UsageLog, llm_parts, load_prompt_set
 
+# The LLM parts through the whole service, with the call log and response cache in PostgreSQL.
+pytestmark = pytest.mark.pg_only
+
 SPEC_CONTEXT = [{"role": "assistant", "content": "你好，有什么可以帮你的？"}]
 
 

@@ -87,6 +87,7 @@ def test_empty_text_gives_a_valid_unit_vector(embedder, text):
     assert all(v != 0.0 for v in vector)
 
 
+@pytest.mark.postgres  # the integration tier: a real second process
 def test_vectors_are_the_same_in_another_process(embedder):
     code = (
         "from factledger.infrastructure.offline import HashedNgramEmbedder as H;"

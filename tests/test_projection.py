@@ -16,7 +16,7 @@ from scripted import MESSAGES
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
-from factledger.projections.memories import EmbedderMismatch
+from factledger.application.errors import EmbedderMismatch
 
 
 
@@ -73,11 +73,12 @@ def test_rebuilt_read_model_equals_the_incremental_one_row_by_row(
         assert service.read_model.all_rows() == incremental
     finally:
         service.close()
-        import psycopg
-        from psycopg.sql import SQL, Identifier
+        if settings.backend == "postgres":
+            import psycopg
+            from psycopg.sql import SQL, Identifier
 
-        with psycopg.connect(settings.database_url, autocommit=True) as conn:  # type: ignore[arg-type]
-            conn.execute(SQL("DROP SCHEMA {} CASCADE").format(Identifier(example.schema)))
+            with psycopg.connect(settings.database_url, autocommit=True) as conn:  # type: ignore[arg-type]
+                conn.execute(SQL("DROP SCHEMA {} CASCADE").format(Identifier(example.schema)))
 
 
 def test_switching_embedders_asks_for_a_rebuild(settings: Settings, service: LedgerService) -> None:

@@ -50,6 +50,7 @@ def test_a_nul_byte_no_longer_poisons_the_read_model(cli_env: dict[str, str], tm
     assert run_cli_json(cli_env, "profile", "other")["facts_count"] == 1
 
 
+@pytest.mark.pg_only  # a NUL byte is a PostgreSQL limit; the in-memory view stores it
 def test_a_poisoned_event_is_quarantined_and_the_rest_projected(service: LedgerService) -> None:
     def poison(memory: UserMemory) -> None:
         memory.ingest_message("m1", "我住在北京", AT)

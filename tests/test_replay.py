@@ -36,6 +36,8 @@ category = "work"
 
 
 def _drop_schemas(settings: Settings, base: str) -> None:
+    if settings.backend != "postgres":
+        return  # an in-memory store is gone with its settings
     with psycopg.connect(settings.database_url, autocommit=True) as conn:  # type: ignore[arg-type]
         for (name,) in conn.execute("SELECT nspname FROM pg_namespace WHERE nspname LIKE %s", (base + "%",)):
             conn.execute(SQL("DROP SCHEMA {} CASCADE").format(Identifier(name)))

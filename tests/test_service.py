@@ -174,7 +174,7 @@ def test_history_keeps_message_time_context_and_extraction(service: LedgerServic
 
 def test_snapshots_keep_a_long_history_loadable(open_service: Callable[..., LedgerService]) -> None:
     script = {f"m{i}": ([(f"用户的第{i}个爱好是编号{i}", "habit", 0.7)], []) for i in range(30)}
-    service = open_service(extractor=ScriptedExtractor(script))
+    service = open_service(extractor=ScriptedExtractor(script), snapshot_interval=50)
     for i in range(30):
         service.ingest("u", f"m{i}")
     snapshots = list(service.ledger.snapshots.get(service.ledger.find_memory("u").id))  # type: ignore[union-attr]
@@ -184,11 +184,12 @@ def test_snapshots_keep_a_long_history_loadable(open_service: Callable[..., Ledg
     assert memory is not None and len(memory.active_facts()) == 30
 
 
+@pytest.mark.pg_only  # snapshots are pruned by the PostgreSQL recorder
 def test_only_the_latest_snapshots_are_kept_and_older_versions_still_load(
     open_service: Callable[..., LedgerService],
 ) -> None:
     script = {f"m{i}": ([(f"用户的第{i}个爱好是编号{i}", "habit", 0.7)], []) for i in range(60)}
-    service = open_service(extractor=ScriptedExtractor(script))
+    service = open_service(extractor=ScriptedExtractor(script), snapshot_interval=50)
     for i in range(60):  # 3 events a message and Started: 181 events, a snapshot every 50
         service.ingest("u", f"m{i}")
     memory = service.ledger.find_memory("u")
@@ -208,6 +209,7 @@ def _ingest_many(settings: Settings, count: int) -> None:
         service.close()
 
 
+@pytest.mark.pg_only  # other processes share a database, not a memory
 def test_concurrent_processes_never_duplicate_a_fact(settings: Settings, service: LedgerService) -> None:
     ctx = multiprocessing.get_context("spawn")
     workers = [ctx.Process(target=_ingest_many, args=(settings, 5)) for _ in range(3)]

@@ -29,7 +29,8 @@ __all__ = [
 
 
 def llm_client(settings: Settings, datastore: Any, *, embeddings: bool = False) -> LLMClient:
-    """The metered, cached client for the settings' endpoint, on the ledger's database.
+    """The metered, cached client for the settings' endpoint, on the ledger's database
+    (``datastore`` None: no database, so no response cache and no call log).
 
     ``embeddings``: the client for the embedding endpoint, which may be another
     one (FACTLEDGER_EMBEDDING_BASE_URL / FACTLEDGER_EMBEDDING_API_KEY).
@@ -44,8 +45,8 @@ def llm_client(settings: Settings, datastore: Any, *, embeddings: bool = False) 
         timeout=settings.llm_timeout,
         max_retries=settings.llm_max_retries,
         backoff=settings.llm_retry_backoff,
-        cache=ResponseCache(datastore, settings.schema) if settings.response_cache else None,
-        usage=UsageLog(datastore, settings.schema),
+        cache=ResponseCache(datastore, settings.schema) if settings.response_cache and datastore else None,
+        usage=UsageLog(datastore, settings.schema) if datastore else None,
     )
 
 

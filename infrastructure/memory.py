@@ -1,0 +1,188 @@
+"""factledger without a database: every persistence port in process memory.
+
+``open_ledger(backend="memory")`` (or ``FACTLEDGER_BACKEND=memory``) keeps
+events in the eventsourcing library's plain-Python recorder, the read model
+in ``InMemoryMemoryView`` and named ledgers in a ``MemoryStore``; nothing
+survives the process. It serves fast tests (the unit tier runs the whole
+decision, correction and replay logic on it) and trying factledger out. The
+same contract tests run against it and PostgreSQL.
+"""
+
+from __future__ import annotations
+
+import threading
+import uuid
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from typing import Any
+from uuid import UUID
+
+import attrs
+from eventsourcing.persistence import StoredEvent
+from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
+
+from factledger.application.errors import MessageAlreadyRecorded
+from factledger.application.ledger import MemoryLedger
+from factledger.application.ports import Extractor, LedgerInfo, RelationJudge
+from factledger.application.service import LedgerService
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.ledgers import LIVE, NAME_PATTERN, LedgerError, UnknownLedger
+from factledger.projections.memory_view import InMemoryMemoryView, ViewState
+
+PERSISTENCE = "factledger.infrastructure.memory:Factory"
+
+
+class InMemoryRecorder(POPOApplicationRecorder):
+    """The library's plain-Python recorder, with every message id of every user indexed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._message_ids: set[tuple[UUID, str]] = set()
+
+    def has_message(self, originator_id: UUID, message_id: str) -> bool:
+        with self._database_lock:
+            return (originator_id, message_id) in self._message_ids
+
+    def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        pairs = list(kwargs.pop("message_ids", None) or ())
+        with self._database_lock:  # re-entrant: the recorder takes it again inside
+            taken = [message_id for pair in pairs if pair in self._message_ids for _, message_id in [pair]]
+            if taken:
+                raise MessageAlreadyRecorded(taken[0])
+            ids = super().insert_events(stored_events, **kwargs)
+            self._message_ids.update(pairs)
+        return ids
+
+
+class Factory(POPOFactory):
+    def application_recorder(self) -> InMemoryRecorder:
+        return InMemoryRecorder()
+
+
+@attrs.define
+class _Ledger:
+    info: LedgerInfo
+    ledger: MemoryLedger
+    view: ViewState
+
+
+class MemoryStore:
+    """The ledgers of one in-memory 'database', by name (``live`` first)."""
+
+    def __init__(self, snapshot_interval: int) -> None:
+        self.snapshot_interval = snapshot_interval
+        # The embedding cache every service on this store shares (the database's table, in memory).
+        self.embeddings: dict[tuple[str, bytes], Any] = {}
+        self._lock = threading.Lock()
+        self._ledgers: dict[str, _Ledger] = {}
+        self._add(LIVE, None, None, None)
+
+    def _add(self, name: str, extractor_id: str | None, source: str | None, users: list[str] | None) -> _Ledger:
+        info = LedgerInfo(name, f"memory:{name}:{uuid.uuid4().hex[:6]}", extractor_id, source, datetime.now(timezone.utc), 0,
+                          tuple(sorted(users)) if users else None)
+        entry = _Ledger(info, MemoryLedger(env={"PERSISTENCE_MODULE": PERSISTENCE},
+                                           snapshot_interval=self.snapshot_interval), ViewState())
+        self._ledgers[name] = entry
+        return entry
+
+    def get(self, name: str) -> _Ledger:
+        with self._lock:
+            try:
+                return self._ledgers[name]
+            except KeyError:
+                raise UnknownLedger(f"no ledger named {name!r} (ledgers: {', '.join(self._ledgers)})") from None
+
+    def entries(self) -> list[LedgerInfo]:
+        with self._lock:
+            return sorted((e.info for e in self._ledgers.values()), key=lambda i: (i.created_at, i.name))
+
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None) -> LedgerInfo:
+        if not NAME_PATTERN.match(name) or name == LIVE:
+            raise LedgerError(f"ledger name {name!r} must be lower-case letters, digits and _, not 'live'")
+        with self._lock:
+            existing = self._ledgers.get(name)
+            if existing is None:
+                return self._add(name, extractor_id, source, users).info
+        info = existing.info
+        if info.extractor_id is not None and info.extractor_id != extractor_id:
+            raise LedgerError(f"ledger {name!r} was replayed with {info.extractor_id}, not {extractor_id}")
+        wanted = tuple(sorted(users)) if users else None
+        if info.replay_position and info.replay_users != wanted:
+            raise LedgerError(f"ledger {name!r} was replayed for users {info.replay_users or 'all'}")
+        return info
+
+    def set_position(self, name: str, position: int) -> None:
+        entry = self.get(name)
+        with self._lock:
+            entry.info = attrs.evolve(entry.info, replay_position=max(entry.info.replay_position, position))
+
+    def promote(self, name: str) -> str:
+        if name == LIVE:
+            raise LedgerError("'live' is already the live ledger")
+        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S%f}"
+        with self._lock:
+            if name not in self._ledgers:
+                raise UnknownLedger(f"no ledger named {name!r}")
+            live, chosen = self._ledgers.pop(LIVE), self._ledgers.pop(name)
+            live.info = attrs.evolve(live.info, name=kept)
+            chosen.info = attrs.evolve(chosen.info, name=LIVE)
+            self._ledgers[kept], self._ledgers[LIVE] = live, chosen
+        return kept
+
+
+# One store per (home, schema) in this process: opening the same settings again sees the same data.
+_STORES: dict[tuple[str, str], MemoryStore] = {}
+_STORES_LOCK = threading.Lock()
+
+
+def memory_store(settings: Settings) -> MemoryStore:
+    with _STORES_LOCK:
+        key = (str(settings.home), settings.schema)
+        if key not in _STORES:
+            _STORES[key] = MemoryStore(settings.snapshot_interval)
+        return _STORES[key]
+
+
+@attrs.define
+class InMemoryLedgerDirectory:
+    """``LedgerDirectory`` over a ``MemoryStore``."""
+
+    settings: Settings
+    store: MemoryStore
+
+    def entries(self) -> list[LedgerInfo]:
+        return self.store.entries()
+
+    def event_count(self, name: str) -> int:
+        return self.store.get(name).ledger.head()
+
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerInfo:
+        return self.store.create(name, extractor_id, source, users)
+
+    def set_position(self, name: str, position: int) -> None:
+        self.store.set_position(name, position)
+
+    def promote(self, name: str) -> str:
+        return self.store.promote(name)
+
+    def open(
+        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        inline_projection: bool = True,
+    ) -> LedgerService:
+        from factledger.infrastructure.bootstrap import open_ledger
+
+        settings = attrs.evolve(self.settings, inline_projection=inline_projection)
+        return open_ledger(settings, extractor=extractor, judge=judge, ledger=name,
+                           check_embedder=extractor is not None, warn_if_offline=False)
+
+    def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
+        from factledger.infrastructure.directory import choose_extractor
+
+        return choose_extractor(self.settings, None, name, rules, prompts)
+
+
+def view_for(entry: _Ledger, embedder_id: str, dimension: int, check_embedder: bool) -> InMemoryMemoryView:
+    """The ledger's read model as seen with this embedder (refused if it holds another's vectors)."""
+    view = InMemoryMemoryView(entry.view, embedder_id=embedder_id, dimension=dimension)
+    view.claim(check_embedder)
+    return view

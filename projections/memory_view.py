@@ -1,0 +1,185 @@
+"""The ``memories`` view in process memory: for fast tests, and for trying factledger without a database.
+
+Same contract as the PostgreSQL view (one contract test suite runs against
+both): rows and position change together under a lock, an event that cannot
+be applied is quarantined, a rebuild swaps in a complete new copy.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections import ChainMap
+from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from typing import Any
+
+import numpy as np
+
+from factledger.application.errors import EmbedderMismatch, RebuildRunning
+from factledger.application.ports import MemoryRecord, RecallHit
+from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.projections.view import Entry
+
+
+class ViewState:
+    """What one ledger's read model holds; shared by every service opened on that ledger."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.rebuild = threading.Lock()
+        self.embedder_id: str | None = None
+        self.rows: dict[str, dict[str, Any]] = {}
+        self.users: dict[Any, str] = {}
+        self.quarantine: dict[int, dict[str, Any]] = {}
+        self.position = 0
+
+
+class InMemoryMemoryView:
+    """Rows, user names, quarantine and position in dicts (a ``ViewState``)."""
+
+    def __init__(self, state: ViewState | None = None, *, embedder_id: str, dimension: int) -> None:
+        self.state = state or ViewState()
+        self.embedder_id = embedder_id
+        self.dimension = dimension
+
+    def claim(self, check_embedder: bool = True) -> None:
+        """Like the database view's table creation: the first embedder claims the rows."""
+        with self.state.lock:
+            if self.state.embedder_id is None:
+                self.state.embedder_id = self.embedder_id
+            elif check_embedder and self.state.embedder_id != self.embedder_id:
+                raise EmbedderMismatch(
+                    f"the read model holds vectors from embedder {self.state.embedder_id!r} but the active "
+                    f"embedder is {self.embedder_id!r}; run `factledger projection rebuild` to re-embed it"
+                )
+
+    @property
+    def _lock(self) -> threading.RLock:
+        return self.state.lock
+
+    # ---- writes -----------------------------------------------------------------------
+
+    def position(self) -> int:
+        with self._lock:
+            return self.state.position
+
+    def apply_with_tracking(
+        self, entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]], expected: int
+    ) -> bool:
+        with self._lock:
+            if self.state.position != expected:
+                return False
+            for entry in entries:
+                # Writes go to the first map: an event that fails leaves the rows untouched.
+                rows, users = ChainMap({}, self.state.rows), ChainMap({}, self.state.users)
+                try:
+                    if isinstance(entry.changes, Exception):
+                        raise entry.changes
+                    for change in entry.changes:
+                        self._apply(change, vectors, rows, users)
+                except Exception as exc:  # noqa: BLE001 - kept aside, like the database view does
+                    self.state.quarantine[entry.position] = {
+                        "notification_id": entry.position, "originator_id": entry.originator_id,
+                        "topic": entry.topic, "error": f"{type(exc).__name__}: {exc}",
+                        "quarantined_at": datetime.now(timezone.utc),
+                    }
+                else:
+                    self.state.rows.update(rows.maps[0])
+                    self.state.users.update(users.maps[0])
+            self.state.position = entries[-1].position
+        return True
+
+    @staticmethod
+    def _apply(
+        change: RowChange, vectors: Mapping[str, Sequence[float]], rows: MutableMapping[str, dict[str, Any]],
+        users: MutableMapping[Any, str],
+    ) -> None:
+        if isinstance(change, UserNamed):
+            users.setdefault(change.originator_id, change.user_id)
+        elif isinstance(change, ItemAdded):
+            if change.originator_id not in users:
+                raise LookupError(f"no Started event projected for memory {change.originator_id}")
+            if change.id in rows:
+                raise KeyError(f"a row {change.id} exists already")
+            rows[change.id] = {
+                "id": change.id, "user_id": users[change.originator_id], "type": change.type,
+                "content": change.content, "category": change.category, "metadata": dict(change.metadata),
+                "importance": change.importance, "is_active": True, "session_id": change.session_id,
+                "created_at": change.at, "updated_at": change.at,
+                "embedding": np.asarray(vectors[change.content], dtype=np.float32),
+            }
+        elif isinstance(change, ItemChanged) and change.id in rows:
+            row = dict(rows[change.id])
+            row["metadata"] = {**row["metadata"], **change.metadata}
+            if change.importance is not None:
+                row["importance"] = change.importance
+            if change.is_active is not None:
+                row["is_active"] = change.is_active
+            row["updated_at"] = max(row["updated_at"], change.at)
+            rows[change.id] = row
+
+    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
+        with self._lock:
+            return [dict(q) for _, q in sorted(self.state.quarantine.items())[:limit]]
+
+    def quarantine_count(self) -> int:
+        with self._lock:
+            return len(self.state.quarantine)
+
+    @contextmanager
+    def rebuilding(self) -> Iterator[InMemoryMemoryView]:
+        if not self.state.rebuild.acquire(blocking=False):
+            raise RebuildRunning("another rebuild of this read model is running")
+        try:
+            fresh = InMemoryMemoryView(embedder_id=self.embedder_id, dimension=self.dimension)
+            yield fresh
+            with self._lock:
+                self.state.rows, self.state.users = fresh.state.rows, fresh.state.users
+                self.state.quarantine, self.state.position = fresh.state.quarantine, fresh.state.position
+                self.state.embedder_id = self.embedder_id
+        finally:
+            self.state.rebuild.release()
+
+    @contextmanager
+    def listening(self) -> Iterator[Callable[[float], None]]:
+        yield time.sleep  # nothing announces events in memory: poll
+
+    # ---- reads --------------------------------------------------------------------------
+
+    @staticmethod
+    def _record(row: dict[str, Any]) -> MemoryRecord:
+        return MemoryRecord(**{k: v for k, v in row.items() if k != "embedding"})
+
+    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
+        with self._lock:
+            rows = [r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] == type and r["is_active"]]
+        rows.sort(key=lambda r: (-r["importance"], r["created_at"], r["id"]))
+        return [self._record(r) for r in rows[:limit]]
+
+    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
+        with self._lock:
+            rows = [r for r in self.state.rows.values() if user_id is None or r["user_id"] == user_id]
+        return [self._record(r) for r in sorted(rows, key=lambda r: (r["user_id"], r["id"]))]
+
+    def search(
+        self, user_id: str, vector: Sequence[float], types: Sequence[str], top_k: int, min_similarity: float
+    ) -> list[RecallHit]:
+        with self._lock:
+            rows = [r for r in self.state.rows.values()
+                    if r["user_id"] == user_id and r["type"] in types and r["is_active"]]
+        if not rows:
+            return []
+        query = np.asarray(vector, dtype=np.float64)
+        matrix = np.stack([r["embedding"] for r in rows]).astype(np.float64)
+        norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
+        similarity = (matrix @ query) / np.where(norms == 0, 1.0, norms)
+        ranked = sorted(zip(similarity, rows), key=lambda pair: (-pair[0], pair[1]["id"]))[:top_k]
+        hits = [RecallHit(self._record(row), round(float(score), 6)) for score, row in ranked]
+        return [hit for hit in hits if hit.similarity >= min_similarity]
+
+    def all_rows(self) -> list[dict[str, Any]]:
+        with self._lock:
+            rows = sorted(self.state.rows.values(), key=lambda r: r["id"])
+        return [{**r, "embedding": tuple(float(x) for x in r["embedding"])} for r in rows]

@@ -1,0 +1,309 @@
+"""The ``memories`` view on PostgreSQL: one row per fact or preference, with its pgvector.
+
+An eventsourcing tracking recorder: the rows a batch of events changes and
+the position it reaches commit in one transaction (exactly once). An advisory
+lock serialises writers (the inline catch-up after an ingest and a
+``projection follow`` process). An event that cannot be stored is
+quarantined in a savepoint, so it stops no one. A rebuild fills the same
+tables in a schema of its own and moves them in with ``ALTER TABLE … SET
+SCHEMA`` in one transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import zlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from eventsourcing.persistence import Tracking
+from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
+from psycopg import Cursor
+from psycopg.sql import SQL, Identifier
+
+from factledger.application.errors import EmbedderMismatch, RebuildRunning
+from factledger.application.ports import MemoryRecord, RecallHit
+from factledger.domain.values import storable_text
+from factledger.infrastructure.embedding_cache import vector_literal
+from factledger.infrastructure.event_store import datastore_for_schema
+from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.projections.view import Entry
+
+logger = logging.getLogger(__name__)
+
+TRACKING_TABLE = "memories_tracking"
+# Every table of the view: a rebuild builds them elsewhere and moves them in.
+TABLES = ("memories", "memories_meta", "memories_users", TRACKING_TABLE, "memories_quarantine")
+COLUMNS = "id, user_id, type, content, category, metadata, importance, is_active, session_id, created_at, updated_at"
+
+
+def _infrastructure_failure(exc: BaseException) -> bool:
+    """A lost connection or a timeout: the event is fine, the database is not; never quarantine."""
+    return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
+
+
+class PostgresMemoryView(PostgresTrackingRecorder):
+    """The ``memories`` tables in a ledger's schema."""
+
+    def __init__(
+        self, datastore: PostgresDatastore, *, embedder_id: str, dimension: int, application_name: str,
+        channel: str | None = None,
+    ) -> None:
+        super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
+        # The NOTIFY channel of the application's event table, to wake a follower.
+        self.channel = channel
+        self.embedder_id = embedder_id
+        self.dimension = dimension
+        self.application_name = application_name
+        self._lock_key = zlib.crc32(f"{datastore.schema}.memories".encode())
+        self.memories = Identifier(datastore.schema, "memories")
+        self.meta = Identifier(datastore.schema, "memories_meta")
+        self.users = Identifier(datastore.schema, "memories_users")
+        self.quarantine_table = Identifier(datastore.schema, "memories_quarantine")
+        self.sql_create_statements.extend([
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {} (id uuid PRIMARY KEY, user_id text NOT NULL, "
+                "type text NOT NULL CHECK (type IN ('fact', 'preference')), content text NOT NULL, "
+                "category text NOT NULL, embedding vector({}) NOT NULL, metadata jsonb NOT NULL, "
+                "importance double precision NOT NULL, is_active boolean NOT NULL, session_id text, "
+                "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)"
+            ).format(self.memories, dimension),
+            SQL(
+                "CREATE INDEX IF NOT EXISTS memories_user_type_active ON {} (user_id, type, is_active, importance DESC)"
+            ).format(self.memories),
+            SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value text NOT NULL)").format(self.meta),
+            # Events carry the aggregate id; this maps it back to the user id.
+            SQL("CREATE TABLE IF NOT EXISTS {} (originator_id uuid PRIMARY KEY, user_id text NOT NULL)").format(
+                self.users
+            ),
+            SQL(
+                "CREATE TABLE IF NOT EXISTS {} (notification_id bigint PRIMARY KEY, originator_id uuid, "
+                "topic text NOT NULL, error text NOT NULL, quarantined_at timestamptz NOT NULL DEFAULT now())"
+            ).format(self.quarantine_table),
+        ])
+
+    def create_table(self, check_embedder: bool = True) -> None:
+        """Create the tables; unless told not to, refuse vectors of another embedder."""
+        super().create_table()
+        with self.datastore.transaction(commit=True) as curs:
+            # A new table is claimed by the embedder whose dimension it was created with.
+            curs.execute(
+                SQL("INSERT INTO {} VALUES ('embedder_id', %s) ON CONFLICT DO NOTHING").format(self.meta),
+                (self.embedder_id,),
+            )
+            curs.execute(SQL("SELECT value FROM {} WHERE key = 'embedder_id'").format(self.meta))
+            row = curs.fetchone()
+        stored = row["value"] if row else self.embedder_id
+        if check_embedder and stored != self.embedder_id:
+            raise EmbedderMismatch(
+                f"the read model holds vectors from embedder {stored!r} but the active embedder is "
+                f"{self.embedder_id!r}; run `factledger projection rebuild` to re-embed it"
+            )
+
+    # ---- writes -----------------------------------------------------------------------
+
+    def position(self) -> int:
+        return self.max_tracking_id(self.application_name) or 0
+
+    def apply_with_tracking(
+        self, entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]], expected: int
+    ) -> bool:
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+            if (self._max_tracking_id(self.application_name, curs) or 0) != expected:
+                return False
+            self._apply_entries(curs, entries, vectors)
+            self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+        return True
+
+    def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]]) -> None:
+        """All at once in a savepoint; if one fails, one by one, each failure quarantined."""
+        conn = curs.connection
+        try:
+            with conn.transaction():
+                for entry in entries:
+                    self._apply_entry(curs, entry, vectors)
+            return
+        except Exception as exc:
+            if _infrastructure_failure(exc):
+                raise
+        for entry in entries:
+            try:
+                with conn.transaction():
+                    self._apply_entry(curs, entry, vectors)
+            except Exception as exc:
+                if _infrastructure_failure(exc):
+                    raise
+                self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
+
+    def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Sequence[float]]) -> None:
+        if isinstance(entry.changes, Exception):
+            raise entry.changes
+        for change in entry.changes:
+            self._apply_change(curs, change, vectors)
+
+    def _apply_change(self, curs: Cursor[Any], change: RowChange, vectors: Mapping[str, Sequence[float]]) -> None:
+        if isinstance(change, UserNamed):
+            curs.execute(
+                SQL("INSERT INTO {} (originator_id, user_id) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.users),
+                (change.originator_id, change.user_id),
+            )
+        elif isinstance(change, ItemAdded):
+            curs.execute(SQL("SELECT user_id FROM {} WHERE originator_id = %s").format(self.users),
+                         (change.originator_id,))
+            row = curs.fetchone()
+            if row is None:
+                raise LookupError(f"no Started event projected for memory {change.originator_id}")
+            curs.execute(
+                SQL(
+                    "INSERT INTO {} (id, user_id, type, content, category, metadata, importance, is_active, "
+                    "session_id, created_at, updated_at, embedding) "
+                    "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector)"
+                ).format(self.memories),
+                (change.id, row["user_id"], change.type, change.content, change.category,
+                 json.dumps(change.metadata, ensure_ascii=False), change.importance, change.session_id,
+                 change.at, change.at, vector_literal(vectors[change.content])),
+            )
+        elif isinstance(change, ItemChanged):
+            curs.execute(
+                SQL(
+                    "UPDATE {} SET metadata = metadata || %s::jsonb, importance = COALESCE(%s, importance), "
+                    "is_active = COALESCE(%s, is_active), updated_at = GREATEST(updated_at, %s) WHERE id = %s"
+                ).format(self.memories),
+                (json.dumps(change.metadata, ensure_ascii=False), change.importance, change.is_active, change.at,
+                 change.id),
+            )
+
+    def _quarantine(self, curs: Cursor[Any], entry: Entry, error: str) -> None:
+        logger.error(
+            "quarantined event %d (%s) of %s: %s", entry.position, entry.topic, entry.originator_id, error
+        )
+        curs.execute(
+            SQL(
+                "INSERT INTO {} (notification_id, originator_id, topic, error) VALUES (%s, %s, %s, %s) "
+                "ON CONFLICT (notification_id) DO UPDATE SET error = EXCLUDED.error, quarantined_at = now()"
+            ).format(self.quarantine_table),
+            (entry.position, entry.originator_id, entry.topic, storable_text(error)[:2000]),
+        )
+
+    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(SQL("SELECT * FROM {} ORDER BY notification_id LIMIT %s").format(self.quarantine_table),
+                         (limit,))
+            return [dict(row) for row in curs.fetchall()]
+
+    def quarantine_count(self) -> int:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(SQL("SELECT count(*) AS n FROM {}").format(self.quarantine_table))
+            row = curs.fetchone()
+        return int(row["n"]) if row else 0
+
+    # ---- rebuilding and following ---------------------------------------------------------
+
+    @contextmanager
+    def rebuilding(self) -> Iterator[PostgresMemoryView]:
+        shadow_schema = f"rebuild_{zlib.crc32(self.datastore.schema.encode()):08x}"
+        with self._rebuild_lock(), self._fresh_schema(shadow_schema):
+            store = datastore_for_schema(self.datastore, shadow_schema)
+            try:
+                shadow = PostgresMemoryView(store, embedder_id=self.embedder_id, dimension=self.dimension,
+                                            application_name=self.application_name)
+                shadow.create_table(check_embedder=False)
+                yield shadow
+            finally:
+                store.close()
+            with self.datastore.transaction(commit=True) as curs:
+                curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+                for table in TABLES:
+                    curs.execute(SQL("DROP TABLE IF EXISTS {}").format(Identifier(self.datastore.schema, table)))
+                    curs.execute(SQL("ALTER TABLE {} SET SCHEMA {}").format(
+                        Identifier(shadow_schema, table), Identifier(self.datastore.schema)
+                    ))
+
+    @contextmanager
+    def _rebuild_lock(self) -> Iterator[None]:
+        """One rebuild at a time per read model, across processes."""
+        with self.datastore.get_connection() as conn:
+            row = conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (self._lock_key + 1,)).fetchone()
+            if not row or not row["ok"]:
+                raise RebuildRunning("another process is rebuilding this read model; wait for it to finish")
+            try:
+                yield
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (self._lock_key + 1,))
+
+    @contextmanager
+    def _fresh_schema(self, name: str) -> Iterator[None]:
+        """An empty schema for the block (the left-overs of a killed rebuild removed first)."""
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(name)))
+            curs.execute(SQL("CREATE SCHEMA {}").format(Identifier(name)))
+        try:
+            yield
+        finally:
+            with self.datastore.transaction(commit=True) as curs:
+                curs.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(name)))
+
+    @contextmanager
+    def listening(self) -> Iterator[Callable[[float], None]]:
+        with self.datastore.get_connection() as conn:
+            if self.channel:
+                conn.execute(SQL("LISTEN {}").format(Identifier(self.channel)))
+
+            def wait(timeout: float) -> None:
+                for _ in conn.notifies(timeout=timeout, stop_after=1):
+                    pass
+
+            yield wait
+
+    # ---- reads --------------------------------------------------------------------------
+
+    def _record(self, row: dict[str, Any]) -> MemoryRecord:
+        return MemoryRecord(
+            id=str(row["id"]), user_id=row["user_id"], type=row["type"], content=row["content"],
+            category=row["category"], metadata=row["metadata"], importance=row["importance"],
+            is_active=row["is_active"], session_id=row["session_id"], created_at=row["created_at"],
+            updated_at=row["updated_at"],
+        )
+
+    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active "
+                    "ORDER BY importance DESC, created_at, id LIMIT %s").format(self.memories),
+                (user_id, type, limit),
+            )
+            return [self._record(row) for row in curs.fetchall()]
+
+    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
+        where = SQL("WHERE user_id = %s") if user_id is not None else SQL("")
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT " + COLUMNS + " FROM {} {} ORDER BY user_id, id").format(self.memories, where),
+                (user_id,) if user_id is not None else (),
+            )
+            return [self._record(row) for row in curs.fetchall()]
+
+    def search(
+        self, user_id: str, vector: Sequence[float], types: Sequence[str], top_k: int, min_similarity: float
+    ) -> list[RecallHit]:
+        # Exact distance over one user's rows (btree on user_id): exact and fast
+        # for the hundreds of rows a user has; no ANN index to miss filtered rows.
+        literal = vector_literal(vector)
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(
+                SQL("SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
+                    "WHERE user_id = %s AND type = ANY(%s) AND is_active "
+                    "ORDER BY embedding <=> %s::vector, id LIMIT %s").format(self.memories),
+                (literal, user_id, list(types), literal, top_k),
+            )
+            hits = [RecallHit(self._record(row), round(float(row["similarity"]), 6)) for row in curs.fetchall()]
+        return [hit for hit in hits if hit.similarity >= min_similarity]
+
+    def all_rows(self) -> list[dict[str, Any]]:
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(SQL("SELECT *, embedding::text AS embedding FROM {} ORDER BY id").format(self.memories))
+            return [dict(row) for row in curs.fetchall()]

@@ -1,0 +1,125 @@
+"""The ``memories`` projection as pure data: which row changes each event makes.
+
+``row_changes(event)`` says what a ``UserMemory`` event does to the read model
+(one row per fact or preference, and the user id of each memory); views on
+PostgreSQL and in memory apply the changes. Rows are derived from events
+alone (times included), so a rebuild reproduces them exactly.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import singledispatch
+from typing import Any, Union
+from uuid import UUID
+
+import attrs
+
+from factledger.domain.memory import UserMemory
+
+
+@attrs.frozen
+class UserNamed:
+    """The memory ``originator_id`` belongs to the user ``user_id``."""
+
+    originator_id: UUID
+    user_id: str
+
+
+@attrs.frozen
+class ItemAdded:
+    """A new row: a fact or a preference of the user whose memory is ``originator_id``."""
+
+    originator_id: UUID
+    id: str
+    type: str  # fact | preference
+    content: str
+    category: str
+    metadata: dict[str, Any]
+    importance: float
+    session_id: str | None
+    at: datetime
+
+
+@attrs.frozen
+class ItemChanged:
+    """Fields of a row that change: metadata keys merged, importance and activity replaced when given."""
+
+    id: str
+    metadata: dict[str, Any]
+    at: datetime
+    importance: float | None = None
+    is_active: bool | None = None
+
+
+RowChange = Union[UserNamed, ItemAdded, ItemChanged]
+
+
+def texts_to_embed(changes: list[RowChange]) -> list[str]:
+    """Texts of the rows these changes add: embedded in one batch before writing."""
+    return [c.content for c in changes if isinstance(c, ItemAdded)]
+
+
+@singledispatch
+def row_changes(event: Any) -> list[RowChange]:
+    """Events without a row (messages, extractions) change nothing."""
+    return []
+
+
+@row_changes.register
+def _(e: UserMemory.Started) -> list[RowChange]:
+    return [UserNamed(e.originator_id, e.user_id)]
+
+
+@row_changes.register
+def _(e: UserMemory.FactObserved) -> list[RowChange]:
+    return [ItemAdded(
+        e.originator_id, e.fact_id, "fact", e.text, e.category,
+        metadata={
+            "category": e.category, "confidence": e.confidence, "source_session": e.session_id,
+            "source_message": e.message_id, "extractor_id": e.extractor_id, "first_seen": e.at.isoformat(),
+            "last_confirmed": e.at.isoformat(), "times_mentioned": 1, "conflicts_with": e.conflicts_with,
+        },
+        importance=e.confidence, session_id=e.session_id, at=e.at,
+    )]
+
+
+@row_changes.register
+def _(e: UserMemory.FactConfirmed) -> list[RowChange]:
+    return [ItemChanged(
+        e.fact_id, {"times_mentioned": e.times_mentioned, "last_confirmed": e.last_confirmed.isoformat()},
+        e.last_confirmed, importance=e.importance,
+    )]
+
+
+@row_changes.register
+def _(e: UserMemory.FactInvalidated) -> list[RowChange]:
+    return [ItemChanged(
+        e.fact_id,
+        {"invalidated_at": e.at.isoformat(), "invalidation_reason": e.reason, "invalidation_relation": e.relation,
+         "superseded_by": e.superseded_by},
+        e.at, is_active=False,
+    )]
+
+
+@row_changes.register
+def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
+    return [ItemAdded(
+        e.originator_id, e.preference_id, "preference", e.text, e.category,
+        metadata={
+            "category": e.category, "strength": e.strength, "evidence": list(e.evidence),
+            "first_seen": e.at.isoformat(), "last_confirmed": e.at.isoformat(), "times_observed": 1,
+            "source_session": e.session_id, "source_message": e.message_id, "extractor_id": e.extractor_id,
+        },
+        importance=e.strength, session_id=e.session_id, at=e.at,
+    )]
+
+
+@row_changes.register
+def _(e: UserMemory.PreferenceReinforced) -> list[RowChange]:
+    return [ItemChanged(
+        e.preference_id,
+        {"strength": e.new_strength, "evidence": list(e.evidence), "last_confirmed": e.at.isoformat(),
+         "times_observed": e.times_observed},
+        e.at, importance=e.new_strength,
+    )]
