@@ -26,7 +26,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from factledger.infrastructure.evaluation import similarity
+from factledger.evaluation import similarity
 from factledger.infrastructure.offline import HashedNgramEmbedder, RuleExtractor
 from factledger.infrastructure.offline.slots import POLARITY_PREFIXES, slot_of
 
@@ -35,7 +35,7 @@ THRESHOLD = 0.75
 
 def _cos(embedder: HashedNgramEmbedder, a: str, b: str) -> float:
     va, vb = embedder.embed([a, b])
-    return sum(x * y for x, y in zip(va, vb))
+    return sum(x * y for x, y in zip(va, vb, strict=False))
 
 
 def _persona_sentences(path: Path) -> list[str]:
@@ -65,7 +65,7 @@ def pairs(data: Path) -> dict[str, list[tuple[str, str]]]:
         if found and not found[0].startswith(POLARITY_PREFIXES):
             by_slot.setdefault(found[0], []).append(fact)
     for same in by_slot.values():
-        kinds["updates"] += [(a, b) for i, a in enumerate(same) for b in same[i + 1:] if slot_of(a) != slot_of(b)]
+        kinds["updates"] += [(a, b) for i, a in enumerate(same) for b in same[i + 1 :] if slot_of(a) != slot_of(b)]
     rng = random.Random(7)
     while len(kinds["different"]) < 2000:
         a, b = rng.sample(facts, 2)
@@ -82,13 +82,15 @@ def main(argv: list[str]) -> int:
         scores = [_cos(embedder, a, b) for a, b in kind_pairs]
         right = [s >= THRESHOLD for s in scores] if kind != "different" else [s < THRESHOLD for s in scores]
         q = statistics.quantiles(scores, n=20) if len(scores) > 1 else scores * 19
-        print(f"{kind:11s} n={len(scores):5d}  on the right side of {THRESHOLD}: {sum(right) / len(right):.3f}   "
-              f"p5={q[0]:.3f} median={statistics.median(scores):.3f} p95={q[-1]:.3f}")
+        print(
+            f"{kind:11s} n={len(scores):5d}  on the right side of {THRESHOLD}: {sum(right) / len(right):.3f}   "
+            f"p5={q[0]:.3f} median={statistics.median(scores):.3f} p95={q[-1]:.3f}"
+        )
         if kind == "restated":
-            for (a, b), s in sorted(zip(kind_pairs, scores), key=lambda t: t[1])[:5]:
+            for (a, b), s in sorted(zip(kind_pairs, scores, strict=False), key=lambda t: t[1])[:5]:
                 print(f"    lowest: {s:.3f}  {a} / {b}")
         if kind == "different":
-            for (a, b), s in sorted(zip(kind_pairs, scores), key=lambda t: -t[1])[:3]:
+            for (a, b), s in sorted(zip(kind_pairs, scores, strict=False), key=lambda t: -t[1])[:3]:
                 print(f"    highest: {s:.3f}  {a} / {b}")
     return 0
 

@@ -14,7 +14,9 @@ import pytest
 EXAMPLE = "我在杭州工作，老板姓张，平时喜欢简短的回复"
 
 
-def run(env: dict[str, str], *args: str, check: bool = True, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+def run(
+    env: dict[str, str], *args: str, check: bool = True, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
         [sys.executable, "-m", "factledger.entrypoints.cli", *args],
         env=env,
@@ -59,8 +61,15 @@ def test_ingest_file_reports_bad_lines_and_ingests_the_rest(cli_env: dict[str, s
         "{not json",
         json.dumps({"user_id": "f", "session_id": "s1"}),
         json.dumps({"user_id": "f", "session_id": "s1", "message": "hi", "context": [{"role": "assistant"}]}),
-        json.dumps({"user_id": "f", "session_id": "s2", "message": "我搬到上海了", "timestamp": 1717200000,
-                    "context": [{"role": "assistant", "content": "最近好吗"}]}),
+        json.dumps(
+            {
+                "user_id": "f",
+                "session_id": "s2",
+                "message": "我搬到上海了",
+                "timestamp": 1717200000,
+                "context": [{"role": "assistant", "content": "最近好吗"}],
+            }
+        ),
         json.dumps({"user_id": "f", "message": "x", "timestamp": "yesterday"}),
     ]
     path = tmp_path / "in.jsonl"
@@ -111,11 +120,16 @@ def test_bad_input_exits_2_with_a_clear_message(cli_env: dict[str, str], args: t
     assert message in proc.stderr
 
 
-@pytest.mark.parametrize("command", ["", "ingest", "ingest-file", "profile", "recall", "history", "projection", "demo"])
+@pytest.mark.parametrize(
+    "command",
+    ["", "ingest", "ingest-file", "profile", "recall", "history", "context", "projection", "demo", "why", "eval"],
+)
 def test_help(command: str) -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "factledger.entrypoints.cli", *([command] if command else []), "--help"],
-        capture_output=True, text=True, timeout=60,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert proc.returncode == 0 and "usage: factledger" in proc.stdout and "--json" in proc.stdout
 
@@ -146,9 +160,7 @@ def test_demo_audit_replay_diff_promote(cli_env: dict[str, str], tmp_path: Path)
     assert "triggered by “我搬到上海了”" in human
 
     rules = tmp_path / "rules.toml"
-    rules.write_text(
-        'name = "v2"\n[[drop]]\nkind = "fact"\ncategory = "relationship"\n', encoding="utf-8"
-    )
+    rules.write_text('name = "v2"\n[[drop]]\nkind = "fact"\ncategory = "relationship"\n', encoding="utf-8")
     estimate = run_json(cli_env, "replay", "--into", "v2", "--rules", str(rules), "--dry-run")
     assert estimate["messages"] == 7 and estimate["llm_calls"] == 0
     report = run_json(cli_env, "replay", "--into", "v2", "--rules", str(rules))
@@ -184,8 +196,10 @@ def test_more_bad_input_gets_a_message_not_a_traceback(cli_env: dict[str, str], 
     assert proc.returncode == 2 and "context must be a list" in proc.stderr
     path = tmp_path / "big.jsonl"
     path.write_text(
-        json.dumps({"user_id": "t", "message": "我住在杭州"}) + "\n"
-        + json.dumps({"user_id": "t", "message": "我有车", "timestamp": 1e20}) + "\n",
+        json.dumps({"user_id": "t", "message": "我住在杭州"})
+        + "\n"
+        + json.dumps({"user_id": "t", "message": "我有车", "timestamp": 1e20})
+        + "\n",
         encoding="utf-8",
     )
     proc = run(cli_env, "ingest-file", str(path), "--json", check=False)
@@ -201,8 +215,10 @@ def test_more_bad_input_gets_a_message_not_a_traceback(cli_env: dict[str, str], 
 def test_ingest_file_reports_a_line_that_is_not_utf8_and_reads_stdin(cli_env: dict[str, str], tmp_path: Path) -> None:
     path = tmp_path / "mixed.jsonl"
     path.write_bytes(
-        json.dumps({"user_id": "x", "message": "我住在杭州"}, ensure_ascii=False).encode("utf-8") + b"\n"
-        + json.dumps({"user_id": "x", "message": "我有车"}, ensure_ascii=False).encode("gbk") + b"\n"
+        json.dumps({"user_id": "x", "message": "我住在杭州"}, ensure_ascii=False).encode("utf-8")
+        + b"\n"
+        + json.dumps({"user_id": "x", "message": "我有车"}, ensure_ascii=False).encode("gbk")
+        + b"\n"
     )
     proc = run(cli_env, "ingest-file", str(path), "--json", check=False)
     summary = json.loads(proc.stdout)
@@ -218,7 +234,7 @@ def test_ingest_file_reports_a_line_that_is_not_utf8_and_reads_stdin(cli_env: di
 def test_user_text_is_printed_literally_and_escaped(cli_env: dict[str, str]) -> None:
     result = run_json(cli_env, "ingest", "--user", "mk", "我住在[/x]北京，我喜欢[blink red]红色[/]")
     assert result["status"] == "recorded"
-    for args in (("history", "mk"), ("profile", "mk"), ("recall", "mk", "北京")):
+    for args in (("history", "mk"), ("profile", "mk"), ("recall", "mk", "北京"), ("context", "mk", "北京")):
         proc = run(cli_env, *args)
         assert "[/x]" in proc.stdout and "Traceback" not in proc.stderr
     assert "[blink red]" in run(cli_env, "history", "mk").stdout

@@ -16,12 +16,21 @@ from psycopg.sql import SQL, Identifier
 
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory
-from factledger.entrypoints.cli import line_message_id
+from factledger.entrypoints.cli.lines import line_message_id
 
 pytestmark = pytest.mark.slow
 
 # Statements that observe, confirm, supersede and reinforce: writers really collide on decisions.
-TEXTS = ["我住在杭州", "我搬到上海了", "我叫李雷", "我有车", "我没有车", "平时喜欢简短的回复", "我老婆姓王", "我在杭州工作"]
+TEXTS = [
+    "我住在杭州",
+    "我搬到上海了",
+    "我叫李雷",
+    "我有车",
+    "我没有车",
+    "平时喜欢简短的回复",
+    "我老婆姓王",
+    "我在杭州工作",
+]
 
 
 def assert_consistent(service: LedgerService, user: str, expected_ids: set[str]) -> None:
@@ -47,7 +56,7 @@ def _writer(service: LedgerService, worker: int, count: int, errors: list[BaseEx
         for n in range(count):
             result = service.ingest("shared", TEXTS[(worker + n) % len(TEXTS)], message_id=f"w{worker}-{n}")
             assert result.status == "recorded", result
-    except BaseException as exc:  # noqa: BLE001 - reported by the test
+    except BaseException as exc:
         errors.append(exc)
 
 
@@ -79,9 +88,7 @@ print("done", flush=True)
 """
 
 
-def test_four_processes_write_fifty_messages_each_for_one_user(
-    service: LedgerService, cli_env: dict[str, str]
-) -> None:
+def test_four_processes_write_fifty_messages_each_for_one_user(service: LedgerService, cli_env: dict[str, str]) -> None:
     workers = [spawn_python(cli_env, PROCESS_WRITER.format(worker=w)) for w in range(4)]
     for proc in workers:
         out, err = proc.communicate(timeout=300)
@@ -95,8 +102,10 @@ def test_four_parallel_imports_for_one_user_all_complete(
     paths, expected = [], set()
     for run in range(4):
         path = tmp_path / f"part{run}.jsonl"
-        lines = [json.dumps({"user_id": "shared", "message": TEXTS[(run + n) % len(TEXTS)]}, ensure_ascii=False)
-                 for n in range(30)]
+        lines = [
+            json.dumps({"user_id": "shared", "message": TEXTS[(run + n) % len(TEXTS)]}, ensure_ascii=False)
+            for n in range(30)
+        ]
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         paths.append(path)
         expected |= {line_message_id(path.name, n, line.encode()) for n, line in enumerate(lines, start=1)}
@@ -115,8 +124,10 @@ def test_an_import_killed_and_run_again_records_each_line_once(
 ) -> None:
     path = tmp_path / "big.jsonl"
     path.write_text(
-        "".join(json.dumps({"user_id": f"u{n % 50}", "message": TEXTS[n % len(TEXTS)]}, ensure_ascii=False) + "\n"
-                for n in range(2000)),
+        "".join(
+            json.dumps({"user_id": f"u{n % 50}", "message": TEXTS[n % len(TEXTS)]}, ensure_ascii=False) + "\n"
+            for n in range(2000)
+        ),
         encoding="utf-8",
     )
 

@@ -6,13 +6,15 @@ import json
 from pathlib import Path
 
 import pytest
+
 from factledger.domain.values import ExtractedFact, Extraction
 from factledger.entrypoints import cli
-from factledger.infrastructure.evaluation import (
+from factledger.evaluation import (
     DatasetError,
     count_matches,
     evaluate,
     load_lines,
+    load_sample,
     predict_all,
     similarity,
 )
@@ -33,8 +35,7 @@ class ListExtractor:
         return Extraction(
             extractor_id=self.extractor_id,
             facts=[ExtractedFact(text=f) for f in facts],
-            signals={"has_fact_signal": signal, "has_pref_signal": False,
-                     "fact_categories": [], "pref_categories": []},
+            signals={"has_fact_signal": signal, "has_pref_signal": False, "fact_categories": [], "pref_categories": []},
         )
 
 
@@ -45,9 +46,15 @@ def write(path: Path, records: list[dict]) -> Path:
 
 TINY = [
     # gold, flagged, one right fact and one wrong one
-    {"id": "a", "utterance": "我 住在 杭州", "utterance_unsegmented": "我住在杭州，我有车",
-     "gold_persona_unsegmented": ["我住在杭州"], "gold_persona": ["我 住在 杭州"],
-     "context": [{"role": "assistant", "content": "你 好"}], "context_unsegmented": [{"role": "assistant", "content": "你好"}]},
+    {
+        "id": "a",
+        "utterance": "我 住在 杭州",
+        "utterance_unsegmented": "我住在杭州，我有车",
+        "gold_persona_unsegmented": ["我住在杭州"],
+        "gold_persona": ["我 住在 杭州"],
+        "context": [{"role": "assistant", "content": "你 好"}],
+        "context_unsegmented": [{"role": "assistant", "content": "你好"}],
+    },
     # gold, not flagged, nothing predicted
     {"id": "b", "utterance": "我是程序员", "gold_persona": ["我是程序员"], "context": [], "kvpi_domain": "job"},
     # no gold, flagged, one (wrong) fact
@@ -55,8 +62,13 @@ TINY = [
     # no gold, not flagged
     {"id": "d", "utterance": "谢谢", "gold_persona": [], "context": []},
     # English, speaker's name dropped before matching
-    {"id": "e", "utterance": "I work at a museum.", "gold_persona": ["Anna works at a museum."],
-     "speaker": "Anna", "context": []},
+    {
+        "id": "e",
+        "utterance": "I work at a museum.",
+        "gold_persona": ["Anna works at a museum."],
+        "speaker": "Anna",
+        "context": [],
+    },
 ]
 TABLE = {
     "我住在杭州，我有车": (True, ["用户住在杭州", "用户有车"]),
@@ -99,7 +111,8 @@ def test_rates_with_nothing_to_divide_by_are_none(tmp_path):
 def test_extractor_without_signals_flags_what_it_found(tmp_path):
     class Bare(ListExtractor):
         def extract(self, message, context=(), known_facts=()):
-            return Extraction(extractor_id="bare/1", facts=[ExtractedFact(text="用户住在杭州")] if "杭州" in message else [])
+            found = [ExtractedFact(text="用户住在杭州")] if "杭州" in message else []
+            return Extraction(extractor_id="bare/1", facts=found)
 
     lines = load_lines(write(tmp_path / "t.jsonl", TINY))
     predictions = predict_all(Bare({}), lines)
@@ -123,9 +136,9 @@ def test_matching_rule():
     [
         ('{"id": "x", "utterance": "hi"}\n{not json}\n', "line 2: not valid JSON"),
         ('{"id": "x"}\n', "line 1: no 'utterance' text"),
-        ('[1, 2]\n', "line 1: expected a JSON object"),
+        ("[1, 2]\n", "line 1: expected a JSON object"),
         ('{"utterance": "hi", "gold_persona": "oops"}\n', "'gold_persona' must be a list of strings"),
-        ('\n\n', "no labelled lines"),
+        ("\n\n", "no labelled lines"),
     ],
 )
 def test_bad_files_name_the_line(tmp_path, content, message):
@@ -174,7 +187,8 @@ def test_eval_command_prints_scores_and_writes_predictions(run_cli, tmp_path):
 
 def test_eval_command_human_table(run_cli, tmp_path):
     code, out, _ = run_cli("eval", str(write(tmp_path / "tiny.jsonl", TINY)), "-q")
-    assert code == 0 and "det. R" in out and "job" in out
+    # Headers are on two lines ("det." over "R") so ten columns fit 80 characters.
+    assert code == 0 and "det." in out and "F1" in out and "job" in out and "…" not in out
 
 
 @pytest.mark.parametrize(
@@ -202,3 +216,30 @@ def test_extract_command(run_cli):
     assert code == 0 and "nothing extracted" in out
     code, _, err = run_cli("extract", "  ")
     assert code == 2 and "must not be empty" in err
+
+
+def test_the_shipped_sample_is_labelled_chinese_and_english():
+    lines = load_sample()
+    assert len(lines) == 30 and len({line.id for line in lines}) == 30
+    chinese = [line for line in lines if any("\u4e00" <= ch <= "\u9fff" for ch in line.text)]
+    assert 10 <= len(chinese) <= 20
+    assert sum(bool(line.gold) for line in lines) >= 15, "most lines reveal something"
+    assert any(not line.gold for line in lines), "some reveal nothing (questions, thanks)"
+
+
+def test_eval_sample_scores_the_active_extractor(run_cli):
+    code, out, _ = run_cli("eval", "--sample", "--json", "-q")
+    assert code == 0
+    report = json.loads(out)
+    assert report["file"] == "sample.jsonl" and report["lines"] == 30
+    assert report["extractor_id"].startswith("offline-rules/")
+    # The offline rules find most of what the sample's lines state.
+    assert report["detection"]["recall"] >= 0.8 and report["extraction"]["f1"] >= 0.4
+    code, out, _ = run_cli("eval", "--sample", "-q")
+    assert code == 0 and "sample.jsonl" in out and "det." in out
+
+
+@pytest.mark.parametrize("argv", [("eval",), ("eval", "--sample", "some.jsonl")])
+def test_eval_needs_a_file_or_the_sample(run_cli, argv):
+    code, _, err = run_cli(*argv)
+    assert code == 2 and "labelled FILE or --sample" in err

@@ -24,6 +24,8 @@ def test_the_wheel_holds_only_the_factledger_namespace(tmp_path: Path) -> None:
     for part in ("domain", "application", "infrastructure", "projections", "entrypoints"):
         assert f"factledger/{part}/__init__.py" in names
     assert "factledger/entrypoints/demo.jsonl" in names
+    assert "factledger/entrypoints/cli/__main__.py" in names
+    assert "factledger/evaluation/sample.jsonl" in names  # `factledger eval --sample` on a fresh install
     assert not any(name.startswith("factledger/tests/") for name in names)
     entry_points = next(n for n in names if n.endswith("entry_points.txt"))
     assert "factledger = factledger.entrypoints.cli:main" in zipfile.ZipFile(wheel).read(entry_points).decode()

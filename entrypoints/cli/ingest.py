@@ -1,0 +1,209 @@
+"""Recording messages: ``ingest`` (one), ``ingest-file`` (a JSONL file) and ``demo`` (a bundled conversation)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import uuid
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+from factledger.application.errors import InvalidInput, StoreBusy, WriteConflict
+from factledger.application.results import HistoryEntry, IngestResult
+from factledger.entrypoints.cli.lines import line_message_id, numbered_lines, open_lines, parse_message
+from factledger.entrypoints.cli.present import (
+    count,
+    describe_event,
+    err,
+    message_line,
+    out,
+    outcome_line,
+    print_json,
+    profile_table,
+    progress,
+    shown,
+    styled,
+)
+from factledger.entrypoints.cli.session import opened, parse_time
+
+logger = logging.getLogger("factledger.cli")
+
+
+def _items_extracted(result: IngestResult) -> str:
+    return f"{count(result.facts_extracted, 'fact')}, {count(result.preferences_extracted, 'preference')}"
+
+
+def cmd_ingest(args: argparse.Namespace) -> int:
+    """Record one message and say what became of each item it held."""
+    context = None
+    if args.context:
+        try:
+            context = json.loads(args.context)
+        except json.JSONDecodeError as exc:
+            raise InvalidInput(f"--context is not valid JSON: {exc}") from None
+    timestamp = parse_time(args.timestamp, "--timestamp") if args.timestamp else None
+    with opened(args) as service:
+        result = service.ingest(
+            args.user,
+            args.text,
+            session_id=args.session,
+            context=context,
+            message_id=args.message_id,
+            timestamp=timestamp,
+        )
+    if args.json:
+        print_json(result.to_dict())
+        return 0
+    if result.status != "recorded":
+        out.print(f"message {shown(result.message_id)}: {result.status}")
+    out.print(_items_extracted(result))
+    for item in result.items:
+        out.print(outcome_line(item))
+    return 0
+
+
+def cmd_ingest_file(args: argparse.Namespace) -> int:
+    """Record every line of a JSONL file; bad lines are reported by number and the rest recorded (exit 1)."""
+    path = Path(args.file)
+    stream, total = open_lines(path)
+    source = "stdin" if str(path) == "-" else path.name
+    failures: list[dict[str, Any]] = []
+    tally = dict.fromkeys(
+        ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted"), 0
+    )
+    lines = 0
+    with opened(args, inline_projection=False) as service, progress(args, "ingesting") as bar, stream:
+        task = bar.add_task("ingest", total=total)
+        for number, raw in numbered_lines(stream):
+            lines = number
+            bar.advance(task)
+            try:
+                record = parse_message(raw, number)
+                if record is None:
+                    continue
+                message_id = record.get("message_id")
+                result = service.ingest(
+                    record["user_id"],
+                    record["message"],
+                    session_id=record.get("session_id"),
+                    context=record.get("context"),
+                    timestamp=record["timestamp"],
+                    message_id=line_message_id(source, number, raw or b"") if message_id is None else message_id,
+                )
+            except (InvalidInput, WriteConflict, StoreBusy) as exc:
+                message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
+                failures.append({"line": number, "error": message})
+                logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
+                continue
+            if result.status == "duplicate":
+                tally["already_recorded"] += 1
+                continue
+            tally["ingested"] += 1
+            tally["extraction_pending"] += result.status == "extraction_failed"
+            tally["facts_extracted"] += result.facts_extracted
+            tally["preferences_extracted"] += result.preferences_extracted
+        projecting = bar.add_task("projecting", total=None)
+        projected = service.catch_up(lambda done, total: bar.update(projecting, completed=done, total=total))
+    if args.json:
+        print_json(
+            {
+                "lines": lines,
+                "ingested": tally["ingested"],
+                "already_recorded": tally["already_recorded"],
+                "extraction_pending": tally["extraction_pending"],
+                "failed": len(failures),
+                "facts_extracted": tally["facts_extracted"],
+                "preferences_extracted": tally["preferences_extracted"],
+                "events_projected": projected,
+                "errors": failures,
+            }
+        )
+    else:
+        out.print(
+            f"ingested {tally['ingested']} of {count(lines, 'line')} ({tally['already_recorded']} already "
+            f"recorded, {tally['extraction_pending']} waiting for retry-failed): "
+            f"{count(tally['facts_extracted'], 'fact')}, {count(tally['preferences_extracted'], 'preference')}"
+        )
+        for failure in failures:
+            err.print(shown(failure["error"]), style="red")
+    return 1 if failures else 0
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """Ingest the bundled conversation, then show the profile and why a fact was replaced."""
+    text = resources.files("factledger.entrypoints").joinpath("demo.jsonl").read_text(encoding="utf-8")
+    user = args.user or f"demo-{uuid.uuid4().hex[:6]}"
+    turns = [json.loads(line) for line in text.splitlines() if line.strip()]
+    results = []
+    with opened(args) as service:
+        for turn in turns:
+            result = service.ingest(user, turn["message"], session_id=turn["session_id"], context=turn["context"])
+            results.append({"message": turn["message"], **result.to_dict()})
+            if not args.json:
+                out.print(styled(("用户: ", "bold"), shown(turn["message"])))
+                for item in result.items:
+                    out.print(outcome_line(item))
+        profile = service.profile(user).to_dict()
+        history = list(service.history(user))
+    messages = {e.fields["message_id"]: e.fields for e in history if e.event == "MessageIngested"}
+    invalidations = [(e, messages.get(e.fields["message_id"])) for e in history if e.event == "FactInvalidated"]
+    if args.json:
+        print_json(
+            {
+                "user_id": user,
+                "messages": results,
+                "profile": profile,
+                "invalidations": [
+                    {**entry.to_dict(), "triggering_message": message and message["text"]}
+                    for entry, message in invalidations
+                ],
+            }
+        )
+        return 0
+    out.print()
+    out.print(profile_table(profile))
+    for entry, message in invalidations:
+        out.print(_invalidation(entry, message))
+    out.print(
+        f"\ntry: factledger history {user}   |   factledger why {user} ID   |   factledger recall {user} 住在哪里"
+    )
+    return 0
+
+
+def _invalidation(entry: HistoryEntry, message: dict[str, Any] | None) -> str:
+    return f"{describe_event(entry)}\n    triggered by {message_line(message)}"
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    """Add ``ingest``, ``ingest-file`` and ``demo``."""
+    p = sub.add_parser(
+        "ingest",
+        parents=[common],
+        help="record one user message",
+        description="Extract facts and preferences from one message and record them as events.",
+    )
+    p.add_argument("--user", required=True, help="the user's id")
+    p.add_argument("--session", help="the session id")
+    p.add_argument("--context", help='earlier turns as JSON: [{"role": "assistant", "content": "..."}]')
+    p.add_argument("--message-id", help="the message's id: sending it again records nothing (idempotent retries)")
+    p.add_argument("--timestamp", metavar="TIME", help="when the message was sent (ISO 8601; default now)")
+    p.add_argument("text", help="the message text")
+    p.set_defaults(func=cmd_ingest)
+
+    p = sub.add_parser(
+        "ingest-file",
+        parents=[common],
+        help="record every message of a JSONL file",
+        description='Lines: {"user_id", "message", "session_id"?, "context"?, "timestamp"?, '
+        '"message_id"?}. A line without message_id gets FILE:LINE:HASH, so running the '
+        "same file again (after a crash) records each line once. Bad lines are reported by "
+        "number; the rest is ingested. Exit 1 if any line failed.",
+    )
+    p.add_argument("file", help="JSONL file, or - for standard input")
+    p.set_defaults(func=cmd_ingest_file)
+
+    p = sub.add_parser("demo", parents=[common], help="ingest a short bundled Chinese conversation and show the result")
+    p.add_argument("--user", help="user id to use (default: a fresh demo-XXXXXX)")
+    p.set_defaults(func=cmd_demo)

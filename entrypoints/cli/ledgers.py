@@ -1,0 +1,174 @@
+"""Named ledgers: ``replay`` into one, list them (``ledgers``), compare two (``diff``), ``promote`` one."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Mapping
+from typing import Any
+
+from factledger.entrypoints.cli.present import (
+    NOTHING,
+    count,
+    human,
+    out,
+    print_json,
+    progress,
+    quoted,
+    shown,
+    styled,
+    table,
+)
+from factledger.entrypoints.cli.session import opened
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    """Re-decide the recorded messages with another extractor into another ledger (resumable)."""
+    with opened(args, check_embedder=False) as service:
+        if args.dry_run:
+            estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
+            if args.json:
+                print_json(estimate.to_dict())
+            else:
+                out.print(
+                    f"{count(estimate.messages, 'message')}; {estimate.llm_messages} would reach the LLM in "
+                    f"{count(estimate.llm_calls, 'call')}, about {count(estimate.input_tokens, 'input token')} "
+                    f"({estimate.extractor_id})"
+                )
+            return 0
+        with progress(args, f"replaying into {args.into}") as bar:
+            task = bar.add_task("replay", total=None)
+            report = service.replay(
+                args.into,
+                args.extractor,
+                rules=args.rules,
+                prompts=args.prompts,
+                users=args.user,
+                limit=args.limit,
+                progress=lambda done, total: bar.update(task, completed=done, total=total),
+            )
+    if args.json:
+        print_json(report.to_dict())
+    else:
+        state = "finished" if report.finished else "stopped early: run the same command again to resume"
+        out.print(
+            f"replayed {count(report.replayed, 'message')} into {report.into} with {report.extractor_id} "
+            f"({report.already_there} already there); {state}"
+        )
+    return 0
+
+
+def cmd_ledgers(args: argparse.Namespace) -> int:
+    """Every ledger with its extractor and event count."""
+    with opened(args, check_embedder=False) as service:
+        rows = service.ledgers()
+    if args.json:
+        print_json(rows)
+        return 0
+    cells = [
+        (
+            shown(r["name"]),
+            shown(r["schema"]),
+            shown(r["extractor_id"] or "(as ingested)"),
+            str(r["events"]),
+            human(r["replay_position"]),
+            NOTHING if r["created_at"] is None else f"{r['created_at']:%Y-%m-%d %H:%M}",
+        )
+        for r in rows
+    ]
+    out.print(
+        table(
+            "ledgers",
+            ("name", "schema", "extractor", "events", "replayed\nup to", "created"),
+            cells,
+            text={"extractor"},
+            numbers={"events", "replayed\nup to"},
+        )
+    )
+    return 0
+
+
+def _item(item: Mapping[str, Any]) -> str:
+    return f" {item['type']} {quoted(item['content'])} [{shown(item['category'])}]"
+
+
+def cmd_diff(args: argparse.Namespace) -> int:
+    """Ledger A against ledger B, per user: what only one holds and what changed."""
+    args.ledger = args.a
+    with opened(args, check_embedder=False) as service:
+        report = service.diff(args.b, user_id=args.user).to_dict()
+    if args.json:
+        print_json(report)
+        return 0
+    rows = [
+        (shown(row["user_id"]), str(row["only_in_a"]), str(row["only_in_b"]), str(row["changed"]), str(row["same"]))
+        for row in report["summary"]
+    ]
+    out.print(
+        table(
+            f"{shown(report['a'])} (A) vs {shown(report['b'])} (B)",
+            ("user", "only in A", "only in B", "changed", "same"),
+            rows,
+            text={"user"},
+            numbers={"only in A", "only in B", "changed", "same"},
+        )
+    )
+    for user in report["users"]:
+        who = f"{shown(user['user_id'])}: "
+        for item in user["only_in_a"]:
+            out.print(styled(who, ("- A only", "red"), _item(item)))
+        for item in user["only_in_b"]:
+            out.print(styled(who, ("+ B only", "green"), _item(item)))
+        for change in user["changed"]:
+            what = ", ".join(f"{k} {human(a)} → {human(b)}" for k, (a, b) in change["changes"].items())
+            out.print(styled(who, ("~ changed", "yellow"), f" {quoted(change['a']['content'])}: {what}"))
+    return 0
+
+
+def cmd_promote(args: argparse.Namespace) -> int:
+    """Make a ledger the live one, atomically; the old live one is kept under another name."""
+    with opened(args, check_embedder=False) as service:
+        kept = service.promote(args.name)
+    if args.json:
+        print_json({"live": args.name, "previous_live": kept})
+    else:
+        out.print(f"{shown(args.name)} is now the live ledger; the previous one is kept as {shown(kept)}")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    """Add ``replay``, ``ledgers``, ``diff`` and ``promote``."""
+    p = sub.add_parser(
+        "replay",
+        parents=[common],
+        help="re-decide recorded messages into another ledger",
+        description="Feeds the recorded messages, in order, with their times, sessions and context, "
+        "through another extractor (--extractor, --rules, or --prompts for the llm "
+        "extractor) into the ledger NAME; the source is never written. "
+        "Run again to resume after an interruption.",
+    )
+    p.add_argument("--into", required=True, metavar="NAME", help="target ledger (created if missing)")
+    p.add_argument("--extractor", choices=["offline", "llm"], help="extractor (default: the active one)")
+    p.add_argument(
+        "--rules",
+        metavar="PATH",
+        help="a modified offline rule set (TOML; see factledger.infrastructure.rule_overrides)",
+    )
+    p.add_argument("--user", action="append", help="only this user (repeatable)")
+    p.add_argument("--limit", type=int, help="stop after this many messages (resume later)")
+    p.add_argument(
+        "--dry-run", action="store_true", help="only say how many messages would reach the LLM and the tokens"
+    )
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser("ledgers", parents=[common], help="list ledgers with their extractor and event counts")
+    p.set_defaults(func=cmd_ledgers)
+
+    p = sub.add_parser("diff", parents=[common], help="compare two ledgers per user")
+    p.add_argument("a", help="ledger A (e.g. live)")
+    p.add_argument("b", help="ledger B")
+    p.add_argument("--user", help="only this user")
+    p.set_defaults(func=cmd_diff)
+
+    p = sub.add_parser("promote", parents=[common], help="make a replayed ledger the live one (atomically)")
+    p.add_argument("name")
+    p.set_defaults(func=cmd_promote)

@@ -1,0 +1,147 @@
+"""Reading a user's memory: ``profile``, ``recall``, ``history`` and ``context``.
+
+A user nothing was ever recorded for is an error here (exit 3), not an empty
+answer: at a prompt, an unknown user id is most likely a typing mistake.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from factledger.entrypoints.cli.present import (
+    describe_event,
+    err,
+    out,
+    print_json,
+    profile_table,
+    quoted,
+    short,
+    shown,
+    table,
+    when,
+)
+from factledger.entrypoints.cli.session import opened, parse_time, require_known
+
+
+def cmd_profile(args: argparse.Namespace) -> int:
+    """A user's active facts and preferences (as of a time, from the events, with ``--as-of``)."""
+    as_of = parse_time(args.as_of, "--as-of") if args.as_of else None
+    with opened(args, check_embedder=False) as service:
+        profile = service.profile(args.user, as_of=as_of)
+    require_known(args.user, profile.known)
+    if args.json:
+        print_json(profile.to_dict())
+    else:
+        out.print(profile_table(profile.to_dict()))
+    return 0
+
+
+def cmd_recall(args: argparse.Namespace) -> int:
+    """The user's memories most similar to a query."""
+    types = [t.strip() for t in args.types.split(",")] if args.types else None
+    with opened(args) as service:
+        hits = service.recall(args.user, args.query, types=types, top_k=args.top_k, min_similarity=args.min_similarity)
+        if not hits:  # only then is it worth asking whether the user exists at all
+            require_known(args.user, service.profile(args.user).known)
+    if args.json:
+        print_json([h.to_dict() for h in hits])
+        return 0
+    if not hits:
+        out.print(f"no memory of {shown(args.user)} is similar to {quoted(args.query)}")
+        return 0
+    rows = [
+        (
+            f"{hit.similarity:.3f}",
+            hit.record.type,
+            shown(hit.record.category),
+            shown(hit.record.content),
+            short(hit.record.id),
+        )
+        for hit in hits
+    ]
+    out.print(
+        table(
+            f"recall for {shown(args.user)}: {quoted(args.query)}",
+            ("similarity", "type", "category", "content", "id"),
+            rows,
+            text={"content"},
+            numbers={"similarity"},
+        )
+    )
+    return 0
+
+
+def cmd_history(args: argparse.Namespace) -> int:
+    """Every event recorded for the user, oldest first, one line each."""
+    since = parse_time(args.since, "--since") if args.since else None
+    until = parse_time(args.until, "--until") if args.until else None
+    with opened(args, check_embedder=False) as service:
+        page = service.history(args.user, since=since, until=until, kind=args.kind)
+        if not page.entries:  # a known user has at least its Started event, unless filtered away
+            require_known(args.user, service.profile(args.user).known)
+    if args.json:
+        print_json([entry.to_dict() for entry in page])
+        return 0
+    if not page.entries:
+        out.print(f"no event of {shown(args.user)} matches")
+    for entry in page:
+        at = entry.fields.get("at") or entry.recorded_at
+        out.print(f"{entry.version:>4}  {when(at)}  {describe_event(entry)}")
+    return 0
+
+
+def cmd_context(args: argparse.Namespace) -> int:
+    """What an assistant should know about the user to answer a query: a block for its system prompt."""
+    with opened(args) as service:
+        memory = service.memory_context(args.user, args.query, top_k=args.top_k, language=args.language)
+    require_known(args.user, memory.profile.known)
+    if args.json:
+        print_json(memory.to_dict())
+        return 0
+    text = memory.text
+    if not text and not args.quiet:
+        err.print(f"nothing active is known about {shown(args.user)}", style="yellow")
+    for line in text.splitlines():
+        out.print(shown(line))  # line by line: shown() would escape the newlines
+    return 0
+
+
+def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
+    """Add ``profile``, ``recall``, ``history`` and ``context``."""
+    p = sub.add_parser("profile", parents=[common], help="a user's active facts and preferences by category")
+    p.add_argument("user")
+    p.add_argument(
+        "--as-of",
+        metavar="TIME",
+        help="the profile as it was at TIME (ISO 8601), computed from the events, not the read model",
+    )
+    p.set_defaults(func=cmd_profile)
+
+    p = sub.add_parser("recall", parents=[common], help="memories most similar to a query")
+    p.add_argument("user")
+    p.add_argument("query")
+    p.add_argument("--top-k", type=int, default=5, help="how many (default 5)")
+    p.add_argument("--types", help="fact, preference or both (comma-separated)")
+    p.add_argument("--min-similarity", type=float, default=0.0, help="drop hits below this cosine similarity")
+    p.set_defaults(func=cmd_recall)
+
+    p = sub.add_parser("history", parents=[common], help="every event recorded for a user")
+    p.add_argument("user")
+    p.add_argument("--since", metavar="TIME", help="only events recorded at or after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", help="only events recorded at or before TIME (ISO 8601)")
+    p.add_argument("--kind", choices=["message", "fact", "preference"], help="only events of this kind")
+    p.set_defaults(func=cmd_history)
+
+    p = sub.add_parser(
+        "context",
+        parents=[common],
+        help="what to tell an LLM about a user before it answers QUERY",
+        description="Prints the block to put in an assistant's system prompt: the user's profile, "
+        "then the memories relevant to QUERY it does not already list. --json adds the "
+        "profile and the recalled items.",
+    )
+    p.add_argument("user")
+    p.add_argument("query", help="what the user is asking now")
+    p.add_argument("--top-k", type=int, default=5, help="how many memories to recall for the query (default 5)")
+    p.add_argument("--language", choices=["zh", "en"], default="zh", help="language of the headings (default zh)")
+    p.set_defaults(func=cmd_context)
