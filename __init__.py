@@ -35,7 +35,24 @@ from factledger.infrastructure.config import Settings
 __version__ = "0.2.0"
 
 __all__ = [
-    "ConfigError", "Diff", "Explanation", "FactledgerError", "HistoryPage", "IngestResult", "InvalidInput",
-    "LLMAuthError", "LLMError", "LLMUnavailable", "LedgerService", "MemoryContext", "NotFound", "Profile",
-    "RecallHit", "Settings", "StoreBusy", "WriteConflict", "__version__", "open_ledger",
+    "ConfigError",
+    "Diff",
+    "Explanation",
+    "FactledgerError",
+    "HistoryPage",
+    "IngestResult",
+    "InvalidInput",
+    "LLMAuthError",
+    "LLMError",
+    "LLMUnavailable",
+    "LedgerService",
+    "MemoryContext",
+    "NotFound",
+    "Profile",
+    "RecallHit",
+    "Settings",
+    "StoreBusy",
+    "WriteConflict",
+    "__version__",
+    "open_ledger",
 ]

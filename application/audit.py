@@ -67,45 +67,76 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
     for e in events:
         if isinstance(e, UserMemory.FactObserved) and e.fact_id == item_id:
             found.update(
-                kind="fact", text=e.text, category=e.category, authority=e.authority,
+                kind="fact",
+                text=e.text,
+                category=e.category,
+                authority=e.authority,
                 observed=Observation(
-                    at=e.at, recorded_at=e.timestamp, extractor_id=e.extractor_id, prompt_id=e.prompt_id,
-                    session_id=e.session_id, message=message(e.message_id), confidence=e.confidence, actor=e.actor,
+                    at=e.at,
+                    recorded_at=e.timestamp,
+                    extractor_id=e.extractor_id,
+                    prompt_id=e.prompt_id,
+                    session_id=e.session_id,
+                    message=message(e.message_id),
+                    confidence=e.confidence,
+                    actor=e.actor,
                 ),
             )
         elif isinstance(e, UserMemory.FactInvalidated) and e.superseded_by == item_id:
             found["supersedes"] = ItemRef(e.fact_id, texts.get(e.fact_id), e.relation)
         elif isinstance(e, UserMemory.FactConfirmed) and e.fact_id == item_id:
-            confirmations.append(Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict,
-                                              message(e.message_id)))
+            confirmations.append(
+                Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict, message(e.message_id))
+            )
         elif isinstance(e, UserMemory.FactContested) and e.fact_id == item_id:
             contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, message(e.message_id)))
         elif isinstance(e, UserMemory.FactInvalidated) and e.fact_id == item_id:
             found["invalidated"] = Invalidation(
-                at=e.at, relation=e.relation, reason=e.reason, actor=e.actor,
+                at=e.at,
+                relation=e.relation,
+                reason=e.reason,
+                actor=e.actor,
                 superseded_by=ItemRef(e.superseded_by, texts.get(e.superseded_by)) if e.superseded_by else None,
-                verdict=e.verdict, message=message(e.message_id),
+                verdict=e.verdict,
+                message=message(e.message_id),
             )
         elif isinstance(e, UserMemory.PreferenceObserved) and e.preference_id == item_id:
             found.update(
-                kind="preference", text=e.text, category=e.category,
+                kind="preference",
+                text=e.text,
+                category=e.category,
                 observed=Observation(
-                    at=e.at, recorded_at=e.timestamp, extractor_id=e.extractor_id, prompt_id=e.prompt_id,
-                    session_id=e.session_id, message=message(e.message_id), strength=e.strength,
+                    at=e.at,
+                    recorded_at=e.timestamp,
+                    extractor_id=e.extractor_id,
+                    prompt_id=e.prompt_id,
+                    session_id=e.session_id,
+                    message=message(e.message_id),
+                    strength=e.strength,
                     evidence=tuple(e.evidence),
                 ),
             )
         elif isinstance(e, UserMemory.PreferenceReinforced) and e.preference_id == item_id:
-            reinforcements.append(Reinforcement(
-                at=e.at, observed_strength=e.observed_strength, old_strength=e.old_strength,
-                new_strength=e.new_strength, evidence=tuple(e.evidence), times_observed=e.times_observed,
-                similarity=e.similarity, message=message(e.message_id),
-            ))
+            reinforcements.append(
+                Reinforcement(
+                    at=e.at,
+                    observed_strength=e.observed_strength,
+                    old_strength=e.old_strength,
+                    new_strength=e.new_strength,
+                    evidence=tuple(e.evidence),
+                    times_observed=e.times_observed,
+                    similarity=e.similarity,
+                    message=message(e.message_id),
+                )
+            )
     if "kind" not in found:
         raise LookupError(item_id)
     return Explanation(
-        id=item_id, confirmations=tuple(confirmations), contested=tuple(contests),
-        reinforcements=tuple(reinforcements), **found,
+        id=item_id,
+        confirmations=tuple(confirmations),
+        contested=tuple(contests),
+        reinforcements=tuple(reinforcements),
+        **found,
     )
 
 
@@ -122,7 +153,8 @@ def select_history(
     """Events recorded in [since, until] of one kind (message | fact | preference), oldest first."""
     wanted = HISTORY_KINDS[kind] if kind else None
     return [
-        e for e in events
+        e
+        for e in events
         if (since is None or e.timestamp >= since)
         and (until is None or e.timestamp <= until)
         and (wanted is None or isinstance(e, wanted))

@@ -28,9 +28,7 @@ current_call: ContextVar[CallContext | None] = ContextVar("factledger_current_ca
 
 
 @contextmanager
-def calls_for(
-    user_id: str, message_id: str | None, purpose: str, ledger: str | None = None
-) -> Iterator[CallContext]:
+def calls_for(user_id: str, message_id: str | None, purpose: str, ledger: str | None = None) -> Iterator[CallContext]:
     """Attribute every call made inside the block to this user, message, purpose and ledger."""
     context = CallContext(user_id, message_id, purpose, ledger)
     token = current_call.set(context)

@@ -1,9 +1,11 @@
 """Which of a user's items are similar to a new one, at a cost that does not grow with history.
 
 Deciding on a new fact compares it with every active fact of the user. The
-vectors of those facts are kept between messages as one matrix per user
-(and kind), so the next message reuses it: rows of facts still active are
-kept, rows of new ones are added, and one matrix product scores them all.
+vectors of those facts are kept between messages, per user and kind, in a
+matrix that grows by appending (spare capacity, so no copy) and forgets a
+retired item by marking its row dead (compacted once half the rows are dead).
+One matrix product then scores them all; rows stay in the order the items
+were added, which is the order of the user's items, so ties keep that order.
 """
 
 from __future__ import annotations
@@ -12,8 +14,8 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
-import attrs
 import numpy as np
+from numpy.typing import NDArray
 
 from factledger.application.ports import Embedder
 
@@ -21,10 +23,53 @@ from factledger.application.ports import Embedder
 USERS_KEPT = 64
 
 
-@attrs.frozen
-class _Matrix:
-    ids: tuple[str, ...]
-    rows: np.ndarray  # len(ids) × dimension, float64
+class _Rows:
+    """One user's item vectors: a float32 buffer with spare capacity, and which rows are alive."""
+
+    def __init__(self, dimension: int) -> None:
+        self.ids: list[str] = []
+        self.row_of: dict[str, int] = {}
+        self.buffer: NDArray[np.float32] = np.empty((8, dimension), dtype=np.float32)
+        self.alive: NDArray[np.bool_] = np.zeros(8, dtype=bool)
+        self.dead = 0
+
+    def sync(self, candidates: Sequence[tuple[str, str]], embed: Embedder) -> None:
+        """Make the live rows exactly ``candidates`` (new ones appended, missing ones dead)."""
+        wanted = {item_id for item_id, _ in candidates}
+        for item_id in [i for i in self.row_of if i not in wanted]:
+            self.alive[self.row_of.pop(item_id)] = False
+            self.dead += 1
+        new = [(item_id, text) for item_id, text in candidates if item_id not in self.row_of]
+        if new:
+            vectors = np.asarray(embed.embed([text for _, text in new]), dtype=np.float32)
+            start = len(self.ids)
+            self._reserve(start + len(new))
+            self.buffer[start : start + len(new)] = vectors.reshape(len(new), -1)
+            self.alive[start : start + len(new)] = True
+            for offset, (item_id, _) in enumerate(new):
+                self.ids.append(item_id)
+                self.row_of[item_id] = start + offset
+        if self.dead > len(self.row_of):
+            self._compact()
+
+    def _reserve(self, rows: int) -> None:
+        if rows <= len(self.buffer):
+            return
+        capacity = max(rows, 2 * len(self.buffer))
+        buffer = np.empty((capacity, self.buffer.shape[1]), dtype=np.float32)
+        buffer[: len(self.ids)] = self.buffer[: len(self.ids)]
+        alive = np.zeros(capacity, dtype=bool)
+        alive[: len(self.ids)] = self.alive[: len(self.ids)]
+        self.buffer, self.alive = buffer, alive
+
+    def _compact(self) -> None:
+        keep = np.flatnonzero(self.alive[: len(self.ids)])
+        self.ids = [self.ids[i] for i in keep]
+        self.row_of = {item_id: row for row, item_id in enumerate(self.ids)}
+        self.buffer[: len(keep)] = self.buffer[keep]
+        self.alive[:] = False
+        self.alive[: len(keep)] = True
+        self.dead = 0
 
 
 class CandidateIndex:
@@ -33,7 +78,7 @@ class CandidateIndex:
     def __init__(self, embedder: Embedder, users_kept: int = USERS_KEPT) -> None:
         self.embedder = embedder
         self.users_kept = users_kept
-        self._matrices: OrderedDict[Hashable, _Matrix] = OrderedDict()
+        self._rows: OrderedDict[Hashable, _Rows] = OrderedDict()
         self._lock = threading.Lock()
 
     def similar(
@@ -41,43 +86,21 @@ class CandidateIndex:
     ) -> list[tuple[float, str]]:
         """(similarity, id) of at most ``best`` candidates at or above ``threshold``, best first.
 
-        ``candidates`` are (id, text) of the user's items now; ``key`` names the
-        user and kind. Ties keep the candidates' order.
+        ``candidates`` are (id, text) of the user's items now, in their order;
+        ``key`` names the user and kind. Ties keep the candidates' order.
         """
         if not candidates:
             return []
-        matrix = self._matrix(key, candidates)
         query_vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float64)
-        scores = np.round(matrix.rows @ query_vector, 6)
-        order = np.argsort(-scores, kind="stable")[:best]
-        return [(float(scores[i]), matrix.ids[i]) for i in order if scores[i] >= threshold]
-
-    def _matrix(self, key: Hashable, candidates: Sequence[tuple[str, str]]) -> _Matrix:
-        ids = tuple(item_id for item_id, _ in candidates)
-        with self._lock:
-            known = self._matrices.get(key)
-        if known is not None and known.ids == ids:
-            return known
-        if known is not None and ids[: len(known.ids)] == known.ids:
-            # The common case: the user's last message added items, retired none.
-            added = self._vectors([text for _, text in candidates[len(known.ids):]])
-            matrix = _Matrix(ids, np.vstack([known.rows, added]))
-        else:
-            old_rows = {item_id: row for row, item_id in enumerate(known.ids)} if known is not None else {}
-            rows = np.empty((len(ids), self.embedder.dimension), dtype=np.float64)
-            kept = [(pos, old_rows[item_id]) for pos, item_id in enumerate(ids) if item_id in old_rows]
-            if kept and known is not None:
-                rows[[pos for pos, _ in kept]] = known.rows[[source for _, source in kept]]
-            missing = [(pos, text) for pos, (item_id, text) in enumerate(candidates) if item_id not in old_rows]
-            if missing:
-                rows[[pos for pos, _ in missing]] = self._vectors([text for _, text in missing])
-            matrix = _Matrix(ids, rows)
-        with self._lock:
-            self._matrices[key] = matrix
-            self._matrices.move_to_end(key)
-            while len(self._matrices) > self.users_kept:
-                self._matrices.popitem(last=False)
-        return matrix
-
-    def _vectors(self, texts: list[str]) -> np.ndarray:
-        return np.asarray(self.embedder.embed(texts), dtype=np.float64).reshape(len(texts), self.embedder.dimension)
+        with self._lock:  # a user's rows change in place: one decider thread at a time per index
+            rows = self._rows.pop(key, None) or _Rows(self.embedder.dimension)
+            self._rows[key] = rows
+            while len(self._rows) > self.users_kept:
+                self._rows.popitem(last=False)
+            rows.sync(candidates, self.embedder)
+            count = len(rows.ids)
+            # float64 products of the float32 vectors: the same scores however many rows there are.
+            scores = np.round(rows.buffer[:count].astype(np.float64) @ query_vector, 6)
+            scores[~rows.alive[:count]] = -np.inf
+            order = np.argsort(-scores, kind="stable")[:best]
+            return [(float(scores[i]), rows.ids[i]) for i in order if scores[i] >= threshold]

@@ -54,14 +54,20 @@ class Corrections:
         return self.writer.write(user_id, mark_wrong, create=False)[0]
 
     def restate(
-        self, user_id: str, text: str, category: str = "other", actor: str | None = None, confidence: float = 1.0,
+        self,
+        user_id: str,
+        text: str,
+        category: str = "other",
+        actor: str | None = None,
+        confidence: float = 1.0,
     ) -> Outcome:
         """An operator records a fact (authority ``manual``); a similar automatic fact it
         updates or contradicts is invalidated, and nothing automatic overrides it later."""
         user_id = require_id("user_id", user_id, self.limits)
         actor = optional_id("actor", actor, self.limits)
         fact = ExtractedFact(
-            clean_text("text", text, self.limits.message_chars, "max_message_chars"), category,
+            clean_text("text", text, self.limits.message_chars, "max_message_chars"),
+            category,
             require_unit("confidence", confidence),
         )
 

@@ -8,7 +8,6 @@ Every verdict and its provenance go into the events the commands trigger.
 from __future__ import annotations
 
 import uuid
-from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -16,7 +15,7 @@ import attrs
 import numpy as np
 
 from factledger.application.candidates import CandidateIndex
-from factledger.application.ports import Embedder, RelationJudge
+from factledger.application.ports import Embedder, RelationJudge, Vector
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import (
     Authority,
@@ -52,7 +51,7 @@ class Outcome:
         return {k: v for k, v in data.items() if v is not None}
 
 
-def cosine(a: Sequence[float], b: Sequence[float]) -> float:
+def cosine(a: Vector, b: Vector) -> float:
     """Cosine similarity of two unit vectors."""
     return float(np.dot(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
 
@@ -142,12 +141,21 @@ class Decider:
         provenance = Verdict.of(verdict, similarity)
         if verdict.relation is Relation.DUPLICATE and source.message_id is not None:
             memory.confirm_fact(
-                fact_id=existing_id, message_id=source.message_id, at=source.at, verdict=provenance,
+                fact_id=existing_id,
+                message_id=source.message_id,
+                at=source.at,
+                verdict=provenance,
                 session_id=source.session_id,
             )
             return Outcome(
-                "fact", existing_id, existing.text, existing.category, "confirmed",
-                relation=relation, similarity=similarity, confidence=existing.confidence,
+                "fact",
+                existing_id,
+                existing.text,
+                existing.category,
+                "confirmed",
+                relation=relation,
+                similarity=similarity,
+                confidence=existing.confidence,
             )
         if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or (
             verdict.relation is Relation.DUPLICATE and authority is Authority.MANUAL
@@ -155,18 +163,32 @@ class Decider:
             if Authority(existing.authority).outranks(authority):
                 assert source.message_id is not None  # a manual fact outranks nothing above it
                 memory.contest_fact(
-                    fact_id=existing_id, challenger_text=fact.text, relation=relation,
-                    message_id=source.message_id, at=source.at, verdict=provenance,
+                    fact_id=existing_id,
+                    challenger_text=fact.text,
+                    relation=relation,
+                    message_id=source.message_id,
+                    at=source.at,
+                    verdict=provenance,
                 )
                 return Outcome(
-                    "fact", existing_id, existing.text, existing.category, "contested",
-                    relation=relation, similarity=similarity, confidence=existing.confidence,
+                    "fact",
+                    existing_id,
+                    existing.text,
+                    existing.category,
+                    "contested",
+                    relation=relation,
+                    similarity=similarity,
+                    confidence=existing.confidence,
                 )
             observe()
             memory.invalidate_fact(
                 fact_id=existing_id,
-                relation=InvalidationRelation.MANUAL if authority is Authority.MANUAL else InvalidationRelation(relation),
-                reason=(f"由人工更正替代: {fact.text}" if authority is Authority.MANUAL else f"被新事实替代: {fact.text}"),
+                relation=InvalidationRelation.MANUAL
+                if authority is Authority.MANUAL
+                else InvalidationRelation(relation),
+                reason=(
+                    f"由人工更正替代: {fact.text}" if authority is Authority.MANUAL else f"被新事实替代: {fact.text}"
+                ),
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
@@ -174,14 +196,27 @@ class Decider:
                 actor=source.actor,
             )
             return Outcome(
-                "fact", fact_id, fact.text, fact.category, "superseded",
-                superseded_id=existing_id, superseded_text=existing.text,
-                relation=relation, similarity=similarity, confidence=fact.confidence,
+                "fact",
+                fact_id,
+                fact.text,
+                fact.category,
+                "superseded",
+                superseded_id=existing_id,
+                superseded_text=existing.text,
+                relation=relation,
+                similarity=similarity,
+                confidence=fact.confidence,
             )
         observe()
         return Outcome(
-            "fact", fact_id, fact.text, fact.category, "observed",
-            relation=relation, similarity=similarity, confidence=fact.confidence,
+            "fact",
+            fact_id,
+            fact.text,
+            fact.category,
+            "observed",
+            relation=relation,
+            similarity=similarity,
+            confidence=fact.confidence,
         )
 
     def _save_preference(
@@ -196,8 +231,9 @@ class Decider:
         # Only the same category can be reinforced: filter before taking the best candidates.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
         key = (memory.id, "preference", pref.category)
-        for similarity, existing_id in self._index.similar(key, pref.text, existing, self.preference_similarity,
-                                                           CANDIDATES):
+        for similarity, existing_id in self._index.similar(
+            key, pref.text, existing, self.preference_similarity, CANDIDATES
+        ):
             match = memory.preference(existing_id)
             memory.reinforce_preference(
                 preference_id=existing_id,
@@ -209,8 +245,13 @@ class Decider:
                 session_id=session_id,
             )
             return Outcome(
-                "preference", existing_id, match.text, match.category, "reinforced",
-                similarity=similarity, strength=memory.preference(existing_id).strength,
+                "preference",
+                existing_id,
+                match.text,
+                match.category,
+                "reinforced",
+                similarity=similarity,
+                strength=memory.preference(existing_id).strength,
             )
         memory.observe_preference(
             preference_id=pref_id,

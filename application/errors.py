@@ -17,9 +17,24 @@ from __future__ import annotations
 from factledger.domain.errors import DomainError, FactledgerError, FactNotActive, UnknownItem
 
 __all__ = [
-    "ConfigError", "DomainError", "EmbedderMismatch", "ExtractionFailure", "FactNotActive", "FactledgerError",
-    "InvalidInput", "LLMAuthError", "LLMConfigError", "LLMError", "LLMRequestRejected", "LLMUnavailable",
-    "MessageAlreadyRecorded", "NotFound", "RebuildRunning", "StoreBusy", "UnknownItem", "WriteConflict",
+    "ConfigError",
+    "DomainError",
+    "EmbedderMismatch",
+    "ExtractionFailure",
+    "FactNotActive",
+    "FactledgerError",
+    "InvalidInput",
+    "LLMAuthError",
+    "LLMConfigError",
+    "LLMError",
+    "LLMRequestRejected",
+    "LLMUnavailable",
+    "MessageAlreadyRecorded",
+    "NotFound",
+    "RebuildRunning",
+    "StoreBusy",
+    "UnknownItem",
+    "WriteConflict",
 ]
 
 

@@ -103,10 +103,14 @@ class Ingestion:
                 if message_id in memory.recent_message_ids:  # a concurrent delivery got there first
                     raise NothingToWrite(self.already_done(user_id, message_id))
                 memory.ingest_message(
-                    message_id=message_id, text=message, at=at, session_id=session_id,
+                    message_id=message_id,
+                    text=message,
+                    at=at,
+                    session_id=session_id,
                     context=[turn.as_dict() for turn in turns],
                 )
                 return self.decide(memory, user_id, message_id, said, at, session_id)
+
             return change
 
         def duplicate() -> IngestResult:
@@ -122,7 +126,7 @@ class Ingestion:
     ) -> list[IngestResult]:
         """Extract again every message whose extraction failed (all users, or one)."""
         users = [require_id("user_id", user_id, self.limits)] if user_id else self.ledger.users_with_failures()
-        pending = []
+        pending: list[tuple[str, str]] = []
         for user in users:
             memory = self.ledger.find_memory(user)
             if memory is not None:
@@ -139,7 +143,8 @@ class Ingestion:
         if message_id not in memory.failed_extractions:  # extracted meanwhile: never extract twice
             return self.already_done(user_id, message_id)
         message = next(
-            e for e in self.ledger.user_events(user_id)
+            e
+            for e in self.ledger.user_events(user_id)
             if isinstance(e, UserMemory.MessageIngested) and e.message_id == message_id
         )
         turns = [Turn.from_dict(t) for t in message.context]
@@ -150,6 +155,7 @@ class Ingestion:
                 if message_id not in memory.failed_extractions:  # another retry got there first
                     raise NothingToWrite(self.already_done(user_id, message_id))
                 return self.decide(memory, user_id, message_id, said, message.at, message.session_id)
+
             return change
 
         try:
@@ -172,14 +178,28 @@ class Ingestion:
                 return ExtractionFailure(str(exc), extractor_id=self.extractor.extractor_id)
 
     def decide(
-        self, memory: UserMemory, user_id: str, message_id: str, said: Said, at: datetime, session_id: str | None,
+        self,
+        memory: UserMemory,
+        user_id: str,
+        message_id: str,
+        said: Said,
+        at: datetime,
+        session_id: str | None,
     ) -> IngestResult:
         """Record what the extractor said about a message and decide on every item."""
         if isinstance(said, ExtractionFailure):
-            memory.record_extraction_failure(message_id, said.extractor_id, said.reason, said.raw_output, said.prompt_id)
+            memory.record_extraction_failure(
+                message_id, said.extractor_id, said.reason, said.raw_output, said.prompt_id
+            )
             return IngestResult(
-                user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
-                extractor_id=said.extractor_id, notification_id=None, status="extraction_failed",
+                user_id=user_id,
+                message_id=message_id,
+                facts=(),
+                preferences=(),
+                items=(),
+                extractor_id=said.extractor_id,
+                notification_id=None,
+                status="extraction_failed",
             )
         memory.record_extraction(message_id, said)
         with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
@@ -188,19 +208,39 @@ class Ingestion:
             except LLMUnavailable as exc:
                 raise DecisionsUnavailable(said, exc) from exc
         return IngestResult(
-            user_id=user_id, message_id=message_id,
+            user_id=user_id,
+            message_id=message_id,
             facts=tuple(f.text for f in said.facts),
             preferences=tuple(p.text for p in said.preferences),
-            items=tuple(outcomes), extractor_id=said.extractor_id, notification_id=None,
+            items=tuple(outcomes),
+            extractor_id=said.extractor_id,
+            notification_id=None,
         )
 
     def already_done(self, user_id: str, message_id: str) -> IngestResult:
         """A message already recorded (or extracted meanwhile): nothing new is written."""
         return IngestResult(
-            user_id=user_id, message_id=message_id, facts=(), preferences=(), items=(),
-            extractor_id=self.extractor.extractor_id, notification_id=None, status="duplicate",
+            user_id=user_id,
+            message_id=message_id,
+            facts=(),
+            preferences=(),
+            items=(),
+            extractor_id=self.extractor.extractor_id,
+            notification_id=None,
+            status="duplicate",
         )
 
-    def _write(self, user_id: str, change: Callable[[UserMemory], IngestResult], **options: Any) -> IngestResult:
-        result, position = self.writer.write(user_id, change, **options)
-        return attrs.evolve(result, notification_id=position) if position is not None else result
+    def _write(
+        self,
+        user_id: str,
+        change: Callable[[UserMemory], IngestResult],
+        *,
+        create: bool = True,
+        loaded: UserMemory | None = None,
+        new_message_id: str | None = None,
+        on_duplicate: Callable[[], IngestResult] | None = None,
+    ) -> IngestResult:
+        result, position = self.writer.write(
+            user_id, change, create=create, loaded=loaded, new_message_id=new_message_id, on_duplicate=on_duplicate
+        )
+        return result if position is None else attrs.evolve(result, notification_id=position)

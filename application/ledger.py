@@ -28,7 +28,7 @@ APPLICATION_NAME = "factledger"
 DEFAULT_SNAPSHOT_INTERVAL = 200
 
 
-class MemoryLedger(Application):
+class MemoryLedger(Application[UUID]):
     """Stores and loads ``UserMemory`` aggregates.
 
     Snapshots every ``FACTLEDGER_SNAPSHOT_INTERVAL`` events (default 50) keep

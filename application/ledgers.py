@@ -33,8 +33,9 @@ class Ledgers:
 
     def ledgers(self) -> list[dict[str, Any]]:
         """Every ledger with its extractor and event count."""
-        return [{**entry.to_dict(), "events": self.directory.event_count(entry.name)}
-                for entry in self.directory.entries()]
+        return [
+            {**entry.to_dict(), "events": self.directory.event_count(entry.name)} for entry in self.directory.entries()
+        ]
 
     def replay(
         self,
@@ -52,12 +53,22 @@ class Ledgers:
         This ledger is never written. Run it again to resume after an interruption."""
         chosen = self.directory.extractor(extractor, rules=rules, prompts=prompts)
         return run_replay(
-            self.ledger, self.name, self.directory, into, chosen,
-            users=set(users) if users else None, limit=limit, progress=progress,
+            self.ledger,
+            self.name,
+            self.directory,
+            into,
+            chosen,
+            users=set(users) if users else None,
+            limit=limit,
+            progress=progress,
         )
 
     def estimate_replay(
-        self, extractor: str | None = None, *, rules: str | None = None, prompts: str | None = None,
+        self,
+        extractor: str | None = None,
+        *,
+        rules: str | None = None,
+        prompts: str | None = None,
         users: Sequence[str] | None = None,
     ) -> ReplayEstimate:
         """What a replay would cost: messages reaching the LLM, calls and input tokens."""

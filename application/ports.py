@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from uuid import UUID
 
 import attrs
+import numpy as np
+from numpy.typing import NDArray
 
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
 from factledger.domain.values import Extraction, RelationVerdict, Turn
@@ -23,10 +25,28 @@ from factledger.domain.values import Extraction, RelationVerdict, Turn
 if TYPE_CHECKING:
     from factledger.application.service import LedgerService
 
+# A vector: a list of floats, or a numpy array (the embedding cache hands out float32 arrays).
+Vector = Sequence[float] | NDArray[np.floating[Any]]
+
 __all__ = [
-    "CostEstimator", "Embedder", "ExtractionFailure", "Extractor", "LLMUnavailable", "LedgerDirectory",
-    "LedgerInfo", "MemoryReadModel", "MemoryRecord", "MessageAlreadyRecorded", "MessageIndex", "ProjectionStatus",
-    "ReadModelUpdater", "RecallHit", "RelationJudge", "StoreBusy", "UsageReport",
+    "CostEstimator",
+    "Embedder",
+    "ExtractionFailure",
+    "Extractor",
+    "LLMUnavailable",
+    "LedgerDirectory",
+    "LedgerInfo",
+    "MemoryReadModel",
+    "MemoryRecord",
+    "MessageAlreadyRecorded",
+    "MessageIndex",
+    "ProjectionStatus",
+    "ReadModelUpdater",
+    "RecallHit",
+    "RelationJudge",
+    "StoreBusy",
+    "UsageReport",
+    "Vector",
 ]
 
 
@@ -72,8 +92,7 @@ class RelationJudge(Protocol):
     """Decides how a new fact relates to a similar existing one."""
 
     @property
-    def judge_id(self) -> str:
-        ...
+    def judge_id(self) -> str: ...
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
         """duplicate / update / conflict / different, with the raw answer."""
@@ -90,15 +109,14 @@ class Embedder(Protocol):
         ...
 
     @property
-    def dimension(self) -> int:
-        ...
+    def dimension(self) -> int: ...
 
     @property
     def recall_threshold(self) -> float:
         """The cosine similarity below which a recalled item is unrelated, for this embedder."""
         ...
 
-    def embed(self, texts: Sequence[str]) -> Sequence[Sequence[float]]:
+    def embed(self, texts: Sequence[str]) -> Sequence[Vector]:
         """One L2-normalised vector per text, in order."""
         ...
 
@@ -132,8 +150,15 @@ class RecallHit:
 
     def to_dict(self) -> dict[str, Any]:
         r = self.record
-        return {"id": r.id, "type": r.type, "content": r.content, "category": r.category,
-                "similarity": self.similarity, "importance": r.importance, "metadata": r.metadata}
+        return {
+            "id": r.id,
+            "type": r.type,
+            "content": r.content,
+            "category": r.category,
+            "similarity": self.similarity,
+            "importance": r.importance,
+            "metadata": r.metadata,
+        }
 
 
 class MemoryReadModel(Protocol):
@@ -150,7 +175,7 @@ class MemoryReadModel(Protocol):
     def search(
         self,
         user_id: str,
-        vector: Sequence[float],
+        vector: Vector,
         types: Sequence[str],
         top_k: int,
         min_similarity: float,
@@ -177,8 +202,13 @@ class ProjectionStatus:
         return max(0, self.head - self.position)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"position": self.position, "head": self.head, "lag": self.lag, "embedder_id": self.embedder_id,
-                "quarantined": self.quarantined}
+        return {
+            "position": self.position,
+            "head": self.head,
+            "lag": self.lag,
+            "embedder_id": self.embedder_id,
+            "quarantined": self.quarantined,
+        }
 
 
 class ReadModelUpdater(Protocol):
@@ -192,8 +222,7 @@ class ReadModelUpdater(Protocol):
         """Project every event again into a new read model and swap it in when complete."""
         ...
 
-    def status(self) -> ProjectionStatus:
-        ...
+    def status(self) -> ProjectionStatus: ...
 
     def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
         """Events the read model could not store, with their errors."""
@@ -213,8 +242,7 @@ class ReadModelUpdater(Protocol):
 class MessageIndex(Protocol):
     """A store that remembers every message id of every user (not only a recent window)."""
 
-    def has_message(self, originator_id: UUID, message_id: str) -> bool:
-        ...
+    def has_message(self, originator_id: UUID, message_id: str) -> bool: ...
 
 
 # ---- named ledgers, usage ---------------------------------------------------------------------
@@ -239,8 +267,7 @@ class LedgerInfo:
 class LedgerDirectory(Protocol):
     """Named ledgers in one store: what replay, diff and promote need."""
 
-    def entries(self) -> list[LedgerInfo]:
-        ...
+    def entries(self) -> list[LedgerInfo]: ...
 
     def event_count(self, name: str) -> int:
         """How many events the ledger holds."""
@@ -251,18 +278,19 @@ class LedgerDirectory(Protocol):
         extractor or another user filter."""
         ...
 
-    def set_position(self, name: str, position: int) -> None:
-        ...
+    def set_position(self, name: str, position: int) -> None: ...
 
     def promote(self, name: str) -> str:
         """Make ``name`` live; return the new name of the previous live ledger."""
         ...
 
     def open(
-        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        self,
+        name: str,
+        extractor: Extractor | None = None,
+        judge: RelationJudge | None = None,
         inline_projection: bool = True,
-    ) -> LedgerService:
-        ...
+    ) -> LedgerService: ...
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
         """An extractor by name (``offline``, ``llm``) with an optional rules or prompts file."""
@@ -272,5 +300,4 @@ class LedgerDirectory(Protocol):
 class UsageReport(Protocol):
     """What LLM and embedding calls cost, per message (the ``llm_calls`` log)."""
 
-    def report(self, user_id: str | None = None) -> dict[str, Any]:
-        ...
+    def report(self, user_id: str | None = None) -> dict[str, Any]: ...

@@ -73,8 +73,12 @@ class Queries:
         prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
         return Profile(
             user_id,
-            tuple(ProfileFact(f.id, f.content, f.category, f.metadata.get("confidence", 0.5),
-                              f.metadata.get("times_mentioned", 1)) for f in facts),
+            tuple(
+                ProfileFact(
+                    f.id, f.content, f.category, f.metadata.get("confidence", 0.5), f.metadata.get("times_mentioned", 1)
+                )
+                for f in facts
+            ),
             tuple(ProfilePreference(p.id, p.content, p.category, p.metadata.get("strength", 0.5)) for p in prefs),
             known=known,
         )
@@ -99,8 +103,8 @@ class Queries:
         if unknown:
             raise InvalidInput(f"unknown memory type(s) {unknown}; use 'fact' or 'preference'")
         top_k = require_top_k(top_k, self.limits)
-        threshold = self.embedder.recall_threshold if min_similarity is None else require_unit(
-            "min_similarity", min_similarity
+        threshold = (
+            self.embedder.recall_threshold if min_similarity is None else require_unit("min_similarity", min_similarity)
         )
         vector = self.embedder.embed([query])[0]
         return self.read_model.search(user_id, vector, chosen, top_k, threshold)
@@ -155,5 +159,5 @@ class Queries:
             until=None if until is None else utc(until),
             kind=kind,
         )
-        page = events[offset:] if limit is None else events[offset:offset + limit]
+        page = events[offset:] if limit is None else events[offset : offset + limit]
         return HistoryPage(user_id, tuple(HistoryEntry.of(e) for e in page), offset, len(events))

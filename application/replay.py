@@ -14,9 +14,9 @@ from typing import Any
 
 import attrs
 
+from factledger.application.errors import InvalidInput
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import CostEstimator, Extractor, LedgerDirectory, RelationJudge
-from factledger.application.validation import InvalidInput
 from factledger.domain.values import Turn
 
 logger = logging.getLogger(__name__)
@@ -78,8 +78,12 @@ def replay(
             if users is None or user_id in users:
                 try:
                     result = target.ingest(
-                        user_id, message.text, session_id=message.session_id, context=list(message.context),
-                        message_id=message.message_id, timestamp=message.at,
+                        user_id,
+                        message.text,
+                        session_id=message.session_id,
+                        context=list(message.context),
+                        message_id=message.message_id,
+                        timestamp=message.at,
                     )
                 except InvalidInput as exc:
                     logger.warning("message %r of user %r cannot be replayed: %s", message.message_id, user_id, exc)
@@ -100,9 +104,16 @@ def replay(
         target.close()
     remaining = source.count_messages(after=position)
     return ReplayReport(
-        into=into, extractor_id=extractor.extractor_id, replayed=replayed, already_there=already,
-        skipped_users=skipped, position=position, head=source.head(),
-        finished=remaining == 0, events_projected=projected, refused=refused,
+        into=into,
+        extractor_id=extractor.extractor_id,
+        replayed=replayed,
+        already_there=already,
+        skipped_users=skipped,
+        position=position,
+        head=source.head(),
+        finished=remaining == 0,
+        events_projected=projected,
+        refused=refused,
     )
 
 

@@ -17,9 +17,25 @@ from factledger.application.ports import RecallHit
 from factledger.domain.values import Extraction, Verdict
 
 __all__ = [
-    "Confirmation", "Contest", "Diff", "Explanation", "HistoryEntry", "HistoryPage", "IngestResult", "Invalidation",
-    "ItemRef", "MemoryContext", "MessageRef", "Observation", "Outcome", "Profile", "ProfileFact", "ProfilePreference",
-    "RecallHit", "Reinforcement", "UserDiff",
+    "Confirmation",
+    "Contest",
+    "Diff",
+    "Explanation",
+    "HistoryEntry",
+    "HistoryPage",
+    "IngestResult",
+    "Invalidation",
+    "ItemRef",
+    "MemoryContext",
+    "MessageRef",
+    "Observation",
+    "Outcome",
+    "Profile",
+    "ProfileFact",
+    "ProfilePreference",
+    "RecallHit",
+    "Reinforcement",
+    "UserDiff",
 ]
 
 NO_VERDICT: dict[str, Any] = {"judge_id": None, "judge_prompt_id": None, "similarity": None, "raw_answer": None}
@@ -128,8 +144,15 @@ class Profile:
         if self.facts:
             lines += [facts, *(f"- {f.text}" for f in self.facts)]
         if self.preferences:
-            lines += [prefs, *(f"- {p.text}（{strength} {p.strength:.1f}）" if language == "zh"
-                               else f"- {p.text} ({strength} {p.strength:.1f})" for p in self.preferences)]
+            lines += [
+                prefs,
+                *(
+                    f"- {p.text}（{strength} {p.strength:.1f}）"
+                    if language == "zh"
+                    else f"- {p.text} ({strength} {p.strength:.1f})"
+                    for p in self.preferences
+                ),
+            ]
         return "\n".join(lines)
 
 
@@ -205,8 +228,14 @@ class Observation:
     evidence: tuple[str, ...] = ()
 
     def to_dict(self, kind: str) -> dict[str, Any]:
-        common = {"at": self.at, "recorded_at": self.recorded_at, "extractor_id": self.extractor_id,
-                  "prompt_id": self.prompt_id, "session_id": self.session_id, "message": _message(self.message)}
+        common = {
+            "at": self.at,
+            "recorded_at": self.recorded_at,
+            "extractor_id": self.extractor_id,
+            "prompt_id": self.prompt_id,
+            "session_id": self.session_id,
+            "message": _message(self.message),
+        }
         if kind == "fact":
             return {**common, "confidence": self.confidence, "actor": self.actor}
         return {**common, "strength": self.strength, "evidence": list(self.evidence)}
@@ -221,8 +250,13 @@ class Confirmation:
     message: MessageRef | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "times_mentioned": self.times_mentioned, "importance": self.importance,
-                **_verdict(self.verdict), "message": _message(self.message)}
+        return {
+            "at": self.at,
+            "times_mentioned": self.times_mentioned,
+            "importance": self.importance,
+            **_verdict(self.verdict),
+            "message": _message(self.message),
+        }
 
 
 @attrs.frozen
@@ -234,8 +268,13 @@ class Contest:
     message: MessageRef | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"at": self.at, "challenger": self.challenger, "relation": self.relation,
-                **_verdict(self.verdict), "message": _message(self.message)}
+        return {
+            "at": self.at,
+            "challenger": self.challenger,
+            "relation": self.relation,
+            **_verdict(self.verdict),
+            "message": _message(self.message),
+        }
 
 
 @attrs.frozen
@@ -250,8 +289,15 @@ class Invalidation:
 
     def to_dict(self) -> dict[str, Any]:
         by = {"id": self.superseded_by.id, "text": self.superseded_by.text} if self.superseded_by else None
-        return {"at": self.at, "relation": self.relation, "reason": self.reason, "actor": self.actor,
-                "superseded_by": by, **_verdict(self.verdict), "message": _message(self.message)}
+        return {
+            "at": self.at,
+            "relation": self.relation,
+            "reason": self.reason,
+            "actor": self.actor,
+            "superseded_by": by,
+            **_verdict(self.verdict),
+            "message": _message(self.message),
+        }
 
 
 @attrs.frozen
@@ -266,8 +312,11 @@ class Reinforcement:
     message: MessageRef | None
 
     def to_dict(self) -> dict[str, Any]:
-        return {**{k: v for k, v in attrs.asdict(self, recurse=False).items() if k != "message"},
-                "evidence": list(self.evidence), "message": _message(self.message)}
+        return {
+            **{k: v for k, v in attrs.asdict(self, recurse=False).items() if k != "message"},
+            "evidence": list(self.evidence),
+            "message": _message(self.message),
+        }
 
 
 @attrs.frozen
@@ -291,12 +340,21 @@ class Explanation:
         return self.invalidated is None
 
     def to_dict(self) -> dict[str, Any]:
-        data: dict[str, Any] = {"id": self.id, "kind": self.kind, "text": self.text, "category": self.category,
-                                "observed": self.observed.to_dict(self.kind)}
+        data: dict[str, Any] = {
+            "id": self.id,
+            "kind": self.kind,
+            "text": self.text,
+            "category": self.category,
+            "observed": self.observed.to_dict(self.kind),
+        }
         if self.kind == "preference":
             return {**data, "reinforcements": [r.to_dict() for r in self.reinforcements]}
-        data.update(authority=self.authority, confirmations=[c.to_dict() for c in self.confirmations],
-                    contested=[c.to_dict() for c in self.contested], is_active=self.is_active)
+        data.update(
+            authority=self.authority,
+            confirmations=[c.to_dict() for c in self.confirmations],
+            contested=[c.to_dict() for c in self.contested],
+            is_active=self.is_active,
+        )
         if self.supersedes is not None:
             data["supersedes"] = attrs.asdict(self.supersedes)
         if self.invalidated is not None:
@@ -357,8 +415,12 @@ class HistoryPage:
         return self.offset + len(self.entries) < self.total
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "offset": self.offset, "total": self.total,
-                "entries": [e.to_dict() for e in self.entries]}
+        return {
+            "user_id": self.user_id,
+            "offset": self.offset,
+            "total": self.total,
+            "entries": [e.to_dict() for e in self.entries],
+        }
 
 
 # ---- diff ---------------------------------------------------------------------------------
@@ -373,8 +435,13 @@ class UserDiff:
     same: int
 
     def to_dict(self) -> dict[str, Any]:
-        return {"user_id": self.user_id, "only_in_a": list(self.only_in_a), "only_in_b": list(self.only_in_b),
-                "changed": list(self.changed), "same": self.same}
+        return {
+            "user_id": self.user_id,
+            "only_in_a": list(self.only_in_a),
+            "only_in_b": list(self.only_in_b),
+            "changed": list(self.changed),
+            "same": self.same,
+        }
 
 
 @attrs.frozen
@@ -390,8 +457,13 @@ class Diff:
             "a": self.a,
             "b": self.b,
             "summary": [
-                {"user_id": d.user_id, "only_in_a": len(d.only_in_a), "only_in_b": len(d.only_in_b),
-                 "changed": len(d.changed), "same": d.same}
+                {
+                    "user_id": d.user_id,
+                    "only_in_a": len(d.only_in_a),
+                    "only_in_b": len(d.only_in_b),
+                    "changed": len(d.changed),
+                    "same": d.same,
+                }
                 for d in self.users
             ],
             "users": [d.to_dict() for d in self.users],

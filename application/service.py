@@ -80,8 +80,9 @@ class LedgerService:
         self.directory = directory
         self.usage_log = usage
         self.limits = limits
-        decider = Decider(judge=judge, embedder=embedder, fact_similarity=fact_similarity,
-                          preference_similarity=preference_similarity)
+        decider = Decider(
+            judge=judge, embedder=embedder, fact_similarity=fact_similarity, preference_similarity=preference_similarity
+        )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
         self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits)
         self.corrections = Corrections(ledger, self.writer, decider, limits)
@@ -116,9 +117,7 @@ class LedgerService:
         for ``retry_failed``. A write that keeps meeting concurrent writers raises
         ``WriteConflict``.
         """
-        return self.ingestion.ingest(
-            user_id, message, session_id, context, message_id=message_id, timestamp=timestamp
-        )
+        return self.ingestion.ingest(user_id, message, session_id, context, message_id=message_id, timestamp=timestamp)
 
     def retry_failed(
         self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
@@ -131,7 +130,12 @@ class LedgerService:
         return self.corrections.invalidate(user_id, fact_id, reason, actor)
 
     def restate(
-        self, user_id: str, text: str, category: str = "other", actor: str | None = None, confidence: float = 1.0,
+        self,
+        user_id: str,
+        text: str,
+        category: str = "other",
+        actor: str | None = None,
+        confidence: float = 1.0,
     ) -> Outcome:
         """An operator records a fact that nothing automatic will override."""
         return self.corrections.restate(user_id, text, category, actor, confidence)
@@ -209,7 +213,11 @@ class LedgerService:
         )
 
     def estimate_replay(
-        self, extractor: str | None = None, *, rules: str | None = None, prompts: str | None = None,
+        self,
+        extractor: str | None = None,
+        *,
+        rules: str | None = None,
+        prompts: str | None = None,
         users: Sequence[str] | None = None,
     ) -> ReplayEstimate:
         """What a replay would cost: messages reaching the LLM, calls and input tokens."""

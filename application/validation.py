@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import attrs
@@ -21,7 +21,7 @@ from factledger.application.errors import InvalidInput, NotFound
 from factledger.domain.values import Turn, has_unstorable, storable_text
 
 # Chat logs older than this are not plausible; later than now + skew is a clock error.
-EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
 CLOCK_SKEW = timedelta(days=1)
 
 
@@ -84,9 +84,7 @@ def context_turns(context: Iterable[Any] | None, limits: InputLimits = DEFAULT_L
     if not isinstance(context, (list, tuple)):
         raise InvalidInput(f"context must be a list of {{role, content}} turns, got {type(context).__name__}")
     if len(context) > limits.context_turns:
-        raise InvalidInput(
-            f"context has {len(context)} turns; the limit is {limits.context_turns} (max_context_turns)"
-        )
+        raise InvalidInput(f"context has {len(context)} turns; the limit is {limits.context_turns} (max_context_turns)")
     turns: list[Turn] = []
     total = 0
     for position, turn in enumerate(context):
@@ -109,16 +107,16 @@ def context_turns(context: Iterable[Any] | None, limits: InputLimits = DEFAULT_L
 def utc(at: datetime | None) -> datetime:
     """``at`` with a time zone (naive means UTC); now when None."""
     if at is None:
-        return datetime.now(timezone.utc)
+        return datetime.now(UTC)
     if not isinstance(at, datetime):
         raise InvalidInput(f"timestamp must be a datetime, got {type(at).__name__}")
-    return at if at.tzinfo else at.replace(tzinfo=timezone.utc)
+    return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
 def message_time(at: datetime | None) -> datetime:
     """A message's time: now by default, else a plausible one (1970 to tomorrow)."""
     when = utc(at)
-    latest = datetime.now(timezone.utc) + CLOCK_SKEW
+    latest = datetime.now(UTC) + CLOCK_SKEW
     if not EARLIEST <= when <= latest:
         raise InvalidInput(
             f"timestamp {when.isoformat()} is outside the plausible range "

@@ -101,4 +101,3 @@ def require_memory(ledger: MemoryLedger, user_id: str) -> UserMemory:
     if memory is None:
         raise NotFound(f"nothing is recorded for user {user_id!r}")
     return memory
-

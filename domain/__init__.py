@@ -19,9 +19,9 @@ from factledger.domain.memory import (
 )
 from factledger.domain.values import (
     Authority,
-    Extraction,
     ExtractedFact,
     ExtractedPreference,
+    Extraction,
     InvalidationRelation,
     Relation,
     RelationVerdict,
@@ -34,9 +34,9 @@ __all__ = [
     "Authority",
     "DomainError",
     "DuplicateMessage",
-    "Extraction",
     "ExtractedFact",
     "ExtractedPreference",
+    "Extraction",
     "FactNotActive",
     "InvalidationRelation",
     "Relation",

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Iterable
 from datetime import datetime
 from typing import Any
 
@@ -28,8 +29,16 @@ from factledger.domain.errors import DomainError, DuplicateMessage, FactNotActiv
 from factledger.domain.values import Authority, Extraction, InvalidationRelation, Verdict, has_unstorable
 
 __all__ = [
-    "DomainError", "DuplicateMessage", "Fact", "FactNotActive", "Preference", "UnknownItem", "UserMemory",
-    "project_memory", "reinforced_strength", "user_memory_id",
+    "DomainError",
+    "DuplicateMessage",
+    "Fact",
+    "FactNotActive",
+    "Preference",
+    "UnknownItem",
+    "UserMemory",
+    "project_memory",
+    "reinforced_strength",
+    "user_memory_id",
 ]
 
 NAMESPACE = uuid.UUID("6f1c1d1e-6a0e-4d2b-9a55-2f3f6e7d9b10")
@@ -66,6 +75,10 @@ def reinforced_strength(old_strength: float, times_observed: int, observed: floa
     return round(min(1.0, max(0.0, new)), 6)
 
 
+def _strings(items: Iterable[str]) -> tuple[str, ...]:
+    return tuple(items)
+
+
 @attrs.frozen
 class Fact:
     """An active fact, as the aggregate holds it."""
@@ -93,7 +106,7 @@ class Preference:
     text: str
     category: str
     strength: float
-    evidence: tuple[str, ...] = attrs.field(converter=tuple)
+    evidence: tuple[str, ...] = attrs.field(converter=_strings)
     times_observed: int
     first_seen: datetime
     last_confirmed: datetime
@@ -108,7 +121,7 @@ class UserMemory(Aggregate):
     class_version = 2
 
     @staticmethod
-    def create_id(user_id: str) -> uuid.UUID:  # type: ignore[override]
+    def create_id(user_id: str) -> uuid.UUID:
         return user_memory_id(user_id)
 
     # ---- events ---------------------------------------------------------------
@@ -126,7 +139,7 @@ class UserMemory(Aggregate):
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.messages_ingested += 1
             aggregate.last_message_id = self.message_id
-            aggregate.recent_message_ids = (aggregate.recent_message_ids + [self.message_id])[-RECENT_MESSAGES:]
+            aggregate.recent_message_ids = ([*aggregate.recent_message_ids, self.message_id])[-RECENT_MESSAGES:]
 
     class ExtractionRecorded(Aggregate.Event):
         """What the extractor said about a message: items, raw answer, extractor and prompt id."""
@@ -176,9 +189,17 @@ class UserMemory(Aggregate):
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.facts[self.fact_id] = Fact(
-                id=self.fact_id, text=self.text, category=self.category, confidence=self.confidence,
-                importance=self.confidence, times_mentioned=1, first_seen=self.at, last_confirmed=self.at,
-                session_id=self.session_id, message_id=self.message_id, authority=self.authority,
+                id=self.fact_id,
+                text=self.text,
+                category=self.category,
+                confidence=self.confidence,
+                importance=self.confidence,
+                times_mentioned=1,
+                first_seen=self.at,
+                last_confirmed=self.at,
+                session_id=self.session_id,
+                message_id=self.message_id,
+                authority=self.authority,
             )
 
     class FactConfirmed(Aggregate.Event):
@@ -199,7 +220,9 @@ class UserMemory(Aggregate):
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
             aggregate.facts[self.fact_id] = attrs.evolve(
-                fact, times_mentioned=self.times_mentioned, last_confirmed=self.last_confirmed,
+                fact,
+                times_mentioned=self.times_mentioned,
+                last_confirmed=self.last_confirmed,
                 importance=self.importance,
             )
 
@@ -256,9 +279,16 @@ class UserMemory(Aggregate):
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.preferences[self.preference_id] = Preference(
-                id=self.preference_id, text=self.text, category=self.category, strength=self.strength,
-                evidence=self.evidence, times_observed=1, first_seen=self.at, last_confirmed=self.at,
-                session_id=self.session_id, message_id=self.message_id,
+                id=self.preference_id,
+                text=self.text,
+                category=self.category,
+                strength=self.strength,
+                evidence=self.evidence,
+                times_observed=1,
+                first_seen=self.at,
+                last_confirmed=self.at,
+                session_id=self.session_id,
+                message_id=self.message_id,
             )
 
     class PreferenceReinforced(Aggregate.Event):
@@ -276,7 +306,10 @@ class UserMemory(Aggregate):
         def apply(self, aggregate: UserMemory) -> None:
             pref = aggregate.preferences[self.preference_id]
             aggregate.preferences[self.preference_id] = attrs.evolve(
-                pref, strength=self.new_strength, evidence=self.evidence, times_observed=self.times_observed,
+                pref,
+                strength=self.new_strength,
+                evidence=self.evidence,
+                times_observed=self.times_observed,
                 last_confirmed=self.at,
             )
 
@@ -374,8 +407,12 @@ class UserMemory(Aggregate):
         if message_id in self.recent_message_ids:
             raise DuplicateMessage(f"message {message_id!r} was already ingested for user {self.user_id!r}")
         self.trigger_event(
-            self.MessageIngested, message_id=message_id, session_id=session_id, text=text,
-            context=[dict(turn) for turn in (context or [])], at=at,
+            self.MessageIngested,
+            message_id=message_id,
+            session_id=session_id,
+            text=text,
+            context=[dict(turn) for turn in (context or [])],
+            at=at,
         )
 
     def record_extraction(self, message_id: str, extraction: Extraction) -> None:
@@ -389,8 +426,12 @@ class UserMemory(Aggregate):
         """Record that extraction of a message failed, with the raw answer, for a later retry."""
         self._require_message(message_id)
         self.trigger_event(
-            self.ExtractionFailed, message_id=message_id, extractor_id=extractor_id, prompt_id=prompt_id,
-            error=error, raw_output=raw_output,
+            self.ExtractionFailed,
+            message_id=message_id,
+            extractor_id=extractor_id,
+            prompt_id=prompt_id,
+            error=error,
+            raw_output=raw_output,
         )
 
     def observe_fact(
@@ -419,22 +460,41 @@ class UserMemory(Aggregate):
         else:
             self._require_message(message_id)
         self.trigger_event(
-            self.FactObserved, fact_id=fact_id, text=text, category=fact_category(category),
-            confidence=_check_unit("confidence", confidence), message_id=message_id, session_id=session_id,
-            extractor_id=extractor_id, at=at, conflicts_with=conflicts_with, authority=authority.value,
-            prompt_id=prompt_id, actor=actor,
+            self.FactObserved,
+            fact_id=fact_id,
+            text=text,
+            category=fact_category(category),
+            confidence=_check_unit("confidence", confidence),
+            message_id=message_id,
+            session_id=session_id,
+            extractor_id=extractor_id,
+            at=at,
+            conflicts_with=conflicts_with,
+            authority=authority.value,
+            prompt_id=prompt_id,
+            actor=actor,
         )
 
     def confirm_fact(
-        self, fact_id: str, message_id: str, at: datetime, verdict: Verdict, session_id: str | None = None,
+        self,
+        fact_id: str,
+        message_id: str,
+        at: datetime,
+        verdict: Verdict,
+        session_id: str | None = None,
     ) -> None:
         """The user said an active fact again: one more mention, a little more importance."""
         fact = self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
-            self.FactConfirmed, fact_id=fact_id, message_id=message_id, session_id=session_id,
-            times_mentioned=fact.times_mentioned + 1, last_confirmed=max(at, fact.last_confirmed),
-            importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6), verdict=verdict,
+            self.FactConfirmed,
+            fact_id=fact_id,
+            message_id=message_id,
+            session_id=session_id,
+            times_mentioned=fact.times_mentioned + 1,
+            last_confirmed=max(at, fact.last_confirmed),
+            importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
+            verdict=verdict,
         )
 
     def invalidate_fact(
@@ -457,27 +517,47 @@ class UserMemory(Aggregate):
         relation = InvalidationRelation(relation)
         if superseded_by is not None and superseded_by not in self.facts:
             raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
-        if fact.authority == Authority.MANUAL.value and relation is not InvalidationRelation.MANUAL:
-            if superseded_by is None or self.facts[superseded_by].authority != Authority.MANUAL.value:
-                raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
+        by_operator = relation is InvalidationRelation.MANUAL or (
+            superseded_by is not None and self.facts[superseded_by].authority == Authority.MANUAL.value
+        )
+        if fact.authority == Authority.MANUAL.value and not by_operator:
+            raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
         if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
             raise DomainError("a manual invalidation needs a reason")
         if message_id is not None:
             self._require_message(message_id)
         self.trigger_event(
-            self.FactInvalidated, fact_id=fact_id, relation=relation.value, reason=reason,
-            superseded_by=superseded_by, message_id=message_id, at=at, verdict=verdict, actor=actor,
+            self.FactInvalidated,
+            fact_id=fact_id,
+            relation=relation.value,
+            reason=reason,
+            superseded_by=superseded_by,
+            message_id=message_id,
+            at=at,
+            verdict=verdict,
+            actor=actor,
         )
 
     def contest_fact(
-        self, fact_id: str, challenger_text: str, relation: str, message_id: str, at: datetime, verdict: Verdict,
+        self,
+        fact_id: str,
+        challenger_text: str,
+        relation: str,
+        message_id: str,
+        at: datetime,
+        verdict: Verdict,
     ) -> None:
         """Keep a contradiction of a fact that outranks its challenger, without invalidating it."""
         self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
-            self.FactContested, fact_id=fact_id, challenger_text=challenger_text, relation=relation,
-            message_id=message_id, at=at, verdict=verdict,
+            self.FactContested,
+            fact_id=fact_id,
+            challenger_text=challenger_text,
+            relation=relation,
+            message_id=message_id,
+            at=at,
+            verdict=verdict,
         )
 
     def observe_preference(
@@ -499,9 +579,17 @@ class UserMemory(Aggregate):
         _check_text("preference text", text)
         self._require_message(message_id)
         self.trigger_event(
-            self.PreferenceObserved, preference_id=preference_id, text=text, category=preference_category(category),
-            strength=_check_unit("strength", strength), evidence=[evidence] if evidence else [],
-            message_id=message_id, session_id=session_id, extractor_id=extractor_id, at=at, prompt_id=prompt_id,
+            self.PreferenceObserved,
+            preference_id=preference_id,
+            text=text,
+            category=preference_category(category),
+            strength=_check_unit("strength", strength),
+            evidence=[evidence] if evidence else [],
+            message_id=message_id,
+            session_id=session_id,
+            extractor_id=extractor_id,
+            at=at,
+            prompt_id=prompt_id,
         )
 
     def reinforce_preference(
@@ -522,10 +610,17 @@ class UserMemory(Aggregate):
         if evidence and evidence not in new_evidence:
             new_evidence.append(evidence)
         self.trigger_event(
-            self.PreferenceReinforced, preference_id=preference_id, observed_strength=observed,
-            old_strength=pref.strength, new_strength=reinforced_strength(pref.strength, pref.times_observed, observed),
-            evidence=new_evidence[-EVIDENCE_KEPT:], times_observed=pref.times_observed + 1, message_id=message_id,
-            session_id=session_id, similarity=float(similarity), at=max(at, pref.last_confirmed),
+            self.PreferenceReinforced,
+            preference_id=preference_id,
+            observed_strength=observed,
+            old_strength=pref.strength,
+            new_strength=reinforced_strength(pref.strength, pref.times_observed, observed),
+            evidence=new_evidence[-EVIDENCE_KEPT:],
+            times_observed=pref.times_observed + 1,
+            message_id=message_id,
+            session_id=session_id,
+            similarity=float(similarity),
+            at=max(at, pref.last_confirmed),
         )
 
     # ---- guards -------------------------------------------------------------------
@@ -534,9 +629,7 @@ class UserMemory(Aggregate):
         if message_id not in (self.last_message_id, self.deciding_message_id) and (
             message_id not in self.failed_extractions
         ):
-            raise UnknownItem(
-                f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}"
-            )
+            raise UnknownItem(f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}")
 
 
 def _group_verdict(state: dict[str, Any]) -> None:

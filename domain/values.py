@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+from collections.abc import Iterable
 from typing import Any
 
 import attrs
@@ -53,6 +54,26 @@ def _text(value: object) -> str:
     return text[:MAX_TEXT_LENGTH]
 
 
+def _role(value: object) -> str:
+    return storable_text(str(value)).strip() or "user"
+
+
+def _content(value: object) -> str:
+    return storable_text(str(value))
+
+
+def _evidence(value: object) -> str:
+    return _optional_text(value) or ""
+
+
+def _facts(items: Iterable[ExtractedFact]) -> tuple[ExtractedFact, ...]:
+    return tuple(items)
+
+
+def _preferences(items: Iterable[ExtractedPreference]) -> tuple[ExtractedPreference, ...]:
+    return tuple(items)
+
+
 def _optional_text(value: object) -> str | None:
     if value is None:
         return None
@@ -95,8 +116,8 @@ class InvalidationRelation(str, enum.Enum):
 class Turn:
     """One earlier turn of the conversation, given as context."""
 
-    role: str = attrs.field(converter=lambda r: storable_text(str(r)).strip() or "user")
-    content: str = attrs.field(converter=lambda c: storable_text(str(c)))
+    role: str = attrs.field(converter=_role)
+    content: str = attrs.field(converter=_content)
 
     @classmethod
     def from_dict(cls, data: Any) -> Turn:
@@ -145,7 +166,7 @@ class ExtractedPreference:
     text: str = attrs.field(converter=_text)
     category: str = attrs.field(default="other", converter=preference_category)
     strength: float = attrs.field(default=0.5, converter=unit_interval)
-    evidence: str = attrs.field(default="", converter=lambda e: _optional_text(e) or "")
+    evidence: str = attrs.field(default="", converter=_evidence)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -161,8 +182,8 @@ class Extraction:
     """Everything an extractor said about one message: recorded so no rebuild calls it again."""
 
     extractor_id: str
-    facts: tuple[ExtractedFact, ...] = attrs.field(default=(), converter=tuple)
-    preferences: tuple[ExtractedPreference, ...] = attrs.field(default=(), converter=tuple)
+    facts: tuple[ExtractedFact, ...] = attrs.field(default=(), converter=_facts)
+    preferences: tuple[ExtractedPreference, ...] = attrs.field(default=(), converter=_preferences)
     prompt_id: str | None = None
     raw_output: str = ""
     # what the signal detector saw (categories), the reason a call was made or not
@@ -184,13 +205,19 @@ class Extraction:
         return cls(
             extractor_id=data["extractor_id"],
             facts=[
-                ExtractedFact(f["fact"], f.get("category", "other"), f.get("confidence", 0.5),
-                              f.get("conflicts_with"), f.get("inferred", False))
+                ExtractedFact(
+                    f["fact"],
+                    f.get("category", "other"),
+                    f.get("confidence", 0.5),
+                    f.get("conflicts_with"),
+                    f.get("inferred", False),
+                )
                 for f in data.get("facts") or ()
             ],
             preferences=[
-                ExtractedPreference(p["preference"], p.get("category", "other"), p.get("strength", 0.5),
-                                    p.get("evidence") or "")
+                ExtractedPreference(
+                    p["preference"], p.get("category", "other"), p.get("strength", 0.5), p.get("evidence") or ""
+                )
                 for p in data.get("preferences") or ()
             ],
             prompt_id=data.get("prompt_id"),
@@ -226,8 +253,12 @@ class Verdict:
         return cls(verdict.judge_id, similarity, verdict.raw_answer, verdict.prompt_id)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"judge_id": self.judge_id, "judge_prompt_id": self.prompt_id, "similarity": self.similarity,
-                "raw_answer": self.raw_answer}
+        return {
+            "judge_id": self.judge_id,
+            "judge_prompt_id": self.prompt_id,
+            "similarity": self.similarity,
+            "raw_answer": self.raw_answer,
+        }
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:

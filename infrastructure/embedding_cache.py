@@ -9,14 +9,13 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 import numpy as np
-
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
-from factledger.application.ports import Embedder
+from factledger.application.ports import Embedder, Vector
 
 MEMO_SIZE = 10_000
 
@@ -25,7 +24,7 @@ def text_hash(text: str) -> bytes:
     return hashlib.sha256(text.encode("utf-8")).digest()
 
 
-def as_float32(vector: Sequence[float]) -> np.ndarray:
+def as_float32(vector: Vector) -> np.ndarray:
     """The float32 that pgvector stores, so fresh and cached vectors agree exactly.
 
     An array, not a list: deciding stacks a user's vectors into one matrix,
@@ -36,7 +35,7 @@ def as_float32(vector: Sequence[float]) -> np.ndarray:
     return array
 
 
-def vector_literal(vector: Sequence[float]) -> str:
+def vector_literal(vector: Iterable[float]) -> str:
     """pgvector's text form; cast with ``%s::vector`` (ADR 0005: no global type registration)."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
 
@@ -45,7 +44,10 @@ class CachedEmbedder:
     """Wraps an embedder with the shared PostgreSQL embedding cache."""
 
     def __init__(
-        self, inner: Embedder, datastore: PostgresDatastore | None, table: str = "embedding_cache",
+        self,
+        inner: Embedder,
+        datastore: PostgresDatastore | None,
+        table: str = "embedding_cache",
         shared: dict[tuple[str, bytes], np.ndarray] | None = None,
     ):
         self.inner = inner
@@ -107,8 +109,9 @@ class CachedEmbedder:
         by_hash = {text_hash(t): t for t in texts}
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(
-                SQL("SELECT text_hash, embedding::text AS v FROM {} WHERE embedder_id = %s AND text_hash = ANY(%s)")
-                .format(self.table),
+                SQL(
+                    "SELECT text_hash, embedding::text AS v FROM {} WHERE embedder_id = %s AND text_hash = ANY(%s)"
+                ).format(self.table),
                 (self.embedder_id, list(by_hash)),
             )
             return {by_hash[bytes(row["text_hash"])]: as_float32(json.loads(row["v"])) for row in curs.fetchall()}
@@ -120,7 +123,9 @@ class CachedEmbedder:
         with self.datastore.transaction(commit=True) as curs:
             for text, vector in vectors.items():
                 curs.execute(
-                    SQL("INSERT INTO {} (embedder_id, text_hash, embedding) VALUES (%s, %s, %s::vector) "
-                        "ON CONFLICT DO NOTHING").format(self.table),
+                    SQL(
+                        "INSERT INTO {} (embedder_id, text_hash, embedding) VALUES (%s, %s, %s::vector) "
+                        "ON CONFLICT DO NOTHING"
+                    ).format(self.table),
                     (self.embedder_id, text_hash(text), vector_literal(vector)),
                 )

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import psycopg
@@ -155,13 +155,20 @@ class SnapshotRecorder(PostgresAggregateRecorder):
 
 def datastore_for_schema(datastore: PostgresDatastore, schema: str) -> PostgresDatastore:
     """A small datastore on the same server and settings as ``datastore``, for another schema."""
-    params = datastore.pool.kwargs
+    params = cast(dict[str, Any], datastore.pool.kwargs)
     sibling = PostgresDatastore(
-        params["dbname"], params["host"], params["port"], params["user"], params["password"],
-        schema=schema, pool_size=1, max_overflow=1, lock_timeout=datastore.lock_timeout,
+        params["dbname"],
+        params["host"],
+        params["port"],
+        params["user"],
+        params["password"],
+        schema=schema,
+        pool_size=1,
+        max_overflow=1,
+        lock_timeout=datastore.lock_timeout,
         idle_in_transaction_session_timeout=datastore.idle_in_transaction_session_timeout,
     )
-    sibling.pool.kwargs["options"] = params.get("options", "")
+    cast(dict[str, Any], sibling.pool.kwargs)["options"] = params.get("options", "")
     return sibling
 
 
@@ -183,4 +190,6 @@ class Factory(PostgresFactory):
         statement_timeout = float(self.env.get(STATEMENT_TIMEOUT) or "30")
         lock_timeout = float(self.datastore.lock_timeout or 10)
         # The pool opens lazily: every connection it makes gets these settings.
-        self.datastore.pool.kwargs["options"] = connection_options(statement_timeout, lock_timeout)
+        cast(dict[str, Any], self.datastore.pool.kwargs)["options"] = connection_options(
+            statement_timeout, lock_timeout
+        )

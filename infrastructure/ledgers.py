@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import psycopg
@@ -74,9 +74,7 @@ class LedgerCatalog:
             raise UnknownLedger(f"no ledger named {name!r} (ledgers: {known})")
         return self._entry(row)
 
-    def create(
-        self, name: str, extractor_id: str, source: str, users: list[str] | None = None
-    ) -> LedgerInfo:
+    def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerInfo:
         """Register a new ledger in a schema of its own, or return the existing one.
 
         An existing ledger is only resumed with the extractor and the user
@@ -100,8 +98,9 @@ class LedgerCatalog:
                     ).format(self.table),
                     (name, schema, extractor_id, source, wanted_users),
                 )
-                created = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,))
-                return self._entry(created.fetchone())
+                created = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()
+                assert created is not None  # inserted just above, in this transaction
+                return self._entry(created)
         entry = self._entry(row)
         if entry.extractor_id is not None and entry.extractor_id != extractor_id:
             raise LedgerError(
@@ -138,7 +137,7 @@ class LedgerCatalog:
         """Make ``name`` the live ledger; return the name the old live ledger now has."""
         if name == LIVE:
             raise LedgerError("'live' is already the live ledger")
-        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S%f}"
+        kept = f"previous_{datetime.now(UTC):%Y%m%d%H%M%S%f}"
         with self._connect() as conn, conn.transaction():
             # Serialise promotions; readers resolving names see before or after, never between.
             conn.execute(SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(self.table))
@@ -151,7 +150,11 @@ class LedgerCatalog:
     @staticmethod
     def _entry(row: dict[str, Any]) -> LedgerInfo:
         return LedgerInfo(
-            name=row["name"], schema=row["schema_name"], extractor_id=row["extractor_id"], source=row["source"],
-            created_at=row["created_at"], replay_position=row["replay_position"],
+            name=row["name"],
+            schema=row["schema_name"],
+            extractor_id=row["extractor_id"],
+            source=row["source"],
+            created_at=row["created_at"],
+            replay_position=row["replay_position"],
             replay_users=tuple(json.loads(row["replay_users"])) if row.get("replay_users") else None,
         )

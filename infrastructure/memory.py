@@ -13,7 +13,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Sequence
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
@@ -78,10 +78,20 @@ class MemoryStore:
         self._add(LIVE, None, None, None)
 
     def _add(self, name: str, extractor_id: str | None, source: str | None, users: list[str] | None) -> _Ledger:
-        info = LedgerInfo(name, f"memory:{name}:{uuid.uuid4().hex[:6]}", extractor_id, source, datetime.now(timezone.utc), 0,
-                          tuple(sorted(users)) if users else None)
-        entry = _Ledger(info, MemoryLedger(env={"PERSISTENCE_MODULE": PERSISTENCE},
-                                           snapshot_interval=self.snapshot_interval), ViewState())
+        info = LedgerInfo(
+            name,
+            f"memory:{name}:{uuid.uuid4().hex[:6]}",
+            extractor_id,
+            source,
+            datetime.now(UTC),
+            0,
+            tuple(sorted(users)) if users else None,
+        )
+        entry = _Ledger(
+            info,
+            MemoryLedger(env={"PERSISTENCE_MODULE": PERSISTENCE}, snapshot_interval=self.snapshot_interval),
+            ViewState(),
+        )
         self._ledgers[name] = entry
         return entry
 
@@ -119,7 +129,7 @@ class MemoryStore:
     def promote(self, name: str) -> str:
         if name == LIVE:
             raise LedgerError("'live' is already the live ledger")
-        kept = f"previous_{datetime.now(timezone.utc):%Y%m%d%H%M%S%f}"
+        kept = f"previous_{datetime.now(UTC):%Y%m%d%H%M%S%f}"
         with self._lock:
             if name not in self._ledgers:
                 raise UnknownLedger(f"no ledger named {name!r}")
@@ -166,14 +176,23 @@ class InMemoryLedgerDirectory:
         return self.store.promote(name)
 
     def open(
-        self, name: str, extractor: Extractor | None = None, judge: RelationJudge | None = None,
+        self,
+        name: str,
+        extractor: Extractor | None = None,
+        judge: RelationJudge | None = None,
         inline_projection: bool = True,
     ) -> LedgerService:
         from factledger.infrastructure.bootstrap import open_ledger
 
         settings = attrs.evolve(self.settings, inline_projection=inline_projection)
-        return open_ledger(settings, extractor=extractor, judge=judge, ledger=name,
-                           check_embedder=extractor is not None, warn_if_offline=False)
+        return open_ledger(
+            settings,
+            extractor=extractor,
+            judge=judge,
+            ledger=name,
+            check_embedder=extractor is not None,
+            warn_if_offline=False,
+        )
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
         from factledger.infrastructure.directory import choose_extractor

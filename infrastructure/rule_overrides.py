@@ -163,21 +163,23 @@ class OverriddenExtractor:
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
         found = self.inner.extract(message, context, known_facts)
         facts = [self._fact(f) for f in found.facts if not self._dropped("fact", f.category, f.text)]
-        prefs = [
-            self._preference(p) for p in found.preferences if not self._dropped("preference", p.category, p.text)
-        ]
+        prefs = [self._preference(p) for p in found.preferences if not self._dropped("preference", p.category, p.text)]
         for pattern, rule in self.rules.add:
             m = pattern.search(message)  # type: ignore[union-attr]
             if not m:
                 continue
             values = {k: v for k, v in m.groupdict().items() if v is not None}
             if "fact" in rule:
-                fact = ExtractedFact(rule["fact"].format(**values), rule.get("category", "other"), rule.get("score", 0.9))
+                fact = ExtractedFact(
+                    rule["fact"].format(**values), rule.get("category", "other"), rule.get("score", 0.9)
+                )
                 if all(f.text != fact.text for f in facts):
                     facts.append(fact)
             else:
                 pref = ExtractedPreference(
-                    rule["preference"].format(**values), rule.get("category", "other"), rule.get("score", 0.8),
+                    rule["preference"].format(**values),
+                    rule.get("category", "other"),
+                    rule.get("score", 0.8),
                     f"用户说'{m.group(0)}'",
                 )
                 if all(p.text != pref.text for p in prefs):

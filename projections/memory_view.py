@@ -12,13 +12,13 @@ import time
 from collections import ChainMap
 from collections.abc import Callable, Iterator, Mapping, MutableMapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
-from factledger.application.ports import MemoryRecord, RecallHit
+from factledger.application.ports import MemoryRecord, RecallHit, Vector
 from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.view import Entry
 
@@ -65,9 +65,7 @@ class InMemoryMemoryView:
         with self._lock:
             return self.state.position
 
-    def apply_with_tracking(
-        self, entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]], expected: int
-    ) -> bool:
+    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
         with self._lock:
             if self.state.position != expected:
                 return False
@@ -79,11 +77,13 @@ class InMemoryMemoryView:
                         raise entry.changes
                     for change in entry.changes:
                         self._apply(change, vectors, rows, users)
-                except Exception as exc:  # noqa: BLE001 - kept aside, like the database view does
+                except Exception as exc:
                     self.state.quarantine[entry.position] = {
-                        "notification_id": entry.position, "originator_id": entry.originator_id,
-                        "topic": entry.topic, "error": f"{type(exc).__name__}: {exc}",
-                        "quarantined_at": datetime.now(timezone.utc),
+                        "notification_id": entry.position,
+                        "originator_id": entry.originator_id,
+                        "topic": entry.topic,
+                        "error": f"{type(exc).__name__}: {exc}",
+                        "quarantined_at": datetime.now(UTC),
                     }
                 else:
                     self.state.rows.update(rows.maps[0])
@@ -93,7 +93,9 @@ class InMemoryMemoryView:
 
     @staticmethod
     def _apply(
-        change: RowChange, vectors: Mapping[str, Sequence[float]], rows: MutableMapping[str, dict[str, Any]],
+        change: RowChange,
+        vectors: Mapping[str, Vector],
+        rows: MutableMapping[str, dict[str, Any]],
         users: MutableMapping[Any, str],
     ) -> None:
         if isinstance(change, UserNamed):
@@ -104,10 +106,17 @@ class InMemoryMemoryView:
             if change.id in rows:
                 raise KeyError(f"a row {change.id} exists already")
             rows[change.id] = {
-                "id": change.id, "user_id": users[change.originator_id], "type": change.type,
-                "content": change.content, "category": change.category, "metadata": dict(change.metadata),
-                "importance": change.importance, "is_active": True, "session_id": change.session_id,
-                "created_at": change.at, "updated_at": change.at,
+                "id": change.id,
+                "user_id": users[change.originator_id],
+                "type": change.type,
+                "content": change.content,
+                "category": change.category,
+                "metadata": dict(change.metadata),
+                "importance": change.importance,
+                "is_active": True,
+                "session_id": change.session_id,
+                "created_at": change.at,
+                "updated_at": change.at,
                 "embedding": np.asarray(vectors[change.content], dtype=np.float32),
             }
         elif isinstance(change, ItemChanged) and change.id in rows:
@@ -154,7 +163,9 @@ class InMemoryMemoryView:
 
     def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
         with self._lock:
-            rows = [r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] == type and r["is_active"]]
+            rows = [
+                r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] == type and r["is_active"]
+            ]
         rows.sort(key=lambda r: (-r["importance"], r["created_at"], r["id"]))
         return [self._record(r) for r in rows[:limit]]
 
@@ -164,18 +175,19 @@ class InMemoryMemoryView:
         return [self._record(r) for r in sorted(rows, key=lambda r: (r["user_id"], r["id"]))]
 
     def search(
-        self, user_id: str, vector: Sequence[float], types: Sequence[str], top_k: int, min_similarity: float
+        self, user_id: str, vector: Vector, types: Sequence[str], top_k: int, min_similarity: float
     ) -> list[RecallHit]:
         with self._lock:
-            rows = [r for r in self.state.rows.values()
-                    if r["user_id"] == user_id and r["type"] in types and r["is_active"]]
+            rows = [
+                r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] in types and r["is_active"]
+            ]
         if not rows:
             return []
         query = np.asarray(vector, dtype=np.float64)
         matrix = np.stack([r["embedding"] for r in rows]).astype(np.float64)
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
         similarity = (matrix @ query) / np.where(norms == 0, 1.0, norms)
-        ranked = sorted(zip(similarity, rows), key=lambda pair: (-pair[0], pair[1]["id"]))[:top_k]
+        ranked = sorted(zip(similarity, rows, strict=False), key=lambda pair: (-pair[0], pair[1]["id"]))[:top_k]
         hits = [RecallHit(self._record(row), round(float(score), 6)) for score, row in ranked]
         return [hit for hit in hits if hit.similarity >= min_similarity]
 

@@ -25,7 +25,7 @@ from psycopg import Cursor
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
-from factledger.application.ports import MemoryRecord, RecallHit
+from factledger.application.ports import MemoryRecord, RecallHit, Vector
 from factledger.domain.values import storable_text
 from factledger.infrastructure.embedding_cache import vector_literal
 from factledger.infrastructure.event_store import datastore_for_schema
@@ -49,7 +49,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     """The ``memories`` tables in a ledger's schema."""
 
     def __init__(
-        self, datastore: PostgresDatastore, *, embedder_id: str, dimension: int, application_name: str,
+        self,
+        datastore: PostgresDatastore,
+        *,
+        embedder_id: str,
+        dimension: int,
+        application_name: str,
         channel: str | None = None,
     ) -> None:
         super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
@@ -63,27 +68,30 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         self.meta = Identifier(datastore.schema, "memories_meta")
         self.users = Identifier(datastore.schema, "memories_users")
         self.quarantine_table = Identifier(datastore.schema, "memories_quarantine")
-        self.sql_create_statements.extend([
-            SQL(
-                "CREATE TABLE IF NOT EXISTS {} (id uuid PRIMARY KEY, user_id text NOT NULL, "
-                "type text NOT NULL CHECK (type IN ('fact', 'preference')), content text NOT NULL, "
-                "category text NOT NULL, embedding vector({}) NOT NULL, metadata jsonb NOT NULL, "
-                "importance double precision NOT NULL, is_active boolean NOT NULL, session_id text, "
-                "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)"
-            ).format(self.memories, dimension),
-            SQL(
-                "CREATE INDEX IF NOT EXISTS memories_user_type_active ON {} (user_id, type, is_active, importance DESC)"
-            ).format(self.memories),
-            SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value text NOT NULL)").format(self.meta),
-            # Events carry the aggregate id; this maps it back to the user id.
-            SQL("CREATE TABLE IF NOT EXISTS {} (originator_id uuid PRIMARY KEY, user_id text NOT NULL)").format(
-                self.users
-            ),
-            SQL(
-                "CREATE TABLE IF NOT EXISTS {} (notification_id bigint PRIMARY KEY, originator_id uuid, "
-                "topic text NOT NULL, error text NOT NULL, quarantined_at timestamptz NOT NULL DEFAULT now())"
-            ).format(self.quarantine_table),
-        ])
+        self.sql_create_statements.extend(
+            [
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (id uuid PRIMARY KEY, user_id text NOT NULL, "
+                    "type text NOT NULL CHECK (type IN ('fact', 'preference')), content text NOT NULL, "
+                    "category text NOT NULL, embedding vector({}) NOT NULL, metadata jsonb NOT NULL, "
+                    "importance double precision NOT NULL, is_active boolean NOT NULL, session_id text, "
+                    "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)"
+                ).format(self.memories, dimension),
+                SQL(
+                    "CREATE INDEX IF NOT EXISTS memories_user_type_active "
+                    "ON {} (user_id, type, is_active, importance DESC)"
+                ).format(self.memories),
+                SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value text NOT NULL)").format(self.meta),
+                # Events carry the aggregate id; this maps it back to the user id.
+                SQL("CREATE TABLE IF NOT EXISTS {} (originator_id uuid PRIMARY KEY, user_id text NOT NULL)").format(
+                    self.users
+                ),
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (notification_id bigint PRIMARY KEY, originator_id uuid, "
+                    "topic text NOT NULL, error text NOT NULL, quarantined_at timestamptz NOT NULL DEFAULT now())"
+                ).format(self.quarantine_table),
+            ]
+        )
 
     def create_table(self, check_embedder: bool = True) -> None:
         """Create the tables; unless told not to, refuse vectors of another embedder."""
@@ -108,9 +116,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def position(self) -> int:
         return self.max_tracking_id(self.application_name) or 0
 
-    def apply_with_tracking(
-        self, entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]], expected: int
-    ) -> bool:
+    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
         with self.datastore.transaction(commit=True) as curs:
             curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
             if (self._max_tracking_id(self.application_name, curs) or 0) != expected:
@@ -119,7 +125,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
         return True
 
-    def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]]) -> None:
+    def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
         """All at once in a savepoint; if one fails, one by one, each failure quarantined."""
         conn = curs.connection
         try:
@@ -139,21 +145,24 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     raise
                 self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
 
-    def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Sequence[float]]) -> None:
+    def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Vector]) -> None:
         if isinstance(entry.changes, Exception):
             raise entry.changes
         for change in entry.changes:
             self._apply_change(curs, change, vectors)
 
-    def _apply_change(self, curs: Cursor[Any], change: RowChange, vectors: Mapping[str, Sequence[float]]) -> None:
+    def _apply_change(self, curs: Cursor[Any], change: RowChange, vectors: Mapping[str, Vector]) -> None:
         if isinstance(change, UserNamed):
             curs.execute(
-                SQL("INSERT INTO {} (originator_id, user_id) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.users),
+                SQL("INSERT INTO {} (originator_id, user_id) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(
+                    self.users
+                ),
                 (change.originator_id, change.user_id),
             )
         elif isinstance(change, ItemAdded):
-            curs.execute(SQL("SELECT user_id FROM {} WHERE originator_id = %s").format(self.users),
-                         (change.originator_id,))
+            curs.execute(
+                SQL("SELECT user_id FROM {} WHERE originator_id = %s").format(self.users), (change.originator_id,)
+            )
             row = curs.fetchone()
             if row is None:
                 raise LookupError(f"no Started event projected for memory {change.originator_id}")
@@ -163,9 +172,19 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     "session_id, created_at, updated_at, embedding) "
                     "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector)"
                 ).format(self.memories),
-                (change.id, row["user_id"], change.type, change.content, change.category,
-                 json.dumps(change.metadata, ensure_ascii=False), change.importance, change.session_id,
-                 change.at, change.at, vector_literal(vectors[change.content])),
+                (
+                    change.id,
+                    row["user_id"],
+                    change.type,
+                    change.content,
+                    change.category,
+                    json.dumps(change.metadata, ensure_ascii=False),
+                    change.importance,
+                    change.session_id,
+                    change.at,
+                    change.at,
+                    vector_literal(vectors[change.content]),
+                ),
             )
         elif isinstance(change, ItemChanged):
             curs.execute(
@@ -173,14 +192,17 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     "UPDATE {} SET metadata = metadata || %s::jsonb, importance = COALESCE(%s, importance), "
                     "is_active = COALESCE(%s, is_active), updated_at = GREATEST(updated_at, %s) WHERE id = %s"
                 ).format(self.memories),
-                (json.dumps(change.metadata, ensure_ascii=False), change.importance, change.is_active, change.at,
-                 change.id),
+                (
+                    json.dumps(change.metadata, ensure_ascii=False),
+                    change.importance,
+                    change.is_active,
+                    change.at,
+                    change.id,
+                ),
             )
 
     def _quarantine(self, curs: Cursor[Any], entry: Entry, error: str) -> None:
-        logger.error(
-            "quarantined event %d (%s) of %s: %s", entry.position, entry.topic, entry.originator_id, error
-        )
+        logger.error("quarantined event %d (%s) of %s: %s", entry.position, entry.topic, entry.originator_id, error)
         curs.execute(
             SQL(
                 "INSERT INTO {} (notification_id, originator_id, topic, error) VALUES (%s, %s, %s, %s) "
@@ -191,8 +213,9 @@ class PostgresMemoryView(PostgresTrackingRecorder):
 
     def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
         with self.datastore.transaction(commit=False) as curs:
-            curs.execute(SQL("SELECT * FROM {} ORDER BY notification_id LIMIT %s").format(self.quarantine_table),
-                         (limit,))
+            curs.execute(
+                SQL("SELECT * FROM {} ORDER BY notification_id LIMIT %s").format(self.quarantine_table), (limit,)
+            )
             return [dict(row) for row in curs.fetchall()]
 
     def quarantine_count(self) -> int:
@@ -209,8 +232,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         with self._rebuild_lock(), self._fresh_schema(shadow_schema):
             store = datastore_for_schema(self.datastore, shadow_schema)
             try:
-                shadow = PostgresMemoryView(store, embedder_id=self.embedder_id, dimension=self.dimension,
-                                            application_name=self.application_name)
+                shadow = PostgresMemoryView(
+                    store,
+                    embedder_id=self.embedder_id,
+                    dimension=self.dimension,
+                    application_name=self.application_name,
+                )
                 shadow.create_table(check_embedder=False)
                 yield shadow
             finally:
@@ -219,9 +246,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
                 for table in TABLES:
                     curs.execute(SQL("DROP TABLE IF EXISTS {}").format(Identifier(self.datastore.schema, table)))
-                    curs.execute(SQL("ALTER TABLE {} SET SCHEMA {}").format(
-                        Identifier(shadow_schema, table), Identifier(self.datastore.schema)
-                    ))
+                    curs.execute(
+                        SQL("ALTER TABLE {} SET SCHEMA {}").format(
+                            Identifier(shadow_schema, table), Identifier(self.datastore.schema)
+                        )
+                    )
 
     @contextmanager
     def _rebuild_lock(self) -> Iterator[None]:
@@ -263,17 +292,26 @@ class PostgresMemoryView(PostgresTrackingRecorder):
 
     def _record(self, row: dict[str, Any]) -> MemoryRecord:
         return MemoryRecord(
-            id=str(row["id"]), user_id=row["user_id"], type=row["type"], content=row["content"],
-            category=row["category"], metadata=row["metadata"], importance=row["importance"],
-            is_active=row["is_active"], session_id=row["session_id"], created_at=row["created_at"],
+            id=str(row["id"]),
+            user_id=row["user_id"],
+            type=row["type"],
+            content=row["content"],
+            category=row["category"],
+            metadata=row["metadata"],
+            importance=row["importance"],
+            is_active=row["is_active"],
+            session_id=row["session_id"],
+            created_at=row["created_at"],
             updated_at=row["updated_at"],
         )
 
     def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(
-                SQL("SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active "
-                    "ORDER BY importance DESC, created_at, id LIMIT %s").format(self.memories),
+                SQL(
+                    "SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active "
+                    "ORDER BY importance DESC, created_at, id LIMIT %s"
+                ).format(self.memories),
                 (user_id, type, limit),
             )
             return [self._record(row) for row in curs.fetchall()]
@@ -288,16 +326,18 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             return [self._record(row) for row in curs.fetchall()]
 
     def search(
-        self, user_id: str, vector: Sequence[float], types: Sequence[str], top_k: int, min_similarity: float
+        self, user_id: str, vector: Vector, types: Sequence[str], top_k: int, min_similarity: float
     ) -> list[RecallHit]:
         # Exact distance over one user's rows (btree on user_id): exact and fast
         # for the hundreds of rows a user has; no ANN index to miss filtered rows.
         literal = vector_literal(vector)
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(
-                SQL("SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
+                SQL(
+                    "SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
                     "WHERE user_id = %s AND type = ANY(%s) AND is_active "
-                    "ORDER BY embedding <=> %s::vector, id LIMIT %s").format(self.memories),
+                    "ORDER BY embedding <=> %s::vector, id LIMIT %s"
+                ).format(self.memories),
                 (literal, user_id, list(types), literal, top_k),
             )
             hits = [RecallHit(self._record(row), round(float(row["similarity"]), 6)) for row in curs.fetchall()]

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from uuid import UUID
 
 import psycopg
 from eventsourcing import persistence
@@ -24,7 +25,7 @@ from eventsourcing.persistence import Notification
 
 from factledger.application.errors import LLMUnavailable
 from factledger.application.ports import Embedder, ProjectionStatus
-from factledger.projections.rows import row_changes, texts_to_embed
+from factledger.projections.rows import RowChange, row_changes, texts_to_embed
 from factledger.projections.view import Entry, MemoryView
 
 logger = logging.getLogger(__name__)
@@ -39,7 +40,7 @@ PASSING_TROUBLE = (psycopg.OperationalError, persistence.OperationalError, persi
 class Projector:
     """Feeds the application's events to a ``MemoryView``; implements ``ReadModelUpdater``."""
 
-    def __init__(self, app: Application, view: MemoryView, embedder: Embedder) -> None:
+    def __init__(self, app: Application[UUID], view: MemoryView, embedder: Embedder) -> None:
         self.app = app
         self.view = view
         self.embedder = embedder
@@ -68,7 +69,9 @@ class Projector:
             if not notifications:
                 return processed
             entries = [self._entry(n) for n in notifications]
-            texts = [t for e in entries if not isinstance(e.changes, Exception) for t in texts_to_embed(list(e.changes))]
+            texts = [
+                t for e in entries if not isinstance(e.changes, Exception) for t in texts_to_embed(list(e.changes))
+            ]
             vectors = dict(zip(texts, self.embedder.embed(texts), strict=True))
             if not view.apply_with_tracking(entries, vectors, expected=start):
                 start = view.position()  # another projector moved on meanwhile: continue from there
@@ -79,11 +82,12 @@ class Projector:
                 progress(processed, max(head - first, processed))
 
     def _entry(self, notification: Notification) -> Entry:
+        changes: Sequence[RowChange] | Exception
         try:
-            changes: list[object] | Exception = row_changes(self.app.mapper.to_domain_event(notification))
+            changes = row_changes(self.app.mapper.to_domain_event(notification))
         except Exception as exc:  # an unknown topic, a broken upcaster: the event stays, unread
             changes = exc
-        return Entry(notification.id, notification.originator_id, notification.topic, changes)  # type: ignore[arg-type]
+        return Entry(notification.id, UUID(str(notification.originator_id)), notification.topic, changes)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Project the whole log again into a new view, then swap it in; return how many events."""
@@ -92,8 +96,9 @@ class Projector:
         # Events recorded while the copy was built.
         return count + self.catch_up()
 
-    def follow(self, stop: threading.Event, poll_interval: float = 1.0,
-               on_batch: Callable[[int], None] | None = None) -> None:
+    def follow(
+        self, stop: threading.Event, poll_interval: float = 1.0, on_batch: Callable[[int], None] | None = None
+    ) -> None:
         """Keep catching up until ``stop`` is set: wake on new events (or after ``poll_interval``).
 
         A lost connection or an embedding endpoint that is down is logged and

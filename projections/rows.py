@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from functools import singledispatch
-from typing import Any, Union
+from typing import Any
 from uuid import UUID
 
 import attrs
@@ -52,7 +52,7 @@ class ItemChanged:
     is_active: bool | None = None
 
 
-RowChange = Union[UserNamed, ItemAdded, ItemChanged]
+RowChange = UserNamed | ItemAdded | ItemChanged
 
 
 def texts_to_embed(changes: list[RowChange]) -> list[str]:
@@ -73,53 +73,99 @@ def _(e: UserMemory.Started) -> list[RowChange]:
 
 @row_changes.register
 def _(e: UserMemory.FactObserved) -> list[RowChange]:
-    return [ItemAdded(
-        e.originator_id, e.fact_id, "fact", e.text, e.category,
-        metadata={
-            "category": e.category, "confidence": e.confidence, "source_session": e.session_id,
-            "source_message": e.message_id, "extractor_id": e.extractor_id, "first_seen": e.at.isoformat(),
-            "last_confirmed": e.at.isoformat(), "times_mentioned": 1, "conflicts_with": e.conflicts_with,
-        },
-        importance=e.confidence, session_id=e.session_id, at=e.at,
-    )]
+    return [
+        ItemAdded(
+            e.originator_id,
+            e.fact_id,
+            "fact",
+            e.text,
+            e.category,
+            metadata={
+                "category": e.category,
+                "confidence": e.confidence,
+                "source_session": e.session_id,
+                "source_message": e.message_id,
+                "extractor_id": e.extractor_id,
+                "first_seen": e.at.isoformat(),
+                "last_confirmed": e.at.isoformat(),
+                "times_mentioned": 1,
+                "conflicts_with": e.conflicts_with,
+            },
+            importance=e.confidence,
+            session_id=e.session_id,
+            at=e.at,
+        )
+    ]
 
 
 @row_changes.register
 def _(e: UserMemory.FactConfirmed) -> list[RowChange]:
-    return [ItemChanged(
-        e.fact_id, {"times_mentioned": e.times_mentioned, "last_confirmed": e.last_confirmed.isoformat()},
-        e.last_confirmed, importance=e.importance,
-    )]
+    return [
+        ItemChanged(
+            e.fact_id,
+            {"times_mentioned": e.times_mentioned, "last_confirmed": e.last_confirmed.isoformat()},
+            e.last_confirmed,
+            importance=e.importance,
+        )
+    ]
 
 
 @row_changes.register
 def _(e: UserMemory.FactInvalidated) -> list[RowChange]:
-    return [ItemChanged(
-        e.fact_id,
-        {"invalidated_at": e.at.isoformat(), "invalidation_reason": e.reason, "invalidation_relation": e.relation,
-         "superseded_by": e.superseded_by},
-        e.at, is_active=False,
-    )]
+    return [
+        ItemChanged(
+            e.fact_id,
+            {
+                "invalidated_at": e.at.isoformat(),
+                "invalidation_reason": e.reason,
+                "invalidation_relation": e.relation,
+                "superseded_by": e.superseded_by,
+            },
+            e.at,
+            is_active=False,
+        )
+    ]
 
 
 @row_changes.register
 def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
-    return [ItemAdded(
-        e.originator_id, e.preference_id, "preference", e.text, e.category,
-        metadata={
-            "category": e.category, "strength": e.strength, "evidence": list(e.evidence),
-            "first_seen": e.at.isoformat(), "last_confirmed": e.at.isoformat(), "times_observed": 1,
-            "source_session": e.session_id, "source_message": e.message_id, "extractor_id": e.extractor_id,
-        },
-        importance=e.strength, session_id=e.session_id, at=e.at,
-    )]
+    return [
+        ItemAdded(
+            e.originator_id,
+            e.preference_id,
+            "preference",
+            e.text,
+            e.category,
+            metadata={
+                "category": e.category,
+                "strength": e.strength,
+                "evidence": list(e.evidence),
+                "first_seen": e.at.isoformat(),
+                "last_confirmed": e.at.isoformat(),
+                "times_observed": 1,
+                "source_session": e.session_id,
+                "source_message": e.message_id,
+                "extractor_id": e.extractor_id,
+            },
+            importance=e.strength,
+            session_id=e.session_id,
+            at=e.at,
+        )
+    ]
 
 
 @row_changes.register
 def _(e: UserMemory.PreferenceReinforced) -> list[RowChange]:
-    return [ItemChanged(
-        e.preference_id,
-        {"strength": e.new_strength, "evidence": list(e.evidence), "last_confirmed": e.at.isoformat(),
-         "times_observed": e.times_observed},
-        e.at, importance=e.new_strength,
-    )]
+    return [
+        ItemChanged(
+            e.preference_id,
+            {
+                "strength": e.new_strength,
+                "evidence": list(e.evidence),
+                "last_confirmed": e.at.isoformat(),
+                "times_observed": e.times_observed,
+            },
+            e.at,
+            importance=e.new_strength,
+        )
+    ]

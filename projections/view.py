@@ -15,7 +15,7 @@ from uuid import UUID
 
 import attrs
 
-from factledger.application.ports import MemoryRecord, RecallHit
+from factledger.application.ports import MemoryRecord, RecallHit, Vector
 from factledger.projections.rows import RowChange
 
 
@@ -37,19 +37,15 @@ class MemoryView(Protocol):
 
     # ---- reads (MemoryReadModel) ----
 
-    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
-        ...
+    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]: ...
 
-    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
-        ...
+    def all_items(self, user_id: str | None = None) -> list[MemoryRecord]: ...
 
     def search(
-        self, user_id: str, vector: Sequence[float], types: Sequence[str], top_k: int, min_similarity: float
-    ) -> list[RecallHit]:
-        ...
+        self, user_id: str, vector: Vector, types: Sequence[str], top_k: int, min_similarity: float
+    ) -> list[RecallHit]: ...
 
-    def all_rows(self) -> list[dict[str, Any]]:
-        ...
+    def all_rows(self) -> list[dict[str, Any]]: ...
 
     # ---- writes ----
 
@@ -57,19 +53,15 @@ class MemoryView(Protocol):
         """The position of the last event applied."""
         ...
 
-    def apply_with_tracking(
-        self, entries: Sequence[Entry], vectors: Mapping[str, Sequence[float]], expected: int
-    ) -> bool:
+    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
         """If the view is still at ``expected``, apply ``entries`` and move to the last one's
         position, all together; an entry that cannot be applied is quarantined, the others
         are. False (and nothing written) when another projector moved the view meanwhile."""
         ...
 
-    def quarantine_count(self) -> int:
-        ...
+    def quarantine_count(self) -> int: ...
 
-    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
-        ...
+    def quarantined(self, limit: int = 100) -> list[dict[str, Any]]: ...
 
     def rebuilding(self) -> AbstractContextManager[MemoryView]:
         """An empty view to build; when the block ends normally it replaces this one

@@ -60,13 +60,16 @@ def backend(request: pytest.FixtureRequest) -> str:
 @pytest.fixture
 def settings(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
     if backend == "postgres":
-        return Settings(home=tmp_path / "home", database_url=request.getfixturevalue("pg_uri"),
-                        schema=request.getfixturevalue("schema"))
+        return Settings(
+            home=tmp_path / "home",
+            database_url=request.getfixturevalue("pg_uri"),
+            schema=request.getfixturevalue("schema"),
+        )
     return Settings(home=tmp_path / "home", backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}")
 
 
 # Modules whose every test runs real processes (the CLI, pip, several writers): the integration tier.
-PROCESS_MODULES = {"test_cli", "test_llm_cli", "test_packaging", "test_startup", "test_concurrency"}
+PROCESS_MODULES = {"test_cli", "test_llm_cli", "test_packaging", "test_startup", "test_concurrency", "test_readme"}
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

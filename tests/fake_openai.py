@@ -32,8 +32,12 @@ EXAMPLE_FACTS = [
     {"fact": "用户的老板姓张", "category": "relationship", "confidence": 0.9},
 ]
 EXAMPLE_PREFERENCES = [
-    {"preference": "偏好简短的回复风格", "category": "communication_style", "strength": 0.8,
-     "evidence": "用户说'平时喜欢简短的回复'"},
+    {
+        "preference": "偏好简短的回复风格",
+        "category": "communication_style",
+        "strength": 0.8,
+        "evidence": "用户说'平时喜欢简短的回复'",
+    },
 ]
 
 
@@ -91,8 +95,14 @@ class FakeOpenAI:
                 status, payload, headers, delay = fake._answer(self.path, body, dict(self.headers))
                 if delay:
                     time.sleep(delay)
-                data = payload if isinstance(payload, bytes) else (
-                    payload.encode() if isinstance(payload, str) else json.dumps(payload, ensure_ascii=False).encode()
+                data = (
+                    payload
+                    if isinstance(payload, bytes)
+                    else (
+                        payload.encode()
+                        if isinstance(payload, str)
+                        else json.dumps(payload, ensure_ascii=False).encode()
+                    )
                 )
                 try:
                     self.send_response(status)
@@ -159,7 +169,9 @@ class FakeOpenAI:
             return json.dumps(prefs, ensure_ascii=False)
         return "[]"
 
-    def _answer(self, path: str, body: dict[str, Any], headers: dict[str, str]) -> tuple[int, Any, dict[str, str], float]:
+    def _answer(
+        self, path: str, body: dict[str, Any], headers: dict[str, str]
+    ) -> tuple[int, Any, dict[str, str], float]:
         with self._lock:
             self.requests.append({"path": path, "body": body, "headers": headers})
             kind = "chat" if path.endswith("/chat/completions") else "embeddings"
@@ -178,35 +190,55 @@ class FakeOpenAI:
 
     def _chat(self, body: dict[str, Any], reply: Reply) -> tuple[int, Any, dict[str, str], float]:
         if reply.body is not None or reply.status != 200:
-            return reply.status, reply.body if reply.body is not None else error_body(reply.status, "scripted"), dict(reply.headers), reply.delay
+            return (
+                reply.status,
+                reply.body if reply.body is not None else error_body(reply.status, "scripted"),
+                dict(reply.headers),
+                reply.delay,
+            )
         content = reply.content or ""
         prompt_tokens = max(1, len(self.prompt(body)) // 2)
         completion_tokens = max(1, len(content) // 2)
         payload = {
-            "id": "chatcmpl-fake", "object": "chat.completion", "created": 0, "model": body.get("model", "fake"),
+            "id": "chatcmpl-fake",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body.get("model", "fake"),
             "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
         }
         return 200, payload, dict(reply.headers), reply.delay
 
     def _embeddings(self, body: dict[str, Any], reply: Reply) -> tuple[int, Any, dict[str, str], float]:
         if reply.body is not None or reply.status != 200:
-            return reply.status, reply.body if reply.body is not None else error_body(reply.status, "scripted"), dict(reply.headers), reply.delay
+            return (
+                reply.status,
+                reply.body if reply.body is not None else error_body(reply.status, "scripted"),
+                dict(reply.headers),
+                reply.delay,
+            )
         texts = body.get("input") or []
         texts = [texts] if isinstance(texts, str) else texts
         size = int(body.get("dimensions") or 64)
         data = [{"object": "embedding", "index": i, "embedding": hashed_vector(t, size)} for i, t in enumerate(texts)]
         tokens = sum(max(1, len(t) // 2) for t in texts)
-        payload = {"object": "list", "data": data, "model": body.get("model"),
-                   "usage": {"prompt_tokens": tokens, "total_tokens": tokens}}
+        payload = {
+            "object": "list",
+            "data": data,
+            "model": body.get("model"),
+            "usage": {"prompt_tokens": tokens, "total_tokens": tokens},
+        }
         return 200, payload, dict(reply.headers), reply.delay
 
 
 def hashed_vector(text: str, size: int) -> list[float]:
     """Character unigrams and bigrams hashed into ``size`` buckets, unit length."""
     vector = [0.0] * size
-    grams = list(text) + [text[i:i + 2] for i in range(len(text) - 1)]
+    grams = list(text) + [text[i : i + 2] for i in range(len(text) - 1)]
     for gram in grams:
         digest = hashlib.md5(gram.encode()).digest()
         vector[int.from_bytes(digest[:4], "little") % size] += 1.0 if digest[4] % 2 else -1.0

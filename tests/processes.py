@@ -31,9 +31,7 @@ def run_cli_json(env: dict[str, str], *args: str, expect: int | None = 0) -> Any
 
 def spawn_cli(env: dict[str, str], *args: str) -> subprocess.Popen[str]:
     """Start a command without waiting for it."""
-    return subprocess.Popen(
-        [*CLI, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
+    return subprocess.Popen([*CLI, *args], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def spawn_python(env: dict[str, str], code: str) -> subprocess.Popen[str]:

@@ -9,7 +9,6 @@ from collections.abc import Sequence
 
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
-
 # A small conversation with every kind of decision: observe, confirm, update,
 # conflict, reinforce, and messages with nothing to extract.
 MESSAGES = [
@@ -52,7 +51,7 @@ class ExplodingJudge:
 
     judge_id = "exploding/1"
 
-    def judge(self, old_fact: str, new_fact: str):  # noqa: ANN201
+    def judge(self, old_fact: str, new_fact: str):
         raise RuntimeError("judge unavailable")
 
 

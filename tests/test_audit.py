@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from scripted import ScriptedExtractor
 
-from factledger.application.service import InvalidInput, LedgerService
 from factledger.application.errors import NotFound
+from factledger.application.service import InvalidInput, LedgerService
 from factledger.application.validation import resolve_prefix
 from factledger.domain import DomainError
 
@@ -48,10 +48,12 @@ def test_why_explains_a_conflict(service: LedgerService) -> None:
 
 def test_why_shows_every_strength_change_of_a_preference(open_service: Callable[..., LedgerService]) -> None:
     service = open_service(
-        extractor=ScriptedExtractor({
-            "a": ([], [("偏好简短的回复风格", "communication_style", 0.8, "e1")]),
-            "b": ([], [("偏好简短的回复风格", "communication_style", 1.0, "e2")]),
-        })
+        extractor=ScriptedExtractor(
+            {
+                "a": ([], [("偏好简短的回复风格", "communication_style", 0.8, "e1")]),
+                "b": ([], [("偏好简短的回复风格", "communication_style", 1.0, "e2")]),
+            }
+        )
     )
     pref = service.ingest("u", "a").items[0]
     service.ingest("u", "b")
@@ -75,11 +77,16 @@ def test_ids_resolve_by_unique_prefix_only(service: LedgerService) -> None:
 
 def test_history_filters_by_time_and_kind(service: LedgerService) -> None:
     service.ingest("u", "我住在杭州")
-    middle = datetime.now(timezone.utc)
+    middle = datetime.now(UTC)
     time.sleep(0.01)
     service.ingest("u", "平时喜欢简短的回复")
-    assert {e["event"] for e in [e.to_dict() for e in service.history("u", kind="message")]} == {"MessageIngested", "ExtractionRecorded"}
-    assert {e["event"] for e in [e.to_dict() for e in service.history("u", kind="preference")]} == {"PreferenceObserved"}
+    assert {e["event"] for e in [e.to_dict() for e in service.history("u", kind="message")]} == {
+        "MessageIngested",
+        "ExtractionRecorded",
+    }
+    assert {e["event"] for e in [e.to_dict() for e in service.history("u", kind="preference")]} == {
+        "PreferenceObserved"
+    }
     late = [e.to_dict() for e in service.history("u", since=middle)]
     assert [e["text"] for e in late if e["event"] == "MessageIngested"] == ["平时喜欢简短的回复"]
     early = [e.to_dict() for e in service.history("u", until=middle)]
@@ -90,13 +97,20 @@ def test_history_filters_by_time_and_kind(service: LedgerService) -> None:
 
 def test_profile_as_of_matches_what_profile_said_then(service: LedgerService) -> None:
     snapshots = []
-    for text in ["我住在杭州", "我在杭州工作，老板姓张，平时喜欢简短的回复", "我住在杭州", "我搬到上海了", "我有车", "我没有车"]:
+    for text in [
+        "我住在杭州",
+        "我在杭州工作，老板姓张，平时喜欢简短的回复",
+        "我住在杭州",
+        "我搬到上海了",
+        "我有车",
+        "我没有车",
+    ]:
         service.ingest("u", text)
-        snapshots.append((datetime.now(timezone.utc), service.profile("u").to_dict()))
+        snapshots.append((datetime.now(UTC), service.profile("u").to_dict()))
         time.sleep(0.005)
     for at, seen in snapshots:
         assert service.profile("u", as_of=at).to_dict() == seen
-    assert service.profile("u", as_of=datetime(2000, 1, 1, tzinfo=timezone.utc)).to_dict()["facts_count"] == 0
+    assert service.profile("u", as_of=datetime(2000, 1, 1, tzinfo=UTC)).to_dict()["facts_count"] == 0
 
 
 def test_manual_invalidation_is_recorded_with_reason_and_actor(service: LedgerService) -> None:

@@ -57,3 +57,30 @@ def test_bad_config_files_are_reported(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text('databse_url = "x"\n', encoding="utf-8")
     with pytest.raises(ConfigError, match="unknown settings: databse_url"):
         Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
+
+
+def test_the_readme_settings_table_is_the_one_the_code_reads() -> None:
+    from factledger.infrastructure.config import settings_table
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    start, end = "<!-- settings:start -->\n", "\n<!-- settings:end -->"
+    assert start in readme and end in readme, "README lacks the generated settings table"
+    shown = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert shown == settings_table(), (
+        "README's settings table is stale: paste the output of "
+        "python3 -c 'from factledger.infrastructure.config import settings_table; print(settings_table())'"
+    )
+
+
+def test_every_setting_is_read_from_its_variable(tmp_path: Path) -> None:
+    from factledger.infrastructure.config import SETTINGS
+
+    samples = {"backend": "memory", "schema": "s1", "prompts": "combined"}
+    for setting in SETTINGS:
+        raw = samples.get(setting.key, "0.5" if "similarity" in setting.key else "12")
+        if setting.parse.__name__ == "_bool":
+            raw = "false"
+        elif setting.parse.__name__ == "_text":
+            raw = "x"
+        loaded = Settings.load({"FACTLEDGER_HOME": str(tmp_path), setting.env: raw})
+        assert getattr(loaded, setting.key) == setting.parse(setting.env, raw), setting.env

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from hypothesis import given, settings
@@ -12,7 +12,7 @@ from factledger.domain import DomainError, UserMemory
 from factledger.domain.memory import project_memory
 from factledger.domain.values import Verdict
 
-T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
+T0 = datetime(2026, 1, 1, tzinfo=UTC)
 
 unit = st.floats(min_value=-0.5, max_value=1.5, allow_nan=False)
 texts = st.sampled_from(["用户住在杭州", "用户住在上海", "用户的老板姓张", "用户有车", ""])
@@ -20,7 +20,11 @@ command = st.one_of(
     st.tuples(st.just("message"), st.integers(0, 3)),
     st.tuples(st.just("observe_fact"), texts, unit),
     st.tuples(st.just("confirm"), st.integers(0, 6)),
-    st.tuples(st.just("invalidate"), st.integers(0, 6), st.sampled_from(["update", "conflict", "retracted", "manual", "bogus"])),
+    st.tuples(
+        st.just("invalidate"),
+        st.integers(0, 6),
+        st.sampled_from(["update", "conflict", "retracted", "manual", "bogus"]),
+    ),
     st.tuples(st.just("observe_pref"), texts, unit),
     st.tuples(st.just("reinforce"), st.integers(0, 6), unit),
 )

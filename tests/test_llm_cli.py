@@ -35,7 +35,12 @@ def llm_env(cli_env: dict[str, str], fake: FakeOpenAI) -> dict[str, str]:
 
 def run(env: dict[str, str], *args: str, expect: int = 0) -> subprocess.CompletedProcess[str]:
     proc = subprocess.run(
-        [sys.executable, "-m", "factledger.entrypoints.cli", *args], env=env, capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-m", "factledger.entrypoints.cli", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
     )
     assert proc.returncode == expect, f"exit {proc.returncode}\nstdout:{proc.stdout}\nstderr:{proc.stderr}"
     return proc
@@ -83,7 +88,7 @@ def test_the_combined_example_costs_one_call(llm_env: dict[str, str], fake: Fake
 def test_a_broken_prompt_file_is_a_clear_error(llm_env: dict[str, str], tmp_path: Path) -> None:
     seed = resources.files("factledger.infrastructure.llm").joinpath("prompts/seed.toml").read_text(encoding="utf-8")
     broken = tmp_path / "broken.toml"
-    broken.write_text(seed.replace('用户说："{user_message}"\n\n规则', '用户说：\n\n规则', 1), encoding="utf-8")
+    broken.write_text(seed.replace('用户说："{user_message}"\n\n规则', "用户说：\n\n规则", 1), encoding="utf-8")
     proc = run(llm_env, "ingest", "--user", "u", "--prompts", str(broken), EXAMPLE, expect=2)
     assert "template 'fact' is missing the placeholder(s) {user_message}" in proc.stderr
 
@@ -107,10 +112,14 @@ def test_a_wrong_key_is_a_clear_error(llm_env: dict[str, str], fake: FakeOpenAI)
     assert "Traceback" not in proc.stderr
 
 
-def test_eval_scores_the_llm_extractor_when_a_key_is_set(llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
+def test_eval_scores_the_llm_extractor_when_a_key_is_set(
+    llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path
+) -> None:
     path = tmp_path / "tiny.jsonl"
     path.write_text(
-        json.dumps({"id": "a", "utterance": EXAMPLE, "context": [], "gold_persona": ["我在杭州工作"]}, ensure_ascii=False)
+        json.dumps(
+            {"id": "a", "utterance": EXAMPLE, "context": [], "gold_persona": ["我在杭州工作"]}, ensure_ascii=False
+        )
         + "\n"
         + json.dumps({"id": "b", "utterance": "谢谢", "context": [], "gold_persona": []}, ensure_ascii=False)
         + "\n",
@@ -150,8 +159,10 @@ def test_replay_dry_run_counts_llm_calls_and_a_prompt_replay_is_diffed(
 def test_a_wrong_key_stops_a_bulk_import_at_once(llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.down = {"chat": 401, "embeddings": 401}
     path = tmp_path / "many.jsonl"
-    path.write_text("".join(json.dumps({"user_id": f"u{n}", "message": EXAMPLE}, ensure_ascii=False) + "\n"
-                            for n in range(20)), encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"user_id": f"u{n}", "message": EXAMPLE}, ensure_ascii=False) + "\n" for n in range(20)),
+        encoding="utf-8",
+    )
     proc = run(llm_env, "ingest-file", str(path), expect=2)
     assert proc.stderr.count("OPENAI_API_KEY") == 1 and "Traceback" not in proc.stderr
     assert len(fake.requests) == 1, "one refused call, not one per line"

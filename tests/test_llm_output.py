@@ -52,17 +52,53 @@ FACT = {"fact": "用户在杭州工作", "category": "location", "confidence": 0
 @pytest.mark.parametrize(
     ("answer", "expected"),
     [
-        pytest.param("```json\n" + json.dumps([FACT], ensure_ascii=False) + "\n```", [("用户在杭州工作", "location", 0.9)], id="code-fence"),
-        pytest.param("好的，提取结果如下：\n" + json.dumps([FACT], ensure_ascii=False) + "\n以上。", [("用户在杭州工作", "location", 0.9)], id="prose"),
-        pytest.param('[{"fact": "用户在杭州工作", "category": "location", "confidence": 0.9,},]', [("用户在杭州工作", "location", 0.9)], id="trailing-commas"),
+        pytest.param(
+            "```json\n" + json.dumps([FACT], ensure_ascii=False) + "\n```",
+            [("用户在杭州工作", "location", 0.9)],
+            id="code-fence",
+        ),
+        pytest.param(
+            "好的，提取结果如下：\n" + json.dumps([FACT], ensure_ascii=False) + "\n以上。",
+            [("用户在杭州工作", "location", 0.9)],
+            id="prose",
+        ),
+        pytest.param(
+            '[{"fact": "用户在杭州工作", "category": "location", "confidence": 0.9,},]',
+            [("用户在杭州工作", "location", 0.9)],
+            id="trailing-commas",
+        ),
         pytest.param(json.dumps(FACT, ensure_ascii=False), [("用户在杭州工作", "location", 0.9)], id="single-object"),
-        pytest.param('{"facts": [' + json.dumps(FACT, ensure_ascii=False) + "]}", [("用户在杭州工作", "location", 0.9)], id="wrapped-array"),
-        pytest.param("[{'fact': '用户在杭州工作', 'category': 'location', 'confidence': 0.9, 'conflicts_with': None}]", [("用户在杭州工作", "location", 0.9)], id="python-literal"),
-        pytest.param('[{"fact": "用户在杭州工作", "category": "城市"}]', [("用户在杭州工作", "other", 0.5)], id="unknown-category"),
-        pytest.param('[{"fact": "用户在杭州工作", "category": "Location", "confidence": "0.8"}]', [("用户在杭州工作", "location", 0.8)], id="number-as-string"),
-        pytest.param('[{"fact": "a", "confidence": "90%"}, {"fact": "b", "confidence": 7}, {"fact": "c", "confidence": -1}, {"fact": "d", "confidence": "high"}]',
-                     [("a", "other", 0.9), ("b", "other", 1.0), ("c", "other", 0.0), ("d", "other", 0.5)], id="out-of-range"),
-        pytest.param('[{"fact": ""}, {"fact": "   "}, {"fact": null}, {"category": "work"}, {"fact": "用户在杭州工作"}]', [("用户在杭州工作", "other", 0.5)], id="empty-texts"),
+        pytest.param(
+            '{"facts": [' + json.dumps(FACT, ensure_ascii=False) + "]}",
+            [("用户在杭州工作", "location", 0.9)],
+            id="wrapped-array",
+        ),
+        pytest.param(
+            "[{'fact': '用户在杭州工作', 'category': 'location', 'confidence': 0.9, 'conflicts_with': None}]",
+            [("用户在杭州工作", "location", 0.9)],
+            id="python-literal",
+        ),
+        pytest.param(
+            '[{"fact": "用户在杭州工作", "category": "城市"}]',
+            [("用户在杭州工作", "other", 0.5)],
+            id="unknown-category",
+        ),
+        pytest.param(
+            '[{"fact": "用户在杭州工作", "category": "Location", "confidence": "0.8"}]',
+            [("用户在杭州工作", "location", 0.8)],
+            id="number-as-string",
+        ),
+        pytest.param(
+            '[{"fact": "a", "confidence": "90%"}, {"fact": "b", "confidence": 7}, '
+            '{"fact": "c", "confidence": -1}, {"fact": "d", "confidence": "high"}]',
+            [("a", "other", 0.9), ("b", "other", 1.0), ("c", "other", 0.0), ("d", "other", 0.5)],
+            id="out-of-range",
+        ),
+        pytest.param(
+            '[{"fact": ""}, {"fact": "   "}, {"fact": null}, {"category": "work"}, {"fact": "用户在杭州工作"}]',
+            [("用户在杭州工作", "other", 0.5)],
+            id="empty-texts",
+        ),
         pytest.param('["用户在杭州工作"]', [("用户在杭州工作", "other", 0.5)], id="bare-strings"),
         pytest.param("[]", [], id="nothing"),
     ],
@@ -83,17 +119,26 @@ def test_over_long_texts_are_bounded(fake: FakeOpenAI) -> None:
 
 
 def test_conflicts_with_is_kept_and_nothing_words_are_null(fake: FakeOpenAI) -> None:
-    fake.script('[{"fact": "用户住在上海", "conflicts_with": "用户住在杭州"}, {"fact": "用户养猫", "conflicts_with": "null"}]')
+    fake.script(
+        '[{"fact": "用户住在上海", "conflicts_with": "用户住在杭州"}, {"fact": "用户养猫", "conflicts_with": "null"}]'
+    )
     facts = fact_extractor(fake).extract("我住在上海，养了只猫").facts
     assert [f.conflicts_with for f in facts] == ["用户住在杭州", None]
 
 
 def test_malformed_preference_answers_are_read(fake: FakeOpenAI) -> None:
     extractor = LLMExtractor(client(fake), "m", load_prompt_set("combined"), detector=Signals(False, True))
-    fake.script('Sure! {"facts": [], "preferences": [{"preference": "偏好简短的回复风格", "category": "COMMUNICATION_STYLE", '
-                '"strength": "1.5", "evidence": ["简短点", "说重点"]}, {"preference": ""}],}')
+    fake.script(
+        'Sure! {"facts": [], "preferences": [{"preference": "偏好简短的回复风格", "category": "COMMUNICATION_STYLE", '
+        '"strength": "1.5", "evidence": ["简短点", "说重点"]}, {"preference": ""}],}'
+    )
     [pref] = extractor.extract("以后简短点").preferences
-    assert (pref.text, pref.category, pref.strength, pref.evidence) == ("偏好简短的回复风格", "communication_style", 1.0, "简短点; 说重点")
+    assert (pref.text, pref.category, pref.strength, pref.evidence) == (
+        "偏好简短的回复风格",
+        "communication_style",
+        1.0,
+        "简短点; 说重点",
+    )
 
 
 def test_garbage_raises_extraction_failure_after_one_retry(fake: FakeOpenAI) -> None:
@@ -115,13 +160,17 @@ def test_server_errors_are_retried_then_fail_cleanly(fake: FakeOpenAI) -> None:
 
 
 def test_a_429_then_success(fake: FakeOpenAI) -> None:
-    fake.script(Reply(status=429, body={"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}), "[]")
+    fake.script(
+        Reply(status=429, body={"error": {"message": "Rate limit reached", "code": "rate_limit_exceeded"}}), "[]"
+    )
     assert fact_extractor(fake).extract("我在杭州工作").facts == ()
     assert len(fake.chat_requests()) == 2
 
 
 def test_an_exhausted_quota_is_not_retried(fake: FakeOpenAI) -> None:
-    fake.script(Reply(status=429, body={"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}}))
+    fake.script(
+        Reply(status=429, body={"error": {"message": "You exceeded your current quota", "code": "insufficient_quota"}})
+    )
     with pytest.raises(ExtractionFailure, match="quota"):
         fact_extractor(fake).extract("我在杭州工作")
     assert len(fake.chat_requests()) == 1
@@ -138,17 +187,23 @@ def test_a_connection_error_fails_the_extraction() -> None:
         url = gone.url
     extractor = LLMExtractor(
         LLMClient(api_key="k", base_url=url + "/v1", timeout=1, max_retries=1, backoff=0.01),
-        "m", load_prompt_set("seed"), detector=Signals(True, False),
+        "m",
+        load_prompt_set("seed"),
+        detector=Signals(True, False),
     )
     with pytest.raises(ExtractionFailure, match="APIConnectionError"):
         extractor.extract("我在杭州工作")
 
 
 def test_401_names_the_key_and_404_the_model(fake: FakeOpenAI) -> None:
-    fake.script(Reply(status=401, body={"error": {"message": "Incorrect API key provided: sk-xx", "code": "invalid_api_key"}}))
+    fake.script(
+        Reply(status=401, body={"error": {"message": "Incorrect API key provided: sk-xx", "code": "invalid_api_key"}})
+    )
     with pytest.raises(LLMAuthError, match="set OPENAI_API_KEY"):
         fact_extractor(fake).extract("我在杭州工作")
-    fake.script(Reply(status=404, body={"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}}))
+    fake.script(
+        Reply(status=404, body={"error": {"message": "The model `gpt-9` does not exist", "code": "model_not_found"}})
+    )
     with pytest.raises(LLMConfigError, match="FACTLEDGER_LLM_MODEL"):
         fact_extractor(fake).extract("我在杭州工作")
 

@@ -18,7 +18,7 @@ def test_seed_holds_the_spec_prompts() -> None:
     assert seed.mode == "separate"
     assert seed.id.startswith("seed@") and len(seed.digest) == 8
     fact = seed.render("fact", user_message="我在杭州工作")
-    assert fact.startswith("从用户的话中提取事实信息。\n\n用户说：\"我在杭州工作\"")
+    assert fact.startswith('从用户的话中提取事实信息。\n\n用户说："我在杭州工作"')
     assert '"fact": "用户的老板姓张"' in fact and fact.endswith("只返回 JSON，不要其他内容。")
     check = seed.render("conflict_check", old_fact="A", new_fact="B")
     assert "旧事实：A\n新事实：B" in check and check.endswith("update / conflict / different / duplicate")
@@ -45,10 +45,19 @@ def test_the_id_follows_the_content(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("edit", "message"),
     [
-        (lambda s: s.replace("旧事实：{old_fact}", "旧事实："), r"template 'conflict_check' is missing the placeholder\(s\) \{old_fact\}"),
+        (
+            lambda s: s.replace("旧事实：{old_fact}", "旧事实："),
+            r"template 'conflict_check' is missing the placeholder\(s\) \{old_fact\}",
+        ),
         (lambda s: s.replace("上下文：{context}", "上下文：{ctx}"), r"missing the placeholder\(s\) \{context\}"),
-        (lambda s: s.replace("用户说：\"{user_message}\"\n\n规则", "用户说：\"{user_message}\" {lang}\n\n规则", 1), r"unknown placeholder\(s\) \{lang\}"),
-        (lambda s: s.replace("{{\n    \"fact\": \"用户的老板姓张\"", "{\n    \"fact\": \"用户的老板姓张\"", 1), "not a valid format string|unknown placeholder"),
+        (
+            lambda s: s.replace('用户说："{user_message}"\n\n规则', '用户说："{user_message}" {lang}\n\n规则', 1),
+            r"unknown placeholder\(s\) \{lang\}",
+        ),
+        (
+            lambda s: s.replace('{{\n    "fact": "用户的老板姓张"', '{\n    "fact": "用户的老板姓张"', 1),
+            "not a valid format string|unknown placeholder",
+        ),
         (lambda s: s.replace("preference = '''", "preferences = '''"), "needs template"),
         (lambda s: s.replace("[templates]", "[templatez]"), "no \\[templates\\] table"),
         (lambda s: s.replace('mode = "separate"', 'mode = "both"'), "mode must be"),

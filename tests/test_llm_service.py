@@ -31,8 +31,13 @@ def fake() -> Iterator[FakeOpenAI]:
 @pytest.fixture
 def llm_settings(settings: Settings, fake: FakeOpenAI) -> Settings:
     return attrs.evolve(
-        settings, openai_api_key="test", openai_base_url=fake.url + "/v1", embedding_dimension=64,
-        llm_timeout=5.0, llm_max_retries=2, llm_retry_backoff=0.01,
+        settings,
+        openai_api_key="test",
+        openai_base_url=fake.url + "/v1",
+        embedding_dimension=64,
+        llm_timeout=5.0,
+        llm_max_retries=2,
+        llm_retry_backoff=0.01,
     )
 
 
@@ -63,7 +68,11 @@ def assert_spec_result(result: Any) -> None:
     assert result.facts == ("用户在杭州工作", "用户的老板姓张")
     assert result.preferences == ("偏好简短的回复风格",)
     categories = {i.text: i.category for i in result.items}
-    assert categories == {"用户在杭州工作": "location", "用户的老板姓张": "relationship", "偏好简短的回复风格": "communication_style"}
+    assert categories == {
+        "用户在杭州工作": "location",
+        "用户的老板姓张": "relationship",
+        "偏好简短的回复风格": "communication_style",
+    }
 
 
 def test_the_spec_example_through_the_seed_prompts(opener: Callable[..., LedgerService], fake: FakeOpenAI) -> None:
@@ -74,7 +83,9 @@ def test_the_spec_example_through_the_seed_prompts(opener: Callable[..., LedgerS
     prompts = [FakeOpenAI.prompt(b) for b in fake.chat_requests()]
     # with context: FACT_PROMPT_WITH_CONTEXT, then PREF_PROMPT; no relation check (nothing similar)
     assert len(prompts) == 2
-    assert "当前对话：\nassistant: 你好，有什么可以帮你的？" in prompts[0] and "已知事实（避免重复）：\n无" in prompts[0]
+    assert (
+        "当前对话：\nassistant: 你好，有什么可以帮你的？" in prompts[0] and "已知事实（避免重复）：\n无" in prompts[0]
+    )
     assert "从用户的话或行为中识别偏好" in prompts[1] and "上下文：assistant: 你好" in prompts[1]
     assert all(b["model"] == "gpt-4o-mini" and b["temperature"] == 0 for b in fake.chat_requests())
 

@@ -20,11 +20,12 @@ def test_environment_and_config_file(tmp_path: Path) -> None:
     (tmp_path / "config.toml").write_text(
         'openai_base_url = "http://file/v1"\nllm_model = "qwen-plus"\nembedding_model = "text-embedding-v3"\n'
         'embedding_dimension = 1024\nprompts = "prompts/mine.toml"\nsignal_gating = false\nllm_timeout = 12.5\n'
-        'llm_max_retries = 0\nresponse_cache = false\n',
+        "llm_max_retries = 0\nresponse_cache = false\n",
         encoding="utf-8",
     )
-    s = Settings.load({"FACTLEDGER_HOME": str(tmp_path), "FACTLEDGER_LLM_MODEL": "deepseek-chat",
-                       "OPENAI_API_KEY": "k"})
+    s = Settings.load(
+        {"FACTLEDGER_HOME": str(tmp_path), "FACTLEDGER_LLM_MODEL": "deepseek-chat", "OPENAI_API_KEY": "k"}
+    )
     assert (s.openai_base_url, s.llm_model, s.openai_api_key) == ("http://file/v1", "deepseek-chat", "k")
     assert (s.embedding_model, s.embedding_dimension) == ("text-embedding-v3", 1024)
     assert s.prompts == str(tmp_path / "prompts/mine.toml")  # relative to the config file

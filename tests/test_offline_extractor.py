@@ -89,7 +89,9 @@ def test_small_talk_and_questions_give_nothing(extractor, message):
 
 
 @settings(max_examples=150, deadline=None)
-@given(message=st.text(alphabet=st.sampled_from(list("我你他的是在住有没不喜欢老板姓张杭州了，。？! aI'm")), max_size=40))
+@given(
+    message=st.text(alphabet=st.sampled_from(list("我你他的是在住有没不喜欢老板姓张杭州了，。？! aI'm")), max_size=40)
+)
 def test_any_message_gives_a_well_formed_extraction(message):
     result = RuleExtractor().extract(message)
     assert isinstance(result, Extraction)
@@ -243,8 +245,17 @@ def test_a_style_request_inside_a_question_counts(extractor):
 
 
 def test_things_not_stated_as_facts_give_nothing(extractor):
-    for message in ("我有点累", "我有个问题想问", "我是不是该换工作？", "我在开会", "我们周末去爬山",
-                    "用Python写个脚本", "我明白你的意思", "I'm sure you'll love it", "你喜欢狗吗？"):
+    for message in (
+        "我有点累",
+        "我有个问题想问",
+        "我是不是该换工作？",
+        "我在开会",
+        "我们周末去爬山",
+        "用Python写个脚本",
+        "我明白你的意思",
+        "I'm sure you'll love it",
+        "你喜欢狗吗？",
+    ):
         result = extractor.extract(message)
         assert result.facts == () and result.preferences == (), message
 
@@ -345,10 +356,11 @@ def test_confidence_bands(extractor):
         ("i repair pianos for a living.", ("The user repairs pianos for a living", "work")),
         ("my favorite tea is oolong.", ("The user's favorite tea is oolong", "preference")),
         ("i'm quite tall.", ("The user is quite tall", "personal_info")),
-        ("i currently am engaged to my college girlfriend.",
-         ("The user currently is engaged to the user's college girlfriend", "relationship")),
-        ("i've two cats , one tabby and old persian.",
-         ("The user has two cats, one tabby and old persian", "other")),
+        (
+            "i currently am engaged to my college girlfriend.",
+            ("The user currently is engaged to the user's college girlfriend", "relationship"),
+        ),
+        ("i've two cats , one tabby and old persian.", ("The user has two cats, one tabby and old persian", "other")),
         ("i didn t pass the audition", ("The user did not pass the audition", "other")),
         ("i hate olives.", ("The user hates olives", "preference")),
         ("I have my own salon", ("The user has the user's own salon", "other")),
@@ -360,8 +372,13 @@ def test_english_statements_are_restated_about_the_user(extractor, message, expe
 
 def test_dialogue_exchange_is_not_a_fact(extractor):
     # first person that only frames the exchange with the listener
-    for message in ("我明白你的意思", "你说得对，我都听你的", "I'm sure you'll pick the right one, Maria.",
-                    "Thanks, I appreciate it!", "小度，我们聊会天吧"):
+    for message in (
+        "我明白你的意思",
+        "你说得对，我都听你的",
+        "I'm sure you'll pick the right one, Maria.",
+        "Thanks, I appreciate it!",
+        "小度，我们聊会天吧",
+    ):
         assert extractor.extract(message).facts == (), message
 
 

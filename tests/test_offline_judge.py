@@ -83,7 +83,12 @@ def test_negation_pairs(a, b):
 
 @pytest.mark.parametrize(
     ("a", "b"),
-    [("用户有车", "用户有车"), ("用户没有车", "用户不吃辣"), ("用户住在杭州", "用户住在上海"), ("用户有车", "用户有房")],
+    [
+        ("用户有车", "用户有车"),
+        ("用户没有车", "用户不吃辣"),
+        ("用户住在杭州", "用户住在上海"),
+        ("用户有车", "用户有房"),
+    ],
 )
 def test_not_negation_pairs(a, b):
     assert not negation_pair(a, b)
@@ -176,6 +181,8 @@ def test_judges_english_extractor_output(judge):
 
 def test_negated_chinese_statements_conflict(judge):
     extractor = RuleExtractor()
-    assert judge.judge(extractor.extract("我有车").facts[0].text,
-                       extractor.extract("我没有车").facts[0].text).relation is Relation.CONFLICT
+    assert (
+        judge.judge(extractor.extract("我有车").facts[0].text, extractor.extract("我没有车").facts[0].text).relation
+        is Relation.CONFLICT
+    )
     assert judge.judge("用户吃辣", extractor.extract("我不吃辣").facts[0].text).relation is Relation.CONFLICT

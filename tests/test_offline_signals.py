@@ -31,7 +31,12 @@ def test_keeps_the_spec_signal_lists_verbatim():
     assert SignalDetector.FACT_SIGNALS["identity"] == ["我是", "我叫", "我姓", "我的名字"]
     assert SignalDetector.FACT_SIGNALS["state"] == ["我有", "我没有", "我会", "我不会"]
     assert SignalDetector.PREF_SIGNALS["style_request"] == [
-        "简短点", "详细点", "直接说", "说重点", "不用解释", "解释一下",
+        "简短点",
+        "详细点",
+        "直接说",
+        "说重点",
+        "不用解释",
+        "解释一下",
     ]
     assert list(SignalDetector.FACT_SIGNALS) == ["identity", "location", "relationship", "work", "possession", "state"]
     assert list(SignalDetector.PREF_SIGNALS) == ["explicit", "dislike", "style_request", "time", "frequency"]
@@ -92,7 +97,9 @@ def test_pref_signal_categories(detector, text, category):
     assert category in result["pref_categories"]
 
 
-@pytest.mark.parametrize("text", ["谢谢", "好的", "哈哈", "你好", "ok", "OK!", "thanks", "Thank you!", "嗯嗯", "好的，谢谢！", "", "？？"])
+@pytest.mark.parametrize(
+    "text", ["谢谢", "好的", "哈哈", "你好", "ok", "OK!", "thanks", "Thank you!", "嗯嗯", "好的，谢谢！", "", "？？"]
+)
 def test_small_talk_raises_no_signal(detector, text):
     result = detector.detect(text)
     assert result == {"has_fact_signal": False, "has_pref_signal": False, "fact_categories": [], "pref_categories": []}
@@ -122,11 +129,15 @@ def test_non_string_input_gives_empty_result(detector):
 
 def test_split_clauses_on_punctuation_and_conjunctions():
     assert [c.text for c in split_clauses("我在杭州工作，老板姓张，平时喜欢简短的回复")] == [
-        "我在杭州工作", "老板姓张", "平时喜欢简短的回复",
+        "我在杭州工作",
+        "老板姓张",
+        "平时喜欢简短的回复",
     ]
     assert [c.text for c in split_clauses("我住在杭州但是在上海工作")] == ["我住在杭州", "在上海工作"]
     assert [c.text for c in split_clauses("I live in Paris and I work at Google. Version 3.5 is fine")] == [
-        "I live in Paris", "I work at Google", "Version 3.5 is fine",
+        "I live in Paris",
+        "I work at Google",
+        "Version 3.5 is fine",
     ]
     assert split_clauses("你好吗？")[0].terminator == "?"  # NFKC folds the full-width mark
 
@@ -179,7 +190,9 @@ def test_time_words_qualify_a_statement(detector):
 def test_clauses_keep_joiner_and_sentence():
     clauses = split_clauses("我喜欢烹饪，但是我也喜欢钓鱼。我住在杭州")
     assert [(c.text, c.joiner, c.sentence) for c in clauses] == [
-        ("我喜欢烹饪", "", 0), ("我也喜欢钓鱼", "但是", 0), ("我住在杭州", "", 1),
+        ("我喜欢烹饪", "", 0),
+        ("我也喜欢钓鱼", "但是", 0),
+        ("我住在杭州", "", 1),
     ]
     assert [c.text for c in split_clauses("我可是个懒汉")] == ["我可是个懒汉"]  # 可是 after 我 joins nothing
 

@@ -9,15 +9,15 @@ from collections.abc import Callable
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
 from scripted import MESSAGES
 
+from factledger.application.errors import EmbedderMismatch
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
-from factledger.application.errors import EmbedderMismatch
-
 
 
 def test_catch_up_is_exactly_once(service: LedgerService) -> None:
@@ -92,7 +92,16 @@ def test_follow_runs_as_a_separate_process(
 ) -> None:
     writer = open_ledger(attrs.evolve(settings, inline_projection=False))
     follower = subprocess.Popen(
-        [sys.executable, "-m", "factledger.entrypoints.cli", "projection", "follow", "--json", "--poll-interval", "0.2"],
+        [
+            sys.executable,
+            "-m",
+            "factledger.entrypoints.cli",
+            "projection",
+            "follow",
+            "--json",
+            "--poll-interval",
+            "0.2",
+        ],
         env=cli_env,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -147,7 +156,7 @@ def test_two_projectors_racing_apply_every_event_once(settings: Settings) -> Non
         def project(service: LedgerService) -> None:
             try:
                 service.catch_up()
-            except BaseException as exc:  # noqa: BLE001 - reported below
+            except BaseException as exc:
                 errors.append(exc)
 
         threads = [threading.Thread(target=project, args=(s,)) for s in (first, second)]

@@ -7,7 +7,7 @@ import signal
 import time
 import uuid
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +21,7 @@ from factledger.application.service import InvalidInput, LedgerService
 from factledger.domain.memory import UserMemory
 from factledger.infrastructure.config import Settings
 
-AT = datetime(2026, 1, 5, 9, 0, tzinfo=timezone.utc)
+AT = datetime(2026, 1, 5, 9, 0, tzinfo=UTC)
 
 
 def events_of(service: LedgerService, user: str, kind: str) -> list[dict[str, Any]]:
@@ -55,9 +55,19 @@ def test_a_poisoned_event_is_quarantined_and_the_rest_projected(service: LedgerS
     def poison(memory: UserMemory) -> None:
         memory.ingest_message("m1", "我住在北京", AT)
         memory.trigger_event(
-            UserMemory.FactObserved, fact_id=str(uuid.uuid4()), text="用户住在\x00北京", category="location",
-            confidence=0.9, message_id="m1", session_id=None, extractor_id="old/1", at=AT, conflicts_with=None,
-            authority="stated", prompt_id=None, actor=None,
+            UserMemory.FactObserved,
+            fact_id=str(uuid.uuid4()),
+            text="用户住在\x00北京",
+            category="location",
+            confidence=0.9,
+            message_id="m1",
+            session_id=None,
+            extractor_id="old/1",
+            at=AT,
+            conflicts_with=None,
+            authority="stated",
+            prompt_id=None,
+            actor=None,
         )
 
     record_unchecked(service, "poisoned", poison)
@@ -197,9 +207,11 @@ def test_message_ids_recorded_before_the_index_existed_are_indexed(
 
 def test_an_import_with_repeated_message_ids_records_each_once(cli_env: dict[str, str], tmp_path: Path) -> None:
     path = tmp_path / "dup.jsonl"
-    lines = [{"user_id": "u", "message": "我住在杭州", "message_id": "a"},
-             {"user_id": "u", "message": "我住在杭州", "message_id": "a"},
-             {"user_id": "u", "message": "我叫李雷", "message_id": "b"}]
+    lines = [
+        {"user_id": "u", "message": "我住在杭州", "message_id": "a"},
+        {"user_id": "u", "message": "我住在杭州", "message_id": "a"},
+        {"user_id": "u", "message": "我叫李雷", "message_id": "b"},
+    ]
     path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
     summary = run_cli_json(cli_env, "ingest-file", str(path))
     assert (summary["ingested"], summary["already_recorded"], summary["failed"]) == (2, 1, 0)

@@ -13,10 +13,11 @@ from pathlib import Path
 import attrs
 import psycopg
 import pytest
-from hypothesis import HealthCheck, given, settings as hsettings
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from scripted import MESSAGES
 from psycopg.sql import SQL, Identifier
+from scripted import MESSAGES
 
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
@@ -96,14 +97,26 @@ def test_replay_resumes_after_a_limit_and_ends_as_an_uninterrupted_one(service: 
         assert part.read_model.all_items() == whole.read_model.all_items()
         for user in ("u0", "u1", "u2"):
             assert [e.to_dict() for e in part.history(user)] != []
-            assert [e["event"] for e in [e.to_dict() for e in part.history(user)]] == [e["event"] for e in [e.to_dict() for e in whole.history(user)]]
+            assert [e["event"] for e in [e.to_dict() for e in part.history(user)]] == [
+                e["event"] for e in [e.to_dict() for e in whole.history(user)]
+            ]
 
 
 def test_a_killed_replay_resumes_to_the_same_result(service: LedgerService, cli_env: dict[str, str]) -> None:
     for i in range(150):
         service.ingest(f"u{i % 5}", MESSAGES[i % len(MESSAGES)], session_id=f"s{i}")
     head = service.ledger.recorder.max_notification_id()
-    command = [sys.executable, "-m", "factledger.entrypoints.cli", "replay", "--into", "killed", "--extractor", "offline", "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "factledger.entrypoints.cli",
+        "replay",
+        "--into",
+        "killed",
+        "--extractor",
+        "offline",
+        "-q",
+    ]
     proc = subprocess.Popen(command, env=cli_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     deadline = time.monotonic() + 60
     position = 0
@@ -117,7 +130,7 @@ def test_a_killed_replay_resumes_to_the_same_result(service: LedgerService, cli_
     proc.wait(30)
     assert proc.returncode == -signal.SIGKILL, "the replay must be killed half way for this test to mean anything"
     assert 0 < position < head  # type: ignore[operator]
-    resumed = subprocess.run(command + ["--json"], env=cli_env, capture_output=True, text=True, timeout=120)
+    resumed = subprocess.run([*command, "--json"], env=cli_env, capture_output=True, text=True, timeout=120)
     assert resumed.returncode == 0, resumed.stderr
     assert json.loads(resumed.stdout)["finished"] is True
     service.replay("uninterrupted", "offline")
@@ -127,7 +140,9 @@ def test_a_killed_replay_resumes_to_the_same_result(service: LedgerService, cli_
             assert killed.profile(user).to_dict() == whole.profile(user).to_dict()
 
 
-def test_promote_swaps_ledgers_and_keeps_the_old_one(settings: Settings, service: LedgerService, tmp_path: Path) -> None:
+def test_promote_swaps_ledgers_and_keeps_the_old_one(
+    settings: Settings, service: LedgerService, tmp_path: Path
+) -> None:
     service.ingest("u", "我在杭州工作，老板姓张，平时喜欢简短的回复")
     old_events = service.ledger.recorder.max_notification_id()
     rules = tmp_path / "rules.toml"
@@ -200,7 +215,7 @@ def test_a_name_can_be_replayed_again_after_it_was_promoted(service: LedgerServi
         ('[[add]]\npattern = "我养了(?P<pet>\\\\w+)"\nfact = "用户养了{animal}"\n', "animal"),
         ('[[add]]\npattern = "("\nfact = "x"\n', "bad pattern"),
         ('[[drop]]\nkind = "facts"\n', "kind must be"),
-        ('[[bogus]]\n', "unknown sections"),
+        ("[[bogus]]\n", "unknown sections"),
     ],
 )
 def test_bad_rules_files_are_refused_before_anything_is_replayed(

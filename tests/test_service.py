@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 import pytest
 from scripted import ExplodingJudge, ScriptedExtractor
@@ -158,7 +158,7 @@ def test_recall_filters_by_type_similarity_and_top_k(service: LedgerService) -> 
 
 
 def test_history_keeps_message_time_context_and_extraction(service: LedgerService) -> None:
-    at = datetime(2025, 5, 4, 3, 2, 1, tzinfo=timezone.utc)
+    at = datetime(2025, 5, 4, 3, 2, 1, tzinfo=UTC)
     service.ingest("u", EXAMPLE, session_id="s", context=CONTEXT, timestamp=at)
     history = [e.to_dict() for e in service.history("u")]
     kinds = [e["event"] for e in history]
@@ -197,7 +197,9 @@ def test_only_the_latest_snapshots_are_kept_and_older_versions_still_load(
     versions = [s.originator_version for s in service.ledger.snapshots.get(memory.id)]  # type: ignore[union-attr]
     assert versions == [100, 151], "older snapshots are pruned (each taken by the save that crossed an interval)"
     early = service.ledger.memory_at("u", 60)  # before every kept snapshot: rebuilt from the events
-    assert early.version == 60 and len(early.active_facts()) == 19  # Started, 19 whole messages, the 20th without its fact yet
+    assert (
+        early.version == 60 and len(early.active_facts()) == 19
+    )  # Started, 19 whole messages, the 20th without its fact yet
 
 
 def _ingest_many(settings: Settings, count: int) -> None:
@@ -234,8 +236,10 @@ def test_a_failed_extraction_is_recorded_and_retried_after_later_messages(
     from scripted import FlakyExtractor
 
     extractor = FlakyExtractor(
-        {"住": ([("用户住在杭州", "location", 0.9)], [("偏好简短的回复风格", "communication_style", 0.8, "e")]),
-         "车": ([("用户有车", "other", 0.9)], [])},
+        {
+            "住": ([("用户住在杭州", "location", 0.9)], [("偏好简短的回复风格", "communication_style", 0.8, "e")]),
+            "车": ([("用户有车", "other", 0.9)], []),
+        },
         failing={"住"},
     )
     service = open_service(extractor=extractor)
@@ -249,7 +253,13 @@ def test_a_failed_extraction_is_recorded_and_retried_after_later_messages(
     assert retried.status == "recorded" and retried.message_id == failed.message_id
     assert [i.action for i in retried.items] == ["observed", "observed"]
     profile = service.profile("u").to_dict()
-    assert sorted(f["fact"] for facts in profile["facts"].values() for f in facts) == sorted(["用户有车", "用户住在杭州"])
+    assert sorted(f["fact"] for facts in profile["facts"].values() for f in facts) == sorted(
+        ["用户有车", "用户住在杭州"]
+    )
     assert service.retry_failed() == [], "nothing is left to retry"
-    observed = [e for e in [e.to_dict() for e in service.history("u")] if e["event"] == "FactObserved" and e["text"] == "用户住在杭州"]
+    observed = [
+        e
+        for e in [e.to_dict() for e in service.history("u")]
+        if e["event"] == "FactObserved" and e["text"] == "用户住在杭州"
+    ]
     assert observed[0]["message_id"] == failed.message_id, "decisions refer to the original message"

@@ -46,7 +46,7 @@ def test_eight_processes_start_together_on_a_new_home_and_the_server_stops_after
     env = embedded_env(cli_env, home)
     procs = [spawn_cli(env, "ingest", "--user", "u", "--message-id", f"m{n}", f"我住在杭州{n}") for n in range(8)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     history = run_cli_json(env, "history", "u", "--kind", "message")
     assert sorted(e["message_id"] for e in history if e["event"] == "MessageIngested") == [f"m{n}" for n in range(8)]
@@ -57,7 +57,7 @@ def test_eight_processes_start_together_on_a_new_schema(cli_env: dict[str, str])
     env = {**cli_env, "FACTLEDGER_SCHEMA": f"s_{uuid.uuid4().hex[:10]}"}
     procs = [spawn_cli(env, "ingest", "--user", f"u{n}", "我住在杭州") for n in range(8)]
     for proc in procs:
-        out, err = proc.communicate(timeout=300)
+        _out, err = proc.communicate(timeout=300)
         assert proc.returncode == 0, err
     assert run_cli_json(env, "projection", "status")["lag"] == 0
 

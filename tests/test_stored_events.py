@@ -34,7 +34,8 @@ def stored(table: str) -> list[StoredEvent]:
     rows = [json.loads(line) for line in (FIXTURES / "events_v1.jsonl").read_text(encoding="utf-8").splitlines()]
     return [
         StoredEvent(UUID(r["originator_id"]), r["originator_version"], r["topic"], r["state"].encode("utf-8"))
-        for r in rows if r["table"] == table
+        for r in rows
+        if r["table"] == table
     ]
 
 
@@ -55,7 +56,9 @@ def test_version_1_events_load_and_project_to_the_same_profile(ledger: MemoryLed
     for fid in active:
         record = memory.facts[fid]
         assert (record.times_mentioned, record.contested, record.authority) == (
-            want["facts"][fid]["times_mentioned"], want["facts"][fid]["contested"], want["facts"][fid]["authority"]
+            want["facts"][fid]["times_mentioned"],
+            want["facts"][fid]["contested"],
+            want["facts"][fid]["authority"],
         )
 
 

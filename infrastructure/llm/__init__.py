@@ -22,8 +22,19 @@ from factledger.infrastructure.llm.prompts import PromptError, PromptSet, load_p
 from factledger.infrastructure.llm.usage import UsageLog
 
 __all__ = [
-    "LLMAuthError", "LLMClient", "LLMConfigError", "LLMExtractor", "LLMJudge", "LLMUnavailable",
-    "OpenAIEmbedder", "PromptError", "PromptSet", "ResponseCache", "UsageLog", "llm_client", "llm_parts",
+    "LLMAuthError",
+    "LLMClient",
+    "LLMConfigError",
+    "LLMExtractor",
+    "LLMJudge",
+    "LLMUnavailable",
+    "OpenAIEmbedder",
+    "PromptError",
+    "PromptSet",
+    "ResponseCache",
+    "UsageLog",
+    "llm_client",
+    "llm_parts",
     "load_prompt_set",
 ]
 

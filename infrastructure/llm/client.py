@@ -138,7 +138,10 @@ class LLMClient:
             text = message.content or getattr(message, "refusal", None) or ""
         usage = response.usage
         answer = ChatAnswer(
-            text, model, prompt_id, key,
+            text,
+            model,
+            prompt_id,
+            key,
             input_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
             output_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
             latency_ms=latency,
@@ -154,7 +157,9 @@ class LLMClient:
             return
         try:
             self.cache.put(
-                answer.model, answer.prompt_id, answer.input_hash,
+                answer.model,
+                answer.prompt_id,
+                answer.input_hash,
                 CachedAnswer(answer.text, answer.input_tokens, answer.output_tokens),
             )
         except Exception:  # a cache that cannot write only costs a repeat call later
@@ -189,10 +194,11 @@ class LLMClient:
         retry_after = response.headers.get("retry-after") if response is not None else None
         if retry_after is not None:
             try:
-                return min(MAX_DELAY_S, max(0.0, float(retry_after)))
+                seconds: float = float(retry_after)
+                return min(MAX_DELAY_S, max(0.0, seconds))
             except ValueError:
                 pass  # an HTTP date: fall back to our own backoff
-        return min(MAX_DELAY_S, self.backoff * 2 ** (attempt - 1) * (1 + random.random() / 4))
+        return min(MAX_DELAY_S, self.backoff * 2.0 ** (attempt - 1) * (1 + random.random() / 4))
 
     def _count_outage(self) -> None:
         self._failures_in_a_row += 1
@@ -200,7 +206,9 @@ class LLMClient:
             self._open_until = time.monotonic() + self.breaker_cooldown
             logger.warning(
                 "LLM endpoint %s failed %d calls in a row; pausing calls for %.0fs",
-                self.base_url, self._failures_in_a_row, self.breaker_cooldown,
+                self.base_url,
+                self._failures_in_a_row,
+                self.breaker_cooldown,
             )
 
     def _send(self, send: Callable[[], T], kind: str, model: str, prompt_id: str | None) -> tuple[T, int, int]:
@@ -210,7 +218,9 @@ class LLMClient:
 
         def failed(reason: str) -> None:
             latency = int((time.monotonic() - started) * 1000)
-            self.record(CallRecord(kind, model, prompt_id, latency_ms=latency, ok=False, attempts=attempt, error=reason))
+            self.record(
+                CallRecord(kind, model, prompt_id, latency_ms=latency, ok=False, attempts=attempt, error=reason)
+            )
 
         if started < self._open_until:
             failed("endpoint down (circuit open)")

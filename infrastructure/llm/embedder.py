@@ -81,7 +81,7 @@ class OpenAIEmbedder:
         vectors: list[list[float]] = []
         items = [t if t.strip() else " " for t in texts]  # the API rejects empty input
         for start in range(0, len(items), BATCH):
-            for vector in self._request(items[start:start + BATCH]):
+            for vector in self._request(items[start : start + BATCH]):
                 if len(vector) != self._dimension:
                     raise ConfigError(
                         f"embedding model {self.model!r} returned {len(vector)}-dimensional vectors, "

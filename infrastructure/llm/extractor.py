@@ -59,7 +59,9 @@ def known_list(facts: Sequence[str]) -> str:
 
 def approximate_tokens(text: str) -> int:
     """A tokenizer-free estimate: one token per CJK character, one per 4 other characters."""
-    cjk = sum(1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef")
+    cjk = sum(
+        1 for ch in text if "\u2e80" <= ch <= "\u9fff" or "\uf900" <= ch <= "\ufaff" or "\uff00" <= ch <= "\uffef"
+    )
     return cjk + (len(text) - cjk + 3) // 4
 
 
@@ -102,8 +104,10 @@ class LLMExtractor:
         if prompts.mode == "combined":
             if prompts.json_schema is not None:
                 self._formats.append(
-                    {"type": "json_schema",
-                     "json_schema": {"name": "extraction", "strict": True, "schema": prompts.json_schema}}
+                    {
+                        "type": "json_schema",
+                        "json_schema": {"name": "extraction", "strict": True, "schema": prompts.json_schema},
+                    }
                 )
             self._formats += [{"type": "json_object"}, None]
 
@@ -115,9 +119,7 @@ class LLMExtractor:
     def prompt_id(self) -> str:
         return self.prompts.id
 
-    def extract(
-        self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()
-    ) -> Extraction:
+    def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
         signals = self.detector.detect(message)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
@@ -139,8 +141,10 @@ class LLMExtractor:
                         prefs = self._preferences(message, context, attempts)
             except (LLMUnavailable, UnusableOutput) as exc:
                 raise ExtractionFailure(
-                    str(exc), extractor_id=self.extractor_id,
-                    raw_output=attempts.raw_output(), prompt_id=self.prompts.id,
+                    str(exc),
+                    extractor_id=self.extractor_id,
+                    raw_output=attempts.raw_output(),
+                    prompt_id=self.prompts.id,
                 ) from exc
         return Extraction(
             extractor_id=self.extractor_id,
@@ -163,37 +167,55 @@ class LLMExtractor:
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
         prompts: list[str] = []
         if self.prompts.mode == "combined" and (want_facts or want_prefs):
-            prompts.append(self.prompts.render(
-                "combined", conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
-                user_message=message, existing_facts=NOTHING,
-            ))
+            prompts.append(
+                self.prompts.render(
+                    "combined",
+                    conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
+                    user_message=message,
+                    existing_facts=NOTHING,
+                )
+            )
         elif self.prompts.mode != "combined":
             if want_facts and context:
-                prompts.append(self.prompts.render(
-                    "fact_with_context", conversation=conversation(context, FACT_CONTEXT_TURNS),
-                    user_message=message, existing_facts=NOTHING,
-                ))
+                prompts.append(
+                    self.prompts.render(
+                        "fact_with_context",
+                        conversation=conversation(context, FACT_CONTEXT_TURNS),
+                        user_message=message,
+                        existing_facts=NOTHING,
+                    )
+                )
             elif want_facts:
                 prompts.append(self.prompts.render("fact", user_message=message))
             if want_prefs:
-                prompts.append(self.prompts.render(
-                    "preference", user_message=message,
-                    context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING,
-                ))
+                prompts.append(
+                    self.prompts.render(
+                        "preference",
+                        user_message=message,
+                        context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING,
+                    )
+                )
         return len(prompts), sum(approximate_tokens(p) for p in prompts)
 
     # ---- the calls ------------------------------------------------------------
 
     def _ask(
-        self, key: str, prompt: str, parse: Callable[[str], T], attempts: _Attempts,
+        self,
+        key: str,
+        prompt: str,
+        parse: Callable[[str], T],
+        attempts: _Attempts,
         response_format: dict[str, Any] | None = None,
     ) -> T:
         """Ask, parse; ask again on an unusable answer; cache only a usable one."""
         last: UnusableOutput | None = None
         for _ in range(self.parse_retries + 1):
             answer = self.client.chat(
-                model=self.model, prompt_id=self.prompts.template_id(key), prompt=prompt,
-                response_format=response_format, temperature=self.prompts.temperature,
+                model=self.model,
+                prompt_id=self.prompts.template_id(key),
+                prompt=prompt,
+                response_format=response_format,
+                temperature=self.prompts.temperature,
             )
             attempts.add(key, answer)
             try:

@@ -10,7 +10,6 @@ blocks a message; a wrong key still stops everything (``LLMAuthError``).
 from __future__ import annotations
 
 import logging
-from typing import Any
 
 import attrs
 
@@ -57,6 +56,4 @@ class LLMJudge:
             return attrs.evolve(verdict, raw_answer=f"[LLM unavailable: {exc.reason}] {verdict.raw_answer}")
         if answer.text.strip():
             self.client.remember(answer)
-        return RelationVerdict(
-            parse_relation(answer.text), self.judge_id, raw_answer=answer.text, prompt_id=prompt_id
-        )
+        return RelationVerdict(parse_relation(answer.text), self.judge_id, raw_answer=answer.text, prompt_id=prompt_id)

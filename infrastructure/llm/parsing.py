@@ -105,7 +105,7 @@ def find_json(text: str) -> Any:
             if end is None:
                 continue
             try:
-                return _loads(source[match.start():end])
+                return _loads(source[match.start() : end])
             except UnusableOutput:
                 tries += 1
                 if tries > 20:
@@ -119,18 +119,17 @@ def _as_items(value: Any, keys: tuple[str, ...]) -> list[Any]:
         return value
     if isinstance(value, dict):
         for key in keys:
-            if isinstance(value.get(key), list):
-                return value[key]
+            items = value.get(key)
+            if isinstance(items, list):
+                return items
         return [value]
     raise UnusableOutput(f"expected a JSON array, got {type(value).__name__}")
 
 
 def _text(item: Any, keys: tuple[str, ...]) -> str | None:
     """The item's text, whitespace folded and bounded; None when empty."""
-    if isinstance(item, dict):
-        value = next((item[k] for k in keys if item.get(k) not in (None, "")), None)
-    else:
-        value = item  # a bare string in the array: the text itself
+    # A bare string in the array is the text itself.
+    value = next((item[k] for k in keys if item.get(k) not in (None, "")), None) if isinstance(item, dict) else item
     if value is None or isinstance(value, (dict, list, bool)):
         return None
     text = " ".join(storable_text(str(value)).split())

@@ -91,8 +91,16 @@ class UsageLog:
                         context.user_id if context else None,
                         context.message_id if context else None,
                         context.purpose if context else None,
-                        call.kind, call.model, call.prompt_id, call.input_tokens, call.output_tokens,
-                        call.latency_ms, call.cached, call.ok, call.attempts, call.error,
+                        call.kind,
+                        call.model,
+                        call.prompt_id,
+                        call.input_tokens,
+                        call.output_tokens,
+                        call.latency_ms,
+                        call.cached,
+                        call.ok,
+                        call.attempts,
+                        call.error,
                     ),
                 )
         except Exception:

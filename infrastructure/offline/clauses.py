@@ -91,12 +91,16 @@ def is_small_talk(text: str) -> bool:
 
 # 呢 ends statements as often as questions ("我也挺喜欢下雨天呢"), so it asks only with a question word.
 _QUESTION_END = re.compile(r"(?:吗|么|嘛|不)$")
-_QUESTION_WORDS = re.compile(r"什么|为什么|为啥|怎么|怎样|咋|哪|谁|是不是|能不能|可不可|会不会|有没有|要不要|多大|多久|几[岁点个号]")
+_QUESTION_WORDS = re.compile(
+    r"什么|为什么|为啥|怎么|怎样|咋|哪|谁|是不是|能不能|可不可|会不会|有没有|要不要|多大|多久|几[岁点个号]"
+)
 _EN_QUESTION_START = re.compile(
     r"^(?:what|why|how|where|when|who|which|whose|do|does|did|are|is|was|were|have|has|can|could|would|will|should|shall)\b",
     re.IGNORECASE,
 )
-_ADDRESSES_ASSISTANT = re.compile(r"^(?:请问|那|那么|所以)?\s*(?:你|您)|(?:你|您)(?:能|可以|会|知道|觉得|是|有|帮|给|说)")
+_ADDRESSES_ASSISTANT = re.compile(
+    r"^(?:请问|那|那么|所以)?\s*(?:你|您)|(?:你|您)(?:能|可以|会|知道|觉得|是|有|帮|给|说)"
+)
 
 
 def is_english(text: str) -> bool:
@@ -139,7 +143,9 @@ _ZH_EXCHANGE_VERBS = (
 _ZH_EXCHANGE = re.compile(r"我(?:也|就|还|都|真|是|可|倒)?(?:" + _ZH_EXCHANGE_VERBS + r")")
 #: 我们 as speaker and listener talking about the chat itself ("我们聊点别的", "我们再聊五分钟")
 _ZH_CHAT = re.compile(r"我们(?:俩|两个)?(?:再|来|就|先|一起|继续|随便|好好)?(?:聊|说说?话|说会|谈谈|谈(?!恋爱)|唠)")
-_ZH_OPINION = re.compile(r"我(?:也|就|还|倒|真)?(?:觉得|认为|感觉|看|想)(?:你|您|他|她|它|这|那|应该|可以|不错|挺好|很好|也是)")
+_ZH_OPINION = re.compile(
+    r"我(?:也|就|还|倒|真)?(?:觉得|认为|感觉|看|想)(?:你|您|他|她|它|这|那|应该|可以|不错|挺好|很好|也是)"
+)
 _ZH_SUGGESTION = re.compile(r"^(?:要不|咱们|咱|我们)(?:还是|一起|俩)?.*吧$|^(?:要不|咱们).*")
 #: the first person as something the speaker is or has, not as an object ("送我", "给我")
 _ZH_FIRST_PERSON = re.compile(r"(?:^|[^送给帮让叫跟和陪请问告教带找等])我|我(?:的|家|们家)")
@@ -155,7 +161,9 @@ def zh_mentions_self(text: str) -> bool:
     return bool(_ZH_FIRST_PERSON.search(stripped))
 
 
-_EN_SELF = re.compile(r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine|myself|me|we|we're|we've|our|us)\b|\bi (?:m|ve|d|ll)\b", re.IGNORECASE)
+_EN_SELF = re.compile(
+    r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine|myself|me|we|we're|we've|our|us)\b|\bi (?:m|ve|d|ll)\b", re.IGNORECASE
+)
 #: first-person frames that comment on the exchange or on the listener
 _EN_EXCHANGE = re.compile(
     r"\bi(?:'m| am| m)? (?:(?:so|really|just|totally|definitely|also) )*"

@@ -19,6 +19,7 @@ processes: vectors are cached under ``embedder_id`` and must not drift.
 from __future__ import annotations
 
 import hashlib
+import itertools
 import math
 import re
 import unicodedata
@@ -53,12 +54,25 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
 # of both persons go, wherever they stand.
 _ZH_SUBJECTS = re.compile(r"用户的|用户|我的|我")
 _EN_CONTRACTIONS = (
-    (re.compile(r"\bi(?:'m| m)\b"), "i am"), (re.compile(r"\bi(?:'ve| ve)\b"), "i have"),
-    (re.compile(r"(\w)(?:n't|n t)\b"), r"\1 not"), (re.compile(r"'s\b"), ""),
+    (re.compile(r"\bi(?:'m| m)\b"), "i am"),
+    (re.compile(r"\bi(?:'ve| ve)\b"), "i have"),
+    (re.compile(r"(\w)(?:n't|n t)\b"), r"\1 not"),
+    (re.compile(r"'s\b"), ""),
 )
 _EN_DROP = frozenset({"i", "my", "me", "mine", "myself", "user", "user's", "the", "a", "an"})
-_EN_BASE = {"am": "be", "is": "be", "are": "be", "was": "be", "were": "be", "has": "have", "had": "have",
-            "does": "do", "did": "do", "doesn": "do", "don": "do"}
+_EN_BASE = {
+    "am": "be",
+    "is": "be",
+    "are": "be",
+    "was": "be",
+    "were": "be",
+    "has": "have",
+    "had": "have",
+    "does": "do",
+    "did": "do",
+    "doesn": "do",
+    "don": "do",
+}
 
 
 def _en_word(word: str) -> str | None:
@@ -91,18 +105,18 @@ def _ngram_features(text: str) -> list[str]:
     for token in _TOKEN.findall(text.lower()):
         if _CJK_RUN.fullmatch(token):
             for n in (1, 2, 3):
-                features.extend(f"c{n}:{token[i:i + n]}" for i in range(len(token) - n + 1))
+                features.extend(f"c{n}:{token[i : i + n]}" for i in range(len(token) - n + 1))
         else:
             word = _en_word(token)
             if word:
                 words.append(word)
     features.extend(f"w1:{w}" for w in words)
-    features.extend(f"w2:{a} {b}" for a, b in zip(words, words[1:]))
+    features.extend(f"w2:{a} {b}" for a, b in itertools.pairwise(words))
     return features
 
 
 def _as_third_person(text: str) -> str:
-    """"我住在杭州" → "用户住在杭州", "I live in Paris" → "The user lives in Paris": so both find their slot."""
+    """ "我住在杭州" → "用户住在杭州", "I live in Paris" → "The user lives in Paris": so both find their slot."""
     from factledger.infrastructure.offline.rules_en import (
         en_third_person,  # late: rules import slots too
     )

@@ -25,6 +25,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
+from typing import Any
 
 from factledger.domain.values import (
     ExtractedFact,
@@ -33,7 +34,7 @@ from factledger.domain.values import (
     Relation,
     Turn,
 )
-from factledger.infrastructure.offline import rules_en, rules_zh_facts
+from factledger.infrastructure.offline import rules_common, rules_en, rules_zh_facts
 from factledger.infrastructure.offline.clauses import (
     Clause,
     en_mentions_self,
@@ -118,9 +119,10 @@ class RuleExtractor:
 
     # -- reading a message ---------------------------------------------------
 
-    def _empty(self, signals: dict) -> Extraction:
-        return Extraction(extractor_id=EXTRACTOR_ID, raw_output=json.dumps({"facts": [], "preferences": []}),
-                          signals=dict(signals))
+    def _empty(self, signals: dict[str, Any]) -> Extraction:
+        return Extraction(
+            extractor_id=EXTRACTOR_ID, raw_output=json.dumps({"facts": [], "preferences": []}), signals=dict(signals)
+        )
 
     def _items(self, message: str) -> list[_Item]:
         items: list[_Item] = []
@@ -160,7 +162,7 @@ class RuleExtractor:
             piece = piece[:1].lower() + piece[1:] if not piece.startswith("The user") else "the user" + piece[8:]
             joiner = f" {clause.joiner} " if clause.joiner else ", "
             return item._replace(text=f"{item.text}{joiner}{piece}")
-        piece = rules_zh_facts._third_person(rules_zh_facts.clean_said(text))
+        piece = rules_common.third_person(rules_zh_facts.clean_said(text))
         if piece.startswith("用户") and item.text.startswith("用户"):
             piece = piece[2:] if not piece.startswith("用户的") else piece
         return item._replace(text=f"{item.text}，{clause.joiner}{piece}")
@@ -171,7 +173,7 @@ class RuleExtractor:
         if is_english(clause.text):
             said = ", ".join(rules_en.clean_en(s) for s in scene)
             return item._replace(text=f"{said[:1].upper()}{said[1:]}, {item.text[:1].lower()}{item.text[1:]}")
-        said = "，".join(rules_zh_facts._third_person(rules_zh_facts.clean_said(s)) for s in scene)
+        said = "，".join(rules_common.third_person(rules_zh_facts.clean_said(s)) for s in scene)
         return item._replace(text=f"{said}，{item.text}")
 
     def _clause(self, clause: Clause, carried: _Subject) -> tuple[str, _Item | None, _Subject]:
@@ -186,8 +188,11 @@ class RuleExtractor:
         # "我老婆喜欢简短的回复" names someone else on purpose.
         if not (subject.kind == "role" and subject.explicit):
             core = _LEAD_ADVERBS.sub("", rest)
-            item = (_liked_reply_preference(core, said) or _tool_preference(subject, core, said)
-                    or _request_preference(subject, core, said))
+            item = (
+                _liked_reply_preference(core, said)
+                or _tool_preference(subject, core, said)
+                or _request_preference(subject, core, said)
+            )
             if item is not None:
                 return _Reading.ITEM, item, _USER
         if is_question(clause) or asks_assistant:
@@ -241,30 +246,42 @@ class RuleExtractor:
 
     # -- the result -------------------------------------------------------------
 
-    def _build(self, items: list[_Item], signals: dict, known_facts: Sequence[str]) -> Extraction:
+    def _build(self, items: list[_Item], signals: dict[str, Any], known_facts: Sequence[str]) -> Extraction:
         facts = [
-            ExtractedFact(text=i.text, category=i.category, confidence=i.score,
-                          conflicts_with=self._conflict(i.text, known_facts))
-            for i in items if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text)
+            ExtractedFact(
+                text=i.text, category=i.category, confidence=i.score, conflicts_with=self._conflict(i.text, known_facts)
+            )
+            for i in items
+            if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text)
         ]
         preferences = [
             ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)
-            for i in items if i.kind == "preference"
+            for i in items
+            if i.kind == "preference"
         ]
         raw = json.dumps(
-            {"facts": [[f.text, f.category] for f in facts],
-             "preferences": [[p.text, p.category] for p in preferences]},
+            {
+                "facts": [[f.text, f.category] for f in facts],
+                "preferences": [[p.text, p.category] for p in preferences],
+            },
             ensure_ascii=False,
         )
-        return Extraction(extractor_id=EXTRACTOR_ID, facts=facts, preferences=preferences,
-                          prompt_id=None, raw_output=raw, signals=dict(signals))
+        return Extraction(
+            extractor_id=EXTRACTOR_ID,
+            facts=facts,
+            preferences=preferences,
+            prompt_id=None,
+            raw_output=raw,
+            signals=dict(signals),
+        )
 
     def _conflict(self, text: str, known_facts: Sequence[str]) -> str | None:
         """The known fact this one updates or contradicts, as the spec's prompt asks to mark."""
         for known in known_facts or ():
-            if isinstance(known, str) and known.strip():
-                if self._judge.judge(known, text).relation in (Relation.UPDATE, Relation.CONFLICT):
-                    return known
+            if not (isinstance(known, str) and known.strip()):
+                continue
+            if self._judge.judge(known, text).relation in (Relation.UPDATE, Relation.CONFLICT):
+                return known
         return None
 
 

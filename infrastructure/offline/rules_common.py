@@ -27,7 +27,10 @@ INFERRED_PREF_STRENGTH = 0.6  # read from behaviour (a one-off request, a habit)
 _STATED_LIKING = re.compile(r"喜欢|希望|偏好|倾向|想要|习惯|\b(?:prefer|like|love|want)\b", re.IGNORECASE)
 
 _CJK = r"[\u4e00-\u9fff]"
-_STRONG = re.compile(r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b", re.IGNORECASE)
+_STRONG = re.compile(
+    r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b",
+    re.IGNORECASE,
+)
 
 
 class _Item(NamedTuple):
@@ -54,7 +57,7 @@ _USER = _Subject("user")
 
 def _fact(text: str, category: str) -> _Item:
     # Last guard: whatever path built the text, a fact never speaks in the first person.
-    return _Item("fact", _third_person(text), category)
+    return _Item("fact", third_person(text), category)
 
 
 def _pref(text: str, category: str, said: str, behaviour: bool = False) -> _Item:
@@ -72,7 +75,7 @@ def _pref(text: str, category: str, said: str, behaviour: bool = False) -> _Item
     return _Item("preference", text, category, strength, evidence)
 
 
-def _third_person(text: str) -> str:
+def third_person(text: str) -> str:
     """我 → 用户, 我的 → 用户的, 我们公司 → 用户的公司: how the spec wants facts written."""
     text = re.sub(r"我们(?=公司|团队|部门|小组|组|单位|学校|项目)", "用户的", text)
     text = re.sub(r"我(?=" + ZH_ROLE_PATTERN + r")", "用户的", text)  # 我父亲 → 用户的父亲

@@ -23,12 +23,21 @@ from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN
 # English (minimal)
 # ==========================================================================
 
-_EN_STYLE = re.compile(r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|direct|to the point|simple|formal|casual)\b", re.IGNORECASE)
-_EN_FORMAT = re.compile(r"\b(?:bullet(?: point)?s?|lists?|tables?|code(?: blocks?)?|markdown|paragraphs?)\b", re.IGNORECASE)
+_EN_STYLE = re.compile(
+    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|direct|to the point|simple|formal|casual)\b",
+    re.IGNORECASE,
+)
+_EN_FORMAT = re.compile(
+    r"\b(?:bullet(?: point)?s?|lists?|tables?|code(?: blocks?)?|markdown|paragraphs?)\b", re.IGNORECASE
+)
 _EN_LANGUAGE = re.compile(r"\b(?:english|chinese|mandarin|jargon)\b", re.IGNORECASE)
 _EN_TIME = re.compile(r"\b(?:mornings?|evenings?|nights?|weekends?|after \d+|before \d+)\b", re.IGNORECASE)
-_EN_CONTENT = re.compile(r"^(?:reading|watching|listening to|learning|talking about|articles|books|news|videos|stories)\b", re.IGNORECASE)
-_EN_JOB = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|manager|engineer|student|teacher|doctor|nurse|lawyer|chef|scientist)$", re.IGNORECASE)
+_EN_CONTENT = re.compile(
+    r"^(?:reading|watching|listening to|learning|talking about|articles|books|news|videos|stories)\b", re.IGNORECASE
+)
+_EN_JOB = re.compile(
+    r"(?:er|or|ist|ian|ant|ent|ee|manager|engineer|student|teacher|doctor|nurse|lawyer|chef|scientist)$", re.IGNORECASE
+)
 
 
 def _en_verb3(phrase: str) -> str:
@@ -72,10 +81,16 @@ def _en_clause(text: str, said: str) -> _Item | None:
     t = t.replace("’", "'")
     I_AM = r"(?:i'm|i am|im)"
 
-    m = re.match(rf"^(?:i (?:now |currently )?live in|{I_AM} (?:now )?(?:living|based) in|i(?:'ve| have)? (?:just )?moved to) (?P<v>.+)$", t, re.IGNORECASE)
+    m = re.match(
+        rf"^(?:i (?:now |currently )?live in|{I_AM} (?:now )?(?:living|based) in|i(?:'ve| have)? (?:just )?moved to) (?P<v>.+)$",
+        t,
+        re.IGNORECASE,
+    )
     if m and _en_place(m.group("v")):
         return _fact(f"The user lives in {_en_place(m.group('v'))}", "location")
-    m = re.match(rf"^(?:my name is|my name's|{I_AM} called|call me) (?P<v>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)$", t, re.IGNORECASE)
+    m = re.match(
+        rf"^(?:my name is|my name's|{I_AM} called|call me) (?P<v>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)$", t, re.IGNORECASE
+    )
     if m:
         return _fact(f"The user's name is {m.group('v')}", "personal_info")
     m = re.match(rf"^{I_AM} (?P<v>\d{{1,3}})(?: years old| years of age| yo)?$", t, re.IGNORECASE)
@@ -98,8 +113,8 @@ def _en_clause(text: str, said: str) -> _Item | None:
         return _fact(f"The user's {m.group('role').lower()} {m.group('rest')}", "relationship")
     m = re.match(rf"^{I_AM} (?P<art>an?) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
-        category = "work" if _EN_JOB.search(m.group("v")) else "other"
-        return _fact(f"The user is {m.group('art').lower()} {m.group('v')}", category)
+        job = "work" if _EN_JOB.search(m.group("v")) else "other"
+        return _fact(f"The user is {m.group('art').lower()} {m.group('v')}", job)
     m = re.match(r"^i (?:don't|do not) (?P<v>eat|drink|smoke)\b ?(?P<x>.*)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user does not {m.group('v').lower()} {m.group('x')}".strip(), "habit")
@@ -108,13 +123,21 @@ def _en_clause(text: str, said: str) -> _Item | None:
         return _fact(f"The user does not have {m.group('v')}", "other")
     m = re.match(r"^i (?:have|own|have got|'ve got) (?P<v>.+)$", t, re.IGNORECASE)
     if m and not re.match(r"^(?:a question|to|an idea|no idea|been)\b", m.group("v"), re.IGNORECASE):
-        category = "relationship" if re.search(rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b", m.group("v"), re.IGNORECASE) else "other"
-        return _fact(f"The user has {m.group('v')}", category)
+        kind = (
+            "relationship"
+            if re.search(rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b", m.group("v"), re.IGNORECASE)
+            else "other"
+        )
+        return _fact(f"The user has {m.group('v')}", kind)
     m = re.match(r"^i (?P<adv>always|usually|often|normally|never) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user {m.group('adv').lower()} {_en_verb3(m.group('v'))}", "habit")
 
-    m = re.match(r"^i(?P<adv> really| much| strongly| also| just)? (?P<verb>prefer|like|love|enjoy|want)(?P<x> .+)$", t, re.IGNORECASE)
+    m = re.match(
+        r"^i(?P<adv> really| much| strongly| also| just)? (?P<verb>prefer|like|love|enjoy|want)(?P<x> .+)$",
+        t,
+        re.IGNORECASE,
+    )
     if m:
         obj = m.group("x").strip()
         category = _en_pref_category(obj)
@@ -127,7 +150,9 @@ def _en_clause(text: str, said: str) -> _Item | None:
         if _EN_CONTENT.match(obj):
             return _pref(f"Likes {obj}", "content", said)
         adverb = (m.group("adv") or "").strip().lower()
-        return _fact(f"The user {adverb + ' ' if adverb else ''}{_en_verb3(m.group('verb').lower())} {obj}", "preference")
+        return _fact(
+            f"The user {adverb + ' ' if adverb else ''}{_en_verb3(m.group('verb').lower())} {obj}", "preference"
+        )
     m = re.match(r"^i (?P<verb>(?:don't|do not) (?:like|enjoy|want)|hate|dislike) (?P<x>.+)$", t, re.IGNORECASE)
     if m:
         obj = m.group("x").strip()
@@ -137,10 +162,16 @@ def _en_clause(text: str, said: str) -> _Item | None:
         verb = m.group("verb").lower()
         said_verb = {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1])
         return _fact(f"The user {said_verb} {obj}", "preference")
-    m = re.match(r"^(?:please )?(?:reply|answer|respond|write|talk)(?: to me)? in (?P<l>english|chinese|mandarin)$", t, re.IGNORECASE)
+    m = re.match(
+        r"^(?:please )?(?:reply|answer|respond|write|talk)(?: to me)? in (?P<l>english|chinese|mandarin)$",
+        t,
+        re.IGNORECASE,
+    )
     if m:
         return _pref(f"Prefers replies in {m.group('l').capitalize()}", "language", said)
-    m = re.match(r"^(?:please )?(?:keep (?:it|answers|replies)|be) (?P<s>short|brief|concise|detailed|direct)$", t, re.IGNORECASE)
+    m = re.match(
+        r"^(?:please )?(?:keep (?:it|answers|replies)|be) (?P<s>short|brief|concise|detailed|direct)$", t, re.IGNORECASE
+    )
     if m:
         return _pref(f"Prefers {m.group('s').lower()} answers", "communication_style", said)
     return None
@@ -151,26 +182,153 @@ def _en_clause(text: str, said: str) -> _Item | None:
 # ==========================================================================
 
 _ADVERBS = r"(?:really|also|just|recently|still|finally|actually|currently|totally|even|only|never|always|usually|often|sometimes|now|once|already|mostly)"
-_MODALS = {"can", "could", "should", "would", "must", "might", "may", "will", "shall", "cannot", "can't", "won't", "used"}
+_MODALS = {
+    "can",
+    "could",
+    "should",
+    "would",
+    "must",
+    "might",
+    "may",
+    "will",
+    "shall",
+    "cannot",
+    "can't",
+    "won't",
+    "used",
+}
 _IRREGULAR_PAST = frozenset(
-    ["was", "were", "had", "did", "got", "went", "made", "took", "saw", "came", "found", "gave", "knew", "left", "lost", "met", "ran", "said", "sold", "sent", "spent", "told", "thought", "won", "wrote", "bought", "brought", "began", "became", "felt", "fell", "grew", "kept", "built", "ate", "drove", "flew", "taught", "caught", "heard", "held", "paid", "sat", "slept", "stood", "swam", "understood", "wore", "broke", "chose", "forgot", "hid", "hung", "led", "lent", "let", "put", "quit", "read", "rode", "rose", "sang", "set", "shot", "shut", "sang", "spoke", "stole", "struck", "swore", "threw", "woke"]
+    [
+        "was",
+        "were",
+        "had",
+        "did",
+        "got",
+        "went",
+        "made",
+        "took",
+        "saw",
+        "came",
+        "found",
+        "gave",
+        "knew",
+        "left",
+        "lost",
+        "met",
+        "ran",
+        "said",
+        "sold",
+        "sent",
+        "spent",
+        "told",
+        "thought",
+        "won",
+        "wrote",
+        "bought",
+        "brought",
+        "began",
+        "became",
+        "felt",
+        "fell",
+        "grew",
+        "kept",
+        "built",
+        "ate",
+        "drove",
+        "flew",
+        "taught",
+        "caught",
+        "heard",
+        "held",
+        "paid",
+        "sat",
+        "slept",
+        "stood",
+        "swam",
+        "understood",
+        "wore",
+        "broke",
+        "chose",
+        "forgot",
+        "hid",
+        "hung",
+        "led",
+        "lent",
+        "let",
+        "put",
+        "quit",
+        "read",
+        "rode",
+        "rose",
+        "sang",
+        "set",
+        "shot",
+        "shut",
+        "sang",
+        "spoke",
+        "stole",
+        "struck",
+        "swore",
+        "threw",
+        "woke",
+    ]
 )
 #: contractions as people type them, with or without the apostrophe ("i m", "don t")
 _CONTRACTIONS = (
-    (r"\bi(?:'m| m)\b", "i am"), (r"\bi(?:'ve| ve)\b", "i have"), (r"\bi(?:'d| d)\b", "i would"),
-    (r"\bi(?:'ll| ll)\b", "i will"), (r"\b(do|does|did|is|are|was|were|have|has|could|would|should)(?:n't|n t)\b", r"\1 not"),
-    (r"\bcan(?:'t| t)\b", "cannot"), (r"\bwon(?:'t| t)\b", "will not"),
+    (r"\bi(?:'m| m)\b", "i am"),
+    (r"\bi(?:'ve| ve)\b", "i have"),
+    (r"\bi(?:'d| d)\b", "i would"),
+    (r"\bi(?:'ll| ll)\b", "i will"),
+    (r"\b(do|does|did|is|are|was|were|have|has|could|would|should)(?:n't|n t)\b", r"\1 not"),
+    (r"\bcan(?:'t| t)\b", "cannot"),
+    (r"\bwon(?:'t| t)\b", "will not"),
 )
 _EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("personal_info", re.compile(r"\b(?:\d+|years? old|male|female|man|woman|boy|girl|name|named|birthday|born|tall|short|hair|eyes|skin|blind|deaf|diabetic|allergic|health)\b", re.IGNORECASE)),
-    ("relationship", re.compile(rf"\b(?:{EN_ROLE_PATTERN})s?\b|\b(?:married|divorced|single|engaged|family|parents|children|kids?|grand\w+|twins?|girlfriends|boyfriends|dating)\b", re.IGNORECASE)),
-    ("work", re.compile(r"\b(?:work|works|worked|working|job|jobs|career|business|company|salary|living|volunteer\w*|retired|college|school|university|student|studying|teacher|class|graduat\w+)\b", re.IGNORECASE)),
-    ("location", re.compile(r"\b(?:live|lives|living|moved|move|from|grew up|house|home|city|country|town|countryside)\b", re.IGNORECASE)),
-    ("habit", re.compile(r"\b(?:always|usually|often|never|every|regularly|daily|sometimes|eat|eats|drink|drinks)\b", re.IGNORECASE)),
-    ("preference", re.compile(r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite|afraid|fan)\b", re.IGNORECASE)),
+    (
+        "personal_info",
+        re.compile(
+            r"\b(?:\d+|years? old|male|female|man|woman|boy|girl|name|named|birthday|born|tall|short|hair|eyes|skin|blind|deaf|diabetic|allergic|health)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "relationship",
+        re.compile(
+            rf"\b(?:{EN_ROLE_PATTERN})s?\b|\b(?:married|divorced|single|engaged|family|parents|children|kids?|grand\w+|twins?|girlfriends|boyfriends|dating)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "work",
+        re.compile(
+            r"\b(?:work|works|worked|working|job|jobs|career|business|company|salary|living|volunteer\w*|retired|college|school|university|student|studying|teacher|class|graduat\w+)\b",
+            re.IGNORECASE,
+        ),
+    ),
+    (
+        "location",
+        re.compile(
+            r"\b(?:live|lives|living|moved|move|from|grew up|house|home|city|country|town|countryside)\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "habit",
+        re.compile(
+            r"\b(?:always|usually|often|never|every|regularly|daily|sometimes|eat|eats|drink|drinks)\b", re.IGNORECASE
+        ),
+    ),
+    (
+        "preference",
+        re.compile(
+            r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite|afraid|fan)\b", re.IGNORECASE
+        ),
+    ),
 )
 _EN_HEDGES = re.compile(r"\b(?:maybe|probably|perhaps|i think|i guess|kind of|sort of)\b", re.IGNORECASE)
-_EN_OPENERS = re.compile(r"^(?:(?:hey|hi|hello|well|oh|yeah|yes|so|also|btw|by the way|actually|anyway|haha|lol|wow|um|uh)\b[\s,!.]*)+", re.IGNORECASE)
+_EN_OPENERS = re.compile(
+    r"^(?:(?:hey|hi|hello|well|oh|yeah|yes|so|also|btw|by the way|actually|anyway|haha|lol|wow|um|uh)\b[\s,!.]*)+",
+    re.IGNORECASE,
+)
 
 
 def _third_person_verb(verb: str) -> str:
@@ -186,9 +344,15 @@ def en_third_person(text: str) -> str:
     t = text.replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
         t = re.sub(pattern, replacement, t, flags=re.IGNORECASE)
-    t = re.sub(rf"\bi (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
-               lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t, flags=re.IGNORECASE)
-    t = re.sub(r"\b(?:the user|i) (?P<adv>(?:\w+ly |" + _ADVERBS + r" )*)am\b", r"the user \g<adv>is", t, flags=re.IGNORECASE)
+    t = re.sub(
+        rf"\bi (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
+        lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}",
+        t,
+        flags=re.IGNORECASE,
+    )
+    t = re.sub(
+        r"\b(?:the user|i) (?P<adv>(?:\w+ly |" + _ADVERBS + r" )*)am\b", r"the user \g<adv>is", t, flags=re.IGNORECASE
+    )
     t = re.sub(r"\bi\b", "the user", t, flags=re.IGNORECASE)
     t = re.sub(r"\bmy\b", "the user's", t, flags=re.IGNORECASE)
     t = re.sub(r"\bmine\b", "the user's", t, flags=re.IGNORECASE)
@@ -223,4 +387,6 @@ def generic_en(said: str) -> _Item | None:
 def is_en_fragment(said: str) -> bool:
     """A piece with no subject of its own ("two cats and a parrot")."""
     text = clean_en(said)
-    return bool(text) and not re.match(r"^(?:you|your|he|she|it|it's|they|we|this|that|there|what|who)\b", text, re.IGNORECASE)
+    return bool(text) and not re.match(
+        r"^(?:you|your|he|she|it|it's|they|we|this|that|there|what|who)\b", text, re.IGNORECASE
+    )

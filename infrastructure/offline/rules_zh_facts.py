@@ -20,8 +20,8 @@ from factledger.infrastructure.offline.rules_common import (
     _Item,
     _pref,
     _Subject,
-    _third_person,
     _tidy,
+    third_person,
 )
 from factledger.infrastructure.offline.rules_zh_prefs import _LIKE
 from factledger.infrastructure.offline.slots import (
@@ -49,10 +49,10 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
     """The clause's subject and the rest of the clause after it."""
     m = _OWNED_SUBJECT.match(text)
     if m:
-        return _Subject("owned", f"用户的{m.group('noun')}", True), text[m.end():]
+        return _Subject("owned", f"用户的{m.group('noun')}", True), text[m.end() :]
     m = _ROLE_SUBJECT.match(text)
     if m:
-        return _Subject("role", f"用户的{m.group('role')}", True), text[m.end():]
+        return _Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
     if text.startswith("我们家"):
         return _Subject("user", explicit=True), text[2:]
     if text.startswith("我们"):
@@ -75,7 +75,9 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
 # Chinese: facts about the user
 # ==========================================================================
 
-_PLACE_CUT = re.compile(r"(?:很多|好多|好几|已经|快|有|了|啦|的时候|\d+|[一二两三四五六七八九十几半]+)(?:年|个月|月|天|周|星期)|(?:很多|好多|好几|已经|快要?|有|了|啦|的时候)")
+_PLACE_CUT = re.compile(
+    r"(?:很多|好多|好几|已经|快|有|了|啦|的时候|\d+|[一二两三四五六七八九十几半]+)(?:年|个月|月|天|周|星期)|(?:很多|好多|好几|已经|快要?|有|了|啦|的时候)"
+)
 _NOT_A_PLACE = re.compile(r"^(?:得|的|着|过|一下|不|很|这|那|哪)|去|来|看|玩|旅游|出差|吃|买|开会|附近吗")
 
 
@@ -91,17 +93,19 @@ def _place(value: str) -> str | None:
 
 
 def _location_fact(rest: str) -> _Item | None:
-    m = re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest) or re.match(
-        r"^家(?:住)?在(?P<v>.+)$", rest
-    ) or re.match(r"^搬(?:家)?(?:到|去|来|回)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", rest)
+    m = (
+        re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest)
+        or re.match(r"^家(?:住)?在(?P<v>.+)$", rest)
+        or re.match(r"^搬(?:家)?(?:到|去|来|回)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", rest)
+    )
     if m:
         place = _place(m.group("v"))
-        return _fact(f"用户住在{_third_person(place)}", "location") if place else None
+        return _fact(f"用户住在{third_person(place)}", "location") if place else None
     m = re.match(r"^在(?P<v>.+?)(?P<verb>工作|上班)(?:了|呢)?$", rest)
     if m and _place(m.group("v")) == _tidy(m.group("v")):
         place = _tidy(m.group("v"))
         category = "work" if looks_like_organisation(place) else "location"
-        return _fact(f"用户在{_third_person(place)}{m.group('verb')}", category)
+        return _fact(f"用户在{third_person(place)}{m.group('verb')}", category)
     m = re.match(r"^坐标(?:在)?(?P<v>.+)$", rest)
     if m and _place(m.group("v")):
         return _fact(f"用户在{_place(m.group('v'))}", "location")
@@ -117,7 +121,7 @@ def _work_fact(rest: str) -> _Item | None:
         return _fact(f"用户是做{m.group('v')}的", "work")
     m = re.match(r"^(?P<verb>负责|从事|主要负责)(?P<v>.+)$", rest)
     if m and _tidy(m.group("v")):
-        return _fact(f"用户{m.group('verb')}{_third_person(_tidy(m.group('v')))}", "work")
+        return _fact(f"用户{m.group('verb')}{third_person(_tidy(m.group('v')))}", "work")
     m = re.match(r"^的(?P<noun>工作|职位|岗位|职业|专业)是(?P<v>.+)$", rest)
     if m and _tidy(m.group("v")):
         return _fact(f"用户的{m.group('noun')}是{_tidy(m.group('v'))}", "work")
@@ -143,8 +147,9 @@ def _personal_fact(rest: str) -> _Item | None:
     m = re.match(r"^是(?P<v>.+)$", rest)
     if m:
         value = _tidy(m.group("v"))
-        if value in GENDER_WORDS or re.fullmatch(r"(?:一个)?" + _CJK + r"{1,5}人", value) and not re.match(
-            r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value
+        if value in GENDER_WORDS or (
+            re.fullmatch(r"(?:一个)?" + _CJK + r"{1,5}人", value)
+            and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
         ):
             return _fact(f"用户是{value}", "personal_info")
     m = re.match(r"^(?P<verb>出生在|出生于|生于|老家在|老家是)(?P<v>.+)$", rest)
@@ -156,13 +161,19 @@ def _personal_fact(rest: str) -> _Item | None:
     return None
 
 
-_HABIT_ADVERBS = r"每天|每周|每晚|每个?月|每年|每天早上|每天晚上|经常|常常|通常|一般|平时|平常|总是|天天|从不|从来不|很少|偶尔"
+_HABIT_ADVERBS = (
+    r"每天|每周|每晚|每个?月|每年|每天早上|每天晚上|经常|常常|通常|一般|平时|平常|总是|天天|从不|从来不|很少|偶尔"
+)
 
 
 def _habit_fact(rest: str) -> _Item | None:
     m = re.match(r"^(?P<adv>" + _HABIT_ADVERBS + r")(?P<v>.+)$", rest)
-    if m and not re.match(r"^(?:都|也)?(?:喜欢|不喜欢|讨厌|偏好|用|说|在|是)", m.group("v")) and "了" not in m.group("v"):
-        return _fact(f"用户{m.group('adv')}{_third_person(_tidy(m.group('v')))}", "habit")
+    if (
+        m
+        and not re.match(r"^(?:都|也)?(?:喜欢|不喜欢|讨厌|偏好|用|说|在|是)", m.group("v"))
+        and "了" not in m.group("v")
+    ):
+        return _fact(f"用户{m.group('adv')}{third_person(_tidy(m.group('v')))}", "habit")
     m = re.match(r"^(?P<neg>不|从不|很少|不太)(?P<verb>吃|喝|抽|碰|熬夜)(?P<v>.*)$", rest)
     if m:
         return _fact(f"用户{m.group('neg')}{m.group('verb')}{_tidy(m.group('v'))}", "habit")
@@ -172,7 +183,9 @@ def _habit_fact(rest: str) -> _Item | None:
     return None
 
 
-_NOT_A_THING = re.compile(r"^(?:点|些|一点|一些|时|时候|空|事|个问题|一个问题|问题|意思|必要|可能|办法|个想法|个事|件事|道理|用|关系)")
+_NOT_A_THING = re.compile(
+    r"^(?:点|些|一点|一些|时|时候|空|事|个问题|一个问题|问题|意思|必要|可能|办法|个想法|个事|件事|道理|用|关系)"
+)
 
 
 def _state_fact(rest: str) -> _Item | None:
@@ -181,7 +194,7 @@ def _state_fact(rest: str) -> _Item | None:
         thing = _tidy(m.group("v"))
         if thing and not _NOT_A_THING.match(thing) and not re.search(r"吗|想|要|什么|去|来", thing):
             category = "relationship" if re.search(ZH_ROLE_PATTERN, thing) else "other"
-            return _fact(f"用户{'没有' if m.group('neg') else '有'}{_third_person(thing)}", category)
+            return _fact(f"用户{'没有' if m.group('neg') else '有'}{third_person(thing)}", category)
     m = re.match(r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳|下|骑|编|修).+)$", rest)
     if m and "了" not in m.group("v"):
         return _fact(f"用户{m.group('neg') or ''}会{_tidy(m.group('v'))}", "other")
@@ -192,7 +205,7 @@ def _liked_thing(rest: str, said: str) -> _Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
     m = re.match(r"^对(?P<x>.+?)(?:很|非常|特别|比较|挺|超|也|都)*(?P<neg>不)?感兴趣$", rest)
     if m:
-        return _pref(f"对{_third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
+        return _pref(f"对{third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
     m = _LIKE.match(rest)
     if not m or m.group("verb") in ("希望", "想要", "受不了"):
         return None
@@ -203,13 +216,13 @@ def _liked_thing(rest: str, said: str) -> _Item | None:
     # the degree is part of what was said: 更喜欢 is not 喜欢
     verb = f"{m.group('strong') or ''}{m.group('neg') or ''}{m.group('verb')}"
     if m.group("verb") == "习惯":
-        return _fact(f"用户习惯{_third_person(obj)}", "habit")
+        return _fact(f"用户习惯{third_person(obj)}", "habit")
     if re.match(r"^(?:看|读|听|聊|玩|研究|了解|学|关注|追)", obj):
-        return _pref(f"{verb}{_third_person(obj)}", "content", said)
+        return _pref(f"{verb}{third_person(obj)}", "content", said)
     if m.group("verb") in ("偏好", "偏爱", "倾向于", "倾向"):
-        return _pref(f"{verb}{_third_person(obj)}", "other", said)
+        return _pref(f"{verb}{third_person(obj)}", "other", said)
     # a liking that is not about replies is a fact about the user (spec's "preference" fact)
-    return _fact(f"用户{verb}{_third_person(obj)}", "preference")
+    return _fact(f"用户{verb}{third_person(obj)}", "preference")
 
 
 _PERSONAL_NOUNS = re.compile(r"名字|生日|年龄|星座|血型|属相")
@@ -232,7 +245,7 @@ def _possession_fact(rest: str) -> _Item | None:
         category = "preference"
     else:
         category = "other"
-    return _fact(f"用户的{noun}{verb}{_third_person(_tidy(m.group('v')))}", category)
+    return _fact(f"用户的{noun}{verb}{third_person(_tidy(m.group('v')))}", category)
 
 
 def _user_facts(rest: str, said: str) -> _Item | None:
@@ -259,7 +272,7 @@ def _role_fact(subject: _Subject, rest: str) -> _Item | None:
     core = _LEAD_ADVERBS.sub("", rest)
     if not _ROLE_PREDICATE.match(core) or not _tidy(core):
         return None
-    return _fact(f"{subject.phrase}{_third_person(_tidy(core))}", "relationship")
+    return _fact(f"{subject.phrase}{third_person(_tidy(core))}", "relationship")
 
 
 def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
@@ -268,7 +281,7 @@ def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
     if not m or not _tidy(core):
         return None
     category = "location" if core.startswith("在") else "work"
-    return _fact(f"{subject.phrase}{_third_person(_tidy(core))}", category)
+    return _fact(f"{subject.phrase}{third_person(_tidy(core))}", category)
 
 
 # ==========================================================================
@@ -277,17 +290,37 @@ def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
 
 # Which category a statement restated as said belongs to; the first that matches.
 _ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("personal_info", re.compile(r"\d+多?岁|[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
-                                 r"身高|体重|头发|眼睛|皮肤|血型|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|失聪|色盲|近视|过敏|身体")),
-    ("relationship", re.compile(ZH_ROLE_PATTERN + r"|结婚|已婚|单身|离婚|嫁|娶|恋爱|约会|家人|亲戚|子女|父母|娃|亲人|家庭")),
-    ("work", re.compile(r"工作|上班|职业|公司|工资|薪水|收入|生意|志愿|退休|辞职|学习|大学|学校|专业|年级|读书|上学|毕业|学生|"
-                        r"当.{0,6}(?:师|员|工|家|手)|研发|项目|客户")),
+    (
+        "personal_info",
+        re.compile(
+            r"\d+多?岁|[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
+            r"身高|体重|头发|眼睛|皮肤|血型|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|失聪|色盲|近视|过敏|身体"
+        ),
+    ),
+    (
+        "relationship",
+        re.compile(ZH_ROLE_PATTERN + r"|结婚|已婚|单身|离婚|嫁|娶|恋爱|约会|家人|亲戚|子女|父母|娃|亲人|家庭"),
+    ),
+    (
+        "work",
+        re.compile(
+            r"工作|上班|职业|公司|工资|薪水|收入|生意|志愿|退休|辞职|学习|大学|学校|专业|年级|读书|上学|毕业|学生|"
+            r"当.{0,6}(?:师|员|工|家|手)|研发|项目|客户"
+        ),
+    ),
     ("location", re.compile(r"住|搬|来自|出生在|出生于|长大|老家|家乡|国家|城市|乡下|农村|社区")),
-    ("habit", re.compile(r"每天|每周|每个?月|每年|天天|经常|常常|总是|一直|习惯|从不|从来不|很少|偶尔|通常|平时|只吃|只喝|不吃|不喝")),
+    (
+        "habit",
+        re.compile(
+            r"每天|每周|每个?月|每年|天天|经常|常常|总是|一直|习惯|从不|从来不|很少|偶尔|通常|平时|只吃|只喝|不吃|不喝"
+        ),
+    ),
     ("preference", re.compile(r"喜欢|爱|讨厌|害怕|怕|恐惧|感兴趣|迷|粉丝|偏爱|享受|在乎")),
 )
 _HEDGES = re.compile(r"可能|好像|大概|也许|估计|似乎|应该是|说不定")
-_ZH_FILLER_OPENERS = re.compile(r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+|呵+|嘿嘿|哈哈+|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+")
+_ZH_FILLER_OPENERS = re.compile(
+    r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+|呵+|嘿嘿|哈哈+|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+"
+)
 #: what starts a clause about someone or something else: nothing of it is the user's
 _OTHER_SUBJECT = re.compile(r"^(?:他|她|它|这|那|有人|别人|人家|大家|你|您|谁)")
 #: clauses that set the scene for the next one: "每到周末，我去爬山"
@@ -326,7 +359,7 @@ def generic_fact(said: str, subject: _Subject) -> _Item | None:
     if len(text.replace("我", "")) < 2 or not _ME.search(text) or _NOT_ABOUT_ME.search(text):
         return None
     confidence = HEDGED_CONFIDENCE if _HEDGES.search(text) else GENERIC_CONFIDENCE
-    third = _third_person(text)
+    third = third_person(text)
     return _Item("fact", third, zh_category(third, subject), confidence, generic=True)
 
 

@@ -12,8 +12,8 @@ from factledger.infrastructure.offline.rules_common import (
     _Item,
     _pref,
     _Subject,
-    _third_person,
     _tidy,
+    third_person,
 )
 
 # ==========================================================================
@@ -23,7 +23,10 @@ from factledger.infrastructure.offline.rules_common import (
 _STYLE_REQUESTS: tuple[tuple[str, str], ...] = (
     (r"(?:不用|不要|别|无需)(?:再|多)?(?:解释|说明)", "偏好不加解释的回复风格"),
     (r"直接(?:说|讲|点|给)|(?:说|讲)重点|重点说|(?:不要|别|少)(?:说)?废话|别(?:太)?啰嗦", "偏好简洁直接的回复风格"),
-    (r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长", "偏好简短的回复风格"),
+    (
+        r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长",
+        "偏好简短的回复风格",
+    ),
     (r"(?:详细|具体)一?(?:点|些)|(?:说|讲|回答|回复|解释|写)得?(?:详细|具体)", "偏好详细的回复风格"),
     (r"(?:正式)一?(?:点|些)", "偏好正式的回复风格"),
     (r"(?:随意|口语化)一?(?:点|些)", "偏好口语化的回复风格"),
@@ -39,10 +42,20 @@ _TIME = (
     r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})点(?:以后|之后|后|前|以前|之前))"
 )
 _CONTACT = r"(?P<act>打扰|联系|找|发消息|发信息|打电话|提醒|推送)"
-_CONTACT_PHRASE = {"打扰": "被打扰", "联系": "被联系", "找": "被联系", "发消息": "收到消息",
-                   "发信息": "收到消息", "推送": "收到推送", "打电话": "接到电话", "提醒": "被提醒"}
+_CONTACT_PHRASE = {
+    "打扰": "被打扰",
+    "联系": "被联系",
+    "找": "被联系",
+    "发消息": "收到消息",
+    "发信息": "收到消息",
+    "推送": "收到推送",
+    "打电话": "接到电话",
+    "提醒": "被提醒",
+}
 # tool names stop at the first CJK character: "VSCode写代码" names VSCode
-_TOOL = re.compile(r"(?:用|使用|通过)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|企业微信|钉钉|飞书|QQ|邮件|邮箱)")
+_TOOL = re.compile(
+    r"(?:用|使用|通过)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|企业微信|钉钉|飞书|QQ|邮件|邮箱)"
+)
 
 
 def _time_preference(rest: str, said: str) -> _Item | None:
@@ -61,7 +74,8 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
         return None
     m = re.match(
-        r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)", rest
+        r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)",
+        rest,
     )
     if m and not re.search(r"了|过", rest):
         return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
@@ -122,8 +136,13 @@ def _liked_reply_preference(rest: str, said: str) -> _Item | None:
     if tool and not re.search(r"了|过", obj):
         return _pref(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
     requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
-    about_replies = (_REPLY_NOUNS.search(obj) or obj.endswith("风格") or len(obj) <= 4
-                     or re.search(r"回复|回答|说话|讲话|沟通", obj) or requested)
+    about_replies = (
+        _REPLY_NOUNS.search(obj)
+        or obj.endswith("风格")
+        or len(obj) <= 4
+        or re.search(r"回复|回答|说话|讲话|沟通", obj)
+        or requested
+    )
     if _STYLE_WORDS.search(obj) and about_replies:
         if negative:
             return _pref(f"{said_verb}{obj}", "communication_style", said)
@@ -133,5 +152,5 @@ def _liked_reply_preference(rest: str, said: str) -> _Item | None:
             return _pref(f"偏好{obj}风格", "communication_style", said)
         if requested:  # 喜欢你直接说重点 → the same wording as the request 直接说重点
             return _pref(requested, "communication_style", said)
-        return _pref(f"偏好{_third_person(obj)}", "communication_style", said)
+        return _pref(f"偏好{third_person(obj)}", "communication_style", said)
     return None

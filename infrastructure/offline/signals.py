@@ -71,7 +71,9 @@ _ZH_HOBBY = (
 _ZH_JOINT_PASTIME = re.compile(r"(?:一起|一块儿?)(?:去|来|玩|练|学|出去)*(?:" + _ZH_HOBBY + r")")
 #: subject-less habits ("周末经常去爬山"): in Chinese the dropped subject is the speaker
 _ZH_HABITUAL_PASTIME = re.compile(
-    r"^(?:平时|平常|经常|常常|每天|天天|每周|每个?周末|周末|没事|有空|闲了|下班后?|放假)[^你您他她它]{0,5}?(?:" + _ZH_HOBBY + r")"
+    r"^(?:平时|平常|经常|常常|每天|天天|每周|每个?周末|周末|没事|有空|闲了|下班后?|放假)[^你您他她它]{0,5}?(?:"
+    + _ZH_HOBBY
+    + r")"
 )
 #: a clause whose subject is someone else ("他们经常一起去钓鱼")
 _ZH_OTHER_SUBJECT = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家|有人)")
@@ -95,8 +97,18 @@ class SignalDetector:
     FACT_SIGNALS: ClassVar[dict[str, list[str]]] = {
         "identity": ["我是", "我叫", "我姓", "我的名字"],
         "location": ["我在", "我住", "我工作在", "我们公司在", "坐标"],
-        "relationship": ["我老板", "我同事", "我老婆", "我老公", "我女朋友",
-                         "我男朋友", "我爸", "我妈", "我儿子", "我女儿"],
+        "relationship": [
+            "我老板",
+            "我同事",
+            "我老婆",
+            "我老公",
+            "我女朋友",
+            "我男朋友",
+            "我爸",
+            "我妈",
+            "我儿子",
+            "我女儿",
+        ],
         "work": ["我们公司", "我负责", "我的工作", "我是做", "我的职位"],
         "possession": ["我的车", "我的房", "我的电脑", "我的手机"],
         "state": ["我有", "我没有", "我会", "我不会"],
@@ -114,24 +126,34 @@ class SignalDetector:
     # talks about themself; TOPIC_PATTERNS to any statement (no 我 needed).
     FACT_PATTERNS: ClassVar[dict[str, list[str]]] = {
         "identity": [
-            _I + r"(?:现在|今年|也|还|就|可|可是|本来|其实|并|并不|不|都)*(?:是|叫|姓|今年|名字|属|出生|\d+多?岁|[一二三四五六七八九十两]+多?岁)",
-            r"\bmy name\b", r"\b(?:i'm|i am|i m|im) (?:a|an|\d+)\b", r"\bcall me\b", r"\bi was born\b",
+            _I
+            + r"(?:现在|今年|也|还|就|可|可是|本来|其实|并|并不|不|都)*(?:是|叫|姓|今年|名字|属|出生|\d+多?岁|[一二三四五六七八九十两]+多?岁)",
+            r"\bmy name\b",
+            r"\b(?:i'm|i am|i m|im) (?:a|an|\d+)\b",
+            r"\bcall me\b",
+            r"\bi was born\b",
             r"\b(?:i'm|i am|i m|im) (?:(?:very|so|really|partially|currently|still|not) )*(?:\w+(?:ed|ic|ish|ian|an|ese|less|ful))\b",
         ],
         "location": [
             _I + r"(?:现在|目前|已经|也|一直|还|就|都)?(?:在|住|家在|搬|老家|来自|生活在|长大)",
             r"我[^，。,.!?！？]{0,4}?(?:住在|住|搬到|搬去|搬来|搬回|搬家|搬进)",
-            r"\bi (?:now |currently |still )?live\b", r"\bi(?:'ve| have| ve)? (?:just |recently )?moved\b",
-            r"\bbased in\b", r"\bi(?:'m| am| m) from\b", r"\bi grew up\b",
+            r"\bi (?:now |currently |still )?live\b",
+            r"\bi(?:'ve| have| ve)? (?:just |recently )?moved\b",
+            r"\bbased in\b",
+            r"\bi(?:'m| am| m) from\b",
+            r"\bi grew up\b",
         ],
         "relationship": [
             _I + r"(?:" + _FAMILY + r")",
-            r"\bmy (?:" + EN_ROLE_PATTERN + r"|kids?|children|family|parents|grand\w+|fianc\w*|spouse|pets?|dogs?|cats?)\b",
+            r"\bmy (?:"
+            + EN_ROLE_PATTERN
+            + r"|kids?|children|family|parents|grand\w+|fianc\w*|spouse|pets?|dogs?|cats?)\b",
             r"\bi(?:'m| am| m) (?:married|divorced|single|engaged|widowed)\b",
         ],
         "work": [
             _I + r"(?:现在|目前|也|还|一直|主要)?(?:负责|从事|是做|做|当|在.{1,15}(?:上班|工作|做|当|读书|上学))",
-            r"\bi (?:work|worked|volunteer|teach|study|studied|graduated)\b", r"\bmy (?:job|work|boss|business|career|company|class)\b",
+            r"\bi (?:work|worked|volunteer|teach|study|studied|graduated)\b",
+            r"\bmy (?:job|work|boss|business|career|company|class)\b",
         ],
         "possession": [_I + r"(?:的)?(?:车|房|电脑|手机|家|" + _PETS + r")", r"我养", r"\bi (?:own|drive)\b"],
         "state": [
@@ -140,13 +162,16 @@ class SignalDetector:
             r"\bi(?:'ve| ve| have) (?:\w+ )?(?:been|got|had|done|made|started|bought|learned|tried)\b",
         ],
         "habit": [
-            _I + r"(?:现在|也|还|都|就|一直)*(?:每天|天天|每周|每晚|每个?月|每年|经常|常常|通常|一般|平时|平常|总是|老是|从不|很少|偶尔|习惯|不吃|不喝|不抽|只吃|只喝)",
-            r"\bi (?:always|usually|often|never|sometimes|regularly|rarely)\b", r"\bevery (?:day|week|month|morning|night)\b",
+            _I
+            + r"(?:现在|也|还|都|就|一直)*(?:每天|天天|每周|每晚|每个?月|每年|经常|常常|通常|一般|平时|平常|总是|老是|从不|很少|偶尔|习惯|不吃|不喝|不抽|只吃|只喝)",
+            r"\bi (?:always|usually|often|never|sometimes|regularly|rarely)\b",
+            r"\bevery (?:day|week|month|morning|night)\b",
         ],
         "activity": [
             # whatever else a speaker says of themself: 我 + any verb, I / my + anything
             _I + r"(?:也|还|都|就|可|最近|今天|昨天|刚|刚刚|已经|正在|一直|又|从小)*[\u4e00-\u9fff]",
-            r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|myself|we|we're|we've|our|us)\b", EN_ELLIPSIS,
+            r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|myself|we|we're|we've|our|us)\b",
+            EN_ELLIPSIS,
         ],
     }
 
@@ -166,24 +191,37 @@ class SignalDetector:
     }
 
     PREF_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "explicit": [r"喜欢|偏好|倾向|爱看|爱听|爱吃|爱玩|感兴趣|更爱|最爱|热爱|迷上|着迷|粉丝",
-                     r"\bi (?:(?:really|also|just|absolutely) )?(?:prefer|like|love|enjoy|adore)\b", r"\bmy fav(?:ou?rite)?\b",
-                     r"\bis my (?:fav(?:ou?rite)?|addiction|passion|weakness)\b"],
-        "dislike": [r"讨厌|不喜欢|不想|受不了|害怕|怕|恐惧|反感|烦|不爱",
-                    r"\bi (?:don't|do not|don t) (?:like|enjoy|want|care)\b|\bi (?:hate|dislike|can't stand|avoid)\b|\bafraid of\b"],
+        "explicit": [
+            r"喜欢|偏好|倾向|爱看|爱听|爱吃|爱玩|感兴趣|更爱|最爱|热爱|迷上|着迷|粉丝",
+            r"\bi (?:(?:really|also|just|absolutely) )?(?:prefer|like|love|enjoy|adore)\b",
+            r"\bmy fav(?:ou?rite)?\b",
+            r"\bis my (?:fav(?:ou?rite)?|addiction|passion|weakness)\b",
+        ],
+        "dislike": [
+            r"讨厌|不喜欢|不想|受不了|害怕|怕|恐惧|反感|烦|不爱",
+            r"\bi (?:don't|do not|don t) (?:like|enjoy|want|care)\b|\bi (?:hate|dislike|can't stand|avoid)\b|\bafraid of\b",
+        ],
     }
 
     #: preferences about how to reply: they count in requests as well as statements
     REQUEST_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "dislike": [r"(?:别|不要|不用|少)(?:再|太|给我|跟我|对我)?(?:说|讲|解释|回复|回答|写|发|打扰|提醒|联系|用|废话|啰嗦|长)",
-                    r"\bdon't (?:send|call|write|use|explain|bother|remind)\b"],
-        "style_request": [r"简短|简洁|精简|短一?点|详细|具体点|直接|重点|啰嗦|废话|口语化|正式一?点",
-                          r"\b(?:short|brief|concise|detailed|direct|to the point)\b"],
-        "time": [r"(?:上午|中午|下午|夜里|深夜|半夜|下班后|早上|晚上|周末|\d+点).{0,6}(?:打扰|联系|找|发|提醒|推送|打电话)",
-                 r"\b(?:morning|evening|night|weekend)s?\b.{0,20}\b(?:call|message|remind|contact)\b"],
+        "dislike": [
+            r"(?:别|不要|不用|少)(?:再|太|给我|跟我|对我)?(?:说|讲|解释|回复|回答|写|发|打扰|提醒|联系|用|废话|啰嗦|长)",
+            r"\bdon't (?:send|call|write|use|explain|bother|remind)\b",
+        ],
+        "style_request": [
+            r"简短|简洁|精简|短一?点|详细|具体点|直接|重点|啰嗦|废话|口语化|正式一?点",
+            r"\b(?:short|brief|concise|detailed|direct|to the point)\b",
+        ],
+        "time": [
+            r"(?:上午|中午|下午|夜里|深夜|半夜|下班后|早上|晚上|周末|\d+点).{0,6}(?:打扰|联系|找|发|提醒|推送|打电话)",
+            r"\b(?:morning|evening|night|weekend)s?\b.{0,20}\b(?:call|message|remind|contact)\b",
+        ],
         "format": [r"列表|表格|分点|分条|要点|代码块|markdown|段落|图表", r"\b(?:bullet|list|table)s?\b"],
-        "language": [r"(?:用|说|讲|以)(?:中文|英文|英语|汉语|日语|普通话)|(?:中文|英文|英语)(?:回复|回答)|术语",
-                     r"\bin (?:english|chinese)\b"],
+        "language": [
+            r"(?:用|说|讲|以)(?:中文|英文|英语|汉语|日语|普通话)|(?:中文|英文|英语)(?:回复|回答)|术语",
+            r"\bin (?:english|chinese)\b",
+        ],
         "tool": [r"(?:用|使用)\s*[A-Za-z]", r"(?:用|通过)(?:微信|钉钉|飞书|QQ|邮件|邮箱)"],
     }
 
@@ -242,7 +280,7 @@ class SignalDetector:
             return [], []
 
         about_self = en_mentions_self(text) if english else zh_mentions_self(text)
-        addressed = english and re.search(r"\byou\b", text) or not english and re.search(r"你|您", text)
+        addressed = (english and re.search(r"\byou\b", text)) or (not english and re.search(r"你|您", text))
         facts: list[str] = []
         prefs: list[str] = []
         if about_self:
@@ -273,7 +311,9 @@ class SignalDetector:
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
-            prefs += [c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs]
+            prefs += [
+                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
+            ]
         return facts, prefs
 
     @staticmethod

@@ -103,8 +103,23 @@ ROLE_SYNONYMS: dict[str, str] = {
 
 #: canonical roles a person normally has one of
 EXCLUSIVE_ROLES: frozenset[str] = frozenset(
-    {"老板", "领导", "主管", "老婆", "老公", "爱人", "对象", "女朋友", "男朋友",
-     "爸爸", "妈妈", "爷爷", "奶奶", "外公", "外婆"}
+    {
+        "老板",
+        "领导",
+        "主管",
+        "老婆",
+        "老公",
+        "爱人",
+        "对象",
+        "女朋友",
+        "男朋友",
+        "爸爸",
+        "妈妈",
+        "爷爷",
+        "奶奶",
+        "外公",
+        "外婆",
+    }
 )
 
 _ZH_ROLES = sorted((r for r in ROLE_SYNONYMS if not r.isascii()), key=len, reverse=True)
@@ -115,8 +130,20 @@ EN_ROLE_PATTERN = "|".join(_EN_ROLES)
 
 #: slots where the user has a single value at a time
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
-    {"residence", "work_location", "employer", "employment", "name", "surname",
-     "age", "job", "gender", "origin", "birthday", "company_location"}
+    {
+        "residence",
+        "work_location",
+        "employer",
+        "employment",
+        "name",
+        "surname",
+        "age",
+        "job",
+        "gender",
+        "origin",
+        "birthday",
+        "company_location",
+    }
 )
 
 POLARITY_PREFIXES = ("possession:", "likes:", "eats:", "drinks:", "smokes:", "can:")
@@ -127,18 +154,82 @@ POLARITY_PREFIXES = ("possession:", "likes:", "eats:", "drinks:", "smokes:", "ca
 
 #: endings of job titles ("程序员", "产品经理", "老师" …)
 JOB_SUFFIXES = (
-    "程序员", "工程师", "设计师", "架构师", "分析师", "会计师", "律师", "医生", "护士",
-    "老师", "教师", "教授", "学生", "研究生", "博士", "博士生", "经理", "总监", "主管",
-    "总裁", "创始人", "店长", "老板", "员", "师", "工", "家", "长", "手", "记者", "作者",
-    "司机", "厨师", "会计", "运营", "销售", "产品", "开发", "测试", "前端", "后端", "编辑",
+    "程序员",
+    "工程师",
+    "设计师",
+    "架构师",
+    "分析师",
+    "会计师",
+    "律师",
+    "医生",
+    "护士",
+    "老师",
+    "教师",
+    "教授",
+    "学生",
+    "研究生",
+    "博士",
+    "博士生",
+    "经理",
+    "总监",
+    "主管",
+    "总裁",
+    "创始人",
+    "店长",
+    "老板",
+    "员",
+    "师",
+    "工",
+    "家",
+    "长",
+    "手",
+    "记者",
+    "作者",
+    "司机",
+    "厨师",
+    "会计",
+    "运营",
+    "销售",
+    "产品",
+    "开发",
+    "测试",
+    "前端",
+    "后端",
+    "编辑",
 )
 GENDER_WORDS = ("男生", "女生", "男的", "女的", "男性", "女性", "男人", "女人", "男孩", "女孩", "男孩子", "女孩子")
 
 #: endings that mark an organisation rather than a place ("在阿里巴巴集团工作")
 ORGANISATION_SUFFIXES = (
-    "公司", "集团", "科技", "银行", "医院", "学校", "大学", "学院", "中学", "小学", "幼儿园",
-    "工厂", "厂", "研究所", "研究院", "事务所", "实验室", "工作室", "单位", "机关", "局", "所",
-    "店", "餐厅", "酒店", "网络", "有限", "部门", "团队",
+    "公司",
+    "集团",
+    "科技",
+    "银行",
+    "医院",
+    "学校",
+    "大学",
+    "学院",
+    "中学",
+    "小学",
+    "幼儿园",
+    "工厂",
+    "厂",
+    "研究所",
+    "研究院",
+    "事务所",
+    "实验室",
+    "工作室",
+    "单位",
+    "机关",
+    "局",
+    "所",
+    "店",
+    "餐厅",
+    "酒店",
+    "网络",
+    "有限",
+    "部门",
+    "团队",
 )
 
 
@@ -259,9 +350,7 @@ _EN_POLARITY: tuple[tuple[str, str], ...] = (
 )
 
 _ZH_SUBJECT = re.compile(r"^用户(?:的)?(?P<role>" + ZH_ROLE_PATTERN + r")?")
-_EN_SUBJECT = re.compile(
-    r"^the user(?:'s|’s)?(?:\s+(?P<role>" + EN_ROLE_PATTERN + r")(?:'s|’s)?)?\s*", re.IGNORECASE
-)
+_EN_SUBJECT = re.compile(r"^the user(?:'s|’s)?(?:\s+(?P<role>" + EN_ROLE_PATTERN + r")(?:'s|’s)?)?\s*", re.IGNORECASE)
 
 
 def _refine_is(value: str) -> tuple[str, str] | None:
@@ -317,7 +406,7 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
     if m:
         english = False
         role = m.group("role")
-        predicate = text[m.end():]
+        predicate = text[m.end() :]
         predicate = re.sub(r"^" + _ADVERBS, "", predicate)
     else:
         m = _EN_SUBJECT.match(text)
@@ -326,7 +415,7 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
         english = True
         role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
-        predicate = text[m.end():].strip()
+        predicate = text[m.end() :].strip()
     found = _match_predicates(predicate, english)
     if found is None:
         return None
@@ -359,12 +448,25 @@ def is_exclusive_slot(slot: str) -> bool:
 #: negation markers, longest first; each maps to what the positive form may have
 #: instead ("没" is "没有" shortened, or plain "not" before a verb: 没去过)
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("并没有", ("有", "")), ("从来没有", ("有", "")), ("从来不", ("",)), ("没有", ("有", "")),
-    ("不是", ("是",)), ("从不", ("",)), ("并不", ("",)), ("讨厌", ("喜欢",)), ("不", ("",)),
+    ("并没有", ("有", "")),
+    ("从来没有", ("有", "")),
+    ("从来不", ("",)),
+    ("没有", ("有", "")),
+    ("不是", ("是",)),
+    ("从不", ("",)),
+    ("并不", ("",)),
+    ("讨厌", ("喜欢",)),
+    ("不", ("",)),
     ("没", ("有", "")),
 )
-_EN_CONTRACTIONS = (("doesn't", "does not"), ("don't", "do not"), ("isn't", "is not"),
-                    ("hasn't", "has not"), ("can't", "cannot"), ("won't", "will not"))
+_EN_CONTRACTIONS = (
+    ("doesn't", "does not"),
+    ("don't", "do not"),
+    ("isn't", "is not"),
+    ("hasn't", "has not"),
+    ("can't", "cannot"),
+    ("won't", "will not"),
+)
 
 
 def _third_person(verb: str) -> str:
@@ -385,11 +487,17 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
             lowered = lowered.replace(short, long)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
-            positive = lowered[: m.start()] + _third_person(m.group(1)) + lowered[m.end():]
+            positive = lowered[: m.start()] + _third_person(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
-        for marker, replacement in (("is not", "is"), ("has not", "has"), ("cannot", "can"),
-                                    ("has no", "has"), ("never ", ""), ("dislikes", "likes"),
-                                    ("hates", "likes")):
+        for marker, replacement in (
+            ("is not", "is"),
+            ("has not", "has"),
+            ("cannot", "can"),
+            ("has no", "has"),
+            ("never ", ""),
+            ("dislikes", "likes"),
+            ("hates", "likes"),
+        ):
             if marker in lowered:
                 return frozenset({canonical(lowered.replace(marker, replacement, 1))}), True
         return frozenset({canonical(lowered)}), False
