@@ -6,7 +6,7 @@ same answer however the read model stands.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -42,9 +42,60 @@ def profile_of(memory: UserMemory | None, user_id: str) -> Profile:
     )
 
 
-def memory_as_of(events: Iterable[Any], until: datetime) -> UserMemory | None:
-    """The aggregate as it stood after every event recorded at or before ``until``."""
-    return project_memory([e for e in events if e.timestamp <= until])
+CLOCKS = ("said", "recorded")
+
+
+def said_times(events: Sequence[Any]) -> dict[int, datetime]:
+    """When each event's message was said, by event version (ADR 0014).
+
+    An event about a message carries its time (``at``); an extraction takes the
+    time of its message; a confirmation its ``last_confirmed``; the memory's
+    start the time of its first message; anything else the time it was recorded.
+    """
+    said_at_message = {e.message_id: e.at for e in events if isinstance(e, UserMemory.MessageIngested)}
+    first = min(said_at_message.values(), default=None)
+    times: dict[int, datetime] = {}
+    for e in events:
+        if isinstance(e, UserMemory.Started):
+            at = first or e.timestamp
+        elif isinstance(e, UserMemory.FactConfirmed):
+            at = e.last_confirmed
+        elif hasattr(e, "at"):
+            at = e.at
+        else:
+            message_id = getattr(e, "message_id", None)
+            at = said_at_message.get(message_id, e.timestamp) if isinstance(message_id, str) else e.timestamp
+        times[e.originator_version] = at
+    return times
+
+
+def when(event: Any, clock: str, said: dict[int, datetime]) -> datetime:
+    """The time of an event on one of the two clocks: when it was said, or when it was recorded."""
+    return event.timestamp if clock == "recorded" else said[event.originator_version]
+
+
+def memory_as_of(events: Sequence[Any], until: datetime, clock: str = "said") -> UserMemory | None:
+    """The memory as it stood at ``until``: after every event said (or recorded) by then.
+
+    By recording time the events are a prefix of the history and project as
+    recorded. By the time things were said (an imported log is recorded after
+    newer messages), the chosen events are applied in recorded order and one
+    that refers to something not chosen (a fact said later) changes nothing.
+    """
+    if clock == "recorded":
+        return project_memory([e for e in events if e.timestamp <= until])
+    said = said_times(events)
+    chosen = [e for e in events if said[e.originator_version] <= until]
+    if not chosen or not isinstance(chosen[0], UserMemory.Started):
+        return None
+    memory = project_memory(chosen[:1])
+    assert memory is not None
+    for event in chosen[1:]:
+        try:
+            event.apply(memory)
+        except (KeyError, LookupError):
+            continue
+    return memory
 
 
 def explain(events: Sequence[Any], item_id: str) -> Explanation:
@@ -116,6 +167,18 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
                     evidence=tuple(e.evidence),
                 ),
             )
+        elif isinstance(e, UserMemory.PreferenceSuperseded) and e.superseded_by == item_id:
+            found["supersedes"] = ItemRef(e.preference_id, texts.get(e.preference_id), "update")
+        elif isinstance(e, UserMemory.PreferenceSuperseded) and e.preference_id == item_id:
+            found["invalidated"] = Invalidation(
+                at=e.at,
+                relation="update",
+                reason=e.reason,
+                actor=None,
+                superseded_by=ItemRef(e.superseded_by, texts.get(e.superseded_by)),
+                verdict=e.verdict,
+                message=message(e.message_id),
+            )
         elif isinstance(e, UserMemory.PreferenceReinforced) and e.preference_id == item_id:
             reinforcements.append(
                 Reinforcement(
@@ -143,19 +206,25 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
 HISTORY_KINDS = {
     "message": (UserMemory.MessageIngested, UserMemory.ExtractionRecorded, UserMemory.ExtractionFailed),
     "fact": (UserMemory.FactObserved, UserMemory.FactConfirmed, UserMemory.FactInvalidated, UserMemory.FactContested),
-    "preference": (UserMemory.PreferenceObserved, UserMemory.PreferenceReinforced),
+    "preference": (UserMemory.PreferenceObserved, UserMemory.PreferenceReinforced, UserMemory.PreferenceSuperseded),
 }
 
 
 def select_history(
-    events: Iterable[Any], since: datetime | None = None, until: datetime | None = None, kind: str | None = None
+    events: Sequence[Any],
+    since: datetime | None = None,
+    until: datetime | None = None,
+    kind: str | None = None,
+    clock: str = "said",
 ) -> list[Any]:
-    """Events recorded in [since, until] of one kind (message | fact | preference), oldest first."""
+    """Events said (or recorded) in [since, until], of one kind (message | fact | preference),
+    in recorded order."""
     wanted = HISTORY_KINDS[kind] if kind else None
+    said = said_times(events)
     return [
         e
         for e in events
-        if (since is None or e.timestamp >= since)
-        and (until is None or e.timestamp <= until)
+        if (since is None or when(e, clock, said) >= since)
+        and (until is None or when(e, clock, said) <= until)
         and (wanted is None or isinstance(e, wanted))
     ]

@@ -81,13 +81,11 @@ class CandidateIndex:
         self._rows: OrderedDict[Hashable, _Rows] = OrderedDict()
         self._lock = threading.Lock()
 
-    def similar(
-        self, key: Hashable, query: str, candidates: Sequence[tuple[str, str]], threshold: float, best: int
-    ) -> list[tuple[float, str]]:
-        """(similarity, id) of at most ``best`` candidates at or above ``threshold``, best first.
+    def ranked(self, key: Hashable, query: str, candidates: Sequence[tuple[str, str]]) -> list[tuple[float, str]]:
+        """(similarity, id) of every candidate, most similar first; ties keep the candidates' order.
 
         ``candidates`` are (id, text) of the user's items now, in their order;
-        ``key`` names the user and kind. Ties keep the candidates' order.
+        ``key`` names the user and kind.
         """
         if not candidates:
             return []
@@ -101,6 +99,12 @@ class CandidateIndex:
             count = len(rows.ids)
             # float64 products of the float32 vectors: the same scores however many rows there are.
             scores = np.round(rows.buffer[:count].astype(np.float64) @ query_vector, 6)
-            scores[~rows.alive[:count]] = -np.inf
-            order = np.argsort(-scores, kind="stable")[:best]
-            return [(float(scores[i]), rows.ids[i]) for i in order if scores[i] >= threshold]
+            alive = rows.alive[:count]
+            order = [i for i in np.argsort(-scores, kind="stable") if alive[i]]
+            return [(float(scores[i]), rows.ids[i]) for i in order]
+
+    def similar(
+        self, key: Hashable, query: str, candidates: Sequence[tuple[str, str]], threshold: float, best: int
+    ) -> list[tuple[float, str]]:
+        """At most ``best`` of ``ranked``, those at or above ``threshold``."""
+        return [pair for pair in self.ranked(key, query, candidates)[:best] if pair[0] >= threshold]

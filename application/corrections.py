@@ -8,6 +8,7 @@ nothing automatic may override afterwards (ADR 0008).
 from __future__ import annotations
 
 import uuid
+from datetime import datetime
 
 import attrs
 
@@ -23,7 +24,7 @@ from factledger.application.validation import (
     resolve_prefix,
     utc,
 )
-from factledger.application.writing import MemoryWriter
+from factledger.application.writing import MemoryWriter, NothingToWrite
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import Authority, ExtractedFact, InvalidationRelation
 
@@ -37,10 +38,13 @@ class Corrections:
     decider: Decider
     limits: InputLimits
 
-    def invalidate(self, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
+    def invalidate(
+        self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None
+    ) -> str:
         """An operator marks a fact wrong: ``FactInvalidated(relation=manual)``. Returns the fact id.
 
-        ``fact_id`` may be a unique prefix of the id.
+        ``fact_id`` may be a unique prefix of the id; ``at`` (default now) is when
+        the correction was made (a replay carries the original time).
         """
         user_id = require_id("user_id", user_id, self.limits)
         reason = clean_text("reason", reason, self.limits.message_chars, "max_message_chars")
@@ -48,9 +52,29 @@ class Corrections:
 
         def mark_wrong(memory: UserMemory) -> str:
             full_id = resolve_prefix(fact_id, [*memory.facts, *memory.retired_facts], "fact")
-            memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, reason, utc(None), actor=actor)
+            memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, reason, utc(at), actor=actor)
             return full_id
 
+        return self.writer.write(user_id, mark_wrong, create=False)[0]
+
+    def invalidate_matching(
+        self, user_id: str, text: str, reason: str, actor: str | None = None, at: datetime | None = None
+    ) -> bool:
+        """Mark wrong the active fact that says ``text`` (same words, or as similar as a duplicate).
+
+        How a replay carries an operator's invalidation into a ledger whose fact
+        ids differ. False when no active fact says it (nothing to correct there).
+        """
+
+        def mark_wrong(memory: UserMemory) -> bool:
+            match = self.decider.matching_fact(memory, text)
+            if match is None:
+                raise NothingToWrite(False)
+            memory.invalidate_fact(match.id, InvalidationRelation.MANUAL, reason, utc(at), actor=actor)
+            return True
+
+        if self.ledger.find_memory(user_id) is None:
+            return False
         return self.writer.write(user_id, mark_wrong, create=False)[0]
 
     def restate(
@@ -60,6 +84,7 @@ class Corrections:
         category: str = "other",
         actor: str | None = None,
         confidence: float = 1.0,
+        at: datetime | None = None,
     ) -> Outcome:
         """An operator records a fact (authority ``manual``); a similar automatic fact it
         updates or contradicts is invalidated, and nothing automatic overrides it later."""
@@ -72,7 +97,7 @@ class Corrections:
         )
 
         def record(memory: UserMemory) -> Outcome:
-            source = DecisionSource("manual", None, None, None, utc(None), actor)
+            source = DecisionSource("manual", None, None, None, utc(at), actor)
             with calls_for(user_id, None, "decide", self.ledger.storage_key):
                 return self.decider.save_fact(memory, fact, str(uuid.uuid4()), Authority.MANUAL, source)
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from factledger.application.candidates import CandidateIndex
 from factledger.application.ports import Embedder, RelationJudge, Vector
-from factledger.domain.memory import UserMemory
+from factledger.domain.memory import Fact, Preference, UserMemory
 from factledger.domain.values import (
     Authority,
     ExtractedFact,
@@ -24,10 +24,13 @@ from factledger.domain.values import (
     Extraction,
     InvalidationRelation,
     Relation,
+    RelationVerdict,
     Verdict,
 )
 
 CANDIDATES = 3
+# Below ``fact_similarity``, an item of the same category this similar is still worth asking the judge about.
+RELATED = 0.35
 
 
 @attrs.frozen
@@ -109,70 +112,57 @@ class Decider:
         authority: Authority,
         source: DecisionSource,
     ) -> Outcome:
-        """The spec's FactManager.save_fact, with authority: a challenger that the
-        similar fact outranks is recorded as contesting it instead of replacing it."""
-        active = [(f.id, f.text) for f in memory.active_facts()]
-        similar = self._index.similar((memory.id, "fact"), fact.text, active, self.fact_similarity, CANDIDATES)
+        """The spec's FactManager.save_fact, judged against the best candidates, with authority.
 
-        def observe() -> None:
-            memory.observe_fact(
-                fact_id=fact_id,
-                text=fact.text,
-                category=fact.category,
-                confidence=fact.confidence,
-                message_id=source.message_id,
-                at=source.at,
-                extractor_id=source.extractor_id,
-                session_id=source.session_id,
-                conflicts_with=fact.conflicts_with,
-                authority=authority,
-                prompt_id=source.prompt_id,
-                actor=source.actor,
+        Candidates (at most ``CANDIDATES``): the active fact the extractor named
+        in ``conflicts_with``, then the facts at least ``fact_similarity``
+        similar, then facts of the same category at least ``RELATED`` similar.
+        The first ``duplicate`` confirms; every ``update``/``conflict`` replaces
+        its fact (or contests it, if it outranks the new one); otherwise the
+        fact is new.
+        """
+        superseded: list[tuple[Fact, RelationVerdict, float]] = []
+        contested: Outcome | None = None
+        for similarity, existing in self._fact_candidates(memory, fact):
+            verdict = self.judge.judge(existing.text, fact.text)
+            provenance = Verdict.of(verdict, similarity)
+            relation = verdict.relation.value
+            if verdict.relation is Relation.DUPLICATE and source.message_id is not None and not superseded:
+                memory.confirm_fact(
+                    fact_id=existing.id,
+                    message_id=source.message_id,
+                    at=source.at,
+                    verdict=provenance,
+                    session_id=source.session_id,
+                )
+                return Outcome(
+                    "fact",
+                    existing.id,
+                    existing.text,
+                    existing.category,
+                    "confirmed",
+                    relation=relation,
+                    similarity=similarity,
+                    confidence=existing.confidence,
+                )
+            replaces = verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or (
+                verdict.relation is Relation.DUPLICATE and authority is Authority.MANUAL
             )
-
-        if not similar:
-            observe()
-            return Outcome("fact", fact_id, fact.text, fact.category, "observed", confidence=fact.confidence)
-
-        similarity, existing_id = similar[0]
-        existing = memory.fact(existing_id)
-        verdict = self.judge.judge(existing.text, fact.text)
-        relation = verdict.relation.value
-        provenance = Verdict.of(verdict, similarity)
-        if verdict.relation is Relation.DUPLICATE and source.message_id is not None:
-            memory.confirm_fact(
-                fact_id=existing_id,
-                message_id=source.message_id,
-                at=source.at,
-                verdict=provenance,
-                session_id=source.session_id,
-            )
-            return Outcome(
-                "fact",
-                existing_id,
-                existing.text,
-                existing.category,
-                "confirmed",
-                relation=relation,
-                similarity=similarity,
-                confidence=existing.confidence,
-            )
-        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or (
-            verdict.relation is Relation.DUPLICATE and authority is Authority.MANUAL
-        ):
+            if not replaces:
+                continue
             if Authority(existing.authority).outranks(authority):
                 assert source.message_id is not None  # a manual fact outranks nothing above it
                 memory.contest_fact(
-                    fact_id=existing_id,
+                    fact_id=existing.id,
                     challenger_text=fact.text,
                     relation=relation,
                     message_id=source.message_id,
                     at=source.at,
                     verdict=provenance,
                 )
-                return Outcome(
+                contested = contested or Outcome(
                     "fact",
-                    existing_id,
+                    existing.id,
                     existing.text,
                     existing.category,
                     "contested",
@@ -180,43 +170,83 @@ class Decider:
                     similarity=similarity,
                     confidence=existing.confidence,
                 )
-            observe()
+            else:
+                superseded.append((existing, verdict, similarity))
+        if contested is not None and not superseded:
+            return contested
+        self._observe(memory, fact, fact_id, authority, source)
+        for existing, verdict, similarity in superseded:
+            manual = authority is Authority.MANUAL
             memory.invalidate_fact(
-                fact_id=existing_id,
-                relation=InvalidationRelation.MANUAL
-                if authority is Authority.MANUAL
-                else InvalidationRelation(relation),
-                reason=(
-                    f"由人工更正替代: {fact.text}" if authority is Authority.MANUAL else f"被新事实替代: {fact.text}"
-                ),
+                fact_id=existing.id,
+                relation=InvalidationRelation.MANUAL if manual else InvalidationRelation(verdict.relation.value),
+                reason=(f"由人工更正替代: {fact.text}" if manual else f"被新事实替代: {fact.text}"),
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
-                verdict=provenance,
+                verdict=Verdict.of(verdict, similarity),
                 actor=source.actor,
             )
+        if superseded:
+            first, verdict, similarity = superseded[0]
             return Outcome(
                 "fact",
                 fact_id,
                 fact.text,
                 fact.category,
                 "superseded",
-                superseded_id=existing_id,
-                superseded_text=existing.text,
-                relation=relation,
+                superseded_id=first.id,
+                superseded_text=first.text,
+                relation=verdict.relation.value,
                 similarity=similarity,
                 confidence=fact.confidence,
             )
-        observe()
-        return Outcome(
-            "fact",
-            fact_id,
-            fact.text,
-            fact.category,
-            "observed",
-            relation=relation,
-            similarity=similarity,
+        return Outcome("fact", fact_id, fact.text, fact.category, "observed", confidence=fact.confidence)
+
+    def matching_fact(self, memory: UserMemory, text: str) -> Fact | None:
+        """The active fact that says ``text``: the same words, else the most similar at least
+        ``fact_similarity`` similar that the judge calls a duplicate."""
+        active = memory.active_facts()
+        named = _named(text, active)
+        if named:
+            return named[0]
+        ranked = self._index.ranked((memory.id, "fact"), text, [(f.id, f.text) for f in active])
+        for similarity, fact_id in ranked[:CANDIDATES]:
+            if similarity < self.fact_similarity:
+                break
+            if self.judge.judge(memory.facts[fact_id].text, text).relation is Relation.DUPLICATE:
+                return memory.facts[fact_id]
+        return None
+
+    def _fact_candidates(self, memory: UserMemory, fact: ExtractedFact) -> list[tuple[float, Fact]]:
+        """(similarity, fact) to judge the new fact against, best reasons first, at most ``CANDIDATES``."""
+        active = memory.active_facts()
+        if not active:
+            return []
+        ranked = self._index.ranked((memory.id, "fact"), fact.text, [(f.id, f.text) for f in active])
+        score = {item_id: similarity for similarity, item_id in ranked}
+        named = _named(fact.conflicts_with, active)
+        similar = [memory.facts[i] for s, i in ranked if s >= self.fact_similarity]
+        related = [memory.facts[i] for s, i in ranked if s >= RELATED and memory.facts[i].category == fact.category]
+        chosen = list(dict.fromkeys([*named, *similar, *related]))[:CANDIDATES]
+        return [(score[f.id], f) for f in chosen]
+
+    def _observe(
+        self, memory: UserMemory, fact: ExtractedFact, fact_id: str, authority: Authority, source: DecisionSource
+    ) -> None:
+        memory.observe_fact(
+            fact_id=fact_id,
+            text=fact.text,
+            category=fact.category,
             confidence=fact.confidence,
+            message_id=source.message_id,
+            at=source.at,
+            extractor_id=source.extractor_id,
+            session_id=source.session_id,
+            conflicts_with=fact.conflicts_with,
+            authority=authority,
+            prompt_id=source.prompt_id,
+            actor=source.actor,
         )
 
     def _save_preference(
@@ -226,33 +256,46 @@ class Decider:
         pref_id: str,
         source: DecisionSource,
     ) -> Outcome:
+        """The spec's PreferenceManager.save_preference, with the judge asked first.
+
+        Preferences of the same category at least ``RELATED`` similar are judged
+        (at most ``CANDIDATES``): the first ``duplicate``, or one at least
+        ``preference_similarity`` similar that the judge does not call
+        different, is reinforced with the spec's formula; every ``update`` or
+        ``conflict`` (以前喜欢…现在…) is superseded by the new preference.
+        """
         assert source.message_id is not None
         message_id, at, session_id = source.message_id, source.at, source.session_id
-        # Only the same category can be reinforced: filter before taking the best candidates.
+        # Only the same category can be reinforced or replaced: filter before ranking.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
-        key = (memory.id, "preference", pref.category)
-        for similarity, existing_id in self._index.similar(
-            key, pref.text, existing, self.preference_similarity, CANDIDATES
-        ):
+        ranked = self._index.ranked((memory.id, "preference", pref.category), pref.text, existing)
+        replaced: list[tuple[Preference, RelationVerdict, float]] = []
+        for similarity, existing_id in [pair for pair in ranked if pair[0] >= RELATED][:CANDIDATES]:
             match = memory.preference(existing_id)
-            memory.reinforce_preference(
-                preference_id=existing_id,
-                observed_strength=pref.strength,
-                message_id=message_id,
-                at=at,
-                similarity=similarity,
-                evidence=pref.evidence,
-                session_id=session_id,
-            )
-            return Outcome(
-                "preference",
-                existing_id,
-                match.text,
-                match.category,
-                "reinforced",
-                similarity=similarity,
-                strength=memory.preference(existing_id).strength,
-            )
+            verdict = self.judge.judge(match.text, pref.text)
+            if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
+                replaced.append((match, verdict, similarity))
+                continue
+            reinforce = verdict.relation is Relation.DUPLICATE or similarity >= self.preference_similarity
+            if reinforce and not replaced:
+                memory.reinforce_preference(
+                    preference_id=existing_id,
+                    observed_strength=pref.strength,
+                    message_id=message_id,
+                    at=at,
+                    similarity=similarity,
+                    evidence=pref.evidence,
+                    session_id=session_id,
+                )
+                return Outcome(
+                    "preference",
+                    existing_id,
+                    match.text,
+                    match.category,
+                    "reinforced",
+                    similarity=similarity,
+                    strength=memory.preference(existing_id).strength,
+                )
         memory.observe_preference(
             preference_id=pref_id,
             text=pref.text,
@@ -265,4 +308,34 @@ class Decider:
             session_id=session_id,
             prompt_id=source.prompt_id,
         )
+        for old, verdict, similarity in replaced:
+            memory.supersede_preference(
+                old.id, pref_id, f"被新偏好替代: {pref.text}", message_id, at, Verdict.of(verdict, similarity)
+            )
+        if replaced:
+            old, verdict, similarity = replaced[0]
+            return Outcome(
+                "preference",
+                pref_id,
+                pref.text,
+                pref.category,
+                "superseded",
+                superseded_id=old.id,
+                superseded_text=old.text,
+                relation=verdict.relation.value,
+                similarity=similarity,
+                strength=pref.strength,
+            )
         return Outcome("preference", pref_id, pref.text, pref.category, "observed", strength=pref.strength)
+
+
+def _named(conflicts_with: str | None, active: list[Fact]) -> list[Fact]:
+    """The active fact the extractor said the new one contradicts, matched by its text."""
+    if not conflicts_with:
+        return []
+    wanted = _plain(conflicts_with)
+    return [f for f in active if _plain(f.text) == wanted][:1]
+
+
+def _plain(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())

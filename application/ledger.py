@@ -20,12 +20,22 @@ from eventsourcing.utils import EnvType, get_topic
 from factledger.application.ports import MessageIndex
 from factledger.application.transcodings import register_transcodings
 from factledger.domain.memory import UserMemory, user_memory_id
+from factledger.domain.values import Authority, InvalidationRelation
 
 logger = logging.getLogger(__name__)
 BATCH = 1000
 
 APPLICATION_NAME = "factledger"
 DEFAULT_SNAPSHOT_INTERVAL = 200
+
+
+def is_correction(event: Any) -> bool:
+    """An operator's decision: a restated fact, or a fact an operator marked wrong."""
+    if isinstance(event, UserMemory.FactObserved):
+        return bool(event.authority == Authority.MANUAL.value)
+    if isinstance(event, UserMemory.FactInvalidated):
+        return event.relation == InvalidationRelation.MANUAL.value and event.superseded_by is None
+    return False
 
 
 class MemoryLedger(Application[UUID]):
@@ -65,6 +75,24 @@ class MemoryLedger(Application[UUID]):
         for notification in self._notifications(UserMemory.MessageIngested, after):
             event = self.mapper.to_domain_event(notification)
             yield notification.id, self.user_of(notification.originator_id), event  # type: ignore[misc]
+
+    def recorded_history(self, after: int = 0) -> Iterator[tuple[int, str, Any]]:
+        """(position, user id, event) of every message and every operator correction after
+        ``after``, in recorded order: what a replay feeds into another ledger.
+
+        Corrections are restatements (a fact set manually) and manual
+        invalidations by an operator (not the ones a restatement made).
+        """
+        start = after + 1
+        topics = [
+            get_topic(c) for c in (UserMemory.MessageIngested, UserMemory.FactObserved, UserMemory.FactInvalidated)
+        ]
+        while batch := self.recorder.select_notifications(start=start, limit=BATCH, topics=topics):
+            for notification in batch:
+                event = self.mapper.to_domain_event(notification)
+                if isinstance(event, UserMemory.MessageIngested) or is_correction(event):
+                    yield notification.id, self.user_of(notification.originator_id), event
+            start = batch[-1].id + 1
 
     def count_messages(self, after: int = 0) -> int:
         """How many messages were recorded after ``after`` (reads positions, decodes nothing)."""

@@ -12,7 +12,8 @@ from typing import Any
 import attrs
 
 from factledger.application.decisions import cosine
-from factledger.application.diff import diff_user
+from factledger.application.diff import diff_user, normalise
+from factledger.application.errors import InvalidInput
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Embedder, LedgerDirectory, MemoryReadModel, MemoryRecord
 from factledger.application.replay import ReplayEstimate, ReplayReport
@@ -90,6 +91,35 @@ class Ledgers:
 
         return Diff(self.name, other, tuple(diff_user(u, a, b, similarity) for u, (a, b) in sorted(by_user.items())))
 
-    def promote(self, name: str) -> str:
-        """Make the ledger ``name`` live, atomically; return the name the old live one keeps."""
+    def promote(self, name: str, force: bool = False) -> str:
+        """Make the ledger ``name`` live, atomically; return the name the old live one keeps.
+
+        Refused (``InvalidInput``) when ``name`` lost an operator's correction this
+        ledger has, unless ``force``: a restated fact missing, or a fact an
+        operator marked wrong active again.
+        """
+        lost = self.lost_corrections(name)
+        if lost and not force:
+            listed = "; ".join(lost[:5]) + (f"; and {len(lost) - 5} more" if len(lost) > 5 else "")
+            raise InvalidInput(
+                f"promoting {name!r} would lose {len(lost)} operator correction(s) of {self.name!r}: {listed}. "
+                "Replay again (corrections are carried), correct it, or promote with force"
+            )
         return self.directory.promote(name)
+
+    def lost_corrections(self, name: str) -> list[str]:
+        """The operator corrections of this ledger that the ledger ``name`` does not keep."""
+        with self.directory.open(name, inline_projection=False) as other:
+            other.catch_up()
+            theirs = {(r.user_id, normalise(r.content)) for r in other.read_model.all_items() if r.is_active}
+        ours = [r for r in self.read_model.all_items() if r.type == "fact"]
+        active_here = {(r.user_id, normalise(r.content)) for r in ours if r.is_active}
+        lost = []
+        for r in ours:
+            key = (r.user_id, normalise(r.content))
+            if r.is_active and r.metadata.get("extractor_id") == "manual" and key not in theirs:
+                lost.append(f"{r.user_id}: the restated fact {r.content!r} is missing")
+            marked_wrong = r.metadata.get("invalidation_relation") == "manual" and not r.metadata.get("superseded_by")
+            if not r.is_active and marked_wrong and key in theirs and key not in active_here:
+                lost.append(f"{r.user_id}: {r.content!r}, marked wrong, is active again")
+        return lost

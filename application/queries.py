@@ -13,12 +13,14 @@ from datetime import datetime
 import attrs
 
 from factledger.application.audit import (
+    CLOCKS,
     HISTORY_KINDS,
     PROFILE_FACTS,
     PROFILE_PREFERENCES,
     explain,
     memory_as_of,
     profile_of,
+    said_times,
 )
 from factledger.application.audit import select_history as select_events
 from factledger.application.errors import InvalidInput, NotFound
@@ -57,18 +59,20 @@ class Queries:
     embedder: Embedder
     limits: InputLimits
 
-    def profile(self, user_id: str, as_of: datetime | None = None) -> Profile:
+    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
         """The spec's ``get_user_profile``: active facts and preferences, most important first.
 
-        With ``as_of``, computed from the events recorded up to that time (no
-        read model), i.e. what ``profile`` said then. A user nothing was ever
-        recorded for has an empty profile with ``known`` False.
+        With ``as_of``, computed from the events (no read model): what the user
+        had said by then (``clock="said"``, the messages' own times), or what the
+        ledger had recorded by then (``clock="recorded"``). A user nothing was
+        ever recorded for has an empty profile with ``known`` False.
         """
         user_id = require_id("user_id", user_id, self.limits)
+        _require_clock(clock)
         known = self.ledger.find_memory(user_id) is not None
         if as_of is not None:
             events = list(self.ledger.user_events(user_id)) if known else []
-            return attrs.evolve(profile_of(memory_as_of(events, utc(as_of)), user_id), known=known)
+            return attrs.evolve(profile_of(memory_as_of(events, utc(as_of), clock), user_id), known=known)
         facts = self.read_model.items(user_id, "fact", PROFILE_FACTS)
         prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
         return Profile(
@@ -141,10 +145,13 @@ class Queries:
         *,
         offset: int = 0,
         limit: int | None = None,
+        clock: str = "said",
     ) -> HistoryPage:
-        """Events recorded for the user, oldest first; optionally only those recorded
-        in [since, until], of one kind (message | fact | preference), and a page of them."""
+        """Events recorded for the user, in recorded order; optionally only those said
+        (``clock="recorded"``: recorded) in [since, until], of one kind (message | fact |
+        preference), and a page of them."""
         user_id = require_id("user_id", user_id, self.limits)
+        _require_clock(clock)
         if kind is not None and kind not in HISTORY_KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -153,11 +160,20 @@ class Queries:
             raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
         if self.ledger.find_memory(user_id) is None:
             return HistoryPage(user_id, (), offset, 0)
+        everything = list(self.ledger.user_events(user_id))
+        said = said_times(everything)
         events = select_events(
-            self.ledger.user_events(user_id),
+            everything,
             since=None if since is None else utc(since),
             until=None if until is None else utc(until),
             kind=kind,
+            clock=clock,
         )
         page = events[offset:] if limit is None else events[offset : offset + limit]
-        return HistoryPage(user_id, tuple(HistoryEntry.of(e) for e in page), offset, len(events))
+        entries = tuple(HistoryEntry.of(e, said[e.originator_version]) for e in page)
+        return HistoryPage(user_id, entries, offset, len(events))
+
+
+def _require_clock(clock: str) -> None:
+    if clock not in CLOCKS:
+        raise InvalidInput(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")

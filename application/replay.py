@@ -10,14 +10,18 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from factledger.application.errors import InvalidInput
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import CostEstimator, Extractor, LedgerDirectory, RelationJudge
+from factledger.domain.memory import UserMemory
 from factledger.domain.values import Turn
+
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
 
 logger = logging.getLogger(__name__)
 
@@ -35,6 +39,9 @@ class ReplayReport:
     events_projected: int
     # recorded messages the target refused (recorded by an older version, outside today's limits)
     refused: int = 0
+    # operator corrections carried over, and those whose fact the target does not have
+    corrections: int = 0
+    corrections_without_fact: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return attrs.asdict(self)
@@ -70,9 +77,20 @@ def replay(
     total = source.count_messages(after=position)
     if limit is not None:
         total = min(total, limit)
-    replayed = already = skipped = refused = 0
+    replayed = already = skipped = refused = corrections = unmatched = done = 0
+    texts: dict[str, dict[str, str]] = {}  # user -> fact id -> text, in the source
     try:
-        for done, (notification_id, user_id, message) in enumerate(source.recorded_messages(position), start=1):
+        for notification_id, user_id, message in source.recorded_history(position):
+            if not isinstance(message, UserMemory.MessageIngested):
+                # An operator's decision, not the extractor's: carried as it is, at its place in time.
+                if users is None or user_id in users:
+                    carried = _carry(source, target, user_id, message, texts)
+                    corrections += 1
+                    unmatched += not carried
+                position = notification_id
+                directory.set_position(into, position)
+                continue
+            done += 1
             if limit is not None and done > limit:
                 break
             if users is None or user_id in users:
@@ -114,7 +132,26 @@ def replay(
         finished=remaining == 0,
         events_projected=projected,
         refused=refused,
+        corrections=corrections,
+        corrections_without_fact=unmatched,
     )
+
+
+def _carry(
+    source: MemoryLedger, target: LedgerService, user_id: str, event: Any, texts: dict[str, dict[str, str]]
+) -> bool:
+    """Apply an operator's correction in the target; False when the fact it corrects is not there."""
+    if isinstance(event, UserMemory.FactObserved):  # a restatement
+        target.restate(user_id, event.text, event.category, actor=event.actor, confidence=event.confidence, at=event.at)
+        return True
+    if user_id not in texts:
+        texts[user_id] = {
+            e.fact_id: e.text for e in source.user_events(user_id) if isinstance(e, UserMemory.FactObserved)
+        }
+    text = texts[user_id].get(event.fact_id)
+    if text is None:
+        return False
+    return target.corrections.invalidate_matching(user_id, text, event.reason, actor=event.actor, at=event.at)
 
 
 def estimate(source: MemoryLedger, extractor: Extractor, users: set[str] | None = None) -> ReplayEstimate:

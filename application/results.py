@@ -348,7 +348,12 @@ class Explanation:
             "observed": self.observed.to_dict(self.kind),
         }
         if self.kind == "preference":
-            return {**data, "reinforcements": [r.to_dict() for r in self.reinforcements]}
+            data.update(reinforcements=[r.to_dict() for r in self.reinforcements], is_active=self.is_active)
+            if self.supersedes is not None:
+                data["supersedes"] = attrs.asdict(self.supersedes)
+            if self.invalidated is not None:
+                data["invalidated"] = self.invalidated.to_dict()
+            return data
         data.update(
             authority=self.authority,
             confirmations=[c.to_dict() for c in self.confirmations],
@@ -371,11 +376,12 @@ class HistoryEntry:
 
     version: int
     event: str  # the event's class name: MessageIngested, FactObserved, ...
-    recorded_at: datetime
+    recorded_at: datetime  # when the ledger learnt it
     fields: Mapping[str, Any]
+    said_at: datetime | None = None  # when it was said (the message's time; ADR 0014)
 
     @classmethod
-    def of(cls, event: Any) -> HistoryEntry:
+    def of(cls, event: Any, said_at: datetime | None = None) -> HistoryEntry:
         """An event as an entry. Typed values are spelled out as they always were in
         the JSON: a verdict as judge_id, judge_prompt_id, similarity and raw_answer;
         an extraction as a dict."""
@@ -389,10 +395,16 @@ class HistoryEntry:
                 fields[key] = value.as_dict()
             else:
                 fields[key] = value
-        return cls(event.originator_version, type(event).__name__, event.timestamp, fields)
+        return cls(event.originator_version, type(event).__name__, event.timestamp, fields, said_at)
 
     def to_dict(self) -> dict[str, Any]:
-        return {"version": self.version, "event": self.event, "recorded_at": self.recorded_at, **self.fields}
+        return {
+            "version": self.version,
+            "event": self.event,
+            "recorded_at": self.recorded_at,
+            "said_at": self.said_at,
+            **self.fields,
+        }
 
 
 @attrs.frozen

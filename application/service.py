@@ -125,9 +125,11 @@ class LedgerService:
         """Extract again every message whose extraction failed (all users, or one)."""
         return self.ingestion.retry_failed(user_id, progress)
 
-    def invalidate(self, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
+    def invalidate(
+        self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None
+    ) -> str:
         """An operator marks a fact wrong (``fact_id`` may be a unique prefix); returns its full id."""
-        return self.corrections.invalidate(user_id, fact_id, reason, actor)
+        return self.corrections.invalidate(user_id, fact_id, reason, actor, at)
 
     def restate(
         self,
@@ -136,16 +138,18 @@ class LedgerService:
         category: str = "other",
         actor: str | None = None,
         confidence: float = 1.0,
+        at: datetime | None = None,
     ) -> Outcome:
-        """An operator records a fact that nothing automatic will override."""
-        return self.corrections.restate(user_id, text, category, actor, confidence)
+        """An operator records a fact that nothing automatic will override (``at``: when, default now)."""
+        return self.corrections.restate(user_id, text, category, actor, confidence, at)
 
     # ---- reading -----------------------------------------------------------------------
 
-    def profile(self, user_id: str, as_of: datetime | None = None) -> Profile:
+    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
         """Active facts and preferences, most important first (``.to_dict()``: the spec's shape);
-        with ``as_of``, as they were then, computed from the events."""
-        return self.queries.profile(user_id, as_of)
+        with ``as_of``, as they were then, computed from the events: by when things were
+        said (``clock="said"``, the messages' times) or when they were recorded."""
+        return self.queries.profile(user_id, as_of, clock)
 
     def recall(
         self,
@@ -175,9 +179,11 @@ class LedgerService:
         *,
         offset: int = 0,
         limit: int | None = None,
+        clock: str = "said",
     ) -> HistoryPage:
-        """The user's events, oldest first, optionally filtered and paged."""
-        return self.queries.history(user_id, since, until, kind, offset=offset, limit=limit)
+        """The user's events in recorded order, optionally filtered (by when they were said,
+        or ``clock="recorded"``) and paged."""
+        return self.queries.history(user_id, since, until, kind, offset=offset, limit=limit, clock=clock)
 
     def usage(self, user_id: str | None = None) -> dict[str, Any]:
         """LLM and embedding calls, tokens, latency and cache hits per message (the ``llm_calls`` log)."""
@@ -227,9 +233,10 @@ class LedgerService:
         """Compare this ledger (A) with the ledger ``other`` (B), per user."""
         return self._require_ledgers().diff(other, user_id)
 
-    def promote(self, name: str) -> str:
-        """Make the ledger ``name`` live, atomically; return the name the old live one keeps."""
-        return self._require_ledgers().promote(name)
+    def promote(self, name: str, force: bool = False) -> str:
+        """Make the ledger ``name`` live, atomically; return the name the old live one keeps.
+        Refused when ``name`` lost an operator correction this ledger has, unless ``force``."""
+        return self._require_ledgers().promote(name, force)
 
     # ---- the read model ---------------------------------------------------------------------
 

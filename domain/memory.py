@@ -291,6 +291,20 @@ class UserMemory(Aggregate):
                 message_id=self.message_id,
             )
 
+    class PreferenceSuperseded(Aggregate.Event):
+        """A newer preference of the same kind replaced this one (以前喜欢…现在…): it stops being active."""
+
+        preference_id: str
+        superseded_by: str
+        reason: str
+        message_id: str
+        at: datetime
+        verdict: Verdict
+
+        def apply(self, aggregate: UserMemory) -> None:
+            del aggregate.preferences[self.preference_id]
+            aggregate.retired_preferences[self.preference_id] = self.superseded_by
+
     class PreferenceReinforced(Aggregate.Event):
         preference_id: str
         observed_strength: float
@@ -330,7 +344,8 @@ class UserMemory(Aggregate):
         self.deciding_message_id: str | None = None
         self.facts: dict[str, Fact] = {}  # active facts only
         self.retired_facts: dict[str, str | None] = {}  # invalidated fact id -> the fact that replaced it
-        self.preferences: dict[str, Preference] = {}
+        self.preferences: dict[str, Preference] = {}  # active preferences only
+        self.retired_preferences: dict[str, str] = {}  # superseded preference id -> its successor
 
     def __deepcopy__(self, memo: dict[int, Any]) -> UserMemory:
         # The repository copies a cached aggregate before every command: the
@@ -355,6 +370,7 @@ class UserMemory(Aggregate):
         state["facts"] = facts
         state["retired_facts"] = retired
         state["preferences"] = {pid: Preference(id=pid, **data) for pid, data in state["preferences"].items()}
+        state["retired_preferences"] = {}
 
     @classmethod
     def start(cls, user_id: str) -> UserMemory:
@@ -379,6 +395,8 @@ class UserMemory(Aggregate):
         try:
             return self.preferences[preference_id]
         except KeyError:
+            if preference_id in self.retired_preferences:
+                raise DomainError(f"preference {preference_id!r} was superseded and is no longer active") from None
             raise UnknownItem(f"user {self.user_id!r} has no preference {preference_id!r}") from None
 
     def active_facts(self) -> list[Fact]:
@@ -389,8 +407,8 @@ class UserMemory(Aggregate):
         return list(self.preferences.values())
 
     def item_ids(self) -> list[str]:
-        """The ids of every fact (active or retired) and preference the user ever had."""
-        return [*self.facts, *self.retired_facts, *self.preferences]
+        """The ids of every fact and preference (active or retired) the user ever had."""
+        return [*self.facts, *self.retired_facts, *self.preferences, *self.retired_preferences]
 
     # ---- commands -----------------------------------------------------------------
 
@@ -590,6 +608,30 @@ class UserMemory(Aggregate):
             extractor_id=extractor_id,
             at=at,
             prompt_id=prompt_id,
+        )
+
+    def supersede_preference(
+        self,
+        preference_id: str,
+        superseded_by: str,
+        reason: str,
+        message_id: str,
+        at: datetime,
+        verdict: Verdict,
+    ) -> None:
+        """A newer preference replaces this one (a changed taste or request): it is no longer active."""
+        self.preference(preference_id)
+        if superseded_by not in self.preferences or superseded_by == preference_id:
+            raise UnknownItem(f"superseding preference {superseded_by!r} does not exist")
+        self._require_message(message_id)
+        self.trigger_event(
+            self.PreferenceSuperseded,
+            preference_id=preference_id,
+            superseded_by=superseded_by,
+            reason=reason,
+            message_id=message_id,
+            at=at,
+            verdict=verdict,
         )
 
     def reinforce_preference(

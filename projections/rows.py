@@ -155,6 +155,18 @@ def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
 
 
 @row_changes.register
+def _(e: UserMemory.PreferenceSuperseded) -> list[RowChange]:
+    return [
+        ItemChanged(
+            e.preference_id,
+            {"invalidated_at": e.at.isoformat(), "invalidation_reason": e.reason, "superseded_by": e.superseded_by},
+            e.at,
+            is_active=False,
+        )
+    ]
+
+
+@row_changes.register
 def _(e: UserMemory.PreferenceReinforced) -> list[RowChange]:
     return [
         ItemChanged(

@@ -154,3 +154,44 @@ def test_an_inferred_fact_never_invalidates_a_stated_one(open_service: Callable[
     challenge = service.ingest("u", "夜猫子").items[0]
     assert challenge.action == "contested" and challenge.id == stated.id
     assert service.why("u", stated.id).to_dict()["is_active"] is True
+
+
+def test_filters_and_as_of_use_the_time_things_were_said(service: LedgerService) -> None:
+    from datetime import datetime, timezone
+
+    def at(month: int) -> datetime:
+        return datetime(2024, month, 1, tzinfo=timezone.utc)
+
+    # An imported log: said in 2024, recorded today.
+    service.ingest("u", "我住在杭州", timestamp=at(1))
+    service.ingest("u", "我搬到上海了", timestamp=at(6))
+
+    def residence(**kw: object) -> list[str]:
+        profile = service.profile("u", **kw).to_dict()  # type: ignore[arg-type]
+        return [f["fact"] for f in profile["facts"].get("location", [])]
+
+    assert residence(as_of=at(3)) == ["用户住在杭州"]
+    assert residence(as_of=at(7)) == ["用户住在上海"]
+    assert residence(as_of=at(3), clock="recorded") == [], "nothing was recorded in March 2024"
+    early = service.history("u", until=at(3))
+    assert {e.event for e in early} >= {"Started", "MessageIngested", "FactObserved"}
+    assert all(e.said_at is not None and e.said_at <= at(3) for e in early)
+    assert "FactInvalidated" not in {e.event for e in early}
+    assert len(service.history("u", until=at(3), clock="recorded")) == 0
+    later = service.history("u", since=at(5)).to_dict()["entries"]
+    assert [e["event"] for e in later if e["event"] == "FactInvalidated"] == ["FactInvalidated"]
+    assert {"said_at", "recorded_at"} <= set(later[0])
+    with pytest.raises(InvalidInput, match="clock must be one of"):
+        service.history("u", clock="wall")
+
+
+def test_as_of_a_time_between_an_old_import_and_newer_messages_ignores_what_was_said_later(
+    service: LedgerService,
+) -> None:
+    from datetime import datetime, timezone
+
+    service.ingest("u", "我住在北京", timestamp=datetime(2026, 1, 5, tzinfo=timezone.utc))
+    # Recorded after, said before: it replaces a fact that was said later.
+    service.ingest("u", "我搬到上海了", timestamp=datetime(2025, 1, 5, tzinfo=timezone.utc))
+    profile = service.profile("u", as_of=datetime(2025, 6, 1, tzinfo=timezone.utc)).to_dict()
+    assert [f["fact"] for f in profile["facts"]["location"]] == ["用户住在上海"]

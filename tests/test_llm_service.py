@@ -274,3 +274,45 @@ def test_an_outage_records_messages_pending_and_retry_failed_extracts_each_once(
     for user, expected in (("u", {f"m{n}": 1 for n in range(5)}), ("v", {"v1": 1, "v2": 1})):
         assert Counter(e["message_id"] for e in events(retrying, user, "ExtractionRecorded")) == Counter(expected)
     assert "用户住在上海" in [f["fact"] for f in retrying.profile("v").to_dict()["facts"]["location"]]
+
+
+def test_a_conflicts_with_answer_invalidates_the_named_fact_even_when_dissimilar(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我是护士"] = ([{"fact": "用户是护士", "category": "work", "confidence": 0.9}], [])
+    fake.answers["刚才说错了，我在医院药房配药"] = (
+        [{"fact": "用户在医院药房配药", "category": "other", "confidence": 0.9, "conflicts_with": "用户是护士"}],
+        [],
+    )
+    service = opener(prompts="combined")
+    service.ingest("u", "我是护士")
+    fake.relation = "update"
+    [item] = service.ingest("u", "刚才说错了，我在医院药房配药").items
+    assert (item.action, item.superseded_text) == ("superseded", "用户是护士")
+    assert item.similarity is not None and item.similarity < 0.35, "neither similar nor of the same category"
+    assert [f.text for f in service.profile("u").facts] == ["用户在医院药房配药"]
+
+
+def test_a_fact_the_llm_marks_hypothetical_changes_nothing(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我住在杭州"] = ([{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}], [])
+    fake.answers["要是明年我搬去成都就好了"] = (
+        [
+            {
+                "fact": "用户搬去成都",
+                "category": "location",
+                "confidence": 0.6,
+                "conflicts_with": "用户住在杭州",
+                "hypothetical": True,
+            }
+        ],
+        [],
+    )
+    service = opener(prompts="combined")
+    service.ingest("u", "我住在杭州")
+    fake.relation = "update"
+    result = service.ingest("u", "要是明年我搬去成都就好了")
+    assert result.facts == () and result.items == ()
+    assert [f.text for f in service.profile("u").facts] == ["用户住在杭州"]
+    assert len(events(service, "u", "FactObserved")) == 1

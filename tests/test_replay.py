@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from psycopg.sql import SQL, Identifier
 from scripted import MESSAGES
 
+from factledger.application.errors import InvalidInput
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
@@ -229,3 +230,35 @@ def test_bad_rules_files_are_refused_before_anything_is_replayed(
     with pytest.raises(RulesError, match=message):
         service.replay("v2", "offline", rules=str(path))
     assert [row["name"] for row in service.ledgers()] == ["live"]
+
+
+def test_replay_and_promote_keep_operator_corrections(service: LedgerService, tmp_path: Path) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text(RULES, encoding="utf-8")
+    service.ingest("u", "我住在杭州")
+    service.ingest("u", "我在上海工作，我有一只猫")
+    home = next(f for f in service.profile("u").facts if "住在杭州" in f.text)
+    service.invalidate("u", home.id, "用户说搬走很久了", actor="ops")
+    service.restate("u", "用户住在北京", category="location", actor="ops")
+    service.ingest("u", "我住在杭州")  # after the correction: it only contests the manual fact
+    report = service.replay("v2", "offline", rules=str(rules))
+    assert (report.corrections, report.corrections_without_fact) == (2, 0)
+    with service.directory.open("v2", inline_projection=False) as v2:  # type: ignore[union-attr]
+        v2.catch_up()
+        active = {f.text for f in v2.profile("u").facts}
+        events = [e.event for e in v2.history("u", kind="fact")]
+    assert "用户住在北京" in active and "用户住在杭州" not in active
+    assert "FactContested" in events, "the later message contests the manual fact, as in the live ledger"
+    assert service.diff("v2").to_dict()["summary"][0]["only_in_a"] == 0
+    service.promote("v2")
+    with service.directory.open("live", inline_projection=False) as live:  # type: ignore[union-attr]
+        assert {f.text for f in live.profile("u").facts} == active
+
+
+def test_promote_refuses_a_ledger_that_lost_a_correction_unless_forced(service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州")
+    service.replay("v2", "offline")
+    service.restate("u", "用户住在北京", category="location", actor="ops")  # made after the replay
+    with pytest.raises(InvalidInput, match="would lose 1 operator correction"):
+        service.promote("v2")
+    assert service.promote("v2", force=True).startswith("previous_")

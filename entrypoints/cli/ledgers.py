@@ -52,7 +52,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         state = "finished" if report.finished else "stopped early: run the same command again to resume"
         out.print(
             f"replayed {count(report.replayed, 'message')} into {report.into} with {report.extractor_id} "
-            f"({report.already_there} already there); {state}"
+            f"({report.already_there} already there), carried {count(report.corrections, 'operator correction')}"
+            f" ({report.corrections_without_fact} with nothing to correct there); {state}"
         )
     return 0
 
@@ -127,7 +128,7 @@ def cmd_diff(args: argparse.Namespace) -> int:
 def cmd_promote(args: argparse.Namespace) -> int:
     """Make a ledger the live one, atomically; the old live one is kept under another name."""
     with opened(args, check_embedder=False) as service:
-        kept = service.promote(args.name)
+        kept = service.promote(args.name, force=args.force)
     if args.json:
         print_json({"live": args.name, "previous_live": kept})
     else:
@@ -169,6 +170,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--user", help="only this user")
     p.set_defaults(func=cmd_diff)
 
-    p = sub.add_parser("promote", parents=[common], help="make a replayed ledger the live one (atomically)")
+    p = sub.add_parser(
+        "promote",
+        parents=[common],
+        help="make a replayed ledger the live one (atomically)",
+        description="Refused when the ledger lost an operator's correction the live one has (a restated fact "
+        "missing, or a fact marked wrong active again); --force promotes it anyway.",
+    )
     p.add_argument("name")
+    p.add_argument("--force", action="store_true", help="promote even if it lost operator corrections")
     p.set_defaults(func=cmd_promote)

@@ -290,6 +290,9 @@ EVENT_DESCRIPTIONS: Mapping[type, Callable[[_Fields], str]] = {
     UserMemory.PreferenceReinforced: lambda f: (
         f"preference {f.id('preference_id')} reinforced: strength {f['old_strength']} → {f['new_strength']}"
     ),
+    UserMemory.PreferenceSuperseded: lambda f: (
+        f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f['reason']}"
+    ),
 }
 # History entries name their event's class.
 _BY_NAME = {kind.__name__: describe for kind, describe in EVENT_DESCRIPTIONS.items()}

@@ -27,7 +27,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     """A user's active facts and preferences (as of a time, from the events, with ``--as-of``)."""
     as_of = parse_time(args.as_of, "--as-of") if args.as_of else None
     with opened(args, check_embedder=False) as service:
-        profile = service.profile(args.user, as_of=as_of)
+        profile = service.profile(args.user, as_of=as_of, clock=_clock(args))
     require_known(args.user, profile.known)
     if args.json:
         print_json(profile.to_dict())
@@ -76,7 +76,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     since = parse_time(args.since, "--since") if args.since else None
     until = parse_time(args.until, "--until") if args.until else None
     with opened(args, check_embedder=False) as service:
-        page = service.history(args.user, since=since, until=until, kind=args.kind)
+        page = service.history(args.user, since=since, until=until, kind=args.kind, clock=_clock(args))
         if not page.entries:  # a known user has at least its Started event, unless filtered away
             require_known(args.user, service.profile(args.user).known)
     if args.json:
@@ -85,9 +85,16 @@ def cmd_history(args: argparse.Namespace) -> int:
     if not page.entries:
         out.print(f"no event of {shown(args.user)} matches")
     for entry in page:
-        at = entry.fields.get("at") or entry.recorded_at
+        at = entry.recorded_at if args.recorded else entry.said_at or entry.recorded_at
         out.print(f"{entry.version:>4}  {when(at)}  {describe_event(entry)}")
     return 0
+
+
+def _clock(args: argparse.Namespace) -> str:
+    return "recorded" if args.recorded else "said"
+
+
+RECORDED_HELP = "use the time the ledger recorded each event, not the time it was said (ADR 0014)"
 
 
 def cmd_context(args: argparse.Namespace) -> int:
@@ -113,8 +120,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--as-of",
         metavar="TIME",
-        help="the profile as it was at TIME (ISO 8601), computed from the events, not the read model",
+        help="the profile as it was at TIME (ISO 8601): what had been said by then, from the events",
     )
+    p.add_argument("--recorded", action="store_true", help=RECORDED_HELP)
     p.set_defaults(func=cmd_profile)
 
     p = sub.add_parser("recall", parents=[common], help="memories most similar to a query")
@@ -122,14 +130,20 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=5, help="how many (default 5)")
     p.add_argument("--types", help="fact, preference or both (comma-separated)")
-    p.add_argument("--min-similarity", type=float, default=0.0, help="drop hits below this cosine similarity")
+    p.add_argument(
+        "--min-similarity",
+        type=float,
+        default=None,
+        help="drop hits below this cosine similarity (default: the embedder's threshold for 'related')",
+    )
     p.set_defaults(func=cmd_recall)
 
     p = sub.add_parser("history", parents=[common], help="every event recorded for a user")
     p.add_argument("user")
-    p.add_argument("--since", metavar="TIME", help="only events recorded at or after TIME (ISO 8601)")
-    p.add_argument("--until", metavar="TIME", help="only events recorded at or before TIME (ISO 8601)")
+    p.add_argument("--since", metavar="TIME", help="only events said at or after TIME (ISO 8601)")
+    p.add_argument("--until", metavar="TIME", help="only events said at or before TIME (ISO 8601)")
     p.add_argument("--kind", choices=["message", "fact", "preference"], help="only events of this kind")
+    p.add_argument("--recorded", action="store_true", help=RECORDED_HELP)
     p.set_defaults(func=cmd_history)
 
     p = sub.add_parser(

@@ -167,13 +167,24 @@ FACT_TEXT_KEYS = ("fact", "text", "content", "事实")
 PREF_TEXT_KEYS = ("preference", "text", "content", "偏好")
 
 
+# Keys a model uses to say an item is a plan, a wish, a question or someone else's: not the user's fact now.
+HYPOTHETICAL_KEYS = ("hypothetical", "is_hypothetical", "plan", "is_plan")
+
+
+def _marked_hypothetical(data: dict[str, Any]) -> bool:
+    return any(data.get(key) is True or str(data.get(key)).lower() == "true" for key in HYPOTHETICAL_KEYS)
+
+
 def facts_from(items: list[Any]) -> list[ExtractedFact]:
+    """The facts of an answer's items; an item marked hypothetical (a plan, an "if") is left out."""
     facts: list[ExtractedFact] = []
     for item in items:
         text = _text(item, FACT_TEXT_KEYS)
         if text is None:
             continue
         data = item if isinstance(item, dict) else {}
+        if _marked_hypothetical(data):
+            continue
         facts.append(
             ExtractedFact(
                 text,
