@@ -157,10 +157,10 @@ def test_an_inferred_fact_never_invalidates_a_stated_one(open_service: Callable[
 
 
 def test_filters_and_as_of_use_the_time_things_were_said(service: LedgerService) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
     def at(month: int) -> datetime:
-        return datetime(2024, month, 1, tzinfo=timezone.utc)
+        return datetime(2024, month, 1, tzinfo=UTC)
 
     # An imported log: said in 2024, recorded today.
     service.ingest("u", "我住在杭州", timestamp=at(1))
@@ -188,10 +188,10 @@ def test_filters_and_as_of_use_the_time_things_were_said(service: LedgerService)
 def test_as_of_a_time_between_an_old_import_and_newer_messages_ignores_what_was_said_later(
     service: LedgerService,
 ) -> None:
-    from datetime import datetime, timezone
+    from datetime import datetime
 
-    service.ingest("u", "我住在北京", timestamp=datetime(2026, 1, 5, tzinfo=timezone.utc))
+    service.ingest("u", "我住在北京", timestamp=datetime(2026, 1, 5, tzinfo=UTC))
     # Recorded after, said before: it replaces a fact that was said later.
-    service.ingest("u", "我搬到上海了", timestamp=datetime(2025, 1, 5, tzinfo=timezone.utc))
-    profile = service.profile("u", as_of=datetime(2025, 6, 1, tzinfo=timezone.utc)).to_dict()
+    service.ingest("u", "我搬到上海了", timestamp=datetime(2025, 1, 5, tzinfo=UTC))
+    profile = service.profile("u", as_of=datetime(2025, 6, 1, tzinfo=UTC)).to_dict()
     assert [f["fact"] for f in profile["facts"]["location"]] == ["用户住在上海"]
