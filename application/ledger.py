@@ -159,11 +159,48 @@ class MemoryLedger(Application[UUID]):
         return self.env.get("POSTGRES_SCHEMA") or self.name
 
     def find_memory(self, user_id: str) -> UserMemory | None:
-        """The user's memory, or None if nothing was ever recorded for them."""
+        """The user's memory, or None if nothing was ever recorded for them (or they were forgotten).
+
+        A memory this process holds in its cache is checked against the store:
+        if the user was forgotten since (here or in another process), the
+        cached copy is dropped rather than written on.
+        """
+        memory_id = user_memory_id(user_id)
+        cache = self.repository.cache
+        was_cached = cache is not None and self._in_cache(memory_id)
         try:
-            return self.repository.get(user_memory_id(user_id))
+            memory: UserMemory = self.repository.get(memory_id)
         except AggregateNotFoundError:
             return None
+        if was_cached and not self._still_stored(memory):
+            self.evict(user_id)
+            return self.find_memory(user_id)
+        return memory
+
+    def evict(self, user_id: str) -> None:
+        """Drop the user's memory from this process's cache (it was forgotten)."""
+        cache = self.repository.cache
+        if cache is not None:
+            try:
+                cache.get(user_memory_id(user_id), evict=True)
+            except KeyError:
+                pass
+        self.user_of.cache_clear()
+
+    def _in_cache(self, memory_id: UUID) -> bool:
+        cache = self.repository.cache
+        try:
+            return cache is not None and cache.get(memory_id) is not None
+        except KeyError:
+            return False
+
+    def _still_stored(self, memory: UserMemory) -> bool:
+        """Whether the event ``memory`` was last changed by is the stored one at its version."""
+        stored = self.recorder.select_events(memory.id, gt=memory.version - 1, lte=memory.version)
+        if not stored:
+            return False
+        event: Any = self.mapper.to_domain_event(stored[0])
+        return bool(event.timestamp == memory.modified_on)
 
     def memory_at(self, user_id: str, version: int) -> UserMemory:
         return self.repository.get(user_memory_id(user_id), version=version)

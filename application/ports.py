@@ -31,6 +31,7 @@ Vector = Sequence[float] | NDArray[np.floating[Any]]
 __all__ = [
     "CostEstimator",
     "Embedder",
+    "Eraser",
     "ExtractionFailure",
     "Extractor",
     "LLMUnavailable",
@@ -45,6 +46,7 @@ __all__ = [
     "RecallHit",
     "RelationJudge",
     "StoreBusy",
+    "Tombstone",
     "UsageReport",
     "Vector",
 ]
@@ -301,3 +303,42 @@ class UsageReport(Protocol):
     """What LLM and embedding calls cost, per message (the ``llm_calls`` log)."""
 
     def report(self, user_id: str | None = None) -> dict[str, Any]: ...
+
+
+# ---- forgetting ----------------------------------------------------------------------------
+
+
+@attrs.frozen
+class Tombstone:
+    """That a user was forgotten, and when, holding nothing about them.
+
+    ``user_key`` is a keyed hash of the user id (the installation secret): it
+    tells whether a given id was forgotten, and cannot be turned back into one.
+    ``counts``: how many events, rows and cache entries each place lost.
+    """
+
+    user_key: str
+    forgotten_at: datetime
+    actor: str
+    counts: dict[str, int]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "user_key": self.user_key,
+            "forgotten_at": self.forgotten_at.isoformat(),
+            "actor": self.actor,
+            "counts": dict(self.counts),
+        }
+
+
+class Eraser(Protocol):
+    """Removes every trace of a user from every ledger of a store (ADR 0015)."""
+
+    def forget(self, user_id: str, actor: str) -> Tombstone:
+        """Delete the user's events, snapshots, message ids, read-model rows, cached vectors
+        and LLM answers and calls, in every ledger, in one transaction; record a tombstone."""
+        ...
+
+    def tombstones(self, user_id: str | None = None) -> list[Tombstone]:
+        """Every tombstone, newest first, or only those of ``user_id``."""
+        ...

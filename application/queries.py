@@ -23,6 +23,7 @@ from factledger.application.audit import (
     said_times,
 )
 from factledger.application.audit import select_history as select_events
+from factledger.application.calls import calls_for
 from factledger.application.errors import InvalidInput, NotFound
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Embedder, MemoryReadModel, RecallHit
@@ -110,7 +111,9 @@ class Queries:
         threshold = (
             self.embedder.recall_threshold if min_similarity is None else require_unit("min_similarity", min_similarity)
         )
-        vector = self.embedder.embed([query])[0]
+        # Attributed to the user: the query is their words, and forgetting them drops its vector.
+        with calls_for(user_id, None, "recall", self.ledger.storage_key):
+            vector = self.embedder.embed([query])[0]
         return self.read_model.search(user_id, vector, chosen, top_k, threshold)
 
     def memory_context(

@@ -23,6 +23,7 @@ from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
 from factledger.application.ports import (
     Embedder,
+    Eraser,
     Extractor,
     LedgerDirectory,
     MemoryReadModel,
@@ -30,8 +31,10 @@ from factledger.application.ports import (
     ReadModelUpdater,
     RecallHit,
     RelationJudge,
+    Tombstone,
     UsageReport,
 )
+from factledger.application.privacy import Privacy
 from factledger.application.queries import Queries
 from factledger.application.replay import ReplayEstimate, ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
@@ -68,6 +71,7 @@ class LedgerService:
         usage: UsageReport | None = None,
         limits: InputLimits = DEFAULT_LIMITS,
         write_attempts: int = WRITE_ATTEMPTS,
+        eraser: Eraser | None = None,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -88,6 +92,7 @@ class LedgerService:
         self.corrections = Corrections(ledger, self.writer, decider, limits)
         self.queries = Queries(ledger, read_model, embedder, limits)
         self._ledgers = Ledgers(ledger, ledger_name, read_model, embedder, directory) if directory else None
+        self.privacy = Privacy(ledger, ledger_name, eraser, limits)
 
     @property
     def offline(self) -> bool:
@@ -190,6 +195,23 @@ class LedgerService:
         if self.usage_log is None:
             raise InvalidInput("this ledger keeps no usage log")
         return self.usage_log.report(user_id)
+
+    # ---- a person's rights --------------------------------------------------------------
+
+    def forget(self, user_id: str, actor: str = "operator") -> Tombstone:
+        """Remove every trace of the user's words from every ledger of the store (events,
+        snapshots, read model, cached vectors and LLM answers, call log), in one transaction,
+        and record a ``Tombstone`` (no personal data). The id may be used again: it starts empty."""
+        return self.privacy.forget(user_id, actor)
+
+    def tombstones(self, user_id: str | None = None) -> list[Tombstone]:
+        """Recorded forgets, newest first; with ``user_id``, whether (and when) it was forgotten."""
+        return self.privacy.tombstones(user_id)
+
+    def export(self, user_id: str) -> dict[str, Any]:
+        """The user's whole memory as JSON-ready data: every message, fact and preference
+        with its history (for an access request)."""
+        return self.privacy.export(user_id)
 
     # ---- ledgers ------------------------------------------------------------------------
 

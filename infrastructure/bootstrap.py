@@ -18,6 +18,8 @@ from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.directory import PostgresLedgerDirectory
 from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
+from factledger.infrastructure.encryption import check_key, cipher_env
+from factledger.infrastructure.erasure import PostgresEraser
 from factledger.infrastructure.event_store import LedgerRecorder, connection_options
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.infrastructure.llm.usage import UsageLog
@@ -57,7 +59,13 @@ def eventsourcing_env(uri: str, schema: str, settings: Settings | None = None) -
         "POSTGRES_POOL_SIZE": "2",
         "POSTGRES_MAX_OVERFLOW": "4",
         "CREATE_TABLE": "y",
+        **cipher_env(settings.encryption_key),
     }
+
+
+def mapper_env(settings: Settings) -> dict[str, str]:
+    """An environment for decoding events outside a ledger (the same transcodings and cipher)."""
+    return {"PERSISTENCE_MODULE": "eventsourcing.popo", **cipher_env(settings.encryption_key)}
 
 
 # pg_advisory_lock key ("fact") taken by every process while it creates what it needs.
@@ -195,6 +203,8 @@ def _open_on_postgres(
             uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout)
         )
         catalog.ensure()
+        has_events = any(catalog.max_position(e.schema) for e in catalog.entries())
+        check_key(conn, settings.schema, settings.encryption_key, has_events)
         entry = catalog.entry(name)
         if entry.schema != settings.schema:
             prepare_database(conn, entry.schema)
@@ -207,13 +217,14 @@ def _open_on_postgres(
             recorder.ensure_message_index(memory_ledger.recorded_message_ids)
             datastore = recorder.datastore
             extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder)
-            cached = CachedEmbedder(embedder, datastore)
+            cached = CachedEmbedder(embedder, datastore, settings.installation_secret())
             view = PostgresMemoryView(
                 datastore,
                 embedder_id=cached.embedder_id,
                 dimension=cached.dimension,
                 application_name=memory_ledger.name,
                 channel=recorder.channel_name,
+                events_table=Identifier(entry.schema, recorder.events_table_name),
             )
             view.create_table(check_embedder=check_embedder)
         except Exception:
@@ -233,6 +244,13 @@ def _open_on_postgres(
         directory=PostgresLedgerDirectory(settings, catalog, datastore),
         usage=UsageLog(datastore, settings.schema),
         limits=settings.limits,
+        eraser=PostgresEraser(
+            uri,
+            catalog,
+            settings.installation_secret(),
+            mapper_env(settings),
+            connection_options(settings.statement_timeout, settings.lock_timeout),
+        ),
     )
 
 
@@ -244,12 +262,12 @@ def _open_in_memory(
     check_embedder: bool,
     name: str,
 ) -> LedgerService:
-    from factledger.infrastructure.memory import InMemoryLedgerDirectory, memory_store, view_for
+    from factledger.infrastructure.memory import InMemoryEraser, InMemoryLedgerDirectory, memory_store, view_for
 
     store = memory_store(settings)
     entry = store.get(name)
     extractor, judge, embedder = _parts(settings, None, extractor, judge, embedder)
-    cached = CachedEmbedder(embedder, None, shared=store.embeddings)
+    cached = CachedEmbedder(embedder, None, settings.installation_secret(), shared=store.embeddings)
     view = view_for(entry, cached.embedder_id, cached.dimension, check_embedder)
     return LedgerService(
         entry.ledger,
@@ -264,4 +282,5 @@ def _open_in_memory(
         ledger_name=entry.info.name,
         directory=InMemoryLedgerDirectory(settings, store),
         limits=settings.limits,
+        eraser=InMemoryEraser(store, settings.installation_secret()),
     )

@@ -19,6 +19,8 @@ import platformdirs
 
 from factledger.application.errors import ConfigError
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
+from factledger.infrastructure.encryption import parse_key
+from factledger.infrastructure.secret import InstallationSecret, load_secret
 
 __all__ = ["SETTINGS", "ConfigError", "Setting", "Settings", "settings_table"]
 
@@ -79,6 +81,10 @@ def _schema(name: str, value: Any) -> str:
             f"{name} must be letters, digits and _ (starting with a letter or _, at most 24), got {text!r}"
         )
     return text
+
+
+def _path(name: str, value: Any) -> Path:
+    return Path(str(value)).expanduser()
 
 
 def _backend(name: str, value: Any) -> str:
@@ -152,7 +158,20 @@ class Settings:
     # seconds any one SQL statement, and any wait for a lock, may take
     statement_timeout: float = 30.0
     lock_timeout: float = 10.0
+    # the key of hashes of personal text (see factledger.infrastructure.secret)
+    secret: str | None = attrs.field(default=None, repr=False)
+    secret_file: Path | None = None
+    # base64 AES key: event payloads encrypted at rest (see factledger.infrastructure.encryption)
+    encryption_key: str | None = attrs.field(default=None, repr=False)
     config_file: Path | None = None
+
+    @property
+    def secret_path(self) -> Path:
+        return self.secret_file or self.home / "secret.key"
+
+    def installation_secret(self) -> InstallationSecret:
+        """The installation secret (read, or created on first use)."""
+        return load_secret(self.secret, self.secret_path)
 
     @property
     def limits(self) -> InputLimits:
@@ -321,6 +340,27 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_top_k", "FACTLEDGER_MAX_TOP_K", _int, "largest `top_k` of a recall"),
     Setting("statement_timeout", "FACTLEDGER_STATEMENT_TIMEOUT", _seconds, "seconds any one SQL statement may run"),
     Setting("lock_timeout", "FACTLEDGER_LOCK_TIMEOUT", _seconds, "seconds any wait for a lock may last"),
+    Setting(
+        "secret",
+        "FACTLEDGER_SECRET",
+        _text,
+        "key of the hashes of personal text (≥ 16 characters); share it between hosts of one database",
+        "unset: the secret file",
+    ),
+    Setting(
+        "secret_file",
+        "FACTLEDGER_SECRET_FILE",
+        _path,
+        "where the installation secret is kept (created, mode 0600, on first use)",
+        "`$FACTLEDGER_HOME/secret.key`",
+    ),
+    Setting(
+        "encryption_key",
+        "FACTLEDGER_ENCRYPTION_KEY",
+        parse_key,
+        "encrypt event payloads at rest with this base64 AES key (`factledger new-key`); new databases only",
+        "unset: not encrypted",
+    ),
 )
 
 

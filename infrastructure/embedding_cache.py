@@ -2,26 +2,50 @@
 
 Rebuilding the read model, or deciding on a user's facts again, recomputes no
 vector it has seen. A small in-process map spares the round trip for hot texts.
+
+The hash is an HMAC under the installation secret (a plain digest of a short
+text such as a phone number is reversible by trying them all), and a second
+table names the users each text was embedded for, so forgetting a user finds
+every vector made from their words, recall queries included.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 
+import attrs
 import numpy as np
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.calls import current_call
 from factledger.application.ports import Embedder, Vector
+from factledger.infrastructure.secret import InstallationSecret
 
 MEMO_SIZE = 10_000
+HASH_PURPOSE = "embedding-text"
+TABLE = "embedding_cache_v2"
+OWNERS_TABLE = "embedding_cache_users"
+# Version 1 keyed vectors by a plain sha256 of the text: dropped, not migrated.
+UNKEYED_TABLE = "embedding_cache"
+
+CacheKey = tuple[str, bytes]  # (embedder id, keyed text hash)
 
 
-def text_hash(text: str) -> bytes:
-    return hashlib.sha256(text.encode("utf-8")).digest()
+@attrs.define
+class SharedEmbeddings:
+    """The in-memory backend's stand-in for the two tables."""
+
+    vectors: dict[CacheKey, np.ndarray] = attrs.Factory(dict)
+    owners: dict[str, set[CacheKey]] = attrs.Factory(dict)
+
+    def forget(self, user_id: str) -> int:
+        keys = self.owners.pop(user_id, set())
+        for key in keys:
+            self.vectors.pop(key, None)
+        return len(keys)
 
 
 def as_float32(vector: Vector) -> np.ndarray:
@@ -47,19 +71,24 @@ class CachedEmbedder:
         self,
         inner: Embedder,
         datastore: PostgresDatastore | None,
-        table: str = "embedding_cache",
-        shared: dict[tuple[str, bytes], np.ndarray] | None = None,
+        secret: InstallationSecret,
+        shared: SharedEmbeddings | None = None,
     ):
         self.inner = inner
-        # None: no database; ``shared`` (the in-memory backend's store) plays the table's part.
+        # None: no database; ``shared`` (the in-memory backend's store) plays the tables' part.
         self.datastore = datastore
-        self.shared = shared if shared is not None else {}
+        self.secret = secret
+        self.shared = shared if shared is not None else SharedEmbeddings()
         self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        # (user, key) pairs this process has written to the owners table already.
+        self._owned: set[tuple[str, CacheKey]] = set()
         self.computed = 0
         if datastore is None:
             return
-        self.table = Identifier(datastore.schema, table)
+        self.table = Identifier(datastore.schema, TABLE)
+        self.owners = Identifier(datastore.schema, OWNERS_TABLE)
         with datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("DROP TABLE IF EXISTS {}").format(Identifier(datastore.schema, UNKEYED_TABLE)))
             curs.execute(
                 SQL(
                     "CREATE TABLE IF NOT EXISTS {} ("
@@ -67,6 +96,15 @@ class CachedEmbedder:
                     "embedding vector NOT NULL, PRIMARY KEY (embedder_id, text_hash))"
                 ).format(self.table)
             )
+            curs.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (user_id text NOT NULL, embedder_id text NOT NULL, "
+                    "text_hash bytea NOT NULL, PRIMARY KEY (user_id, embedder_id, text_hash))"
+                ).format(self.owners)
+            )
+
+    def text_hash(self, text: str) -> bytes:
+        return self.secret.digest(HASH_PURPOSE, text)
 
     @property
     def embedder_id(self) -> str:
@@ -100,13 +138,51 @@ class CachedEmbedder:
                 self._memo[(key, text)] = found[text]
             while len(self._memo) > MEMO_SIZE:
                 self._memo.popitem(last=False)
+        self._own(texts)
         return [found[t] for t in texts]
+
+    def forget_texts(self, texts: Iterable[str]) -> None:
+        """Drop these texts' vectors (a forgotten user's, met after the forget)."""
+        dropped = set(texts)
+        hashes = [self.text_hash(t) for t in dropped]
+        self._memo = OrderedDict((k, v) for k, v in self._memo.items() if k[1] not in dropped)
+        if self.datastore is None:
+            for digest in hashes:
+                self.shared.vectors.pop((self.embedder_id, digest), None)
+            return
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                SQL("DELETE FROM {} WHERE embedder_id = %s AND text_hash = ANY(%s)").format(self.table),
+                (self.embedder_id, hashes),
+            )
+
+    def _own(self, texts: Sequence[str]) -> None:
+        """Note that these texts were embedded for the current user (see the module's docstring)."""
+        context = current_call.get()
+        if context is None:
+            return
+        user = context.user_id
+        keys = {(self.embedder_id, self.text_hash(t)) for t in texts}
+        new = [k for k in keys if (user, k) not in self._owned]
+        if not new:
+            return
+        if self.datastore is None:
+            self.shared.owners.setdefault(user, set()).update(new)
+        else:
+            with self.datastore.transaction(commit=True) as curs:
+                curs.executemany(
+                    SQL("INSERT INTO {} VALUES (%s, %s, %s) ON CONFLICT DO NOTHING").format(self.owners),
+                    [(user, embedder_id, digest) for embedder_id, digest in new],
+                )
+        if len(self._owned) > MEMO_SIZE * 10:
+            self._owned.clear()
+        self._owned.update((user, k) for k in new)
 
     def _stored(self, texts: list[str]) -> dict[str, np.ndarray]:
         if self.datastore is None:
-            hashes = {t: (self.embedder_id, text_hash(t)) for t in texts}
-            return {t: self.shared[key] for t, key in hashes.items() if key in self.shared}
-        by_hash = {text_hash(t): t for t in texts}
+            hashes = {t: (self.embedder_id, self.text_hash(t)) for t in texts}
+            return {t: self.shared.vectors[key] for t, key in hashes.items() if key in self.shared.vectors}
+        by_hash = {self.text_hash(t): t for t in texts}
         with self.datastore.transaction(commit=False) as curs:
             curs.execute(
                 SQL(
@@ -118,7 +194,7 @@ class CachedEmbedder:
 
     def _store(self, vectors: dict[str, np.ndarray]) -> None:
         if self.datastore is None:
-            self.shared.update({(self.embedder_id, text_hash(t)): v for t, v in vectors.items()})
+            self.shared.vectors.update({(self.embedder_id, self.text_hash(t)): v for t, v in vectors.items()})
             return
         with self.datastore.transaction(commit=True) as curs:
             for text, vector in vectors.items():
@@ -127,5 +203,5 @@ class CachedEmbedder:
                         "INSERT INTO {} (embedder_id, text_hash, embedding) VALUES (%s, %s, %s::vector) "
                         "ON CONFLICT DO NOTHING"
                     ).format(self.table),
-                    (self.embedder_id, text_hash(text), vector_literal(vector)),
+                    (self.embedder_id, self.text_hash(text), vector_literal(vector)),
                 )

@@ -20,7 +20,7 @@ from typing import Any, cast
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import InterfaceError, OperationalError, StoredEvent
+from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError, StoredEvent
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
     PostgresApplicationRecorder,
@@ -104,6 +104,29 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 raise MessageAlreadyRecorded(message_id)
 
     # ---- events ----------------------------------------------------------------------
+
+    def _insert_stored_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
+        # Under the table lock, which forgetting a user also takes: a save that
+        # continues a stream must find the version it continues. A writer that
+        # loaded a memory just before it was forgotten gets the IntegrityError
+        # of a stale save, reloads, and finds no memory: nothing of the
+        # forgotten stream is written back.
+        self._lock_table(curs)
+        first: dict[Any, int] = {}
+        for event in stored_events:
+            version = event.originator_version
+            first[event.originator_id] = min(first.get(event.originator_id, version), version)
+        for originator_id, version in first.items():
+            if version > 1:
+                curs.execute(
+                    SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
+                        Identifier(self.datastore.schema, self.events_table_name)
+                    ),
+                    (originator_id, version - 1),
+                )
+                if curs.fetchone() is None:
+                    raise IntegrityError(f"memory {originator_id} has no version {version - 1} (it was forgotten)")
+        super()._insert_stored_events(curs, stored_events, **kwargs)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Insert in one transaction; retried on a lost connection, never on a timeout."""

@@ -12,22 +12,28 @@ from __future__ import annotations
 
 import threading
 import uuid
+from collections import Counter
 from collections.abc import Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
 
 import attrs
-from eventsourcing.persistence import StoredEvent
-from eventsourcing.popo import POPOApplicationRecorder, POPOFactory
+from eventsourcing.persistence import IntegrityError, Notification, StoredEvent
+from eventsourcing.popo import POPOAggregateRecorder, POPOApplicationRecorder, POPOFactory
 
-from factledger.application.errors import MessageAlreadyRecorded
+from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
 from factledger.application.ledger import MemoryLedger
-from factledger.application.ports import Extractor, LedgerInfo, RelationJudge
+from factledger.application.ports import Extractor, LedgerInfo, RelationJudge, Tombstone
 from factledger.application.service import LedgerService
+from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.embedding_cache import HASH_PURPOSE, SharedEmbeddings
+from factledger.infrastructure.erasure import USER_KEY_PURPOSE
 from factledger.infrastructure.ledgers import LIVE, NAME_PATTERN, LedgerError, UnknownLedger
+from factledger.infrastructure.secret import InstallationSecret
 from factledger.projections.memory_view import InMemoryMemoryView, ViewState
+from factledger.projections.rows import row_changes, texts_to_embed
 
 PERSISTENCE = "factledger.infrastructure.memory:Factory"
 
@@ -49,14 +55,83 @@ class InMemoryRecorder(POPOApplicationRecorder):
             taken = [message_id for pair in pairs if pair in self._message_ids for _, message_id in [pair]]
             if taken:
                 raise MessageAlreadyRecorded(taken[0])
+            _require_continuation(self, stored_events)
             ids = super().insert_events(stored_events, **kwargs)
             self._message_ids.update(pairs)
         return ids
+
+    def erase(self, originator_id: UUID) -> int:
+        """Remove a memory's events and message ids; return how many events.
+
+        Their places in the log stay, as gaps (as on PostgreSQL): positions
+        already tracked by a read model keep their meaning.
+        """
+        with self._database_lock:
+            self._message_ids = {pair for pair in self._message_ids if pair[0] != originator_id}
+            return _erase(self, originator_id)
+
+    def select_notifications(
+        self,
+        start: int | None,
+        limit: int,
+        stop: int | None = None,
+        topics: Sequence[str] = (),
+        *,
+        inclusive_of_start: bool = True,
+    ) -> Sequence[Notification]:
+        found: list[Notification] = []
+        with self._database_lock:
+            while len(found) < limit:
+                batch = super().select_notifications(
+                    start, limit - len(found), stop, topics, inclusive_of_start=inclusive_of_start
+                )
+                if not batch:
+                    return found
+                found.extend(n for n in batch if n.topic != ERASED.topic)
+                start, inclusive_of_start = batch[-1].id, False
+        return found
+
+
+class InMemorySnapshots(POPOAggregateRecorder):
+    """The library's plain-Python snapshot store, with erasing."""
+
+    def erase(self, originator_id: UUID) -> int:
+        with self._database_lock:
+            return _erase(self, originator_id)
+
+
+# What an erased event leaves in the plain-Python log: a gap no reader decodes.
+ERASED = StoredEvent(UUID(int=0), 0, "factledger:erased", b"")
+
+
+def _erase(recorder: POPOAggregateRecorder, originator_id: UUID) -> int:
+    index = recorder._stored_events_index.pop(str(originator_id), {})
+    for position in index.values():
+        recorder._stored_events[position] = ERASED
+    return len(index)
+
+
+def _require_continuation(recorder: POPOAggregateRecorder, stored_events: Sequence[StoredEvent]) -> None:
+    """A save that continues a stream must find the version it continues (see LedgerRecorder)."""
+    for event in stored_events:
+        versions = recorder._stored_events_index.get(str(event.originator_id), {})
+        before = event.originator_version - 1
+        if (
+            before >= 1
+            and before not in versions
+            and not any(
+                e.originator_id == event.originator_id and e.originator_version == before for e in stored_events
+            )
+        ):
+            raise IntegrityError(f"memory {event.originator_id} has no version {before} (it was forgotten)")
 
 
 class Factory(POPOFactory):
     def application_recorder(self) -> InMemoryRecorder:
         return InMemoryRecorder()
+
+    def aggregate_recorder(self, purpose: str = "events") -> InMemorySnapshots:
+        return InMemorySnapshots()
 
 
 @attrs.define
@@ -72,7 +147,8 @@ class MemoryStore:
     def __init__(self, snapshot_interval: int) -> None:
         self.snapshot_interval = snapshot_interval
         # The embedding cache every service on this store shares (the database's table, in memory).
-        self.embeddings: dict[tuple[str, bytes], Any] = {}
+        self.embeddings = SharedEmbeddings()
+        self.tombstones: list[Tombstone] = []
         self._lock = threading.Lock()
         self._ledgers: dict[str, _Ledger] = {}
         self._add(LIVE, None, None, None)
@@ -138,6 +214,60 @@ class MemoryStore:
             chosen.info = attrs.evolve(chosen.info, name=LIVE)
             self._ledgers[kept], self._ledgers[LIVE] = live, chosen
         return kept
+
+
+@attrs.define
+class InMemoryEraser:
+    """``Eraser`` over every ledger of a ``MemoryStore`` (see ``infrastructure.erasure``)."""
+
+    store: MemoryStore
+    secret: InstallationSecret
+
+    def forget(self, user_id: str, actor: str) -> Tombstone:
+        originator_id = user_memory_id(user_id)
+        counts: Counter[str] = Counter()
+        with self.store._lock:
+            entries = list(self.store._ledgers.values())
+            for entry in entries:
+                if not entry.view.rebuild.acquire(timeout=30):
+                    raise StoreBusy("a projection rebuild holds the ledger; nothing was deleted, try again")
+                try:
+                    self._erase_ledger(entry, originator_id, user_id, counts)
+                finally:
+                    entry.view.rebuild.release()
+                replay_users = entry.info.replay_users
+                if replay_users and user_id in replay_users:
+                    remaining = tuple(u for u in replay_users if u != user_id)
+                    entry.info = attrs.evolve(entry.info, replay_users=remaining)
+                    counts["replay_filters"] += 1
+            counts["cached_vectors"] += self.store.embeddings.forget(user_id)
+            recorded = {key: int(value) for key, value in sorted(counts.items())}
+            tombstone = Tombstone(self.secret.hexdigest(USER_KEY_PURPOSE, user_id), datetime.now(UTC), actor, recorded)
+            self.store.tombstones.insert(0, tombstone)
+        return tombstone
+
+    def _erase_ledger(self, entry: _Ledger, originator_id: UUID, user_id: str, counts: Counter[str]) -> None:
+        ledger = entry.ledger
+        recorder = ledger.recorder
+        assert isinstance(recorder, InMemoryRecorder)
+        with recorder._database_lock, entry.view.lock:
+            texts = {t for e in ledger.events.get(originator_id) for t in texts_to_embed(row_changes(e))}
+            counts["events"] += recorder.erase(originator_id)
+            if ledger.snapshots is not None and isinstance(ledger.snapshots.recorder, InMemorySnapshots):
+                counts["snapshots"] += ledger.snapshots.recorder.erase(originator_id)
+            counts["read_model_rows"] += entry.view.forget(originator_id, user_id, ledger.head())
+        hashes = {self.secret.digest(HASH_PURPOSE, text) for text in texts}
+        for cache_key in [k for k in self.store.embeddings.vectors if k[1] in hashes]:
+            del self.store.embeddings.vectors[cache_key]
+            counts["cached_vectors"] += 1
+        ledger.evict(user_id)
+
+    def tombstones(self, user_id: str | None = None) -> list[Tombstone]:
+        with self.store._lock:
+            if user_id is None:
+                return list(self.store.tombstones)
+            key = self.secret.hexdigest(USER_KEY_PURPOSE, user_id)
+            return [t for t in self.store.tombstones if t.user_key == key]
 
 
 # One store per (home, schema) in this process: opening the same settings again sees the same data.

@@ -34,6 +34,20 @@ class ViewState:
         self.users: dict[Any, str] = {}
         self.quarantine: dict[int, dict[str, Any]] = {}
         self.position = 0
+        # A forgotten memory -> the log's head when it was forgotten: its events
+        # up to there, read before the forget, are not applied after it.
+        self.forgotten: dict[Any, int] = {}
+
+    def forget(self, originator_id: Any, user_id: str, head: int) -> int:
+        """Remove the user's rows, name and quarantined events; return how many rows."""
+        with self.lock:
+            doomed = [key for key, row in self.rows.items() if row["user_id"] == user_id]
+            for key in doomed:
+                del self.rows[key]
+            self.users.pop(originator_id, None)
+            self.quarantine = {k: q for k, q in self.quarantine.items() if q["originator_id"] != originator_id}
+            self.forgotten[originator_id] = head
+            return len(doomed)
 
 
 class InMemoryMemoryView:
@@ -65,11 +79,21 @@ class InMemoryMemoryView:
         with self._lock:
             return self.state.position
 
-    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
+    def apply_with_tracking(
+        self,
+        entries: Sequence[Entry],
+        vectors: Mapping[str, Vector],
+        expected: int,
+        on_erased: Callable[[Sequence[Entry]], None] | None = None,
+    ) -> bool:
+        erased: list[Entry] = []
         with self._lock:
             if self.state.position != expected:
                 return False
             for entry in entries:
+                if entry.position <= self.state.forgotten.get(entry.originator_id, 0):
+                    erased.append(entry)
+                    continue
                 # Writes go to the first map: an event that fails leaves the rows untouched.
                 rows, users = ChainMap({}, self.state.rows), ChainMap({}, self.state.users)
                 try:
@@ -89,6 +113,8 @@ class InMemoryMemoryView:
                     self.state.rows.update(rows.maps[0])
                     self.state.users.update(users.maps[0])
             self.state.position = entries[-1].position
+        if erased and on_erased is not None:
+            on_erased(erased)
         return True
 
     @staticmethod

@@ -17,6 +17,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
+from uuid import UUID
 
 import psycopg
 from eventsourcing.persistence import Tracking
@@ -56,8 +57,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         dimension: int,
         application_name: str,
         channel: str | None = None,
+        events_table: Identifier | None = None,
     ) -> None:
         super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
+        # The application's event table: a batch is checked against it for events erased meanwhile.
+        self.events_table = events_table
         # The NOTIFY channel of the application's event table, to wake a follower.
         self.channel = channel
         self.embedder_id = embedder_id
@@ -116,14 +120,49 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def position(self) -> int:
         return self.max_tracking_id(self.application_name) or 0
 
-    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
+    def apply_with_tracking(
+        self,
+        entries: Sequence[Entry],
+        vectors: Mapping[str, Vector],
+        expected: int,
+        on_erased: Callable[[Sequence[Entry]], None] | None = None,
+    ) -> bool:
         with self.datastore.transaction(commit=True) as curs:
+            # Forgetting a user takes this lock too: a batch read before the
+            # forget is checked after it, so no row of an erased event is written.
             curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
             if (self._max_tracking_id(self.application_name, curs) or 0) != expected:
                 return False
-            self._apply_entries(curs, entries, vectors)
+            kept, erased = self._still_recorded(curs, entries)
+            if kept:
+                self._apply_entries(curs, kept, vectors)
             self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+        if erased and on_erased is not None:
+            on_erased(erased)
         return True
+
+    def _still_recorded(self, curs: Cursor[Any], entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
+        if self.events_table is None:
+            return list(entries), []
+        curs.execute(
+            SQL("SELECT notification_id FROM {} WHERE notification_id = ANY(%s)").format(self.events_table),
+            ([e.position for e in entries],),
+        )
+        present = {row["notification_id"] for row in curs.fetchall()}
+        return [e for e in entries if e.position in present], [e for e in entries if e.position not in present]
+
+    def forget(self, originator_id: UUID, user_id: str) -> int:
+        with self.datastore.transaction(commit=True) as curs:
+            return self.forget_in(curs, originator_id, user_id)
+
+    def forget_in(self, curs: Cursor[Any], originator_id: UUID, user_id: str) -> int:
+        """``forget`` inside the caller's transaction (the eraser's, across ledgers)."""
+        curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        curs.execute(SQL("DELETE FROM {} WHERE user_id = %s").format(self.memories), (user_id,))
+        rows = curs.rowcount
+        curs.execute(SQL("DELETE FROM {} WHERE originator_id = %s").format(self.users), (originator_id,))
+        curs.execute(SQL("DELETE FROM {} WHERE originator_id = %s").format(self.quarantine_table), (originator_id,))
+        return rows
 
     def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
         """All at once in a savepoint; if one fails, one by one, each failure quarantined."""
@@ -237,6 +276,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     embedder_id=self.embedder_id,
                     dimension=self.dimension,
                     application_name=self.application_name,
+                    events_table=self.events_table,
                 )
                 shadow.create_table(check_embedder=False)
                 yield shadow

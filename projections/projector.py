@@ -73,13 +73,20 @@ class Projector:
                 t for e in entries if not isinstance(e.changes, Exception) for t in texts_to_embed(list(e.changes))
             ]
             vectors = dict(zip(texts, self.embedder.embed(texts), strict=True))
-            if not view.apply_with_tracking(entries, vectors, expected=start):
+            if not view.apply_with_tracking(entries, vectors, expected=start, on_erased=self._drop_vectors):
                 start = view.position()  # another projector moved on meanwhile: continue from there
                 continue
             start = notifications[-1].id
             processed += len(notifications)
             if progress:
                 progress(processed, max(head - first, processed))
+
+    def _drop_vectors(self, erased: Sequence[Entry]) -> None:
+        """Vectors made for events erased while they were projected (their user forgotten meanwhile)."""
+        forget_texts = getattr(self.embedder, "forget_texts", None)
+        texts = [t for e in erased if not isinstance(e.changes, Exception) for t in texts_to_embed(list(e.changes))]
+        if texts and forget_texts is not None:
+            forget_texts(texts)
 
     def _entry(self, notification: Notification) -> Entry:
         changes: Sequence[RowChange] | Exception

@@ -53,10 +53,20 @@ class MemoryView(Protocol):
         """The position of the last event applied."""
         ...
 
-    def apply_with_tracking(self, entries: Sequence[Entry], vectors: Mapping[str, Vector], expected: int) -> bool:
+    def apply_with_tracking(
+        self,
+        entries: Sequence[Entry],
+        vectors: Mapping[str, Vector],
+        expected: int,
+        on_erased: Callable[[Sequence[Entry]], None] | None = None,
+    ) -> bool:
         """If the view is still at ``expected``, apply ``entries`` and move to the last one's
         position, all together; an entry that cannot be applied is quarantined, the others
-        are. False (and nothing written) when another projector moved the view meanwhile."""
+        are. False (and nothing written) when another projector moved the view meanwhile.
+
+        Entries whose events were erased since they were read (their user was
+        forgotten meanwhile) are skipped and, once the batch is written, handed
+        to ``on_erased``: the projector drops the vectors it made for them."""
         ...
 
     def quarantine_count(self) -> int: ...

@@ -75,7 +75,13 @@ def test_the_readme_settings_table_is_the_one_the_code_reads() -> None:
 def test_every_setting_is_read_from_its_variable(tmp_path: Path) -> None:
     from factledger.infrastructure.config import SETTINGS
 
-    samples = {"backend": "memory", "schema": "s1", "prompts": "combined"}
+    samples = {
+        "backend": "memory",
+        "schema": "s1",
+        "prompts": "combined",
+        "secret": "a secret of sixteen or more characters",
+        "encryption_key": "MDEyMzQ1Njc4OWFiY2RlZg==",
+    }
     for setting in SETTINGS:
         raw = samples.get(setting.key, "0.5" if "similarity" in setting.key else "12")
         if setting.parse.__name__ == "_bool":

@@ -27,6 +27,7 @@ from factledger.entrypoints.cli.present import (
     styled,
 )
 from factledger.entrypoints.cli.session import opened, parse_time
+from factledger.infrastructure.config import Settings
 
 logger = logging.getLogger("factledger.cli")
 
@@ -74,6 +75,7 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
         ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted"), 0
     )
     lines = 0
+    secret = Settings.load().installation_secret()
     with opened(args, inline_projection=False) as service, progress(args, "ingesting") as bar, stream:
         task = bar.add_task("ingest", total=total)
         for number, raw in numbered_lines(stream):
@@ -84,13 +86,17 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
                 if record is None:
                     continue
                 message_id = record.get("message_id")
+                if message_id is None:
+                    message_id = line_message_id(source, number, raw or b"", secret)
                 result = service.ingest(
                     record["user_id"],
                     record["message"],
                     session_id=record.get("session_id"),
                     context=record.get("context"),
                     timestamp=record["timestamp"],
-                    message_id=line_message_id(source, number, raw or b"") if message_id is None else message_id,
+                    message_id=line_message_id(source, number, raw or b"", secret)
+                    if message_id is None
+                    else message_id,
                 )
             except (InvalidInput, WriteConflict, StoreBusy) as exc:
                 message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"

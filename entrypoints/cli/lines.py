@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import json
 import sys
 from collections.abc import Iterator
@@ -11,6 +10,7 @@ from typing import Any, BinaryIO
 
 from factledger.application.errors import InvalidInput
 from factledger.entrypoints.cli.session import parse_time
+from factledger.infrastructure.secret import InstallationSecret
 
 REQUIRED_KEYS = ("user_id", "message")
 
@@ -86,11 +86,12 @@ def parse_message(raw: bytes | None, number: int) -> dict[str, Any] | None:
     return record
 
 
-def line_message_id(source: str, number: int, raw: bytes) -> str:
+def line_message_id(source: str, number: int, raw: bytes, secret: InstallationSecret) -> str:
     """The message id of a line that has none: the file's name, the line number and a hash of the line.
 
     Running the same file again (after a crash, or after lines were appended)
-    skips what it recorded; a line that was edited is a new message.
+    skips what it recorded; a line that was edited is a new message. The hash
+    is keyed (the installation secret): the id is stored, the line is personal.
     """
-    digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()[:12]
+    digest = secret.hexdigest("line", raw.rstrip(b"\r\n"), 12)
     return f"{source[:100]}:{number}:{digest}"

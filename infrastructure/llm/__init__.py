@@ -58,6 +58,7 @@ def llm_client(settings: Settings, datastore: Any, *, embeddings: bool = False) 
         backoff=settings.llm_retry_backoff,
         cache=ResponseCache(datastore, settings.schema) if settings.response_cache and datastore else None,
         usage=UsageLog(datastore, settings.schema) if datastore else None,
+        secret=settings.installation_secret(),
     )
 
 

@@ -5,11 +5,14 @@ evaluation, ``retry-failed`` after a partial failure) asks nothing twice: the
 rendered request is hashed, and an answer already seen for it is read back
 from PostgreSQL. Only answers that parsed are stored, so a garbled one is
 asked again rather than remembered.
+
+The hash is an HMAC under the installation secret (the request holds the
+user's words), and the call log keeps it per call, which is how forgetting a
+user finds the answers given about them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from typing import Any
 
@@ -17,11 +20,17 @@ import attrs
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Identifier
 
+from factledger.infrastructure.secret import InstallationSecret
 
-def request_hash(request: dict[str, Any]) -> bytes:
-    """sha256 of the rendered request (messages, response format, temperature)."""
+TABLE = "llm_response_cache_v2"
+# Version 1 keyed answers by a plain sha256 of the request: dropped, not migrated.
+UNKEYED_TABLE = "llm_response_cache"
+
+
+def request_hash(request: dict[str, Any], secret: InstallationSecret) -> bytes:
+    """Keyed hash of the rendered request (messages, response format, temperature)."""
     canonical = json.dumps(request, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode("utf-8")).digest()
+    return secret.digest("llm-request", canonical)
 
 
 @attrs.frozen
@@ -34,11 +43,12 @@ class CachedAnswer:
 class ResponseCache:
     """A PostgreSQL table of answers, shared by every process on the schema."""
 
-    def __init__(self, datastore: PostgresDatastore, schema: str | None = None, table: str = "llm_response_cache"):
+    def __init__(self, datastore: PostgresDatastore, schema: str | None = None):
         self.datastore = datastore
         # In the base schema, so every named ledger (a replay) shares the answers.
-        self.table = Identifier(schema or datastore.schema, table)
+        self.table = Identifier(schema or datastore.schema, TABLE)
         with datastore.transaction(commit=True) as curs:
+            curs.execute(SQL("DROP TABLE IF EXISTS {}").format(Identifier(schema or datastore.schema, UNKEYED_TABLE)))
             curs.execute(
                 SQL(
                     "CREATE TABLE IF NOT EXISTS {} ("

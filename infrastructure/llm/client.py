@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import logging
 import random
+import secrets
 import time
 from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
@@ -31,6 +32,7 @@ import openai
 from factledger.application.errors import LLMAuthError, LLMConfigError, LLMRequestRejected, LLMUnavailable
 from factledger.infrastructure.llm.cache import CachedAnswer, ResponseCache, request_hash
 from factledger.infrastructure.llm.usage import CallRecord, UsageLog
+from factledger.infrastructure.secret import InstallationSecret
 
 __all__ = ["ChatAnswer", "LLMAuthError", "LLMClient", "LLMConfigError", "LLMRequestRejected", "LLMUnavailable"]
 
@@ -86,7 +88,11 @@ class LLMClient:
         sleep: Callable[[float], None] = time.sleep,
         breaker_failures: int = BREAKER_FAILURES,
         breaker_cooldown: float = BREAKER_COOLDOWN_S,
+        secret: InstallationSecret | None = None,
     ):
+        # Without the installation's secret, a key of this client's own: its
+        # hashes then match nothing another process stored, which only costs cache hits.
+        self.secret = secret or InstallationSecret(secrets.token_bytes(32))
         # The client's own retries are off: ours are metered and configurable.
         self.openai = openai.OpenAI(api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=0)
         self.base_url = str(self.openai.base_url)
@@ -121,13 +127,13 @@ class LLMClient:
             request["response_format"] = response_format
         if temperature is not None:
             request["temperature"] = temperature
-        key = request_hash(request)
+        key = request_hash(request, self.secret)
         started = time.monotonic()
         if self.cache is not None:
             hit = self.cache.get(model, prompt_id, key)
             if hit is not None:
                 latency = int((time.monotonic() - started) * 1000)
-                self.record(CallRecord("chat", model, prompt_id, latency_ms=latency, cached=True))
+                self.record(CallRecord("chat", model, prompt_id, latency_ms=latency, cached=True, input_hash=key))
                 return ChatAnswer(hit.text, model, prompt_id, key, 0, 0, latency, cached=True)
         response, attempts, latency = self._send(
             lambda: self.openai.chat.completions.create(model=model, **request), "chat", model, prompt_id
@@ -147,7 +153,16 @@ class LLMClient:
             latency_ms=latency,
         )
         self.record(
-            CallRecord("chat", model, prompt_id, answer.input_tokens, answer.output_tokens, latency, attempts=attempts)
+            CallRecord(
+                "chat",
+                model,
+                prompt_id,
+                answer.input_tokens,
+                answer.output_tokens,
+                latency,
+                attempts=attempts,
+                input_hash=key,
+            )
         )
         return answer
 

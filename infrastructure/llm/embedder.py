@@ -59,7 +59,7 @@ class OpenAIEmbedder:
     def _probe(self) -> int:
         """Measure an unknown model's size with one call, remembered in the response cache."""
         cache = self.client.cache
-        key = request_hash({"probe": PROBE})
+        key = request_hash({"probe": PROBE}, self.client.secret)
         if cache is not None and (hit := cache.get(self.model, "embedding-dimension", key)) is not None:
             return int(hit.text)
         size = len(self.client.embed(model=self.model, texts=[PROBE], dimensions=None)[0])

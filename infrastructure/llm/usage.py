@@ -33,6 +33,8 @@ class CallRecord:
     ok: bool = True
     attempts: int = 1
     error: str | None = None
+    # the response-cache key of a chat request: what forgetting its user removes from the cache
+    input_hash: bytes | None = None
 
 
 _TOTALS = """
@@ -68,6 +70,7 @@ class UsageLog:
                     "ok boolean NOT NULL DEFAULT true, attempts integer NOT NULL DEFAULT 1, error text)"
                 ).format(self.table)
             )
+            curs.execute(SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS input_hash bytea").format(self.table))
             curs.execute(
                 SQL("CREATE INDEX IF NOT EXISTS {} ON {} (user_id, message_id)").format(
                     Identifier(f"{table}_user_message"), self.table
@@ -83,8 +86,8 @@ class UsageLog:
                 curs.execute(
                     SQL(
                         "INSERT INTO {} (ledger, user_id, message_id, purpose, kind, model, prompt_id, input_tokens, "
-                        "output_tokens, latency_ms, cached, ok, attempts, error) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        "output_tokens, latency_ms, cached, ok, attempts, error, input_hash) "
+                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
                     ).format(self.table),
                     (
                         (context.ledger if context and context.ledger else self.ledger),
@@ -101,6 +104,7 @@ class UsageLog:
                         call.ok,
                         call.attempts,
                         call.error,
+                        call.input_hash,
                     ),
                 )
         except Exception:
