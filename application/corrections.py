@@ -8,6 +8,8 @@ nothing automatic may override afterwards (ADR 0008).
 from __future__ import annotations
 
 import uuid
+from collections import Counter
+from collections.abc import Mapping
 from datetime import datetime
 
 import attrs
@@ -15,6 +17,8 @@ import attrs
 from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, DecisionSource, Outcome
 from factledger.application.ledger import MemoryLedger
+from factledger.application.screening import DEFAULT_POLICIES, screen_text
+from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import (
     InputLimits,
     clean_text,
@@ -37,6 +41,12 @@ class Corrections:
     writer: MemoryWriter
     decider: Decider
     limits: InputLimits
+    policies: Mapping[Kind, Policy] = DEFAULT_POLICIES
+
+    def _screened(self, where: str, text: str) -> str:
+        """An operator's words are screened like a user's: they are recorded too."""
+        cleaned = clean_text(where, text, self.limits.message_chars, "max_message_chars")
+        return screen_text(where, cleaned, self.policies, Counter())
 
     def invalidate(
         self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None
@@ -47,7 +57,7 @@ class Corrections:
         the correction was made (a replay carries the original time).
         """
         user_id = require_id("user_id", user_id, self.limits)
-        reason = clean_text("reason", reason, self.limits.message_chars, "max_message_chars")
+        reason = self._screened("reason", reason)
         actor = optional_id("actor", actor, self.limits)
 
         def mark_wrong(memory: UserMemory) -> str:
@@ -91,7 +101,7 @@ class Corrections:
         user_id = require_id("user_id", user_id, self.limits)
         actor = optional_id("actor", actor, self.limits)
         fact = ExtractedFact(
-            clean_text("text", text, self.limits.message_chars, "max_message_chars"),
+            self._screened("text", text),
             category,
             require_unit("confidence", confidence),
         )

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -23,6 +23,8 @@ from factledger.application.errors import ExtractionFailure, LLMUnavailable
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Extractor
 from factledger.application.results import IngestResult
+from factledger.application.screening import DEFAULT_POLICIES, screen
+from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import (
     InputLimits,
     clean_text,
@@ -74,6 +76,7 @@ class Ingestion:
     extractor: Extractor
     decider: Decider
     limits: InputLimits
+    policies: Mapping[Kind, Policy] = DEFAULT_POLICIES
 
     def ingest(
         self,
@@ -90,7 +93,8 @@ class Ingestion:
         message = clean_text("message", message, limits.message_chars, "max_message_chars")
         session_id = optional_id("session_id", session_id, limits)
         message_id = optional_id("message_id", message_id, limits) or str(uuid.uuid4())
-        turns = context_turns(context, limits)
+        screened = screen(message, context_turns(context, limits), self.policies)
+        message, turns = screened.message, screened.turns
         at = message_time(timestamp)
 
         memory = self.ledger.find_memory(user_id)
@@ -108,8 +112,10 @@ class Ingestion:
                     at=at,
                     session_id=session_id,
                     context=[turn.as_dict() for turn in turns],
+                    redacted=screened.redacted,
                 )
-                return self.decide(memory, user_id, message_id, said, at, session_id)
+                result = self.decide(memory, user_id, message_id, said, at, session_id)
+                return attrs.evolve(result, redacted=screened.redacted)
 
             return change
 

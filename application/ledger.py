@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections import Counter
 from collections.abc import Iterator
 from typing import Any, ClassVar
 from uuid import UUID
@@ -93,6 +94,18 @@ class MemoryLedger(Application[UUID]):
                 if isinstance(event, UserMemory.MessageIngested) or is_correction(event):
                     yield notification.id, self.user_of(notification.originator_id), event
             start = batch[-1].id + 1
+
+    def redaction_counts(self, user_id: str | None = None) -> dict[str, int]:
+        """Secrets replaced by placeholders in recorded messages, by kind (one user's, or everyone's)."""
+        totals: Counter[str] = Counter()
+        if user_id is not None:
+            events: Iterator[Any] = self.user_events(user_id)
+        else:
+            events = (event for _, _, event in self.recorded_messages())
+        for event in events:
+            if isinstance(event, UserMemory.MessageIngested):
+                totals.update(event.redacted)
+        return dict(sorted(totals.items()))
 
     def count_messages(self, after: int = 0) -> int:
         """How many messages were recorded after ``after`` (reads positions, decodes nothing)."""

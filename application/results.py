@@ -61,6 +61,8 @@ class IngestResult:
     notification_id: int | None
     # recorded | duplicate (message id seen before: nothing written) | extraction_failed (pending)
     status: str = "recorded"
+    # secrets replaced by placeholders before recording, by kind (FACTLEDGER_SENSITIVE)
+    redacted: dict[str, int] = attrs.field(factory=dict)
 
     @property
     def facts_extracted(self) -> int:
@@ -81,6 +83,7 @@ class IngestResult:
             "message_id": self.message_id,
             "extractor_id": self.extractor_id,
             "status": self.status,
+            "redacted": dict(self.redacted),
             "items": [item.to_dict() for item in self.items],
         }
 

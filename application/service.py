@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -38,6 +38,8 @@ from factledger.application.privacy import Privacy
 from factledger.application.queries import Queries
 from factledger.application.replay import ReplayEstimate, ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
+from factledger.application.screening import DEFAULT_POLICIES
+from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 from factledger.application.writing import WRITE_ATTEMPTS, MemoryWriter
 
@@ -72,6 +74,7 @@ class LedgerService:
         limits: InputLimits = DEFAULT_LIMITS,
         write_attempts: int = WRITE_ATTEMPTS,
         eraser: Eraser | None = None,
+        policies: Mapping[Kind, Policy] = DEFAULT_POLICIES,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -88,8 +91,8 @@ class LedgerService:
             judge=judge, embedder=embedder, fact_similarity=fact_similarity, preference_similarity=preference_similarity
         )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
-        self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits)
-        self.corrections = Corrections(ledger, self.writer, decider, limits)
+        self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)
+        self.corrections = Corrections(ledger, self.writer, decider, limits, policies)
         self.queries = Queries(ledger, read_model, embedder, limits)
         self._ledgers = Ledgers(ledger, ledger_name, read_model, embedder, directory) if directory else None
         self.privacy = Privacy(ledger, ledger_name, eraser, limits)
@@ -191,10 +194,13 @@ class LedgerService:
         return self.queries.history(user_id, since, until, kind, offset=offset, limit=limit, clock=clock)
 
     def usage(self, user_id: str | None = None) -> dict[str, Any]:
-        """LLM and embedding calls, tokens, latency and cache hits per message (the ``llm_calls`` log)."""
+        """LLM and embedding calls, tokens, latency and cache hits per message (the ``llm_calls`` log),
+        and ``redacted``: the secrets replaced by placeholders before recording, by kind."""
         if self.usage_log is None:
             raise InvalidInput("this ledger keeps no usage log")
-        return self.usage_log.report(user_id)
+        report = self.usage_log.report(user_id)
+        report["redacted"] = self.ledger.redaction_counts(user_id)
+        return report
 
     # ---- a person's rights --------------------------------------------------------------
 

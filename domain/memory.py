@@ -130,11 +130,18 @@ class UserMemory(Aggregate):
         user_id: str
 
     class MessageIngested(Aggregate.Event):
+        # 2: ``redacted``, how many secrets of each kind were replaced by placeholders before recording.
+        class_version = 2
         message_id: str
         session_id: str | None
         text: str
         context: list[dict[str, str]]
         at: datetime
+        redacted: dict[str, int]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            state["redacted"] = {}
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.messages_ingested += 1
@@ -419,8 +426,9 @@ class UserMemory(Aggregate):
         at: datetime,
         session_id: str | None = None,
         context: list[dict[str, str]] | None = None,
+        redacted: dict[str, int] | None = None,
     ) -> None:
-        """Record a message the user sent."""
+        """Record a message the user sent (``redacted``: secrets replaced in it, by kind)."""
         _check_text("message text", text)
         if message_id in self.recent_message_ids:
             raise DuplicateMessage(f"message {message_id!r} was already ingested for user {self.user_id!r}")
@@ -431,6 +439,7 @@ class UserMemory(Aggregate):
             text=text,
             context=[dict(turn) for turn in (context or [])],
             at=at,
+            redacted=dict(redacted or {}),
         )
 
     def record_extraction(self, message_id: str, extraction: Extraction) -> None:

@@ -251,6 +251,7 @@ def _open_on_postgres(
             mapper_env(settings),
             connection_options(settings.statement_timeout, settings.lock_timeout),
         ),
+        policies=settings.sensitive_policies,
     )
 
 
@@ -283,4 +284,5 @@ def _open_in_memory(
         directory=InMemoryLedgerDirectory(settings, store),
         limits=settings.limits,
         eraser=InMemoryEraser(store, settings.installation_secret()),
+        policies=settings.sensitive_policies,
     )

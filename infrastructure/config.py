@@ -17,7 +17,9 @@ from typing import Any
 import attrs
 import platformdirs
 
-from factledger.application.errors import ConfigError
+from factledger.application.errors import ConfigError, InvalidInput
+from factledger.application.screening import parse_policies
+from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 from factledger.infrastructure.encryption import parse_key
 from factledger.infrastructure.secret import InstallationSecret, load_secret
@@ -25,8 +27,23 @@ from factledger.infrastructure.secret import InstallationSecret, load_secret
 __all__ = ["SETTINGS", "ConfigError", "Setting", "Settings", "settings_table"]
 
 
+ROOT_HOME = Path("/var/lib/factledger")
+
+
 def _default_home() -> Path:
-    return Path(platformdirs.user_data_dir("factledger", appauthor=False))
+    """The user's data directory; for root, ``/var/lib/factledger``.
+
+    The embedded server's wheel, run as root, makes every parent of its data
+    directory readable by all: under ``/root`` that would open root's home
+    directory; ``/var/lib`` is world-readable already. A root installation
+    that already keeps its data in the old place goes on using it.
+    """
+    user_home = Path(platformdirs.user_data_dir("factledger", appauthor=False))
+    if not hasattr(os, "geteuid") or os.geteuid() != 0:
+        return user_home
+    if (user_home / "pgdata").exists() and not ROOT_HOME.exists():
+        return user_home
+    return ROOT_HOME
 
 
 def _bool(name: str, value: Any) -> bool:
@@ -81,6 +98,14 @@ def _schema(name: str, value: Any) -> str:
             f"{name} must be letters, digits and _ (starting with a letter or _, at most 24), got {text!r}"
         )
     return text
+
+
+def _sensitive(name: str, value: Any) -> str:
+    try:
+        parse_policies(name, value)
+    except InvalidInput as exc:
+        raise ConfigError(str(exc)) from None
+    return str(value)
 
 
 def _path(name: str, value: Any) -> Path:
@@ -161,9 +186,15 @@ class Settings:
     # the key of hashes of personal text (see factledger.infrastructure.secret)
     secret: str | None = attrs.field(default=None, repr=False)
     secret_file: Path | None = None
+    # what becomes of secrets in messages: "redact" (default), "keep" or "refuse", then kind=policy overrides
+    sensitive: str = "redact"
     # base64 AES key: event payloads encrypted at rest (see factledger.infrastructure.encryption)
     encryption_key: str | None = attrs.field(default=None, repr=False)
     config_file: Path | None = None
+
+    @property
+    def sensitive_policies(self) -> dict[Kind, Policy]:
+        return parse_policies("FACTLEDGER_SENSITIVE", self.sensitive)
 
     @property
     def secret_path(self) -> Path:
@@ -355,6 +386,13 @@ SETTINGS: tuple[Setting, ...] = (
         "`$FACTLEDGER_HOME/secret.key`",
     ),
     Setting(
+        "sensitive",
+        "FACTLEDGER_SENSITIVE",
+        _sensitive,
+        "secrets in messages (api_key, password, bank_card, cn_id, phone, email): `redact`, `keep` or "
+        "`refuse`, then `kind=policy` overrides, e.g. `redact,email=keep,password=refuse`",
+    ),
+    Setting(
         "encryption_key",
         "FACTLEDGER_ENCRYPTION_KEY",
         parse_key,
@@ -369,8 +407,8 @@ def settings_table() -> str:
     rows = [
         "| variable | config-file key | default | meaning |",
         "|---|---|---|---|",
-        "| `FACTLEDGER_HOME` | — | the user data dir (`~/.local/share/factledger`) | "
-        "embedded server's data, the config file |",
+        "| `FACTLEDGER_HOME` | — | the user data dir (`~/.local/share/factledger`; root: `/var/lib/factledger`) | "
+        "embedded server's data, the config file, the installation secret |",
         "| `FACTLEDGER_CONFIG` | — | `$FACTLEDGER_HOME/config.toml` | the config file |",
     ]
     rows += [f"| `{s.env}` | `{s.key}` | {s.default} | {s.doc} |" for s in SETTINGS]

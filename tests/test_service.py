@@ -28,6 +28,7 @@ def test_the_spec_worked_example(service: LedgerService) -> None:
         "message_id": None,
         "extractor_id": service.extractor.extractor_id,
         "status": "recorded",
+        "redacted": {},
         "items": None,
     }
     assert [i.action for i in result.items] == ["observed", "observed", "observed"]

@@ -60,6 +60,8 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     if result.status != "recorded":
         out.print(f"message {shown(result.message_id)}: {result.status}")
     out.print(_items_extracted(result))
+    if result.redacted:
+        out.print("redacted before recording: " + ", ".join(f"{kind} {n}" for kind, n in result.redacted.items()))
     for item in result.items:
         out.print(outcome_line(item))
     return 0

@@ -65,6 +65,9 @@ def cmd_usage(args: argparse.Namespace) -> int:
             numbers=USAGE_HEADINGS,
         )
     )
+    redacted = report.get("redacted") or {}
+    if redacted:
+        out.print("redacted before recording: " + ", ".join(f"{kind} {n}" for kind, n in redacted.items()))
     return 0
 
 

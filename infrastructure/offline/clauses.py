@@ -28,9 +28,16 @@ class Clause(NamedTuple):
     sentence: int = 0  # which sentence of the message it belongs to
 
 
+def dialect(text: str) -> str:
+    """Regional first person as the standard one: 俺 → 我, 咱家 → 我家 (咱们 stays "we")."""
+    if not isinstance(text, str):
+        return ""
+    return text.replace("俺们", "我们").replace("俺", "我").replace("咱家", "我家")
+
+
 # Clause ends: CJK and ASCII punctuation; "." only before a space or the end,
-# so "3.5" and "v1.2" stay whole.
-_CLAUSE_BREAK = re.compile(r"([，。；！？,;!?\n…~～]+|\.(?=\s|$))")
+# so "3.5" and "v1.2" stay whole; a long dash ("oops — it's Ivy") too.
+_CLAUSE_BREAK = re.compile(r"([，。；！？,;!?\n…~～]+|\.(?=\s|$)|\s*[—–]+\s*)")
 _SENTENCE_END = re.compile(r"[。！？!?.\n…]")
 # Conjunctions that start a new clause. They carry no fact themselves.
 # (not after a pronoun: "我可是个懒汉" is 我 + 可是 "indeed am")
@@ -138,7 +145,9 @@ def is_question_to_assistant(clause: Clause) -> bool:
 #: words that, right after 我, make the clause talk about the exchange, not the speaker
 _ZH_EXCHANGE_VERBS = (
     r"知道|明白|懂|同意|理解|猜|祝|谢谢|感谢|建议|劝|尽量|马上|这就|说的|问你|告诉|跟你|和你|陪你|帮你|给你|送你|"
-    r"看你|等你|想你|爱你|喜欢你|支持你|相信你|请你|答应|保证|承认|发现你|记得你"
+    r"看你|等你|想你|爱你|喜欢你|支持你|相信你|请你|答应|保证|承认|发现你|记得你|"
+    r"试试|看看|去看看|考虑考虑|想想|记住|记下|会注意|会的|会努力|会加油|先走|先去|去忙|得走|该走|不太清楚|不清楚|不确定|"
+    r"没想到|赞同|佩服|服了|羡慕你|期待|希望你|怕你|听你|随便|无所谓|都行|都可以|没意见"
 )
 _ZH_EXCHANGE = re.compile(r"我(?:也|就|还|都|真|是|可|倒)?(?:" + _ZH_EXCHANGE_VERBS + r")")
 #: 我们 as speaker and listener talking about the chat itself ("我们聊点别的", "我们再聊五分钟")
@@ -148,7 +157,9 @@ _ZH_OPINION = re.compile(
 )
 _ZH_SUGGESTION = re.compile(r"^(?:要不|咱们|咱|我们)(?:还是|一起|俩)?.*吧$|^(?:要不|咱们).*")
 #: the first person as something the speaker is or has, not as an object ("送我", "给我")
-_ZH_FIRST_PERSON = re.compile(r"(?:^|[^送给帮让叫跟和陪请问告教带找等])我|我(?:的|家|们家)")
+_ZH_FIRST_PERSON = re.compile(
+    r"(?:^|(?<![送给帮让叫跟和陪请问告教带找等对被把逗骂夸催约喊怪吓坑骗害惹疼宠接嫌])(?<!提醒|通知|邀请))我|我(?:的|家|们家)"
+)
 
 
 def zh_mentions_self(text: str) -> bool:
@@ -211,6 +222,7 @@ def en_mentions_self(text: str) -> bool:
 __all__ = [
     "EN_ELLIPSIS",
     "Clause",
+    "dialect",
     "en_mentions_self",
     "is_english",
     "is_question",

@@ -25,6 +25,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import slot_of
 
 #: weight of the slot feature against the unit n-gram part; with 4, two facts
@@ -35,6 +36,24 @@ ROLE_WEIGHT_SQUARED = 1.0
 #: each slot feature is spread over this many buckets, so that two slots whose
 #: hashes collide in one bucket share only a small part of their weight
 SLOT_SPREAD = 8
+#: a preference about replies gets a feature for each dimension it takes a side on
+#: (length, tone, emoji …), so "偏好简短的回复风格" meets "偏好详细的回复风格"
+DIMENSION_WEIGHT_SQUARED = 4.0
+#: facts about work (employer, job, where, quitting) share a feature, so a new job
+#: is compared with every fact about the old one
+WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
+WORK_WEIGHT_SQUARED = 4.0
+_FACT_SUBJECT = re.compile(r"^\s*(?:用户|the user\b)", re.IGNORECASE)
+#: a liking said with a verb ("喜欢看…", "prefers reading …"): tastes of one kind meet, so the
+#: judge sees "现在更喜欢看Y" next to "喜欢看X"; light, so two tastes are not one preference
+TASTE_WEIGHT_SQUARED = 2.5
+#: English texts are shorter in features: the same pull needs less weight
+EN_TASTE_WEIGHT_SQUARED = 0.6
+_TASTE = re.compile(
+    r"(?:喜欢|爱|偏好|偏爱|迷上|爱上)(?P<zh>看|听|玩|吃|喝|读)"
+    r"|\b(?:likes?|loves?|prefers?|enjoys?|into) (?P<en>reading|watching|listening|playing|eating|drinking)\b",
+    re.IGNORECASE,
+)
 
 _PREFIX = re.compile(r"^\s*(?:用户的|用户|the user's|the user|偏好|prefers?)\s*", re.IGNORECASE)
 _TRAILING_PARTICLES = re.compile(r"(?:了|啦|呢|啊|吧)+$")
@@ -139,7 +158,8 @@ class HashedNgramEmbedder:
     @property
     def embedder_id(self) -> str:
         # /2: subject words of both persons dropped, English words stemmed
-        return f"offline-ngram/2:{self._dimension}"
+        # /3: more slots; reply-dimension and work features
+        return f"offline-ngram/3:{self._dimension}"
 
     @property
     def recall_threshold(self) -> float:
@@ -167,6 +187,15 @@ class HashedNgramEmbedder:
             self._add(vector, "slot:" + slot[0], SLOT_WEIGHT_SQUARED)
             if slot[0].startswith("relationship:"):
                 self._add(vector, "role:" + slot[0].split(":")[1], ROLE_WEIGHT_SQUARED)
+            elif slot[0] in WORK_SLOTS:
+                self._add(vector, "family:work", WORK_WEIGHT_SQUARED)
+        elif not _FACT_SUBJECT.match(text):
+            for dimension in dimensions(text):
+                self._add(vector, "dimension:" + dimension, DIMENSION_WEIGHT_SQUARED)
+        taste = _TASTE.search(text)
+        if taste:
+            weight = TASTE_WEIGHT_SQUARED if taste.group("zh") else EN_TASTE_WEIGHT_SQUARED
+            self._add(vector, "taste:" + (taste.group("zh") or taste.group("en")).lower()[:4], weight)
         unit = self._unit(vector)
         if unit is None:
             # nothing to hash (empty or punctuation only): a fixed valid unit vector

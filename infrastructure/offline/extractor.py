@@ -25,7 +25,7 @@ import json
 import logging
 import re
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 from factledger.domain.values import (
     ExtractedFact,
@@ -34,7 +34,7 @@ from factledger.domain.values import (
     Relation,
     Turn,
 )
-from factledger.infrastructure.offline import rules_common, rules_en, rules_zh_facts
+from factledger.infrastructure.offline import changes, rules_common, rules_en, rules_zh_facts
 from factledger.infrastructure.offline.clauses import (
     Clause,
     en_mentions_self,
@@ -60,11 +60,12 @@ from factledger.infrastructure.offline.rules_zh_prefs import (
     _request_preference,
     _tool_preference,
 )
-from factledger.infrastructure.offline.signals import SignalDetector
+from factledger.infrastructure.offline.signals import SignalDetector, dialect
+from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, slot_of, slots_of, species_of
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/3"
+EXTRACTOR_ID = "offline-rules/4"
 
 
 class _Reading:
@@ -76,6 +77,114 @@ class _Reading:
 # A statement that points at the listener ("我都听你的", "I owe you one") is about
 # the exchange, not a fact about the user to remember.
 _ABOUT_THE_LISTENER = re.compile(r"[你您]|\byou(?:r|rs)?\b", re.IGNORECASE)
+
+#: "养了只猫" / "交了个女朋友" / "生了个儿子": what a following "叫X" names
+_INTRODUCES = re.compile(r"(?:养|收养|领养|捡|买|交|认识|生|添)了?(?:一|两)?(?:只|条|头|匹|个|位|辆|台)")
+_NAMING = re.compile(r"^(?:它|他|她)?(?:叫|名叫|名字叫|取名叫?|起名叫?)(?P<n>[^，,。\s]{1,8})$")
+_PARTNER_INTRO = re.compile(r"(?:交|找|谈|有)了(?:个|一个)?(?:新的?)?(?P<r>男朋友|女朋友|对象|男友|女友)$")
+#: "日语不学了", "不减了", "我决定不考了": giving something up, its object said first or not at all
+_GIVING_UP = re.compile(
+    r"^(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{0,6}?)(?:我)?(?:也|就|都|还是|决定|已经)?(?:不再|不)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
+)
+#: "小黑去年走丢了": a pet (or anything named) the user no longer has
+_GONE = re.compile(
+    r"^(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:去年|上个月|前几天|前阵子|已经|不幸)?(?P<v>走丢|丢|送人|送走|去世|死|病死|没|跑)了"
+)
+#: pronouns and the roles they can stand for, when the message names no one
+_MALE_ROLES = frozenset(
+    [
+        "老公",
+        "男朋友",
+        "儿子",
+        "爸爸",
+        "哥哥",
+        "弟弟",
+        "爷爷",
+        "外公",
+        "大儿子",
+        "小儿子",
+        "岳父",
+        "公公",
+        "舅舅",
+        "叔叔",
+        "伯伯",
+        "表哥",
+        "表弟",
+        "堂哥",
+        "堂弟",
+        "未婚夫",
+        "侄子",
+        "老大",
+        "老二",
+    ]
+)
+_FEMALE_ROLES = frozenset(
+    [
+        "老婆",
+        "女朋友",
+        "女儿",
+        "妈妈",
+        "姐姐",
+        "妹妹",
+        "奶奶",
+        "外婆",
+        "大女儿",
+        "小女儿",
+        "岳母",
+        "婆婆",
+        "阿姨",
+        "姑姑",
+        "表姐",
+        "表妹",
+        "堂姐",
+        "堂妹",
+        "未婚妻",
+        "侄女",
+        "闺蜜",
+    ]
+)
+#: what an English correction gives as the right value: "I meant Lyon, France", "it's Ivy"
+_EN_CORRECT_VALUE = re.compile(
+    r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|called(?: actually)?|"
+    r"(?:he|she|it)(?:'s| is) actually)\s+"
+    r"(?P<v>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
+    r"|(?:an? )[a-z][\w' -]*)"
+)
+_SLOT_CATEGORIES = {
+    "name": "personal_info",
+    "surname": "personal_info",
+    "age": "personal_info",
+    "gender": "personal_info",
+    "origin": "personal_info",
+    "birthday": "personal_info",
+    "level": "personal_info",
+    "residence": "location",
+    "work_location": "location",
+    "company_location": "location",
+    "employer": "work",
+    "employment": "work",
+    "job": "work",
+    "employment_status": "work",
+    "marital": "relationship",
+}
+
+
+class _Message(NamedTuple):
+    """One message and what it is read against."""
+
+    text: str
+    known: tuple[str, ...] = ()
+    correcting: bool = False  # 说错了 / oops / I meant …
+    retracting: bool = False  # 开玩笑的 / just kidding / nvm
+
+    @property
+    def changing(self) -> bool:
+        return self.correcting or self.retracting
+
+    @property
+    def context(self) -> str:
+        """The message, then the known facts: what a car or a habit said without its noun refers to."""
+        return "\n".join((self.text, *self.known))
 
 
 class RuleExtractor:
@@ -105,17 +214,25 @@ class RuleExtractor:
         if not isinstance(message, str):
             message = ""
         signals = self._detector.detect(message)
+        known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
+        text = dialect(message)
+        said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text))
         # The detector is a cheap gate, as in the spec; the rules below decide.
         # Either kind of signal opens both, since one clause's subject (我在杭州工作)
-        # often sets up another clause's preference (平时喜欢简短的回复).
-        if not (signals["has_fact_signal"] or signals["has_pref_signal"]):
+        # often sets up another clause's preference (平时喜欢简短的回复). A
+        # correction of something already known is read even without one.
+        if not (signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known)):
             return self._empty(signals)
         try:
-            items = self._items(message)
+            items = self._items(said)
+            if said.changing and known:
+                items = self._corrected(items, said)
+            if known:
+                items = self._against_known(items, said)
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
             return self._empty(signals)
-        return self._build(items, signals, known_facts)
+        return self._build(items, signals, known)
 
     # -- reading a message ---------------------------------------------------
 
@@ -124,18 +241,36 @@ class RuleExtractor:
             extractor_id=EXTRACTOR_ID, raw_output=json.dumps({"facts": [], "preferences": []}), signals=dict(signals)
         )
 
-    def _items(self, message: str) -> list[_Item]:
+    def _items(self, message: _Message) -> list[_Item]:
         items: list[_Item] = []
         carried = _USER
         sentence = -1
         last: int | None = None  # index of this sentence's latest item
         scene: list[str] = []  # scene-setting clauses waiting for their statement
-        for clause in split_clauses(message):
+        previous = ""  # the clause before, in this sentence
+        for clause in split_clauses(message.text):
             if clause.sentence != sentence:
-                sentence, last, scene = clause.sentence, None, []
+                sentence, last, scene, previous = clause.sentence, None, [], ""
             if is_small_talk(clause.text):
                 continue
-            reading, item, carried = self._clause(clause, carried)
+            if message.changing and changes.is_marker_only(clause.text):
+                continue  # "说错了", "都是瞎说的": nothing to restate
+            if message.correcting:
+                clause = clause._replace(text=changes.strip_marker(clause.text))
+            if changes.is_past_against_now(clause.text, message.text):
+                continue  # "以前喜欢X" said against "现在…": no longer so
+            named = _NAMING.match(clause.text.strip())
+            if named and _INTRODUCES.search(previous) and last is not None and items[last].kind == "fact":
+                partner = _PARTNER_INTRO.search(previous)
+                if partner:  # "交了个女朋友，叫小雨": the partner's name, not the user's
+                    role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
+                    items[last] = _Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
+                else:  # "养了只狗，叫可乐": the pet's name joins its statement
+                    items[last] = self._joined(items[last], clause.text, clause)
+                previous = clause.text
+                continue
+            previous = clause.text
+            reading, item, carried = self._clause(clause, carried, message)
             if reading == _Reading.ITEM and item is not None:
                 if last is not None and items[last].generic and item.generic:
                     # one sentence, one statement restated as said: "I'm 19 and I cannot wait to move out"
@@ -149,7 +284,8 @@ class RuleExtractor:
                 items.append(item)
                 last = len(items) - 1
             elif reading == _Reading.FRAGMENT and last is not None:
-                items[last] = self._joined(items[last], clause.text, clause)
+                if items[last].kind == "fact":  # a preference keeps its canonical wording
+                    items[last] = self._joined(items[last], clause.text, clause)
             elif reading in (_Reading.SCENE, _Reading.FRAGMENT) and last is None:
                 scene.append(clause.text)
         return items
@@ -159,7 +295,10 @@ class RuleExtractor:
         """``item`` with what the next piece of the same sentence said."""
         if is_english(clause.text):
             piece = rules_en.en_third_person(rules_en.clean_en(text))
-            piece = piece[:1].lower() + piece[1:] if not piece.startswith("The user") else "the user" + piece[8:]
+            if piece.startswith("The user"):
+                piece = "the user" + piece[8:]
+            elif not re.match(r"[A-Z]", rules_en.clean_en(clause.text)[:1]):
+                piece = piece[:1].lower() + piece[1:]  # as said: a capital mid-sentence names something
             joiner = f" {clause.joiner} " if clause.joiner else ", "
             return item._replace(text=f"{item.text}{joiner}{piece}")
         piece = rules_common.third_person(rules_zh_facts.clean_said(text))
@@ -171,17 +310,25 @@ class RuleExtractor:
     def _with_scene(item: _Item, scene: list[str], clause: Clause) -> _Item:
         """'每到周末' + '用户去爬山' → '每到周末，用户去爬山'."""
         if is_english(clause.text):
-            said = ", ".join(rules_en.clean_en(s) for s in scene)
+            said = ", ".join(rules_en.clean_en(s) for s in scene if is_english(s))
+            if not said:
+                return item
             return item._replace(text=f"{said[:1].upper()}{said[1:]}, {item.text[:1].lower()}{item.text[1:]}")
-        said = "，".join(rules_common.third_person(rules_zh_facts.clean_said(s)) for s in scene)
-        return item._replace(text=f"{said}，{item.text}")
+        said = "，".join(rules_common.third_person(rules_zh_facts.clean_said(s)) for s in scene if not is_english(s))
+        return item._replace(text=f"{said}，{item.text}") if said else item
 
-    def _clause(self, clause: Clause, carried: _Subject) -> tuple[str, _Item | None, _Subject]:
+    def _clause(self, clause: Clause, carried: _Subject, message: _Message) -> tuple[str, _Item | None, _Subject]:
         said = clause.text.strip()
         if is_english(said):
-            return self._english(clause, said)
-        text = _OPENERS.sub("", said)
+            return self._english(clause, said, message)
+        text = rules_zh_facts.fronted(_OPENERS.sub("", said))
+        if text.replace("我", "") != _OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
+            said = text  # "雅思我不考了" is restated as "用户不考雅思了"
         subject, rest = _parse_subject(text, carried)
+        if subject.kind == "unknown" and text.startswith(("他", "她")):
+            role = _known_role(text[0], message.known)
+            if role:  # "她上周满六岁了" after 用户的女儿五岁: the one person it can be
+                subject = _Subject("role", f"用户的{role}", True)
         asks_assistant = is_question_to_assistant(clause)
 
         # How to reply is the user's to say, even after "老板姓张，…"; but
@@ -199,23 +346,28 @@ class RuleExtractor:
             return _Reading.NOTHING, None, carried
         item = None
         if subject.kind == "user":
-            item = _user_facts(rest, said)
+            item = _user_facts(rest, said, message.context)
         elif subject.kind == "role":
-            item = _role_fact(subject, rest)
+            item = _role_fact(subject, rest, said, message.context)
         elif subject.kind == "owned":
             item = _owned_fact(subject, rest)
         after = subject._replace(explicit=False) if subject.kind in ("user", "role", "owned") else carried
         if item is not None:
             return _Reading.ITEM, item, after
-        return self._unrecognised(clause, said, subject, carried, after)
+        return self._unrecognised(clause, said, subject, carried, after, message.changing)
 
     @staticmethod
     def _unrecognised(
-        clause: Clause, said: str, subject: _Subject, carried: _Subject, after: _Subject
+        clause: Clause, said: str, subject: _Subject, carried: _Subject, after: _Subject, changing: bool = False
     ) -> tuple[str, _Item | None, _Subject]:
         """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
         if zh_mentions_self(said):
             item = rules_zh_facts.generic_fact(said, subject)
+            if item is not None:
+                return _Reading.ITEM, item, after
+        if changing and subject.kind == "user" and not subject.explicit and not re.search(r"你|您", said):
+            # "（吹牛的，）其实就去过五个": what is true instead, said without 我
+            item = rules_zh_facts.generic_fact("我" + rules_zh_facts.clean_said(said), subject)
             if item is not None:
                 return _Reading.ITEM, item, after
         if re.search(r"你|您", said):
@@ -227,10 +379,19 @@ class RuleExtractor:
         return _Reading.NOTHING, None, after
 
     @staticmethod
-    def _english(clause: Clause, said: str) -> tuple[str, _Item | None, _Subject]:
+    def _english(clause: Clause, said: str, message: _Message) -> tuple[str, _Item | None, _Subject]:
         if is_question(clause):
             return _Reading.NOTHING, None, _USER
-        item = rules_en._en_clause(said, said)
+        said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)
+        pronoun = re.match(
+            r"^(?:(?:and|so|but|oh|well|correction|actually|sorry)[,:]?\s+)?(?P<p>he|she)\s", said, re.IGNORECASE
+        )
+        if pronoun:
+            role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
+            english_role = _english_role(role, message.known) if role else None
+            if english_role:  # "he turned 8" after "The user's son is 7"
+                said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
+        item = rules_en._en_clause(said, said, message.text)
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
@@ -249,7 +410,10 @@ class RuleExtractor:
     def _build(self, items: list[_Item], signals: dict[str, Any], known_facts: Sequence[str]) -> Extraction:
         facts = [
             ExtractedFact(
-                text=i.text, category=i.category, confidence=i.score, conflicts_with=self._conflict(i.text, known_facts)
+                text=i.text,
+                category=i.category,
+                confidence=i.score,
+                conflicts_with=i.replaces or self._conflict(i.text, known_facts),
             )
             for i in items
             if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text)
@@ -276,13 +440,176 @@ class RuleExtractor:
         )
 
     def _conflict(self, text: str, known_facts: Sequence[str]) -> str | None:
-        """The known fact this one updates or contradicts, as the spec's prompt asks to mark."""
-        for known in known_facts or ():
+        """The known fact this one updates or contradicts, as the spec's prompt asks to mark; the latest first."""
+        for known in reversed(known_facts or ()):
             if not (isinstance(known, str) and known.strip()):
                 continue
             if self._judge.judge(known, text).relation in (Relation.UPDATE, Relation.CONFLICT):
                 return known
         return None
+
+    # -- corrections and retractions ---------------------------------------------
+
+    def _against_known(self, items: list[_Item], message: _Message) -> list[_Item]:
+        """What only the known facts make clear: a thing swapped for another, a pursuit given up,
+        and whose school year or age a subject-less clause gives."""
+        items = [self._reattributed(i, message.known) for i in items]
+        facts = [i.text for i in items if i.kind == "fact"]
+        swapped = changes.replaced(message.text, message.known)
+        if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
+            items.append(_Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1]))
+        for clause in split_clauses(message.text):
+            gone = _GONE.match(_OPENERS.sub("", clause.text.strip()))
+            named = [k for k in message.known if gone and gone.group("n") in k]
+            species = species_of(named[-1]) if named else None
+            if gone and species:
+                said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
+                if not any(said == i.text for i in items):
+                    items.append(_Item("fact", said, "other"))
+                continue
+            off = changes.called_off(clause.text)
+            if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
+                items.append(_Item("fact", off, "other"))  # "出差取消了": the plan it ends is known
+                continue
+            if changes.is_conditional(message.text):
+                continue
+            m = _GIVING_UP.match(_OPENERS.sub("", clause.text.strip()))
+            if not m or is_english(clause.text):
+                continue
+            obj = m.group("obj") or ""
+            said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
+            ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
+            if ended and changes.is_plan(ended[-1]):
+                # "海边不去了" after a plan to go: the plan is off; the place was never the user's
+                said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
+            if ended and not any(said == i.text for i in items):
+                items.append(_Item("fact", said, _category(said)))
+        return self._without_echoes(items, message.known)
+
+    def _without_echoes(self, items: list[_Item], known: Sequence[str]) -> list[_Item]:
+        """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
+        clause that only says the old one is over repeats its value; it goes."""
+        replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
+        values = [
+            re.sub(r"^(?:一家|一个|一所|一间|an? |the )", "", part)
+            for k in replaced
+            if k
+            for _, value in slots_of(k)
+            for part in value.split("/")
+        ]
+        values = [v for v in values if len(v) >= 2]
+        return [
+            i
+            for i in items
+            if not (
+                i.generic and re.search(r"不|没|\bnot\b|\bno longer\b", i.text) and any(v in i.text for v in values)
+            )
+        ]
+
+    @staticmethod
+    def _reattributed(item: _Item, known: Sequence[str]) -> _Item:
+        """'现在都上初中了' said of the one child whose school year is known: that child's, not the user's."""
+        if item.kind != "fact" or not item.text.startswith("用户") or item.text.startswith("用户的"):
+            return item
+        slot = slot_of(item.text)
+        if slot is None or slot[0] not in ("grade", "age"):
+            return item
+        mine = [k for k in known if (slot_of(k) or ("", ""))[0] == slot[0]]
+        theirs = {}
+        for k in known:
+            s = slot_of(k)
+            if s and s[0].startswith("relationship:") and s[0].endswith(":" + slot[0]):
+                theirs[s[0].split(":")[1]] = s[1]
+        if mine or len(theirs) != 1:
+            return item
+        role, value = next(iter(theirs.items()))
+        grown = value.isdigit() and slot[1].isdigit() and 0 <= int(slot[1]) - int(value) <= 3
+        if slot[0] == "age" and not grown:
+            return item  # an age that is not the child's a little later is the user's own
+        return item._replace(text=f"用户的{role}{item.text[2:]}", category="relationship")
+
+    def _corrected(self, items: list[_Item], message: _Message) -> list[_Item]:
+        """A correction or retraction that names only the new value: the known fact, restated with it.
+
+        When a fact read from the message already updates or contradicts a
+        known one, that fact is the correction. Otherwise the value is put in
+        the known fact it belongs to: "李然" (after 用户叫吕然), "it's Ivy",
+        "其实就几十个读者", "糖糖其实是只龙猫".
+        """
+        if message.retracting:
+            items = [_actually(i) for i in items]
+        facts = [i for i in items if i.kind == "fact"]
+        if any(self._conflict(i.text, message.known) for i in facts):
+            return items
+        found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
+        clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
+        for clause in clauses:
+            found = found or changes.renamed_kind(clause, message.known)
+        if found is None:
+            values = (
+                [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
+            )
+            # "Rhys, R-H-Y-S": the spelling is not part of the value
+            values = [re.sub(r",?\s+(?:[A-Z][-. ]){2,}[A-Z]\b.*$", "", v) for v in values]
+            values += [v for v in map(changes.bare_value, clauses) if v]
+            for value in values:
+                found = changes.substitute(value, message.text, message.known) or changes.named_instead(
+                    value, message.text, message.known
+                )
+                if found:
+                    break
+        if found is None:
+            return items
+        text, old = found
+        kept = [i for i in items if not (i.kind == "fact" and i.generic)]
+        return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
+
+
+def _actually(item: _Item) -> _Item:
+    """What a retraction says instead, marked as such: "用户其实就会…", "The user actually only …"."""
+    if item.kind != "fact" or not item.generic:
+        return item
+    if item.text.startswith("用户") and not item.text.startswith(("用户其实", "用户的")):
+        return item._replace(text="用户其实" + item.text[2:])
+    m = re.match(r"^The user (?!actually\b)", item.text)
+    if m:
+        return item._replace(text="The user actually " + item.text[m.end() :])
+    return item
+
+
+def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
+    """The one relative of the user's known facts that 他/她 (he/she) can mean, or None."""
+    roles = _MALE_ROLES if pronoun == "他" else _FEMALE_ROLES
+    found: list[str] = []
+    for fact in reversed(known):
+        slot = slot_of(fact)
+        if slot and slot[0].startswith("relationship:"):
+            role = slot[0].split(":")[1]
+            if role in roles and role not in found:
+                found.append(role)
+    return found[0] if len(found) == 1 else None
+
+
+def _english_role(role: str, known: Sequence[str]) -> str | None:
+    """How the known facts name ``role`` in English ("son" for 儿子), if they do."""
+    for fact in reversed(known):
+        m = re.match(r"^the user's (\w+)", fact, re.IGNORECASE)
+        if m and ROLE_SYNONYMS.get(m.group(1).lower()) == role:
+            return m.group(1).lower()
+    return None
+
+
+def _category(text: str) -> str:
+    """The category of a fact restated from a known one: by its slot, else by its words."""
+    slot = slot_of(text)
+    if slot:
+        if slot[0].startswith("relationship:"):
+            return "relationship"
+        if slot[0] in _SLOT_CATEGORIES:
+            return _SLOT_CATEGORIES[slot[0]]
+    if is_english(text):
+        return rules_en.en_category(text)
+    return rules_zh_facts.zh_category(text, _USER)
 
 
 __all__ = ["EXTRACTOR_ID", "RuleExtractor"]

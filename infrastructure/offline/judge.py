@@ -2,24 +2,49 @@
 
 It answers the same four-way question (duplicate / update / conflict /
 different) from the surface of the two texts: their normalised words, the
-slot each fills (see ``slots``) and whether one negates the other. It is
-deliberately conservative: anything it cannot place is ``DIFFERENT``, which
-in the pipeline means "keep both", the answer that loses nothing.
+slot each fills (see ``slots``), whether one negates the other and, for
+preferences about replies, the dimension each takes a side on (see
+``dimensions``). It is deliberately conservative: anything it cannot place is
+``DIFFERENT``, which in the pipeline means "keep both", the answer that loses
+nothing.
+
+Besides one slot with two values, it knows a few kinds of change that name
+no slot:
+
+* related slots: a job title and "works at X as Y", an employer and "quit";
+  "single" / "broke up" against facts about a partner;
+* a reversal: "用户现在更喜欢Y" / "The user now prefers Y" replaces a liking
+  said with the same verb;
+* a restriction: "用户其实只会X" / "The user only has X" takes back a bigger
+  claim of the same kind;
+* giving up: "用户不考了" / "The user gave up on X" ends a pursuit that
+  shares its verb or object ("用户在准备考研").
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
+
 from factledger.domain.values import Relation, RelationVerdict
+from factledger.infrastructure.offline.changes import TRAVEL
+from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import (
     canonical,
     is_exclusive_slot,
     is_polarity_slot,
+    looks_like_organisation,
     negation_pair,
     normalise,
-    slot_of,
+    slots_of,
+    species_of,
 )
 
-JUDGE_ID = "offline-rules/1"
+JUDGE_ID = "offline-rules/2"
+
+_WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
+_PARTNERS = frozenset({"老婆", "老公", "爱人", "对象", "女朋友", "男朋友", "未婚夫", "未婚妻"})
+_CN_NUMBERS = "零一二两三四五六七八九十百千万几"
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -30,8 +55,15 @@ def _same_value(a: str, b: str) -> bool:
     if a == b:
         return True
     shorter, longer = sorted((a, b), key=len)
-    # containment only for names of places and things: "3" is not "30", "张" not "张伟"
-    return len(shorter) >= 2 and not shorter.isdigit() and shorter in longer
+    # containment only for names of places and things: "3" is not "30", "张" not "张伟",
+    # "一包" not "一包半"
+    if re.search(r"\d|[" + _CN_NUMBERS + "]", shorter):
+        return False
+    return len(shorter) >= 2 and shorter in longer
+
+
+def _is_fact(text: str) -> bool:
+    return bool(re.match(r"^\s*(?:用户|the user\b)", text, re.IGNORECASE))
 
 
 class RuleJudge:
@@ -47,28 +79,362 @@ class RuleJudge:
 
     @staticmethod
     def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
+        old_fact = unicodedata.normalize("NFKC", old_fact)
+        new_fact = unicodedata.normalize("NFKC", new_fact)
         # 1. Same words once punctuation and particles (了/的/现在…) are gone.
         old_words, new_words = canonical(old_fact), canonical(new_fact)
         if old_words and old_words == new_words:
             return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
 
-        # 2. One says the other is not so: both cannot hold.
+        # 2. Two preferences about replies: the side each takes on a dimension.
+        if not _is_fact(old_fact) and not _is_fact(new_fact):
+            verdict = _by_dimension(old_fact, new_fact)
+            if verdict is not None:
+                return verdict
+
+        # 3. One says the other is not so: both cannot hold.
         if negation_pair(old_fact, new_fact):
             return Relation.CONFLICT, "conflict: one fact negates the other"
 
-        # 3. Same attribute: the value decides.
-        old_slot, new_slot = slot_of(old_fact), slot_of(new_fact)
-        if old_slot and new_slot and old_slot[0] == new_slot[0]:
-            slot = old_slot[0]
-            if _same_value(old_slot[1], new_slot[1]):
-                return Relation.DUPLICATE, f"duplicate: slot {slot} = {new_slot[1]}"
-            if is_polarity_slot(slot):
-                return Relation.CONFLICT, f"conflict: slot {slot} {old_slot[1]} vs {new_slot[1]}"
-            if is_exclusive_slot(slot):
-                return Relation.UPDATE, f"update: slot {slot} {old_slot[1]} → {new_slot[1]}"
-            # a second colleague's surname is another colleague, not a correction
-            return Relation.DIFFERENT, f"different: slot {slot} holds several values"
+        # 4. Same attribute: the value decides.
+        # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
+        old_slots, new_slots = slots_of(old_fact), slots_of(new_fact)
+        new_by_slot = dict(new_slots)
+        verdicts: list[tuple[Relation, str]] = []
+        for slot, old_value in old_slots:
+            if slot not in new_by_slot:
+                continue
+            new_value = new_by_slot[slot]
+            if _same_value(old_value, new_value):
+                verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}"))
+            elif is_polarity_slot(slot):
+                verdicts.append((Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}"))
+            elif is_exclusive_slot(slot):
+                verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}"))
+            else:
+                # a second colleague's surname is another colleague, not a correction
+                verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
+        for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE, Relation.DIFFERENT):
+            found = [v for v in verdicts if v[0] is wanted]
+            if found:
+                return found[0]
 
-        if old_slot and new_slot:
-            return Relation.DIFFERENT, f"different: slots {old_slot[0]} and {new_slot[0]}"
+        # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
+        for old_slot, old_value in old_slots:
+            for new_slot, new_value in new_slots:
+                verdict = _related(old_slot, old_value, new_slot, new_value)
+                if verdict is not None:
+                    return verdict
+
+        # 6. Kinds of change that name no slot.
+        for rule in (_reversal, _restriction, _giving_up, _cancelled, _gone, _pet_gone, _none_at_all):
+            verdict = rule(old_fact, new_fact)
+            if verdict is not None:
+                return verdict
+
+        if old_slots and new_slots:
+            return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
         return Relation.DIFFERENT, "different: no shared slot"
+
+
+def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
+    """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
+    old_sides, new_sides = dimensions(old), dimensions(new)
+    shared = [d for d in old_sides if d in new_sides]
+    if not shared:
+        return None
+    changed = [d for d in shared if old_sides[d] != new_sides[d]]
+    if changed:
+        d = changed[0]
+        return Relation.UPDATE, f"update: {d} {old_sides[d]} → {new_sides[d]}"
+    if len(old_sides) == len(shared) or len(new_sides) == len(shared):
+        d = shared[0]
+        return Relation.DUPLICATE, f"duplicate: {d} = {new_sides[d]}"
+    return None
+
+
+def _split(slot: str) -> tuple[str | None, str]:
+    """('relationship:老婆:name') → ('老婆', 'name'); ('residence') → (None, 'residence')."""
+    if slot.startswith("relationship:"):
+        _, role, attribute = slot.split(":", 2)
+        return role, attribute
+    return None, slot
+
+
+def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tuple[Relation, str] | None:
+    old_role, old_attr = _split(old_slot)
+    new_role, new_attr = _split(new_slot)
+    # a partner's facts against "single" / "divorced" / "broke up": either order
+    for role, (other_role, other_attr, value) in (
+        (old_role, (new_role, new_attr, new_value)),
+        (new_role, (old_role, old_attr, old_value)),
+    ):
+        if role in _PARTNERS and other_role is None and other_attr == "marital" and value in ("single", "divorced"):
+            return Relation.UPDATE, f"update: {role} vs marital {value}"
+    if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
+        return None
+    if "employment_status" in (old_attr, new_attr):
+        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
+    if {old_attr, new_attr} == {"employer", "work_location"}:
+        # "在烟台一家外贸公司上班" names the city too
+        employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
+        m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
+        if m and not _same_value(m.group("city"), place):
+            return Relation.UPDATE, f"update: works in {m.group('city')} → {place}"
+        return None
+    pair = {old_attr, new_attr}
+    if "employment" not in pair or len(pair) != 2:
+        return None
+    employment, other_attr, other = (
+        (old_value, new_attr, new_value) if old_attr == "employment" else (new_value, old_attr, old_value)
+    )
+    place, _, job = employment.partition("/")
+    if other_attr == "job":
+        compared = job
+    elif other_attr == "employer" or (other_attr == "work_location" and not looks_like_organisation(place)):
+        compared = place
+    else:
+        return None
+    if _same_value(compared, other):
+        return Relation.DUPLICATE, f"duplicate: employment {employment} includes {other}"
+    return Relation.UPDATE, f"update: employment {old_value} → {new_value}"
+
+
+_ZH_LIKING = r"喜欢|爱|偏好|偏爱|迷上|爱上|用|听|看|玩|吃|喝"
+#: "现在更喜欢", "后来改用", "反而爱上": said as a change of taste
+_ZH_NOW = re.compile(
+    r"^用户(?P<mark>(?:现在|如今|最近|后来|这几年|这两年|改成?|转而|反而|开始|更|比较|还是)+)(?P<verb>"
+    + _ZH_LIKING
+    + r")(?:上了?|上)?(?P<obj>.+)$"
+)
+_ZH_CHANGE_MARK = re.compile(r"现在|如今|后来|改|转而|反而|更")
+_ZH_LIKE = re.compile(r"^用户(?:很|非常|特别|超|最|一直|平时|以前|原来)?(?P<verb>" + _ZH_LIKING + r")(?P<obj>.+)$")
+_EN_NOW = re.compile(
+    r"^the user (?:(?:now|these days) (?:\w+ly )?(?P<verb>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads)"
+    r"|(?P<verb2>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads) (?P<obj2>.+?) (?:now|these days|more)$"
+    r"|is (?:now )?more into)(?: (?P<obj>.+))?$",
+    re.IGNORECASE,
+)
+_EN_LIKE = re.compile(
+    r"^the user (?:really |also )?(?P<verb>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads|is into) (?P<obj>.+)$",
+    re.IGNORECASE,
+)
+_EN_VERB_FAMILY = {"likes": "like", "loves": "like", "prefers": "like", "enjoys": "like", "is into": "like"}
+
+
+def _as_fact(text: str) -> str:
+    """A preference written without its subject ("更喜欢看X", "Prefers Y") as a statement about the user."""
+    text = text.strip()
+    if _is_fact(text):
+        return text
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return "用户" + text
+    return "The user " + text[:1].lower() + text[1:]
+
+
+def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
+    old, new = _as_fact(old), _as_fact(new)
+    m_new = _ZH_NOW.match(new)
+    if m_new and _ZH_CHANGE_MARK.search(m_new.group("mark")):
+        m_old = _ZH_LIKE.match(old) or _ZH_NOW.match(old)
+        if not m_old:
+            return None
+        verb, old_verb = m_new.group("verb"), m_old.group("verb")
+        family = {"喜欢", "爱", "偏好", "偏爱", "迷上", "爱上"}
+        same_verb = verb == old_verb or (verb in family and old_verb in family)
+        if same_verb and canonical(m_new.group("obj")) != canonical(m_old.group("obj")):
+            return Relation.UPDATE, f"update: now {verb}{m_new.group('obj')} instead of {m_old.group('obj')}"
+        return None
+    m_new = _EN_NOW.match(new)
+    if not m_new:
+        return None
+    verb = (m_new.group("verb") or m_new.group("verb2") or "is into").lower()
+    obj = m_new.group("obj") or m_new.group("obj2") or ""
+    m_old = _EN_LIKE.match(old)
+    if not m_old:
+        return None
+    old_verb = m_old.group("verb").lower()
+    if _EN_VERB_FAMILY.get(verb, verb) != _EN_VERB_FAMILY.get(old_verb, old_verb):
+        return None
+    if canonical(obj) == canonical(m_old.group("obj")):
+        return None
+    return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
+
+
+#: what is true instead, said after taking a claim back: "其实就会…", "其实连驾照都没有", "actually only …"
+_ZH_ONLY = re.compile(
+    r"^用户(?:其实|实际上)(?:就|只|才|仅|也就|顶多|连.{1,8}?都(?:没|不)|很少|几乎不|不怎么|没怎么|.{1,8}?不了|根本|一\S{0,2}都(?:没|不))"
+)
+_EN_ONLY = re.compile(
+    r"^the user (?:actually|in fact|really) (?:only|just|merely|barely|rarely|hardly|never|can't|cannot|does not|doesn't|is not)\b",
+    re.IGNORECASE,
+)
+
+
+def _kind(text: str) -> str:
+    # late import: the rule modules import this one's neighbours
+    from factledger.infrastructure.offline.rules_common import _USER
+    from factledger.infrastructure.offline.rules_en import en_category
+    from factledger.infrastructure.offline.rules_zh_facts import zh_category
+
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return zh_category(text, _USER)
+    return en_category(text)
+
+
+def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
+    if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
+        return None
+    if re.search(r"不|没|\bnot\b|\bnever\b", old) or not _is_fact(old):
+        return None
+    m = re.search(r"(?:就|只|才|仅|顶多)(?:只)?(?P<verb>会|有|能|是|去过|考了|考过|学过|拿了)", new) or re.search(
+        r"\b(?:only|just|merely) (?P<verb>\w+)", new, re.IGNORECASE
+    )
+    same_verb = bool(m and m.group("verb").lower() in old.lower())
+    shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
+    if not (same_verb or shared & set("去会有是能做玩吃喝学考") or _kind(old) == _kind(new)):
+        return None
+    return Relation.CONFLICT, "conflict: the new fact restricts what the old one claimed"
+
+
+_ZH_GAVE_UP = re.compile(
+    r"^用户(?:已经|决定|还是)?(?:不再|不打算|不准备|不|放弃了?|停了|没再)(?P<v>.{1,12}?)(?:了|啦)?$"
+)
+_EN_GAVE_UP = re.compile(
+    r"^the user (?:has )?(?:gave up(?: on)?|given up(?: on)?|stopped|quit|dropped|is no longer|no longer|is not (?:\w+ing) anymore|cancelled|canceled) (?P<v>.+)$",
+    re.IGNORECASE,
+)
+_ZH_PURSUIT = re.compile(
+    r"在(?:准备|备考|学|练|考|追|找|备|攒|筹备|计划|打算|减|健身|装修|戒|读|写|跑|做)|准备|打算|计划|每天|每周|坚持|报了|报名"
+)
+_EN_PURSUIT = re.compile(
+    r"\b(?:is|am) (?:\w+ing)\b|\btraining\b|\bpreparing\b|\bstudying\b|\blearning\b|\bplans? to\b|\bsigned up\b|\bevery (?:day|week)\b",
+    re.IGNORECASE,
+)
+_ZH_PURSUIT_WORDS = re.compile(r"用户|在|准备|备考|打算|计划|每天|每周|坚持|正在|了|的|学习")
+_EN_STOP_WORDS = frozenset(
+    {
+        "the",
+        "user",
+        "user's",
+        "a",
+        "an",
+        "to",
+        "for",
+        "on",
+        "in",
+        "at",
+        "of",
+        "and",
+        "is",
+        "am",
+        "are",
+        "my",
+        "his",
+        "her",
+        "their",
+        "it",
+        "that",
+        "this",
+    }
+)
+
+
+_PLAN = re.compile(
+    r"打算|准备|计划|要去|要飞|将要|下周|下个?月|下星期|明天|后天|明年|\bnext (?:week|month|year)\b|\btomorrow\b|\bgoing to\b|"
+    r"\bwill\b|\bplan|\bflying to\b|\bheading to\b|\bleaving for\b",
+    re.IGNORECASE,
+)
+_CANCELLED = re.compile(
+    r"^用户的(?P<v>.+?)(?:取消|黄|泡汤|推迟)了$|^the user's (?P<w>.+?) (?:got|was|has been|is) (?:cancell?ed|called off|off)$",
+    re.IGNORECASE,
+)
+
+
+def _cancelled(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户下周要去外地出差' then '用户的出差取消了': a plan called off."""
+    m = _CANCELLED.match(new)
+    if not m or not _PLAN.search(old):
+        return None
+    travel = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
+    if travel.search(m.group(0)) and travel.search(old) and re.search(TRAVEL, m.group(0), re.IGNORECASE):
+        return Relation.CONFLICT, "conflict: the trip was called off"
+    if m.group("v") in ("计划", "安排"):
+        return Relation.CONFLICT, "conflict: the plan was called off"
+    if m.group("v"):
+        shared = set(m.group("v")) & set(old[2:]) - set("的了是去要在")
+    else:
+        shared = {w for w in re.findall(r"[a-z]{3,}", (m.group("w") or "").lower())} & set(
+            re.findall(r"[a-z]{3,}", old.lower())
+        )
+        shared -= _EN_STOP_WORDS
+    return (Relation.CONFLICT, "conflict: the plan was called off") if shared else None
+
+
+_ZH_GONE = re.compile(r"^用户的(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:走丢|丢|送人|送走|去世|死|病死|没|跑)了$")
+_EN_GONE = re.compile(
+    r"^the user's (?:\w+ )?(?P<n>\w+) (?:passed away|died|ran away|got lost|was rehomed|is gone)\b", re.IGNORECASE
+)
+
+
+def _gone(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户的猫叫小黑' then '用户的小黑走丢了', "The user's dog passed away": it is no longer the user's."""
+    m = _ZH_GONE.match(new) or _EN_GONE.match(new)
+    if not m:
+        return None
+    name = m.group("n")
+    species = species_of(name)
+    if name.lower() in old.lower() or (species and species_of(old) == species):
+        return Relation.CONFLICT, f"conflict: {name} is gone"
+    return None
+
+
+def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
+    species = next(
+        (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
+    )
+    if species is None:
+        return None
+    if species_of(old) == species and not any(s.startswith("keeps:") for s, _ in slots_of(old)):
+        return Relation.CONFLICT, f"conflict: no {species} any more"
+    return None
+
+
+_ANY = re.compile(r"\b(?:anything|anyone|any \w+|at all)\b|任何|什么都|一点都|都没")
+
+
+def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
+    """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
+    m = _ANY.search(new)
+    if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
+        return None
+    said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", new[: m.start()], flags=re.IGNORECASE)
+    said = re.sub(r"\bnot\b|\bnever\b|\bno\b", " ", said, flags=re.IGNORECASE)
+    said = re.sub(r"不|没有|没", "", said)
+    stem = canonical(said)
+    if len(stem) >= 4 and canonical(old).startswith(stem):
+        return Relation.CONFLICT, "conflict: none at all"
+    return None
+
+
+def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
+    new = re.split(r"[，,;；]", new)[0]
+    m = _ZH_GAVE_UP.match(new)
+    if m and (_ZH_PURSUIT.search(old) or _PLAN.search(old)):
+        wanted = set(re.sub(r"[^\u4e00-\u9fff]", "", m.group("v")))
+        have = set(_ZH_PURSUIT_WORDS.sub("", old))
+        if wanted & have:
+            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
+        return None
+    m = _EN_GAVE_UP.match(new)
+    if m and (_EN_PURSUIT.search(old) or _PLAN.search(old)):
+        wanted = {w for w in re.findall(r"[a-z']+", m.group("v").lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
+        have = {w for w in re.findall(r"[a-z']+", old.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
+        stems = {w[:5] for w in wanted} & {w[:5] for w in have}
+        if stems:
+            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
+    return None

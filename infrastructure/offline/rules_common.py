@@ -42,6 +42,7 @@ class _Item(NamedTuple):
     score: float = FACT_CONFIDENCE
     evidence: str = ""
     generic: bool = False  # restated as said rather than by a slot rule: may absorb what follows
+    replaces: str = ""  # the known fact this one restates with a new value (a correction), if any
 
 
 class _Subject(NamedTuple):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from factledger.infrastructure.offline.changes import is_unreal
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
@@ -17,7 +18,7 @@ from factledger.infrastructure.offline.rules_common import (
     _Item,
     _pref,
 )
-from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN
+from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of
 
 # ==========================================================================
 # English (minimal)
@@ -35,9 +36,7 @@ _EN_TIME = re.compile(r"\b(?:mornings?|evenings?|nights?|weekends?|after \d+|bef
 _EN_CONTENT = re.compile(
     r"^(?:reading|watching|listening to|learning|talking about|articles|books|news|videos|stories)\b", re.IGNORECASE
 )
-_EN_JOB = re.compile(
-    r"(?:er|or|ist|ian|ant|ent|ee|manager|engineer|student|teacher|doctor|nurse|lawyer|chef|scientist)$", re.IGNORECASE
-)
+_EN_JOB = EN_JOB_WORD
 
 
 def _en_verb3(phrase: str) -> str:
@@ -62,6 +61,12 @@ def _en_place(value: str) -> str | None:
     return m.group("p") if m else None
 
 
+def _en_place_in(value: str) -> str | None:
+    """'our new place in Portland last week' → Portland: the place named after "in"."""
+    m = re.search(r"\bin (?P<p>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", value)
+    return m.group("p") if m else None
+
+
 def _en_pref_category(obj: str) -> str | None:
     if _EN_LANGUAGE.search(obj):
         return "language"
@@ -74,12 +79,305 @@ def _en_pref_category(obj: str) -> str | None:
     return None
 
 
-def _en_clause(text: str, said: str) -> _Item | None:
+_SUBJ = r"(?:(?:i|we)(?:'ve| have)? )?"
+_EN_ADV = r"(?:(?:just|recently|finally|also|actually|officially|now|then|and) )*"
+_NATURAL_LANGUAGES = r"english|chinese|mandarin|spanish|french|german|japanese|korean|italian|portuguese|russian"
+_LANGUAGE_NAMES = (
+    r"python|golang|go|java(?:script)?|typescript|c\+\+|c#|rust|ruby|php|swift|kotlin|scala|matlab|bash|shell|sql|lua|"
+    r"dart|perl|haskell|elixir"
+)
+
+
+def _article(word: str) -> str:
+    return "an" if re.match(r"[aeiou]", word, re.IGNORECASE) else "a"
+
+
+def _en_request_preference(t: str, said: str) -> _Item | None:
+    """How to reply, asked or stated: units, emoji, tone, jargon, code language, length."""
+    m = re.search(
+        r"\b(?:use|using|switch(?:ing)? to|go with|stick (?:to|with)|prefer|give me|in|with) (?:the )?"
+        r"(?P<u>metric|imperial|celsius|fahrenheit|kilometers|kilometres|miles|kilograms|kilos|pounds)\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        unit = m.group("u").lower()
+        side = "imperial" if unit in ("imperial", "fahrenheit", "miles", "pounds") else "metric"
+        named = "" if unit == side else f" ({unit.capitalize()})"
+        return _pref(f"Prefers {side} units{named}", "format", said, behaviour=True)
+    m = re.search(
+        r"\b(?:code|examples?|snippets?|scripts?|samples?)\b[^.]*?\bin (?P<l>" + _LANGUAGE_NAMES + r")\b"
+        r"|\b(?:use|write|switch(?:ing)? to|show(?: me)?|give me) (?P<l2>"
+        + _LANGUAGE_NAMES
+        + r")(?: for| in)? (?:the |your )?"
+        r"(?:code|examples?|snippets?|samples?)\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        language = m.group("l") or m.group("l2")
+        name = {"golang": "Go", "javascript": "JavaScript", "typescript": "TypeScript", "php": "PHP", "sql": "SQL"}.get(
+            language.lower(), language[:1].upper() + language[1:].lower()
+        )
+        return _pref(f"Prefers code examples in {name}", "tool", said, behaviour=True)
+    m = re.search(
+        r"\b(?:use|write in|prefer|switch(?:ing)? to|stick to) (?P<v>american|british|us|uk)(?: english)?(?: spelling)?\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        side = "American" if m.group("v").lower() in ("american", "us") else "British"
+        return _pref(f"Prefers {side} English spelling", "language", said, behaviour=True)
+    m = re.search(
+        r"\b(?:reply|answer|respond|write|talk|speak)(?: to)?(?: me)? in (?P<l>" + _NATURAL_LANGUAGES + r")\b"
+        r"|\bswitch(?:ing)? (?:back )?to (?P<l2>" + _NATURAL_LANGUAGES + r")\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        language = (m.group("l") or m.group("l2")).capitalize()
+        return _pref(f"Prefers replies in {language}", "language", said, behaviour=True)
+    if re.search(
+        r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b|\b(?:use|prefer|in|write in|give me) (?:full )?paragraphs\b|\bprose\b",
+        t,
+        re.IGNORECASE,
+    ):
+        return _pref("Prefers paragraphs", "format", said, behaviour=True)
+    if re.search(
+        r"\b(?:no|without|skip the|drop the|stop (?:using|with)(?: the)?|fewer|less|lose the) (?:more )?emojis?\b|\bplain[- ]text\b",
+        t,
+        re.IGNORECASE,
+    ):
+        return _pref("Prefers plain-text replies", "format", said, behaviour=True)
+    if re.search(
+        r"\b(?:use|add|more|with|include|love|like|throw in) (?:some |more |lots of |a few )?emojis?\b",
+        t,
+        re.IGNORECASE,
+    ):
+        return _pref("Prefers replies with emoji", "format", said, behaviour=True)
+    if re.search(
+        r"\b(?:no|avoid|skip|without|less|fewer|drop the|cut the) (?:\w+ )?jargon\b|\bexplain (?:it |things )?like i'?m (?:five|5|a beginner)\b"
+        r"|\beli5\b|\b(?:use|with|more|give me) (?:simple words|plain (?:english|language)|analogies|simple terms)\b"
+        r"|\bexplain (?:it |things |stuff |everything )?(?:to me )?like i'?m (?:five|5|a (?:kid|child|beginner))\b",
+        t,
+        re.IGNORECASE,
+    ):
+        return _pref("Prefers plain explanations with analogies", "language", said, behaviour=True)
+    if re.search(
+        r"\b(?:technical terms?|jargon) (?:is|are) (?:fine|ok|okay|welcome)\b|\b(?:go|get|be) (?:more )?technical\b"
+        r"|\buse (?:the )?(?:technical|proper) terms?\b|\byou can use jargon\b",
+        t,
+        re.IGNORECASE,
+    ):
+        return _pref("Prefers technical explanations with proper terms", "language", said, behaviour=True)
+    m = re.search(
+        r"\b(?:be|keep (?:it|things)|talk|sound|stay|write|reply|answer)(?: to me)? (?:more |a bit |a little |way )?(?:more )?"
+        r"(?P<s>casual|formal|relaxed|professional|chatty|informal)\b|\blike a friend\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        style = (m.group("s") or "casual").lower()
+        tone = "formal" if style in ("formal", "professional") else "casual"
+        return _pref(f"Prefers a {tone} tone", "communication_style", said, behaviour=True)
+    m = re.search(
+        r"\b(?P<s>shorter|briefer|longer|more detailed|more detail|in more depth|in depth)\b(?: answers| replies| responses)?"
+        r"(?: please| from now on| going forward)*$|^(?:please )?(?:go into|give me) (?:more )?(?P<d>detail)s?\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        short = (m.group("s") or "").lower() in ("shorter", "briefer")
+        return _pref(f"Prefers {'short' if short else 'detailed'} answers", "communication_style", said, behaviour=True)
+    return None
+
+
+def _en_vehicle(value: str) -> str:
+    value = value.strip()
+    if re.match(r"^(?:an?|the) ", value, re.IGNORECASE):
+        return value  # the article as said: "an SUV"
+    value = re.sub(r"^my ", "", value, flags=re.IGNORECASE)
+    return f"{_article(value)} {value}"
+
+
+def _en_change(t: str, message: str) -> _Item | None:
+    """Changes said as events, with or without "I": moved to X, got promoted to Y, turned 30, now driving Z."""
+    if is_unreal(t):
+        return None
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:moved|relocated|moved back|moved out)(?: back)? (?:to|into) (?P<v>.+)$", t, re.IGNORECASE
+    ) or re.match(
+        r"^(?:i|we)\b[^.]*?\b(?:and|then|finally) (?:just )?(?:moved|relocated)(?: back)? (?:to|into) (?P<v>.+)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        place = _en_place(m.group("v")) or _en_place_in(m.group("v"))
+        if place:
+            return _fact(f"The user lives in {place}", "location")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:got|was|been|am|i'm|i am) (?P<verb>promoted|bumped up|moved up) to (?:an? |the )?(?P<v>[\w' -]+)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        job = m.group("v").strip()
+        if _EN_JOB.search(job):
+            return _fact(f"The user is {_article(job)} {job}", "work")
+        return _fact(f"The user was {m.group('verb').lower()} to {job}", "work")
+    m = re.match(
+        r"^(?:i'm|i am|im) (?:now|currently) (?P<v>(?:an? |the )?[\w' -]+?(?: (?:at|in|for|with) .+)?)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m and _EN_JOB.search(re.split(r" (?:at|in|for|with) ", m.group("v"))[0]):
+        return _fact(f"The user is now {m.group('v')}", "work")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:became|started as|started working as|am working as|now work as|got (?:a )?(?:new )?job as) (?:an? )?(?P<v>[\w' -]+)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        job = m.group("v").strip()
+        return _fact(f"The user works as {_article(job)} {job}", "work")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:got|landed|started|accepted|took) (?:a |my )?(?:new )?job (?:at|with) (?P<v>.+)$"
+        rf"|^{_SUBJ}{_EN_ADV}joined (?P<v2>[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*)*)",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        return _fact(f"The user works at {m.group('v') or m.group('v2')}", "work")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:quit|left) (?:my job at |the job at )?(?:the |my )?(?P<old>[\w' -]+?),? and (?:then )?"
+        r"(?:started|began|am now|now work|joined|got a job)(?: working)? (?:at|with|for)? ?(?:an? |the )?(?P<new>[\w' &-]+)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        return _fact(f"The user works at {_article(m.group('new'))} {m.group('new')}", "work")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?P<verb>gave up(?: on)?|stopped|dropped|abandoned|quit) "
+        r"(?P<v>(?:the|my|on) [\w' -]+|[\w' -]+ing\b.*|[A-Z][\w'-]+(?: lessons| classes)?)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        return _fact(en_third_person(f"The user {m.group('verb').lower()} {m.group('v')}"), "other")
+    m = re.match(
+        r"^(?:(?:sadly|unfortunately),? )?(?:my|our) (?P<pet>[\w -]+?) (?:passed away|died|ran away|got lost|was rehomed)\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m and species_of(m.group("pet")):
+        return _fact(f"The user no longer has a {species_of(m.group('pet'))}", "other")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:adopted|rescued|got|brought home) (?P<v>(?:an?|another|two|three) [\w -]+?)(?: (?:yesterday|today|last \w+|this \w+))?$",
+        t,
+        re.IGNORECASE,
+    )
+    if m and species_of(m.group("v")):
+        return _fact(f"The user has {m.group('v')}", "other")
+    m = re.match(rf"^{_SUBJ}{_EN_ADV}graduated(?P<rest> from .+)?$", t, re.IGNORECASE)
+    if m:
+        return _fact(f"The user graduated{m.group('rest') or ''}", "work")
+    m = re.match(rf"^{_SUBJ}{_EN_ADV}(?:quit|left) (?:my|the) job\b", t, re.IGNORECASE)
+    if m:
+        return _fact("The user quit the user's job", "work")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:got|was|been) (?:laid off|fired|let go)\b|^{_SUBJ}{_EN_ADV}lost my job\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        return _fact("The user is unemployed", "work")
+    m = re.match(rf"^{_SUBJ}{_EN_ADV}(?:retired|am retired|i'm retired)\b", t, re.IGNORECASE)
+    if m:
+        return _fact("The user is retired", "work")
+    m = re.match(
+        rf"^{_SUBJ}(?P<adv>(?:just |recently |finally |officially )*)turned (?P<v>\d{{1,3}})\b", t, re.IGNORECASE
+    )
+    if m:
+        return _fact(f"The user {m.group('adv').lower()}turned {m.group('v')}", "personal_info")
+    m = re.match(
+        rf"^my (?P<role>{EN_ROLE_PATTERN}) (?P<adv>(?:just |finally |officially )*)(?P<verb>turned|is now) (?P<v>\d{{1,3}})\b",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        said = f"{m.group('adv').lower()}{m.group('verb').lower()}"
+        return _fact(f"The user's {m.group('role').lower()} {said} {m.group('v')}", "relationship")
+    m = re.match(rf"^{_SUBJ}{_EN_ADV}got (?P<v>married|engaged|divorced)\b", t, re.IGNORECASE)
+    if m:
+        return _fact(f"The user is {m.group('v').lower()}", "relationship")
+    m = re.match(
+        rf"^(?:i|we|(?P<n>[A-Z][\w'-]*) and i|i and (?P<n2>[A-Z][\w'-]*)) (?:just |finally |officially )?"
+        rf"(?:broke up|split up|separated|called it quits|are done|ended things)\b(?: with (?:my )?(?P<r>{EN_ROLE_PATTERN}|\w+))?",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        role = (
+            m.group("r") if m.group("r") and re.fullmatch(EN_ROLE_PATTERN, m.group("r"), re.IGNORECASE) else "partner"
+        )
+        return _fact(f"The user broke up with the user's {role.lower()}", "relationship")
+    m = re.match(
+        r"^(?:i'm|i am|im) (?:now )?(?:seeing|dating|going out with|with) (?:someone|a (?:guy|girl|man|woman))?\s*(?:named |called )?(?P<n>[A-Z][\w'-]*)",
+        t,
+    )
+    if m:
+        return _fact(f"The user is dating {m.group('n')}", "relationship")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:cut (?:down|back)|went down|am down|i'm down)(?: to (?P<n>[\w.]+))?(?: (?:a|per) (?P<per>day|week))?",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        thing = re.search(r"coffee|cigarette|smok|beer|wine|alcohol|drink|soda|sugar|vap", message, re.IGNORECASE)
+        if thing and m.group("n"):
+            noun = {"smok": "cigarettes", "cigarette": "cigarettes", "vap": "vapes", "drink": "drinks"}.get(
+                thing.group(0).lower(), thing.group(0).lower()
+            )
+            return _fact(f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}", "habit")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:quit|gave up|stopped) (?P<v>coffee|caffeine|smoking|cigarettes|drinking|alcohol|booze|sugar|soda|vaping|meat)\b(?P<rest>.*)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m:
+        return _fact(f"The user quit {m.group('v').lower()}{m.group('rest')}", "habit")
+    m = re.match(r"^i (?:now |currently )?drive (?P<v>.+)$", t, re.IGNORECASE) or re.match(
+        rf"^{_EN_ADV}(?:now |currently )?driving (?P<v>.+)$", t, re.IGNORECASE
+    )
+    if m:
+        return _fact(f"The user drives {_en_vehicle(m.group('v'))}", "other")
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:sold|traded(?: in)?|got rid of|wrecked|totaled) (?:it|that|my (?:old )?\w+|the (?:old )?\w+)(?: in)?"
+        r"(?:,? and|,| &)? (?:then )?(?:got|bought|picked up|switched to|replaced it with|upgraded to) (?:an? |the )?(?P<v>.+)$",
+        t,
+        re.IGNORECASE,
+    )
+    if m and re.search(r"\bcar\b|\bdrive|\bdriving|\btruck\b|\bsuv\b", message + " " + t, re.IGNORECASE):
+        return _fact(f"The user drives {_en_vehicle(m.group('v'))}", "other")
+    return None
+
+
+def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     """A handful of first-person English statements, rewritten about "the user"."""
-    t = re.sub(r"\s+", " ", text.strip().rstrip(".!"))
-    t = re.sub(r"^(?:well|also|oh|btw|by the way|actually|so),?\s+", "", t, flags=re.IGNORECASE)
+    t = re.sub(r"\s+", " ", text.strip())
+    t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
+    t = re.sub(
+        r"^(?:(?:well|also|oh|btw|by the way|actually|so|and|big news|good news|update|guess what|now|and now|so now|anyway),?\s+)+",
+        "",
+        t,
+        flags=re.IGNORECASE,
+    )
     t = t.replace("’", "'")
     I_AM = r"(?:i'm|i am|im)"
+
+    item = _en_request_preference(t, said) or _en_change(t, message or said)
+    if item is not None:
+        return item
 
     m = re.match(
         rf"^(?:i (?:now |currently )?live in|{I_AM} (?:now )?(?:living|based) in|i(?:'ve| have)? (?:just )?moved to) (?P<v>.+)$",
@@ -93,13 +391,13 @@ def _en_clause(text: str, said: str) -> _Item | None:
     )
     if m:
         return _fact(f"The user's name is {m.group('v')}", "personal_info")
-    m = re.match(rf"^{I_AM} (?P<v>\d{{1,3}})(?: years old| years of age| yo)?$", t, re.IGNORECASE)
+    m = re.match(rf"^{I_AM} (?:now )?(?P<v>\d{{1,3}})(?: years old| years of age| yo)?(?: now)?$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user is {m.group('v')} years old", "personal_info")
-    m = re.match(r"^i work (?P<prep>at|for) (?P<v>.+)$", t, re.IGNORECASE)
+    m = re.match(r"^i (?:now |currently )?work (?P<prep>at|for) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user works {m.group('prep').lower()} {m.group('v')}", "work")
-    m = re.match(r"^i work (?P<prep>in|as) (?P<v>.+)$", t, re.IGNORECASE)
+    m = re.match(r"^i (?:now |currently )?work (?P<prep>in|as) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         place = _en_place(m.group("v")) if m.group("prep").lower() == "in" else None
         if place:
@@ -111,6 +409,9 @@ def _en_clause(text: str, said: str) -> _Item | None:
     m = re.match(rf"^my (?P<role>{EN_ROLE_PATTERN}) (?P<rest>(?:is|works|lives|likes|has) .+)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user's {m.group('role').lower()} {m.group('rest')}", "relationship")
+    m = re.match(rf"^{I_AM} (?:now )?the (?P<v>[\w' -]+?)(?P<tail> (?:at|in|for|of|with) .+)?$", t, re.IGNORECASE)
+    if m and _EN_JOB.search(m.group("v")):
+        return _fact(f"The user is the {m.group('v')}{m.group('tail') or ''}", "work")
     m = re.match(rf"^{I_AM} (?P<art>an?) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         job = "work" if _EN_JOB.search(m.group("v")) else "other"
@@ -118,7 +419,7 @@ def _en_clause(text: str, said: str) -> _Item | None:
     m = re.match(r"^i (?:don't|do not) (?P<v>eat|drink|smoke)\b ?(?P<x>.*)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user does not {m.group('v').lower()} {m.group('x')}".strip(), "habit")
-    m = re.match(r"^i (?:don't|do not) have (?P<v>.+)$", t, re.IGNORECASE)
+    m = re.match(r"^i (?:don't|do not) (?:actually |really |even )?have (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         return _fact(f"The user does not have {m.group('v')}", "other")
     m = re.match(r"^i (?:have|own|have got|'ve got) (?P<v>.+)$", t, re.IGNORECASE)
@@ -271,6 +572,47 @@ _IRREGULAR_PAST = frozenset(
         "swore",
         "threw",
         "woke",
+        "meant",
+        "dealt",
+        "dreamt",
+        "learnt",
+        "burnt",
+        "bent",
+        "lit",
+        "cut",
+        "hit",
+        "hurt",
+        "cost",
+        "bet",
+        "split",
+        "spread",
+        "bought",
+        "fought",
+        "sought",
+        "bound",
+        "stuck",
+        "swung",
+        "dug",
+        "spun",
+        "shone",
+        "laid",
+        "fled",
+        "fed",
+        "bled",
+        "sped",
+        "forgave",
+        "drank",
+        "sank",
+        "rang",
+        "tore",
+        "bore",
+        "froze",
+        "blew",
+        "drew",
+        "shook",
+        "mistook",
+        "misread",
+        "spelt",
     ]
 )
 #: contractions as people type them, with or without the apostrophe ("i m", "don t")
@@ -339,25 +681,33 @@ def _third_person_verb(verb: str) -> str:
     return _en_verb3(verb)
 
 
+#: "I" as a word of its own: not between hyphens (spelled-out letters) or inside a word
+_I = r"(?<![\w'-])i(?![\w-]|'(?:m|ve|d|ll)\b)"
+
+
 def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
     t = text.replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
         t = re.sub(pattern, replacement, t, flags=re.IGNORECASE)
+    # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
     t = re.sub(
-        rf"\bi (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
+        rf"{_I} (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
         lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}",
         t,
         flags=re.IGNORECASE,
     )
     t = re.sub(
-        r"\b(?:the user|i) (?P<adv>(?:\w+ly |" + _ADVERBS + r" )*)am\b", r"the user \g<adv>is", t, flags=re.IGNORECASE
+        r"(?:\bthe user|" + _I + r") (?P<adv>(?:\w+ly |" + _ADVERBS + r" )*)am\b",
+        r"the user \g<adv>is",
+        t,
+        flags=re.IGNORECASE,
     )
-    t = re.sub(r"\bi\b", "the user", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bmy\b", "the user's", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bmine\b", "the user's", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bmyself\b", "themself", t, flags=re.IGNORECASE)
-    t = re.sub(r"\bme\b", "the user", t, flags=re.IGNORECASE)
+    t = re.sub(_I, "the user", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<![\w'-])my(?![\w'-])", "the user's", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<![\w'-])mine(?![\w'-])", "the user's", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<![\w'-])myself(?![\w'-])", "themself", t, flags=re.IGNORECASE)
+    t = re.sub(r"(?<![\w'-])me(?![\w'-])", "the user", t, flags=re.IGNORECASE)
     t = re.sub(r"\s+([,.;:!?])", r"\1", t)
     return t[:1].upper() + t[1:]
 
@@ -380,6 +730,12 @@ def generic_en(said: str) -> _Item | None:
     if not re.search(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|\bi (?:m|ve|d|ll)\b", text, re.IGNORECASE):
         return None
     third = en_third_person(text)
+    if re.fullmatch(
+        r"(?:(?:no|nah|yes|yeah|well|oh),? )*the user(?: (?:does|do|is|am|did|has|have|was|will|would|can|could))?(?: not)?(?: either| too)?",
+        third,
+        re.IGNORECASE,
+    ):
+        return None  # "no I don't", "me too": nothing said on its own
     confidence = HEDGED_CONFIDENCE if _EN_HEDGES.search(text) else GENERIC_CONFIDENCE
     return _Item("fact", third, en_category(text), confidence, generic=True)
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from factledger.infrastructure.offline.changes import is_unreal
 from factledger.infrastructure.offline.rules_common import (
     _CJK,
     GENERIC_CONFIDENCE,
@@ -29,20 +30,106 @@ from factledger.infrastructure.offline.slots import (
     ZH_ROLE_PATTERN,
     looks_like_job,
     looks_like_organisation,
+    species_of,
 )
 
 # ==========================================================================
 # Chinese: subjects
 # ==========================================================================
 
-_OPENERS = re.compile(r"^(?:嗯+|哦+|噢|啊|对了|其实|另外|还有|而且|就是|反正|话说|顺便说一下|顺便说|说一下)[，, ]*")
-_ROLE_SUBJECT = re.compile(r"^(?:我们家的?|我家的?|我们的|我的|我)?(?P<role>" + ZH_ROLE_PATTERN + r")")
+_OPENERS = re.compile(
+    r"^(?:(?:嗯+|哦+|噢|啊|哎呀|哎|唉|哈哈+|嘿嘿|对了|其实|另外|还有|而且|就是|反正|话说|顺便说一下|顺便说|说一下|"
+    r"一转眼|转眼间?|一眨眼|眨眼间?|不知不觉|没想到|告诉你|跟你说|说起来|忘了说|好消息|大新闻|重大消息|报告)[，,!！ ]*)+"
+)
+_ROLE_SUBJECT = re.compile(
+    r"^(?:我们家的?|我家的?|我们的|我的|我)?(?:现在的|新的?|如今的)?(?P<role>" + ZH_ROLE_PATTERN + r")"
+)
 _OWNED_SUBJECT = re.compile(r"^我们的?(?P<noun>公司|团队|部门|小组|组|单位|学校|项目组?)")
 # Said before the verb, they change nothing the rules keep ("我现在住在上海" → 用户住在上海);
 # habit adverbs (每天, 经常) are not here: they are the habit.
+_LEAD_ADVERB_WORDS = [
+    "现在",
+    "目前",
+    "如今",
+    "已经",
+    "刚刚",
+    "刚",
+    "也",
+    "还是",
+    "还",
+    "都",
+    "其实",
+    "本来",
+    "一直",
+    "平时",
+    "平常",
+    "真的",
+    "确实",
+    "主要",
+    "最近",
+    "前段时间",
+    "前不久",
+    "去年",
+    "上个月",
+    "上月",
+    "前年",
+    "上个周",
+    "上周",
+    "上个星期",
+    "上星期",
+    "上礼拜",
+    "前两天",
+    "前几天",
+    "前阵子",
+    "这两天",
+    "这几天",
+    "年初",
+    "年底",
+    "月初",
+    "后来",
+    "又",
+    "终于",
+    "最后",
+    "最终",
+    "总算",
+    "彻底",
+    "早就",
+    "完全",
+    "再也",
+    "今天",
+    "昨天",
+    "前天",
+    "刚才",
+]
 _LEAD_ADVERBS = re.compile(
-    r"^(?:现在|目前|如今|已经|刚刚?|也|还|都|其实|本来|一直|平时|平常|真的|确实|主要|最近|前段时间|前不久|去年|上个月)+"
+    r"^(?:"
+    + "|".join(sorted(_LEAD_ADVERB_WORDS, key=len, reverse=True))
+    # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
+    + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
 )
+#: how a Chinese age is said: digits or numerals
+_AGE_NUMBER = r"(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})"
+
+
+#: when something happened, said before whom it is about ("今天儿子四岁生日", "去年我搬家了")
+_TIME_OPENER = re.compile(
+    r"^(?:今天|昨天|前天|今晚|刚才|刚刚|上周|上星期|上个?月|去年|前年|今年|前两天|前几天|最近|后来|现在|如今|年初|年底)+"
+    r"(?=我|" + ZH_ROLE_PATTERN + r")"
+)
+#: "雅思我不考了": the object said first, then 我 and a negated verb
+_TOPICALISED = re.compile(
+    r"^(?P<obj>[\u4e00-\u9fff]{2,6}?)(?P<me>我)(?P<adv>也|就|都|还|已经)?(?P<neg>不再|不|没|不想)(?P<verb>[\u4e00-\u9fff])(?P<end>了|啦)?$"
+)
+
+
+def fronted(text: str) -> str:
+    """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日"."""
+    text = _TIME_OPENER.sub("", text)
+    text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
+    m = _TOPICALISED.match(text)
+    if m:
+        return f"我{m.group('adv') or ''}{m.group('neg')}{m.group('verb')}{m.group('obj')}{m.group('end') or ''}"
+    return text
 
 
 def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
@@ -55,6 +142,8 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
         return _Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
     if text.startswith("我们家"):
         return _Subject("user", explicit=True), text[2:]
+    if re.match(r"^我们(?:俩|两个)?(?:已经|刚|终于)?(?:离婚|分手|分开|结婚|订婚|领证)", text):
+        return _Subject("user", explicit=True), re.sub(r"^我们(?:俩|两个)?", "", text)  # the couple: the user's status
     if text.startswith("我们"):
         # a group statement ("我们周末去爬山") is not a fact about the user alone
         return _Subject("unknown", "用户", True), text[2:]
@@ -113,7 +202,7 @@ def _location_fact(rest: str) -> _Item | None:
 
 
 def _work_fact(rest: str) -> _Item | None:
-    m = re.match(r"^在(?P<v>.+?)(?P<verb>做|当|担任)(?P<w>.+?)(?:的工作|工作)?$", rest)
+    m = re.match(r"^(?:在|去了|到了|进了)(?P<v>.+?)(?P<verb>做|当|担任)(?P<w>.+?)(?:的工作|工作)?$", rest)
     if m and (looks_like_job(m.group("w")) or looks_like_organisation(m.group("v"))):
         return _fact(f"用户在{_tidy(m.group('v'))}{m.group('verb')}{_tidy(m.group('w'))}", "work")
     m = re.match(r"^是做(?P<v>.+?)的$", rest)
@@ -248,8 +337,366 @@ def _possession_fact(rest: str) -> _Item | None:
     return _fact(f"用户的{noun}{verb}{third_person(_tidy(m.group('v')))}", category)
 
 
-def _user_facts(rest: str, said: str) -> _Item | None:
-    core = _LEAD_ADVERBS.sub("", rest)
+# ==========================================================================
+# Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
+# ==========================================================================
+
+#: where a branch or office is, not the place: "芜湖分公司" → 芜湖
+_PLACE_TAIL = re.compile(
+    r"(?:分公司|总公司|总部|分部|办事处|办公室|分行|支行|分店|分院|校区|那边|这边|那儿|这儿|那里|这里)$"
+)
+_WORK_WORDS = re.compile(
+    r"上班|工作|找了(?:个|份|一份)?(?:新)?(?:活|工作|差事)|入职|打工|干活|做事|跳槽|调(?:到|去|回)"
+)
+_JOB_VERBS = r"升职|晋升|提拔|被提拔|转正|转岗|转行|改行|升"
+
+
+def _work_place(value: str) -> tuple[str, str] | None:
+    """(where, category): a city is a location, a company is work."""
+    place = _place(value)
+    if not place:
+        return None
+    place = _PLACE_TAIL.sub("", place) or place
+    if len(place) < 2 or re.search(r"家门口|家附近|附近|本地|当地|老家|楼下|隔壁|周边|身边", place):
+        return None  # near home: which place, the message says elsewhere
+    return place, ("work" if looks_like_organisation(place) else "location")
+
+
+def _moved_fact(core: str, who: str, message: str) -> _Item | None:
+    """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
+    m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", core)
+    if m and _place(m.group("v")):
+        return _fact(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
+    m = re.match(
+        r"^在(?P<v>.+?)(?:买了?(?:一套|套|个)?(?:房子?|新房|公寓)|买房|安(?:了)?家|落户|定居|租了?(?:房子?|个房子))(?:了|啦)?$",
+        core,
+    )
+    if m and _place(m.group("v")):
+        return _fact(f"{who}住在{_place(m.group('v'))}", "location")
+    m = re.match(
+        r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转)(?:了)?(?:到|去|回|往|至)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
+        core,
+    )
+    if m is None:
+        m = re.match(r"^(?:去|到|进|加入)(?:了)?(?P<v>.+?)(?:上班|工作|入职)(?:了|啦)?$", core) or re.match(
+            r"^入职(?:了)?(?P<v>.+?)(?:了|啦)?$", core
+        )
+    if m is None:
+        m = re.match(r"^在(?P<v>.+?)找了?(?:个|份|一份)?(?:新)?(?:工作|活|活儿|差事)(?:了|啦)?$", core)
+    if m:
+        found = _work_place(m.group("v"))
+        if found and not re.fullmatch(
+            r"(?:一家)?新(?:公司|单位|东家|岗位)|(?:一家)?(?:新的|别的|另一家)(?:公司|单位)", found[0]
+        ):
+            return _fact(f"{who}在{found[0]}工作", found[1])
+    m = re.match(r"^(?:新家|新房子?|现在的家)(?:在|安在)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
+    if m and _place(m.group("v")):
+        return _fact(f"{who}住在{_place(m.group('v'))}", "location")
+    m = re.match(
+        r"^(?:新|现在的|现在)?(?:公司|单位|工作地点|上班的地方)在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core
+    )
+    if m and re.search(r"新(?:公司|单位)|跳槽|入职|换(?:了)?(?:个|份)?(?:新)?工作", message) and _place(m.group("v")):
+        return _fact(f"{who}在{_place(m.group('v'))}工作", "location")
+    m = re.match(r"^(?:现在|目前)?(?:在|去了|到了)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
+    if m and re.search(r"入职|跳槽|换(?:了)?(?:个|份)?(?:新)?工作|新工作|新公司|调(?:到|去|动)|搬家|搬了", message):
+        place = _place(m.group("v"))
+        if place and not looks_like_organisation(place) and not re.search(r"家|公司|单位|这|那", place):
+            if re.search(r"搬家|搬了", message):
+                return _fact(f"{who}住在{place}", "location")
+            return _fact(f"{who}在{place}工作", "location")
+    m = re.match(r"^回(?:到|了)?(?:了)?(?:老家)(?P<v>.+?)(?:了|啦)?$", core) or re.match(
+        r"^回(?:到)?(?:了)?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|来了|去了)$", core
+    )
+    place = _place(m.group("v")) if m else None
+    if m and place and len(place) >= 2 and not re.search(r"家|我|你|消息|信息|复|答|头|来|去|趟", place):
+        if looks_like_organisation(place):
+            return None
+        if _WORK_WORDS.search(message):
+            return _fact(f"{who}在{place}工作", "location")
+        return _fact(f"{who}住在{place}", "location")
+    return None
+
+
+def _job_change_fact(core: str, who: str) -> _Item | None:
+    """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
+    m = re.match(r"^(?:被)?(?:" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
+        r"^(?:当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
+    )
+    if m:
+        job = re.sub(r"^(?:一[个名位]|个|名)", "", _tidy(m.group("v")))
+        if looks_like_job(job):
+            return _fact(f"{who}是{job}", "work")
+    m = re.match(
+        r"^(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|大巴))(?:了|啦)?$",
+        core,
+    )
+    if m:
+        return _fact(f"{who}{m.group('v')}", "work")
+    m = re.match(
+        r"^(?:从[^，,]{1,8}?)?(?:把工作|工作)?(?P<v>辞职|离职|裸辞|辞了|被裁员?|失业|下岗|退休|不干)(?:了|啦)?$", core
+    ) or re.match(r"^(?:把)?[\u4e00-\u9fff]{1,6}?的?(?:工作|活儿?|差事|班)(?:也|已经)?(?P<v>辞了|不干了)$", core)
+    if m:
+        said = {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(m.group("v"), m.group("v"))
+        return _fact(f"{who}{said}了", "work")
+    return None
+
+
+def _age_fact(core: str, who: str) -> _Item | None:
+    """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
+    m = re.match(r"^(?P<pre>今年|已经|都|满)?(?:是)?" + _AGE_NUMBER + r"(?:周)?岁(?P<half>半)?(?:了|啦)?$", core)
+    if m is None and who == "用户":  # "我34了", "四十一了"
+        m = re.match(r"^(?P<pre>)(?P<v>[1-9]\d|[二三四五六七八九]?十[一二三四五六七八九]?)(?P<half>)(?:了|啦)$", core)
+    if m is None:
+        m = re.match(r"^(?P<pre>今年)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)?$", core) or re.match(
+            r"^(?P<pre>已经|都)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)$", core
+        )
+    if m is None:
+        m = re.search(
+            r"(?P<pre>)(?:步入|迈入|进入|跨入|踏入|满|过了|过完|到了|迎来)(?:了)?(?:生日(?:就|已经|都)?)?"
+            + _AGE_NUMBER
+            + r"(?:周)?岁(?P<half>半)?",
+            core,
+        ) or re.search(r"(?P<pre>)" + _AGE_NUMBER + r"(?:周)?岁(?P<half>)(?:的)?生日", core)
+    if m is None:
+        return None
+    year = "今年" if m.group("pre") == "今年" else ""
+    return _fact(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
+
+
+def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
+    """开的是X, 提了台X, 新车是X: the car the user drives now."""
+    m = re.match(r"^(?P<said>开的是(?:一辆|一台|辆|台)?|开(?:着)?(?:一辆|一台|辆))(?P<v>.+)$", core)
+    if m and _tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
+        return _fact(f"{who}{m.group('said')}{_tidy(m.group('v'))}", "other")  # as said: 开着一辆大卡车
+    if m is None:
+        m = re.match(
+            r"^(?P<verb>提|买|换|入手|购入|新买|刚提)(?:了)?(?:一)?(?P<m>辆|台|部)(?:新车)?[，,]?(?P<v>.+)$", core
+        )
+        if m and not (m.group("m") == "辆" or m.group("verb") == "提" or re.search(r"车", message)):
+            m = None
+    if m is None:
+        said = re.match(r"^的?(?P<noun>新车|车|座驾|爱车)(?:是|换成了?)(?:一辆|一台)?(?P<v>.+)$", core)
+        if said and _tidy(said.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", said.group("v")):
+            return _fact(f"{who}的{said.group('noun').replace('新车', '车')}是{_tidy(said.group('v'))}", "other")
+    if m and _tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
+        return _fact(f"{who}开的是{_tidy(m.group('v'))}", "other")
+    m = re.match(
+        r"^(?:换了|买了|入手了|新买了)(?:个|部|台|一部|一台)?(?:新)?手机[，,]?(?:是)?(?P<v>.+)$", core
+    ) or re.match(
+        r"^(?:换了|买了|入手了|新买了|换成了?)(?:个|部|台|一部|一台)?(?:新的?)?(?P<v>[^，,]{1,8}?)手机$", core
+    )
+    if m is None and re.search(r"手机", message):
+        m = re.match(r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core)
+    if m and _tidy(m.group("v")):
+        return _fact(f"{who}的手机是{_tidy(m.group('v'))}", "other")
+    return None
+
+
+_PARTNER = {"男友": "男朋友", "女友": "女朋友"}
+
+
+def _partner_fact(core: str, who: str) -> _Item | None:
+    """单身, 结婚了, 分手了, 和一个叫X的女生在一起了, 交了个女朋友叫X."""
+    if who != "用户":
+        return None
+    m = re.match(r"^(?P<v>单身|已婚|未婚|结婚|订婚|离婚|脱单|恋爱|谈恋爱)(?:了|啦)?$", core)
+    if m:
+        said = m.group("v")
+        return _fact(f"用户{said}{'' if said in ('单身', '已婚', '未婚') else '了'}", "relationship")
+    m = re.match(
+        r"^(?:(?:和|跟)(?P<r>男朋友|女朋友|对象|男友|女友|老公|老婆))?(?:已经)?(?P<v>分手|分了|离婚|离了|分开)(?:了|啦)?(?:…|\.\.\.)?$",
+        core,
+    )
+    if m:
+        divorced = m.group("v") in ("离婚", "离了")
+        role = _PARTNER.get(m.group("r") or "", m.group("r") or ("老公" if divorced else "对象"))
+        return _fact("用户离婚了" if divorced else f"用户和{role}分手了", "relationship")
+    m = re.search(
+        r"(?:跟|和)(?:一个)?叫(?P<n>[^，,的]{1,6})的(?P<g>男生|男孩子?|男的|男人|小伙子?|帅哥|女生|女孩子?|女的|女人|姑娘|妹子|人)"
+        r"(?:在)?(?:谈|处|交往|约会|在一起|好上)",
+        core,
+    )
+    if m:
+        gender = m.group("g")
+        role = "男朋友" if gender[0] in "男小帅" else "女朋友" if gender[0] in "女姑妹" else "对象"
+        return _fact(f"用户的{role}叫{m.group('n')}", "relationship")
+    m = re.match(
+        r"^(?:交了|找了|谈了|有了)(?:个|一个)?(?:新)?(?P<r>男朋友|女朋友|对象|男友|女友)[，,]?(?:叫|名叫)(?P<n>.+)$",
+        core,
+    )
+    if m and _tidy(m.group("n")):
+        return _fact(f"用户的{_PARTNER.get(m.group('r'), m.group('r'))}叫{_tidy(m.group('n'))}", "relationship")
+    m = re.match(r"^(?P<v>(?:交|找|谈)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|对象|男友|女友))(?:了|啦)?$", core)
+    if m:
+        return _fact(f"用户{m.group('v')}", "relationship")
+    return None
+
+
+_CONSUMED = (("烟", r"烟|抽|吸|根"), ("酒", r"酒"), ("咖啡", r"咖啡"), ("奶茶", r"奶茶"))
+_AMOUNT = r"(?:\d+|[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)"
+
+
+def _amount_fact(core: str, who: str, message: str) -> _Item | None:
+    """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
+    m = re.match(
+        r"^(?:改成|变成|减到|降到|减少到|控制在)?(?P<freq>一天|每天|天天|一周|每周|一个月|每个月|一年)(?:就|只|才|大概|差不多|能|要)?(?P<verb>抽|吸|喝)?"
+        r"(?P<n>" + _AMOUNT + r")(?:左右)?(?P<thing>烟|酒|咖啡|奶茶|啤酒|白酒|红酒|可乐)?$",
+        core,
+    )
+    if not m:
+        return None
+    thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
+    if not thing:
+        return None
+    return _fact(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
+
+
+def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
+    """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
+    m = re.match(r"^(?:正在|在)?戒(?:掉)?(?:了)?(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)?(?:了|啦)?$", core) or re.match(
+        r"^(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)(?:也|都|已经)?戒(?:掉)?了$", core
+    )
+    if not m:
+        return None
+    thing = m.group("obj") or next((t for t, w in _CONSUMED if re.search(w, message)), "")
+    if not thing:
+        return None
+    if re.search(r"(?:^|[^已])在戒|正在戒", said):
+        return _fact(f"{who}在戒{thing}", "habit")
+    degree = "彻底" if "彻底" in said else ""
+    return _fact(f"{who}{degree}戒{thing}了", "habit")
+
+
+_LEVEL_NOUNS = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|专家|内行|熟手"
+
+
+def _level_fact(core: str, who: str) -> _Item | None:
+    """是小白, 算入门了, 已经上手了: how far along the user is."""
+    m = re.match(
+        r"^(?:算|算是|也算|已经|总算|终于)?(?:是)?(?:个|一个|一名|一枚)?(?P<v>" + _LEVEL_NOUNS + r")(?:了|啦)?$", core
+    )
+    if m:
+        return _fact(f"{who}是{m.group('v')}", "personal_info")
+    m = re.match(r"^(?:算|算是|也算|已经|总算|终于)?(?P<v>入门|上手|熟练|精通|出师)(?:了|啦)?$", core)
+    if m:
+        return _fact(f"{who}{m.group('v')}了", "personal_info")
+    return None
+
+
+_GRADE = (
+    r"(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三]|幼儿园(?:[大中小]班)?|"
+    r"[大中小]班|小学|初中|高中|大学|研究生"
+)
+
+
+def _grade_fact(core: str, who: str) -> _Item | None:
+    """上二年级, 升三年级了, 大三了, 毕业了: which school year, now."""
+    m = re.match(
+        r"^(?P<verb>(?:在|正在)?(?:上|读|念)|升|进|升到|升入|升上|考上)(?:了)?(?P<v>" + _GRADE + r")(?:了|啦)?$", core
+    ) or re.match(
+        r"^(?P<verb>)(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三])(?:了|啦)?$",
+        core,
+    )
+    if m:
+        verb = m.group("verb") if m.group("verb") in ("在读", "在上", "读", "念", "正在读") else "上"
+        return _fact(f"{who}{verb}{m.group('v')}", "relationship" if who != "用户" else "work")
+    m = re.match(
+        r"^(?:考上|考进|考入|进|升入|转到|转学到)了?(?P<v>[\u4e00-\u9fff]{1,8}?(?:中学|小学|高中|初中|大学|学院|一中|二中|附中))$",
+        core,
+    )
+    if m:
+        return _fact(f"{who}上{m.group('v')}", "relationship" if who != "用户" else "work")
+    if re.match(r"^(?:大学|研究生|硕士|博士)?毕业了?$", core):
+        return _fact(f"{who}毕业了", "relationship" if who != "用户" else "work")
+    return None
+
+
+_SALARY_NUMBER = r"(?P<v>[\d.]+[kKwW万千]?|[一二两三四五六七八九十]+(?:万|千)(?:[一二两三四五六七八九])?)"
+
+
+def _salary_fact(core: str, who: str, message: str) -> _Item | None:
+    """工资八千, 月薪两万了, 涨工资了，现在一万二: what the user earns now."""
+    m = re.match(
+        r"^(?:一个月|每个月|每月)?(?P<n>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才|涨了?到)?"
+        + _SALARY_NUMBER
+        + r"(?:块钱?|元)?(?:了|啦|左右)?$",
+        core,
+    )
+    if m is None and re.search(r"工资|薪|收入", message):
+        m = re.match(
+            r"^(?P<n>)(?:涨到了?|变成了?|降到了?|到手)?" + _SALARY_NUMBER + r"(?:块钱?|元)?(?:了|啦|左右)?$", core
+        )
+        if m and not re.search(r"[kKwW万千]|\d{4,}", m.group("v")):
+            m = None
+    if m is None:
+        return None
+    noun = "年薪" if m.group("n") == "年薪" else "月薪"
+    return _fact(f"{who}{noun}{m.group('v')}", "work")
+
+
+def _weight_fact(core: str, who: str) -> _Item | None:
+    """体重150斤, 减到140了, 现在130斤: the weight now."""
+    m = re.match(
+        r"^(?:体重)?(?:是|有|只有|就|才|还有)?(?:减到|瘦到|降到|胖到|涨到|长到|掉到|减了?到|变成)?(?:了)?(?P<v>\d{2,3}(?:\.\d)?)\s*(?P<u>斤|公斤|kg|千克)?(?:了|啦|左右)?$",
+        core,
+    )
+    if m and (m.group("u") or re.match(r"^(?:体重|减|瘦|降|胖|涨|长|掉)", core)):
+        return _fact(f"{who}体重{m.group('v')}{m.group('u') or '斤'}", "personal_info")
+    return None
+
+
+_PET_GONE = re.compile(
+    r"^(?P<x>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:已经|前几天|上个月|去年)?(?:送人|送走|送给[\u4e00-\u9fff]{1,6}?(?:养)?|丢了|走丢|去世|死|病死|没了|跑了)(?:了|啦)?$"
+)
+
+
+def _pet_fact(core: str, who: str) -> _Item | None:
+    """养了只猫 (said without 我), 狗送人了: which pets the user keeps."""
+    m = re.match(r"^(?:又|还|也)?养(?:了|着)(?P<v>.{1,10})$", core)
+    if m and who == "用户":
+        return _fact(f"用户养了{_tidy(m.group('v'))}", "other")
+    m = _PET_GONE.match(core)
+    if m:
+        species = species_of(m.group("x"))
+        if species:
+            return _fact(f"{who}不再养{species}了", "other")
+    return None
+
+
+def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> _Item | None:
+    """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
+    if is_unreal(said):
+        return None
+    core = _LEAD_ADVERBS.sub("", re.sub(r"^家(?=今年|去年|又|刚|已经|前|上|最近|搬)", "", _LEAD_ADVERBS.sub("", rest)))
+    core = re.sub(r"^家(?=搬)", "", core)
+    # "毕业后去了泉州", "跳槽后月薪两万了": what came first sets the time, not the subject
+    core = _LEAD_ADVERBS.sub(
+        "", re.sub(r"^[\u4e00-\u9fff]{1,4}?(?:以后|之后|后)(?=[\u4e00-\u9fff]{2})(?!来)", "", core)
+    )
+    core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
+    message = message or said
+    said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
+    return (
+        _moved_fact(core, who, said_now)
+        or _grade_fact(core, who)
+        or _salary_fact(core, who, said_now)
+        or _weight_fact(core, who)
+        or _pet_fact(core, who)
+        or _job_change_fact(core, who)
+        or _age_fact(core, who)
+        or _vehicle_fact(core, who, message)
+        or _partner_fact(core, who)
+        or _quit_fact(core, said, who, message)
+        or _amount_fact(core, who, message)
+        or _level_fact(core, who)
+    )
+
+
+def _user_facts(rest: str, said: str, message: str = "") -> _Item | None:
+    item = change_fact(rest, said, "用户", message)
+    if item:
+        return item
+    core = re.sub(r"^是(?=在|住)", "", _LEAD_ADVERBS.sub("", rest))
     for rule in (_location_fact, _work_fact, _personal_fact):
         item = rule(core)
         if item:
@@ -268,7 +715,10 @@ _ROLE_PREDICATE = re.compile(
 )
 
 
-def _role_fact(subject: _Subject, rest: str) -> _Item | None:
+def _role_fact(subject: _Subject, rest: str, said: str = "", message: str = "") -> _Item | None:
+    change = change_fact(rest, said or rest, subject.phrase, message)
+    if change is not None:
+        return change._replace(category="relationship")
     core = _LEAD_ADVERBS.sub("", rest)
     if not _ROLE_PREDICATE.match(core) or not _tidy(core):
         return None
@@ -346,7 +796,7 @@ def clean_said(text: str) -> str:
 #: first-person clauses that ask for help or report the moment, not the person
 _NOT_ABOUT_ME = re.compile(
     r"想问|请教|想知道|想了解|想请|问一下|问个|帮我|有个问题|有一个问题|有件事|有点事|"
-    r"我(?:也|就|还|现在)?(?:要去|马上|待会|一会|刚才|这会|等下|今天)|我在\S{1,2}$|"
+    r"我(?:也|就|还|现在)?(?:要去|马上|待会|一会|刚才|这会|等下|今天)|我在(?!减肥|健身|备考|备孕|考研|学|练|戒|读|追)\S{1,2}$|"
     r"(?:有点|有些|好|太|特别|非常)(?:累|困|饿|渴|烦|忙|冷|热|晕|难受|不舒服|无聊|紧张|担心|郁闷)"
 )
 #: the user themself (我, 我家), not a group the user is in (我们周末去爬山)

@@ -24,13 +24,72 @@ _STYLE_REQUESTS: tuple[tuple[str, str], ...] = (
     (r"(?:不用|不要|别|无需)(?:再|多)?(?:解释|说明)", "偏好不加解释的回复风格"),
     (r"直接(?:说|讲|点|给)|(?:说|讲)重点|重点说|(?:不要|别|少)(?:说)?废话|别(?:太)?啰嗦", "偏好简洁直接的回复风格"),
     (
-        r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长",
+        r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长|"
+        r"(?:不用|不要|别|无需|没必要)(?:那么|这么|太|写得?|讲得?|说得?)?(?:详细|具体|长)|"
+        r"(?:一两|两三|三五|三两|几)句话?(?:就|说|讲|概括|总结|说清楚|讲清楚)|一句话(?:说|讲|概括|总结)|简单(?:说说|讲讲|聊聊|说|讲)|"
+        r"(?:太|有点)长了",
         "偏好简短的回复风格",
     ),
-    (r"(?:详细|具体)一?(?:点|些)|(?:说|讲|回答|回复|解释|写)得?(?:详细|具体)", "偏好详细的回复风格"),
-    (r"(?:正式)一?(?:点|些)", "偏好正式的回复风格"),
-    (r"(?:随意|口语化)一?(?:点|些)", "偏好口语化的回复风格"),
+    (
+        r"(?:详细|具体|长)一?(?:点|些)|(?:说|讲|回答|回复|解释|写)得?(?:详细|具体|长)|(?:多|展开)(?:讲|说|写)(?:点|些|一点|一些)|"
+        r"(?:不用|不要|别)(?:那么|太)?(?:简短|简略|简单)",
+        "偏好详细的回复风格",
+    ),
+    (r"(?:正式|严谨|书面|规范)一?(?:点|些)|(?:不要|别)(?:太)?(?:随意|随便)", "偏好正式的回复风格"),
+    (
+        r"(?:随意|随便|轻松|活泼|俏皮|口语化|接地气)一?(?:点|些)|像(?:朋友|哥们|闺蜜)一样(?:聊|说话)|"
+        r"(?:不要|别|不用)(?:太|那么)?(?:正式|严肃|官方|客气|拘谨)",
+        "偏好随意、口语化的回复风格",
+    ),
 )
+
+# How much to explain, in which words, with what in the reply: each names the side it takes.
+_PLAIN_WORDS = (
+    r"多打比方|打个?比方|多举例子?|举个?例子|用大白话|大白话|通俗(?:易懂)?|说人话|浅显(?:易懂)?|讲得?简单易懂"
+)
+_TECHNICAL_WORDS = (
+    r"(?:直接)?用(?:专业)?(?:说法|术语|名词)|(?:可以|直接)?说(?:专业)?术语|专业(?:说法|术语|名词)(?:就行|也行|没关系|可以)|"
+    r"讲(?:得)?(?:硬核|专业|深入)(?:一?点|些)|硬核(?:一?点|些)"
+)
+_EMOJI_WITHOUT = (
+    r"纯文字|纯文本|只要文字|(?:不要|别|不用|少|去掉)(?:再)?(?:带|加|用|发|放)?(?:点)?(?:emoji|表情|颜文字)"
+)
+_EMOJI_WITH = r"(?:多|可以|能|记得)?(?:带|加|用|发|放)(?:点|些|一些|几个|个|一个)?(?:emoji|表情|颜文字)"
+_CODE_LANGUAGES = r"Python|Golang|Go|Java(?:Script)?|TypeScript|C\+\+|C#|Rust|Ruby|PHP|Swift|Kotlin|Scala|MATLAB|Shell|Bash|SQL|Lua|Dart|Perl|Haskell"
+_CODE_LANGUAGE = re.compile(
+    r"(?:用|写|拿|改用|换成|换用|转成?|都用|一律用)\s*(?P<l>" + _CODE_LANGUAGES + r")(?![A-Za-z])", re.IGNORECASE
+)
+#: code examples as a standing request, not one task ("用Python写个脚本" asks for one script)
+_CODE_EXAMPLES = re.compile(r"示例|例子|样例|示范|demo|举例|以后|往后|默认|一律|统一|都用|都给我|从现在", re.IGNORECASE)
+
+
+def _reply_content_preference(rest: str, said: str) -> _Item | None:
+    """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
+    m = _CODE_LANGUAGE.search(rest)
+    if m and _CODE_EXAMPLES.search(said):
+        language = m.group("l")
+        language = {"golang": "Go"}.get(language.lower(), language)
+        return _pref(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
+    if re.search(_EMOJI_WITHOUT, rest, re.IGNORECASE):
+        return _pref("偏好纯文字的回复", "format", said, behaviour=True)
+    if re.search(_EMOJI_WITH, rest, re.IGNORECASE):
+        return _pref("偏好回复里带emoji表情", "format", said, behaviour=True)
+    if re.search(_PLAIN_WORDS, rest):
+        return _pref("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
+    if re.search(_TECHNICAL_WORDS, rest) and not re.search(r"(?:少|不|别|避免|不要)(?:用|说)?(?:专业)?术语", rest):
+        return _pref("偏好使用专业术语的讲解", "language", said, behaviour=True)
+    m = re.search(r"(?:用|换成|改用|切换到|切到|换到)(?P<u>公制|英制|摄氏度?|华氏度?|公里|英里|公斤|千克|磅)", rest)
+    if m:
+        unit = m.group("u")
+        side = "英制" if unit in ("英制", "华氏", "华氏度", "英里", "磅") else "公制"
+        named = "" if unit == side else f"（{unit}）"
+        return _pref(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
+    m = re.match(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$", rest)
+    if m:
+        return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
+    return None
+
+
 _STYLE_WORDS = re.compile(r"简短|简洁|简单|精简|短|详细|具体|直接|重点|啰嗦|废话|正式|随意|口语|幽默|委婉|解释")
 _REPLY_NOUNS = re.compile(r"(?:回复|回答|答复|答案|解释|说明)$")
 _LANGUAGES = r"中文|英文|英语|汉语|日语|普通话|粤语"
@@ -89,12 +148,17 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
         return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
-    m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲)(?P<l>" + _LANGUAGES + r")", rest)
+    m = re.search(
+        r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|切回|切换到|换到)(?P<l>" + _LANGUAGES + r")", rest
+    )
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
         verb = "不希望" if m.group("neg") else "偏好"
         return _pref(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
-    if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点)(?:专业)?术语", rest):
+    if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
         return _pref("偏好少用专业术语", "language", said, behaviour=True)
+    item = _reply_content_preference(rest, said)
+    if item:
+        return item
     m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"

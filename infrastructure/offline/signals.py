@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from factledger.infrastructure.offline.clauses import (
     EN_ELLIPSIS,
     Clause,
+    dialect,
     en_mentions_self,
     is_english,
     is_question,
@@ -57,9 +58,20 @@ _I = r"(?:我们家|我家|我的|我)"
 #: what marks a passing state or a plan for the next hour, not something lasting
 _PASSING = re.compile(
     r"我(?:也|就|还)?(?:现在|要去|马上|待会|一会|刚才|这会|等下|今天|应该|得去)"
+    r"|我(?:也|还|都)?(?:正)?在(?:吃|看|玩|睡|洗|做饭|写作业|听歌|等|开会|上课|路上|忙|加班|追剧)"
+    r"|我(?:也|都|就|差点|真)?(?:忘了|忘记了|记错了时间)"
+    r"|我(?:先|这就|马上|得|要|一会儿?)?去(?:吃|睡|洗|买|看看|忙|上个?厕所|做饭|休息)"
+    r"|我(?:也|都|真|真的|可|就)?(?:好|太|很|超|特别|有点|有些|挺)?(?:开心|高兴|难过|伤心|生气|郁闷|无聊|累|困|饿|烦|紧张|激动|"
+    r"感动|害怕|担心|着急|崩溃|无语|尴尬|委屈|满足|幸福)(?:了|啊|呀|呢|死了)?$"
     r"|\b(?:gonna|right now|today|tonight|i'll|i ll)\b"
 )
 _EN_I = r"(?:i|i'm|i m|im|i've|i ve|i am|i was|i have|i had)"
+#: the listener acting on the speaker ("你一直支持我", "你跟我去…"): an exchange, not a trait
+_LISTENER_THEN_ME = re.compile(r"[你您][^我]*我")
+#: "我们" alone, a group the speaker is in, not the speaker ("我们这附近没有…"); 我们家/公司 stay
+_ONLY_WE = re.compile(
+    r"^(?:(?!我(?!们)|我们(?:家|公司|单位|学校|部门|团队|班|专业)).)*我们(?!家|公司|单位|学校|部门|团队|班|专业)(?:(?!我(?!们)).)*$"
+)
 
 #: pastimes as verb phrases; one proposed or done together tells what the speaker does for fun
 _ZH_HOBBY = (
@@ -77,6 +89,32 @@ _ZH_HABITUAL_PASTIME = re.compile(
 )
 #: a clause whose subject is someone else ("他们经常一起去钓鱼")
 _ZH_OTHER_SUBJECT = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家|有人)")
+#: a change told as an event, usually without 我: moves, job changes, birthdays, a new car, quitting
+_ZH_CHANGE = (
+    r"搬(?:家|到|去|来|回|进)|跳槽|调(?:到|去|回|职|动)|升职|晋升|被提拔|转正|辞职|离职|裸辞|被裁|退休了|不干了|入职|"
+    r"买了?(?:套|个)?房|安家|定居|落户|回老家|提了?(?:台|辆)|(?:换|买)了?(?:辆|台)|新车|旧车|岁生日|(?:步入|迈入|满)\d+岁|"
+    r"\d+岁了|戒了|在戒|戒烟|戒酒|分手|分了|离婚|结婚了|订婚|脱单|单身|入门了|上手了|送人了|送走了|走丢了|换成|改成|换回|"
+    r"升了|当上|成了正式|转正|[上升](?:了)?(?:[一二三四五六]年级|初[一二三]|高[一二三]|小学|初中|高中|大学)|体重|\d+(?:斤|公斤)|减到|瘦到|胖到|"
+    r"^(?:[\u4e00-\u9fff]{0,6}?)不(?:学|考|去|做|干|减|练|追|玩|养|住|用|喝|吃|抽)[\u4e00-\u9fff]{0,4}了|^不[\u4e00-\u9fff]{1,2}了$|新家|^(?:现在|目前|已经)?住在|租房|租了|开网约车|跑外卖|跑滴滴|辞了|不在[\u4e00-\u9fff]{1,8}了|去了.{1,10}(?:当|做)|转行|改行|转岗|考上|走丢|去世|新公司|养了(?:只|条|一|两)|提车|换了?(?:个|部|台)?[^，,]{0,6}手机|"
+    r"(?:大[一二三四]|初[一二三]|高[一二三]|[一二三四五六]年级)了|取消了|黄了|泡汤了|工资|月薪|年薪|涨薪|加薪|过完?生日|"
+    r"^(?:\d{2}|[二三四五六七八九]?十[一二三四五六七八九]?)(?:岁)?了$|(?:买|换)了(?:个|部|台|辆)"
+)
+_EN_CHANGE = (
+    r"\b(?:moved (?:to|into|back)|relocated|promoted|turned \d+|quit (?:my|the) job|got (?:married|engaged|divorced|laid off|fired)|"
+    r"broke up|now driving|sold (?:it|that|my)|traded (?:it|that|my)|new job|joined \w+|started (?:a new job|working)|"
+    r"gave up|given up|quit \w+|stopped \w+ing|now i'?m|i'?m now|now (?:living|working|driving|based)|moved into|"
+    r"switched to|swapped|replaced|cancell?ed|called off|\w+'s off|graduated|passed away|adopted|"
+    r"i'?m (?:a )?(?:freshman|sophomore|junior|senior))\b"
+)
+#: taking back or correcting what was said: it changes what is known about the speaker
+_ZH_CORRECTION = (
+    r"说错了|打错了|写错了|记错了|记混了|搞错了|口误|笔误|纠正一下|更正一下|开玩笑的|逗你(?:玩)?的|骗你的|吹牛的|瞎说的"
+)
+_EN_CORRECTION = (
+    r"\b(?:oops|typo|autocorrect|correction|i meant|just kidding|i was (?:just )?(?:joking|kidding)|nvm|never mind|scratch that|"
+    r"is actually|(?:was|that's) a lie)\b"
+)
+
 #: what the speaker holds dear: "patience makes all the difference", "it's vital that families eat together"
 _EN_VALUES = (
     r"\b(?:can|could|does|do|will|would) (?:really |truly |actually |still )?make (?:a|all the) (?:\w+ )?difference\b"
@@ -145,6 +183,7 @@ class SignalDetector:
         ],
         "relationship": [
             _I + r"(?:" + _FAMILY + r")",
+            _I + r"(?:现在|目前|还是|一直|已经|刚|也)*(?:单身|已婚|未婚|离婚|离异|结婚|订婚|恋爱|脱单)",
             r"\bmy (?:"
             + EN_ROLE_PATTERN
             + r"|kids?|children|family|parents|grand\w+|fianc\w*|spouse|pets?|dogs?|cats?)\b",
@@ -176,8 +215,11 @@ class SignalDetector:
     }
 
     TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = {
+        "identity": [r"(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)(?:座|女|男)"],
         "relationship": [_NOT_MINE + r"(?:" + _FAMILY + r")", r"家里的(?:" + _PETS + r")"],
         "work": [_NOT_MINE + r"(?:" + _WORK_WORDS + r")"],
+        "change": [_ZH_CHANGE, _EN_CHANGE],
+        "correction": [_ZH_CORRECTION, _EN_CORRECTION],
     }
 
     #: pastimes the speaker shares or keeps up without naming themself (not when another subject is named)
@@ -210,19 +252,30 @@ class SignalDetector:
             r"\bdon't (?:send|call|write|use|explain|bother|remind)\b",
         ],
         "style_request": [
-            r"简短|简洁|精简|短一?点|详细|具体点|直接|重点|啰嗦|废话|口语化|正式一?点",
-            r"\b(?:short|brief|concise|detailed|direct|to the point)\b",
+            r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说",
+            r"\b(?:short|shorter|brief|concise|detailed|direct|to the point|casual|formal|professional tone)\b",
         ],
         "time": [
             r"(?:上午|中午|下午|夜里|深夜|半夜|下班后|早上|晚上|周末|\d+点).{0,6}(?:打扰|联系|找|发|提醒|推送|打电话)",
             r"\b(?:morning|evening|night|weekend)s?\b.{0,20}\b(?:call|message|remind|contact)\b",
         ],
-        "format": [r"列表|表格|分点|分条|要点|代码块|markdown|段落|图表", r"\b(?:bullet|list|table)s?\b"],
-        "language": [
-            r"(?:用|说|讲|以)(?:中文|英文|英语|汉语|日语|普通话)|(?:中文|英文|英语)(?:回复|回答)|术语",
-            r"\bin (?:english|chinese)\b",
+        "format": [
+            r"列表|表格|分点|分条|要点|代码块|markdown|段落|图表|纯文字|纯文本|emoji|表情|颜文字|公制|英制|摄氏|华氏",
+            r"\b(?:bullet|list|table)s?\b|\b(?:metric|imperial|emojis?|plain text|celsius|fahrenheit|kilometers|miles)\b",
         ],
-        "tool": [r"(?:用|使用)\s*[A-Za-z]", r"(?:用|通过)(?:微信|钉钉|飞书|QQ|邮件|邮箱)"],
+        "language": [
+            r"(?:用|说|讲|以|换回|换成|改用|切回)(?:中文|英文|英语|汉语|日语|普通话)|(?:中文|英文|英语)(?:回复|回答)|术语|打比方|举例子|举个例子|大白话|通俗|浅显|说人话|专业说法|硬核",
+            r"\bin (?:english|chinese)\b|\b(?:jargon|analogies|technical terms?|simple words|eli5)\b"
+            r"|\bswitch (?:back )?to (?:english|chinese|mandarin|spanish|french|german|japanese|korean)\b"
+            r"|\b(?:american|british|us|uk) (?:english|spelling)\b",
+        ],
+        "tool": [
+            r"(?:用|使用|换|换成|改用)\s*[A-Za-z]",
+            r"(?:用|通过)(?:微信|钉钉|飞书|QQ|邮件|邮箱)",
+            r"(?:写|改用|换成)\s*(?:python|golang|go|java|javascript|typescript|rust|c\+\+|c#|ruby|php|swift|kotlin)(?![a-z])",
+            r"\b(?:code|examples?|snippets?) in (?:python|go|golang|java|javascript|typescript|rust|c\+\+|ruby|php|swift|kotlin)\b",
+            r"\b(?:switch to|use|write|show me|give me) (?:python|golang|java|javascript|typescript|rust|c\+\+|ruby|php|swift|kotlin)\b",
+        ],
     }
 
     #: categories that say only "the speaker said something about themself"
@@ -242,6 +295,7 @@ class SignalDetector:
         }
         if not isinstance(text, str):
             return result
+        text = dialect(text)
         facts: list[str] = []
         prefs: list[str] = []
         for clause in split_clauses(text):
@@ -306,8 +360,13 @@ class SignalDetector:
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
-        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _PASSING.search(text):
-            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person
+        if (
+            set(facts) <= self.GENERIC_CATEGORIES
+            and not prefs
+            and (_PASSING.search(text) or (not english and (_LISTENER_THEN_ME.search(text) or _ONLY_WE.search(text))))
+        ):
+            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
+            # "要不是你一直支持我…": the listener's doing; "我们这附近…": a group, not the speaker
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
@@ -341,6 +400,7 @@ class SignalDetector:
 __all__ = [
     "Clause",
     "SignalDetector",
+    "dialect",
     "is_question",
     "is_question_to_assistant",
     "is_small_talk",

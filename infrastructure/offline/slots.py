@@ -74,6 +74,46 @@ ROLE_SYNONYMS: dict[str, str] = {
     "邻居": "邻居",
     "客户": "客户",
     "合伙人": "合伙人",
+    "闺女": "女儿",
+    "大儿子": "大儿子",
+    "小儿子": "小儿子",
+    "大女儿": "大女儿",
+    "小女儿": "小女儿",
+    "老大": "老大",
+    "老二": "老二",
+    "大宝": "老大",
+    "二宝": "老二",
+    "表哥": "表哥",
+    "表姐": "表姐",
+    "表弟": "表弟",
+    "表妹": "表妹",
+    "堂哥": "堂哥",
+    "堂姐": "堂姐",
+    "堂弟": "堂弟",
+    "堂妹": "堂妹",
+    "舅舅": "舅舅",
+    "姑姑": "姑姑",
+    "阿姨": "阿姨",
+    "叔叔": "叔叔",
+    "伯伯": "伯伯",
+    "婆婆": "婆婆",
+    "公公": "公公",
+    "岳父": "岳父",
+    "岳母": "岳母",
+    "丈母娘": "岳母",
+    "老丈人": "岳父",
+    "未婚夫": "未婚夫",
+    "未婚妻": "未婚妻",
+    "前男友": "前男友",
+    "前女友": "前女友",
+    "闺蜜": "闺蜜",
+    "发小": "发小",
+    "导师": "导师",
+    "实习生": "实习生",
+    "孙子": "孙子",
+    "孙女": "孙女",
+    "外孙": "外孙",
+    "外孙女": "外孙女",
     # English, mapped onto the Chinese canonical role
     "boss": "老板",
     "manager": "领导",
@@ -99,6 +139,19 @@ ROLE_SYNONYMS: dict[str, str] = {
     "roommate": "室友",
     "neighbor": "邻居",
     "neighbour": "邻居",
+    "fiance": "未婚夫",
+    "fiancé": "未婚夫",
+    "fiancee": "未婚妻",
+    "fiancée": "未婚妻",
+    "cousin": "表哥",
+    "aunt": "阿姨",
+    "uncle": "叔叔",
+    "grandma": "奶奶",
+    "grandmother": "奶奶",
+    "grandpa": "爷爷",
+    "grandfather": "爷爷",
+    "niece": "侄女",
+    "nephew": "侄子",
 }
 
 #: canonical roles a person normally has one of
@@ -119,6 +172,12 @@ EXCLUSIVE_ROLES: frozenset[str] = frozenset(
         "奶奶",
         "外公",
         "外婆",
+        "岳父",
+        "岳母",
+        "公公",
+        "婆婆",
+        "未婚夫",
+        "未婚妻",
     }
 )
 
@@ -143,10 +202,24 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "origin",
         "birthday",
         "company_location",
+        "marital",
+        "employment_status",
+        "vehicle",
+        "phone",
+        "level",
+        "grade",
+        "weight",
+        "zodiac",
+        "star_sign",
+        "salary",
+        "birth_year",
+        "kind",
+        "commute",
     }
 )
 
-POLARITY_PREFIXES = ("possession:", "likes:", "eats:", "drinks:", "smokes:", "can:")
+POLARITY_PREFIXES = ("possession:", "likes:", "eats:", "drinks:", "smokes:", "can:", "keeps:")
+_CJK_CLASS = r"[\u4e00-\u9fff]"
 
 # --------------------------------------------------------------------------
 # Word lists shared with the extractor
@@ -168,6 +241,7 @@ JOB_SUFFIXES = (
     "教授",
     "学生",
     "研究生",
+    "实习生",
     "博士",
     "博士生",
     "经理",
@@ -233,6 +307,41 @@ ORGANISATION_SUFFIXES = (
 )
 
 
+#: employers people name without a suffix ("在腾讯上班"): not cities
+WELL_KNOWN_EMPLOYERS = (
+    "阿里",
+    "腾讯",
+    "百度",
+    "美团",
+    "京东",
+    "网易",
+    "滴滴",
+    "拼多多",
+    "快手",
+    "携程",
+    "蚂蚁",
+    "联想",
+    "中兴",
+    "大疆",
+    "蔚来",
+    "理想",
+    "小鹏",
+    "微软",
+    "谷歌",
+    "苹果",
+    "亚马逊",
+    "国企",
+    "外企",
+    "央企",
+    "私企",
+    "事业单位",
+    "体制内",
+    "政府",
+    "银行",
+    "医院",
+)
+
+
 def looks_like_organisation(name: str) -> bool:
     """True for "阿里巴巴集团", "一家公司", "Google": where one works, not a city.
 
@@ -244,7 +353,7 @@ def looks_like_organisation(name: str) -> bool:
         return False
     if re.search(r"[A-Za-z]", name) and not re.search(r"[\u4e00-\u9fff]", name):
         return True
-    return name.endswith(ORGANISATION_SUFFIXES) or "公司" in name
+    return name.endswith(ORGANISATION_SUFFIXES) or "公司" in name or name.startswith(WELL_KNOWN_EMPLOYERS)
 
 
 def looks_like_job(title: str) -> bool:
@@ -287,15 +396,63 @@ def _clean_value(value: str) -> str:
 
 def _strip_measure(thing: str) -> str:
     # "一辆车" and "车" are the same thing to own; other counts stay (两个孩子)
-    return re.sub(r"^(?:一(?:个|辆|只|套|台|部|条|位|名|家|本|把)|an?\s+|the\s+)", "", thing.strip())
+    return re.sub(
+        r"^(?:一(?:个|辆|只|套|台|部|条|位|名|家|本|把|艘|栋|座|间|头|匹|枚|块|张|所|份|件|双|对|盆|缸)|an?\s+|the\s+)",
+        "",
+        thing.strip(),
+    )
 
 
 # --------------------------------------------------------------------------
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_ADVERBS = r"(?:现在|目前|如今|已经|也|还|都|其实|一直)*"
-_AGE = r"(?P<v>\d+|[一二两三四五六七八九十百]+)\s*(?:周)?岁"
+_ADVERBS = r"(?:现在|目前|如今|已经|也|还|都|其实|一直|又|刚刚?|终于|正式|彻底|总算|最近|根本|压根儿?|并|就|只|才)*"
+_NUMBER = r"\d+|[零一二两三四五六七八九十百]+"
+_AGE = r"(?P<v>" + _NUMBER + r")\s*(?:周)?岁(?P<half>半)?"
+
+#: pets: the species a name like 狸花猫 or 柴犬 is a kind of, so 没养狗 takes back 养了只柴犬
+_SPECIES: tuple[tuple[str, str], ...] = (
+    ("猫", r"猫|布偶|英短|美短|暹罗|加菲"),
+    ("狗", r"狗|犬|金毛|泰迪|哈士奇|柯基|拉布拉多|边牧|比熊|博美|萨摩耶|阿拉斯加|二哈"),
+    ("兔子", r"兔"),
+    ("仓鼠", r"仓鼠|金丝熊"),
+    ("鸟", r"鹦鹉|鸟|八哥"),
+    ("鱼", r"鱼"),
+    ("乌龟", r"龟"),
+    ("cat", r"\bcats?\b|\bkittens?\b|\btabby\b|\bsiamese\b|\bpersian cat"),
+    (
+        "dog",
+        r"\bdogs?\b|\bpupp(?:y|ies)\b|\bretrievers?\b|\blabs?\b|\blabradors?\b|\bpoodles?\b|\bterriers?\b|\bbulldogs?\b|"
+        r"\bbeagles?\b|\bhusk(?:y|ies)\b|\bcorgis?\b|\bshepherds?\b|\bspaniels?\b|\bdachshunds?\b",
+    ),
+)
+#: what people say they drink or smoke, and how they say it
+_CONSUMED: tuple[tuple[str, str], ...] = (
+    (
+        "烟",
+        r"烟(?![台花火雾囱])|抽(?!空|奖|签|屉|时间|象|出)|吸(?!引|收|尘|管)|(?:\d|[一二两三四五六七八九十几半])+根|\bsmok|\bcigarette|\bvap",
+    ),
+    ("酒", r"酒|啤的|白的|\bbeer|\bwine|\balcohol|\bdrinking\b"),
+    ("咖啡", r"咖啡|\bcoffee"),
+    ("奶茶", r"奶茶"),
+)
+#: saying it has stopped: 戒了, 不抽了, 没碰, quit
+_CONSUMPTION_STOPPED = re.compile(
+    r"戒|不(?:再)?(?:抽|吸|喝|碰)|没(?:再)?(?:抽|吸|喝|碰)|\bquit\b|\bstopped\b|\bno longer\b|\bdoes not\b|\bdoesn't\b|\bnever\b|\bgave up\b"
+)
+_MARITAL_WORDS: tuple[tuple[str, str], ...] = (
+    (
+        "single",
+        r"单身|未婚|\bsingle\b|和(?:男朋友|女朋友|男友|女友|对象)分手|跟(?:男朋友|女朋友|男友|女友|对象)分手|\bbroke up\b",
+    ),
+    ("divorced", r"离婚|离异|\bdivorced\b"),
+    ("married", r"已婚|结婚|\bmarried\b"),
+    ("engaged", r"订婚|\bengaged\b"),
+    ("dating", r"恋爱|脱单|对象|(?:男|女)(?:朋友|友)|\bdating\b|\bin a relationship\b"),
+)
+#: how far along the user is at something: one level at a time
+_LEVEL = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|专家|内行|熟手|入门|上手|熟练|精通"
 
 # Chinese predicates, matched after the subject ("用户" / "用户的老板") is removed.
 # Order matters: the first pattern that matches names the slot.
@@ -303,58 +460,149 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
     (r"^的?家(?:住)?在(?P<v>.+)$", "residence"),
     (r"^的?公司在(?P<v>.+)$", "company_location"),
+    (r"^的?老家(?:是|在)?(?P<v>.+)$", "origin"),
+    (r"^(?:来自|出生在|出生于|生于)(?P<v>.+)$", "origin"),
+    (
+        r"^(?:在|上)(?P<v>[^，,]{1,10}?(?:大学|学院|中学|小学|高中|初中|一中|二中|附中))(?:读书|上学|念书|读研|读博|读大学)?$",
+        "grade",
+    ),
     (r"^在(?P<v>.+?)(?:做|当|担任)(?P<w>.+)$", "employment"),
     (r"^在(?P<v>.+?)(?:工作|上班)$", "work_location"),
     (r"^(?:叫|名叫|的?名字(?:是|叫))(?P<v>.+)$", "name"),
     (r"^姓(?P<v>.{1,3})$", "surname"),
-    (r"^(?:今年|已经)?" + _AGE + r"(?:了)?$", "age"),
+    (r"^(?:今年|已经|都|快|满)?(?:是)?" + _AGE + r"(?:了)?$", "age"),
+    (r"^的?体重(?:是|有)?(?P<v>\d+(?:\.\d+)?)\s*(?:斤|公斤|kg|千克)?(?:了|左右)?$", "weight"),
     (r"^的?生日(?:是|在)(?P<v>.+)$", "birthday"),
     (r"^是做(?P<v>.+?)的$", "job"),
     (r"^的?(?:工作|职位|岗位|职业)(?:是)(?P<v>.+)$", "job"),
+    (
+        r"^(?:从[^，,]{1,8}?)?(?P<v>辞职|离职|裸辞|被裁员?|失业|下岗|退休|不干|没有工作|没工作|待业|在家待业)(?:了|啦)?$",
+        "employment_status",
+    ),
+    (r"^(?:开的是|开着|开)(?:一辆|一台|辆|台)(?P<v>.+)$", "vehicle"),
+    (r"^开的是(?P<v>.+)$", "vehicle"),
+    (r"^的?(?:车|座驾|爱车)是(?P<v>.+)$", "vehicle"),
+    (r"^的?手机是(?P<v>.+)$", "phone"),
+    (
+        r"^(?:在[^，,]{1,10}?)?(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|地铁|大巴))(?:的)?$",
+        "job",
+    ),
+    (
+        r"^(?:每天|平时|一般)?(?:骑|坐|开|打|搭|走路|步行|开车|骑车)(?P<v>[^，,]{0,6}?)(?:上班|上学|通勤|去公司)$",
+        "commute",
+    ),
+    (r"^用的是(?P<v>.+?)手机$", "phone"),
+    (
+        r"^用的是(?P<v>(?:iPhone|苹果|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚).*)$",
+        "phone",
+    ),
+    (r"^属(?P<v>[鼠牛虎兔龙蛇马羊猴鸡狗猪])(?:的|相)?$", "zodiac"),
+    (r"^是(?P<v>白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座(?:的)?$", "star_sign"),
+    (
+        r"^(?:的)?(?:一个月|每个月|每月)?(?P<noun>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才)?(?P<v>[\d一二两三四五六七八九十百千万.kKwW]+)(?:块钱?|元)?(?:了|左右)?$",
+        "salary",
+    ),
+    (r"^(?:是|算|算是)?(?:个|一个|一名)?(?P<v>" + _LEVEL + r")(?:了)?$", "level"),
+    (
+        r"^(?:正?在)?(?:上|读|念|升|进|升到|升入|考上)?(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三]|"
+        r"幼儿园.{0,3}|小学|初中|高中|大学|研究生|毕业)(?:了)?$",
+        "grade",
+    ),
+    (r"^最(?:喜欢|爱)的(?P<noun>" + _CJK_CLASS + r"{0,4})是(?P<v>.+)$", "favourite"),
+    (r"^的(?P<noun>" + _CJK_CLASS + r"{1,4})(?:是|叫)(?P<v>.+)$", "attr"),
+    (r"^(?P<noun>" + _CJK_CLASS + r"{1,2})的是(?P<v>.+)$", "frame"),
     (r"^是(?P<v>.+)$", "is"),  # refined into job / gender / origin below
     (r"^负责(?P<v>.+)$", "responsibility"),
-    (r"^(?:出生在|出生于|生于)(?P<v>.+)$", "origin"),
 )
 
 # Polarity predicates: (regex, slot prefix); group "neg" marks the negative.
 _ZH_POLARITY: tuple[tuple[str, str], ...] = (
-    (r"^(?P<neg>没有|没)?有(?P<v>.+)$", "possession:"),
-    (r"^(?P<neg>不|从不|从来不)?(?:喜欢|爱)(?P<v>.+)$", "likes:"),
+    (r"^(?P<neg>没有|没|不再|从没|从来没)?养(?:了|过|着)?(?P<v>.+)$", "keeps:"),
+    (
+        r"^(?:(?P<neg>还没有?|没有?|从没|从来没)(?:考到|拿到|考下|考出|拿下|领到|考)|(?:考到|拿到|考下|考出|拿下|领到)了)(?P<v>.+)$",
+        "possession:",
+    ),
+    (r"^(?P<neg>没有|没|不再)?有(?P<v>.+)$", "possession:"),
+    (r"^(?P<neg>不再|不|从不|从来不)?(?:喜欢|爱)(?P<v>.+)$", "likes:"),
     (r"^(?P<neg>讨厌)(?P<v>.+)$", "likes:"),
-    (r"^(?P<neg>不|从不|从来不)?吃(?P<v>.+)$", "eats:"),
-    (r"^(?P<neg>不|从不|从来不)?喝(?P<v>.+)$", "drinks:"),
-    (r"^(?P<neg>不|从不|从来不)?抽(?P<v>.+)$", "smokes:"),
+    (r"^(?P<neg>不再|不|从不|从来不)?吃(?P<v>.+)$", "eats:"),
+    (r"^(?P<neg>不再|不|从不|从来不)?喝(?P<v>.+)$", "drinks:"),
     (r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳).+)$", "can:"),
 )
 
+EN_JOB_WORD = _EN_JOB_WORD = re.compile(
+    r"(?:er|or|ist|ian|ant|ent|ee|chef|cook|nurse|doctor|manager|engineer|student|teacher|lawyer|pilot|clerk|"
+    r"intern|analyst|scientist|professor|dentist|vet|pharmacist|officer|consultant|director|founder|owner|"
+    r"ceo|cto|cfo|head|lead|architect|barista|cashier|nanny|medic|paramedic|firefighter|attorney)$",
+    re.IGNORECASE,
+)
+
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
+    (
+        r"^is an? (?P<v>freshman|sophomore|junior|senior)(?: (?:in|at) (?:college|high school|university|uni)| year)?(?: now)?$",
+        "grade",
+    ),
+    (r"^(?:just |finally |recently )*(?P<v>graduated)\b.*$", "grade"),
     (r"^(?:now |currently )?(?:lives|is living|resides) in (?P<v>.+)$", "residence"),
-    (r"^(?:is )?based in (?P<v>.+)$", "residence"),
-    (r"^works (?:at|for) (?P<v>.+)$", "employer"),
-    (r"^works in (?P<v>.+)$", "work_location"),
-    (r"^works as (?:an? )?(?P<v>.+)$", "job"),
+    (r"^(?:is )?(?:now )?based in (?P<v>.+)$", "residence"),
+    (r"^(?:is |comes )?from (?P<v>.+)$", "origin"),
+    (r"^(?:now )?works (?:at|for) (?P<v>.+)$", "employer"),
+    (r"^(?:now )?works in (?P<v>.+)$", "work_location"),
+    (r"^(?:now )?works as (?:an? )?(?P<v>.+)$", "job"),
     (r"^(?:name is|is called|is named) (?P<v>.+)$", "name"),
-    (r"^is (?P<v>\d+)(?: years old)?$", "age"),
-    (r"^is an? (?P<v>.+)$", "job"),
+    (r"^(?P<noun>[a-z]+(?: [a-z]+)?)'s name is (?P<v>.+)$", "named"),
+    (r"^(?P<noun>dog|cat|pet|favou?rite \w+|major|degree) is (?:an? )?(?P<v>.+)$", "attr"),
+    (r"^is (?:now )?(?P<v>\d+)(?: years old)?(?: now)?$", "age"),
+    (r"^(?:(?:just|recently|finally|officially) )*turned (?P<v>\d+)(?: years old)?\b.*$", "age"),
+    (
+        r"^(?:was |got |has been )?(?:promoted|bumped up|moved up) to (?:an? |the )?(?P<v>[\w' -]+?)(?: (?:at|in) .+)?$",
+        "job",
+    ),
+    (r"^was born in (?P<v>\d{4})$", "birth_year"),
+    (r"^is (?:now )?dating (?P<v>.+)$", "marital"),
+    (r"^is (?:now )?(?P<v>retired|unemployed|between jobs|out of work|jobless)$", "employment_status"),
+    (r"^(?P<v>quit|left) (?:the user's|his|her|their) job$", "employment_status"),
+    (r"^(?:now )?(?:drives|is driving) (?P<v>.+)$", "vehicle"),
+    (r"^car is (?P<v>.+)$", "vehicle"),
+    (r"^phone is (?P<v>.+)$", "phone"),
+    (r"^is (?:now )?(?:an? |the )?(?P<v>[\w' -]+?)(?: (?:at|in|for|with|of) .+)?$", "en_is"),
 )
 
 _EN_POLARITY: tuple[tuple[str, str], ...] = (
-    (r"^(?P<neg>does not have|doesn't have|has no) (?P<v>.+)$", "possession:"),
+    (
+        r"^(?P<neg>does not (?:actually |really )?(?:have|own)|doesn't (?:actually |really )?(?:have|own)|has no|no longer (?:has|owns)|never (?:had|owned)) (?P<v>.+)$",
+        "possession:",
+    ),
     (r"^(?:has|owns) (?P<v>.+)$", "possession:"),
-    (r"^(?P<neg>does not like|doesn't like|dislikes|hates) (?P<v>.+)$", "likes:"),
+    (r"^(?P<neg>does not like|doesn't like|dislikes|hates|no longer likes) (?P<v>.+)$", "likes:"),
     (r"^(?:likes|loves|enjoys) (?P<v>.+)$", "likes:"),
-    (r"^(?P<neg>does not eat|doesn't eat|never eats) (?P<v>.+)$", "eats:"),
+    (r"^(?P<neg>does not eat|doesn't eat|never eats|no longer eats) (?P<v>.+)$", "eats:"),
     (r"^eats (?P<v>.+)$", "eats:"),
-    (r"^(?P<neg>does not drink|doesn't drink|never drinks) (?P<v>.+)$", "drinks:"),
+    (r"^(?P<neg>does not drink|doesn't drink|never drinks|no longer drinks) (?P<v>.+)$", "drinks:"),
     (r"^drinks (?P<v>.+)$", "drinks:"),
 )
 
 _ZH_SUBJECT = re.compile(r"^用户(?:的)?(?P<role>" + ZH_ROLE_PATTERN + r")?")
 _EN_SUBJECT = re.compile(r"^the user(?:'s|’s)?(?:\s+(?P<role>" + EN_ROLE_PATTERN + r")(?:'s|’s)?)?\s*", re.IGNORECASE)
+#: "用户养了只柴犬，叫可乐": a named pet, one breed
+_PET_NAMED = re.compile(
+    r"养(?:了|着)?(?:一|两)?(?:只|条|头|匹|个)?(?P<v>[^，,。叫]{1,6}?)[，,]?(?:它|牠)?(?:叫|名叫|名字叫)(?P<n>[^，,。的]{1,6})"
+)
+#: "有两万读者", "有两个孩子": how many of something
+_COUNT = re.compile(
+    r"有(?P<n>(?:\d+|[一二两三四五六七八九十百千万几]+)(?:多|来)?(?:万|千|百)?)(?:个|位|只|名|条|套|辆|本|家|w|W)?"
+    r"(?P<t>" + _CJK_CLASS + r"{1,4})$"
+)
+
+
+_GRADE_WORDS = r"(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三]"
 
 
 def _refine_is(value: str) -> tuple[str, str] | None:
     """Split "是X" into the slot it actually fills, or None when unclear."""
+    m = re.fullmatch(r"(?P<g>" + _GRADE_WORDS + r")(?:的)?学生", value)
+    if m:
+        return "grade", m.group("g")
     if value in GENDER_WORDS:
         return "gender", value
     if re.fullmatch(r"[\u4e00-\u9fff]{1,5}人", value) and not value.startswith(("一个", "好", "坏", "个")):
@@ -364,43 +612,207 @@ def _refine_is(value: str) -> tuple[str, str] | None:
     return None
 
 
-def _match_predicates(predicate: str, english: bool) -> tuple[str, str] | None:
+def species_of(thing: str) -> str | None:
+    """'狸花猫' → 猫, '柴犬' → 狗; None when the word names no pet."""
+    for species, words in _SPECIES:
+        if re.search(words, thing, re.IGNORECASE):
+            return species
+    return None
+
+
+def _species(thing: str) -> str:
+    return species_of(thing) or _strip_measure(thing)
+
+
+def _consumption(predicate: str) -> tuple[str, str] | None:
+    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
+    if re.search(r"喜欢|爱|讨厌|味|店|机|杯子|\bshop\b|\bmaker\b", predicate):
+        return None
+    for thing, words in _CONSUMED:
+        if not re.search(words, predicate, re.IGNORECASE):
+            continue
+        if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
+            return f"consumes:{thing}", "quitting"
+        if _CONSUMPTION_STOPPED.search(predicate):
+            return f"consumes:{thing}", "no"
+        amount = re.search(
+            r"(?:\d+|[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)|"
+            r"\b(?:a|one|two|three|four|five|six|\d+) (?:pack|cigarette|cup|glass|bottle|coffee|beer|drink|can|shot)s?\b",
+            predicate,
+            re.IGNORECASE,
+        )
+        return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
+    return None
+
+
+_EN_NUMBERS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7", "eight": "8"}
+#: makes and models people name for the car they own ("has a Ferrari" is the car the user drives)
+_CAR_MAKES = (
+    r"toyota|corolla|camry|prius|honda|civic|accord|ford|tesla|bmw|audi|mercedes|benz|porsche|ferrari|lamborghini|jeep|kia|"
+    r"hyundai|nissan|subaru|mazda|volkswagen|vw|volvo|lexus|chevy|chevrolet|mini|fiat|dodge|jaguar|land rover|range rover"
+)
+
+
+def _english_extra(predicate: str) -> list[tuple[str, str]]:
+    """'has two kids' → count:kid, 'owns a Ferrari' → vehicle."""
+    found: list[tuple[str, str]] = []
+    m = re.match(
+        r"^(?:has|owns|have) (?P<n>\d+|one|two|three|four|five|six|seven|eight) (?P<t>[a-z]+?)s?$",
+        predicate,
+        re.IGNORECASE,
+    )
+    if m:
+        n = m.group("n").lower()
+        found.append((f"count:{m.group('t').lower()}", _EN_NUMBERS.get(n, n)))
+    m = re.match(
+        r"^(?:has|owns|bought|got|drives) (?:an? |the |my )?(?:new |used |old )?(?:\d{4} )?(?P<v>(?:"
+        + _CAR_MAKES
+        + r")\b.*)$",
+        predicate,
+        re.IGNORECASE,
+    )
+    if m:
+        found.append(("vehicle", m.group("v")))
+    return found
+
+
+def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
     flags = re.IGNORECASE if english else 0
+    found: list[tuple[str, str]] = []
+    if english:
+        found += _english_extra(predicate)
+    else:
+        m = re.match(r"^(?:有|买了|新买了)(?:一)?辆(?P<v>[^，,]+)$", predicate)
+        if m:
+            found.append(("vehicle", m.group("v")))  # 辆: a car (or a bike), the one the user has
+    consumed = _consumption(predicate)
+    if consumed:
+        found.append(consumed)
+    marital = _marital(predicate, english)
+    if marital:
+        found.append(marital)
     for pattern, prefix in _EN_POLARITY if english else _ZH_POLARITY:
         m = re.match(pattern, predicate, flags)
         if m and _clean_value(m.group("v")):
             thing = _strip_measure(_clean_value(m.group("v"))).lower()
-            return prefix + thing, "no" if m.groupdict().get("neg") else "yes"
+            if prefix == "keeps:":
+                thing = _species(re.split(r"[，,]", thing)[0])
+            elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
+                prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
+            negative = bool(m.groupdict().get("neg"))
+            found.append((prefix + thing, "no" if negative else "yes"))
+            break
+    if not english:
+        m = _PET_NAMED.search(predicate)
+        if m:
+            found.append((f"pet:{_clean_value(m.group('n'))}", _clean_value(m.group("v"))))  # the breed as said
+        m = re.search(r"(?:是|是一|就是)(?:只|条|头|匹)(?P<v>[\u4e00-\u9fff]{1,5})$", predicate)
+        if m:
+            found.append(("kind", m.group("v")))  # "…，是只泰迪": what it is
+        m = _COUNT.search(re.split(r"[，,]", predicate)[0])
+        if m:
+            found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
+    if found and found[0][0].startswith(("consumes:", "marital")):
+        return found
     for pattern, slot in _EN_PREDICATES if english else _ZH_PREDICATES:
         m = re.match(pattern, predicate, flags)
         if not m:
             continue
-        value = _clean_value(m.group("v"))
+        value = _clean_value(m.group("v") if english else re.split(r"[，,;；]", m.group("v"))[0])
         if not value:
-            return None
-        if slot == "employment":
-            return slot, f"{value}/{_clean_value(m.group('w'))}"
-        if slot == "work_location" and looks_like_organisation(value):
-            return "employer", value
-        if slot == "is":
-            return _refine_is(value)
-        if slot == "job" and english:
-            value = _strip_measure(value)
+            break
+        refined = _refine(slot, value, m, english)
+        if refined:
+            found.insert(0, refined)
+        break
+    return found
+
+
+def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if slot == "employment":
+        return slot, f"{value}/{_clean_value(m.group('w'))}"
+    if slot == "work_location" and looks_like_organisation(value):
+        return "employer", value
+    if slot == "is":
+        return _refine_is(value)
+    if slot == "en_is":
+        job = _strip_measure(value)
+        return ("job", job) if _EN_JOB_WORD.search(job) else None
+    if slot in ("job", "vehicle", "phone") and english:
+        return slot, _strip_measure(value)
+    if slot == "age":
+        return slot, _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")
+    if slot == "origin":
+        return slot, re.sub(r"的$", "", value) or value
+    if slot in ("favourite", "attr", "frame"):
+        return f"{slot}:{m.group('noun')}", value
+    if slot == "named":
+        return f"attr:{m.group('noun').lower()}:name", value
+    if slot == "level":
         return slot, value
+    return slot, value
+
+
+def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
+    if english:
+        if not re.match(
+            r"^(?:is |got |just got )?(?:now )?(?:single|married|divorced|engaged|widowed|dating|in a relationship|broke up)",
+            predicate,
+            re.IGNORECASE,
+        ):
+            return None
+    elif not re.match(
+        r"^(?:已经|刚|刚刚|又|是|还是)?(?:单身|未婚|已婚|离婚|离异|结婚|订婚|恋爱|在谈恋爱|谈恋爱|脱单|有对象|有男朋友|有女朋友|有男友|有女友|和|跟|"
+        r"(?:交|谈|找)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|男友|女友|对象))",
+        predicate,
+    ):
+        return None
+    for status, words in _MARITAL_WORDS:
+        if re.search(words, predicate, re.IGNORECASE):
+            return "marital", status
     return None
 
 
-def slot_of(fact_text: str) -> tuple[str, str] | None:
-    """The (slot, value) a third-person fact fills, or None when no slot applies.
+_CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
 
-    >>> slot_of("用户住在杭州")
-    ('residence', '杭州')
-    >>> slot_of("用户的老板姓张")
-    ('relationship:老板:surname', '张')
+
+def _number(text: str) -> str:
+    """'二十九' → '29', '029' → '29'; anything else ('几千', '上万') as said."""
+    if text.isdigit():
+        return str(int(text))
+    if not re.fullmatch(r"[零一二两三四五六七八九十百]+", text):
+        return text
+    total, current = 0, 0
+    for ch in text:
+        if ch in _CN_DIGITS:
+            current = _CN_DIGITS[ch]
+        elif ch == "十":
+            total += (current or 1) * 10
+            current = 0
+        elif ch == "百":
+            total += (current or 1) * 100
+            current = 0
+    return str(total + current)
+
+
+def slots_of(fact_text: str) -> list[tuple[str, str]]:
+    """Every (slot, value) a third-person fact fills, the main one first; [] when none applies.
+
+    A fact restated with more said after it ("用户的女儿今年5岁，在上幼儿园") is
+    read by its first clause when the whole says nothing a slot knows.
     """
     if not isinstance(fact_text, str):
-        return None
+        return []
     text = unicodedata.normalize("NFKC", fact_text).strip().rstrip("。.!！")
+    found = _slots(text)
+    if not found:
+        first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
+        if first != text:
+            found = _slots(first)
+    return found
+
+
+def _slots(text: str) -> list[tuple[str, str]]:
     role: str | None = None
     m = _ZH_SUBJECT.match(text)
     if m:
@@ -408,22 +820,37 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
         role = m.group("role")
         predicate = text[m.end() :]
         predicate = re.sub(r"^" + _ADVERBS, "", predicate)
+        predicate = re.sub(r"^是(?=在|住)", "", predicate)  # "用户是在长沙读书"
     else:
         m = _EN_SUBJECT.match(text)
         if not m:
-            return None
+            return []
         english = True
         role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
         predicate = text[m.end() :].strip()
+        predicate = re.sub(r"^(?:(?:now|currently|still|also|actually|really) )+", "", predicate, flags=re.IGNORECASE)
     found = _match_predicates(predicate, english)
-    if found is None:
-        return None
-    slot, value = found
+    if role is not None and english and not found:
+        named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate)
+        if named:
+            found = [("name", named.group("v"))]
     if role is not None:
         canonical_role = ROLE_SYNONYMS.get(role.lower(), role)
-        return f"relationship:{canonical_role}:{slot}", value
-    return slot, value
+        return [(f"relationship:{canonical_role}:{slot}", value) for slot, value in found]
+    return found
+
+
+def slot_of(fact_text: str) -> tuple[str, str] | None:
+    """The main (slot, value) a third-person fact fills, or None when no slot applies.
+
+    >>> slot_of("用户住在杭州")
+    ('residence', '杭州')
+    >>> slot_of("用户的老板姓张")
+    ('relationship:老板:surname', '张')
+    """
+    found = slots_of(fact_text)
+    return found[0] if found else None
 
 
 def is_polarity_slot(slot: str) -> bool:
@@ -433,12 +860,22 @@ def is_polarity_slot(slot: str) -> bool:
     return slot.startswith(POLARITY_PREFIXES)
 
 
+#: roles that often name several people ("a colleague"): a new value is another person
+_PLURAL_ROLES = frozenset({"同事", "同学", "朋友", "室友", "邻居", "客户", "合伙人", "孩子", "实习生", "发小", "闺蜜"})
+#: attributes of which one has several ("用户的爱好是…"): not replaced by a new value
+_PLURAL_ATTRIBUTES = frozenset({"爱好", "兴趣", "朋友", "同学", "同事", "孩子", "宠物", "特长", "偶像"})
+
+
 def is_exclusive_slot(slot: str) -> bool:
     """True when a new value replaces the old one (one residence, one boss's surname)."""
     if slot.startswith("relationship:"):
         _, role, attribute = slot.split(":", 2)
-        return role in EXCLUSIVE_ROLES and attribute in EXCLUSIVE_SLOTS
-    return slot in EXCLUSIVE_SLOTS
+        if role == "孩子" and attribute in ("age", "grade"):
+            return True  # "孩子上二年级了": most who say 孩子 mean their one child
+        return role not in _PLURAL_ROLES and is_exclusive_slot(attribute)
+    if slot.startswith(("attr:", "favourite:", "frame:")):
+        return slot.split(":", 1)[1] not in _PLURAL_ATTRIBUTES
+    return slot in EXCLUSIVE_SLOTS or slot.startswith(("consumes:", "pet:", "count:"))
 
 
 # --------------------------------------------------------------------------
@@ -449,6 +886,7 @@ def is_exclusive_slot(slot: str) -> bool:
 #: instead ("没" is "没有" shortened, or plain "not" before a verb: 没去过)
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("并没有", ("有", "")),
+    ("不再", ("",)),
     ("从来没有", ("有", "")),
     ("从来不", ("",)),
     ("没有", ("有", "")),
@@ -494,6 +932,7 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
             ("has not", "has"),
             ("cannot", "can"),
             ("has no", "has"),
+            ("no longer ", ""),
             ("never ", ""),
             ("dislikes", "likes"),
             ("hates", "likes"),
@@ -509,9 +948,10 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
 
 def negation_pair(a: str, b: str) -> bool:
     """True when one fact is the other negated: 用户有车 / 用户没有车, has / does not have."""
-    slot_a, slot_b = slot_of(a), slot_of(b)
-    if slot_a and slot_b and slot_a[0] == slot_b[0] and is_polarity_slot(slot_a[0]):
-        return slot_a[1] != slot_b[1]
+    slots_a, slots_b = dict(slots_of(a)), dict(slots_of(b))
+    for slot, value in slots_a.items():
+        if slot in slots_b and is_polarity_slot(slot):
+            return value != slots_b[slot]
     forms_a, negated_a = _positive_forms(a)
     forms_b, negated_b = _positive_forms(b)
     return negated_a != negated_b and bool(forms_a & forms_b - {""})

@@ -1,0 +1,426 @@
+"""How a message changes what was said before: corrections, retractions, plans, past and now.
+
+The rule extractor reads one message at a time; these helpers tell it what
+kind of change a message makes to the user's known facts, by the words that
+mark each kind in Chinese and English:
+
+* a **correction** ("说错了", "打错了", "纠正一下", "口误", "oops", "typo",
+  "correction:", "I meant …") restates a known fact with another value;
+* a **retraction** ("开玩笑的", "逗你的", "吹牛的", "just kidding",
+  "I was joking", "nvm") takes one back, usually with what is true instead;
+* a **plan, wish or hypothetical** ("打算", "可能", "要是", "明年", "might",
+  "thinking about", "if", "someday") states nothing that is so yet;
+* a **past** statement set against a present one ("以前喜欢X，现在喜欢Y",
+  "I used to …, now …") is about what no longer holds.
+
+Clauses that only carry the marker ("说错了", "都是瞎说的", "I always mix
+up the two") are dropped before the statement is read, so the corrected fact
+never contains the correction words. ``substitute`` restates a known fact
+with the value a correction gives when the message names only the value
+("是木子李的李，李然" after 用户叫吕然 → 用户叫李然).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Sequence
+
+from factledger.infrastructure.offline.slots import slots_of
+
+# --------------------------------------------------------------------------
+# Markers
+# --------------------------------------------------------------------------
+
+_ZH_CORRECTION = (
+    r"说错了?|打错了?|写错了?|记错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
+    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是"
+)
+_EN_CORRECTION = (
+    r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
+    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually)\b"
+)
+_ZH_RETRACTION = (
+    r"开玩笑的?|开个玩笑|逗你(?:玩)?的?|骗你的?|唬你的?|瞎说的?|胡说的?|乱说的?|吹牛的?|吹的|编的|假的|不是真的|"
+    r"没有的事|说着玩的?|闹着玩的?"
+)
+_EN_RETRACTION = (
+    r"\b(?:just kidding|kidding|jk|j/k|joking|i lied|(?:was|is|that's) a lie|lying|made (?:that|it) up|not true|never mind|nvm|nevermind|"
+    r"disregard (?:that|it)|ignore (?:that|what i said)|take (?:that|it) back)\b"
+)
+#: what a marker clause may hold besides the marker ("哎呀手快写错了", "sorry, typo")
+_ZH_FILLER = (
+    r"哎呀|哎哟|哎|唉|呃|额|嗯|啊|呀|哈+|嘿+|嘻+|😂|🤣|😅|其实|刚才|刚刚|之前|前面|上面|那个|那句|都|是|的|了|啦|我|你|"
+    r"打(?:得|字)?太?快了?|手快了?|不好意思|抱歉|sorry|名字|名|字|一下|跟你|一直|总是|老是|两个|俩|这|那|把|给|弄|不|对|好吧|好啦|行吧|"
+    r"算了|嗯嗯|哦|噢|喔|lol|写反|说反|记反|弄反"
+)
+_EN_FILLER = (
+    r"\b(?:oh|oops|sorry|haha|lol|lmao|wait|no|actually|that|that's|it|it's|was|were|i|i'm|im|just|so|well|ok|okay|"
+    r"the|two|them|always|all|earlier|before|what|said|about|my|a|an|damn|ugh|geez|jeez|lmao|on|phone|keyboard|"
+    r"fat|fingered|fingers|bad|was)\b"
+)
+_ZH_PLAN = re.compile(
+    r"打算|准备(?!好了)|计划|(?<![理思感梦幻联回猜构])想(?!法|起|到|念|象)要?|要是|如果|假如|假设|万一|可能|也许|或许|说不定|考虑|寻思|琢磨|"
+    r"梦想|希望|但愿|"
+    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|过两年|过几年|将来|以后(?!回复)|未来|快要|即将|"
+    r"马上要|要去|会去|会搬|会换|还没定|没定|不一定|到时候|是不是|能不能|要不要|\?|？"
+)
+_EN_PLAN = re.compile(
+    r"\b(?:might|may|maybe|perhaps|probably|thinking (?:about|of)|considering|plan(?:s|ning)? to|planning|"
+    r"going to|gonna|will|'ll|would|could|should|if|someday|one day|hope to|hoping|want to|wanna|wish|"
+    r"would like|next (?:year|month|week|spring|summer|fall|autumn|winter)|soon|eventually|in the future)\b|\?",
+    re.IGNORECASE,
+)
+#: said of the past, set against now: "以前喜欢…", "I used to …"
+_ZH_PAST = re.compile(r"^(?:我|用户)?(?:以前|过去|原来|本来|曾经|之前|小时候|年轻时|那时候)")
+_ZH_NOW = re.compile(r"现在|如今|后来|目前|这几年|这两年")
+_EN_PAST = re.compile(r"\bused to\b|\bback then\b|\bformerly\b|\bonce was\b", re.IGNORECASE)
+_EN_NOW = re.compile(r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b", re.IGNORECASE)
+
+
+def _folded(text: str) -> str:
+    return unicodedata.normalize("NFKC", text or "").replace("’", "'")
+
+
+def is_correction(text: str) -> bool:
+    """A message that corrects something said before ("说错了", "oops, I meant …")."""
+    text = _folded(text)
+    return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
+
+
+def is_retraction(text: str) -> bool:
+    """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
+    text = _folded(text)
+    return bool(re.search(_ZH_RETRACTION, text) or re.search(_EN_RETRACTION, text, re.IGNORECASE))
+
+
+def is_marker_only(clause: str) -> bool:
+    """A clause that only says "that was wrong / a joke" ("哎呀手快写错了", "I keep mixing those up")."""
+    text = _folded(clause).strip()
+    if not (
+        re.search(_ZH_CORRECTION + "|" + _ZH_RETRACTION, text)
+        or re.search(_EN_CORRECTION + "|" + _EN_RETRACTION, text, re.IGNORECASE)
+    ):
+        return False
+    rest = re.sub(_ZH_CORRECTION + "|" + _ZH_RETRACTION, "", text)
+    rest = re.sub(_EN_CORRECTION + "|" + _EN_RETRACTION, " ", rest, flags=re.IGNORECASE)
+    rest = re.sub(_ZH_FILLER, "", rest)
+    rest = re.sub(_EN_FILLER, " ", rest, flags=re.IGNORECASE)
+    rest = re.sub(r"[\W_\d]+", "", rest)
+    return len(rest) <= 1
+
+
+def strip_marker(clause: str) -> str:
+    """The clause without a correction marker in front ("correction: I meant X" → "I meant X")."""
+    text = clause.strip()
+    text = re.sub(
+        r"^(?:correction|typo|oops|whoops|sorry|my bad|autocorrect)\s*[:,-]?\s*", "", text, flags=re.IGNORECASE
+    )
+    text = re.sub(r"^(?:纠正一下|纠正|更正一下|更正|说错了|打错了|写错了|记错了)[:：，,]?", "", text)
+    return text.strip()
+
+
+def is_unreal(text: str) -> bool:
+    """A plan, wish, hypothetical or question: nothing it says is so yet."""
+    text = _folded(text)
+    if re.search(r"[A-Za-z]", text) and not re.search(r"[\u4e00-\u9fff]", text):
+        return bool(_EN_PLAN.search(text))
+    return bool(_ZH_PLAN.search(text))
+
+
+_CONDITIONAL = re.compile(
+    r"万一|如果|要是|假如|假设|的话|等到?.{1,12}(?:就|再)|\bif\b|\bunless\b|\bin case\b", re.IGNORECASE
+)
+
+
+def is_conditional(text: str) -> bool:
+    """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
+    return bool(_CONDITIONAL.search(_folded(text)))
+
+
+_PLANNED = re.compile(
+    r"打算|准备(?!好了)|计划|要去|要飞|将要|下周|下个?月|下星期|明天|后天|明年|周末要|\bnext (?:week|month|year)\b|\btomorrow\b|"
+    r"\bgoing to\b|\bwill\b|\bplanning\b|\bflying to\b|\bheading to\b",
+    re.IGNORECASE,
+)
+
+
+def is_plan(fact: str) -> bool:
+    """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
+    return bool(_PLANNED.search(_folded(fact)))
+
+
+def is_past_against_now(clause: str, message: str) -> bool:
+    """'以前喜欢X' in a message that also says what holds now: the past clause states nothing current."""
+    clause, message = _folded(clause), _folded(message)
+    if _ZH_PAST.search(clause.strip()):
+        rest = message.replace(clause, "")
+        return bool(_ZH_NOW.search(rest))
+    if _EN_PAST.search(clause):
+        rest = message.replace(clause, "")
+        return bool(_EN_NOW.search(rest) or re.search(r"\bbut\b", message, re.IGNORECASE))
+    return False
+
+
+# --------------------------------------------------------------------------
+# Corrections that give only the value
+# --------------------------------------------------------------------------
+
+#: "是雷霆的霆" / "E-R-I-N": spelling a value out, said alongside it
+_SPELLING = re.compile(r"^(?:是|就是)?\S{1,4}的\S$|^(?:[A-Za-z][-. ]){2,}[A-Za-z]$")
+_SLOT_HINTS: tuple[tuple[str, str], ...] = (
+    ("name", r"名字|叫|姓名|\bname\b|\bspell|\bcalled\b"),
+    ("residence", r"住|搬|\blive|\bmoved\b"),
+    ("work_location", r"上班|工作|\bwork"),
+    ("origin", r"老家|家乡|出生|\bhometown\b|\bfrom\b|\bborn\b"),
+    ("age", r"岁|年龄|\bage\b|\byears old\b"),
+    ("job", r"职业|工作是|\bjob\b"),
+)
+
+
+def _value_shape(value: str) -> str:
+    value = value.strip()
+    if re.fullmatch(r"\d+", value):
+        return "number"
+    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value):
+        return "cjk-short"
+    if re.fullmatch(r"[A-Z][\w'-]*(?:[ ,]+[A-Z][\w'-]*)*", value):
+        return "proper"
+    return "other"
+
+
+def bare_value(clause: str) -> str | None:
+    """The value a correction clause names on its own ("李然", "it's Ivy", "I meant Lyon, France")."""
+    text = _folded(clause).strip().strip("。.!！~～")
+    if not text or _SPELLING.match(text) or is_marker_only(text):
+        return None
+    m = re.match(
+        r"^(?:(?:no|nope|sorry|oops)[, ]+)?(?:i meant|i mean|it's|it is|its|make that|should be|actually)\s+(?P<v>.+)$",
+        text,
+        re.IGNORECASE,
+    )
+    if m:
+        return m.group("v").strip()
+    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12})$", text)
+    if m:
+        return m.group("v")
+    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", text) or re.fullmatch(r"[A-Z][\w'-]+(?:[ ,]+[A-Z][\w'-]+)*", text):
+        return text
+    return None
+
+
+def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(new fact, the known fact it corrects): a known fact restated with ``value`` in place of its own.
+
+    The fact chosen is, most recent first: one whose value shares a word with
+    the new value ("Lyon, France" for "Lyon, Texas"); one whose slot the
+    message names (名字, name, 老家 …); one whose value has the same shape
+    (a short Chinese name, a capitalised word, a number).
+    """
+    value = value.strip().strip("，,。.!！")
+    if not value:
+        return None
+    candidates: list[tuple[str, str, str]] = []  # (fact, slot, value)
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        for slot, old in slots_of(fact):
+            if (
+                old
+                and old in fact
+                and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
+            ):
+                candidates.append((fact, slot, old))
+                break
+    if not candidates:
+        return None
+
+    def shares_word(old: str) -> bool:
+        old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
+        if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
+            return True
+        return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
+
+    hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
+    shape = _value_shape(value)
+
+    def fits(way: int, slot: str, old: str) -> bool:
+        if way == 0:
+            return shares_word(old)
+        if way == 1:
+            return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
+        return not hinted and _value_shape(old) == shape and shape != "other"
+
+    if _value_shape(value) == "other" and re.match(r"an? ", value):
+        # "she's actually a greyhound": what something of the user's is, the latest such fact
+        for fact, slot, old in candidates:
+            if slot.startswith("attr:") and old != value:
+                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
+    for way in range(3):
+        for fact, slot, old in candidates:
+            if fits(way, slot, old) and old != value:
+                return fact.replace(old, value, 1), fact
+    return None
+
+
+def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者: a count said again, smaller or larger."""
+    text = _folded(message)
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        for slot, old in slots_of(fact):
+            if not slot.startswith("count:"):
+                continue
+            noun = slot.split(":", 1)[1]
+            if noun.isascii():  # "I meant two kids" after "The user has three kids"
+                said = re.search(
+                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun) + r"s?\b",
+                    text,
+                    re.IGNORECASE,
+                )
+                there = re.search(
+                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun), fact, re.IGNORECASE
+                )
+                if said and there and said.group("n").lower() != there.group("n").lower():
+                    return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
+                continue
+            m = re.search(
+                r"(?P<n>(?:\d+|[一二两三四五六七八九十百千万几]+)(?:多|来)?(?:万|千|百)?(?:个|位|只|名|条)?)"
+                + re.escape(noun),
+                text,
+            )
+            if m and old not in m.group("n"):
+                said = re.search(r"有(?P<n>\S*?)" + re.escape(noun), fact)
+                if said:
+                    return fact[: said.start("n")] + m.group("n") + fact[said.end("n") :], fact
+    return None
+
+
+def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected."""
+    m = re.match(
+        r"^(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:其实|实际上|本来)?(?:是|就是)(?:一)?(?P<m>只|条|头|匹|个|辆|台|部|位)(?P<kind>[\u4e00-\u9fff]{1,5})$",
+        _folded(clause).strip().strip("。！!"),
+    )
+    if not m:
+        return None
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        if m.group("name") not in fact:
+            continue
+        old = re.search(re.escape(m.group("m")) + r"(?P<kind>[\u4e00-\u9fff]{1,5}?)(?=[，,]?(?:叫|名叫)|$)", fact)
+        if old and old.group("kind") != m.group("kind"):
+            return fact[: old.start("kind")] + m.group("kind") + fact[old.end("kind") :], fact
+    return None
+
+
+_ZH_REPLACED = re.compile(
+    r"把(?P<old>[^，,。！!把]{1,10}?)(?:给)?(?:换成|改成|换了)了?(?:一?(?:辆|台|部|个|只))?(?P<new>[^，,。！!]{1,16})"
+    r"|(?P<old2>[^，,。！!把]{1,10}?)(?:换成|改成)了?(?:一?(?:辆|台|部|个|只))?(?P<new2>[^，,。！!]{1,16}?)了?$"
+)
+_EN_REPLACED = re.compile(
+    r"\b(?:traded|swapped|replaced|switched)(?: in)? (?:my |the |our )?(?:old )?(?P<old>[\w' -]{2,30}?) (?:for|with|to) (?:an? |the |my )?(?P<new>[\w' -]{2,30})",
+    re.IGNORECASE,
+)
+
+
+_ZH_NOT_BUT = re.compile(
+    r"不是(?P<old>[^，,。！!]{1,12}?)[，,]?(?:而)?是(?P<new>[^，,。！!]{1,12})|是(?P<new2>[^，,。！!不]{1,12}?)[，,]?(?:而)?不是(?P<old2>[^，,。！!]{1,12})"
+)
+_EN_NOT_BUT = re.compile(
+    r"(?P<new>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
+    r"|\bnot (?P<old2>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? (?:but )?(?P<new2>[\w][\w'-]*(?: [\w][\w'-]*){0,3})",
+    re.IGNORECASE,
+)
+
+
+def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """'是X，不是Y' / 'X, not Y': the known fact that says Y, with X instead."""
+    text = _folded(message)
+    pairs = [(m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _ZH_NOT_BUT.finditer(text)]
+    pairs += [
+        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _EN_NOT_BUT.finditer(text)
+    ]
+    for old, new in pairs:
+        old, new = (
+            old.strip().strip("的了"),
+            re.sub(r"^(?:i meant|i mean|it's|it is|its|is) ", "", new.strip(), flags=re.IGNORECASE),
+        )
+        if not old or not new or old == new:
+            continue
+        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+            at = fact.lower().find(old.lower())
+            if at >= 0:
+                # the value as the fact writes it, from where it starts to the end of that word
+                return fact[:at] + new + fact[at + len(old) :], fact
+    return None
+
+
+def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one."""
+    if not re.search(r"名字|叫|\bname", message, re.IGNORECASE):
+        return None
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        m = re.search(r"(?:\bname is|\bcalled|\bnamed|叫|名字是)\s*(?P<n>[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4})$", fact)
+        if m and m.group("n") != value and _value_shape(m.group("n")) == _value_shape(value):
+            return fact[: m.start("n")] + value + fact[m.end("n") :], fact
+    return None
+
+
+_ZH_CALLED_OFF = re.compile(r"^(?P<x>[\u4e00-\u9fff]{1,6}?)(?:计划|安排|行程|的事)?(?:被)?(?:取消|黄|泡汤|推迟|吹)了")
+_EN_CALLED_OFF = re.compile(
+    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?) (?:got|was|has been|is) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b",
+    re.IGNORECASE,
+)
+
+
+#: what a travel plan is called, and how a message says it was one
+TRAVEL = r"出差|旅游|旅行|出行|行程|度假|\btrip\b|\bflight\b|\bvacation\b|\bholiday\b|\btravel|\bjourney\b|\bvisit\b"
+
+
+def called_off(clause: str) -> str | None:
+    """'出差取消了' → 用户的出差取消了, 'the trip got cancelled' → The user's trip got cancelled."""
+    text = _folded(clause).strip()
+    m = _ZH_CALLED_OFF.match(text)
+    if m:
+        return f"用户的{m.group('x')}取消了"
+    m = _EN_CALLED_OFF.search(text)
+    if m:
+        return f"The user's {(m.group('x') or m.group('y')).lower()} got cancelled"
+    return None
+
+
+def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
+    text = _folded(message)
+    found = [
+        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _ZH_REPLACED.finditer(text)
+    ]
+    found += [(m.group("old"), m.group("new")) for m in _EN_REPLACED.finditer(text)]
+    for old_word, new_value in found:
+        old_word, new_value = old_word.strip(), re.sub(r"[了啦吧呢]+$", "", new_value.strip())
+        if not old_word or not new_value:
+            continue
+        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+            for slot, value in slots_of(fact):
+                if slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")) or value not in fact:
+                    continue
+                if old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower()):
+                    return fact.replace(value, new_value, 1), fact
+    return None
+
+
+__all__ = [
+    "bare_value",
+    "called_off",
+    "instead",
+    "is_conditional",
+    "is_correction",
+    "is_marker_only",
+    "is_past_against_now",
+    "is_plan",
+    "is_retraction",
+    "is_unreal",
+    "named_instead",
+    "recount",
+    "renamed_kind",
+    "replaced",
+    "strip_marker",
+    "substitute",
+]
