@@ -67,7 +67,8 @@ def test_an_unwritable_place_for_the_secret_is_an_error_naming_the_settings(tmp_
 
 @pytest.mark.postgres
 def test_the_embedding_cache_holds_keyed_hashes_only(service: LedgerService, settings: Settings, pg_uri: str) -> None:
-    text = "用户的手机号是13800138000"
+    # Short personal data (a phone number is redacted before recording: a postcode is not).
+    text = "用户家的邮编是310012"
     service.restate("k", text)
     secret = settings.installation_secret()
     with psycopg.connect(pg_uri) as conn:
