@@ -3,11 +3,13 @@
 The public API: :func:`open_ledger` returns a :class:`LedgerService`; results
 are typed (``IngestResult``, ``Profile``, ``MemoryContext``, ``Explanation``,
 ``HistoryPage``, ``Diff``, ``RecallHit``), each with ``to_dict()``; every
-deliberate error is a :class:`FactledgerError`.
+deliberate error is a :class:`FactledgerError`. Asyncio backends wrap the
+service in :class:`AsyncLedger` (each call in a worker thread).
 """
 
 from __future__ import annotations
 
+from factledger.application.asynchronous import AsyncLedger
 from factledger.application.errors import (
     ConfigError,
     FactledgerError,
@@ -35,6 +37,7 @@ from factledger.infrastructure.config import Settings
 __version__ = "0.2.0"
 
 __all__ = [
+    "AsyncLedger",
     "ConfigError",
     "Diff",
     "Explanation",

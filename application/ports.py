@@ -304,6 +304,10 @@ class UsageReport(Protocol):
 
     def report(self, user_id: str | None = None) -> dict[str, Any]: ...
 
+    def totals(self) -> dict[str, int]:
+        """Calls, tokens, cache hits of the whole ledger (no per-message rows)."""
+        ...
+
 
 # ---- forgetting ----------------------------------------------------------------------------
 

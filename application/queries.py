@@ -60,6 +60,10 @@ class Queries:
     embedder: Embedder
     limits: InputLimits
 
+    def knows(self, user_id: str) -> bool:
+        """Whether anything is recorded for the user (since they were last forgotten, if ever)."""
+        return self.ledger.find_memory(require_id("user_id", user_id, self.limits)) is not None
+
     def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
         """The spec's ``get_user_profile``: active facts and preferences, most important first.
 

@@ -153,6 +153,10 @@ class LedgerService:
 
     # ---- reading -----------------------------------------------------------------------
 
+    def knows(self, user_id: str) -> bool:
+        """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
+        return self.queries.knows(user_id)
+
     def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
         """Active facts and preferences, most important first (``.to_dict()``: the spec's shape);
         with ``as_of``, as they were then, computed from the events: by when things were
@@ -201,6 +205,11 @@ class LedgerService:
         report = self.usage_log.report(user_id)
         report["redacted"] = self.ledger.redaction_counts(user_id)
         return report
+
+    def usage_totals(self) -> dict[str, int]:
+        """Calls, tokens and cache hits of the whole ledger, without per-message rows (for metrics);
+        empty when the ledger keeps no usage log."""
+        return self.usage_log.totals() if self.usage_log is not None else {}
 
     # ---- a person's rights --------------------------------------------------------------
 

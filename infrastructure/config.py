@@ -123,6 +123,13 @@ def _dimension(name: str, value: Any) -> int:
     return _int(name, value, minimum=8)
 
 
+def _port(name: str, value: Any) -> int:
+    number = _int(name, value, minimum=1)
+    if number > 65535:
+        raise ConfigError(f"{name} must be a port number (1–65535), got {value!r}")
+    return number
+
+
 def _count(name: str, value: Any) -> int:
     return _int(name, value, minimum=0)
 
@@ -190,6 +197,14 @@ class Settings:
     sensitive: str = "redact"
     # base64 AES key: event payloads encrypted at rest (see factledger.infrastructure.encryption)
     encryption_key: str | None = attrs.field(default=None, repr=False)
+    # the HTTP server (``factledger serve``) and the MCP server over HTTP
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # requests per minute per API key (0: no limit); bursts up to this many
+    rate_limit: int = 600
+    max_body_bytes: int = 1_048_576
+    # /readyz fails while the read model is more events than this behind the log
+    ready_max_lag: int = 1000
     config_file: Path | None = None
 
     @property
@@ -398,6 +413,21 @@ SETTINGS: tuple[Setting, ...] = (
         parse_key,
         "encrypt event payloads at rest with this base64 AES key (`factledger new-key`); new databases only",
         "unset: not encrypted",
+    ),
+    Setting("host", "FACTLEDGER_HOST", _text, "address `serve` and `mcp --http` listen on (`0.0.0.0` in a container)"),
+    Setting("port", "FACTLEDGER_PORT", _port, "port `serve` and `mcp --http` listen on"),
+    Setting(
+        "rate_limit",
+        "FACTLEDGER_RATE_LIMIT",
+        _count,
+        "requests per minute per API key, in bursts up to as many (`0`: no limit); beyond: 429 + `Retry-After`",
+    ),
+    Setting("max_body_bytes", "FACTLEDGER_MAX_BODY_BYTES", _int, "largest HTTP request body; beyond: 413"),
+    Setting(
+        "ready_max_lag",
+        "FACTLEDGER_READY_MAX_LAG",
+        _count,
+        "`/readyz` fails while a read model is more events than this behind its log",
     ),
 )
 

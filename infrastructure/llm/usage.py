@@ -110,6 +110,13 @@ class UsageLog:
         except Exception:
             logger.exception("could not record an LLM call in %s", self.table)
 
+    def totals(self) -> dict[str, int]:
+        """The ledger's totals only (cheap: for metrics)."""
+        with self.datastore.transaction(commit=False) as curs:
+            curs.execute(SQL("SELECT " + _TOTALS + " FROM {} WHERE ledger = %s").format(self.table), (self.ledger,))
+            row = curs.fetchone()
+        return {key: int(row[key]) if row else 0 for key in _NUMBERS}
+
     def report(self, user_id: str | None = None, ledger: str | None = None) -> dict[str, Any]:
         """Calls, tokens, latency and cache hits per message, oldest first, and totals.
 

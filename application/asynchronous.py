@@ -1,0 +1,102 @@
+"""``AsyncLedger``: the service for asyncio backends, never blocking their event loop.
+
+Each call runs the synchronous service in a worker thread (``asyncio.to_thread``),
+so a slow database or LLM call holds a thread, not the loop. The service is
+thread-safe: concurrent calls for one user are serialised by its optimistic
+writes (a conflicting save re-decides), never interleaved half-way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from factledger.application.decisions import Outcome
+from factledger.application.ports import RecallHit, Tombstone
+from factledger.application.results import Explanation, HistoryPage, IngestResult, MemoryContext, Profile
+from factledger.application.service import LedgerService
+
+
+class AsyncLedger:
+    """The same operations as ``LedgerService``, awaitable. ``AsyncLedger(open_ledger())``."""
+
+    def __init__(self, service: LedgerService) -> None:
+        self.service = service
+
+    async def ingest(
+        self,
+        user_id: str,
+        message: str,
+        session_id: str | None = None,
+        context: Sequence[Any] | None = None,
+        *,
+        message_id: str | None = None,
+        timestamp: datetime | None = None,
+    ) -> IngestResult:
+        """See ``LedgerService.ingest``."""
+        return await asyncio.to_thread(
+            self.service.ingest, user_id, message, session_id, context, message_id=message_id, timestamp=timestamp
+        )
+
+    async def knows(self, user_id: str) -> bool:
+        return await asyncio.to_thread(self.service.knows, user_id)
+
+    async def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
+        return await asyncio.to_thread(self.service.profile, user_id, as_of, clock)
+
+    async def recall(
+        self,
+        user_id: str,
+        query: str,
+        types: Sequence[str] | None = None,
+        top_k: int = 5,
+        min_similarity: float | None = None,
+    ) -> list[RecallHit]:
+        return await asyncio.to_thread(self.service.recall, user_id, query, types, top_k, min_similarity)
+
+    async def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "zh") -> MemoryContext:
+        """See ``LedgerService.memory_context``: ``.text`` is a system-prompt block."""
+        return await asyncio.to_thread(self.service.memory_context, user_id, query, top_k, language)
+
+    async def why(self, user_id: str, item_id: str) -> Explanation:
+        return await asyncio.to_thread(self.service.why, user_id, item_id)
+
+    async def history(
+        self,
+        user_id: str,
+        since: datetime | None = None,
+        until: datetime | None = None,
+        kind: str | None = None,
+        *,
+        offset: int = 0,
+        limit: int | None = None,
+        clock: str = "said",
+    ) -> HistoryPage:
+        return await asyncio.to_thread(
+            self.service.history, user_id, since, until, kind, offset=offset, limit=limit, clock=clock
+        )
+
+    async def invalidate(self, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
+        return await asyncio.to_thread(self.service.invalidate, user_id, fact_id, reason, actor)
+
+    async def restate(
+        self, user_id: str, text: str, category: str = "other", actor: str | None = None, confidence: float = 1.0
+    ) -> Outcome:
+        return await asyncio.to_thread(self.service.restate, user_id, text, category, actor, confidence)
+
+    async def forget(self, user_id: str, actor: str = "operator") -> Tombstone:
+        return await asyncio.to_thread(self.service.forget, user_id, actor)
+
+    async def export(self, user_id: str) -> dict[str, Any]:
+        return await asyncio.to_thread(self.service.export, user_id)
+
+    async def aclose(self) -> None:
+        await asyncio.to_thread(self.service.close)
+
+    async def __aenter__(self) -> AsyncLedger:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()

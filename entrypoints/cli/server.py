@@ -1,0 +1,137 @@
+"""``factledger serve`` (the HTTP API) and ``factledger keys`` (the API keys of its tenants)."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+
+from factledger.application.access import Scope
+from factledger.application.errors import ConfigError
+from factledger.entrypoints.cli.present import err, out, print_json, shown, styled, table, when
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.tenants import open_key_store
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    """Create a key; its secret is printed once, here, and stored only as a hash."""
+    keys = open_key_store(Settings.load())
+    try:
+        issued = keys.create(args.tenant, Scope.parse(args.scope), args.label or "")
+    finally:
+        keys.close()
+    if args.json:
+        print_json(issued.to_dict())
+        return 0
+    out.print(issued.token, soft_wrap=True, highlight=False)
+    if not args.quiet:
+        err.print(
+            f"key {issued.key.key_id} for tenant {shown(issued.key.tenant)}, scope {issued.key.scope.label}: "
+            "the line above is its only copy (send it as `Authorization: Bearer <key>`)",
+            style="dim",
+        )
+    return 0
+
+
+def cmd_keys_list(args: argparse.Namespace) -> int:
+    """List keys (never their secrets)."""
+    keys = open_key_store(Settings.load())
+    try:
+        listed = keys.list(args.tenant)
+    finally:
+        keys.close()
+    if args.json:
+        print_json([k.to_dict() for k in listed])
+        return 0
+    if not listed:
+        out.print("no API keys" + (f" for tenant {shown(args.tenant)}" if args.tenant else ""))
+        return 0
+    rows = [
+        (
+            k.key_id,
+            shown(k.tenant),
+            k.scope.label,
+            shown(k.label) or "—",
+            when(k.created_at),
+            styled(("revoked " + when(k.revoked_at), "red")) if k.revoked_at else styled(("active", "green")),
+            when(k.last_used_at),
+        )
+        for k in listed
+    ]
+    out.print(table("API keys", ("id", "tenant", "scope", "label", "created", "state", "last used"), rows))
+    return 0
+
+
+def cmd_keys_revoke(args: argparse.Namespace) -> int:
+    """Revoke a key for good: every request with it is refused (401) from now on."""
+    keys = open_key_store(Settings.load())
+    try:
+        key = keys.revoke(args.key_id)
+    finally:
+        keys.close()
+    if args.json:
+        print_json(key.to_dict())
+    else:
+        out.print(styled(("revoked", "red"), f" key {key.key_id} of tenant {shown(key.tenant)}"))
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the HTTP API on uvicorn until interrupted."""
+    try:
+        import uvicorn
+
+        from factledger.entrypoints.http import create_app
+    except ImportError as exc:
+        missing = exc.name
+        raise ConfigError(
+            f"serve needs the server extra: pip install 'factledger[server]' ({missing} is missing)"
+        ) from None
+    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    settings = Settings.load(**overrides)
+    app = create_app(settings)
+    if not args.quiet:
+        where = "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL in {settings.home}"
+        err.print(f"factledger serve on http://{settings.host}:{settings.port} ({where}); docs at /docs", style="dim")
+    level = "debug" if args.verbose >= 2 else "info" if args.verbose else "warning"
+    # uvicorn re-raises SIGTERM after its graceful shutdown; with the default handler that kills
+    # the process before its exit hooks run (and an embedded server would keep running).
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    uvicorn.run(app, host=settings.host, port=settings.port, log_level=level, access_log=args.verbose >= 1)
+    return 0
+
+
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
+    p = sub.add_parser(
+        "serve",
+        parents=[common],
+        help="run the HTTP API (tenants, API keys, OpenAPI at /docs)",
+        description="Serves the memory over HTTP: every request carries an API key "
+        "(`factledger keys create --tenant T`) and acts on that tenant's users only. "
+        "OpenAPI at /docs, health at /healthz and /readyz, Prometheus metrics at /metrics. "
+        "Settings: FACTLEDGER_HOST, FACTLEDGER_PORT, FACTLEDGER_RATE_LIMIT, FACTLEDGER_MAX_BODY_BYTES, "
+        "FACTLEDGER_READY_MAX_LAG (see the README's table).",
+    )
+    p.add_argument("--host", help="address to listen on (FACTLEDGER_HOST; default 127.0.0.1)")
+    p.add_argument("--port", type=int, help="port to listen on (FACTLEDGER_PORT; default 8000)")
+    p.set_defaults(func=cmd_serve)
+
+    keys = sub.add_parser(
+        "keys",
+        parents=[common],
+        help="create, list and revoke the API keys of the HTTP and MCP servers",
+        description="An API key belongs to one tenant and has a scope: read (profile, recall, context, "
+        "history, why, export, usage), write (also ingest, invalidate, restate, forget a user) or admin "
+        "(also replay, diff of all users, promote). Keys are stored hashed; the secret is shown once.",
+    )
+    actions = keys.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    p = actions.add_parser("create", parents=[common], help="create a key (printed once)")
+    p.add_argument("--tenant", required=True, help="the tenant the key acts for (lower-case, ≤ 20 characters)")
+    p.add_argument("--scope", default="write", choices=["read", "write", "admin"], help="default: write")
+    p.add_argument("--label", help="a note for operators (who has the key)")
+    p.set_defaults(func=cmd_keys_create)
+    p = actions.add_parser("list", parents=[common], help="list keys (never their secrets)")
+    p.add_argument("--tenant", help="only this tenant's keys")
+    p.set_defaults(func=cmd_keys_list)
+    p = actions.add_parser("revoke", parents=[common], help="revoke a key for good")
+    p.add_argument("key_id", help="the key's id (the part after flk_, before the next _)")
+    p.set_defaults(func=cmd_keys_revoke)

@@ -1,0 +1,240 @@
+"""The HTTP API: ``create_app(settings)`` builds it; ``factledger serve`` runs it on uvicorn.
+
+Routes are sync functions: FastAPI runs them in its threadpool, so the
+synchronous core never blocks the event loop (async backends embedding the
+library use ``factledger.AsyncLedger`` for the same reason).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from typing import Any
+
+from fastapi import FastAPI, Request, Response
+from fastapi.responses import JSONResponse, PlainTextResponse
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from factledger import __version__
+from factledger.application.access import KeyStore
+from factledger.entrypoints.http import ledgers, users
+from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
+from factledger.entrypoints.http.problems import PROBLEM_JSON, TITLES, TYPE_BASE, install, problem
+from factledger.entrypoints.ratelimit import RateLimiter
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.tenants import Tenants, open_key_store
+
+logger = logging.getLogger(__name__)
+
+DESCRIPTION = """\
+An event-sourced memory of what users tell an assistant: facts about the user and preferences
+with a strength, each with the whole history of how it was observed, confirmed, reinforced or
+invalidated — ask `GET /v1/users/{user_id}/items/{item_id}` *why*.
+
+Every request carries an API key (`Authorization: Bearer flk_…`, made with
+`factledger keys create --tenant T --scope read|write|admin`). A key acts for one tenant; a
+tenant's users live in their own storage and no id reaches another tenant's memories.
+Errors are `application/problem+json` (RFC 9457) with the `field` at fault.
+"""
+
+
+METHODS = frozenset({"GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"})
+
+
+class BodyLimit:
+    """413 for a body over ``limit`` bytes, declared (Content-Length) or streamed."""
+
+    def __init__(self, app: ASGIApp, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.limit:
+            await self._refuse(scope, send)
+            return
+        seen = 0
+        exceeded = False
+
+        async def limited_receive() -> Message:
+            nonlocal seen, exceeded
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    exceeded = True
+                    raise _TooLarge
+            return message
+
+        started = False
+
+        async def guarded_send(message: Message) -> None:
+            nonlocal started
+            if exceeded and not started:
+                # Whatever the app made of the broken body (a 400, a 500), the caller gets a 413.
+                started = True
+                await self._refuse(scope, send)
+                return
+            if exceeded:
+                return
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, guarded_send)
+        except _TooLarge:
+            if not started:
+                await self._refuse(scope, send)
+
+    async def _refuse(self, scope: Scope, send: Send) -> None:
+        response = problem(
+            413, "too-large", f"the request body is larger than {self.limit} bytes (FACTLEDGER_MAX_BODY_BYTES)"
+        )
+        ERRORS.labels(status="413").inc()
+        await response(scope, _drain, send)
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _drain() -> Message:
+    return {"type": "http.disconnect"}
+
+
+def _route_of(scope: Scope) -> str:
+    """The matched route's template (``/v1/users/{user_id}/profile``), never the raw path."""
+    route = scope.get("route")
+    return str(getattr(route, "path", None) or ("/mcp" if scope.get("path", "").startswith("/mcp") else "unmatched"))
+
+
+def create_app(
+    settings: Settings | None = None,
+    *,
+    tenants: Tenants | None = None,
+    keys: KeyStore | None = None,
+    mount_mcp: bool = True,
+) -> FastAPI:
+    """The HTTP API over the tenants of ``settings`` (default: environment and config file).
+
+    ``tenants`` and ``keys`` may be given (tests, embedding the API in a larger
+    app); those created here are closed when the app shuts down.
+    """
+    settings = settings or Settings.load()
+    owned_tenants = tenants is None
+    owned_keys = keys is None
+    tenants = tenants or Tenants(settings)
+    keys = keys or open_key_store(settings)
+    limiter = RateLimiter(settings.rate_limit)
+    mcp_app = _mcp_app(tenants, keys, limiter) if mount_mcp else None
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if mcp_app is not None and hasattr(mcp_app, "router"):
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+        else:
+            yield
+        if owned_tenants:
+            app.state.tenants.close()
+        if owned_keys:
+            app.state.keys.close()
+
+    app = FastAPI(
+        title="factledger",
+        version=__version__,
+        description=DESCRIPTION,
+        lifespan=lifespan,
+        responses={
+            401: {"description": "no key, a wrong key or a revoked key", "content": {PROBLEM_JSON: {}}},
+            422: {"description": "invalid input: `field` names it", "content": {PROBLEM_JSON: {}}},
+        },
+    )
+    app.state.settings = settings
+    app.state.tenants = tenants
+    app.state.keys = keys
+    app.state.limiter = limiter  # one budget per key, REST and MCP together
+    app.state.replays = ledgers.ReplayJobs()
+    registry = registry_for(tenants)
+    install(app)
+    app.include_router(users.router)
+    app.include_router(ledgers.router)
+    if mcp_app is not None:
+        app.mount("/mcp", mcp_app)
+
+    @app.middleware("http")
+    async def measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+        started = time.perf_counter()
+        response = await call_next(request)
+        route = _route_of(request.scope)
+        method = request.method if request.method in METHODS else "other"  # a client cannot add series
+        LATENCY.labels(method=method, route=route).observe(time.perf_counter() - started)
+        REQUESTS.labels(method=method, route=route, status=str(response.status_code)).inc()
+        if response.status_code >= 400:
+            ERRORS.labels(status=str(response.status_code)).inc()
+        return response
+
+    app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
+
+    @app.get("/healthz", tags=["operations"], summary="The process is up")
+    def healthz() -> dict[str, str]:
+        return {"status": "ok", "version": __version__}
+
+    @app.get("/readyz", tags=["operations"], summary="The database answers and the read models are current")
+    def readyz() -> JSONResponse:
+        checks: dict[str, Any] = {}
+        ready = True
+        try:
+            keys.ping()
+            checks["database"] = "ok"
+        except Exception as exc:
+            ready = False
+            checks["database"] = f"unreachable: {type(exc).__name__}"
+        lag = 0
+        for name, service in tenants.opened().items():
+            try:
+                lag = max(lag, service.read_model_status().lag)
+            except Exception as exc:
+                ready = False
+                checks[f"tenant {name}"] = f"unreadable: {type(exc).__name__}"
+        checks["projection_lag"] = lag
+        if lag > settings.ready_max_lag:
+            ready = False
+        if ready:
+            return JSONResponse({"status": "ready", "checks": checks})
+        return JSONResponse(
+            {
+                "type": TYPE_BASE + "not-ready",
+                "title": TITLES[503],
+                "status": 503,
+                "detail": f"not ready: {checks}",
+                "checks": checks,
+            },
+            status_code=503,
+            media_type=PROBLEM_JSON,
+        )
+
+    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    def metrics() -> Response:
+        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
+
+    return app
+
+
+def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter) -> Any:
+    """The MCP server's streamable-HTTP app, when the MCP module is there to build it."""
+    try:
+        from factledger.entrypoints.mcp_server import mcp_http_app
+    except ImportError:
+        return None
+    try:
+        return mcp_http_app(tenants, keys, limiter=limiter)
+    except Exception:  # the REST API must come up even if the MCP part cannot
+        logger.exception("the MCP endpoint could not be built; /mcp is not served")
+        return None

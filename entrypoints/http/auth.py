@@ -1,0 +1,85 @@
+"""Who is calling: the API key (bearer), its tenant's service, its scope, and its rate.
+
+A dependency per scope (``reader``, ``writer``, ``admin``) authenticates the
+key, charges its rate limit, checks the scope, and hands the route a
+``Caller`` holding the tenant's own ``LedgerService``: a route never sees a
+tenant name it could mix up, only the service of the key's tenant.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Annotated
+
+import attrs
+from fastapi import Depends, Request, Security
+from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBearer
+
+from factledger.application.access import AccessDenied, ApiKey, KeyStore, NotAuthenticated, Scope
+from factledger.application.service import LedgerService
+from factledger.entrypoints.http.problems import Problem
+from factledger.infrastructure.tenants import Tenants
+
+bearer = HTTPBearer(
+    auto_error=False,
+    scheme_name="api_key",
+    description="An API key: `factledger keys create --tenant T --scope read|write|admin`.",
+)
+header_key = APIKeyHeader(name="X-API-Key", auto_error=False, scheme_name="api_key_header")
+
+
+@attrs.frozen
+class Caller:
+    """An authenticated request: the key and the service of its tenant."""
+
+    key: ApiKey
+    service: LedgerService
+
+    @property
+    def tenant(self) -> str:
+        return self.key.tenant
+
+    @property
+    def actor(self) -> str:
+        return f"api:{self.key.key_id}" + (f" ({self.key.label})" if self.key.label else "")
+
+
+def _presented_key(
+    request: Request,
+    credentials: Annotated[HTTPAuthorizationCredentials | None, Security(bearer)],
+    header: Annotated[str | None, Security(header_key)],
+) -> ApiKey:
+    token = credentials.credentials if credentials is not None else header
+    if not token:
+        raise NotAuthenticated("no API key: send `Authorization: Bearer <key>`")
+    keys: KeyStore = request.app.state.keys
+    key = keys.authenticate(token)
+    wait = request.app.state.limiter.charge(key.key_id)
+    if wait > 0:
+        raise Problem(
+            429,
+            "rate-limited",
+            f"this key's limit is {request.app.state.settings.rate_limit} requests a minute; retry later",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
+    request.state.key_id = key.key_id
+    return key
+
+
+def needs(scope: Scope) -> Callable[..., Caller]:
+    """A dependency: the caller, if its key has at least ``scope``."""
+
+    def dependency(request: Request, key: Annotated[ApiKey, Depends(_presented_key)]) -> Caller:
+        if not key.allows(scope):
+            raise AccessDenied(f"this needs a key with scope {scope.label}; this key's scope is {key.scope.label}")
+        tenants: Tenants = request.app.state.tenants
+        return Caller(key, tenants.service(key.tenant))
+
+    dependency.__name__ = f"needs_{scope.label}"
+    return dependency
+
+
+Reader = Annotated[Caller, Depends(needs(Scope.READ))]
+Writer = Annotated[Caller, Depends(needs(Scope.WRITE))]
+Admin = Annotated[Caller, Depends(needs(Scope.ADMIN))]

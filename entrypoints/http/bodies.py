@@ -1,0 +1,54 @@
+"""Request bodies. Only shapes are checked here; the service checks lengths and values
+(``InvalidInput``, a 422 naming the field), so the limits live in one place."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class Turn(_Body):
+    role: str = Field(description="who said it: user, assistant …")
+    content: str
+
+
+class MessageIn(_Body):
+    message: str = Field(description="what the user said", examples=["我在杭州做前端开发，平时喜欢喝美式咖啡"])
+    session_id: str | None = None
+    context: list[Turn] | None = Field(default=None, description="earlier turns, oldest first")
+    message_id: str | None = Field(
+        default=None, description="your id for the message: sending it again records nothing (safe retries)"
+    )
+    timestamp: datetime | None = Field(default=None, description="when it was said (default: now)")
+
+
+class InvalidateIn(_Body):
+    reason: str = Field(description="why the fact is wrong (shown by why)")
+    actor: str | None = Field(default=None, description="who decided (default: the API key)")
+
+
+class RestateIn(_Body):
+    text: str = Field(description="the fact, in the third person", examples=["用户在南京工作"])
+    category: str = "other"
+    confidence: float = 1.0
+    actor: str | None = None
+    at: datetime | None = Field(default=None, description="when it became true (default: now)")
+
+
+class ReplayIn(_Body):
+    extractor: Literal["offline", "llm"] | None = Field(
+        default=None, description="who re-decides (default: the configured one)"
+    )
+    prompts: Literal["seed", "combined"] | None = Field(default=None, description="bundled prompt set (llm)")
+    users: list[str] | None = Field(default=None, description="only these users (default: every user)")
+    limit: int | None = Field(default=None, ge=1, description="stop after this many messages (resume later)")
+
+
+class PromoteIn(_Body):
+    force: bool = Field(default=False, description="promote even if it lost an operator correction")

@@ -1,0 +1,146 @@
+"""Tenant-wide routes: usage, the tenant's ledgers, replay (in the background), diff, promote.
+
+Replays run in a thread of this process, one per ledger name; their state
+is kept here while the process lives, and the ledger's own position (in the
+catalog) survives it: starting the same replay again resumes it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Annotated, Any
+from urllib.parse import quote
+
+import attrs
+from fastapi import APIRouter, Path, Request
+from fastapi.responses import JSONResponse
+
+from factledger.application.access import AccessDenied, Scope
+from factledger.entrypoints.http.auth import Admin, Caller, Reader
+from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn
+from factledger.entrypoints.http.problems import Problem, status_of
+from factledger.entrypoints.http.users import require_user
+
+router = APIRouter(prefix="/v1", tags=["tenant"])
+
+LedgerName = Annotated[str, Path(description="a ledger of your tenant (see GET /v1/ledgers)")]
+
+
+@attrs.define
+class ReplayJob:
+    """A replay running (or run) in this process."""
+
+    tenant: str
+    name: str
+    state: str = "running"  # running | finished | stopped (a limit was reached) | failed
+    processed: int = 0
+    total: int = 0
+    started_at: float = attrs.field(factory=time.time)
+    report: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "ledger": self.name,
+            "state": self.state,
+            "processed": self.processed,
+            "total": self.total,
+            "started_at": self.started_at,
+            "report": self.report,
+            "error": self.error,
+        }
+
+
+class ReplayJobs:
+    """The replays of this process, by (tenant, ledger)."""
+
+    def __init__(self) -> None:
+        self._jobs: dict[tuple[str, str], ReplayJob] = {}
+        self._lock = threading.Lock()
+
+    def get(self, tenant: str, name: str) -> ReplayJob | None:
+        return self._jobs.get((tenant, name))
+
+    def start(self, caller: Caller, name: str, body: ReplayIn) -> ReplayJob:
+        with self._lock:
+            running = self._jobs.get((caller.tenant, name))
+            if running is not None and running.state == "running":
+                raise Problem(409, "replay-running", f"a replay into {name!r} is running; GET its status")
+            job = ReplayJob(caller.tenant, name)
+            self._jobs[(caller.tenant, name)] = job
+
+        def progress(done: int, total: int) -> None:
+            job.processed, job.total = done, total
+
+        def run() -> None:
+            try:
+                report = caller.service.replay(
+                    name, body.extractor, prompts=body.prompts, users=body.users, limit=body.limit, progress=progress
+                )
+                job.report = report.to_dict()
+                job.state = "finished" if report.finished else "stopped"
+            except Exception as exc:
+                status, slug = status_of(exc)
+                job.error = {"status": status, "type": slug, "detail": str(exc)}
+                job.state = "failed"
+
+        threading.Thread(target=run, name=f"replay-{caller.tenant}-{name}", daemon=True).start()
+        return job
+
+
+@router.get("/usage", summary="LLM and embedding calls, tokens and cache hits")
+def usage(caller: Reader, user_id: str | None = None) -> dict[str, Any]:
+    """Per message for one user (``user_id``), or the tenant's totals."""
+    if user_id is not None:
+        require_user(caller, user_id)
+        if caller.service.usage_log is None:  # the in-memory backend logs no calls
+            return {"totals": {}, "redacted": caller.service.ledger.redaction_counts(user_id)}
+        report: dict[str, Any] = caller.service.usage(user_id)
+        return report
+    return {"totals": caller.service.usage_totals()}
+
+
+@router.get("/ledgers", summary="The tenant's ledgers (live, replayed, previous)")
+def ledgers(caller: Admin) -> dict[str, Any]:
+    return {"ledgers": caller.service.ledgers()}
+
+
+@router.post("/ledgers/{name}/replay", status_code=202, summary="Start (or resume) a replay into a ledger")
+def start_replay(name: LedgerName, body: ReplayIn, caller: Admin, request: Request) -> JSONResponse:
+    """Re-decides the live ledger's recorded messages with another extractor into ``name``,
+    in the background; the live ledger is never written. Poll ``GET`` on the same path."""
+    for user in body.users or ():
+        require_user(caller, user)
+    job = request.app.state.replays.start(caller, name, body)
+    return JSONResponse(job.to_dict(), status_code=202, headers={"Location": quote(request.url.path)})
+
+
+@router.get("/ledgers/{name}/replay", summary="A replay's progress")
+def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str, Any]:
+    job: ReplayJob | None = request.app.state.replays.get(caller.tenant, name)
+    if job is not None:
+        return job.to_dict()
+    for entry in caller.service.ledgers():  # started by another process, or before a restart
+        if entry.get("name") == name:
+            return {"ledger": name, "state": "not running here", "ledger_info": entry}
+    raise Problem(404, "not-found", f"no ledger named {name!r}", field="name")
+
+
+@router.get("/ledgers/{name}/diff", summary="Compare the live ledger with another")
+def diff(name: LedgerName, caller: Reader, user_id: str | None = None) -> dict[str, Any]:
+    """Per user: facts and preferences only one side has. All users need an admin key."""
+    if user_id is None and not caller.key.allows(Scope.ADMIN):
+        raise AccessDenied("a diff of every user needs a key with scope admin; pass user_id for one user")
+    if user_id is not None:
+        require_user(caller, user_id)
+    return caller.service.diff(name, user_id).to_dict()
+
+
+@router.post("/ledgers/{name}/promote", summary="Make a ledger live")
+def promote(name: LedgerName, body: PromoteIn, caller: Admin, request: Request) -> dict[str, Any]:
+    """Atomically; the old live ledger is kept under the returned name. Refused (422) when the
+    ledger lost an operator correction the live one has, unless ``force``."""
+    kept = caller.service.promote(name, body.force)
+    request.app.state.tenants.reopen(caller.tenant)
+    return {"live": name, "previous": kept}

@@ -1,0 +1,217 @@
+"""Every error as ``application/problem+json`` (RFC 9457), naming the field at fault when there is one.
+
+The service's errors map to statuses by kind (``ERROR_STATUSES``); FastAPI's
+own validation errors become 422 problems listing each field; anything
+unexpected is a 500 problem that says nothing about the internals (the
+traceback goes to the log).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from factledger.application.access import AccessDenied, NotAuthenticated
+from factledger.application.errors import (
+    ConfigError,
+    DomainError,
+    EmbedderMismatch,
+    FactledgerError,
+    InvalidInput,
+    LLMError,
+    LLMUnavailable,
+    MessageAlreadyRecorded,
+    NotFound,
+    RebuildRunning,
+    StoreBusy,
+    UnknownItem,
+    WriteConflict,
+)
+
+logger = logging.getLogger(__name__)
+
+PROBLEM_JSON = "application/problem+json"
+TYPE_BASE = "urn:factledger:problem:"
+
+
+class Problem(Exception):
+    """An error the HTTP layer itself raises (413, 429, an unknown user …)."""
+
+    def __init__(
+        self,
+        status: int,
+        slug: str,
+        detail: str,
+        *,
+        field: str | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.slug = slug
+        self.detail = detail
+        self.field = field
+        self.headers = headers or {}
+
+
+# Most specific first: the first kind an error is an instance of decides.
+ERROR_STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
+    (NotAuthenticated, 401, "not-authenticated"),
+    (AccessDenied, 403, "scope-too-low"),
+    (UnknownItem, 404, "not-found"),
+    (NotFound, 404, "not-found"),
+    (MessageAlreadyRecorded, 409, "conflict"),
+    (DomainError, 409, "conflict"),
+    (WriteConflict, 503, "busy"),
+    (StoreBusy, 503, "busy"),
+    (RebuildRunning, 503, "busy"),
+    (EmbedderMismatch, 503, "read-model-mismatch"),
+    (LLMUnavailable, 503, "llm-unavailable"),
+    (LLMError, 502, "llm-refused"),
+    (InvalidInput, 422, "invalid-input"),
+    (ConfigError, 422, "invalid-input"),
+)
+TITLES = {
+    400: "Bad request",
+    401: "Not authenticated",
+    403: "Forbidden",
+    404: "Not found",
+    405: "Method not allowed",
+    409: "Conflict",
+    413: "Content too large",
+    415: "Unsupported media type",
+    422: "Invalid input",
+    429: "Too many requests",
+    500: "Internal error",
+    502: "Bad gateway",
+    503: "Service unavailable",
+}
+RETRY_LATER = {"busy": "1", "llm-unavailable": "5", "read-model-mismatch": "30"}
+
+# The service's messages start with the name of what was wrong ("top_k must …", "context[2]: …").
+_LEADING_FIELD = re.compile(r"^([a-z][a-z_]*)(?:\[\d+\])?(?=[\s:\[])")
+FIELDS = frozenset(
+    [
+        "user_id",
+        "message",
+        "session_id",
+        "context",
+        "message_id",
+        "timestamp",
+        "query",
+        "top_k",
+        "min_similarity",
+        "types",
+        "reason",
+        "actor",
+        "text",
+        "category",
+        "confidence",
+        "as_of",
+        "clock",
+        "since",
+        "until",
+        "kind",
+        "offset",
+        "limit",
+        "language",
+        "item_id",
+        "into",
+        "extractor",
+        "prompts",
+        "users",
+        "other",
+        "force",
+        "tenant",
+    ]
+)
+
+
+def field_of(message: str) -> str | None:
+    """The parameter a service error names first, if it is one an HTTP caller sends."""
+    match = _LEADING_FIELD.match(message)
+    if match and match.group(1) in FIELDS:
+        return match.group(0)
+    return None
+
+
+def problem(
+    status: int,
+    slug: str,
+    detail: str,
+    request: Request | None = None,
+    *,
+    field: str | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> JSONResponse:
+    """A problem+json response."""
+    body: dict[str, Any] = {
+        "type": TYPE_BASE + slug,
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+    }
+    if request is not None:
+        body["instance"] = request.url.path
+    if field is not None:
+        body["field"] = field
+    body.update(extra)
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+
+
+def status_of(exc: Exception) -> tuple[int, str]:
+    for kind, status, slug in ERROR_STATUSES:
+        if isinstance(exc, kind):
+            return status, slug
+    return 400, "error"
+
+
+def _location(loc: Sequence[Any]) -> str:
+    parts = [str(p) for p in loc]
+    if len(parts) > 1 and parts[0] in ("body", "query", "path", "header", "cookie"):
+        parts = parts[1:]  # where it came from; the name is what a caller recognises
+    return ".".join(parts) or "body"
+
+
+def install(app: FastAPI) -> None:
+    """Register the handlers that turn every error into a problem."""
+
+    @app.exception_handler(Problem)
+    async def _problem(request: Request, exc: Problem) -> JSONResponse:
+        return problem(exc.status, exc.slug, exc.detail, request, field=exc.field, headers=exc.headers)
+
+    @app.exception_handler(FactledgerError)
+    async def _service_error(request: Request, exc: FactledgerError) -> JSONResponse:
+        status, slug = status_of(exc)
+        headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {}
+        if slug in RETRY_LATER:
+            headers["Retry-After"] = RETRY_LATER[slug]
+        if status >= 500:
+            logger.warning("%s %s: %s", request.method, request.url.path, exc)
+        return problem(status, slug, str(exc), request, field=field_of(str(exc)), headers=headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        errors = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()]
+        first = errors[0] if errors else {"field": "body", "message": "invalid"}
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])
+        return problem(422, "invalid-input", detail, request, field=first["field"], errors=errors)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        detail = exc.detail if isinstance(exc.detail, str) else TITLES.get(exc.status_code, "Error")
+        slug = {404: "not-found", 405: "method-not-allowed"}.get(exc.status_code, "http-error")
+        return problem(exc.status_code, slug, detail, request, headers=dict(exc.headers or {}))
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        logger.exception("%s %s failed", request.method, request.url.path)
+        return problem(500, "internal", "the server failed; the error is in its log", request)

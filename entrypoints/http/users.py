@@ -1,0 +1,140 @@
+"""Routes on one user's memory: ingest, read, explain, correct, export, forget.
+
+Each acts on the caller's tenant only (``Caller.service``). A user the tenant
+never wrote to is 404 on every read, whatever another tenant holds under the
+same id: the answer cannot tell the two apart.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated, Any, Literal
+
+from fastapi import APIRouter, Query
+from fastapi.responses import JSONResponse
+
+from factledger.entrypoints.http.auth import Caller, Reader, Writer
+from factledger.entrypoints.http.bodies import InvalidateIn, MessageIn, RestateIn
+from factledger.entrypoints.http.metrics import MESSAGES
+from factledger.entrypoints.http.problems import Problem
+
+router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"])
+
+Clock = Literal["said", "recorded"]
+HISTORY_PAGE = 50
+HISTORY_PAGE_MAX = 500
+
+
+def require_user(caller: Caller, user_id: str) -> None:
+    """404 unless the caller's tenant has a memory for ``user_id``."""
+    if not caller.service.knows(user_id):
+        raise Problem(404, "unknown-user", f"no memory for user {user_id!r}", field="user_id")
+
+
+@router.post(
+    "/messages",
+    status_code=201,
+    summary="Ingest one user message",
+    responses={200: {"description": "a message with this message_id was recorded before: nothing new"}},
+)
+def ingest(user_id: str, body: MessageIn, caller: Writer) -> JSONResponse:
+    """Extract facts and preferences from the message and record them (all or nothing).
+    Send a ``message_id`` to make retries safe."""
+    context = [turn.model_dump() for turn in body.context] if body.context is not None else None
+    result = caller.service.ingest(
+        user_id, body.message, body.session_id, context, message_id=body.message_id, timestamp=body.timestamp
+    )
+    MESSAGES.labels(status=result.status).inc()
+    return JSONResponse(result.to_dict(), status_code=200 if result.status == "duplicate" else 201)
+
+
+@router.get("/profile", summary="Active facts and preferences")
+def profile(user_id: str, caller: Reader, as_of: datetime | None = None, clock: Clock = "said") -> dict[str, Any]:
+    """Most important first; with ``as_of``, as they were then (by when things were said, or recorded)."""
+    require_user(caller, user_id)
+    return caller.service.profile(user_id, as_of, clock).to_dict()
+
+
+@router.get("/context", summary="A prompt-ready memory block for a query")
+def context(
+    user_id: str,
+    caller: Reader,
+    query: Annotated[str, Query(description="the user's current message or topic")],
+    top_k: int = 5,
+    language: Literal["zh", "en"] = "zh",
+) -> dict[str, Any]:
+    """The profile and the memories relevant to ``query``; ``text`` goes into a system prompt."""
+    require_user(caller, user_id)
+    return caller.service.memory_context(user_id, query, top_k, language).to_dict()
+
+
+@router.get("/recall", summary="Memories similar to a query")
+def recall(
+    user_id: str,
+    caller: Reader,
+    query: str,
+    types: Annotated[list[Literal["fact", "preference"]] | None, Query()] = None,
+    top_k: int = 5,
+    min_similarity: float | None = None,
+) -> dict[str, Any]:
+    """Active facts and preferences, most similar first."""
+    require_user(caller, user_id)
+    hits = caller.service.recall(user_id, query, types, top_k, min_similarity)
+    return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
+
+
+@router.get("/history", summary="The user's events, paged")
+def history(
+    user_id: str,
+    caller: Reader,
+    since: datetime | None = None,
+    until: datetime | None = None,
+    kind: str | None = None,
+    offset: Annotated[int, Query(ge=0)] = 0,
+    limit: Annotated[int, Query(ge=1, le=HISTORY_PAGE_MAX)] = HISTORY_PAGE,
+    clock: Clock = "said",
+) -> dict[str, Any]:
+    """In recorded order; ``next_offset`` is null on the last page."""
+    require_user(caller, user_id)
+    page = caller.service.history(user_id, since, until, kind, offset=offset, limit=limit, clock=clock)
+    return {**page.to_dict(), "next_offset": page.offset + len(page) if page.has_more else None}
+
+
+@router.get("/items/{item_id}", summary="Why: the whole life of a fact or preference")
+def why(user_id: str, item_id: str, caller: Reader) -> dict[str, Any]:
+    """Who said it, what confirmed, reinforced or invalidated it, with each decision's provenance.
+    ``item_id`` may be a unique prefix."""
+    require_user(caller, user_id)
+    return caller.service.why(user_id, item_id).to_dict()
+
+
+@router.post("/items/{item_id}/invalidate", summary="Mark a fact wrong (an operator's correction)")
+def invalidate(user_id: str, item_id: str, body: InvalidateIn, caller: Writer) -> dict[str, Any]:
+    """Nothing automatic overrides it afterwards; ``why`` shows the reason."""
+    require_user(caller, user_id)
+    fact_id = caller.service.invalidate(user_id, item_id, body.reason, body.actor or caller.actor)
+    return {"user_id": user_id, "fact_id": fact_id, "invalidated": True, "reason": body.reason}
+
+
+@router.post("/facts", status_code=201, summary="Record a fact (an operator's restatement)")
+def restate(user_id: str, body: RestateIn, caller: Writer) -> dict[str, Any]:
+    """The fact is kept until an operator invalidates it; the fact it replaces is invalidated."""
+    outcome = caller.service.restate(
+        user_id, body.text, body.category, body.actor or caller.actor, body.confidence, body.at
+    )
+    return outcome.to_dict()
+
+
+@router.get("/export", summary="The user's whole memory (an access request)")
+def export(user_id: str, caller: Reader) -> dict[str, Any]:
+    """Every message, fact and preference with its history."""
+    require_user(caller, user_id)
+    return caller.service.export(user_id)
+
+
+@router.delete("", summary="Forget the user in every ledger of the tenant")
+def forget(user_id: str, caller: Writer) -> dict[str, Any]:
+    """Deletes the user's events, snapshots, rows, cached vectors and LLM answers in every ledger
+    of this tenant, and keeps a tombstone without personal data. The id may be used again."""
+    require_user(caller, user_id)
+    return caller.service.forget(user_id, actor=caller.actor).to_dict()
