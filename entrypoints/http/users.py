@@ -51,8 +51,10 @@ def ingest(user_id: str, body: MessageIn, caller: Writer) -> JSONResponse:
 @router.get("/profile", summary="Active facts and preferences")
 def profile(user_id: str, caller: Reader, as_of: datetime | None = None, clock: Clock = "said") -> dict[str, Any]:
     """Most important first; with ``as_of``, as they were then (by when things were said, or recorded)."""
-    require_user(caller, user_id)
-    return caller.service.profile(user_id, as_of, clock).to_dict()
+    found = caller.service.profile(user_id, as_of, clock)
+    if not found.known:  # the profile knows already: no second lookup
+        require_user(caller, user_id)
+    return found.to_dict()
 
 
 @router.get("/context", summary="A prompt-ready memory block for a query")
@@ -64,8 +66,10 @@ def context(
     language: Literal["zh", "en"] = "zh",
 ) -> dict[str, Any]:
     """The profile and the memories relevant to ``query``; ``text`` goes into a system prompt."""
-    require_user(caller, user_id)
-    return caller.service.memory_context(user_id, query, top_k, language).to_dict()
+    memory = caller.service.memory_context(user_id, query, top_k, language)
+    if not memory.profile.known:
+        require_user(caller, user_id)
+    return memory.to_dict()
 
 
 @router.get("/recall", summary="Memories similar to a query")
