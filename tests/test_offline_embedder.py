@@ -27,8 +27,8 @@ def cosine(embedder: HashedNgramEmbedder, a: str, b: str) -> float:
 def test_implements_the_embedder_port(embedder):
     assert isinstance(embedder, Embedder)
     assert embedder.dimension == 256
-    assert embedder.embedder_id == "offline-ngram/3:256"
-    assert HashedNgramEmbedder(64).embedder_id == "offline-ngram/3:64"
+    assert embedder.embedder_id == "offline-ngram/4:256"
+    assert HashedNgramEmbedder(64).embedder_id == "offline-ngram/4:64"
 
 
 def test_rejects_a_useless_dimension():

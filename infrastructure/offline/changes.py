@@ -26,7 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
-from factledger.infrastructure.offline.slots import slots_of
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of
 
 # --------------------------------------------------------------------------
 # Markers
@@ -34,19 +34,29 @@ from factledger.infrastructure.offline.slots import slots_of
 
 _ZH_CORRECTION = (
     r"说错了?|打错了?|写错了?|记错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
-    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是"
+    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
+    # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
+    r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
+    # the speaker's excuse for a slip ("刚才脑子抽了", "眼花了", "没睡醒")
+    r"脑子抽了?|脑抽|犯迷糊|犯糊涂|糊涂了|眼花了?|看错了?|听错了?|没睡醒|睡糊涂了?"
 )
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
-    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually)\b"
+    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|"
+    r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
+    r"misremembered|brain fart|slip of the tongue|that came out wrong|rather)\b"
 )
 _ZH_RETRACTION = (
     r"开玩笑的?|开个玩笑|逗你(?:玩)?的?|骗你的?|唬你的?|瞎说的?|胡说的?|乱说的?|吹牛的?|吹的|编的|假的|不是真的|"
-    r"没有的事|说着玩的?|闹着玩的?"
+    r"没有的事|说着玩的?|闹着玩的?|"
+    # a boast owned up to ("夸张了", "吹过头了", "说大了", "其实没那么…")
+    r"夸张了|夸大了|说夸张|吹过头了?|吹大了|说大了|说得?太满了?|装的|凡尔赛的?"
 )
 _EN_RETRACTION = (
     r"\b(?:just kidding|kidding|jk|j/k|joking|i lied|(?:was|is|that's) a lie|lying|made (?:that|it) up|not true|never mind|nvm|nevermind|"
-    r"disregard (?:that|it)|ignore (?:that|what i said)|take (?:that|it) back)\b"
+    r"disregard (?:that|it)|ignore (?:that|what i said)|take (?:that|it) back|"
+    r"(?:was|is|that's|bit of) (?:a )?stretch|exaggerat\w*|overstat\w*|(?:wasn't|isn't|not) (?:really|exactly|entirely) true|"
+    r"not really true|wishful thinking)\b"
 )
 #: what a marker clause may hold besides the marker ("哎呀手快写错了", "sorry, typo")
 _ZH_FILLER = (
@@ -406,6 +416,67 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
+#: a swap that names only what came instead: "又换了一台三星", "后来换到了昌平", "switched to the Eagles"
+_ZH_SWAPPED = re.compile(
+    r"(?:换|改)(?P<verb>成|到|去|了)了?(?:一?(?P<cls>台|辆|部|个|只|套|间|家|所))?(?P<new>[^，,。！!？?]{1,12}?)(?:了|啦)?(?=[，,。！!]|$)"
+)
+#: which slots a swap can be about, by its measure word or its verb
+_SWAP_SLOTS = {
+    "辆": ("vehicle",),
+    "台": ("phone", "computer", "vehicle"),
+    "部": ("phone", "computer"),
+    "套": ("residence",),
+    "间": ("residence",),
+    "家": ("employer", "employment"),
+    "所": ("school", "employer"),
+}
+_PLACE_SLOTS = ("residence", "work_location", "employer", "employment", "company_location")
+
+
+def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(new fact, the known fact it replaces): a swap naming only the new thing, said in the old fact's words.
+
+    '又换了一台三星折叠屏' after 用户的手机是iPhone 12 → 用户的手机是三星折叠屏;
+    '后来换到了昌平' after 用户住在北京海淀 → 用户住在昌平. The known fact is the
+    latest whose slot the swap can be about: by its measure word (辆 a
+    vehicle, 台 a phone or a car), by its verb (换到 a place), else one whose
+    value looks like the new one (a model name with letters, a Chinese name).
+    """
+    text = _folded(message)
+    for m in _ZH_SWAPPED.finditer(text):
+        new = re.sub(r"^(?:个|了)|(?:了|啦|吧)+$", "", m.group("new").strip())
+        clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
+        if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
+            continue  # "我同事换了台新车": someone else's
+        if (
+            len(new) < 2
+            or is_unreal(clause)
+            or is_conditional(text)
+            or re.search(r"^(?:成|到)?(?:别的|其他|新的?|一下|回来|回去)", new)
+        ):
+            continue
+        if m.group("cls"):
+            wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
+        elif m.group("verb") in ("到", "去"):
+            living = re.search(r"住|房|租|搬", text)
+            wanted = ("residence",) if living else _PLACE_SLOTS
+        else:
+            wanted = ()
+        latin = bool(re.search(r"[A-Za-z0-9]", new))
+        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+            for slot, value in slots_of(fact):
+                if value not in fact or slot.startswith(
+                    ("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")
+                ):
+                    continue
+                if ":" in slot or slot in ("name", "age", "job"):
+                    continue
+                fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+                if fits and new not in value:
+                    return fact.replace(value, new, 1), fact
+    return None
+
+
 __all__ = [
     "bare_value",
     "called_off",
@@ -423,4 +494,5 @@ __all__ = [
     "replaced",
     "strip_marker",
     "substitute",
+    "swapped",
 ]

@@ -232,3 +232,57 @@ __all__ = [
     "strip_exchange",
     "zh_mentions_self",
 ]
+
+
+# --------------------------------------------------------------------------
+# Standing requests: how the assistant should answer from now on
+# --------------------------------------------------------------------------
+
+#: "以后…", "从现在起…", "每次…": a request that holds from now on, not for one answer
+_STANDING = r"以后|往后|今后|从现在(?:开始|起)|从今天(?:开始|起)|之后都|每次|默认|一律|统一"
+#: "（算了，）还是用简体吧": going back on an earlier request
+_REVERT = r"(?:算了[，, ]*)?还是(?=用|写|叫|推荐|说|讲|回|给|发|列|别|不要)"
+#: "给我推荐菜谱的时候…", "称呼我的时候…": the occasion a request is about
+_OCCASION = r"(?:给我|跟我|和我|帮我|称呼我|叫我|回答|回复|推荐|写|讲|说)[^，,。]{0,8}?的时候"
+_REQUEST_VERB = r"推荐|叫我|称呼我|写成|改成|换成|写|用|回复|回答|讲|说|发|列|配|加|带|给我|跟我|多|少|别|不要"
+_REQUEST_END = r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛)[!！。~～]*$"
+_STANDING_REQUEST = re.compile(
+    r"^(?:请|麻烦|劳驾)?(?:(?:"
+    + _STANDING
+    + r")[^，,。]{0,6}?|"
+    + _REVERT
+    + r"|"
+    + _OCCASION
+    + r")(?:都|就|再|也)?(?:请)?"
+    r"(?:直接)?(?P<verb>" + _REQUEST_VERB + r")"
+)
+
+
+def standing_request(text: str) -> str | None:
+    """What a Chinese request for all later answers asks, as said ("以后推荐清淡的吧" → "推荐清淡的").
+
+    A clause that opens with "from now on" (以后, 往后, 每次 …), with going
+    back on a request (还是…吧), or with the occasion ("推荐菜谱的时候"),
+    goes on with what to do (推荐, 用, 叫我, 写成 …), and asks: it ends like a
+    request (吧, 就行, 就好) or is said to the assistant (给我, 跟我, 叫我).
+    """
+    if not isinstance(text, str) or is_english(text):
+        return None
+    said = text.strip().strip("。！!~～ ")
+    if not said or re.match(r"^(?:我|他|她|它|我们|他们|她们)(?!的时候)", said):
+        return None
+    m = _STANDING_REQUEST.match(said)
+    if m is None:
+        return None
+    rest = re.sub(_REQUEST_END, "", said[m.end() :])
+    if len(re.sub(r"[^\w]", "", rest)) < 1 or re.match(
+        r"^(?:再说|再看|再聊|再讲)", said[m.start("verb") - 1 : m.end() + 1]
+    ):
+        return None  # "以后再说吧": putting something off, not a request
+    asks = re.search(_REQUEST_END, said) or re.search(r"给我|跟我|和我|叫我|称呼我|回复|回答", said)
+    if not asks:
+        return None
+    content = re.sub(r"^(?:请|麻烦|劳驾)?(?:" + _STANDING + r")(?:都|就|再|也)?", "", said)
+    content = re.sub(r"^(?:算了[，, ]*)?还是|^(?:都|就|再|也|请)+", "", content)
+    content = re.sub(r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛|了)+$", "", content)
+    return content or None

@@ -106,8 +106,8 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
     (
         "layout",
         (
-            ("structured", r"列表|表格|分点|分条|要点|\bbullet(?: points?)?s?\b|\blists?\b|\btables?\b"),
-            ("prose", r"段落|成段|整段|\bparagraphs?\b|\bprose\b"),
+            ("structured", r"列表|表格|分点|分条|列点|要点|\bbullet(?: points?)?s?\b|\blists?\b|\btables?\b"),
+            ("prose", r"段落|成段|整段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
         ),
     ),
 )
@@ -179,6 +179,10 @@ _REPLY_LANGUAGE = re.compile(
 )
 
 
+#: any other language, dialect or script to answer in, named as such: 用四川话, 用繁体字, 用拼音
+_REPLY_WORDS = re.compile(r"(?<=用)(?:[\u4e00-\u9fff]{1,3}(?:话|语|文)|简体字?|繁体字?|拼音)")
+
+
 def code_language(text: str) -> str | None:
     """The programming language a preference asks code examples in ("偏好用Rust写代码示例" → rust)."""
     text = unicodedata.normalize("NFKC", text or "")
@@ -207,11 +211,11 @@ def dimensions(text: str) -> dict[str, str]:
         refused = m is not None and bool(_REFUSAL.search(text[: m.start()]))
         found["code_language"] = f"not {language}" if refused else language
     else:
-        m = _REPLY_LANGUAGE.search(text)
+        m = _REPLY_LANGUAGE.search(text) or _REPLY_WORDS.search(text)
         if m and re.search(
             r"回复|回答|交流|沟通|说|讲|聊|\brepl(?:y|ies)|\brespond|\banswer|\btalk|\bwrite", text, re.IGNORECASE
         ):
-            language = _REPLY_LANGUAGES[m.group(0).lower()]
+            language = _REPLY_LANGUAGES.get(m.group(0).lower(), m.group(0))
             found["reply_language"] = f"not {language}" if _REFUSAL.search(text[: m.start()]) else language
     return found
 

@@ -55,6 +55,11 @@ _TASTE = re.compile(
     re.IGNORECASE,
 )
 
+#: a request for all later answers kept in the user's words ("偏好以后回答时推荐清淡的"): its verb
+_ASKED = re.compile(
+    r"^偏好以后回答时.*?(?P<verb>推荐|称呼用户|叫用户|写成|写|用(?!户)|讲|说|发|列|配|加|带)(?!.*(?:推荐|叫用户|写成|用(?!户)))"
+)
+ASKED_WEIGHT_SQUARED = 2.5
 _PREFIX = re.compile(r"^\s*(?:用户的|用户|the user's|the user|偏好|prefers?)\s*", re.IGNORECASE)
 _TRAILING_PARTICLES = re.compile(r"(?:了|啦|呢|啊|吧)+$")
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+|[^\W_]+", re.UNICODE)
@@ -159,7 +164,8 @@ class HashedNgramEmbedder:
     def embedder_id(self) -> str:
         # /2: subject words of both persons dropped, English words stemmed
         # /3: more slots; reply-dimension and work features
-        return f"offline-ngram/3:{self._dimension}"
+        # /4: any language or script to answer in is a reply language; standing requests by their verb
+        return f"offline-ngram/4:{self._dimension}"
 
     @property
     def recall_threshold(self) -> float:
@@ -192,6 +198,9 @@ class HashedNgramEmbedder:
         elif not _FACT_SUBJECT.match(text):
             for dimension in dimensions(text):
                 self._add(vector, "dimension:" + dimension, DIMENSION_WEIGHT_SQUARED)
+        asked = _ASKED.match(text)
+        if asked:  # two requests for all later answers with the same verb (推荐, 叫, 写成 …) meet
+            self._add(vector, "asked:" + asked.group("verb"), ASKED_WEIGHT_SQUARED)
         taste = _TASTE.search(text)
         if taste:
             weight = TASTE_WEIGHT_SQUARED if taste.group("zh") else EN_TASTE_WEIGHT_SQUARED

@@ -45,7 +45,7 @@ from factledger.infrastructure.offline.clauses import (
     split_clauses,
     zh_mentions_self,
 )
-from factledger.infrastructure.offline.judge import RuleJudge
+from factledger.infrastructure.offline.judge import RuleJudge, remeasure
 from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
 from factledger.infrastructure.offline.rules_zh_facts import (
     _LEAD_ADVERBS,
@@ -61,11 +61,11 @@ from factledger.infrastructure.offline.rules_zh_prefs import (
     _tool_preference,
 )
 from factledger.infrastructure.offline.signals import SignalDetector, dialect
-from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, slot_of, slots_of, species_of
+from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, ZH_ROLE_PATTERN, slot_of, slots_of, species_of
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/4"
+EXTRACTOR_ID = "offline-rules/5"
 
 
 class _Reading:
@@ -213,15 +213,34 @@ class RuleExtractor:
         """
         if not isinstance(message, str):
             message = ""
-        signals = self._detector.detect(message)
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         text = dialect(message)
+        extraction = self._read(text, known)
+        if not extraction.facts and not extraction.preferences:
+            # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
+            dropped = _with_dropped_subject(text)
+            if dropped != text:
+                again = self._read(dropped, known)
+                # in English only a statement that fills a slot ("I transferred to Berkeley"),
+                # not one restated as said ("The user sold it and got …")
+                if is_english(text) and not all(slots_of(f.text) for f in again.facts):
+                    return extraction
+                if again.facts or again.preferences:
+                    return again
+        return extraction
+
+    def _read(self, text: str, known: tuple[str, ...]) -> Extraction:
+        signals = self._detector.detect(text)
         said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text))
         # The detector is a cheap gate, as in the spec; the rules below decide.
         # Either kind of signal opens both, since one clause's subject (我在杭州工作)
         # often sets up another clause's preference (平时喜欢简短的回复). A
         # correction of something already known is read even without one.
-        if not (signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known)):
+        # "如今她已经上大班了": a known relative, said as 他/她, is read like a named one
+        about_known = bool(known) and bool(
+            re.match(r"^(?:如今|现在|今年|已经|转眼|后来|最近)?[他她](?!们)", _OPENERS.sub("", text))
+        )
+        if not (signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known) or about_known):
             return self._empty(signals)
         try:
             items = self._items(said)
@@ -324,6 +343,8 @@ class RuleExtractor:
         text = rules_zh_facts.fronted(_OPENERS.sub("", said))
         if text.replace("我", "") != _OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
             said = text  # "雅思我不考了" is restated as "用户不考雅思了"
+        # "如今她已经上大班了": the time word after the pronoun, so that 她 is the subject
+        text = re.sub(r"^(如今|现在|今年|后来|最近|转眼)([他她])(?!们)", r"\2\1", text)
         subject, rest = _parse_subject(text, carried)
         if subject.kind == "unknown" and text.startswith(("他", "她")):
             role = _known_role(text[0], message.known)
@@ -391,7 +412,20 @@ class RuleExtractor:
             english_role = _english_role(role, message.known) if role else None
             if english_role:  # "he turned 8" after "The user's son is 7"
                 said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
+        # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's
+        said = re.sub(
+            r"^((?:(?:and|so|but|now|finally|just)[, ]+)*)we(?:'ve| have)?(?= (?:\w+ )?(?:bought|moved|relocated|settled)\b)",
+            lambda m: "I",
+            said,
+            flags=re.IGNORECASE,
+        )
         item = rules_en._en_clause(said, said, message.text)
+        dropped = _with_dropped_english_subject(said)
+        if item is None and dropped != said:
+            # "graduated last week!! I now work at …": a change told without "I", when it fills a slot
+            again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
+            if again is not None and again.kind == "fact" and slots_of(rules_en.en_third_person(again.text)):
+                item = again
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
@@ -453,9 +487,14 @@ class RuleExtractor:
     def _against_known(self, items: list[_Item], message: _Message) -> list[_Item]:
         """What only the known facts make clear: a thing swapped for another, a pursuit given up,
         and whose school year or age a subject-less clause gives."""
-        items = [self._reattributed(i, message.known) for i in items]
+        items = [self._remeasured(self._reattributed(i, message.known), message.known) for i in items]
         facts = [i.text for i in items if i.kind == "fact"]
         swapped = changes.replaced(message.text, message.known)
+        if swapped is None and not is_english(message.text):
+            # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
+            swapped = changes.swapped(message.text, message.known)
+            if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
+                items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
         if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
             items.append(_Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1]))
         for clause in split_clauses(message.text):
@@ -507,6 +546,17 @@ class RuleExtractor:
         ]
 
     @staticmethod
+    def _remeasured(item: _Item, known: Sequence[str]) -> _Item:
+        """'现在改成一天一杯了' after 用户每天喝三杯咖啡 → 用户每天喝一杯咖啡: the amount, in what it measures."""
+        if item.kind != "fact" or not item.generic:
+            return item
+        for fact in reversed(known):
+            restated = remeasure(fact, item.text)
+            if restated:
+                return _Item("fact", restated, _category(restated), rules_common.FACT_CONFIDENCE, replaces=fact)
+        return item
+
+    @staticmethod
     def _reattributed(item: _Item, known: Sequence[str]) -> _Item:
         """'现在都上初中了' said of the one child whose school year is known: that child's, not the user's."""
         if item.kind != "fact" or not item.text.startswith("用户") or item.text.startswith("用户的"):
@@ -536,10 +586,13 @@ class RuleExtractor:
         the known fact it belongs to: "李然" (after 用户叫吕然), "it's Ivy",
         "其实就几十个读者", "糖糖其实是只龙猫".
         """
-        if message.retracting:
-            items = [_actually(i) for i in items]
+        # what a correction or retraction says instead is marked as such ("用户其实…"), so the
+        # judge reads it against the statement it corrects (see judge._reframed)
+        items = [_actually(i) for i in items]
         facts = [i for i in items if i.kind == "fact"]
-        if any(self._conflict(i.text, message.known) for i in facts):
+        # a statement that fills a slot corrects by itself; one restated as said only when
+        # no known fact can be restated with the value (see judge._reframed)
+        if any(self._conflict(i.text, message.known) for i in facts if not i.generic or message.retracting):
             return items
         found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
         clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
@@ -563,6 +616,76 @@ class RuleExtractor:
         text, old = found
         kept = [i for i in items if not (i.kind == "fact" and i.generic)]
         return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
+
+
+#: the user's own attributes, said as a topic without 我 ("老家是安徽的", "体重现在120斤")
+_SELF_TOPIC = r"老家|家乡|籍贯|体重|身高|工资|月薪|年薪|收入|专业|学历|母语|血型|星座|生日|驾照|鞋码"
+#: a change told as an event, when and what: "后来考过了法考", "今年转岗做了管理", "毕业后租了个单间"
+_EVENT_TIME = (
+    r"后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|最近|这两年|这几年|终于|总算|"
+    r"已经|又|刚刚?|之后|然后|[\u4e00-\u9fff]{1,3}(?:以后|之后|后)"
+)
+_EVENT_VERB = (
+    r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
+    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家"
+)
+#: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
+_HABIT_TIME = (
+    r"(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
+)
+_HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃"
+_DROPPED = re.compile(
+    r"^(?:(?:" + _SELF_TOPIC + r")(?!的人)|(?:" + _EVENT_TIME + r")[^，,。！!？?]{0,8}?(?:" + _EVENT_VERB + r")"
+    r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r"))"
+)
+_SOMEONE = re.compile(r"我|你|您|他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
+
+
+def _with_dropped_subject(text: str) -> str:
+    """A Chinese message that leaves out 我, as chat often does, with 我 put back in front.
+
+    Only a message that names nobody at all, asks nothing, and opens with
+    what is plainly the speaker's own: an attribute of theirs ("老家是安徽的"),
+    a change told as an event ("后来考过了法考", "今年转岗做了技术管理"), or a
+    habit ("周末偶尔也去爬山").
+    """
+    if is_english(text):
+        return _with_dropped_english_subject(text)
+    if not re.search(r"[\u4e00-\u9fff]", text) or _SOMEONE.search(text) or re.search(r"[?？吗]", text):
+        return text
+    # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh
+    start = 0
+    for piece in re.split(r"(?<=[，,。！!；;])", text):
+        clause = _OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
+        if clause and _DROPPED.match(clause) and not changes.is_unreal(clause):
+            if re.match(_HABIT_TIME, clause) and re.search(r"了|过", clause):
+                return text  # "周末去听了场音乐会": one outing, not a habit
+            at = start + piece.index(clause)
+            return text[:at] + "我" + text[at:]
+        if clause and not is_small_talk(clause) and not re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause):
+            return text  # something else comes first: leave the message as it is
+        start += len(piece)
+    return text
+
+
+#: an English change told without "I": "transferred to Berkeley the following year", "moved to Denver"
+_EN_DROPPED = re.compile(
+    r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*"
+    r"(?:moved|transferred|switched|relocated|graduated|started|quit|retired|got (?:promoted|married|divorced|engaged|a new)|"
+    r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study))\b",
+    re.IGNORECASE,
+)
+
+
+def _with_dropped_english_subject(text: str) -> str:
+    stripped = text.strip()
+    if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
+        return text
+    lead = re.match(
+        r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*", stripped, re.IGNORECASE
+    )
+    at = lead.end() if lead else 0
+    return stripped[:at] + "I " + stripped[at : at + 1].lower() + stripped[at + 1 :]
 
 
 def _actually(item: _Item) -> _Item:

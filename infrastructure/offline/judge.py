@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from difflib import SequenceMatcher
 
 from factledger.domain.values import Relation, RelationVerdict
 from factledger.infrastructure.offline.changes import TRAVEL
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import (
+    EN_ROLE_PATTERN,
+    ZH_ROLE_PATTERN,
     canonical,
     is_exclusive_slot,
     is_polarity_slot,
@@ -40,7 +43,7 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 
-JUDGE_ID = "offline-rules/2"
+JUDGE_ID = "offline-rules/3"
 
 _WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
 _PARTNERS = frozenset({"老婆", "老公", "爱人", "对象", "女朋友", "男朋友", "未婚夫", "未婚妻"})
@@ -88,7 +91,7 @@ class RuleJudge:
 
         # 2. Two preferences about replies: the side each takes on a dimension.
         if not _is_fact(old_fact) and not _is_fact(new_fact):
-            verdict = _by_dimension(old_fact, new_fact)
+            verdict = _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
             if verdict is not None:
                 return verdict
 
@@ -127,7 +130,18 @@ class RuleJudge:
                     return verdict
 
         # 6. Kinds of change that name no slot.
-        for rule in (_reversal, _restriction, _giving_up, _cancelled, _gone, _pet_gone, _none_at_all):
+        for rule in (
+            _reversal,
+            _restriction,
+            _reframed,
+            _remeasured,
+            _lacking,
+            _giving_up,
+            _cancelled,
+            _gone,
+            _pet_gone,
+            _none_at_all,
+        ):
             verdict = rule(old_fact, new_fact)
             if verdict is not None:
                 return verdict
@@ -300,8 +314,24 @@ def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
 
 
 _ZH_GAVE_UP = re.compile(
-    r"^用户(?:已经|决定|还是)?(?:不再|不打算|不准备|不|放弃了?|停了|没再)(?P<v>.{1,12}?)(?:了|啦)?$"
+    r"^用户(?:其实)?(?:已经|决定|还是|早就|早已|好久|很久|老早就)?(?:不再|不打算|不准备|不|放弃了?|停了|没再)(?P<v>.{1,12}?)(?:了|啦)?$"
 )
+#: a verb and what it is done with, so that "不弹了" ends "在学吉他": 弹 goes with 琴, 吉他 …
+_COLLOCATIONS = {
+    "弹": "琴|吉他|贝斯|尤克里里",
+    "拉": "琴|二胡",
+    "吹": "笛|萨克斯|口琴|号",
+    "踢": "球",
+    "打": "球|拳|游戏",
+    "跑": "步|马拉松|跑",
+    "游": "泳",
+    "画": "画|素描|水彩|油画",
+    "唱": "歌|戏",
+    "跳": "舞",
+    "下": "棋",
+    "骑": "车|马",
+    "练": "琴|舞|拳|瑜伽|书法|字",
+}
 _EN_GAVE_UP = re.compile(
     r"^the user (?:has )?(?:gave up(?: on)?|given up(?: on)?|stopped|quit|dropped|is no longer|no longer|is not (?:\w+ing) anymore|cancelled|canceled) (?P<v>.+)$",
     re.IGNORECASE,
@@ -403,11 +433,18 @@ def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-_ANY = re.compile(r"\b(?:anything|anyone|any \w+|at all)\b|任何|什么都|一点都|都没")
+_ANY = re.compile(r"\b(?:anything|anyone|any \w+|at all)\b|任何|(?:什么|啥|哪个|一个|一只)(?:都|也)|一点都|都没")
 
 
 def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
+    for part in re.split(r"[，,;；]", new)[1:]:
+        # "…，啥也没养" / "…, never had any": the clause that says none, with the old fact's verb
+        none = re.match(
+            r"^(?:用户)?(?:其实)?(?:啥|什么|一个|一只|哪个)(?:都|也)(?:没有?|不)(?P<v>[\u4e00-\u9fff])", part
+        )
+        if none and none.group("v") in old[2:] and not re.search(r"不|没", old):
+            return Relation.CONFLICT, "conflict: none at all"
     m = _ANY.search(new)
     if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
         return None
@@ -427,7 +464,8 @@ def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
     if m and (_ZH_PURSUIT.search(old) or _PLAN.search(old)):
         wanted = set(re.sub(r"[^\u4e00-\u9fff]", "", m.group("v")))
         have = set(_ZH_PURSUIT_WORDS.sub("", old))
-        if wanted & have:
+        done_with = _COLLOCATIONS.get(m.group("v")[:1], "")
+        if wanted & have or (done_with and re.search(done_with, old)):
             return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
         return None
     m = _EN_GAVE_UP.match(new)
@@ -437,4 +475,214 @@ def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
         stems = {w[:5] for w in wanted} & {w[:5] for w in have}
         if stems:
             return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
+    return None
+
+
+#: a fact said as a correction ("用户其实在宁波读研", "The user actually teaches at …"): the extractor
+#: writes 其实 / actually into what a correcting message restates
+_ZH_ACTUALLY = re.compile(r"^用户(?P<role>的[\u4e00-\u9fff]{1,4}?)?(?:其实|实际上)")
+_EN_ACTUALLY = re.compile(r"^the user(?P<role>(?:'s|’s) \w+)? actually\b", re.IGNORECASE)
+_NEGATED = re.compile(r"不|没|别|\bnot\b|\bno\b|\bnever\b|n't\b", re.IGNORECASE)
+_ZH_FRAME_NOISE = re.compile(r"其实|实际上|是|的|了|就|只|也|都|还|现在|目前|[，,。！!\s]")
+_EN_FRAME_NOISE = frozenset({"actually", "is", "am", "are", "a", "an", "the", "really", "in", "fact"})
+
+
+def _frame_tokens(text: str) -> list[str]:
+    """The words a statement is made of, without particles: characters in Chinese, words in English."""
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return list(_ZH_FRAME_NOISE.sub("", re.split(r"[，,;；]", text)[0]))
+    words = re.findall(r"[a-z0-9']+", re.split(r"[,;—–]", text)[0].lower())
+    return [w for w in words if w not in _EN_FRAME_NOISE]
+
+
+def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
+
+    The new fact is marked as a correction (其实 / actually, written by the
+    extractor for a correcting message), says the same of the same person
+    ("用户…" / "用户的女儿…"), and differs from the old one in one place: the
+    value. Words around it ("在…读研", "teaches at … Elementary") stay.
+    """
+    zh, en = _ZH_ACTUALLY.match(new), _EN_ACTUALLY.match(new)
+    found = zh or en
+    if found is None or not _is_fact(old) or _ZH_ACTUALLY.match(old) or _EN_ACTUALLY.match(old):
+        return None
+    role = found.group("role") or ""
+    if (zh and not old.startswith("用户" + role)) or (en and not old.lower().startswith(("the user" + role).lower())):
+        return None
+    if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
+        return None  # the user's own fact does not correct a relative's
+    if bool(_NEGATED.search(re.split(r"[，,;；]", old)[0])) != bool(_NEGATED.search(re.split(r"[，,;；]", new)[0])):
+        return None  # "不在…" says where the user is not, not where they are
+    a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
+    if not a or not b:
+        return None
+    ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
+    kept = sum(
+        i2 - i1 for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag == "equal"
+    )
+    replaced = [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag == "replace"]
+    if len(replaced) != 1:
+        return None
+    before, after = ("".join(x) if zh else " ".join(x) for x in replaced[0])
+    if _NEGATED.search(before) or _NEGATED.search(after):
+        return None
+    numeric = bool(re.search(r"\d|[" + _CN_NUMBERS + "]", before) and re.search(r"\d|[" + _CN_NUMBERS + "]", after))
+    if kept < (1 if numeric or en else 2):
+        return None
+    if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
+        return None
+    return Relation.UPDATE, f"update: corrected {before} → {after}"
+
+
+#: units a count or amount is said in; the same unit on both sides measures the same thing
+_UNITS = (
+    r"杯|斤|公斤|千克|kg|级|段|码|根|包|瓶|罐|次|小时|公里|km|度|分|万|千|块|元|遍|圈|粉丝|本|集|页|单词|个月|cm|厘米"
+)
+_ZH_NUM = r"\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万几半]+"
+_QUANTITY = re.compile(r"(?P<n>" + _ZH_NUM + r")\s*(?P<u>" + _UNITS + r")", re.IGNORECASE)
+#: a level or grade written as a letter and a number: N1, C2, B2, HSK5, A1
+_CODE = re.compile(r"(?<![A-Za-z0-9])(?P<u>[A-Z]{1,6})(?P<n>\d{1,2})(?![A-Za-z0-9])")
+#: a change that says only the new amount ("改成一天一杯", "减到120斤") or gets a new level ("考下N1")
+_REMEASURE = re.compile(
+    r"改成|变成|换成|减到|降到|涨到|升到|增加到|减少到|控制在|胖到|瘦到|长到|掉到|考下|考过|考了|考到|达到|过了|拿到|拿了|增驾|升级|"
+    r"\b(?:now|these days|switched to|moved up to|down to|up to|passed|got)\b",
+    re.IGNORECASE,
+)
+_NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
+
+
+def _amounts(text: str) -> dict[str, str]:
+    found = {m.group("u").lower(): m.group("n") for m in _QUANTITY.finditer(text)}
+    found.update({"code:" + m.group("u"): m.group("n") for m in _CODE.finditer(text)})
+    return found
+
+
+def _same_subject(old: str, new: str) -> bool:
+    """Both about the user, or both about the same relative ("用户的女儿…", "The user's son …")."""
+    whose = re.compile(
+        r"^(?:用户的(?P<zh>" + ZH_ROLE_PATTERN + r")|the user(?:'s|’s) (?P<en>" + EN_ROLE_PATTERN + r")\b)",
+        re.IGNORECASE,
+    )
+    a, b = whose.match(old), whose.match(new)
+    if a is None or b is None:
+        return a is None and b is None
+    return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
+
+
+def _remeasured(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
+
+    Both facts are the user's own (or the same relative's); the new one says
+    it changed (改成, 减到, 考下, now …), and measures in a unit the old one
+    used (杯, 斤, 级, N1/N3 …) with another number. When the new fact says
+    more than the amount, it must also share a word with the old one.
+    """
+    if not (_is_fact(old) and _is_fact(new)) or _NEGATED.search(new.split("，")[0]):
+        return None
+    if not _same_subject(old, new):
+        return None
+    first = re.split(r"[，,;；]", new)[0]
+    before, after = _amounts(old), _amounts(first)
+    if len(before) == 1 and len(after) == 1 and _QUANTITY.sub("#", old) == _QUANTITY.sub("#", first):
+        (unit,) = after
+        if unit in before and canonical(before[unit]) != canonical(after[unit]):
+            # "用户每天喝两罐可乐" / "用户每天喝一罐可乐": the same statement, another amount
+            return Relation.UPDATE, f"update: {unit} {before[unit]} → {after[unit]}"
+    if not _REMEASURE.search(first):
+        return None
+    shared = [u for u in after if u in before and canonical(before[u]) != canonical(after[u])]
+    if not shared:
+        return None
+    bare = re.fullmatch(
+        r"(?:用户|the user)\s*(?:现在|目前|如今|已经|又|今年|去年|这次|最近|终于|now|these days)*\s*"
+        r"(?:改成|变成|减到|降到|涨到|升到|控制在|考到了?|考了|考下了?|拿到了?|达到了?)?"
+        r"(?:一天|每天|一周|每周|一个月|每个月)?\s*\S{0,8}",
+        first,
+        re.IGNORECASE,
+    )
+    words_old = set(old) - _NOT_CONTENT - set(" ,，")
+    words_new = set(_QUANTITY.sub("", first)) - _NOT_CONTENT - set(_REMEASURE.pattern) - set(" ,，")
+    if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
+        return None
+    unit = shared[0].removeprefix("code:")
+    return Relation.UPDATE, f"update: {unit} {before[shared[0]]} → {after[shared[0]]}"
+
+
+def remeasure(old: str, new: str) -> str | None:
+    """The old fact with the new amount, when ``new`` only says the amount changed.
+
+    '用户每天喝三杯咖啡' and '用户现在改成一天一杯' → '用户每天喝一杯咖啡': what is
+    measured stays named, so a later "不喝咖啡了" still finds it.
+    """
+    if _remeasured(old, new) is None:
+        return None
+    first = re.split(r"[，,;；]", new)[0]
+    if not re.fullmatch(
+        r"用户(?:现在|目前|如今|已经|又|最近|后来)*(?:改成|变成|减到|降到|涨到|升到|控制在)(?:一天|每天|一周|每周|一个月|每个月)?\S{0,6}",
+        first,
+    ):
+        return None
+    after = _amounts(first)
+    for m in _QUANTITY.finditer(old):
+        unit = m.group("u").lower()
+        if unit in after and canonical(after[unit]) != canonical(m.group("n")):
+            return old[: m.start("n")] + after[unit] + old[m.end("n") :]
+    return None
+
+
+#: what a request asks the assistant to do; the last one in a request is what it is about
+_ASKED_VERB = re.compile(r"推荐|称呼用户|叫用户|写成|写|用(?!户)|回复|回答|讲|说|发|列|配|加|带")
+
+
+def _asked(text: str) -> tuple[str, str, str] | None:
+    """(occasion, verb, object) of a request kept in the user's words ("偏好给用户推荐菜谱的时候多推荐点辣的")."""
+    text = re.split(r"[，,;；]", unicodedata.normalize("NFKC", text))[0]
+    if not text.startswith("偏好"):
+        return None
+    text = re.sub(r"(?:的形式)?(?:回复|回答)(?:风格)?$", "", text)  # "偏好用普通话回复": the request is 用普通话
+    found = list(_ASKED_VERB.finditer(text))
+    if not found:
+        return None
+    last = found[-1]
+    occasion = re.search(r"(?:推荐|写|讲|说|回答|回复)(?P<o>[\u4e00-\u9fff]{1,4}?)的时候", text)
+    return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
+
+
+def _rerequested(old: str, new: str) -> tuple[Relation, str] | None:
+    """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
+    a, b = _asked(old), _asked(new)
+    if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
+        return None
+    if a[0] and b[0] and a[0] != b[0]:
+        return None  # recipes and songs are two requests
+    return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
+
+
+_ZH_HAS = re.compile(
+    r"^用户(?:也|还)?有(?:一|两|几)?(?:辆|台|个|只|部|套|件|条|本|张|把|架)?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{1,12})$"
+)
+_ZH_LACKS = re.compile(r"^(?:用户)?(?:自己|其实|根本|本人|压根儿?)*(?:没有|没)(?P<n>[\u4e00-\u9fff]{1,4})$")
+_EN_HAS = re.compile(r"^the user (?:has|owns|drives) (?:an? |the |two |three )?(?P<obj>[\w' -]{2,40})$", re.IGNORECASE)
+_EN_LACKS = re.compile(
+    r"^(?:the user )?(?:actually )?(?:does not|doesn't|never) (?:have|own|drive|had|owned) (?:an? |any )?(?P<n>[\w'-]{2,20})$",
+    re.IGNORECASE,
+)
+
+
+def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
+
+    The kind is what the old thing is called at its end (电动车 is a 车,
+    "a red Honda bike" is a bike), said in any clause of the new fact.
+    """
+    m_old = _ZH_HAS.match(old.strip()) or _EN_HAS.match(old.strip())
+    if m_old is None:
+        return None
+    thing = m_old.group("obj").strip().lower()
+    for part in re.split(r"[，,;；]", new):
+        part = part.strip()
+        m = _ZH_LACKS.match(part) or _EN_LACKS.match(part)
+        if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
+            return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
     return None

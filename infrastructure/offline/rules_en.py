@@ -129,13 +129,18 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         side = "American" if m.group("v").lower() in ("american", "us") else "British"
         return _pref(f"Prefers {side} English spelling", "language", said, behaviour=True)
     m = re.search(
-        r"\b(?:reply|answer|respond|write|talk|speak)(?: to)?(?: me)? in (?P<l>" + _NATURAL_LANGUAGES + r")\b"
-        r"|\bswitch(?:ing)? (?:back )?to (?P<l2>" + _NATURAL_LANGUAGES + r")\b",
+        r"\b(?:reply|answer|respond|write|talk|speak|explain(?: (?:things|stuff|it|everything))?|chat|text)(?: to)?(?: me)? in (?P<l>"
+        + _NATURAL_LANGUAGES
+        + r")\b"
+        r"|\bswitch(?:ing)? (?:back )?to (?P<l2>" + _NATURAL_LANGUAGES + r")\b"
+        # "English is fine from now on", "Spanish only, please", "back to French going forward"
+        r"|^(?:(?:ok|okay|actually|so|well|but)[, ]+)*(?:(?:just|plain|back to) )?(?P<l3>" + _NATURAL_LANGUAGES + r")"
+        r" (?:is fine|is ok(?:ay)?|works|only|please|from now on|going forward|again)\b",
         t,
         re.IGNORECASE,
     )
     if m:
-        language = (m.group("l") or m.group("l2")).capitalize()
+        language = (m.group("l") or m.group("l2") or m.group("l3")).capitalize()
         return _pref(f"Prefers replies in {language}", "language", said, behaviour=True)
     if re.search(
         r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b|\b(?:use|prefer|in|write in|give me) (?:full )?paragraphs\b|\bprose\b",

@@ -142,8 +142,13 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
         return _Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
     if text.startswith("我们家"):
         return _Subject("user", explicit=True), text[2:]
-    if re.match(r"^我们(?:俩|两个)?(?:已经|刚|终于)?(?:离婚|分手|分开|结婚|订婚|领证)", text):
-        return _Subject("user", explicit=True), re.sub(r"^我们(?:俩|两个)?", "", text)  # the couple: the user's status
+    if re.match(
+        r"^我们(?:俩|两个|一家)?(?:已经|刚|终于|去年|今年|前年|后来|上个?月|前阵子|最近)?(?:离婚|分手|分开|结婚|订婚|领证|搬|在.{1,10}?买了?(?:房|套房))",
+        text,
+    ):
+        return _Subject("user", explicit=True), re.sub(
+            r"^我们(?:俩|两个|一家)?", "", text
+        )  # the couple: the user's status
     if text.startswith("我们"):
         # a group statement ("我们周末去爬山") is not a fact about the user alone
         return _Subject("unknown", "用户", True), text[2:]
@@ -364,9 +369,16 @@ def _work_place(value: str) -> tuple[str, str] | None:
 
 def _moved_fact(core: str, who: str, message: str) -> _Item | None:
     """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
-    m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", core)
+    m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:(?:去|来)?住)?(?:来了|去了|了|啦)?$", core)
     if m and _place(m.group("v")):
         return _fact(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
+    # "租了个单间", "在园区附近租了套两居": where the user lives now is what they rent
+    m = re.match(
+        r"^(?:在(?P<p>[^，,]{2,8}?))?租了?(?:个|一个|间|一间|套|一套)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:住)?(?:了|啦)?$",
+        core,
+    )
+    if m and not re.search(r"车|位|工位|店|铺|摊", m.group("v")) and (m.group("p") or not re.search(r"搬|住", message)):
+        return _fact(f"{who}住在{m.group('p') or ''}{m.group('v')}", "location")
     m = re.match(
         r"^在(?P<v>.+?)(?:买了?(?:一套|套|个)?(?:房子?|新房|公寓)|买房|安(?:了)?家|落户|定居|租了?(?:房子?|个房子))(?:了|啦)?$",
         core,
@@ -374,7 +386,7 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
     if m and _place(m.group("v")):
         return _fact(f"{who}住在{_place(m.group('v'))}", "location")
     m = re.match(
-        r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转)(?:了)?(?:到|去|回|往|至)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
+        r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转|考|考进|聘)(?:了)?(?:到|去|回|往|至|进)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
         core,
     )
     if m is None:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+from factledger.infrastructure.offline.clauses import standing_request
+from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rules_common import (
     _Item,
     _pref,
@@ -163,16 +165,49 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
         return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    if re.search(r"分点|分条|列要点", rest) and request_like:
+    if re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点)", rest) and request_like:
+        return _pref("偏好成段落的回复格式", "format", said, behaviour=True)
+    if re.search(r"分点|分条|列点|列要点", rest) and request_like:
         return _pref("偏好分点列出的回复格式", "format", said, behaviour=True)
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
         return _pref(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
+    standing = standing_request(rest) or standing_request(said)
+    if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
+        return _standing_preference(standing, said)
     if request_like:
         for pattern, text in _STYLE_REQUESTS:
             if re.search(pattern, rest):
                 return _pref(text, "communication_style", said, behaviour=True)
     return None
+
+
+def _standing_preference(content: str, said: str) -> _Item:
+    """A request for all later answers that names no known dimension, kept in the user's words:
+    "以后推荐清淡的吧" → 偏好推荐清淡的; "以后直接写成一段话就行" → 偏好直接写成一段话 (format)."""
+    content = third_person(_tidy(content))
+    # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
+    content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
+    content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
+    language = re.fullmatch(
+        r"(?:(?:跟|和|对)用户)?(?:说话|聊天|交流|回复|回答)?(?:都)?用(?P<l>[\u4e00-\u9fff]{1,4}(?:话|语|文|字)|简体|繁体|拼音)",
+        content,
+    )
+    if language:  # in which words to answer: said like every reply-language preference
+        return _pref(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
+    # one frame for every such request, so that two about the same thing are compared
+    text = "偏好以后回答时" + content
+    sides = dimensions(text)
+    # in which words to answer (a language, a dialect, a script) is a language preference
+    in_words = re.search(r"用[\u4e00-\u9fff]{1,4}(?:话|语|文)|简体|繁体|拼音", content)
+    category = (
+        "format"
+        if "layout" in sides or "emoji" in sides
+        else "language"
+        if ("reply_language" in sides or "technicality" in sides or in_words)
+        else "communication_style"
+    )
+    return _pref(text, category, said, behaviour=True)
 
 
 _LIKE = re.compile(

@@ -40,6 +40,7 @@ from factledger.infrastructure.offline.clauses import (
     is_question_to_assistant,
     is_small_talk,
     split_clauses,
+    standing_request,
     strip_exchange,
     zh_mentions_self,
 )
@@ -125,6 +126,14 @@ _EN_VALUES = (
 _EN_WORK_OPINION = (
     r"\b(?:it's|it is|this is|that's|that is|this one's|this one is) (?:a|an|another|one of the|my) (?:[\w-]+ ){0,4}"
     r"(?:books?|novels?|series|trilogy|movies?|films?|shows?|games?|album|songs?|bands?|podcasts?|restaurants?|recipes?|dish)\b"
+)
+
+
+#: a reply language asked for from now on, said without "I": "English is fine from now on"
+_EN_LANGUAGE_FROM_NOW = re.compile(
+    r"\b(?:english|chinese|mandarin|spanish|french|german|japanese|korean|italian|portuguese|russian) "
+    r"(?:is fine|is ok(?:ay)?|works|only|please|from now on|going forward|again)\b",
+    re.IGNORECASE,
 )
 
 
@@ -360,6 +369,8 @@ class SignalDetector:
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
+        if not prefs and (standing_request(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)):
+            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
         if (
             set(facts) <= self.GENERIC_CATEGORIES
             and not prefs

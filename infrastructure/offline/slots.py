@@ -505,7 +505,7 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:是|算|算是)?(?:个|一个|一名)?(?P<v>" + _LEVEL + r")(?:了)?$", "level"),
     (
         r"^(?:正?在)?(?:上|读|念|升|进|升到|升入|考上)?(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三]|"
-        r"幼儿园.{0,3}|小学|初中|高中|大学|研究生|毕业)(?:了)?$",
+        r"幼儿园.{0,3}|[大中小]班|小学|初中|高中|大学|研究生|毕业)(?:了)?$",
         "grade",
     ),
     (r"^最(?:喜欢|爱)的(?P<noun>" + _CJK_CLASS + r"{0,4})是(?P<v>.+)$", "favourite"),
@@ -539,12 +539,18 @@ EN_JOB_WORD = _EN_JOB_WORD = re.compile(
 
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (
-        r"^is an? (?P<v>freshman|sophomore|junior|senior)(?: (?:in|at) (?:college|high school|university|uni)| year)?(?: now)?$",
+        r"^is an? (?P<v>freshman|sophomore|junior|senior)(?: (?:in|at) (?:college|high school|university|uni|[\w.&' -]+)| year)?(?: now)?$",
         "grade",
     ),
     (r"^(?:just |finally |recently )*(?P<v>graduated)\b.*$", "grade"),
     (r"^(?:now |currently )?(?:lives|is living|resides) in (?P<v>.+)$", "residence"),
     (r"^(?:is )?(?:now )?based in (?P<v>.+)$", "residence"),
+    # "rents a studio in Queens", "bought a house in Yonkers": where the user lives is where the home is
+    (
+        r"^(?:now |currently )?(?:rents|is renting|owns|bought|has bought|just bought) (?:an? |the )?(?:[\w-]+ )?"
+        r"(?:studio|apartment|flat|house|home|condo|place|room|townhouse|bungalow|two-bedroom|one-bedroom)s? in (?P<v>.+)$",
+        "residence",
+    ),
     (r"^(?:is |comes )?from (?P<v>.+)$", "origin"),
     (r"^(?:now )?works (?:at|for) (?P<v>.+)$", "employer"),
     (r"^(?:now )?works in (?P<v>.+)$", "work_location"),
