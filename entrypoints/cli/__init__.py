@@ -24,14 +24,26 @@ from factledger.application.errors import (
     UnknownItem,
     WriteConflict,
 )
-from factledger.entrypoints.cli import audit, ingest, ledgers, llm, mcp, privacy, projection, read, server, updates
+from factledger.entrypoints.cli import (
+    audit,
+    ingest,
+    ledgers,
+    llm,
+    mcp,
+    partitions,
+    privacy,
+    projection,
+    read,
+    server,
+    updates,
+)
 from factledger.entrypoints.cli import eval as scoring  # not ``eval``: that would hide the builtin
 from factledger.entrypoints.cli.present import err, shown, styled
 
 __all__ = ["EXIT_STATUSES", "build_parser", "exit_status", "main"]
 
 #: The command groups, in the order ``factledger --help`` lists them.
-COMMAND_GROUPS = (ingest, read, audit, privacy, ledgers, projection, llm, scoring, updates, server, mcp)
+COMMAND_GROUPS = (ingest, read, audit, privacy, ledgers, partitions, projection, llm, scoring, updates, server, mcp)
 
 # Exit statuses (README "Reliability"): which kind of failure, for scripts.
 EXIT_STATUSES: tuple[tuple[type[FactledgerError], int], ...] = (
