@@ -41,6 +41,28 @@ TABLES = ("memories", "memories_meta", "memories_users", TRACKING_TABLE, "memori
 COLUMNS = "id, user_id, type, content, category, metadata, importance, is_active, session_id, created_at, updated_at"
 
 
+#: rows per multi-row statement (12 parameters a row: far below PostgreSQL's 65,535)
+CHUNK = 200
+
+
+def _chunks(rows: list[Any]) -> Iterator[list[Any]]:
+    for start in range(0, len(rows), CHUNK):
+        yield rows[start : start + CHUNK]
+
+
+def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
+    """Two changes of one row as one: what applying ``before`` then ``after`` does."""
+    if before is None:
+        return after
+    return ItemChanged(
+        id=after.id,
+        metadata={**before.metadata, **after.metadata},
+        at=max(before.at, after.at),
+        importance=after.importance if after.importance is not None else before.importance,
+        is_active=after.is_active if after.is_active is not None else before.is_active,
+    )
+
+
 def _infrastructure_failure(exc: BaseException) -> bool:
     """A lost connection or a timeout: the event is fine, the database is not; never quarantine."""
     return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
@@ -165,12 +187,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         return rows
 
     def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
-        """All at once in a savepoint; if one fails, one by one, each failure quarantined."""
+        """All at once in a savepoint (a few multi-row statements); if anything fails, entry by
+        entry, each failure quarantined."""
         conn = curs.connection
         try:
             with conn.transaction():
-                for entry in entries:
-                    self._apply_entry(curs, entry, vectors)
+                self._apply_batch(curs, entries, vectors)
             return
         except Exception as exc:
             if _infrastructure_failure(exc):
@@ -183,6 +205,76 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 if _infrastructure_failure(exc):
                     raise
                 self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
+
+    def _apply_batch(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
+        """The batch's changes as multi-row statements: owners, then new rows, then changed rows.
+
+        The order is safe to change that far: a change only touches a row added before it
+        (earlier in the batch or before it), and several changes of one row are folded in
+        their order (metadata merged, the last importance and activity given, the latest time),
+        which is what applying them one after another does. One statement per chunk, no
+        pipeline (large pipelined batches have hung the server connection before; ADR 0011).
+        """
+        changes: list[RowChange] = []
+        for entry in entries:
+            if isinstance(entry.changes, Exception):
+                raise entry.changes
+            changes.extend(entry.changes)
+        named = {c.originator_id: c.user_id for c in changes if isinstance(c, UserNamed)}
+        added = [c for c in changes if isinstance(c, ItemAdded)]
+        folded: dict[str, ItemChanged] = {}
+        for c in changes:
+            if isinstance(c, ItemChanged):
+                folded[c.id] = _fold(folded.get(c.id), c)
+        for chunk in _chunks(list(named.items())):
+            self._values(curs, "INSERT INTO {} (originator_id, user_id) VALUES {} ON CONFLICT DO NOTHING",
+                         self.users, "(%s, %s)", chunk)  # fmt: skip
+        if added:
+            owners = dict(named)
+            unknown = list({c.originator_id for c in added} - owners.keys())
+            if unknown:
+                curs.execute(
+                    SQL("SELECT originator_id, user_id FROM {} WHERE originator_id = ANY(%s)").format(self.users),
+                    (unknown,),
+                )
+                owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
+            rows = []
+            for c in added:
+                if c.originator_id not in owners:
+                    raise LookupError(f"no Started event projected for memory {c.originator_id}")
+                rows.append(
+                    (c.id, owners[c.originator_id], c.type, c.content, c.category,
+                     json.dumps(c.metadata, ensure_ascii=False), c.importance, c.session_id, c.at, c.at,
+                     vector_literal(vectors[c.content]))
+                )  # fmt: skip
+            for chunk in _chunks(rows):
+                self._values(
+                    curs,
+                    "INSERT INTO {} (id, user_id, type, content, category, metadata, importance, is_active, "
+                    "session_id, created_at, updated_at, embedding) VALUES {}",
+                    self.memories,
+                    "(%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector)",
+                    chunk,
+                )
+        updates = [
+            (c.id, json.dumps(c.metadata, ensure_ascii=False), c.importance, c.is_active, c.at) for c in folded.values()
+        ]
+        for chunk in _chunks(updates):
+            self._values(
+                curs,
+                "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
+                "importance = COALESCE(v.importance, m.importance), is_active = COALESCE(v.is_active, m.is_active), "
+                "updated_at = GREATEST(m.updated_at, v.at) "
+                "FROM (VALUES {}) AS v(id, metadata, importance, is_active, at) WHERE m.id = v.id",
+                self.memories,
+                "(%s::uuid, %s::jsonb, %s::double precision, %s::boolean, %s::timestamptz)",
+                chunk,
+            )
+
+    @staticmethod
+    def _values(curs: Cursor[Any], statement: str, table: Identifier, row: str, rows: Sequence[Sequence[Any]]) -> None:
+        values = SQL(", ").join([SQL(row)] * len(rows))
+        curs.execute(SQL(statement).format(table, values), [value for r in rows for value in r])
 
     def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Vector]) -> None:
         if isinstance(entry.changes, Exception):
