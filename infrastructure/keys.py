@@ -90,11 +90,12 @@ class PostgresKeyStore:
 
     def revoke(self, key_id: str) -> ApiKey:
         with self.pool.connection() as conn:
-            conn.execute(
-                SQL("UPDATE {} SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = %s").format(self.table),
+            row = conn.execute(
+                SQL("UPDATE {} SET revoked_at = coalesce(revoked_at, now()) WHERE key_id = %s RETURNING *").format(
+                    self.table
+                ),
                 (key_id,),
-            )
-            row = conn.execute(SQL("SELECT * FROM {} WHERE key_id = %s").format(self.table), (key_id,)).fetchone()
+            ).fetchone()
         if row is None:
             raise unknown_key(key_id)
         return _key(row)

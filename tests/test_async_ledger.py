@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import time
 
 from factledger import AsyncLedger, LedgerService
 
@@ -36,6 +35,4 @@ def test_async_calls_give_the_sync_answers_and_leave_the_loop_free(service: Ledg
         assert (await ledger.why("u1", fact.id)).id == fact.id
         assert (await ledger.history("u1", limit=2)).total >= 4
 
-    started = time.perf_counter()
     asyncio.run(scenario())
-    assert time.perf_counter() - started < 120

@@ -3,6 +3,7 @@ scopes, problems, limits, health and metrics."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -125,8 +126,6 @@ def test_replay_diff_and_promote_through_the_api(api: Api) -> None:
         status = c.get("/v1/ledgers/trial/replay", headers=admin).json()
         if status["state"] != "running":
             break
-        import time
-
         time.sleep(0.05)
     assert status["state"] == "finished", status
     assert status["report"]["replayed"] == 2

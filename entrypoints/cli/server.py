@@ -4,21 +4,30 @@ from __future__ import annotations
 
 import argparse
 import signal
+from collections.abc import Iterator
+from contextlib import contextmanager
 
-from factledger.application.access import Scope
+from factledger.application.access import KeyStore, Scope
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.cli.present import err, out, print_json, shown, styled, table, when
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import open_key_store
 
 
-def cmd_keys_create(args: argparse.Namespace) -> int:
-    """Create a key; its secret is printed once, here, and stored only as a hash."""
+@contextmanager
+def key_store() -> Iterator[KeyStore]:
+    """The installation's key store, closed afterwards."""
     keys = open_key_store(Settings.load())
     try:
-        issued = keys.create(args.tenant, Scope.parse(args.scope), args.label or "")
+        yield keys
     finally:
         keys.close()
+
+
+def cmd_keys_create(args: argparse.Namespace) -> int:
+    """Create a key; its secret is printed once, here, and stored only as a hash."""
+    with key_store() as keys:
+        issued = keys.create(args.tenant, Scope.parse(args.scope), args.label or "")
     if args.json:
         print_json(issued.to_dict())
         return 0
@@ -34,11 +43,8 @@ def cmd_keys_create(args: argparse.Namespace) -> int:
 
 def cmd_keys_list(args: argparse.Namespace) -> int:
     """List keys (never their secrets)."""
-    keys = open_key_store(Settings.load())
-    try:
+    with key_store() as keys:
         listed = keys.list(args.tenant)
-    finally:
-        keys.close()
     if args.json:
         print_json([k.to_dict() for k in listed])
         return 0
@@ -63,11 +69,8 @@ def cmd_keys_list(args: argparse.Namespace) -> int:
 
 def cmd_keys_revoke(args: argparse.Namespace) -> int:
     """Revoke a key for good: every request with it is refused (401) from now on."""
-    keys = open_key_store(Settings.load())
-    try:
+    with key_store() as keys:
         key = keys.revoke(args.key_id)
-    finally:
-        keys.close()
     if args.json:
         print_json(key.to_dict())
     else:

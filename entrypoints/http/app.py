@@ -22,7 +22,7 @@ from factledger import __version__
 from factledger.application.access import KeyStore
 from factledger.entrypoints.http import ledgers, users
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
-from factledger.entrypoints.http.problems import PROBLEM_JSON, TITLES, TYPE_BASE, install, problem
+from factledger.entrypoints.http.problems import PROBLEM_JSON, install, problem
 from factledger.entrypoints.ratelimit import RateLimiter
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import Tenants, open_key_store
@@ -208,17 +208,7 @@ def create_app(
             ready = False
         if ready:
             return JSONResponse({"status": "ready", "checks": checks})
-        return JSONResponse(
-            {
-                "type": TYPE_BASE + "not-ready",
-                "title": TITLES[503],
-                "status": 503,
-                "detail": f"not ready: {checks}",
-                "checks": checks,
-            },
-            status_code=503,
-            media_type=PROBLEM_JSON,
-        )
+        return problem(503, "not-ready", f"not ready: {checks}", checks=checks)
 
     @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
     def metrics() -> Response:
