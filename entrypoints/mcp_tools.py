@@ -2,7 +2,7 @@
 
 Every tool works on one tenant's ledgers (``Tenants.service(tenant)``) in the
 name of a ``Caller``: over streamable HTTP the API key of the request (set in
-``CALLER`` by ``mcp_server.KeyAuth``), over stdio the tenant the operator
+``CALLER`` by ``mcp_server.McpHttpApp``), over stdio the tenant the operator
 named (or the key given with ``--key``). Tools are plain functions: the SDK
 runs them on a worker thread, so the synchronous service never blocks the
 event loop, and the thread sees the request's ``CALLER`` (anyio copies the
