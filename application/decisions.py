@@ -3,10 +3,15 @@
 Decisions read the user's own aggregate (never the read model), so they see
 every earlier write at once however far the projection lags (ADR 0003).
 Every verdict and its provenance go into the events the commands trigger.
+
+When the extraction already related its facts to the known facts it was
+shown (``conflicts_with``, ADR 0019), that answer is the relation check for
+those facts: no judge is asked again about them.
 """
 
 from __future__ import annotations
 
+import json
 import uuid
 from datetime import datetime
 from typing import Any
@@ -60,6 +65,14 @@ def cosine(a: Vector, b: Vector) -> float:
 
 
 @attrs.frozen
+class KnownFactsCompared:
+    """The known facts an extraction was shown and answered ``conflicts_with`` for, and the prompt that did."""
+
+    facts: frozenset[str]
+    prompt_id: str
+
+
+@attrs.frozen
 class DecisionSource:
     """Where the items being decided came from."""
 
@@ -69,16 +82,24 @@ class DecisionSource:
     session_id: str | None
     at: datetime
     actor: str | None
+    # Set when the extraction is the relation check for these known facts (ADR 0019).
+    compared: KnownFactsCompared | None = None
 
 
 @attrs.define
 class Decider:
-    """Applies one message's extraction to a user's memory."""
+    """Applies one message's extraction to a user's memory.
+
+    ``free_judge``: a judge that costs no call (the offline rules), asked
+    instead of ``judge`` whether a known fact the extraction already said does
+    not conflict is a duplicate (ADR 0019); without one, ``judge`` is asked.
+    """
 
     judge: RelationJudge
     embedder: Embedder
     fact_similarity: float = 0.75
     preference_similarity: float = 0.7
+    free_judge: RelationJudge | None = None
     _index: CandidateIndex = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
@@ -91,10 +112,17 @@ class Decider:
         message_id: str,
         at: datetime,
         session_id: str | None,
+        compared: KnownFactsCompared | None = None,
     ) -> list[Outcome]:
-        """Trigger the events for every extracted item, in order; return what happened."""
+        """Trigger the events for every extracted item, in order; return what happened.
+
+        ``compared``: the known facts the extraction was shown and related its
+        facts to, when its extractor does so (``ComparesKnownFacts``).
+        """
         outcomes: list[Outcome] = []
-        source = DecisionSource(extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None)
+        source = DecisionSource(
+            extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None, compared
+        )
         for index, fact in enumerate(extraction.facts):
             fact_id = str(uuid.uuid5(memory.id, f"{message_id}/fact/{index}"))
             authority = Authority.INFERRED if fact.inferred else Authority.STATED
@@ -119,12 +147,12 @@ class Decider:
         similar, then facts of the same category at least ``RELATED`` similar.
         The first ``duplicate`` confirms; every ``update``/``conflict`` replaces
         its fact (or contests it, if it outranks the new one); otherwise the
-        fact is new.
+        fact is new. Each candidate's relation comes from ``_fact_verdict``.
         """
         superseded: list[tuple[Fact, RelationVerdict, float]] = []
         contested: Outcome | None = None
         for similarity, existing in self._fact_candidates(memory, fact):
-            verdict = self.judge.judge(existing.text, fact.text)
+            verdict = self._fact_verdict(existing, fact, source)
             provenance = Verdict.of(verdict, similarity)
             relation = verdict.relation.value
             if verdict.relation is Relation.DUPLICATE and source.message_id is not None and not superseded:
@@ -202,6 +230,30 @@ class Decider:
                 confidence=fact.confidence,
             )
         return Outcome("fact", fact_id, fact.text, fact.category, "observed", confidence=fact.confidence)
+
+    def _fact_verdict(self, existing: Fact, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
+        """How ``fact`` relates to ``existing``: from the extraction when it was shown ``existing``, else the judge.
+
+        Shown (ADR 0019): named in ``conflicts_with`` → ``conflict``, in the
+        extractor's name and prompt; not named → the extraction says they do
+        not conflict, so only a duplicate is looked for, by the free judge,
+        whose verdict is recorded as its own. Not shown (older than what the
+        extractor sees, or written meanwhile): ``judge``, as for any extractor.
+        """
+        compared = source.compared
+        if compared is None or existing.text not in compared.facts:
+            return self.judge.judge(existing.text, fact.text)
+        said = json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
+        if _named(fact.conflicts_with, [existing]):
+            return RelationVerdict(
+                Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id
+            )
+        if self.free_judge is None:
+            return self.judge.judge(existing.text, fact.text)
+        verdict = self.free_judge.judge(existing.text, fact.text)
+        if verdict.relation is Relation.DUPLICATE:
+            return verdict
+        return RelationVerdict(Relation.DIFFERENT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id)
 
     def matching_fact(self, memory: UserMemory, text: str) -> Fact | None:
         """The active fact that says ``text``: the same words, else the most similar at least

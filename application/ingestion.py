@@ -18,10 +18,10 @@ from typing import Any
 import attrs
 
 from factledger.application.calls import calls_for
-from factledger.application.decisions import Decider
+from factledger.application.decisions import Decider, KnownFactsCompared
 from factledger.application.errors import ExtractionFailure, LLMUnavailable
 from factledger.application.ledger import MemoryLedger
-from factledger.application.ports import Extractor
+from factledger.application.ports import ComparesKnownFacts, Extractor
 from factledger.application.results import IngestResult
 from factledger.application.screening import DEFAULT_POLICIES, screen
 from factledger.application.sensitive import Kind, Policy
@@ -100,7 +100,8 @@ class Ingestion:
         memory = self.ledger.find_memory(user_id)
         if self.ledger.has_message(user_id, message_id, memory):
             return self.already_done(user_id, message_id)
-        said = self.extract(user_id, message_id, message, turns, known_facts(memory))
+        shown = known_facts(memory)
+        said = self.extract(user_id, message_id, message, turns, shown)
 
         def record(said: Said) -> Callable[[UserMemory], IngestResult]:
             def change(memory: UserMemory) -> IngestResult:
@@ -114,7 +115,7 @@ class Ingestion:
                     context=[turn.as_dict() for turn in turns],
                     redacted=screened.redacted,
                 )
-                result = self.decide(memory, user_id, message_id, said, at, session_id)
+                result = self.decide(memory, user_id, message_id, said, at, session_id, shown)
                 return attrs.evolve(result, redacted=screened.redacted)
 
             return change
@@ -154,13 +155,14 @@ class Ingestion:
             if isinstance(e, UserMemory.MessageIngested) and e.message_id == message_id
         )
         turns = [Turn.from_dict(t) for t in message.context]
-        said = self.extract(user_id, message_id, message.text, turns, known_facts(memory))
+        shown = known_facts(memory)
+        said = self.extract(user_id, message_id, message.text, turns, shown)
 
         def extract_again(said: Said) -> Callable[[UserMemory], IngestResult]:
             def change(memory: UserMemory) -> IngestResult:
                 if message_id not in memory.failed_extractions:  # another retry got there first
                     raise NothingToWrite(self.already_done(user_id, message_id))
-                return self.decide(memory, user_id, message_id, said, message.at, message.session_id)
+                return self.decide(memory, user_id, message_id, said, message.at, message.session_id, shown)
 
             return change
 
@@ -191,8 +193,12 @@ class Ingestion:
         said: Said,
         at: datetime,
         session_id: str | None,
+        shown: Sequence[str] = (),
     ) -> IngestResult:
-        """Record what the extractor said about a message and decide on every item."""
+        """Record what the extractor said about a message and decide on every item.
+
+        ``shown``: the known facts the extractor was given with the message.
+        """
         if isinstance(said, ExtractionFailure):
             memory.record_extraction_failure(
                 message_id, said.extractor_id, said.reason, said.raw_output, said.prompt_id
@@ -210,7 +216,7 @@ class Ingestion:
         memory.record_extraction(message_id, said)
         with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
             try:
-                outcomes = self.decider.apply(memory, said, message_id, at, session_id)
+                outcomes = self.decider.apply(memory, said, message_id, at, session_id, self.compared(said, shown))
             except LLMUnavailable as exc:
                 raise DecisionsUnavailable(said, exc) from exc
         return IngestResult(
@@ -222,6 +228,15 @@ class Ingestion:
             extractor_id=said.extractor_id,
             notification_id=None,
         )
+
+    def compared(self, said: Extraction, shown: Sequence[str]) -> KnownFactsCompared | None:
+        """The known facts ``said`` is the relation check for (ADR 0019): those shown, when the
+        extractor that answered relates its facts to them; else None (a judge decides)."""
+        extractor = self.extractor
+        if not shown or not isinstance(extractor, ComparesKnownFacts) or said.extractor_id != extractor.extractor_id:
+            return None
+        prompt_id = extractor.comparison_prompt_id
+        return KnownFactsCompared(frozenset(shown), prompt_id) if prompt_id else None
 
     def already_done(self, user_id: str, message_id: str) -> IngestResult:
         """A message already recorded (or extracted meanwhile): nothing new is written."""

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
 Vector = Sequence[float] | NDArray[np.floating[Any]]
 
 __all__ = [
+    "ComparesKnownFacts",
     "CostEstimator",
     "Embedder",
     "Eraser",
@@ -86,6 +87,21 @@ class CostEstimator(Protocol):
 
     def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
         """(calls, input tokens) extracting ``message`` would cost at most."""
+        ...
+
+
+@runtime_checkable
+class ComparesKnownFacts(Protocol):
+    """An extractor whose answer is also the relation check for the known facts it was shown (ADR 0019).
+
+    Each new fact's ``conflicts_with`` names the known fact it contradicts or
+    corrects; a known fact it names for no new fact does not conflict with any.
+    """
+
+    @property
+    def comparison_prompt_id(self) -> str | None:
+        """The id of the prompt that answers so, recorded on the verdicts it stands for;
+        None when this extractor's answers do not (then a judge decides, as for any extractor)."""
         ...
 
 

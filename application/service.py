@@ -75,6 +75,7 @@ class LedgerService:
         write_attempts: int = WRITE_ATTEMPTS,
         eraser: Eraser | None = None,
         policies: Mapping[Kind, Policy] = DEFAULT_POLICIES,
+        free_judge: RelationJudge | None = None,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -88,7 +89,11 @@ class LedgerService:
         self.usage_log = usage
         self.limits = limits
         decider = Decider(
-            judge=judge, embedder=embedder, fact_similarity=fact_similarity, preference_similarity=preference_similarity
+            judge=judge,
+            embedder=embedder,
+            fact_similarity=fact_similarity,
+            preference_similarity=preference_similarity,
+            free_judge=free_judge,
         )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
         self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)

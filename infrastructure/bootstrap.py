@@ -107,6 +107,14 @@ def offline_parts(settings: Settings) -> tuple[Extractor, RelationJudge, Embedde
     return RuleExtractor(), RuleJudge(), HashedNgramEmbedder(dimension=settings.offline_dimension)
 
 
+def free_judge() -> RelationJudge:
+    """The judge that costs no call (the offline rules): where an LLM extraction already related
+    its facts to the known ones, it only looks for duplicates (ADR 0019)."""
+    from factledger.infrastructure.offline import RuleJudge
+
+    return RuleJudge()
+
+
 def default_parts(settings: Settings, datastore: Any) -> tuple[Extractor, RelationJudge, Embedder]:
     """LLM-backed parts when an API key is configured, else the offline ones."""
     if settings.openai_api_key:
@@ -252,6 +260,7 @@ def _open_on_postgres(
             connection_options(settings.statement_timeout, settings.lock_timeout),
         ),
         policies=settings.sensitive_policies,
+        free_judge=free_judge(),
     )
 
 
@@ -285,4 +294,5 @@ def _open_in_memory(
         limits=settings.limits,
         eraser=InMemoryEraser(store, settings.installation_secret()),
         policies=settings.sensitive_policies,
+        free_judge=free_judge(),
     )

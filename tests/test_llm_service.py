@@ -316,3 +316,102 @@ def test_a_fact_the_llm_marks_hypothetical_changes_nothing(
     assert result.facts == () and result.items == ()
     assert [f.text for f in service.profile("u").facts] == ["用户住在杭州"]
     assert len(events(service, "u", "FactObserved")) == 1
+
+
+# ---- the combined extraction as the relation check for the facts it was shown (ADR 0019) --------------
+
+
+def judge_prompts(fake: FakeOpenAI) -> list[str]:
+    return [p for p in map(FakeOpenAI.prompt, fake.chat_requests()) if "判断这两个事实是否冲突" in p]
+
+
+def script_a_move(fake: FakeOpenAI) -> None:
+    fake.answers["我住在杭州"] = ([{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}], [])
+    fake.answers["我搬到上海了"] = (
+        [{"fact": "用户住在上海", "category": "location", "confidence": 0.9, "conflicts_with": "用户住在杭州"}],
+        [],
+    )
+
+
+def test_combined_a_named_known_fact_is_replaced_without_a_judge_call_and_the_verdict_names_the_prompt(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    script_a_move(fake)
+    fake.relation = "different"  # a judge asked would keep both
+    service = opener(prompts="combined")
+    [old] = service.ingest("u", "我住在杭州").items
+    [item] = service.ingest("u", "我搬到上海了").items
+    assert (item.action, item.superseded_text, item.relation) == ("superseded", "用户住在杭州", "conflict")
+    assert len(fake.chat_requests()) == 2 and judge_prompts(fake) == [], "one extraction call a message, no judge"
+    assert "已知事实（避免重复）：\n- 用户住在杭州" in FakeOpenAI.prompt(fake.chat_requests()[-1])
+    combined = load_prompt_set("combined")
+    [invalidated] = events(service, "u", "FactInvalidated")
+    assert (invalidated["judge_id"], invalidated["judge_prompt_id"]) == (
+        "openai:gpt-4o-mini/combined",
+        combined.template_id("combined"),
+    )
+    assert json.loads(invalidated["raw_answer"]) == {"fact": "用户住在上海", "conflicts_with": "用户住在杭州"}
+    why = service.why("u", old.id).to_dict()["invalidated"]
+    assert (why["relation"], why["superseded_by"]["text"]) == ("conflict", "用户住在上海")
+    assert (why["judge_id"], why["judge_prompt_id"]) == (
+        "openai:gpt-4o-mini/combined",
+        combined.template_id("combined"),
+    )
+    assert [f.text for f in service.profile("u").facts] == ["用户住在上海"]
+
+
+def test_combined_a_shown_fact_said_again_is_confirmed_by_the_free_judge_without_a_call(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    from factledger.infrastructure.offline import RuleJudge
+
+    fake.answers["我住在杭州"] = ([{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}], [])
+    service = opener(prompts="combined")
+    service.ingest("u", "我住在杭州")
+    [item] = service.ingest("u", "我住在杭州", message_id="again").items
+    assert item.action == "confirmed" and judge_prompts(fake) == []
+    [confirmed] = events(service, "u", "FactConfirmed")
+    assert confirmed["judge_id"] == RuleJudge().judge_id and confirmed["judge_prompt_id"] is None
+    assert confirmed["raw_answer"].startswith("duplicate")
+
+
+def test_combined_a_fact_the_extractor_was_not_shown_is_still_judged(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    script_a_move(fake)
+    fake.answers["我的二十个习惯"] = (
+        [{"fact": f"用户每周练第{n}首钢琴曲", "category": "habit", "confidence": 0.9} for n in range(20)],
+        [],
+    )
+    fake.answers["我搬到上海了"][0][0]["conflicts_with"] = None  # it names nothing: the judge must find it
+    service = opener(prompts="combined")
+    service.ingest("u", "我住在杭州")
+    service.ingest("u", "我的二十个习惯")  # the extractor sees the last 20 active facts: not 用户住在杭州
+    assert len(service.profile("u").facts) == 21
+    fake.relation = "update"
+    asked_before = len(judge_prompts(fake))
+    [item] = service.ingest("u", "我搬到上海了").items
+    extraction = [p for p in map(FakeOpenAI.prompt, fake.chat_requests()) if "提取事实信息和偏好" in p][-1]
+    assert "- 用户每周练第0首钢琴曲" in extraction and "- 用户住在杭州" not in extraction
+    assert (item.action, item.superseded_text, item.relation) == ("superseded", "用户住在杭州", "update")
+    [asked] = judge_prompts(fake)[asked_before:]
+    assert "旧事实：用户住在杭州\n新事实：用户住在上海" in asked
+    [invalidated] = events(service, "u", "FactInvalidated")
+    assert invalidated["judge_prompt_id"] == load_prompt_set("combined").template_id("conflict_check")
+
+
+def test_seed_still_asks_the_judge_about_the_fact_conflicts_with_names(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    script_a_move(fake)
+    fake.relation = "update"
+    service = opener()
+    service.ingest("u", "我住在杭州")
+    [item] = service.ingest("u", "我搬到上海了").items
+    assert (item.action, item.superseded_text, item.relation) == ("superseded", "用户住在杭州", "update")
+    [asked] = judge_prompts(fake)
+    assert "旧事实：用户住在杭州\n新事实：用户住在上海" in asked
+    [invalidated] = events(service, "u", "FactInvalidated")
+    assert invalidated["judge_id"] == "openai:gpt-4o-mini/seed"
+    assert invalidated["judge_prompt_id"] == load_prompt_set("seed").template_id("conflict_check")
+    assert invalidated["raw_answer"] == "update"

@@ -119,6 +119,12 @@ class LLMExtractor:
     def prompt_id(self) -> str:
         return self.prompts.id
 
+    @property
+    def comparison_prompt_id(self) -> str | None:
+        """``ComparesKnownFacts``: the combined prompt shows the known facts and answers ``conflicts_with``
+        for them, so it is their relation check (ADR 0019); the separate (seed) prompts leave it to the judge."""
+        return self.prompts.template_id("combined") if self.prompts.mode == "combined" else None
+
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
         signals = self.detector.detect(message)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
