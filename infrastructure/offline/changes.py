@@ -22,18 +22,19 @@ with the value a correction gives when the message names only the value
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
-from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of, species_of
 
 # --------------------------------------------------------------------------
 # Markers
 # --------------------------------------------------------------------------
 
 _ZH_CORRECTION = (
-    r"说错了?|打错了?|写错了?|记错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
+    r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
     r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
     # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
     r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
@@ -71,8 +72,8 @@ _EN_FILLER = (
 )
 _ZH_PLAN = re.compile(
     r"打算|准备(?!好了)|计划|(?<![理思感梦幻联回猜构])想(?!法|起|到|念|象)要?|要是|如果|假如|假设|万一|可能|也许|或许|说不定|考虑|寻思|琢磨|"
-    r"梦想|希望|但愿|"
-    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|过两年|过几年|将来|以后(?!回复)|未来|快要|即将|"
+    r"梦想|希望|但愿|目标|争取|力争|"
+    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|下个?学期|下赛季|过两年|过几年|将来|以后(?!回复)|未来|快要|即将|"
     r"马上要|要去|会去|会搬|会换|还没定|没定|不一定|到时候|是不是|能不能|要不要|\?|？"
 )
 _EN_PLAN = re.compile(
@@ -190,7 +191,7 @@ _SLOT_HINTS: tuple[tuple[str, str], ...] = (
 
 def _value_shape(value: str) -> str:
     value = value.strip()
-    if re.fullmatch(r"\d+", value):
+    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", value):
         return "number"
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value):
         return "cjk-short"
@@ -215,6 +216,8 @@ def bare_value(clause: str) -> str | None:
     if m:
         return m.group("v")
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", text) or re.fullmatch(r"[A-Z][\w'-]+(?:[ ,]+[A-Z][\w'-]+)*", text):
+        return text
+    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", text):  # "打错了，15k": an amount on its own
         return text
     return None
 
@@ -268,6 +271,11 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         for fact, slot, old in candidates:
             if fits(way, slot, old) and old != value:
                 return fact.replace(old, value, 1), fact
+    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
+    fact, slot, old = candidates[0]
+    named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
+    if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
+        return fact.replace(old, value, 1), fact
     return None
 
 
@@ -474,12 +482,204 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                 fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
                 if fits and new not in value:
                     return fact.replace(value, new, 1), fact
+        if not wanted:
+            # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
+            for fact in reversed([f for f in known_facts if isinstance(f, str)][-3:]):
+                for slot, value in slots_of(fact):
+                    if slot in _SWAPPABLE and value in fact and new not in value:
+                        return fact.replace(value, new, 1), fact
     return None
+
+
+#: things one swaps for another of the same kind
+_SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
+
+
+#: words that say something changed: a message with one is read against the known facts
+_MAY_CHANGE = re.compile(
+    r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
+    r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b",
+    re.IGNORECASE,
+)
+
+
+def may_change(text: str) -> bool:
+    """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
+    text = _folded(text)
+    return bool(_MAY_CHANGE.search(text)) and not re.search(r"[?？吗]\s*$", text)
+
+
+#: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
+_IT_GONE = re.compile(r"^(?:它|牠)(?:[^，,。]{0,6}?)(?:走丢|丢|飞走|跑丢|跑|送人|送走|去世|死|病死|没)了")
+#: "现在家里啥也没养了", "what pets? none now"
+_NONE_KEPT = re.compile(r"(?:啥|什么)(?:都|也)没(?:有)?养了?|不养了|没再养")
+#: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
+_QUIT = re.compile(
+    r"^(?P<obj>[\u4e00-\u9fff]{0,3}?)(?:已经|早就|终于|彻底|总算)?"
+    r"(?:戒了?(?P<what>烟|酒|糖|咖啡|奶茶|可乐|游戏|槟榔|夜宵|宵夜)?|停(?P<act>[跑练游骑弹学喝吃抽]))(?:了|啦)?"
+)
+#: "后来跳去字节了", "跳槽到了美团", "入职了腾讯": a new employer
+_NEW_EMPLOYER = re.compile(
+    r"^(?:后来|现在|今年|去年|上个?月|最近)?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$"
+)
+#: "现在base北京", "现在在深圳上班"
+_BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
+#: "入了台iPhone 15 Pro", "换了部华为": a new phone
+_NEW_PHONE = re.compile(
+    r"(?:入了?|入手了?|买了|换了|拿下了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
+    re.IGNORECASE,
+)
+
+
+_AMOUNT = re.compile(
+    r"(?<![\d.A-Za-z])(?<![A-Za-z] )(?P<n>\d+(?:\.\d+)?)\s*(?P<u>%|kg|KG|斤|公斤|分|度|cm|厘米|级|万|千|k|K|w|W|岁|块|元)?(?![月号日])"
+)
+_DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
+_GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
+#: words too common to tie a new figure to a known fact
+_COMMON = re.compile(r"用户|现在|今天|已经|终于|最近|目前|一下|一次|了|的|是|在|到|就|都|又|还")
+
+
+def _bigrams(text: str) -> set[str]:
+    text = _COMMON.sub(" ", text)
+    return {text[i : i + 2] for i in range(len(text) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", text[i : i + 2])}
+
+
+def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(known fact with the new figure, the known fact): "测体脂22%了" after 用户最近体脂率28%,
+    "三刷终于7.5了" after 用户雅思考了6.5, "暑假过完就初三了" after 用户初二.
+
+    The clause gives one figure (a number, or a school year) and names nobody
+    else; the known fact is the latest with a figure of the same kind (and
+    unit, when both say one) that shares a word with the clause, or, when the
+    clause says little besides the figure, the latest such fact.
+    """
+    grade = _GRADE.search(clause) or _DATE.search(clause)
+    amounts = [m for m in _AMOUNT.finditer(clause) if not re.match(r"\d{4}", m.group("n"))]
+    if grade:
+        pattern: re.Pattern[str] = _GRADE if _GRADE.search(clause) else _DATE
+        new, unit = grade.group(0), None
+    elif len(amounts) == 1:
+        pattern, new, unit = _AMOUNT, amounts[0].group("n"), amounts[0].group("u")
+    else:
+        return None
+    rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
+    bare = len(_COMMON.sub("", rest)) <= 6
+    words = _bigrams(clause)
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        found = [m for m in pattern.finditer(fact) if not re.match(r"\d{4}", m.group(0))]
+        if not found:
+            continue
+        there = found[0]
+        if pattern is _AMOUNT:
+            said_unit = there.group("u")
+            if unit and said_unit and unit.lower() != said_unit.lower():
+                continue
+            if ("." in there.group("n")) != ("." in new) and not unit:
+                continue
+            old_value, start, end = there.group("n"), there.start("n"), there.end("n")
+        else:
+            old_value, start, end = there.group(0), there.start(), there.end()
+        if old_value == new:
+            return None
+        if words & _bigrams(fact) or bare:
+            return fact[:start] + new + fact[end:], fact
+        if not bare:
+            continue
+    return None
+
+
+def _about(thing: str, fact: str, slot: str, value: str) -> bool:
+    """A known fact about ``thing`` ("烟" in 用户每天抽一包中华, whose slot is consumes:烟)."""
+    return thing in fact or slot == f"consumes:{thing}"
+
+
+def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
+    """(new fact, the known fact it ends or replaces) for kinds of change told as events, without 我:
+    a pet gone ("它飞走了"), a habit stopped ("烟戒了"), a new employer ("后来跳去字节了"), a new base,
+    a new phone ("入了台iPhone")."""
+    text = _folded(message)
+    known = [f for f in known_facts if isinstance(f, str)]
+    found: list[tuple[str, str]] = []
+    # "我老公比我大，今年41了": a figure in a message about someone else is theirs
+    others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+
+    def latest(predicate: Callable[[str, str, str], bool]) -> tuple[str, str, str] | None:
+        for fact in reversed(known):
+            for slot, value in slots_of(fact):
+                if predicate(fact, slot, value):
+                    return fact, slot, value
+        return None
+
+    for raw in re.split(r"[，,。！!；;~～]", text):
+        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", raw.strip())
+        if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, clause) or is_unreal(clause):
+            continue
+        if not re.search(r"[\u4e00-\u9fff]", clause):
+            continue  # these are Chinese ways of telling; English ones name their subject
+        pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
+        if pet and (_IT_GONE.match(clause) or _NONE_KEPT.search(clause)):
+            species = pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None
+            species = species or species_of(pet[0])
+            if species:
+                found.append((f"用户不再养{species}了", pet[0]))
+            continue
+        m = _QUIT.match(clause)
+        if m:
+            thing = m.group("what") or m.group("obj") or m.group("act") or ""
+            habit = latest(functools.partial(_about, thing)) if thing else None
+            if habit:
+                said = f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了"
+                found.append((said, habit[0]))
+            continue
+        m = _NEW_EMPLOYER.match(clause)
+        if m and not re.search(r"玩|旅游|旅行|吃|逛|看", m.group("v")):
+            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job", "business"))
+            if work:
+                found.append((f"用户在{m.group('v')}工作", work[0]))
+            continue
+        m = _BASE.match(clause)
+        if m:
+            place = latest(lambda f, s, v: s in ("work_location", "residence", "employment", "employer"))
+            if place:
+                found.append((f"用户在{m.group('v')}工作", place[0]))
+            continue
+        m = _NEW_PHONE.search(clause)
+        if m:
+            phone = latest(lambda f, s, v: s == "phone")
+            if phone:
+                found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
+            continue
+        m = _RENAMED.search(clause)
+        if m:
+            named = latest(lambda f, s, v: (s.startswith("attr:") or s.endswith(":name") or s == "pet") and v in f)
+            if named and m.group("v") not in named[2]:
+                found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
+            continue
+        m = _NEW_FAN.search(clause)
+        if m:
+            team = latest(lambda f, s, v: s.startswith("favourite:") and v in f)
+            if team:
+                found.append((team[0].replace(team[2], m.group("v"), 1), team[0]))
+            continue
+        again = None if others else remeasured(clause, known)
+        if again:
+            found.append(again)
+    return found
+
+
+#: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
+_RENAMED = re.compile(
+    r"(?:改名|改叫|改成|又叫|现在叫|如今叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,4}?)(?:了|啦)?$"
+)
+#: "已经转粉阿森纳了": a new favourite team
+_NEW_FAN = re.compile(r"(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$")
 
 
 __all__ = [
     "bare_value",
     "called_off",
+    "events",
     "instead",
     "is_conditional",
     "is_correction",
@@ -488,6 +688,7 @@ __all__ = [
     "is_plan",
     "is_retraction",
     "is_unreal",
+    "may_change",
     "named_instead",
     "recount",
     "renamed_kind",

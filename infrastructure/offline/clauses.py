@@ -41,7 +41,9 @@ _CLAUSE_BREAK = re.compile(r"([，。；！？,;!?\n…~～]+|\.(?=\s|$)|\s*[—
 _SENTENCE_END = re.compile(r"[。！？!?.\n…]")
 # Conjunctions that start a new clause. They carry no fact themselves.
 # (not after a pronoun: "我可是个懒汉" is 我 + 可是 "indeed am")
-_ZH_CONJUNCTIONS = re.compile(r"(?<![我你您他她它们])(但是|可是|不过|而且|并且|另外|然后|所以|同时|还有就是)")
+_ZH_CONJUNCTIONS = re.compile(
+    r"(?<![我你您他她它们])(但是|可是|不过(?![敏期关夜瘾])|而且|并且|另外|然后|所以|同时|还有就是)"
+)
 _EN_CONJUNCTIONS = re.compile(r"\s+(but|and then|and|so)\s+(?=(?:i|i'm|i m|my|i've|i ve)\b)", re.IGNORECASE)
 
 

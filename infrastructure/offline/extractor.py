@@ -65,7 +65,7 @@ from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, ZH_ROLE_PATTE
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/5"
+EXTRACTOR_ID = "offline-rules/6"
 
 
 class _Reading:
@@ -79,12 +79,15 @@ class _Reading:
 _ABOUT_THE_LISTENER = re.compile(r"[你您]|\byou(?:r|rs)?\b", re.IGNORECASE)
 
 #: "养了只猫" / "交了个女朋友" / "生了个儿子": what a following "叫X" names
-_INTRODUCES = re.compile(r"(?:养|收养|领养|捡|买|交|认识|生|添)了?(?:一|两)?(?:只|条|头|匹|个|位|辆|台)")
+_INTRODUCES = re.compile(
+    r"(?:养|收养|领养|捡|买|交|认识|生|添)了?(?:一|两)?(?:只|条|头|匹|个|位|辆|台)|(?:交|找|谈|有)了(?:个|一个)?新的?(?:男朋友|女朋友|对象|男友|女友)"
+)
 _NAMING = re.compile(r"^(?:它|他|她)?(?:叫|名叫|名字叫|取名叫?|起名叫?)(?P<n>[^，,。\s]{1,8})$")
 _PARTNER_INTRO = re.compile(r"(?:交|找|谈|有)了(?:个|一个)?(?:新的?)?(?P<r>男朋友|女朋友|对象|男友|女友)$")
 #: "日语不学了", "不减了", "我决定不考了": giving something up, its object said first or not at all
 _GIVING_UP = re.compile(
-    r"^(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{0,6}?)(?:我)?(?:也|就|都|还是|决定|已经)?(?:不再|不)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
+    r"^(?:现在|目前|如今|最近|后来)?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{0,6}?)(?:我)?(?:也|就|都|还是|决定|已经|完全|彻底|早就|再也|压根)*"
+    r"(?:不再|不)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
 )
 #: "小黑去年走丢了": a pet (or anything named) the user no longer has
 _GONE = re.compile(
@@ -214,7 +217,8 @@ class RuleExtractor:
         if not isinstance(message, str):
             message = ""
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
-        text = dialect(message)
+        # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
+        text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         extraction = self._read(text, known)
         if not extraction.facts and not extraction.preferences:
             # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
@@ -240,14 +244,20 @@ class RuleExtractor:
         about_known = bool(known) and bool(
             re.match(r"^(?:如今|现在|今年|已经|转眼|后来|最近)?[他她](?!们)", _OPENERS.sub("", text))
         )
-        if not (signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known) or about_known):
+        signalled = signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known) or about_known
+        # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
+        change_only = not signalled and bool(known) and changes.may_change(text)
+        if not (signalled or change_only):
             return self._empty(signals)
         try:
-            items = self._items(said)
+            # "要是换了大房子，我想养只萨摩耶", "if I ever got a second dog …": on a condition, not so
+            items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text))]
             if said.changing and known:
                 items = self._corrected(items, said)
             if known:
                 items = self._against_known(items, said)
+            if change_only:  # only what changes a known fact
+                items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflict(i.text, known))]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
             return self._empty(signals)
@@ -384,6 +394,12 @@ class RuleExtractor:
         """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
         if zh_mentions_self(said):
             item = rules_zh_facts.generic_fact(said, subject)
+            if item is not None:
+                return _Reading.ITEM, item, after
+        pronoun = re.match(r"^(?:现在|今年|已经|其实)?([他她])(?!们)", said)
+        if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
+            # "他读一年级" of the one relative it can be: said of them, as said
+            item = rules_zh_facts.generic_fact("我的" + subject.phrase[3:] + said[pronoun.end() :], subject)
             if item is not None:
                 return _Reading.ITEM, item, after
         if changing and subject.kind == "user" and not subject.explicit and not re.search(r"你|您", said):
@@ -523,6 +539,13 @@ class RuleExtractor:
                 said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
             if ended and not any(said == i.text for i in items):
                 items.append(_Item("fact", said, _category(said)))
+        if not changes.is_conditional(message.text):
+            for text, old in changes.events(message.text, message.known):
+                if not any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
+                    # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
+                    new = set(text) - set(old) - set(" ，,")
+                    items = [i for i in items if not (i.generic and new and new <= set(i.text))]
+                    items.append(_Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old))
         return self._without_echoes(items, message.known)
 
     def _without_echoes(self, items: list[_Item], known: Sequence[str]) -> list[_Item]:
@@ -619,25 +642,40 @@ class RuleExtractor:
 
 
 #: the user's own attributes, said as a topic without 我 ("老家是安徽的", "体重现在120斤")
-_SELF_TOPIC = r"老家|家乡|籍贯|体重|身高|工资|月薪|年薪|收入|专业|学历|母语|血型|星座|生日|驾照|鞋码"
+_SELF_TOPIC = (
+    r"老家|家乡|籍贯|体重|身高|工资|月薪|年薪|收入|专业|学历|母语|血型|星座|生日|驾照|鞋码|血糖|血压|空腹|体检|视力|度数|体脂|"
+    r"雅思|托福|四级|六级|(?:初|高|大|研)[一二三四](?![\u4e00-\u9fff])|[一二三四五六]年级"
+)
 #: a change told as an event, when and what: "后来考过了法考", "今年转岗做了管理", "毕业后租了个单间"
 _EVENT_TIME = (
-    r"后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|最近|这两年|这几年|终于|总算|"
+    r"这个?月|这周|本月|今年初|年初|年底|后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|最近|这两年|这几年|终于|总算|"
     r"已经|又|刚刚?|之后|然后|[\u4e00-\u9fff]{1,3}(?:以后|之后|后)"
 )
 _EVENT_VERB = (
     r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
-    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家"
+    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|"
+    # a new pet, a new pastime: "又从救助站领了只小黑猫", "最近又迷上攀岩了", "最近在学日语"
+    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了"
 )
 #: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
 _HABIT_TIME = (
     r"(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
 )
-_HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃"
+_HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃|兼职|教"
+#: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
+_SELF_STATE = (
+    r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
+    r"|在读|在念|开的|开着|住在|是做|用的|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
+)
+#: an age said on its own: "29了", "正式30了", "都35了"
+_AGE_ALONE = r"(?:正式|已经|今年|都|刚|马上)?(?:\d{1,2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)?了"
 _DROPPED = re.compile(
     r"^(?:(?:" + _SELF_TOPIC + r")(?!的人)|(?:" + _EVENT_TIME + r")[^，,。！!？?]{0,8}?(?:" + _EVENT_VERB + r")"
-    r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r"))"
+    r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r")"
+    r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
 )
+#: a clause that only says when: "昨天刚过完生日", "上个月"
+_WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
 _SOMEONE = re.compile(r"我|你|您|他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
 
 
@@ -651,18 +689,22 @@ def _with_dropped_subject(text: str) -> str:
     """
     if is_english(text):
         return _with_dropped_english_subject(text)
-    if not re.search(r"[\u4e00-\u9fff]", text) or _SOMEONE.search(text) or re.search(r"[?？吗]", text):
+    if not re.search(r"[\u4e00-\u9fff]", text) or _SOMEONE.search(text):
         return text
-    # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh
+    # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh,
+    # "昨天刚过完生日，正式30了" the day it happened
     start = 0
     for piece in re.split(r"(?<=[，,。！!；;])", text):
         clause = _OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
+        if re.search(r"[?？吗]", clause):
+            return text
         if clause and _DROPPED.match(clause) and not changes.is_unreal(clause):
             if re.match(_HABIT_TIME, clause) and re.search(r"了|过", clause):
                 return text  # "周末去听了场音乐会": one outing, not a habit
             at = start + piece.index(clause)
             return text[:at] + "我" + text[at:]
-        if clause and not is_small_talk(clause) and not re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause):
+        sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
+        if clause and not is_small_talk(clause) and not sigh and not _WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is
         start += len(piece)
     return text
@@ -672,13 +714,18 @@ def _with_dropped_subject(text: str) -> str:
 _EN_DROPPED = re.compile(
     r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*"
     r"(?:moved|transferred|switched|relocated|graduated|started|quit|retired|got (?:promoted|married|divorced|engaged|a new)|"
-    r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study))\b",
+    r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study)|"
+    r"picked up|adopted|took up|started learning|signed up)\b",
     re.IGNORECASE,
 )
 
 
 def _with_dropped_english_subject(text: str) -> str:
     stripped = text.strip()
+    # "officially a junior now 🎉", "finally a manager!": who the speaker is now
+    said = re.search(r"(?:^|[.!]\s+)(?P<s>(?:officially|finally|now|already) (?:an? )[^.!?]+)", stripped, re.IGNORECASE)
+    if said and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(said.group("s")):
+        return "I'm " + said.group("s")
     if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
         return text
     lead = re.match(
@@ -686,6 +733,19 @@ def _with_dropped_english_subject(text: str) -> str:
     )
     at = lead.end() if lead else 0
     return stripped[:at] + "I " + stripped[at : at + 1].lower() + stripped[at + 1 :]
+
+
+#: what a condition leads to when it is imagined, not a habit ("要是…我想养只萨摩耶", "if I ever …, I'd …")
+_WISHED = re.compile(
+    r"想|打算|准备|计划|希望|梦想|\bwould\b|'d\b|\bwill\b|'ll\b|\bmight\b|\bcould\b|\bgonna\b|\bwanna\b|"
+    r"\bwant to\b|\bsomeday\b|\bone day\b|\bever\b|考虑|可能|也许|或许|要不要|\bmaybe\b|\bwhat if\b",
+    re.IGNORECASE,
+)
+
+
+def _imagined(fact: str) -> bool:
+    """A statement on a condition that says what would be ("如果用户不在厨房，就在水上" is a habit, kept)."""
+    return changes.is_conditional(fact) and bool(_WISHED.search(fact))
 
 
 def _actually(item: _Item) -> _Item:
@@ -706,10 +766,15 @@ def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     found: list[str] = []
     for fact in reversed(known):
         slot = slot_of(fact)
+        named = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + ")", fact)
         if slot and slot[0].startswith("relationship:"):
             role = slot[0].split(":")[1]
-            if role in roles and role not in found:
-                found.append(role)
+        elif named:  # "用户的儿子在读小学二年级": no slot, but whose it is is plain
+            role = ROLE_SYNONYMS.get(named.group("r"), named.group("r"))
+        else:
+            continue
+        if role in roles and role not in found:
+            found.append(role)
     return found[0] if len(found) == 1 else None
 
 

@@ -43,9 +43,11 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 
-JUDGE_ID = "offline-rules/3"
+JUDGE_ID = "offline-rules/4"
 
-_WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
+_WORK_SLOTS = frozenset(
+    {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
+)
 _PARTNERS = frozenset({"老婆", "老公", "爱人", "对象", "女朋友", "男朋友", "未婚夫", "未婚妻"})
 _CN_NUMBERS = "零一二两三四五六七八九十百千万几"
 
@@ -91,7 +93,9 @@ class RuleJudge:
 
         # 2. Two preferences about replies: the side each takes on a dimension.
         if not _is_fact(old_fact) and not _is_fact(new_fact):
-            verdict = _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
+            verdict = (
+                _renamed(old_fact, new_fact) or _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
+            )
             if verdict is not None:
                 return verdict
 
@@ -135,6 +139,7 @@ class RuleJudge:
             _restriction,
             _reframed,
             _remeasured,
+            _same_frame,
             _lacking,
             _giving_up,
             _cancelled,
@@ -149,6 +154,16 @@ class RuleJudge:
         if old_slots and new_slots:
             return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
         return Relation.DIFFERENT, "different: no shared slot"
+
+
+def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
+    """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
+    a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
+    if not (a and b):
+        return None
+    if canonical(a.group(1)) == canonical(b.group(1)):
+        return Relation.DUPLICATE, "duplicate: the same name to be called by"
+    return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
 
 
 def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
@@ -188,6 +203,9 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tu
     if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
         return None
     if "employment_status" in (old_attr, new_attr):
+        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
+    if "business" in (old_attr, new_attr) and "company_location" not in (old_attr, new_attr):
+        # a business of one's own replaces the job before it
         return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
     if {old_attr, new_attr} == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
@@ -533,6 +551,67 @@ def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
         return None
     return Relation.UPDATE, f"update: corrected {before} → {after}"
+
+
+#: predicates of which a person has one value at a time: a new value in the same words replaces the old
+_ZH_ONE_VALUE = re.compile(
+    r"叫|姓|住|读|念|上学|年级|体重|身高|岁|度数|驾照|段位|学历|专业|工资|月薪|年薪|工作|上班|打工|实习|当|担任|职位|老家|生日|属|星座|血型|开的|手机"
+)
+#: predicates of which a person has many: a new value is one more
+_ZH_MANY_VALUES = re.compile(
+    r"养|有|喜欢|爱|讨厌|会|去过|(?<![小中大同自])学(?![校历生院期位])|练|玩|看|追|吃|喝|听|买|认识|参加|报了|用|过敏|怕|收藏|想|打算"
+)
+_EN_ONE_VALUE = re.compile(
+    r"\b(?:lives?|living|name|named|called|works?|working|job|is an?|is the|studies at|attends|grade|years? old|age|drives|weighs|based)\b",
+    re.IGNORECASE,
+)
+_EN_MANY_VALUES = re.compile(
+    r"\b(?:likes?|loves?|enjoys?|has|have|owns?|speaks?|plays?|visited|been to|watches|reads|knows|allergic|hates?|wants?)\b",
+    re.IGNORECASE,
+)
+
+
+_MEASURE = r"\d+(?:\.\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
+
+
+def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
+    same words around one value, for something a person has one of at a time.
+
+    The statement's frame (its words without particles) is the same but for
+    one short span, on the same person, neither negated; the words around the
+    span say a one-value attribute (叫, 住, 体重, works, lives …) and nothing
+    that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
+    a second language stays a second one.
+    """
+    if not (_is_fact(old) and _is_fact(new)) or not _same_subject(old, new):
+        return None
+    first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
+    if bool(_NEGATED.search(first_old)) != bool(_NEGATED.search(first_new)) or _NEGATED.search(first_new):
+        return None
+    zh = bool(re.search(r"[\u4e00-\u9fff]", old))
+    a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]  # without 用户 / the user
+    # the words both start and end with; what is left in between is each one's value
+    head = 0
+    while head < min(len(a), len(b)) and a[head] == b[head]:
+        head += 1
+    tail = 0
+    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
+        tail += 1
+    glue = "" if zh else " "
+    before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
+    around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
+    if not before or not after or head + tail < 2:
+        return None
+    if len(before) > (8 if zh else 30) or len(after) > (8 if zh else 30):
+        return None
+    one, many = (_ZH_ONE_VALUE, _ZH_MANY_VALUES) if zh else (_EN_ONE_VALUE, _EN_MANY_VALUES)
+    # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
+    said = around if zh else first_old
+    measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
+    if not (one.search(said) or measured) or many.search(said):
+        return None
+    return Relation.UPDATE, f"update: same statement, {before} → {after}"
 
 
 #: units a count or amount is said in; the same unit on both sides measures the same thing

@@ -487,7 +487,7 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = r"(?:really|also|just|recently|still|finally|actually|currently|totally|even|only|never|always|usually|often|sometimes|now|once|already|mostly)"
+_ADVERBS = r"(?:really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
 _MODALS = {
     "can",
     "could",
@@ -714,7 +714,26 @@ def en_third_person(text: str) -> str:
     t = re.sub(r"(?<![\w'-])myself(?![\w'-])", "themself", t, flags=re.IGNORECASE)
     t = re.sub(r"(?<![\w'-])me(?![\w'-])", "the user", t, flags=re.IGNORECASE)
     t = re.sub(r"\s+([,.;:!?])", r"\1", t)
+    # "I'm 41 and teach math": the second verb is the user's too
+    if re.match(r"the user\b", t, re.IGNORECASE):
+        t = (
+            re.sub(
+                r"(?<=\band )(?P<verb>" + _COORDINATED_VERBS + r")\b",
+                lambda m: _third_person_verb(m.group("verb")),
+                t.split(",")[0],
+                count=1,
+                flags=re.IGNORECASE,
+            )
+            + t[len(t.split(",")[0]) :]
+        )
     return t[:1].upper() + t[1:]
+
+
+#: verbs that follow "and" with the user as their subject ("I live in Leeds and work as a nurse")
+_COORDINATED_VERBS = (
+    r"work|live|teach|study|love|like|have|play|own|drive|run|speak|enjoy|coach|manage|write|cook|travel|volunteer|"
+    r"go|do|train|sing|paint|build|fix|sell|make|read|watch|raise|care|help"
+)
 
 
 def en_category(text: str) -> str:

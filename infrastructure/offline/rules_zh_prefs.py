@@ -145,6 +145,12 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
 
 def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
+    # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
+    m = re.search(
+        r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$", rest
+    )
+    if m and not re.search(r"不要|别|不用|不许|谁", rest[: m.start()]) and not re.match(r"(?:什么|啥)", m.group("n")):
+        return _pref(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
     item = _time_preference(rest, said)
     if item:
         return item

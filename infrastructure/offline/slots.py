@@ -55,6 +55,11 @@ ROLE_SYNONYMS: dict[str, str] = {
     "儿子": "儿子",
     "爸爸": "爸爸",
     "爸": "爸爸",
+    # "我哥比我大": said short, as 爸/妈 are
+    "哥": "哥哥",
+    "姐": "姐姐",
+    "弟": "弟弟",
+    "妹": "妹妹",
     "父亲": "爸爸",
     "妈妈": "妈妈",
     "妈": "妈妈",
@@ -215,6 +220,8 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "birth_year",
         "kind",
         "commute",
+        "business",
+        "diet",
     }
 )
 
@@ -353,7 +360,11 @@ def looks_like_organisation(name: str) -> bool:
         return False
     if re.search(r"[A-Za-z]", name) and not re.search(r"[\u4e00-\u9fff]", name):
         return True
-    return name.endswith(ORGANISATION_SUFFIXES) or "公司" in name or name.startswith(WELL_KNOWN_EMPLOYERS)
+    # "一家面馆", "一间花店": one of a kind of place is a workplace, a city is not counted
+    counted = re.match(r"^(?:一|这|那)(?:家|间|所|个)", name)
+    return (
+        bool(counted) or name.endswith(ORGANISATION_SUFFIXES) or "公司" in name or name.startswith(WELL_KNOWN_EMPLOYERS)
+    )
 
 
 def looks_like_job(title: str) -> bool:
@@ -459,6 +470,12 @@ _LEVEL = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|
 _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
     (r"^的?家(?:住)?在(?P<v>.+)$", "residence"),
+    # "今年又因为工作调动搬到了重庆": why and when, then where to
+    (
+        r"^(?:(?!可能|也许|许|打算|准备|想|要|会|计划|下|明年|后年|过两年|以后|将来|如果|要是)[^，,搬]){0,12}?搬(?:到|去|来|回)了?"
+        r"(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|住)?$",
+        "residence",
+    ),
     (r"^的?公司在(?P<v>.+)$", "company_location"),
     (r"^的?老家(?:是|在)?(?P<v>.+)$", "origin"),
     (r"^(?:来自|出生在|出生于|生于)(?P<v>.+)$", "origin"),
@@ -467,20 +484,38 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "grade",
     ),
     (r"^在(?P<v>.+?)(?:做|当|担任)(?P<w>.+)$", "employment"),
-    (r"^在(?P<v>.+?)(?:工作|上班)$", "work_location"),
+    (r"^在(?P<v>.+?)(?:工作|上班|打工|实习|兼职|打零工)$", "work_location"),
+    # "当了一名护士", "自己开了一家咖啡馆", "在路边摆摊卖煎饼": what the user does for a living
+    (r"^(?:改行|转行)?当(?:了|上了?)?(?:一名|一个|个|名)?(?P<v>[^，,]{1,8})$", "job"),
+    (
+        r"^(?:自己)?开了?(?:一家|一个|一间|家|个|间)(?P<v>[^，,]{0,8}?(?:店|馆|铺|公司|工作室|餐厅|超市|诊所|厂|摊))$",
+        "business",
+    ),
+    (r"^(?:在[^，,]{1,10}?)?(?P<v>摆摊(?:卖)?[^，,]{0,8})$", "business"),
+    (
+        r"^(?P<noun>驾照|体重|身高|血型|学历|专业|月薪|工资|鞋码|段位|视力|度数|近视)(?:是|有|为|考的是)(?P<v>[^，,]{1,12})$",
+        "attr",
+    ),
     (r"^(?:叫|名叫|的?名字(?:是|叫))(?P<v>.+)$", "name"),
     (r"^姓(?P<v>.{1,3})$", "surname"),
     (r"^(?:今年|已经|都|快|满)?(?:是)?" + _AGE + r"(?:了)?$", "age"),
+    # "正式30了", "都35了": an age said as a number that has been reached
+    (r"^(?:今年|已经|都|快|满|正式|刚)?(?P<v>[1-9]\d)了[^\u4e00-\u9fff\w]*$", "age"),
     (r"^的?体重(?:是|有)?(?P<v>\d+(?:\.\d+)?)\s*(?:斤|公斤|kg|千克)?(?:了|左右)?$", "weight"),
     (r"^的?生日(?:是|在)(?P<v>.+)$", "birthday"),
+    # "在吃生酮", "后来改成间歇性断食": one way of eating at a time
+    (
+        r"^(?:后来|现在)?(?:在|改成|换成|开始)?(?:吃|坚持|做|搞|执行)?(?P<v>[^，,]{0,6}?(?:生酮|断食|轻断食|素食|吃素|饮食法?|低碳水?|减脂餐|代餐|16:8))(?:了)?$",
+        "diet",
+    ),
     (r"^是做(?P<v>.+?)的$", "job"),
-    (r"^的?(?:工作|职位|岗位|职业)(?:是)(?P<v>.+)$", "job"),
+    (r"^的?(?:工作|职位|岗位|职业)(?:其实|实际上)?(?:是)(?P<v>.+)$", "job"),
     (
         r"^(?:从[^，,]{1,8}?)?(?P<v>辞职|离职|裸辞|被裁员?|失业|下岗|退休|不干|没有工作|没工作|待业|在家待业)(?:了|啦)?$",
         "employment_status",
     ),
     (r"^(?:开的是|开着|开)(?:一辆|一台|辆|台)(?P<v>.+)$", "vehicle"),
-    (r"^开的是(?P<v>.+)$", "vehicle"),
+    (r"^开的(?:是)?(?P<v>.+)$", "vehicle"),
     (r"^的?(?:车|座驾|爱车)是(?P<v>.+)$", "vehicle"),
     (r"^的?手机是(?P<v>.+)$", "phone"),
     (
@@ -509,7 +544,7 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "grade",
     ),
     (r"^最(?:喜欢|爱)的(?P<noun>" + _CJK_CLASS + r"{0,4})是(?P<v>.+)$", "favourite"),
-    (r"^的(?P<noun>" + _CJK_CLASS + r"{1,4})(?:是|叫)(?P<v>.+)$", "attr"),
+    (r"^(?:的|家的?|家里的?)(?P<noun>" + _CJK_CLASS + r"{1,4}?)(?:是|叫|名叫)(?P<v>.+)$", "attr"),
     (r"^(?P<noun>" + _CJK_CLASS + r"{1,2})的是(?P<v>.+)$", "frame"),
     (r"^是(?P<v>.+)$", "is"),  # refined into job / gender / origin below
     (r"^负责(?P<v>.+)$", "responsibility"),
@@ -558,6 +593,11 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:name is|is called|is named) (?P<v>.+)$", "name"),
     (r"^(?P<noun>[a-z]+(?: [a-z]+)?)'s name is (?P<v>.+)$", "named"),
     (r"^(?P<noun>dog|cat|pet|favou?rite \w+|major|degree) is (?:an? )?(?P<v>.+)$", "attr"),
+    # "is in Leeds these days": a place named with a capital, where the user is now
+    (
+        r"^is (?:now |currently )?(?:in|living in|staying in) (?P<v>(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+)*)(?: (?:for|with|because) .+)?$",
+        "residence",
+    ),
     (r"^is (?:now )?(?P<v>\d+)(?: years old)?(?: now)?$", "age"),
     (r"^(?:(?:just|recently|finally|officially) )*turned (?P<v>\d+)(?: years old)?\b.*$", "age"),
     (
@@ -632,7 +672,8 @@ def _species(thing: str) -> str:
 
 def _consumption(predicate: str) -> tuple[str, str] | None:
     """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
-    if re.search(r"喜欢|爱|讨厌|味|店|机|杯子|\bshop\b|\bmaker\b", predicate):
+    # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
+    if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
         return None
     for thing, words in _CONSUMED:
         if not re.search(words, predicate, re.IGNORECASE):
@@ -742,6 +783,8 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
     if slot == "is":
         return _refine_is(value)
     if slot == "en_is":
+        if re.search(r"\band\b|^\d", value):
+            return None  # "is 27 and works as a nurse": two statements, read one at a time
         job = _strip_measure(value)
         return ("job", job) if _EN_JOB_WORD.search(job) else None
     if slot in ("job", "vehicle", "phone") and english:
@@ -750,6 +793,8 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
         return slot, _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")
     if slot == "origin":
         return slot, re.sub(r"的$", "", value) or value
+    if slot == "attr" and english and re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
+        return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
     if slot in ("favourite", "attr", "frame"):
         return f"{slot}:{m.group('noun')}", value
     if slot == "named":
@@ -810,11 +855,32 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     if not isinstance(fact_text, str):
         return []
     text = unicodedata.normalize("NFKC", fact_text).strip().rstrip("。.!！")
+    # "These days the user is in Leeds", "And as of this month the user is …": when, then what
+    lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
+    if (
+        lead
+        and not re.match(r"the user\b", text, re.IGNORECASE)
+        and not re.search(r"\b(?:if|when|before|after|because|who|that|which|not|never)\b", lead.group(0), re.I)
+    ):
+        text = text[lead.end() :]
+        text = text[:1].upper() + text[1:]
+    # "昨天刚过完生日，用户正式30了": the scene first, then the statement
+    zh_lead = re.match(r"^[^用，,。]{1,12}[，,]\s*(?=用户)", text)
+    if zh_lead and not re.search(r"如果|要是|假如|万一|的话|等|想|打算|准备", zh_lead.group(0)):
+        text = text[zh_lead.end() :]
     found = _slots(text)
     if not found:
         first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
         if first != text:
             found = _slots(first)
+    whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
+    if not found and whose:
+        # "用户上周又换，现在用的是vivo X100": a later clause of the same statement says what
+        for clause in re.split(r"[，,;；]", text)[1:3]:
+            if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
+                found = _slots(whose.group(0) + clause)
+                if found:
+                    return found
     return found
 
 
@@ -835,7 +901,16 @@ def _slots(text: str) -> list[tuple[str, str]]:
         role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
         predicate = text[m.end() :].strip()
-        predicate = re.sub(r"^(?:(?:now|currently|still|also|actually|really) )+", "", predicate, flags=re.IGNORECASE)
+        predicate = re.sub(
+            r"^(?:(?:now|currently|still|also|actually|really|officially|finally) )+",
+            "",
+            predicate,
+            flags=re.IGNORECASE,
+        )
+        # "is a dog groomer now": when is not what
+        predicate = re.sub(
+            r"(?:,? (?:now|these days|nowadays|currently|at the moment|anymore))+$", "", predicate, flags=re.IGNORECASE
+        )
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate)

@@ -1,0 +1,137 @@
+"""Kinds of change the offline rules read without a marker word, with invented sentences.
+
+Each case is a kind of phrasing (not a line of any evaluation set): a value in
+the same words as before, a change told as an event without 我, a figure that
+moved, a pet that is gone, a name to be called by; and the look-alikes that
+must change nothing (a second pet, someone else's age, a goal, a condition).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.domain.values import Relation
+from factledger.infrastructure.offline import RuleExtractor
+from factledger.infrastructure.offline.judge import RuleJudge
+
+
+@pytest.fixture(scope="module")
+def extractor() -> RuleExtractor:
+    return RuleExtractor()
+
+
+@pytest.fixture(scope="module")
+def judge() -> RuleJudge:
+    return RuleJudge()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("用户驾照是C2", "用户驾照是B1"),  # a one-value attribute in the same words
+        ("用户在一家面馆打工", "用户在肯德基打工"),
+        ("用户的女儿读小学四年级", "用户的女儿读小学五年级"),
+        ("用户空腹血糖6.9", "用户空腹血糖5.6"),  # a figure that moved
+        ("用户月薪八千", "用户月薪税后九千五"),
+        ("用户在超市当收银员", "用户自己开了一家面包店"),  # a business of one's own
+        ("用户在一家面馆打工", "用户在便利店当店员"),
+        ("The user lives in Austin", "These days the user is in Dallas for the new job"),
+        ("The user's dog's name is Rex", "The user's dog is Bolt"),
+        ("The user is a line cook", "The user is a sous chef now"),
+        ("偏好被称呼为阿明", "偏好被称呼为明哥"),
+    ],
+)
+def test_a_new_value_of_the_same_thing_updates(judge: RuleJudge, old: str, new: str) -> None:
+    verdict = judge.judge(old, new)
+    assert verdict.relation is Relation.UPDATE, verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("用户养了一只兔子", "用户养了一只乌龟"),  # people keep several
+        ("用户会说法语", "用户会说德语"),
+        ("用户在学游泳", "用户在学画画"),
+        ("用户喜欢周杰伦", "用户喜欢五月天"),
+        ("用户的姐姐在厦门工作", "用户在福州工作"),  # someone else's
+        ("The user likes jazz", "The user likes hip hop"),
+    ],
+)
+def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, new: str) -> None:
+    verdict = judge.judge(old, new)
+    assert verdict.relation is Relation.DIFFERENT, verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我抽烟，一天半包", "烟戒了，快两个月了", "戒烟"),  # a habit stopped
+        ("我养了只仓鼠叫团子", "它前天跑丢了", "不再养"),  # a pet gone
+        ("我在一家银行上班", "后来跳去了蚂蚁", "蚂蚁"),  # a new employer, no 我
+        ("我手机是华为P40", "前两天入手了一台小米15", "小米15"),  # a new phone
+        ("我女儿读三年级", "暑假过完升四年级了", "四年级"),  # a school year up
+        ("我体脂率30%", "这个月测了一下25%了", "25%"),  # a figure remeasured
+        ("我开的是宝来", "今年又换成特斯拉Model Y了", "Model Y"),  # swapped, nothing says what
+        ("我家猫叫可乐", "后来改名叫雪碧了", "雪碧"),  # renamed
+        ("我住在佛山", "打错了 是江门", "江门"),  # a correction typed with spaces
+        ("我的生日是5月20号", "记错了，户口本上是6月20号", "6月20号"),  # a date corrected
+        ("I live in Austin.", "these days I'm in Dallas for the new job", "Dallas"),
+        ("My dog's name is Rex.", "oops I mixed them up, my dog is Bolt", "Bolt"),
+    ],
+)
+def test_a_change_told_without_a_marker_replaces_the_known_fact(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    assert known, first
+    facts = extractor.extract(then, known_facts=known).facts
+    replacing = [f for f in facts if f.conflicts_with in known and wanted in f.text]
+    assert replacing, [(f.text, f.conflicts_with) for f in facts]
+    verdict = judge.judge(replacing[0].conflicts_with or "", replacing[0].text)
+    assert verdict.relation in (Relation.UPDATE, Relation.CONFLICT), verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我今年30岁", "我哥比我大，今年36了"),  # a figure of someone else's
+        ("我体重70公斤", "目标是减到62公斤"),  # a goal is not a weight
+        ("我养了只猫", "要是以后有院子，我想再养只狗叫旺财"),  # imagined
+        ("我女儿读三年级", "下学期就四年级了"),  # not yet
+        ("I'm 33.", "my sister just turned 35"),
+    ],
+)
+def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with in known], [(f.text, f.conflicts_with) for f in facts]
+    assert not any("旺财" in f.text for f in facts)
+
+
+@pytest.mark.parametrize(
+    ("message", "wanted"),
+    [
+        ("白天在医院上班", "医院"),  # chat leaves out 我
+        ("初三，物理不太行", "初三"),
+        ("会弹古筝，考过八级", "古筝"),
+        ("最近又迷上飞盘了", "飞盘"),
+    ],
+)
+def test_a_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:
+    texts = [f.text for f in extractor.extract(message).facts]
+    assert any(t.startswith("用户") and wanted in t for t in texts), texts
+
+
+def test_english_verbs_agree_after_and_and_adverbs_stay_adverbs(extractor: RuleExtractor) -> None:
+    (fact,) = extractor.extract("I'm 41 and teach math in Ohio.").facts
+    assert fact.text == "The user is 41 and teaches math in Ohio"
+    assert not extractor.extract("If I ever had a boat I'd name it Luna").facts
+
+
+def test_what_to_be_called_is_a_preference_and_a_new_one_replaces_it(
+    extractor: RuleExtractor, judge: RuleJudge
+) -> None:
+    (first,) = extractor.extract("你以后叫我阿明就行").preferences
+    (then,) = extractor.extract("换个叫法，叫我明哥").preferences
+    assert (first.text, then.text) == ("偏好被称呼为阿明", "偏好被称呼为明哥")
+    assert judge.judge(first.text, then.text).relation is Relation.UPDATE
