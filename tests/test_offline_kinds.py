@@ -77,6 +77,11 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我的生日是5月20号", "记错了，户口本上是6月20号", "6月20号"),  # a date corrected
         ("I live in Austin.", "these days I'm in Dallas for the new job", "Dallas"),
         ("My dog's name is Rex.", "oops I mixed them up, my dog is Bolt", "Bolt"),
+        ("我女朋友叫小雅", "早分了，现在对象叫阿宁", "阿宁"),  # one partner at a time, whatever the word
+        ("在一家银行当柜员", "这个月起转岗做风控了", "风控"),  # a transfer to a new job
+        ("我住在成都武侯区", "打错了，锦江区", "锦江区"),  # a place of the same kind
+        ("我儿子叫豆豆", "诶不对，名字打错了，是逗逗", "逗逗"),  # the slip's own words are no value
+        ("我家狗叫旺财", "现在又叫它大黄了", "大黄"),  # renamed, with a pronoun
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -115,6 +120,8 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("初三，物理不太行", "初三"),
         ("会弹古筝，考过八级", "古筝"),
         ("最近又迷上飞盘了", "飞盘"),
+        ("周末还兼职带团，挺好玩", "带团"),
+        ("还有芒果也过敏", "芒果"),
     ],
 )
 def test_a_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:
@@ -134,4 +141,10 @@ def test_what_to_be_called_is_a_preference_and_a_new_one_replaces_it(
     (first,) = extractor.extract("你以后叫我阿明就行").preferences
     (then,) = extractor.extract("换个叫法，叫我明哥").preferences
     assert (first.text, then.text) == ("偏好被称呼为阿明", "偏好被称呼为明哥")
+    assert judge.judge(first.text, then.text).relation is Relation.UPDATE
+
+
+def test_a_script_asked_back_replaces_the_other(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (first,) = extractor.extract("用繁体字回复我吧").preferences
+    (then,) = extractor.extract("还是改回简体吧").preferences
     assert judge.judge(first.text, then.text).relation is Relation.UPDATE

@@ -35,7 +35,7 @@ from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of, s
 
 _ZH_CORRECTION = (
     r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
-    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
+    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
     # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
     r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
     # the speaker's excuse for a slip ("刚才脑子抽了", "眼花了", "没睡醒")
@@ -61,7 +61,7 @@ _EN_RETRACTION = (
 )
 #: what a marker clause may hold besides the marker ("哎呀手快写错了", "sorry, typo")
 _ZH_FILLER = (
-    r"哎呀|哎哟|哎|唉|呃|额|嗯|啊|呀|哈+|嘿+|嘻+|😂|🤣|😅|其实|刚才|刚刚|之前|前面|上面|那个|那句|都|是|的|了|啦|我|你|"
+    r"哎呀|哎哟|哎|唉|呃|额|嗯|啊|呀|诶|欸|哈+|嘿+|嘻+|😂|🤣|😅|其实|刚才|刚刚|之前|前面|上面|那个|那句|都|是|的|了|啦|我|你|"
     r"打(?:得|字)?太?快了?|手快了?|不好意思|抱歉|sorry|名字|名|字|一下|跟你|一直|总是|老是|两个|俩|这|那|把|给|弄|不|对|好吧|好啦|行吧|"
     r"算了|嗯嗯|哦|噢|喔|lol|写反|说反|记反|弄反"
 )
@@ -250,6 +250,8 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
         if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
             return True
+        if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
+            return True  # "福田区" for "深圳南山区": a place of the same kind
         return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
 
     hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
@@ -526,7 +528,7 @@ _NEW_EMPLOYER = re.compile(
 _BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
 #: "入了台iPhone 15 Pro", "换了部华为": a new phone
 _NEW_PHONE = re.compile(
-    r"(?:入了?|入手了?|买了|换了|拿下了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
+    r"(?:入了?|入手了?|买了|换了|拿下了?|拿了)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
     re.IGNORECASE,
 )
 
@@ -613,6 +615,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 
     for raw in re.split(r"[，,。！!；;~～]", text):
         clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", raw.strip())
+        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
         if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, clause) or is_unreal(clause):
             continue
         if not re.search(r"[\u4e00-\u9fff]", clause):

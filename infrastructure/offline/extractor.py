@@ -659,18 +659,25 @@ _EVENT_VERB = (
 )
 #: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
 _HABIT_TIME = (
-    r"(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
+    r"(?:(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
+    r"|周末|晚上|下班后?)"
 )
 _HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃|兼职|教"
 #: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
 _SELF_STATE = (
     r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
-    r"|在读|在念|开的|开着|住在|是做|用的|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
+    r"|在读|在念|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?过敏|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
 )
 #: an age said on its own: "29了", "正式30了", "都35了"
 _AGE_ALONE = r"(?:正式|已经|今年|都|刚|马上)?(?:\d{1,2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)?了"
 _DROPPED = re.compile(
-    r"^(?:(?:" + _SELF_TOPIC + r")(?!的人)|(?:" + _EVENT_TIME + r")[^，,。！!？?]{0,8}?(?:" + _EVENT_VERB + r")"
+    r"^(?:(?:最近|现在|目前|今年)?(?:"
+    + _SELF_TOPIC
+    + r")(?!的人)|(?:"
+    + _EVENT_TIME
+    + r")[^，,。！!？?]{0,8}?(?:"
+    + _EVENT_VERB
+    + r")"
     r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r")"
     r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
 )
@@ -702,7 +709,7 @@ def _with_dropped_subject(text: str) -> str:
             if re.match(_HABIT_TIME, clause) and re.search(r"了|过", clause):
                 return text  # "周末去听了场音乐会": one outing, not a habit
             at = start + piece.index(clause)
-            return text[:at] + "我" + text[at:]
+            return text[:start] + "我" + text[at:]  # "还有芒果也过敏": the opener says nothing
         sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
         if clause and not is_small_talk(clause) and not sigh and not _WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is

@@ -105,7 +105,7 @@ class RuleJudge:
 
         # 4. Same attribute: the value decides.
         # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
-        old_slots, new_slots = slots_of(old_fact), slots_of(new_fact)
+        old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
         new_by_slot = dict(new_slots)
         verdicts: list[tuple[Relation, str]] = []
         for slot, old_value in old_slots:
@@ -156,6 +156,14 @@ class RuleJudge:
         return Relation.DIFFERENT, "different: no shared slot"
 
 
+def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """One partner at a time: 对象, 男朋友, 老公 … are one role when two facts are compared."""
+    return [
+        (re.sub(r"^relationship:(?:" + "|".join(_PARTNERS) + r"):", "relationship:伴侣:", slot), value)
+        for slot, value in slots
+    ]
+
+
 def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
     """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
     a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
@@ -198,7 +206,12 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tu
         (old_role, (new_role, new_attr, new_value)),
         (new_role, (old_role, old_attr, old_value)),
     ):
-        if role in _PARTNERS and other_role is None and other_attr == "marital" and value in ("single", "divorced"):
+        if (
+            role in (*_PARTNERS, "伴侣")
+            and other_role is None
+            and other_attr == "marital"
+            and value in ("single", "divorced")
+        ):
             return Relation.UPDATE, f"update: {role} vs marital {value}"
     if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
         return None

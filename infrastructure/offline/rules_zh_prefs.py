@@ -94,7 +94,7 @@ def _reply_content_preference(rest: str, said: str) -> _Item | None:
 
 _STYLE_WORDS = re.compile(r"简短|简洁|简单|精简|短|详细|具体|直接|重点|啰嗦|废话|正式|随意|口语|幽默|委婉|解释")
 _REPLY_NOUNS = re.compile(r"(?:回复|回答|答复|答案|解释|说明)$")
-_LANGUAGES = r"中文|英文|英语|汉语|日语|普通话|粤语"
+_LANGUAGES = r"中文|英文|英语|汉语|日语|普通话|粤语|简体字?|繁体字?"
 _FORMATS = r"列表|表格|代码块|代码|markdown|Markdown|图表|段落|要点"
 _REPLY_CONTEXT = re.compile(r"回复|回答|答|给我|请|以后|输出|展示|列出|发我|跟我|和我|交流|沟通|聊")
 _TIME = (
@@ -157,7 +157,8 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
     m = re.search(
-        r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|切回|切换到|换到)(?P<l>" + _LANGUAGES + r")", rest
+        r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|改回|切回|切换到|换到)(?P<l>" + _LANGUAGES + r")",
+        rest,
     )
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
         verb = "不希望" if m.group("neg") else "偏好"

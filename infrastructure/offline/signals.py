@@ -263,6 +263,7 @@ class SignalDetector:
         "style_request": [
             r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说",
             r"(?:叫|称呼)我(?!们)",
+            r"(?:改回|换回|切回|换成|改成|改用)(?:简体|繁体|中文|英文)",
             r"\b(?:short|shorter|brief|concise|detailed|direct|to the point|casual|formal|professional tone)\b",
         ],
         "time": [
