@@ -1,4 +1,4 @@
-"""Malformed LLM output, transport failures and relation answers, over HTTP to the fake server.
+"""Malformed LLM and embedding output, transport failures and relation answers, over HTTP to the fake server.
 
 No database here: the extractor and judge run on a client without cache or
 call log, so each case is one or two HTTP round trips.
@@ -6,18 +6,22 @@ call log, so each case is one or two HTTP round trips.
 
 from __future__ import annotations
 
+import base64
 import json
 from collections.abc import Iterator
 from typing import Any
 
+import numpy as np
 import pytest
 from fake_openai import EXAMPLE, FakeOpenAI, Reply
 
 from factledger.application.ports import ExtractionFailure
 from factledger.domain.values import MAX_TEXT_LENGTH, Relation
+from factledger.infrastructure.config import ConfigError
 from factledger.infrastructure.llm import LLMExtractor, LLMJudge, load_prompt_set
-from factledger.infrastructure.llm.client import LLMAuthError, LLMClient, LLMConfigError
+from factledger.infrastructure.llm.client import LLMAuthError, LLMClient, LLMConfigError, LLMUnavailable
 from factledger.infrastructure.llm.embedder import OpenAIEmbedder
+from factledger.infrastructure.llm.usage import CallRecord
 
 
 class Signals:
@@ -256,6 +260,115 @@ def test_embeddings_are_unit_vectors_of_the_configured_size(fake: FakeOpenAI) ->
     # a model factledger does not know is measured once
     unknown = OpenAIEmbedder(client(fake), "bge-m3")
     assert unknown.dimension == 64 and unknown.embedder_id == "openai:bge-m3@64"
+
+
+class Calls:
+    """A call log that keeps the records (the real one writes them to the database)."""
+
+    def __init__(self) -> None:
+        self.records: list[CallRecord] = []
+
+    def record(self, call: CallRecord) -> None:
+        self.records.append(call)
+
+
+def embedding_answer(*vectors: Any, tokens: int = 7) -> Reply:
+    data = [{"object": "embedding", "index": i, "embedding": v} for i, v in enumerate(vectors)]
+    return Reply(body={"object": "list", "data": data, "usage": {"prompt_tokens": tokens, "total_tokens": tokens}})
+
+
+def test_embeddings_are_read_from_floats_or_base64_and_metered(fake: FakeOpenAI) -> None:
+    calls = Calls()
+    embedder = OpenAIEmbedder(client(fake, usage=calls), "text-embedding-3-small", 4)
+    as_base64 = base64.b64encode(np.array([0.0, 3.0, 0.0, 4.0], dtype="<f4").tobytes()).decode()
+    # out of order (by "index"), one as floats and one as base64 float32, as some endpoints answer
+    fake.script_embeddings(
+        Reply(
+            body={
+                "object": "list",
+                "data": [
+                    {"object": "embedding", "index": 1, "embedding": as_base64},
+                    {"object": "embedding", "index": 0, "embedding": [1.0, 0, 0, 0]},
+                ],
+                "usage": {"prompt_tokens": 11, "total_tokens": 11},
+            }
+        )
+    )
+    first, second = embedder.embed(["用户在杭州工作", "用户的老板姓张"])
+    assert list(first) == [1.0, 0.0, 0.0, 0.0]
+    assert list(second) == pytest.approx([0.0, 0.6, 0.0, 0.8])
+    assert fake.embedding_requests()[0]["encoding_format"] == "float"
+    assert [(c.kind, c.input_tokens, c.ok) for c in calls.records] == [("embedding", 11, True)]
+
+
+@pytest.mark.parametrize(
+    ("reply", "error"),
+    [
+        pytest.param(embedding_answer([0.1] * 4, [0.1] * 4), "returned 2 vectors for 1 texts", id="two-for-one"),
+        pytest.param(embedding_answer(), "returned 0 vectors for 1 texts", id="none"),
+        pytest.param(Reply(body={"object": "list", "usage": {"prompt_tokens": 7}}), "no list of vectors", id="no-data"),
+        pytest.param(embedding_answer(["0.1", "x", "y", "z"]), "unreadable vector for text 0", id="strings"),
+        pytest.param(embedding_answer([0.1, None, 0.1, 0.1]), "unreadable vector for text 0", id="null"),
+        pytest.param(embedding_answer([[0.1, 0.1], [0.1, 0.1]]), "unreadable vector for text 0", id="nested"),
+        pytest.param(embedding_answer([0.1, [0.1], 0.1, 0.1]), "unreadable vector for text 0", id="ragged"),
+        pytest.param(embedding_answer([]), "unreadable vector for text 0", id="empty"),
+        pytest.param(embedding_answer(None), "unreadable vector for text 0", id="missing"),
+        pytest.param(embedding_answer("not base64!"), "unreadable vector for text 0", id="bad-base64"),
+        pytest.param(embedding_answer("AAAAAAA="), "unreadable vector for text 0", id="base64-not-float32"),
+        pytest.param(embedding_answer(["NaN", 0.1, 0.1, 0.1]), "unreadable vector for text 0", id="nan-string"),
+        pytest.param(
+            Reply(body='{"data": [{"index": 0, "embedding": [NaN, 0.1, 0.1, 0.1]}], "usage": {"prompt_tokens": 7}}'),
+            "unreadable vector for text 0",
+            id="nan",
+        ),
+    ],
+)
+def test_a_malformed_embedding_answer_fails_clearly(fake: FakeOpenAI, reply: Reply, error: str) -> None:
+    calls = Calls()
+    embedder = OpenAIEmbedder(client(fake, usage=calls), "text-embedding-3-small", 4)
+    fake.script_embeddings(reply)
+    with pytest.raises(LLMUnavailable, match=error):
+        embedder.embed(["用户在杭州工作"])
+    assert len(fake.embedding_requests()) == 1  # a garbled answer is not a reason to ask again
+    # the call went through and is metered like any other
+    assert [(c.kind, c.input_tokens, c.ok) for c in calls.records] == [("embedding", 7, True)]
+
+
+def test_a_vector_of_the_wrong_size_names_the_setting(fake: FakeOpenAI) -> None:
+    fake.script_embeddings(embedding_answer([0.1] * 3))
+    with pytest.raises(ConfigError, match="FACTLEDGER_EMBEDDING_DIMENSION=3"):
+        OpenAIEmbedder(client(fake), "text-embedding-3-small", 4).embed(["用户在杭州工作"])
+
+
+def test_embedding_transport_errors_are_mapped_like_chat(fake: FakeOpenAI) -> None:
+    calls = Calls()
+    embedder = OpenAIEmbedder(client(fake, usage=calls), "text-embedding-3-small", 4)
+    fake.script_embeddings(Reply(status=503), Reply(status=429), embedding_answer([1.0, 0, 0, 0]))
+    assert [list(v) for v in embedder.embed(["a"])] == [[1.0, 0.0, 0.0, 0.0]]
+    assert calls.records[-1].attempts == 3
+    fake.script_embeddings(*[Reply(status=500)] * 3)
+    with pytest.raises(LLMUnavailable, match="HTTP 500"):
+        embedder.embed(["b"])
+    fake.script_embeddings(Reply(status=401, body={"error": {"message": "Incorrect API key", "code": None}}))
+    with pytest.raises(LLMAuthError, match="set OPENAI_API_KEY"):
+        embedder.embed(["c"])
+    fake.script_embeddings(Reply(status=404, body={"error": {"message": "no such model", "code": None}}))
+    with pytest.raises(LLMConfigError, match="FACTLEDGER_EMBEDDING_MODEL"):
+        embedder.embed(["d"])
+    fake.script_embeddings(Reply(body="<html>bad gateway</html>", headers={"content-type": "text/html"}))
+    with pytest.raises(LLMUnavailable, match="not an OpenAI API response: '<html>bad gateway"):
+        embedder.embed(["e"])
+    assert calls.records[-1].ok is False
+    fake.script_embeddings(Reply(delay=1.0))
+    with pytest.raises(LLMUnavailable, match="Timeout"):
+        OpenAIEmbedder(client(fake, timeout=0.2, max_retries=0), "text-embedding-3-small", 4).embed(["f"])
+
+
+def test_a_server_without_dimensions_is_asked_again_without(fake: FakeOpenAI) -> None:
+    fake.script_embeddings(Reply(status=400, body={"error": {"message": "unknown parameter dimensions"}}))
+    (vector,) = OpenAIEmbedder(client(fake), "bge-m3", 64).embed(["用户在杭州工作"])
+    assert len(vector) == 64
+    assert ["dimensions" in body for body in fake.embedding_requests()] == [True, False]
 
 
 def test_example_passes_through_an_unscripted_server(fake: FakeOpenAI) -> None:

@@ -15,6 +15,9 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+import numpy as np
+from numpy.typing import NDArray
+
 from factledger.infrastructure.config import ConfigError
 from factledger.infrastructure.llm.cache import CachedAnswer, request_hash
 from factledger.infrastructure.llm.client import LLMClient, LLMRequestRejected
@@ -28,9 +31,9 @@ BATCH = 128  # texts per request, well under every provider's limit
 PROBE = "dimension probe"
 
 
-def _normalised(vector: Sequence[float]) -> list[float]:
-    norm = math.sqrt(sum(x * x for x in vector))
-    return [float(x) / norm for x in vector] if norm > 0 else [0.0 for _ in vector]
+def _normalised(vector: NDArray[np.float64]) -> NDArray[np.float64]:
+    norm = math.sqrt(float(vector @ vector))
+    return vector / norm if norm > 0 else np.zeros_like(vector)
 
 
 class OpenAIEmbedder:
@@ -67,7 +70,7 @@ class OpenAIEmbedder:
             cache.put(self.model, "embedding-dimension", key, CachedAnswer(str(size), 0, 0))
         return size
 
-    def _request(self, texts: list[str]) -> list[list[float]]:
+    def _request(self, texts: list[str]) -> list[NDArray[np.float64]]:
         try:
             return self.client.embed(model=self.model, texts=texts, dimensions=self._ask_dimensions)
         except LLMRequestRejected:
@@ -77,8 +80,8 @@ class OpenAIEmbedder:
             self._ask_dimensions = None
             return self.client.embed(model=self.model, texts=texts, dimensions=None)
 
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        vectors: list[list[float]] = []
+    def embed(self, texts: Sequence[str]) -> list[NDArray[np.float64]]:
+        vectors: list[NDArray[np.float64]] = []
         items = [t if t.strip() else " " for t in texts]  # the API rejects empty input
         for start in range(0, len(items), BATCH):
             for vector in self._request(items[start : start + BATCH]):
