@@ -82,6 +82,14 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我住在成都武侯区", "打错了，锦江区", "锦江区"),  # a place of the same kind
         ("我儿子叫豆豆", "诶不对，名字打错了，是逗逗", "逗逗"),  # the slip's own words are no value
         ("我家狗叫旺财", "现在又叫它大黄了", "大黄"),  # renamed, with a pronoun
+        ("我在武汉上班", "我上个月已经换到长沙工作了", "长沙"),  # where the work is now
+        ("我在读研二，学的是化学", "我已经转专业到统计了", "统计"),  # one major at a time
+        ("我的血型是B型", "记错了，我是AB型血", "AB"),
+        ("我最喜欢的颜色是蓝色", "现在最喜欢的换成绿色了", "绿色"),  # a new favourite
+        ("我晚上在一家书店做兼职", "那份兼职我已经辞了", "辞职"),  # a job said in words no slot reads, left
+        ("我有个外号叫大熊", "刚才那个外号的事别记了，我瞎编的", "撤回"),  # taken back by topic
+        ("My birthday is on June 3.", "Sorry, typo, I meant June 13.", "June 13"),
+        ("I live in Tampa.", "Quick update: I moved to Miami last week.", "Miami"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -103,6 +111,8 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我体重70公斤", "目标是减到62公斤"),  # a goal is not a weight
         ("我养了只猫", "要是以后有院子，我想再养只狗叫旺财"),  # imagined
         ("我女儿读三年级", "下学期就四年级了"),  # not yet
+        ("我在一家超市当店员", "要是我去当厨师，会不会更累？"),  # asked, on a condition
+        ("我的头发是短发", "我在想要不要烫个卷发"),  # weighed, not done
         ("I'm 33.", "my sister just turned 35"),
     ],
 )

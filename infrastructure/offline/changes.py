@@ -26,6 +26,7 @@ import functools
 import re
 import unicodedata
 from collections.abc import Callable, Sequence
+from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of, species_of
 
@@ -186,6 +187,7 @@ _SLOT_HINTS: tuple[tuple[str, str], ...] = (
     ("origin", r"老家|家乡|出生|\bhometown\b|\bfrom\b|\bborn\b"),
     ("age", r"岁|年龄|\bage\b|\byears old\b"),
     ("job", r"职业|工作是|\bjob\b"),
+    ("major", r"专业|学的|\bmajor\b"),
 )
 
 
@@ -233,16 +235,18 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     value = value.strip().strip("，,。.!！")
     if not value:
         return None
-    candidates: list[tuple[str, str, str]] = []  # (fact, slot, value)
+    candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
+    later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        for slot, old in slots_of(fact):
-            if (
-                old
-                and old in fact
-                and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
-            ):
-                candidates.append((fact, slot, old))
-                break
+        usable = [
+            (fact, slot, old)
+            for slot, old in slots_of(fact)
+            if old
+            and old in fact
+            and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
+        ]
+        candidates += usable[:1]
+        later += usable[1:]
     if not candidates:
         return None
 
@@ -270,7 +274,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
             if slot.startswith("attr:") and old != value:
                 return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
     for way in range(3):
-        for fact, slot, old in candidates:
+        for fact, slot, old in candidates + (later if way == 1 else []):
             if fits(way, slot, old) and old != value:
                 return fact.replace(old, value, 1), fact
     # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
@@ -514,7 +518,7 @@ def may_change(text: str) -> bool:
 #: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
 _IT_GONE = re.compile(r"^(?:它|牠)(?:[^，,。]{0,6}?)(?:走丢|丢|飞走|跑丢|跑|送人|送走|去世|死|病死|没)了")
 #: "现在家里啥也没养了", "what pets? none now"
-_NONE_KEPT = re.compile(r"(?:啥|什么)(?:都|也)没(?:有)?养了?|不养了|没再养")
+_NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养")
 #: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
 _QUIT = re.compile(
     r"^(?P<obj>[\u4e00-\u9fff]{0,3}?)(?:已经|早就|终于|彻底|总算)?"
@@ -528,7 +532,7 @@ _NEW_EMPLOYER = re.compile(
 _BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
 #: "入了台iPhone 15 Pro", "换了部华为": a new phone
 _NEW_PHONE = re.compile(
-    r"(?:入了?|入手了?|买了|换了|拿下了?|拿了)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
+    r"(?:入了?|入手了?|买了|换了|拿下了?|拿了|现在用|改用|用上了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
     re.IGNORECASE,
 )
 
@@ -596,6 +600,30 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
     return thing in fact or slot == f"consumes:{thing}"
 
 
+#: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
+_TAKE_BACK = re.compile(
+    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说"
+)
+#: words a topic is never made of
+_NOT_TOPIC = re.compile(r"用户|刚才|刚刚|那个|这个|那条|这条|的事|记了|删掉|别记|说的|我们|自己|其实|一下|不想|没有")
+
+
+def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """("用户撤回了之前说的小名", the known fact): "刚才那个小名的事你别记了，我乱编的" takes back the
+    latest known fact that shares a word (two characters or more) with the message."""
+    text = _folded(message)
+    if not _TAKE_BACK.search(text) or is_conditional(text):
+        return None
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        said = fact[2:] if fact.startswith("用户") else fact
+        match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
+        topic = text[match.a : match.a + match.size]
+        topic = re.sub(r"^[个的那这条是]+|[的了是]+$", "", _NOT_TOPIC.sub("", topic))
+        if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not _TAKE_BACK.search(topic):
+            return f"用户撤回了之前说的{topic}", fact
+    return None
+
+
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it ends or replaces) for kinds of change told as events, without 我:
     a pet gone ("它飞走了"), a habit stopped ("烟戒了"), a new employer ("后来跳去字节了"), a new base,
@@ -605,10 +633,13 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+    back = withdrawn(text, known) if re.search(r"[\u4e00-\u9fff]", text) else None
+    if back:
+        return [back]
 
     def latest(predicate: Callable[[str, str, str], bool]) -> tuple[str, str, str] | None:
         for fact in reversed(known):
-            for slot, value in slots_of(fact):
+            for slot, value in slots_of(fact) or [("", "")]:
                 if predicate(fact, slot, value):
                     return fact, slot, value
         return None
@@ -653,6 +684,22 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if phone:
                 found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
             continue
+        if _QUIT_JOB.search(clause):
+            work = latest(
+                lambda f, s, v: (
+                    s in ("employer", "employment", "work_location", "job", "business")
+                    or bool(re.search(r"上班|工作|兼职|打工|实习", f))
+                )
+            )
+            if work:
+                found.append(("用户辞职了", work[0]))
+            continue
+        m = _NEW_FAVOURITE.search(clause)
+        if m:
+            liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
+            if liked:
+                found.append((liked[0].replace(liked[2], m.group("v"), 1), liked[0]))
+            continue
         m = _RENAMED.search(clause)
         if m:
             named = latest(lambda f, s, v: (s.startswith("attr:") or s.endswith(":name") or s == "pet") and v in f)
@@ -674,6 +721,14 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 #: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
 _RENAMED = re.compile(
     r"(?:改名|改叫|改成|又叫|现在叫|如今叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,4}?)(?:了|啦)?$"
+)
+#: "那份兼职已经辞了", "工作不干了": a job left
+_QUIT_JOB = re.compile(
+    r"(?:那份|这份|工作|活|兼职|班)[^，,]{0,6}?(?:已经)?(?:辞了|辞掉了?|不干了|不做了)|^(?:已经)?(?:辞职|离职)了"
+)
+#: "现在最喜欢的换成车厘子了": a new favourite
+_NEW_FAVOURITE = re.compile(
+    r"最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:了|啦)?$"
 )
 #: "已经转粉阿森纳了": a new favourite team
 _NEW_FAN = re.compile(r"(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$")

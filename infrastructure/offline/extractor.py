@@ -150,7 +150,7 @@ _FEMALE_ROLES = frozenset(
 _EN_CORRECT_VALUE = re.compile(
     r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|called(?: actually)?|"
     r"(?:he|she|it)(?:'s| is) actually)\s+"
-    r"(?P<v>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
+    r"(?P<v>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
     r"|(?:an? )[a-z][\w' -]*)"
 )
 _SLOT_CATEGORIES = {
@@ -251,7 +251,7 @@ class RuleExtractor:
             return self._empty(signals)
         try:
             # "要是换了大房子，我想养只萨摩耶", "if I ever got a second dog …": on a condition, not so
-            items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text))]
+            items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text, text))]
             if said.changing and known:
                 items = self._corrected(items, said)
             if known:
@@ -430,7 +430,7 @@ class RuleExtractor:
                 said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
         # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's
         said = re.sub(
-            r"^((?:(?:and|so|but|now|finally|just)[, ]+)*)we(?:'ve| have)?(?= (?:\w+ )?(?:bought|moved|relocated|settled)\b)",
+            r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?(?= (?:\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
             lambda m: "I",
             said,
             flags=re.IGNORECASE,
@@ -750,9 +750,19 @@ _WISHED = re.compile(
 )
 
 
-def _imagined(fact: str) -> bool:
-    """A statement on a condition that says what would be ("如果用户不在厨房，就在水上" is a habit, kept)."""
-    return changes.is_conditional(fact) and bool(_WISHED.search(fact))
+_WEIGHING = re.compile(r"要不要|该不该|是否|在想要|纠结|犹豫|\bwhether\b|\bshould i\b", re.IGNORECASE)
+
+
+def _imagined(fact: str, message: str = "") -> bool:
+    """What would be, not what is: on a condition and wished or asked ("要是我去当老师，会不会…？"),
+    wished after a condition ("要是买了房，我想买在滨江"), or weighed ("在想要不要染个粉色").
+    A habit said on a condition ("如果用户不在厨房，就在水上") is kept."""
+    asked = bool(re.search(r"[?？]|吗|会不会|能不能|好不好|行不行", message))
+    if changes.is_conditional(fact) and (_WISHED.search(fact) or asked):
+        return True
+    if changes.is_conditional(message) and _WISHED.search(fact):
+        return True
+    return bool(_WEIGHING.search(fact))
 
 
 def _actually(item: _Item) -> _Item:

@@ -140,6 +140,8 @@ class RuleJudge:
             _reframed,
             _remeasured,
             _same_frame,
+            _left_job,
+            _withdrawn,
             _lacking,
             _giving_up,
             _cancelled,
@@ -582,6 +584,24 @@ _EN_MANY_VALUES = re.compile(
     r"\b(?:likes?|loves?|enjoys?|has|have|owns?|speaks?|plays?|visited|been to|watches|reads|knows|allergic|hates?|wants?)\b",
     re.IGNORECASE,
 )
+
+
+def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户有个小名叫阿福' then '用户撤回了之前说的小名': taken back by the one who said it."""
+    m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
+    if m and m.group("t") in old:
+        return Relation.CONFLICT, f"conflict: the user took back what they said about {m.group('t')}"
+    return None
+
+
+def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
+    if not _same_subject(old, new) or not _is_fact(old):
+        return None
+    left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
+    if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not _NEGATED.search(old):
+        return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
+    return None
 
 
 _MEASURE = r"\d+(?:\.\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"

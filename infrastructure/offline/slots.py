@@ -220,6 +220,8 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "birth_year",
         "kind",
         "commute",
+        "major",
+        "blood_type",
         "business",
         "diet",
     }
@@ -485,6 +487,25 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     ),
     (r"^在(?P<v>.+?)(?:做|当|担任)(?P<w>.+)$", "employment"),
     (r"^在(?P<v>.+?)(?:工作|上班|打工|实习|兼职|打零工)$", "work_location"),
+    # "上个月已经换到苏州工作了": where the work is now
+    (
+        r"^[^，,在]{0,8}?(?:换到|调到|调去|转到|跳到|去了?|来了?)(?P<v>[^，,]{2,8}?)(?:工作|上班)(?:了|啦)?$",
+        "work_location",
+    ),
+    # what the user studies: one major at a time
+    (r"^(?:在)?(?:学的是|的?专业是|读的是)(?P<v>[^，,]{2,8}?)(?:专业)?$", "major"),
+    (r"^[^，,]{0,6}?转专业(?:到|成|去|读)了?(?P<v>[^，,]{2,8}?)(?:专业)?(?:了|啦)?$", "major"),
+    (
+        r"^(?:在)?学(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法律|法学|医学|临床|护理|设计|技术|教育|新闻|传媒|数学|物理|化学|生物|历史|哲学|经济|材料|土木|建筑|心理学?|计算机|统计))(?:专业)?(?:的)?$",
+        "major",
+    ),
+    (r"^(?:的)?血型是(?P<v>AB|[ABO])型?$", "blood_type"),
+    (r"^是(?P<v>AB|[ABO])型血?$", "blood_type"),
+    (r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:安顿|定居|落脚|安家)(?:下来)?(?:了|啦)?$", "residence"),
+    (
+        r"^(?:现在|目前)?(?:主要)?(?:做|干)(?P<v>[^，,]{0,6}?(?:分析|管理|运营|开发|设计|销售|产品|测试|财务|会计|行政|人事|HR|策划|运维|客服|编辑|咨询|研究|教研|法务))(?:了|啦)?$",
+        "job",
+    ),
     # "当了一名护士", "自己开了一家咖啡馆", "在路边摆摊卖煎饼": what the user does for a living
     (r"^(?:改行|转行)?当(?:了|上了?)?(?:一名|一个|个|名)?(?P<v>[^，,]{1,8})$", "job"),
     (
@@ -525,7 +546,12 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "job",
     ),
     (
-        r"^(?:每天|平时|一般)?(?:骑|坐|开|打|搭|走路|步行|开车|骑车)(?P<v>[^，,]{0,6}?)(?:上班|上学|通勤|去公司)$",
+        r"^(?:每天|平时|一般|现在|最近)?(?:改|换成)?(?:骑|坐|开|打|搭|走路|步行|开车|骑车)(?P<v>[^，,]{0,6}?)(?:上班|上学|通勤|去公司)(?:了)?$",
+        "commute",
+    ),
+    (r"^(?:每天|平时)?通勤(?:是|都|就)?(?:坐|骑|开|靠|搭)(?P<v>[^，,]{1,6})$", "commute"),
+    (
+        r"^(?:现在|最近)?[^，,]{0,6}?(?P<v>开车|骑车|坐地铁|坐公交|打车|步行|走路)去(?:公司|上班)(?:了)?$",
         "commute",
     ),
     (r"^用的是(?P<v>.+?)手机$", "phone"),
@@ -582,6 +608,11 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:just |finally |recently )*(?P<v>graduated)\b.*$", "grade"),
     (r"^(?:now |currently )?(?:lives|is living|resides) in (?P<v>.+)$", "residence"),
     (r"^(?:is )?(?:now )?based in (?P<v>.+)$", "residence"),
+    (
+        r"^(?:(?:just|recently|finally|officially|has|have) )*(?:moved|relocated) (?:back )?to "
+        r"(?P<v>(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+)*)(?: .*)?$",
+        "residence",
+    ),
     # "rents a studio in Queens", "bought a house in Yonkers": where the user lives is where the home is
     (
         r"^(?:now |currently )?(?:rents|is renting|owns|bought|has bought|just bought) (?:an? |the )?(?:[\w-]+ )?"
@@ -607,6 +638,7 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         "job",
     ),
     (r"^was born in (?P<v>\d{4})$", "birth_year"),
+    (r"^birthday is (?:on )?(?P<v>.+)$", "birthday"),
     (r"^is (?:now )?dating (?P<v>.+)$", "marital"),
     (r"^is (?:now )?(?P<v>retired|unemployed|between jobs|out of work|jobless)$", "employment_status"),
     (r"^(?P<v>quit|left) (?:the user's|his|her|their) job$", "employment_status"),
@@ -858,7 +890,7 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
         return []
     text = unicodedata.normalize("NFKC", fact_text).strip().rstrip("。.!！")
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
-    lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
+    lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
     if (
         lead
         and not re.match(r"the user\b", text, re.IGNORECASE)
@@ -875,14 +907,21 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
         first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
         if first != text:
             found = _slots(first)
-    whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
-    if not found and whose:
-        # "用户上周又换，现在用的是vivo X100": a later clause of the same statement says what
-        for clause in re.split(r"[，,;；]", text)[1:3]:
-            if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
-                found = _slots(whose.group(0) + clause)
+    if not found and re.match(r"the user\b", text, re.IGNORECASE):
+        # "The user said that wrong, the user is actually 31": the clause that says what
+        for clause in re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]:
+            if re.match(r"the user\b", clause, re.IGNORECASE):
+                found = _slots(clause[:1].upper() + clause[1:])
                 if found:
                     return found
+    whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
+    if whose:
+        # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
+        # the same statement says what, or says more
+        for clause in re.split(r"[，,;；]", text)[1:3]:
+            if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
+                seen = {slot for slot, _ in found}
+                found += [pair for pair in _slots(whose.group(0) + clause) if pair[0] not in seen]
     return found
 
 
@@ -906,6 +945,12 @@ def _slots(text: str) -> list[tuple[str, str]]:
         predicate = re.sub(
             r"^(?:(?:now|currently|still|also|actually|really|officially|finally) )+",
             "",
+            predicate,
+            flags=re.IGNORECASE,
+        )
+        predicate = re.sub(
+            r"^(is|am|are) (?:(?:now|currently|still|also|actually|really|officially|finally) )+",
+            r"\1 ",
             predicate,
             flags=re.IGNORECASE,
         )
