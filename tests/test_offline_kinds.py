@@ -90,6 +90,12 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我有个外号叫大熊", "刚才那个外号的事别记了，我瞎编的", "撤回"),  # taken back by topic
         ("My birthday is on June 3.", "Sorry, typo, I meant June 13.", "June 13"),
         ("I live in Tampa.", "Quick update: I moved to Miami last week.", "Miami"),
+        ("我住在厦门。", "现在又搬了，在泉州安顿下来了。", "泉州"),  # where one settled is where one lives
+        ("我是游戏测试", "调岗了，现在做用户运营", "运营"),  # a change on its own, then the new job
+        ("我现在用的是华为P50", "那台坏了，现在用小米13", "小米13"),
+        ("I drive a Toyota Corolla.", "Sold it and got a Honda Fit.", "Honda Fit"),  # swapped, in English
+        ("I'm using a Pixel 6.", "Switched to an iPhone 14 last month.", "iPhone 14"),
+        ("I've been dating Sam for a year.", "that ended. seeing someone named Kai now", "Kai"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -114,6 +120,7 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我在一家超市当店员", "要是我去当厨师，会不会更累？"),  # asked, on a condition
         ("我的头发是短发", "我在想要不要烫个卷发"),  # weighed, not done
         ("I'm 33.", "my sister just turned 35"),
+        ("I drive a Honda Civic.", "my brother just got a Tesla Model 3"),
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

@@ -624,6 +624,68 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     return None
 
 
+_EN_NAME = r"(?P<v>(?-i:i?[A-Z])[\w-]*(?: (?-i:[A-Z0-9])[\w-]*){0,3})"
+#: "switched to a Galaxy S23", "sold it and got a Mazda 3", "traded that in for a Subaru Outback", "now I'm on an iPhone 15"
+_EN_SWAPS = (
+    re.compile(r"\b(?:switched|upgraded|moved|changed) (?:over )?to (?:a |an |the )?(?:new |used )?" + _EN_NAME, re.I),
+    re.compile(
+        r"\btraded (?:it|that|that one|this|my \w+)(?: \w+)*? (?:in )?(?:\w+ )*?for (?:a |an |the )?(?:new |used )?"
+        + _EN_NAME,
+        re.I,
+    ),
+    re.compile(
+        r"\b(?:sold|traded|gave|replaced|ditched|retired) .*?\b(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
+        + _EN_NAME,
+        re.I,
+    ),
+    re.compile(r"\b(?:now )?(?:i'm|i am) (?:now )?on (?:a |an |the )?" + _EN_NAME, re.I),
+)
+#: "seeing someone named Priya now", "I'm with Jordan now"
+_EN_PARTNER = re.compile(
+    r"\b(?:seeing|dating|with|going out with) (?:someone|a \w+)? ?(?:named|called)? ?" + _EN_NAME + r"\b(?: now)?", re.I
+)
+
+
+def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
+    """(new fact, the known fact it replaces) for a thing or partner swapped, said in English:
+    a car or phone ("Sold it and got a Mazda 3" after The user drives a Ford Focus), a partner
+    ("that ended. seeing someone named Priya now")."""
+    text = _folded(message)
+    if is_unreal(re.sub(r"\bnow\b", "", text)) or re.search(
+        r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
+    ):
+        return []
+    known = [f for f in known_facts if isinstance(f, str)]
+
+    def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
+        for fact in reversed(known):
+            for slot, _value in slots_of(fact):
+                if slot in slots:
+                    return fact, slot
+        return None
+
+    for pattern in _EN_SWAPS:
+        m = pattern.search(text)
+        if m:
+            thing = latest(("vehicle", "phone"))
+            if thing and m.group("v").lower() not in thing[0].lower():
+                said = (
+                    f"The user drives a {m.group('v')}"
+                    if thing[1] == "vehicle"
+                    else f"The user's phone is {m.group('v')}"
+                )
+                return [(said, thing[0])]
+    m = _EN_PARTNER.search(text)
+    ended = re.search(
+        r"\b(?:ended|broke up|split up|didn't work out|did not work out|over|dumped)\b|\bnow\b", text, re.I
+    )
+    if m and ended and m.group("v").lower() not in ("i", "the", "a", "my"):
+        partner = latest(("partner",))
+        if partner and m.group("v").lower() not in partner[0].lower():
+            return [(f"The user is dating {m.group('v')}", partner[0])]
+    return []
+
+
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it ends or replaces) for kinds of change told as events, without 我:
     a pet gone ("它飞走了"), a habit stopped ("烟戒了"), a new employer ("后来跳去字节了"), a new base,
@@ -633,7 +695,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     found: list[tuple[str, str]] = []
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
-    back = withdrawn(text, known) if re.search(r"[\u4e00-\u9fff]", text) else None
+    if not re.search(r"[\u4e00-\u9fff]", text):
+        return english_swaps(text, known)
+    back = withdrawn(text, known)
     if back:
         return [back]
 
@@ -737,6 +801,7 @@ _NEW_FAN = re.compile(r"(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|�
 __all__ = [
     "bare_value",
     "called_off",
+    "english_swaps",
     "events",
     "instead",
     "is_conditional",

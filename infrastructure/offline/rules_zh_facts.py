@@ -832,5 +832,6 @@ def is_fragment(said: str) -> bool:
 
 
 def is_scene(said: str) -> bool:
-    """A clause that only sets time, place or condition for the next one."""
-    return bool(_SCENE.search(clean_said(said)))
+    """A clause that only sets time, place or condition for the next one ("在珠海安顿下来了" says where one lives)."""
+    text = clean_said(said)
+    return bool(_SCENE.search(text)) and not re.search(r"安顿|定居|落脚|安家|住下|扎根", text)

@@ -220,6 +220,7 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "birth_year",
         "kind",
         "commute",
+        "partner",
         "major",
         "blood_type",
         "business",
@@ -279,6 +280,25 @@ JOB_SUFFIXES = (
     "前端",
     "后端",
     "编辑",
+    "策划",
+    "分析",
+    "管理",
+    "设计",
+    "助理",
+    "顾问",
+    "专员",
+    "法务",
+    "财务",
+    "行政",
+    "人事",
+    "HR",
+    "主播",
+    "模特",
+    "保安",
+    "保姆",
+    "骑手",
+    "外卖",
+    "快递",
 )
 GENDER_WORDS = ("男生", "女生", "男的", "女的", "男性", "女性", "男人", "女人", "男孩", "女孩", "男孩子", "女孩子")
 
@@ -556,7 +576,7 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     ),
     (r"^用的是(?P<v>.+?)手机$", "phone"),
     (
-        r"^用的(?:是)?(?P<v>(?:iPhone|苹果|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚).*)$",
+        r"^用的(?:是)?(?P<v>(?:iPhone|苹果|红米|小米|华为|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚|Xiaomi|Huawei|OnePlus).*)$",
         "phone",
     ),
     (r"^属(?P<v>[鼠牛虎兔龙蛇马羊猴鸡狗猪])(?:的|相)?$", "zodiac"),
@@ -639,6 +659,20 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     ),
     (r"^was born in (?P<v>\d{4})$", "birth_year"),
     (r"^birthday is (?:on )?(?P<v>.+)$", "birthday"),
+    # one partner at a time, by name: "has been dating Emma", "is seeing Priya", "is with Jordan"
+    (
+        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named |a \w+ named )?"
+        r"(?P<v>(?-i:[A-Z])[\w'-]+)(?: .*)?$",
+        "partner",
+    ),
+    (
+        r"^(?:is |has been )?using (?:an? |the )?(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
+        "phone",
+    ),
+    (
+        r"^is (?:now )?on (?:an? |the )?(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
+        "phone",
+    ),
     (r"^is (?:now )?dating (?P<v>.+)$", "marital"),
     (r"^is (?:now )?(?P<v>retired|unemployed|between jobs|out of work|jobless)$", "employment_status"),
     (r"^(?P<v>quit|left) (?:the user's|his|her|their) job$", "employment_status"),
@@ -839,6 +873,10 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
+    if english and re.match(
+        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named )?[A-Z]", predicate
+    ):
+        return None  # "is dating Priya": who, read as the partner slot
     if english:
         if not re.match(
             r"^(?:is |got |just got )?(?:now )?(?:single|married|divorced|engaged|widowed|dating|in a relationship|broke up)",
