@@ -96,6 +96,10 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I drive a Toyota Corolla.", "Sold it and got a Honda Fit.", "Honda Fit"),  # swapped, in English
         ("I'm using a Pixel 6.", "Switched to an iPhone 14 last month.", "iPhone 14"),
         ("I've been dating Sam for a year.", "that ended. seeing someone named Kai now", "Kai"),
+        ("我空腹血糖是6.9，有点高", "控制了三个月，复查降到5.6了", "5.6"),  # an aside is no second attribute
+        ("我刚工作时月薪6000", "第二年涨到了9000", "9000"),  # four digits are an amount, not a year
+        ("我和女朋友小敏在一起两年了", "我们分了，我现在的女朋友叫阿婷", "阿婷"),
+        ("我的网名叫清风明月", "后来改成了山海之间", "山海之间"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(

@@ -540,6 +540,7 @@ _NEW_PHONE = re.compile(
 _AMOUNT = re.compile(
     r"(?<![\d.A-Za-z])(?<![A-Za-z] )(?P<n>\d+(?:\.\d+)?)\s*(?P<u>%|kg|KG|斤|公斤|分|度|cm|厘米|级|万|千|k|K|w|W|岁|块|元)?(?![月号日])"
 )
+_YEAR = re.compile(r"(?:19|20)\d{2}")
 _DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
 _GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
 #: words too common to tie a new figure to a known fact
@@ -561,7 +562,7 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     clause says little besides the figure, the latest such fact.
     """
     grade = _GRADE.search(clause) or _DATE.search(clause)
-    amounts = [m for m in _AMOUNT.finditer(clause) if not re.match(r"\d{4}", m.group("n"))]
+    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
     if grade:
         pattern: re.Pattern[str] = _GRADE if _GRADE.search(clause) else _DATE
         new, unit = grade.group(0), None
@@ -573,7 +574,7 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     bare = len(_COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        found = [m for m in pattern.finditer(fact) if not re.match(r"\d{4}", m.group(0))]
+        found = [m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))]
         if not found:
             continue
         there = found[0]
@@ -766,7 +767,10 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             continue
         m = _RENAMED.search(clause)
         if m:
-            named = latest(lambda f, s, v: (s.startswith("attr:") or s.endswith(":name") or s == "pet") and v in f)
+            # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
+            named = latest(
+                lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f
+            )
             if named and m.group("v") not in named[2]:
                 found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
             continue
@@ -784,7 +788,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 
 #: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
 _RENAMED = re.compile(
-    r"(?:改名|改叫|改成|又叫|现在叫|如今叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,4}?)(?:了|啦)?$"
+    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(

@@ -161,7 +161,10 @@ class RuleJudge:
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """One partner at a time: 对象, 男朋友, 老公 … are one role when two facts are compared."""
     return [
-        (re.sub(r"^relationship:(?:" + "|".join(_PARTNERS) + r"):", "relationship:伴侣:", slot), value)
+        (
+            re.sub(r"^relationship:(?:" + "|".join((*_PARTNERS, "男友", "女友")) + r"):", "relationship:伴侣:", slot),
+            value,
+        )
         for slot, value in slots
     ]
 

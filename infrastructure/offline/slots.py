@@ -538,6 +538,11 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "attr",
     ),
     (r"^(?:叫|名叫|的?名字(?:是|叫))(?P<v>.+)$", "name"),
+    # "去年调到贵阳去了", "今年年初又被派到了南昌": where work took the user
+    (
+        r"^[^，,]{0,8}?(?:调到|调去|派到|派去|外派到|被派到)了?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:去|来)?(?:了|啦)?$",
+        "residence",
+    ),
     (r"^姓(?P<v>.{1,3})$", "surname"),
     (r"^(?:今年|已经|都|快|满)?(?:是)?" + _AGE + r"(?:了)?$", "age"),
     # "正式30了", "都35了": an age said as a number that has been reached
@@ -582,7 +587,7 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^属(?P<v>[鼠牛虎兔龙蛇马羊猴鸡狗猪])(?:的|相)?$", "zodiac"),
     (r"^是(?P<v>白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)座(?:的)?$", "star_sign"),
     (
-        r"^(?:的)?(?:一个月|每个月|每月)?(?P<noun>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才)?(?P<v>[\d一二两三四五六七八九十百千万.kKwW]+)(?:块钱?|元)?(?:了|左右)?$",
+        r"^(?:[^，,]{0,6}?时)?(?:的)?(?:一个月|每个月|每月)?(?P<noun>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才)?(?P<v>[\d一二两三四五六七八九十百千万.kKwW]+)(?:块钱?|元)?(?:了|左右)?$",
         "salary",
     ),
     (r"^(?:是|算|算是)?(?:个|一个|一名)?(?P<v>" + _LEVEL + r")(?:了)?$", "level"),
@@ -593,10 +598,15 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     ),
     (r"^最(?:喜欢|爱)的(?P<noun>" + _CJK_CLASS + r"{0,4})是(?P<v>.+)$", "favourite"),
     (r"^(?:的|家的?|家里的?)(?P<noun>" + _CJK_CLASS + r"{1,4}?)(?:是|叫|名叫)(?P<v>.+)$", "attr"),
+    # "用户的网名叫…", "用户的猫叫咪咪": the subject took the 的; a name is what it is called
+    (r"^(?P<noun>" + _CJK_CLASS + r"{1,3}?)(?:叫|名叫)(?P<v>[^，,]{1,8})$", "attr"),
     (r"^(?P<noun>" + _CJK_CLASS + r"{1,2})的是(?P<v>.+)$", "frame"),
     (r"^是(?P<v>.+)$", "is"),  # refined into job / gender / origin below
     (r"^负责(?P<v>.+)$", "responsibility"),
 )
+
+#: "和男朋友阿杰在一起三年了": the partner, by name
+_PARTNER_NAMED = r"^(?:和|跟)(?:男朋友|女朋友|对象|老公|老婆|男友|女友)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?:在一起|谈恋爱|交往|谈了|结婚)"
 
 # Polarity predicates: (regex, slot prefix); group "neg" marks the negative.
 _ZH_POLARITY: tuple[tuple[str, str], ...] = (
@@ -827,7 +837,10 @@ def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
         m = _COUNT.search(re.split(r"[，,]", predicate)[0])
         if m:
             found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
-    if found and found[0][0].startswith(("consumes:", "marital")):
+    partner = None if english else re.match(_PARTNER_NAMED, predicate)
+    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
+        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
+    if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
         return found
     for pattern, slot in _EN_PREDICATES if english else _ZH_PREDICATES:
         m = re.match(pattern, predicate, flags)
@@ -959,7 +972,12 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
         for clause in re.split(r"[，,;；]", text)[1:3]:
             if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
                 seen = {slot for slot, _ in found}
-                found += [pair for pair in _slots(whose.group(0) + clause) if pair[0] not in seen]
+                # an aside ("有点高", "没怎么变") is not a second attribute
+                found += [
+                    pair
+                    for pair in _slots(whose.group(0) + clause)
+                    if pair[0] not in seen and not pair[0].startswith((*POLARITY_PREFIXES, "consumes:"))
+                ]
     return found
 
 
