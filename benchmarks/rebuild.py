@@ -11,7 +11,7 @@ notification id from the table's sequence, in order.
 Each run is a fresh process (so its RSS high-water mark is the rebuild's own):
 ``service.rebuild_read_model()`` (events/s, peak RSS), then, in the same process,
 a pass of the recorder's ``select_notifications`` + the mapper's
-``to_domain_event`` with the projector's batch size (events/s). Ratio
+``to_domain_event`` with the rebuild's batch size (events/s). Ratio
 rebuild ÷ decode: target ≥ 0.40. Checks that nothing was quarantined.
 
     python3 benchmarks/rebuild.py [--events 1000000] [--seed-messages 3000] [--runs 5]
@@ -48,7 +48,7 @@ from psycopg.sql import SQL, Identifier
 
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
-from factledger.projections.projector import BATCH_SIZE
+from factledger.projections.projector import REBUILD_BATCH_SIZE
 
 UUID_IN_JSON = r'"[0-9a-f]{8}(-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{12})"'
 
@@ -108,7 +108,9 @@ def child(uri: str, schema: str, home: str) -> None:
         app = service.ledger
         start, position, decoded = time.perf_counter(), 0, 0
         while True:
-            batch = app.recorder.select_notifications(start=position, limit=BATCH_SIZE, inclusive_of_start=False)
+            batch = app.recorder.select_notifications(
+                start=position, limit=REBUILD_BATCH_SIZE, inclusive_of_start=False
+            )
             if not batch:
                 break
             for notification in batch:

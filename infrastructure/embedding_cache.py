@@ -11,13 +11,17 @@ every vector made from their words, recall queries included.
 
 from __future__ import annotations
 
-import json
+import struct
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import attrs
 import numpy as np
 from eventsourcing.postgres import PostgresDatastore
+from psycopg import Cursor
+from psycopg.adapt import Dumper
+from psycopg.pq import Format
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.calls import current_call
@@ -62,6 +66,55 @@ def as_float32(vector: Vector) -> np.ndarray:
 def vector_literal(vector: Iterable[float]) -> str:
     """pgvector's text form; cast with ``%s::vector`` (ADR 0005: no global type registration)."""
     return "[" + ",".join(repr(float(x)) for x in vector) + "]"
+
+
+# pgvector's binary form (``vector_send`` / ``vector_recv``): dimension and an unused
+# int16, then the components as big-endian float4.
+_VECTOR_HEADER = struct.Struct(">HH")
+
+
+def vector_binary(vector: Iterable[float] | np.ndarray) -> bytes:
+    """pgvector's binary form: what COPY … (FORMAT BINARY) takes for a vector column, and
+    what ``BinaryVector`` sends as a ``%s::vector`` parameter. The server checks it as it
+    checks the text form (dimension, NaN, infinity); float32 components go over exactly."""
+    array = np.asarray(vector if isinstance(vector, np.ndarray) else list(vector), dtype=">f4")
+    if array.ndim != 1:
+        raise ValueError(f"a vector has one dimension, not {array.ndim}")
+    return _VECTOR_HEADER.pack(array.shape[0], 0) + array.tobytes()
+
+
+def vector_from_binary(data: bytes | memoryview) -> np.ndarray:
+    """A vector read back in binary (``SELECT vector_send(embedding)``), as ``as_float32`` makes it."""
+    dimension, _ = _VECTOR_HEADER.unpack_from(data)
+    return as_float32(np.frombuffer(data, dtype=">f4", count=dimension, offset=_VECTOR_HEADER.size))
+
+
+@attrs.frozen
+class BinaryVector:
+    """A query parameter sent in pgvector's binary form; write it as ``%s::vector`` in a cursor
+    that ``bind_binary_vectors`` prepared."""
+
+    data: bytes
+
+    @classmethod
+    def of(cls, vector: Iterable[float] | np.ndarray) -> BinaryVector:
+        return cls(vector_binary(vector))
+
+
+class _BinaryVectorDumper(Dumper):
+    format = Format.BINARY
+    # No type oid (the vector type's differs between databases): the statement's ``::vector``
+    # cast tells the server the parameter's type, and it reads the bytes with ``vector_recv``.
+    oid = 0
+
+    def dump(self, obj: BinaryVector) -> bytes:
+        return obj.data
+
+
+def bind_binary_vectors(curs: Cursor[Any]) -> Cursor[Any]:
+    """Let this cursor send ``BinaryVector`` parameters (its own adapters: no global registration)."""
+    curs.adapters.register_dumper(BinaryVector, _BinaryVectorDumper)
+    return curs
 
 
 class CachedEmbedder:
@@ -184,24 +237,27 @@ class CachedEmbedder:
             return {t: self.shared.vectors[key] for t, key in hashes.items() if key in self.shared.vectors}
         by_hash = {self.text_hash(t): t for t in texts}
         with self.datastore.transaction(commit=False) as curs:
+            # Binary vectors: no text to format on the server or to parse here.
             curs.execute(
                 SQL(
-                    "SELECT text_hash, embedding::text AS v FROM {} WHERE embedder_id = %s AND text_hash = ANY(%s)"
+                    "SELECT text_hash, vector_send(embedding) AS v FROM {} "
+                    "WHERE embedder_id = %s AND text_hash = ANY(%s)"
                 ).format(self.table),
                 (self.embedder_id, list(by_hash)),
             )
-            return {by_hash[bytes(row["text_hash"])]: as_float32(json.loads(row["v"])) for row in curs.fetchall()}
+            return {by_hash[bytes(row["text_hash"])]: vector_from_binary(row["v"]) for row in curs.fetchall()}
 
     def _store(self, vectors: dict[str, np.ndarray]) -> None:
         if self.datastore is None:
             self.shared.vectors.update({(self.embedder_id, self.text_hash(t)): v for t, v in vectors.items()})
             return
         with self.datastore.transaction(commit=True) as curs:
+            bind_binary_vectors(curs)
             for text, vector in vectors.items():
                 curs.execute(
                     SQL(
                         "INSERT INTO {} (embedder_id, text_hash, embedding) VALUES (%s, %s, %s::vector) "
                         "ON CONFLICT DO NOTHING"
                     ).format(self.table),
-                    (self.embedder_id, self.text_hash(text), vector_literal(vector)),
+                    (self.embedder_id, self.text_hash(text), BinaryVector.of(vector)),
                 )

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -23,12 +24,12 @@ import psycopg
 from eventsourcing.persistence import Tracking
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg import Cursor
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
 from factledger.application.ports import MemoryRecord, RecallHit, Vector
 from factledger.domain.values import storable_text
-from factledger.infrastructure.embedding_cache import vector_literal
+from factledger.infrastructure.embedding_cache import BinaryVector, bind_binary_vectors, vector_binary
 from factledger.infrastructure.event_store import datastore_for_schema
 from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.view import Entry
@@ -39,15 +40,17 @@ TRACKING_TABLE = "memories_tracking"
 # Every table of the view: a rebuild builds them elsewhere and moves them in.
 TABLES = ("memories", "memories_meta", "memories_users", TRACKING_TABLE, "memories_quarantine")
 COLUMNS = "id, user_id, type, content, category, metadata, importance, is_active, session_id, created_at, updated_at"
-
-
-#: rows per multi-row statement (12 parameters a row: far below PostgreSQL's 65,535)
-CHUNK = 200
-
-
-def _chunks(rows: list[Any]) -> Iterator[list[Any]]:
-    for start in range(0, len(rows), CHUNK):
-        yield rows[start : start + CHUNK]
+# New rows go in with COPY … (FORMAT BINARY): these columns, sent as these types. The uuid, the
+# jsonb and the vector go as their binary forms already made (``bytea`` here: COPY sends the bytes
+# as they are, and the server reads them with the column's own uuid_recv, jsonb_recv, vector_recv).
+COPY_COLUMNS = COLUMNS + ", embedding"
+COPY_TYPES = ("bytea", "text", "text", "text", "text", "bytea", "float8", "bool", "text", "timestamptz", "timestamptz",
+              "bytea")  # fmt: skip
+JSONB_VERSION = b"\x01"
+_CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+# json.dumps(…, ensure_ascii=False), without making an encoder a call
+_JSON = json.JSONEncoder(ensure_ascii=False)
+USER_TYPE_INDEX = "memories_user_type_active"
 
 
 def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
@@ -80,8 +83,14 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         application_name: str,
         channel: str | None = None,
         events_table: Identifier | None = None,
+        bulk: bool = False,
     ) -> None:
         super().__init__(datastore, tracking_table_name=TRACKING_TABLE)
+        # A copy being rebuilt (``rebuilding``), which no one else reads or writes: its secondary
+        # index is built once at the end (``finish_bulk``) instead of row by row, and its batches
+        # commit without waiting for the WAL flush (a crash loses the copy anyway; the swap's
+        # own commit flushes everything before it).
+        self.bulk = bulk
         # The application's event table: a batch is checked against it for events erased meanwhile.
         self.events_table = events_table
         # The NOTIFY channel of the application's event table, to wake a follower.
@@ -103,10 +112,6 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     "importance double precision NOT NULL, is_active boolean NOT NULL, session_id text, "
                     "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)"
                 ).format(self.memories, dimension),
-                SQL(
-                    "CREATE INDEX IF NOT EXISTS memories_user_type_active "
-                    "ON {} (user_id, type, is_active, importance DESC)"
-                ).format(self.memories),
                 SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value text NOT NULL)").format(self.meta),
                 # Events carry the aggregate id; this maps it back to the user id.
                 SQL("CREATE TABLE IF NOT EXISTS {} (originator_id uuid PRIMARY KEY, user_id text NOT NULL)").format(
@@ -118,6 +123,20 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 ).format(self.quarantine_table),
             ]
         )
+        if not bulk:
+            self.sql_create_statements.append(self._create_user_type_index())
+
+    def _create_user_type_index(self) -> Composed:
+        return SQL(
+            "CREATE INDEX IF NOT EXISTS " + USER_TYPE_INDEX + " ON {} (user_id, type, is_active, importance DESC)"
+        ).format(self.memories)
+
+    def finish_bulk(self) -> None:
+        """The index a bulk-loaded copy was built without (one sort instead of a b-tree insert a row)."""
+        with self.datastore.transaction(commit=True) as curs:
+            # One statement over the whole table: the per-statement timeout is for the small ones.
+            curs.execute("SET LOCAL statement_timeout = 0")
+            curs.execute(self._create_user_type_index())
 
     def create_table(self, check_embedder: bool = True) -> None:
         """Create the tables; unless told not to, refuse vectors of another embedder."""
@@ -152,7 +171,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         with self.datastore.transaction(commit=True) as curs:
             # Forgetting a user takes this lock too: a batch read before the
             # forget is checked after it, so no row of an erased event is written.
-            curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+            if self.bulk:
+                curs.execute(
+                    "SELECT set_config('synchronous_commit', 'off', true), pg_advisory_xact_lock(%s)", (self._lock_key,)
+                )
+            else:
+                curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
             if (self._max_tracking_id(self.application_name, curs) or 0) != expected:
                 return False
             kept, erased = self._still_recorded(curs, entries)
@@ -166,12 +190,18 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def _still_recorded(self, curs: Cursor[Any], entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
         if self.events_table is None:
             return list(entries), []
+        # Only the missing ones come back (usually none); the positions go as one array literal.
         curs.execute(
-            SQL("SELECT notification_id FROM {} WHERE notification_id = ANY(%s)").format(self.events_table),
-            ([e.position for e in entries],),
+            SQL(
+                "SELECT p AS notification_id FROM unnest(%s::bigint[]) AS p "
+                "WHERE NOT EXISTS (SELECT FROM {} WHERE notification_id = p)"
+            ).format(self.events_table),
+            ("{" + ",".join(str(int(e.position)) for e in entries) + "}",),
         )
-        present = {row["notification_id"] for row in curs.fetchall()}
-        return [e for e in entries if e.position in present], [e for e in entries if e.position not in present]
+        missing = {row["notification_id"] for row in curs.fetchall()}
+        if not missing:
+            return list(entries), []
+        return [e for e in entries if e.position not in missing], [e for e in entries if e.position in missing]
 
     def forget(self, originator_id: UUID, user_id: str) -> int:
         with self.datastore.transaction(commit=True) as curs:
@@ -187,9 +217,10 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         return rows
 
     def _apply_entries(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
-        """All at once in a savepoint (a few multi-row statements); if anything fails, entry by
-        entry, each failure quarantined."""
+        """All at once in a savepoint (a few statements, new rows in one COPY); if anything fails,
+        entry by entry, each failure quarantined."""
         conn = curs.connection
+        bind_binary_vectors(curs)
         try:
             with conn.transaction():
                 self._apply_batch(curs, entries, vectors)
@@ -207,13 +238,15 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
 
     def _apply_batch(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
-        """The batch's changes as multi-row statements: owners, then new rows, then changed rows.
+        """The batch's changes in a few statements: owners, then new rows (one COPY), then changed rows.
 
         The order is safe to change that far: a change only touches a row added before it
         (earlier in the batch or before it), and several changes of one row are folded in
         their order (metadata merged, the last importance and activity given, the latest time),
-        which is what applying them one after another does. One statement per chunk, no
-        pipeline (large pipelined batches have hung the server connection before; ADR 0011).
+        which is what applying them one after another does. A row added in this batch goes in
+        with its changes already folded in (what the UPDATE would make of it); only rows of
+        earlier batches are updated. No pipeline (large pipelined batches have hung the server
+        connection before; ADR 0011).
         """
         changes: list[RowChange] = []
         for entry in entries:
@@ -226,9 +259,16 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         for c in changes:
             if isinstance(c, ItemChanged):
                 folded[c.id] = _fold(folded.get(c.id), c)
-        for chunk in _chunks(list(named.items())):
-            self._values(curs, "INSERT INTO {} (originator_id, user_id) VALUES {} ON CONFLICT DO NOTHING",
-                         self.users, "(%s, %s)", chunk)  # fmt: skip
+        if named:
+            # Fixed statements with the rows as one JSON parameter: prepared once, nothing to
+            # build or parse per batch; jsonb_to_recordset reads each value with its column's type.
+            curs.execute(
+                SQL(
+                    "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
+                    "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
+                ).format(self.users),
+                (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
+            )
         if added:
             owners = dict(named)
             unknown = list({c.originator_id for c in added} - owners.keys())
@@ -238,43 +278,61 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     (unknown,),
                 )
                 owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
-            rows = []
-            for c in added:
-                if c.originator_id not in owners:
-                    raise LookupError(f"no Started event projected for memory {c.originator_id}")
-                rows.append(
-                    (c.id, owners[c.originator_id], c.type, c.content, c.category,
-                     json.dumps(c.metadata, ensure_ascii=False), c.importance, c.session_id, c.at, c.at,
-                     vector_literal(vectors[c.content]))
-                )  # fmt: skip
-            for chunk in _chunks(rows):
-                self._values(
-                    curs,
-                    "INSERT INTO {} (id, user_id, type, content, category, metadata, importance, is_active, "
-                    "session_id, created_at, updated_at, embedding) VALUES {}",
-                    self.memories,
-                    "(%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector)",
-                    chunk,
-                )
-        updates = [
-            (c.id, json.dumps(c.metadata, ensure_ascii=False), c.importance, c.is_active, c.at) for c in folded.values()
-        ]
-        for chunk in _chunks(updates):
-            self._values(
-                curs,
-                "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
-                "importance = COALESCE(v.importance, m.importance), is_active = COALESCE(v.is_active, m.is_active), "
-                "updated_at = GREATEST(m.updated_at, v.at) "
-                "FROM (VALUES {}) AS v(id, metadata, importance, is_active, at) WHERE m.id = v.id",
-                self.memories,
-                "(%s::uuid, %s::jsonb, %s::double precision, %s::boolean, %s::timestamptz)",
-                chunk,
-            )
+            rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
+            # What can fail in the block (the server refusing a value, psycopg unable to encode a text
+            # or a naive time) aborts the COPY with that error, and the savepoint takes it back.
+            with curs.copy(
+                SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)
+            ) as copy:
+                copy.set_types(COPY_TYPES)
+                for row in rows:
+                    copy.write_row(row)
+        if folded:
+            curs.execute(
+                SQL(
+                    "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
+                    "importance = COALESCE(v.importance, m.importance), "
+                    "is_active = COALESCE(v.is_active, m.is_active), "
+                    "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
+                    "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
+                    "WHERE m.id = v.id"
+                ).format(self.memories),
+                (
+                    _JSON.encode(
+                        [
+                            {"id": c.id, "metadata": c.metadata, "importance": c.importance,
+                             "is_active": c.is_active, "at": c.at.isoformat()}
+                            for c in folded.values()
+                        ]
+                    ),
+                ),
+            )  # fmt: skip
 
     @staticmethod
-    def _values(curs: Cursor[Any], statement: str, table: Identifier, row: str, rows: Sequence[Sequence[Any]]) -> None:
-        values = SQL(", ").join([SQL(row)] * len(rows))
-        curs.execute(SQL(statement).format(table, values), [value for r in rows for value in r])
+    def _copy_row(
+        c: ItemAdded, owners: Mapping[UUID, str], change: ItemChanged | None, vectors: Mapping[str, Vector]
+    ) -> tuple[Any, ...]:
+        """The COPY row of a new row, with the changes of the same batch applied as the UPDATE
+        applies them (``metadata || changed``, COALESCE, GREATEST)."""
+        if c.originator_id not in owners:
+            raise LookupError(f"no Started event projected for memory {c.originator_id}")
+        if not _CANONICAL_UUID.fullmatch(c.id):
+            # uuid_recv takes the 16 bytes; only this form is sure to read the same here as in
+            # PostgreSQL's uuid input: anything else goes in as text, entry by entry.
+            raise ValueError(f"not a uuid in its canonical form: {c.id!r}")
+        metadata, importance, is_active, updated_at = c.metadata, c.importance, True, c.at
+        if change is not None:
+            metadata = {**metadata, **change.metadata}
+            if change.importance is not None:
+                importance = change.importance
+            if change.is_active is not None:
+                is_active = change.is_active
+            updated_at = max(updated_at, change.at)
+        return (
+            bytes.fromhex(c.id.replace("-", "")), owners[c.originator_id], c.type, c.content, c.category,
+            JSONB_VERSION + _JSON.encode(metadata).encode(),
+            importance, is_active, c.session_id, c.at, updated_at, vector_binary(vectors[c.content]),
+        )  # fmt: skip
 
     def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Vector]) -> None:
         if isinstance(entry.changes, Exception):
@@ -314,7 +372,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     change.session_id,
                     change.at,
                     change.at,
-                    vector_literal(vectors[change.content]),
+                    BinaryVector.of(vectors[change.content]),
                 ),
             )
         elif isinstance(change, ItemChanged):
@@ -369,9 +427,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     dimension=self.dimension,
                     application_name=self.application_name,
                     events_table=self.events_table,
+                    bulk=True,
                 )
                 shadow.create_table(check_embedder=False)
                 yield shadow
+                shadow.finish_bulk()
             finally:
                 store.close()
             with self.datastore.transaction(commit=True) as curs:
@@ -462,8 +522,9 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     ) -> list[RecallHit]:
         # Exact distance over one user's rows (btree on user_id): exact and fast
         # for the hundreds of rows a user has; no ANN index to miss filtered rows.
-        literal = vector_literal(vector)
+        literal = BinaryVector.of(vector)
         with self.datastore.transaction(commit=False) as curs:
+            bind_binary_vectors(curs)
             curs.execute(
                 SQL(
                     "SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "

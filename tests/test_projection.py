@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import time
+import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import attrs
+import numpy as np
+import psycopg
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
@@ -16,6 +21,7 @@ from scripted import MESSAGES
 
 from factledger.application.errors import EmbedderMismatch
 from factledger.application.service import LedgerService
+from factledger.domain.memory import UserMemory
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 
@@ -172,3 +178,59 @@ def test_two_projectors_racing_apply_every_event_once(settings: Settings) -> Non
     finally:
         first.close()
         second.close()
+
+
+def _observe(memory: UserMemory, fact_id: str, text: str) -> None:
+    """A FactObserved recorded past every check (as an older version or a bug might have)."""
+    memory.trigger_event(
+        UserMemory.FactObserved,
+        fact_id=fact_id,
+        text=text,
+        category="location",
+        confidence=0.9,
+        message_id="m1",
+        session_id=None,
+        extractor_id="old/1",
+        at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
+        conflicts_with=None,
+        authority="stated",
+        prompt_id=None,
+        actor=None,
+    )
+
+
+@pytest.mark.pg_only
+def test_stored_vectors_are_the_embedders_float32_exactly(service: LedgerService) -> None:
+    service.ingest("u", "我在杭州工作，老板姓张，平时喜欢简短的回复")
+    rows = service.read_model.all_rows()
+    assert rows
+    for row in rows:
+        stored = np.asarray(json.loads(row["embedding"]), dtype=np.float32)
+        assert np.array_equal(stored, service.embedder.embed([row["content"]])[0])
+    service.rebuild_read_model()
+    assert service.read_model.all_rows() == rows
+
+
+@pytest.mark.pg_only
+def test_row_ids_postgresql_reads_differently_take_the_entry_by_entry_path(
+    service: LedgerService, pg_uri: str, schema: str
+) -> None:
+    upper = str(uuid.uuid4()).upper()
+    memory = UserMemory.start("odd")
+    memory.ingest_message("m1", "我住在北京", datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+    _observe(memory, upper, "用户住在北京")  # PostgreSQL's uuid input takes it: a row
+    service.ledger.save(memory)
+    service.catch_up()  # a batch of its own: nothing else makes it take the entry-by-entry path
+    _observe(memory, "not-a-uuid", "用户住在上海")  # refused: quarantined, as before
+    service.ledger.save(memory)
+    service.catch_up()
+    assert [str(r["id"]) for r in service.read_model.all_rows()] == [upper.lower()]
+    [quarantined] = service.quarantined_events()
+    assert "uuid" in quarantined["error"]
+    rows = service.read_model.all_rows()
+    service.rebuild_read_model()
+    assert service.read_model.all_rows() == rows
+    assert service.read_model_status().quarantined == 1
+    with psycopg.connect(pg_uri) as conn:
+        indexes = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,)).fetchall()
+    assert ("memories_user_type_active",) in indexes, "a rebuilt copy gets its index before the swap"
