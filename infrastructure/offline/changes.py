@@ -774,12 +774,6 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if named and m.group("v") not in named[2]:
                 found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
             continue
-        m = _NEW_FAN.search(clause)
-        if m:
-            team = latest(lambda f, s, v: s.startswith("favourite:") and v in f)
-            if team:
-                found.append((team[0].replace(team[2], m.group("v"), 1), team[0]))
-            continue
         again = None if others else remeasured(clause, known)
         if again:
             found.append(again)
@@ -796,10 +790,9 @@ _QUIT_JOB = re.compile(
 )
 #: "现在最喜欢的换成车厘子了": a new favourite
 _NEW_FAVOURITE = re.compile(
-    r"最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:了|啦)?$"
+    r"(?:最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?|(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?)"
+    r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:了|啦)?$"
 )
-#: "已经转粉阿森纳了": a new favourite team
-_NEW_FAN = re.compile(r"(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$")
 
 
 __all__ = [
