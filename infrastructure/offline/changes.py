@@ -702,9 +702,13 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     if back:
         return [back]
 
+    slotted: list[tuple[str, list[tuple[str, str]]]] = []  # each known fact's slots, read once, latest first
+
     def latest(predicate: Callable[[str, str, str], bool]) -> tuple[str, str, str] | None:
-        for fact in reversed(known):
-            for slot, value in slots_of(fact) or [("", "")]:
+        if not slotted:
+            slotted.extend((fact, slots_of(fact) or [("", "")]) for fact in reversed(known))
+        for fact, slots in slotted:
+            for slot, value in slots:
                 if predicate(fact, slot, value):
                     return fact, slot, value
         return None
@@ -716,8 +720,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             continue
         if not re.search(r"[\u4e00-\u9fff]", clause):
             continue  # these are Chinese ways of telling; English ones name their subject
-        pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
-        if pet and (_IT_GONE.match(clause) or _NONE_KEPT.search(clause)):
+        gone = _IT_GONE.match(clause) or _NONE_KEPT.search(clause)
+        pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no") if gone else None
+        if pet:
             species = pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None
             species = species or species_of(pet[0])
             if species:
