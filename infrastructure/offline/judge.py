@@ -23,6 +23,7 @@ no slot:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from difflib import SequenceMatcher
@@ -79,83 +80,84 @@ class RuleJudge:
         return JUDGE_ID
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
-        relation, reason = self._decide(old_fact or "", new_fact or "")
+        relation, reason = _decide(old_fact or "", new_fact or "")
         return RelationVerdict(relation=relation, judge_id=JUDGE_ID, raw_answer=reason)
 
-    @staticmethod
-    def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
-        old_fact = unicodedata.normalize("NFKC", old_fact)
-        new_fact = unicodedata.normalize("NFKC", new_fact)
-        # 1. Same words once punctuation and particles (了/的/现在…) are gone.
-        old_words, new_words = canonical(old_fact), canonical(new_fact)
-        if old_words and old_words == new_words:
-            return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
 
-        # 2. Two preferences about replies: the side each takes on a dimension.
-        if not _is_fact(old_fact) and not _is_fact(new_fact):
-            verdict = (
-                _renamed(old_fact, new_fact) or _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
-            )
+# A pure function of the two texts: extraction (which known fact a new one replaces, what only
+# echoes it) and deciding ask about the same pairs, message after message; each is read once.
+@functools.lru_cache(maxsize=65_536)
+def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
+    old_fact = unicodedata.normalize("NFKC", old_fact)
+    new_fact = unicodedata.normalize("NFKC", new_fact)
+    # 1. Same words once punctuation and particles (了/的/现在…) are gone.
+    old_words, new_words = canonical(old_fact), canonical(new_fact)
+    if old_words and old_words == new_words:
+        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
+
+    # 2. Two preferences about replies: the side each takes on a dimension.
+    if not _is_fact(old_fact) and not _is_fact(new_fact):
+        verdict = _renamed(old_fact, new_fact) or _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
+        if verdict is not None:
+            return verdict
+
+    # 3. One says the other is not so: both cannot hold.
+    if negation_pair(old_fact, new_fact):
+        return Relation.CONFLICT, "conflict: one fact negates the other"
+
+    # 4. Same attribute: the value decides.
+    # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
+    old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
+    new_by_slot = dict(new_slots)
+    verdicts: list[tuple[Relation, str]] = []
+    for slot, old_value in old_slots:
+        if slot not in new_by_slot:
+            continue
+        new_value = new_by_slot[slot]
+        if _same_value(old_value, new_value):
+            verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}"))
+        elif is_polarity_slot(slot):
+            verdicts.append((Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}"))
+        elif is_exclusive_slot(slot):
+            verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}"))
+        else:
+            # a second colleague's surname is another colleague, not a correction
+            verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
+    for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE, Relation.DIFFERENT):
+        found = [v for v in verdicts if v[0] is wanted]
+        if found:
+            return found[0]
+
+    # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
+    for old_slot, old_value in old_slots:
+        for new_slot, new_value in new_slots:
+            verdict = _related(old_slot, old_value, new_slot, new_value)
             if verdict is not None:
                 return verdict
 
-        # 3. One says the other is not so: both cannot hold.
-        if negation_pair(old_fact, new_fact):
-            return Relation.CONFLICT, "conflict: one fact negates the other"
+    # 6. Kinds of change that name no slot.
+    for rule in (
+        _reversal,
+        _restriction,
+        _reframed,
+        _remeasured,
+        _same_frame,
+        _left_job,
+        _withdrawn,
+        _lacking,
+        _giving_up,
+        _cancelled,
+        _gone,
+        _pet_gone,
+        _none_at_all,
+    ):
+        verdict = rule(old_fact, new_fact)
+        if verdict is not None:
+            return verdict
 
-        # 4. Same attribute: the value decides.
-        # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
-        old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
-        new_by_slot = dict(new_slots)
-        verdicts: list[tuple[Relation, str]] = []
-        for slot, old_value in old_slots:
-            if slot not in new_by_slot:
-                continue
-            new_value = new_by_slot[slot]
-            if _same_value(old_value, new_value):
-                verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}"))
-            elif is_polarity_slot(slot):
-                verdicts.append((Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}"))
-            elif is_exclusive_slot(slot):
-                verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}"))
-            else:
-                # a second colleague's surname is another colleague, not a correction
-                verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
-        for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE, Relation.DIFFERENT):
-            found = [v for v in verdicts if v[0] is wanted]
-            if found:
-                return found[0]
-
-        # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
-        for old_slot, old_value in old_slots:
-            for new_slot, new_value in new_slots:
-                verdict = _related(old_slot, old_value, new_slot, new_value)
-                if verdict is not None:
-                    return verdict
-
-        # 6. Kinds of change that name no slot.
-        for rule in (
-            _reversal,
-            _restriction,
-            _reframed,
-            _remeasured,
-            _same_frame,
-            _left_job,
-            _withdrawn,
-            _lacking,
-            _giving_up,
-            _cancelled,
-            _gone,
-            _pet_gone,
-            _none_at_all,
-        ):
-            verdict = rule(old_fact, new_fact)
-            if verdict is not None:
-                return verdict
-
-        if old_slots and new_slots:
-            return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
-        return Relation.DIFFERENT, "different: no shared slot"
+    if old_slots and new_slots:
+        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
+    return Relation.DIFFERENT, "different: no shared slot"
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:

@@ -21,6 +21,7 @@ Slot names are plain strings:
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 
@@ -939,6 +940,12 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     """
     if not isinstance(fact_text, str):
         return []
+    return list(_slots_of(fact_text))
+
+
+# A user's known facts are read again for every new item of every message: read each text once.
+@functools.lru_cache(maxsize=16_384)
+def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     text = unicodedata.normalize("NFKC", fact_text).strip().rstrip("。.!！")
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
     lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
@@ -964,7 +971,7 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
             if re.match(r"the user\b", clause, re.IGNORECASE):
                 found = _slots(clause[:1].upper() + clause[1:])
                 if found:
-                    return found
+                    return tuple(found)
     whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
     if whose:
         # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
@@ -978,7 +985,7 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
                     for pair in _slots(whose.group(0) + clause)
                     if pair[0] not in seen and not pair[0].startswith((*POLARITY_PREFIXES, "consumes:"))
                 ]
-    return found
+    return tuple(found)
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
