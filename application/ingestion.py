@@ -92,13 +92,15 @@ class Ingestion:
         user_id = require_id("user_id", user_id, limits)
         message = clean_text("message", message, limits.message_chars, "max_message_chars")
         session_id = optional_id("session_id", session_id, limits)
-        message_id = optional_id("message_id", message_id, limits) or str(uuid.uuid4())
+        given_id = optional_id("message_id", message_id, limits)
+        message_id = given_id or str(uuid.uuid4())
         screened = screen(message, context_turns(context, limits), self.policies)
         message, turns = screened.message, screened.turns
         at = message_time(timestamp)
 
         memory = self.ledger.find_memory(user_id)
-        if self.ledger.has_message(user_id, message_id, memory):
+        # An id made here was never recorded (the save's index insert still guards it).
+        if given_id is not None and self.ledger.has_message(user_id, message_id, memory):
             return self.already_done(user_id, message_id)
         shown = known_facts(memory)
         said = self.extract(user_id, message_id, message, turns, shown)

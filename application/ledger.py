@@ -7,11 +7,12 @@ knows which.
 
 from __future__ import annotations
 
+import copy
 import functools
 import logging
 from collections import Counter
 from collections.abc import Iterator
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 from uuid import UUID
 
 from eventsourcing.application import AggregateNotFoundError, Application
@@ -179,15 +180,43 @@ class MemoryLedger(Application[UUID]):
         cached copy is dropped rather than written on.
         """
         memory_id = user_memory_id(user_id)
-        cache = self.repository.cache
-        was_cached = cache is not None and self._in_cache(memory_id)
+        cached = self._cached(memory_id)
+        if cached is not None:
+            fresh = self._fast_forwarded(cached)
+            if fresh is not None:
+                return fresh
+            self.evict(user_id)
         try:
             memory: UserMemory = self.repository.get(memory_id)
         except AggregateNotFoundError:
             return None
-        if was_cached and not self._still_stored(memory):
-            self.evict(user_id)
-            return self.find_memory(user_id)
+        return memory
+
+    def _cached(self, memory_id: UUID) -> UserMemory | None:
+        cache = self.repository.cache
+        try:
+            return cast(UserMemory, cache.get(memory_id)) if cache is not None else None
+        except KeyError:
+            return None
+
+    def _fast_forwarded(self, cached: UserMemory) -> UserMemory | None:
+        """A copy of the cached memory brought up to date, in one read: the event it was last
+        changed by (it must be the stored one: else the user was forgotten, maybe begun
+        again) and any saved after it (by another process). None: load it afresh."""
+        stored = self.recorder.select_events(cached.id, gt=cached.version - 1)
+        if not stored:
+            return None
+        last: Any = self.mapper.to_domain_event(stored[0])
+        if last.originator_version != cached.version or last.timestamp != cached.modified_on:
+            return None
+        memory = copy.deepcopy(cached)
+        if len(stored) > 1:
+            for event in stored[1:]:
+                change: Any = self.mapper.to_domain_event(event)
+                memory = change.mutate(memory)
+            cache = self.repository.cache
+            if cache is not None:
+                cache.put(memory.id, copy.deepcopy(memory))  # the caller changes its own copy
         return memory
 
     def evict(self, user_id: str) -> None:
@@ -199,21 +228,6 @@ class MemoryLedger(Application[UUID]):
             except KeyError:
                 pass
         self.user_of.cache_clear()
-
-    def _in_cache(self, memory_id: UUID) -> bool:
-        cache = self.repository.cache
-        try:
-            return cache is not None and cache.get(memory_id) is not None
-        except KeyError:
-            return False
-
-    def _still_stored(self, memory: UserMemory) -> bool:
-        """Whether the event ``memory`` was last changed by is the stored one at its version."""
-        stored = self.recorder.select_events(memory.id, gt=memory.version - 1, lte=memory.version)
-        if not stored:
-            return False
-        event: Any = self.mapper.to_domain_event(stored[0])
-        return bool(event.timestamp == memory.modified_on)
 
     def memory_at(self, user_id: str, version: int) -> UserMemory:
         return self.repository.get(user_memory_id(user_id), version=version)
