@@ -123,6 +123,11 @@ class Decider:
         source = DecisionSource(
             extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None, compared
         )
+        # Every new item's vector in one call: ranking needs them, and so does the read model's
+        # row, which the save writes in its own transaction from vectors in hand (ADR 0020).
+        texts = dict.fromkeys([f.text for f in extraction.facts] + [p.text for p in extraction.preferences])
+        if texts:
+            self.embedder.embed(list(texts))
         for index, fact in enumerate(extraction.facts):
             fact_id = str(uuid.uuid5(memory.id, f"{message_id}/fact/{index}"))
             authority = Authority.INFERRED if fact.inferred else Authority.STATED

@@ -236,6 +236,10 @@ class ReadModelUpdater(Protocol):
         """Project every pending event; return how many were processed."""
         ...
 
+    def catch_up_after_save(self) -> int:
+        """``catch_up`` after a save of this thread, unless that save projected its events already."""
+        ...
+
     def rebuild(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Project every event again into a new read model and swap it in when complete."""
         ...

@@ -291,7 +291,7 @@ class LedgerService:
         if not self.inline_projection or self.projector is None:
             return
         try:
-            self.projector.catch_up()
+            self.projector.catch_up_after_save()
         except Exception:  # the events are recorded; the read model can catch up later
             logger.exception("inline projection failed; run `factledger projection follow` or rebuild")
 

@@ -238,13 +238,20 @@ def _open_on_postgres(
         except Exception:
             memory_ledger.close()
             raise
+    projector = Projector(memory_ledger, view, cached)
+    # One commit a message: the vectors deciding made, and the read model's rows when it is
+    # projected inline, go in with the events (ADR 0020).
+    cached.defer_writes = True
+    recorder.within_save = [cached.write_within_save]
+    if settings.inline_projection:
+        recorder.within_save.append(projector.project_within_save)
     return LedgerService(
         memory_ledger,
         extractor,
         judge,
         cached,
         view,
-        Projector(memory_ledger, view, cached),
+        projector,
         inline_projection=settings.inline_projection,
         fact_similarity=settings.fact_similarity,
         preference_similarity=settings.preference_similarity,

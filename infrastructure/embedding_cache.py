@@ -12,6 +12,7 @@ every vector made from their words, recall queries included.
 from __future__ import annotations
 
 import struct
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -24,8 +25,9 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.sql import SQL, Identifier
 
-from factledger.application.calls import current_call
+from factledger.application.calls import CallContext, current_call
 from factledger.application.ports import Embedder, Vector
+from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.secret import InstallationSecret
 
 MEMO_SIZE = 10_000
@@ -136,6 +138,10 @@ class CachedEmbedder:
         # (user, key) pairs this process has written to the owners table already.
         self._owned: set[tuple[str, CacheKey]] = set()
         self.computed = 0
+        # When set (``write_within_save`` is a save hook): what deciding embeds is written in the
+        # save's transaction instead of two of its own (per thread, for the decision being made).
+        self.defer_writes = False
+        self._deferred = threading.local()
         if datastore is None:
             return
         self.table = Identifier(datastore.schema, TABLE)
@@ -180,7 +186,8 @@ class CachedEmbedder:
                 found[text] = self._memo[(key, text)]
         wanted = list(dict.fromkeys(t for t in texts if t not in found))
         if wanted:
-            found.update(self._stored(wanted))
+            if self._pending() is None or not getattr(self.inner, "computed_locally", False):
+                found.update(self._stored(wanted))
             missing = [t for t in wanted if t not in found]
             if missing:
                 vectors = [as_float32(v) for v in self.inner.embed(missing)]
@@ -193,6 +200,18 @@ class CachedEmbedder:
                 self._memo.popitem(last=False)
         self._own(texts)
         return [found[t] for t in texts]
+
+    def remembered(self, texts: Sequence[str]) -> dict[str, np.ndarray] | None:
+        """The vectors of ``texts`` this process holds already, or None if any is missing
+        (never a round trip or a call: for work done while holding a lock)."""
+        key = self.embedder_id
+        found = {}
+        for text in texts:
+            vector = self._memo.get((key, text))
+            if vector is None:
+                return None
+            found[text] = vector
+        return found
 
     def forget_texts(self, texts: Iterable[str]) -> None:
         """Drop these texts' vectors (a forgotten user's, met after the forget)."""
@@ -209,12 +228,62 @@ class CachedEmbedder:
                 (self.embedder_id, hashes),
             )
 
+    def _pending(self) -> tuple[dict[bytes, np.ndarray], set[tuple[str, bytes]]] | None:
+        """The vectors and owners waiting for this thread's save, when deciding defers them.
+
+        A decision that never saved (nothing to write, a conflict decided again) leaves
+        its pending rows behind: the next decision drops them (the memo still has the vectors).
+        """
+        context = current_call.get()
+        if not self.defer_writes or self.datastore is None or context is None or context.purpose != "decide":
+            return None
+        local = self._deferred
+        if getattr(local, "context", None) is not context:
+            local.context, local.vectors, local.owners = context, {}, set()
+        return local.vectors, local.owners
+
+    def write_within_save(self, curs: Cursor[Any], stored_events: Sequence[Any], *_: Any) -> None:
+        """Write the vectors and owners deciding deferred, in the save's transaction (a save hook):
+        both commit with the events they were made for, or neither does. Left over from a
+        decision about another user (one that saved nothing), they are dropped."""
+        local = self._deferred
+        context: CallContext | None = getattr(local, "context", None)
+        vectors: dict[bytes, np.ndarray] = getattr(local, "vectors", {})
+        owners: set[tuple[str, bytes]] = getattr(local, "owners", set())
+        local.context, local.vectors, local.owners = None, {}, set()
+        if context is None or (not vectors and not owners):
+            return
+        if user_memory_id(context.user_id) not in {e.originator_id for e in stored_events}:
+            return
+        hashes = list(vectors)
+        curs.execute(
+            SQL(
+                "WITH stored AS (INSERT INTO {} (embedder_id, text_hash, embedding) "
+                "SELECT %(e)s, h, v::vector FROM unnest(%(h)s::bytea[], %(v)s::text[]) AS t(h, v) "
+                "ON CONFLICT DO NOTHING) "
+                "INSERT INTO {} SELECT u, %(e)s, h FROM unnest(%(u)s::text[], %(oh)s::bytea[]) AS o(u, h) "
+                "ON CONFLICT DO NOTHING"
+            ).format(self.table, self.owners),
+            {
+                "e": self.embedder_id,
+                "h": hashes,
+                "v": [vector_literal(vectors[h]) for h in hashes],
+                "u": [u for u, _ in owners],
+                "oh": [h for _, h in owners],
+            },
+        )
+
     def _own(self, texts: Sequence[str]) -> None:
         """Note that these texts were embedded for the current user (see the module's docstring)."""
         context = current_call.get()
         if context is None:
             return
         user = context.user_id
+        pending = self._pending()
+        if pending is not None:
+            # Not marked as written: the save may still roll back.
+            pending[1].update((user, self.text_hash(t)) for t in texts)
+            return
         keys = {(self.embedder_id, self.text_hash(t)) for t in texts}
         new = [k for k in keys if (user, k) not in self._owned]
         if not new:
@@ -248,11 +317,19 @@ class CachedEmbedder:
             return {by_hash[bytes(row["text_hash"])]: vector_from_binary(row["v"]) for row in curs.fetchall()}
 
     def _store(self, vectors: dict[str, np.ndarray]) -> None:
+        pending = self._pending()
+        if pending is not None:
+            pending[0].update((self.text_hash(t), v) for t, v in vectors.items())
+            return
         if self.datastore is None:
             self.shared.vectors.update({(self.embedder_id, self.text_hash(t)): v for t, v in vectors.items()})
             return
         with self.datastore.transaction(commit=True) as curs:
             bind_binary_vectors(curs)
+            # Not waiting for the WAL flush: a vector lost in a crash is computed again, and the
+            # owner rows that follow commit synchronously, flushing it (WAL is written in order),
+            # so no vector outlives a crash without the owners forgetting needs.
+            curs.execute("SELECT set_config('synchronous_commit', 'off', true)")
             for text, vector in vectors.items():
                 curs.execute(
                     SQL(

@@ -9,7 +9,10 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   the library's pipeline mode (a large pipelined insert could block client and
   server on each other while holding the events table lock), together with the
   ids of the messages the save records, in a table keyed by (user, message id):
-  a message id is refused for a user's whole history, not a window of it.
+  a message id is refused for a user's whole history, not a window of it;
+* ``within_save``, when set, runs in the same transaction after the events
+  are in (the inline projection writes the read model there: one commit a
+  message instead of two, ADR 0005).
 """
 
 from __future__ import annotations
@@ -56,6 +59,13 @@ class LedgerRecorder(PostgresApplicationRecorder):
         self.message_ids_table_name = events_table_name.removesuffix("_events") + "_message_ids"
         self.check_identifier_length(self.message_ids_table_name)
         self.message_ids = Identifier(self.datastore.schema, self.message_ids_table_name)
+        # Run inside a save's transaction, in order, after its events are in, given the cursor,
+        # the events and their positions (what deciding cached, the inline projection).
+        self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int]], None]] = []
+        # The table lock and the notification in one round trip (no parameters: one simple query).
+        self._lock_and_notify = SQL("; ").join(
+            [*self.lock_table_statements, SQL("NOTIFY {}").format(Identifier(self.channel_name))]
+        )
 
     # ---- message ids ---------------------------------------------------------------
 
@@ -111,7 +121,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # loaded a memory just before it was forgotten gets the IntegrityError
         # of a stale save, reloads, and finds no memory: nothing of the
         # forgotten stream is written back.
-        self._lock_table(curs)
+        curs.execute(self._lock_and_notify)
         first: dict[Any, int] = {}
         for event in stored_events:
             version = event.originator_version
@@ -126,7 +136,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 )
                 if curs.fetchone() is None:
                     raise IntegrityError(f"memory {originator_id} has no version {version - 1} (it was forgotten)")
-        super()._insert_stored_events(curs, stored_events, **kwargs)
+        # The insert itself, without the parent's second lock and notify (done above).
+        PostgresAggregateRecorder._insert_stored_events(self, curs, stored_events, **kwargs)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Insert in one transaction; retried on a lost connection, never on a timeout."""
@@ -149,7 +160,11 @@ class LedgerRecorder(PostgresApplicationRecorder):
             if not stored_events:
                 return []
             self._insert_stored_events(curs, stored_events, **kwargs)
-            return self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+            if ids:
+                for hook in self.within_save:
+                    hook(curs, stored_events, ids)
+            return ids
 
 
 class SnapshotRecorder(PostgresAggregateRecorder):

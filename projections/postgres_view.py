@@ -187,6 +187,47 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             on_erased(erased)
         return True
 
+    def apply_within_save(
+        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector], first: int
+    ) -> bool:
+        """Project a save's own events in the save's transaction (``curs``, holding the events
+        table lock); False, with nothing written, when it should be left to a catch-up.
+
+        Only when nothing older is waiting (no event between the view's position and
+        ``first``) and no other projector holds the lock (not waited for: a forget or a
+        follower holds it, the catch-up after the save does the work). The events were
+        inserted in this transaction, so none can be erased meanwhile. Anything that fails
+        is taken back to a savepoint and left to the catch-up, which quarantines what it
+        must: the save never fails for its projection.
+        """
+        conn = curs.connection
+        try:
+            with conn.transaction():
+                curs.execute(self._within_save_check, (self._lock_key, self.application_name, first))
+                row = curs.fetchone()
+                if row is None or not row["locked"] or (row["before"] or 0) > (row["position"] or 0):
+                    return False
+                bind_binary_vectors(curs)
+                self._apply_batch(curs, entries, vectors)
+                self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+        except Exception as exc:
+            if _infrastructure_failure(exc):
+                raise
+            logger.info("projecting a save in its transaction failed (%s); the catch-up will do it", exc)
+            return False
+        return True
+
+    @property
+    def _within_save_check(self) -> Composed:
+        # The lock is tried, never waited for; the view's position, and the newest event older than the save's.
+        if self.events_table is None:
+            raise RuntimeError("a view projects within saves only when it knows the events table")
+        return SQL(
+            "SELECT pg_try_advisory_xact_lock(%s) AS locked, "
+            "(SELECT max(notification_id) FROM {} WHERE application_name = %s) AS position, "
+            "(SELECT max(notification_id) FROM {} WHERE notification_id < %s) AS before"
+        ).format(Identifier(self.datastore.schema, TRACKING_TABLE), self.events_table)
+
     def _still_recorded(self, curs: Cursor[Any], entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
         if self.events_table is None:
             return list(entries), []

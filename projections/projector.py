@@ -16,12 +16,13 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable, Sequence
+from typing import Any
 from uuid import UUID
 
 import psycopg
 from eventsourcing import persistence
 from eventsourcing.application import Application
-from eventsourcing.persistence import Notification
+from eventsourcing.persistence import Notification, StoredEvent
 
 from factledger.application.errors import LLMUnavailable
 from factledger.application.ports import Embedder, ProjectionStatus
@@ -47,6 +48,8 @@ class Projector:
         self.app = app
         self.view = view
         self.embedder = embedder
+        # Per thread: the position the last save projected within its own transaction (0: none).
+        self._saved = threading.local()
 
     def head(self) -> int:
         return self.app.recorder.max_notification_id() or 0
@@ -85,6 +88,39 @@ class Projector:
             processed += len(notifications)
             if progress:
                 progress(processed, max(head - first, processed))
+
+    def project_within_save(self, curs: Any, stored_events: Sequence[StoredEvent], positions: Sequence[int]) -> None:
+        """The inline projection, inside the save's transaction (``LedgerRecorder.within_save``):
+        the save's rows commit with its events, in one commit. Only with vectors this process
+        already holds (deciding embedded the texts; nothing is called while the events table is
+        locked) and events that decode; otherwise, or when older events wait, the catch-up after
+        the save projects them as before."""
+        self._saved.through = 0
+        within = getattr(self.view, "apply_within_save", None)
+        remembered = getattr(self.embedder, "remembered", None)
+        if within is None or remembered is None:
+            return
+        entries = []
+        for stored, position in zip(stored_events, positions, strict=True):
+            try:
+                changes = row_changes(self.app.mapper.to_domain_event(stored))
+            except Exception:  # the catch-up quarantines it
+                return
+            originator_id = stored.originator_id
+            if not isinstance(originator_id, UUID):
+                originator_id = UUID(str(originator_id))
+            entries.append(Entry(position, originator_id, stored.topic, changes))
+        texts = [t for e in entries for t in texts_to_embed(list(e.changes))]  # type: ignore[arg-type]
+        vectors = remembered(texts) if texts else {}
+        if vectors is not None and within(curs, entries, vectors, positions[0]):
+            self._saved.through = positions[-1]
+
+    def catch_up_after_save(self) -> int:
+        """The inline catch-up after a save of this thread: nothing to do when the save
+        projected its own events in its transaction."""
+        through = getattr(self._saved, "through", 0)
+        self._saved.through = 0
+        return 0 if through else self.catch_up()
 
     def _drop_vectors(self, erased: Sequence[Entry]) -> None:
         """Vectors made for events erased while they were projected (their user forgotten meanwhile)."""

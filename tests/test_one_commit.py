@@ -1,0 +1,163 @@
+"""A message in one commit (ADR 0020): events, message id, the vectors deciding made and the
+read model's rows commit together; whatever the save cannot project is left to the catch-up."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+import zlib
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+import psycopg
+import pytest
+from psycopg.sql import SQL, Identifier
+
+from factledger.application.service import LedgerService
+from factledger.domain.memory import UserMemory, user_memory_id
+
+pytestmark = pytest.mark.pg_only
+
+
+def _count(pg_uri: str, schema: str, table: str, where: str = "", params: tuple[object, ...] = ()) -> int:
+    with psycopg.connect(pg_uri) as conn:
+        row = conn.execute(SQL("SELECT count(*) FROM {} " + where).format(Identifier(schema, table)), params).fetchone()
+    assert row is not None
+    return int(row[0])
+
+
+def _catch_ups(service: LedgerService) -> list[int]:
+    """Counts the catch-ups the service runs after its saves (each reads the event log)."""
+    projector = service.projector
+    assert projector is not None
+    calls: list[int] = []
+    inner = projector.catch_up
+
+    def counted(progress: Callable[[int, int], None] | None = None) -> int:
+        calls.append(1)
+        return inner(progress)
+
+    projector.catch_up = counted  # type: ignore[method-assign]
+    return calls
+
+
+def test_the_save_projects_its_own_events_and_no_catch_up_follows(service: LedgerService) -> None:
+    calls = _catch_ups(service)
+    for text in ("我住在杭州", "我在阿里巴巴工作", "我喜欢喝美式咖啡", "我搬到上海了"):
+        service.ingest("u", text)
+        status = service.read_model_status()
+        assert status.lag == 0, text
+    assert calls == [], "every save projected itself: no catch-up read the log"
+    active = {r["content"] for r in service.read_model.all_rows() if r["is_active"]}
+    assert "用户住在上海" in active and "用户住在杭州" not in active
+
+
+def test_a_view_left_behind_is_caught_up_in_order_and_the_rows_equal_a_rebuild(
+    open_service: Callable[..., LedgerService],
+) -> None:
+    deferred = open_service(inline_projection=False)
+    deferred.ingest("a", "我住在杭州")
+    deferred.ingest("b", "我养了一只猫")
+    inline = open_service()
+    calls = _catch_ups(inline)
+    inline.ingest("a", "我搬到南京了")  # older events wait: the save must not project past them
+    assert len(calls) == 1
+    status = inline.read_model_status()
+    assert status.lag == 0
+    rows = inline.read_model.all_rows()
+    assert {r["content"] for r in rows if r["is_active"]} == {"用户住在南京", "用户养了一只猫"}
+    inline.rebuild_read_model()
+    assert inline.read_model.all_rows() == rows
+    calls.clear()
+    inline.ingest("b", "我的猫叫小黑")
+    assert calls == [], "caught up again: the next save projects itself"
+
+
+def test_a_projector_holding_the_lock_delays_the_rows_not_the_save(
+    service: LedgerService, pg_uri: str, schema: str
+) -> None:
+    service.ingest("u", "我住在杭州")
+    key = zlib.crc32(f"{schema}.memories".encode())
+    held = threading.Event()
+    release = threading.Event()
+
+    def hold() -> None:
+        with psycopg.connect(pg_uri, autocommit=True) as conn:
+            conn.execute("SELECT pg_advisory_lock(%s)", (key,))
+            held.set()
+            release.wait(10)
+            conn.execute("SELECT pg_advisory_unlock(%s)", (key,))
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(10)
+    saved = threading.Event()
+    result: list[object] = []
+
+    def ingest() -> None:
+        result.append(service.ingest("u", "我搬到成都了"))
+        saved.set()
+
+    writer = threading.Thread(target=ingest)
+    writer.start()
+    # The save does not wait for the lock: the events are in before it is released ...
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and _count(pg_uri, schema, "factledger_events") < 5:
+        time.sleep(0.05)
+    assert _count(pg_uri, schema, "factledger_events") >= 5
+    assert not saved.is_set(), "the catch-up after the save waits for the projector"
+    release.set()
+    writer.join(10)
+    holder.join(10)
+    assert saved.is_set() and result
+    assert service.read_model_status().lag == 0
+    active = {r["content"] for r in service.read_model.all_rows() if r["is_active"]}
+    assert active == {"用户住在成都"}
+
+
+def test_a_row_the_view_refuses_does_not_fail_the_save(service: LedgerService) -> None:
+    service.ingest("odd", "我住在北京")
+    memory = service.ledger.find_memory("odd")
+    assert memory is not None
+    text = "用户住在上海"
+    service.embedder.embed([text])  # held in memory, as after deciding: the save tries to project it
+    memory.ingest_message("m2", "我住在上海", datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+    memory.trigger_event(  # past every check, as an older version or a bug might have recorded it
+        UserMemory.FactObserved,
+        fact_id="not-a-uuid",
+        text=text,
+        category="location",
+        confidence=0.9,
+        message_id="m2",
+        session_id=None,
+        extractor_id="old/1",
+        at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
+        conflicts_with=None,
+        authority="stated",
+        prompt_id=None,
+        actor=None,
+    )
+    service.ledger.save(memory)
+    assert service.ledger.find_memory("odd") is not None
+    assert [e for e in service.ledger.user_events("odd") if isinstance(e, UserMemory.FactObserved)][-1].fact_id == (
+        "not-a-uuid"
+    )
+    service.catch_up()
+    [quarantined] = service.quarantined_events()
+    assert "uuid" in quarantined["error"]
+    assert service.read_model_status().lag == 0
+
+
+def test_the_vectors_deciding_made_commit_with_the_message(service: LedgerService, pg_uri: str, schema: str) -> None:
+    service.ingest("u", "我在杭州的一家医院当护士")
+    owners = _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("u",))
+    vectors = _count(pg_uri, schema, "embedding_cache_v2")
+    assert owners >= 1 and vectors >= owners
+    # A duplicate delivery saves nothing, and writes no owner rows for what it decided.
+    mid = str(uuid.uuid4())
+    service.ingest("v", "我在南京的一所大学读研究生", message_id=mid)
+    before = _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("v",))
+    assert service.ingest("v", "我在南京的一所大学读研究生", message_id=mid).status == "duplicate"
+    assert _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("v",)) == before
+    assert _count(pg_uri, schema, "factledger_message_ids", "WHERE originator_id = %s", (user_memory_id("v"),)) == 1
