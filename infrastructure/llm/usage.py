@@ -79,7 +79,12 @@ class UsageLog:
 
     def record(self, call: CallRecord) -> None:
         """Store one call, attributed to the current user and message. Never raises:
-        losing a meter reading must not lose the answer it metered."""
+        losing a meter reading must not lose the answer it metered.
+
+        Committed without waiting for the WAL flush (``synchronous_commit`` off for this
+        transaction only): a reading is best-effort already, and a database crash can lose
+        only the last fraction of a second of them, never an event; the wait was most of
+        what a call's bookkeeping cost (ADR 0020)."""
         context = current_call.get()
         try:
             with self.datastore.transaction(commit=True) as curs:
@@ -87,7 +92,9 @@ class UsageLog:
                     SQL(
                         "INSERT INTO {} (ledger, user_id, message_id, purpose, kind, model, prompt_id, input_tokens, "
                         "output_tokens, latency_ms, cached, ok, attempts, error, input_hash) "
-                        "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)"
+                        "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::int, "
+                        "%s::int, %s::int, %s::bool, %s::bool, %s::int, %s::text, %s::bytea "
+                        "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous"
                     ).format(self.table),
                     (
                         (context.ledger if context and context.ledger else self.ledger),
