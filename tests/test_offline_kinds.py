@@ -100,6 +100,26 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我刚工作时月薪6000", "第二年涨到了9000", "9000"),  # four digits are an amount, not a year
         ("我和女朋友小敏在一起两年了", "我们分了，我现在的女朋友叫阿婷", "阿婷"),
         ("我的网名叫清风明月", "后来改成了山海之间", "山海之间"),
+        ("我现在开一台老款帕萨特", "上个月喜提新车，极氪001！", "极氪001"),  # a new car, its make after a comma
+        ("我的头发染成了棕色", "前几天又染了个银灰色✨", "银灰色"),  # one hair colour; an emoji says nothing
+        ("我最近在玩星露谷", "不玩了，改玩塞尔达", "塞尔达"),  # what one does instead
+        ("我家兔子叫棉花", "手滑了，它叫棉棉", "棉棉"),  # a name said again of "it"
+        ("我住在合肥", "今年去了芜湖，打算长住", "芜湖"),  # a city gone to, with staying
+        ("我在一家4S店做销售", "跳槽了，下个月去比亚迪报到", "比亚迪"),  # a new employer to report to
+        ("我是一名快递员", "现在在做仓库主管", "仓库主管"),  # the job now, without 我
+        ("我上班都是坐公交去的", "现在每天开车去公司", "开车"),  # how one gets to work now
+        ("我血压有点高，上回量是148", "吃了一个月药，今天量是126", "126"),  # a figure in a later clause
+        ("I root for the Lakers.", "honestly I'm a Celtics fan these days", "Celtics"),  # one team
+        ("My resting heart rate is about 80.", "it's down to 64 now after all that running", "64"),
+        ("I'm allergic to peanuts.", "wait, I meant cashews.", "cashews"),  # corrected, though one may have several
+        ("I drove a Subaru for ages.", "Then got a Toyota RAV4.", "RAV4"),
+        ("I work as a cashier.", "Big news, I just started a new job as a paralegal!", "paralegal"),
+        ("我办了张游泳卡", "今天把卡退了", "退"),  # a thing gone
+        ("我家里有台烤箱", "昨天把它送人了，太占地方", "送人"),  # "it", what one had
+        ("我会弹吉他", "开玩笑的，我连琴都没摸过", "没摸过"),  # made up, and what is so instead
+        ("I run marathons.", "ok I lied, I barely jog", "barely"),
+        ("我在学日语", "骗你的哈哈", "撤回"),  # made up, and nothing said instead: the last thing said
+        ("I speak fluent Italian.", "just kidding lol", "took back"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -125,6 +145,10 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我的头发是短发", "我在想要不要烫个卷发"),  # weighed, not done
         ("I'm 33.", "my sister just turned 35"),
         ("I drive a Honda Civic.", "my brother just got a Tesla Model 3"),
+        ("我开的是宝马", "我哥上周提了新车，奥迪A6"),  # someone else's new car
+        ("我住在苏州", "上周去了杭州，玩了三天"),  # gone to, not staying
+        ("我在玩原神", "我朋友改玩崩铁了"),  # someone else's switch
+        ("I'm allergic to dust.", "I mean, it's not that bad"),  # "I mean" is no correction
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

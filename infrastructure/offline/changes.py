@@ -28,7 +28,15 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, slots_of, species_of
+from factledger.infrastructure.offline.slots import (
+    _CAR_MAKES,
+    POLARITY_PREFIXES,
+    ZH_ROLE_PATTERN,
+    is_exclusive_slot,
+    looks_like_job,
+    slots_of,
+    species_of,
+)
 
 # --------------------------------------------------------------------------
 # Markers
@@ -224,6 +232,13 @@ def bare_value(clause: str) -> str | None:
     return None
 
 
+#: "I mean, it's not that bad": words that say how, not what
+_NOT_A_VALUE = re.compile(
+    r"^(?:not|no|so|that|this|very|too|really|pretty|kind of|sort of|just|quite|fine|ok|okay|nothing|all)\b",
+    re.IGNORECASE,
+)
+
+
 def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it corrects): a known fact restated with ``value`` in place of its own.
 
@@ -233,7 +248,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     (a short Chinese name, a capitalised word, a number).
     """
     value = value.strip().strip("，,。.!！")
-    if not value:
+    if not value or _NOT_A_VALUE.match(value):
         return None
     candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
     later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
@@ -273,16 +288,36 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         for fact, slot, old in candidates:
             if slot.startswith("attr:") and old != value:
                 return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
+
+    def restated(fact: str, old: str) -> str:
+        at = fact.index(old) + len(old)
+        tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
+        # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
+        return fact[: fact.index(old)] + (value[:-tail] if tail and len(value) > tail else value) + fact[at:]
+
     for way in range(3):
         for fact, slot, old in candidates + (later if way == 1 else []):
             if fits(way, slot, old) and old != value:
-                return fact.replace(old, value, 1), fact
+                return restated(fact, old), fact
     # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
     fact, slot, old = candidates[0]
     named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
     if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
         return fact.replace(old, value, 1), fact
     return None
+
+
+def marked_as_correction(fact: str) -> str:
+    """An English fact restated by a correcting message, marked as one ("The user is actually
+    allergic to sesame"), so it replaces the fact it corrects where a person may have several
+    values (allergies, languages); a one-value slot replaces by itself and stays unmarked."""
+    if not re.match(r"^The user\b", fact) or re.search(r"\bactually\b", fact, re.I):
+        return fact
+    if any(is_exclusive_slot(slot) for slot, _ in slots_of(fact)):
+        return fact
+    if re.match(r"^The user(?:'s [\w-]+)? (?:is|are|was|has|had) ", fact):
+        return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)) ", r"\1 actually ", fact, count=1)
+    return re.sub(r"^The user ", "The user actually ", fact, count=1)
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -504,7 +539,10 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b",
+    r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
+    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|坦白|误诊|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
+    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bfull honesty\b",
     re.IGNORECASE,
 )
 
@@ -603,8 +641,20 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说"
+    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|坦白"
 )
+#: "骗你的", "开玩笑的", "吹牛的", "坦白吧": what was just said was not so
+_MADE_UP = re.compile(
+    r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|坦白(?:吧|说|讲)|说着玩的|假的啦?|误诊|白担心"
+)
+#: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
+_EN_MADE_UP = re.compile(
+    r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
+    r"made (?:that|it) up|not true|full honesty|to be honest i (?:don't|do not|never)|misdiagnos\w*|false alarm)\b",
+    re.IGNORECASE,
+)
+#: "刚才那句", "上一句", "前面说的": the statement just made
+_THE_LAST_ONE = re.compile(r"(?:刚才|刚刚|上一|前一|前面|刚)(?:那|这)?(?:句|条)")
 #: words a topic is never made of
 _NOT_TOPIC = re.compile(r"用户|刚才|刚刚|那个|这个|那条|这条|的事|记了|删掉|别记|说的|我们|自己|其实|一下|不想|没有")
 
@@ -615,13 +665,23 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     text = _folded(message)
     if not _TAKE_BACK.search(text) or is_conditional(text):
         return None
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+    known = [f for f in known_facts if isinstance(f, str)]
+    if (_THE_LAST_ONE.search(text) or _MADE_UP.search(text)) and known and not _named_topic(text, known):
+        # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about
+        return "用户撤回了刚才说的话", known[-1]
+    named = _named_topic(text, known)
+    return (f"用户撤回了之前说的{named[0]}", named[1]) if named else None
+
+
+def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """(topic, fact): the latest known fact that shares a word (two characters or more) with ``text``."""
+    for fact in reversed(known):
         said = fact[2:] if fact.startswith("用户") else fact
         match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
         topic = text[match.a : match.a + match.size]
         topic = re.sub(r"^[个的那这条是]+|[的了是]+$", "", _NOT_TOPIC.sub("", topic))
         if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not _TAKE_BACK.search(topic):
-            return f"用户撤回了之前说的{topic}", fact
+            return topic, fact
     return None
 
 
@@ -640,6 +700,23 @@ _EN_SWAPS = (
         re.I,
     ),
     re.compile(r"\b(?:now )?(?:i'm|i am) (?:now )?on (?:a |an |the )?" + _EN_NAME, re.I),
+    # "Then got a Mazda CX-5.": a make or brand right after what the user had
+    re.compile(
+        r"^(?:(?:then|and then|later|after that|so|now)[, ]+)?(?:i )?(?:just )?(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
+        r"(?P<v>(?:"
+        + _CAR_MAKES
+        + r"|pixel|iphone|galaxy|samsung|oneplus|xiaomi|huawei|motorola)\b[\w -]{0,20}?)\s*[.!]*$",
+        re.I,
+    ),
+)
+#: "it's down to 58 now!", "now it's 128": the figure a known reading moved to
+_EN_NEW_FIGURE = re.compile(
+    r"\b(?:it's|it is|its|it went|it dropped|it came|it fell|it rose|it's now|now it's)\b[^.!?\d]{0,20}?(?:down |up )?(?:to |at )?(?P<n>\d+(?:\.\d+)?)\b",
+    re.I,
+)
+#: "Oops, I meant sesame.", "I meant to say Lisbon": the last thing said, corrected
+_EN_MEANT = re.compile(
+    r"\bi (?:meant|mean|meant to say)\s+(?P<v>(?!that\b|it\b|to\b)[\w'-]+(?: [\w'-]+){0,2}?)\s*(?:[.!,;]|$)", re.I
 )
 #: "seeing someone named Priya now", "I'm with Jordan now"
 _EN_PARTNER = re.compile(
@@ -652,6 +729,10 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     a car or phone ("Sold it and got a Mazda 3" after The user drives a Ford Focus), a partner
     ("that ended. seeing someone named Priya now")."""
     text = _folded(message)
+    made_up = _EN_MADE_UP.search(text)
+    if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
+        # "ok I lied, I know like three words of it": the last thing said, taken back
+        return [("The user took back what they had just said", known_facts[-1])]
     if is_unreal(re.sub(r"\bnow\b", "", text)) or re.search(
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
@@ -661,7 +742,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
         for fact in reversed(known):
             for slot, _value in slots_of(fact):
-                if slot in slots:
+                if slot in slots or slot.split(":", 1)[0] in slots:
                     return fact, slot
         return None
 
@@ -676,6 +757,25 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
                     else f"The user's phone is {m.group('v')}"
                 )
                 return [(said, thing[0])]
+    m = _EN_NEW_FIGURE.search(text)
+    if m and not re.search(
+        r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b", text, re.I
+    ):
+        measured = latest(("measure",))
+        if measured:
+            old_value = dict(slots_of(measured[0])).get(measured[1])
+            if old_value and old_value != m.group("n"):
+                return [(measured[0].replace(old_value, m.group("n"), 1), measured[0])]
+    m = _EN_MEANT.search(text)
+    if m and known:
+        # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
+        fact = known[-1]
+        slots = slots_of(fact)
+        value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
+        said = m.group("v").strip()
+        if said.lower() != value.lower() and fact.lower().startswith("the user"):
+            corrected = fact[: fact.rindex(value)] + said + fact[fact.rindex(value) + len(value) :]
+            return [(marked_as_correction(corrected), fact)]
     m = _EN_PARTNER.search(text)
     ended = re.search(
         r"\b(?:ended|broke up|split up|didn't work out|did not work out|over|dumped)\b|\bnow\b", text, re.I
@@ -713,10 +813,36 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                     return fact, slot, value
         return None
 
-    for raw in re.split(r"[，,。！!；;~～]", text):
+    partner = _NEW_PARTNER.search(text)
+    if partner:
+        named = latest(
+            lambda f, s, v: (
+                s == "partner"
+                or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
+            )
+        )
+        if named and partner.group("v") not in named[0]:
+            role = named[1].split(":")[1] if named[1].startswith("relationship:") else "对象"
+            found.append((f"用户的{role}叫{partner.group('v')}", named[0]))
+    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作", text, re.I):
+        for raw in re.split(r"[，,。！!；;~～…]", text):
+            m = _REPORTS_TO.match(_TRAILING_SYMBOLS.sub("", raw.strip()))
+            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
+            if m and work and m.group("v") not in work[0]:
+                found.append((f"用户入职了{m.group('v')}", work[0]))
+                break
+    car = _NEW_CAR.search(text)
+    if car and not others:
+        vehicle = latest(lambda f, s, v: s == "vehicle")
+        if vehicle and car.group("v") not in vehicle[0]:
+            found.append((f"用户开的是{car.group('v')}", vehicle[0]))
+    for raw in re.split(r"[，,。！!；;~～…]", text):
         clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", raw.strip())
+        clause = _TRAILING_SYMBOLS.sub("", clause)
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
-        if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, clause) or is_unreal(clause):
+        # a title the user now holds ("做仓库主管") names no one else
+        whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
+        if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
             continue
         if not re.search(r"[\u4e00-\u9fff]", clause):
             continue  # these are Chinese ways of telling; English ones name their subject
@@ -728,6 +854,35 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if species:
                 found.append((f"用户不再养{species}了", pet[0]))
             continue
+        m = _DYED.search(clause)
+        if m:
+            hair = latest(lambda f, s, v: s == "hair_colour")
+            if hair and m.group("v") not in hair[0]:
+                found.append((f"用户的头发染成了{m.group('v')}", hair[0]))
+            continue
+        m = _SWITCHED_TO.match(clause)
+        if m:
+            verb = m.group("verb")
+            doing = latest(lambda f, s, v, verb=verb: bool(re.search(verb + r"(?!了)\S", f[2:])))  # type: ignore[misc]
+            if doing and m.group("v") not in doing[0]:
+                found.append((f"用户改{verb}{m.group('v')}了", doing[0]))
+            continue
+        m = _GOT_RID.search(clause)
+        if m:
+            thing = m.group("x")
+            owned = (
+                latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
+                if thing in ("它", "这个", "那个")
+                else latest(lambda f, s, v, thing=thing: thing in f)  # type: ignore[misc]
+            )
+            if owned:
+                said = (
+                    f"用户已经把它{m.group('verb')}了"
+                    if thing in ("它", "这个", "那个")
+                    else f"用户把{thing}{m.group('verb')}了"
+                )
+                found.append((said, owned[0]))
+            continue
         m = _QUIT.match(clause)
         if m:
             thing = m.group("what") or m.group("obj") or m.group("act") or ""
@@ -735,6 +890,18 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if habit:
                 said = f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了"
                 found.append((said, habit[0]))
+            continue
+        m = _SETTLED_IN.match(clause)
+        if m and _STAYING.search(text):
+            home = latest(lambda f, s, v: s == "residence")
+            if home and m.group("v") not in home[0]:
+                found.append((f"用户住在{m.group('v')}", home[0]))
+            continue
+        m = _NOW_DOING.match(clause)
+        if m and looks_like_job(m.group("v")):
+            job = latest(lambda f, s, v: s == "job")
+            if job and m.group("v") not in job[0]:
+                found.append((f"用户现在做{m.group('v')}", job[0]))
             continue
         m = _NEW_EMPLOYER.match(clause)
         if m and not re.search(r"玩|旅游|旅行|吃|逛|看", m.group("v")):
@@ -782,12 +949,59 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         again = None if others else remeasured(clause, known)
         if again:
             found.append(again)
+            continue
+        lead = _NOW_LEAD.match(clause)
+        if lead and not others:
+            # "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a
+            # known fact holds with another value (after every rule that knows its kind better)
+            said = "用户" + clause[lead.end() :]
+            for slot, value in slots_of(said):
+                if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
+                    held = latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)  # type: ignore[misc]
+                    if held:
+                        found.append((said, held[0]))
+                        break
     return found
 
 
 #: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
 _RENAMED = re.compile(
-    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
+    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
+)
+#: an emoji or a symbol at the end of a clause says nothing ("最爱的变成了榴莲😋")
+_TRAILING_SYMBOLS = re.compile(r"[^\w\u4e00-\u9fff%）)]+$")
+_PARTNER_ROLES = ("男朋友", "女朋友", "对象", "男友", "女友", "老公", "老婆", "伴侣")
+#: "分了。现在的男朋友叫小凯", "又分了…现在这个叫浩然": after a break-up, the one now
+_NEW_PARTNER = re.compile(
+    r"(?:分了|分手了?|掰了)[^？?]{0,12}?(?:现在|如今|新)(?:的|这个|这位|交的|找的)?(?:男朋友|女朋友|对象|男友|女友)?"
+    r"(?:叫|是)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，,。！!~～…]|这次|$)"
+)
+#: "上周提了新车，蔚来ES6", "喜提一台小米SU7": the car the user has now
+_NEW_CAR = re.compile(
+    r"(?:提了?|喜提|买了|入手了?|换了|入了)(?:一?[辆台])?(?:新车|辆车|台车)[，,:：！!\s]*(?P<v>[A-Za-z\u4e00-\u9fff][A-Za-z0-9\u4e00-\u9fff]{1,10})"
+)
+#: "昨天染回黑色了", "又染了个蓝灰色": one hair colour at a time
+_DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}色)")
+#: "改玩王者荣耀", "现在改学尤克里里": the thing the user does now, in place of the last
+_SWITCHED_TO = re.compile(
+    r"^(?:现在|后来|最近)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?:起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
+)
+#: "今天去把卡退了", "昨天刚把它卖掉了": a thing the user had is gone
+_GOT_RID = re.compile(r"把(?P<x>它|这个|那个|[\u4e00-\u9fff]{1,4}?)(?P<verb>卖|退|扔|送人|转手|处理|捐)(?:掉|了)?了")
+#: "现在在健身房做私教", "后来一个人租了个单间": when, then the state now
+_NOW_LEAD = re.compile(r"^(?:现在|后来|如今|目前|这几年|这两年)(?:又|就|都|已经|改成?|开始|换成)?(?=\S{2})")
+#: "今年又去了昆明，应该会待很久": a city gone to, with words that say the user stays
+_SETTLED_IN = re.compile(
+    r"^(?:今年|去年|前年|后来|现在|最近|上个?月|这个月)?又?(?:去了|来了|到了|回了)(?P<v>[\u4e00-\u9fff]{2,4}?)(?:了|啦)?$"
+)
+_STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安家|住下|待下来|扎根|留在这|留下来|不走了|落户")
+#: "下周一去字节跳动报到" after 跳槽: the new employer
+_REPORTS_TO = re.compile(
+    r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周)?(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
+)
+#: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
+_NOW_DOING = re.compile(
+    r"^(?:现在|目前|如今|后来)(?:在)?(?:做|干|当)(?:起了?|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(

@@ -37,7 +37,10 @@ def dialect(text: str) -> str:
 
 # Clause ends: CJK and ASCII punctuation; "." only before a space or the end,
 # so "3.5" and "v1.2" stay whole; a long dash ("oops — it's Ivy") too.
-_CLAUSE_BREAK = re.compile(r"([，。；！？,;!?\n…~～]+|\.(?=\s|$)|\s*[—–]+\s*)")
+# a full stop ends a clause, but not the one of a title or a saint ("St. Mary's", "Dr. Lee")
+_CLAUSE_BREAK = re.compile(
+    r"([，。；！？,;!?\n…~～]+|(?<!\bSt)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)(?<!\bMt)\.(?=\s|$)|\s*[—–]+\s*)"
+)
 _SENTENCE_END = re.compile(r"[。！？!?.\n…]")
 # Conjunctions that start a new clause. They carry no fact themselves.
 # (not after a pronoun: "我可是个懒汉" is 我 + 可是 "indeed am")

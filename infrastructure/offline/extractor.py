@@ -65,7 +65,7 @@ from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, ZH_ROLE_PATTE
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/6"
+EXTRACTOR_ID = "offline-rules/7"
 
 
 class _Reading:
@@ -637,7 +637,9 @@ class RuleExtractor:
         if found is None:
             return items
         text, old = found
-        kept = [i for i in items if not (i.kind == "fact" and i.generic)]
+        text = changes.marked_as_correction(text)
+        kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
+        kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
         return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
 
 

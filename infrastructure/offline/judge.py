@@ -44,7 +44,7 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 
-JUDGE_ID = "offline-rules/4"
+JUDGE_ID = "offline-rules/5"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -120,6 +120,9 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
             verdicts.append((Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}"))
         elif is_exclusive_slot(slot):
             verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}"))
+        elif _CORRECTED.search(new_fact) and not _CORRECTED.search(old_fact):
+            # "is actually allergic to sesame": the value said wrong, said again
+            verdicts.append((Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}"))
         else:
             # a second colleague's surname is another colleague, not a correction
             verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
@@ -144,6 +147,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         _same_frame,
         _left_job,
         _withdrawn,
+        _gone_or_switched,
         _lacking,
         _giving_up,
         _cancelled,
@@ -158,6 +162,10 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
     if old_slots and new_slots:
         return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
     return Relation.DIFFERENT, "different: no shared slot"
+
+
+#: how the extractor marks a fact restated by a correcting message
+_CORRECTED = re.compile(r"\bactually\b|其实|实际上", re.IGNORECASE)
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -525,11 +533,12 @@ _ZH_FRAME_NOISE = re.compile(r"其实|实际上|是|的|了|就|只|也|都|还|
 _EN_FRAME_NOISE = frozenset({"actually", "is", "am", "are", "a", "an", "the", "really", "in", "fact"})
 
 
-def _frame_tokens(text: str) -> list[str]:
-    """The words a statement is made of, without particles: characters in Chinese, words in English."""
+def _frame_tokens(text: str, whole: bool = False) -> list[str]:
+    """The words a statement is made of, without particles: characters in Chinese, words in English
+    (of its first clause, unless ``whole``)."""
     if re.search(r"[\u4e00-\u9fff]", text):
-        return list(_ZH_FRAME_NOISE.sub("", re.split(r"[，,;；]", text)[0]))
-    words = re.findall(r"[a-z0-9']+", re.split(r"[,;—–]", text)[0].lower())
+        return list(_ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
+    words = re.findall(r"[a-z0-9']+", (text if whole else re.split(r"[,;—–]", text)[0]).lower())
     return [w for w in words if w not in _EN_FRAME_NOISE]
 
 
@@ -596,6 +605,10 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
     if m and m.group("t") in old:
         return Relation.CONFLICT, f"conflict: the user took back what they said about {m.group('t')}"
+    # "刚才那句当我没说", "骗你的": the statement just made, which the extraction names; a fact
+    # only compared for its likeness shares no words with this one
+    if new in ("用户撤回了刚才说的话", "The user took back what they had just said") and _is_fact(old):
+        return Relation.CONFLICT, "conflict: the user took back what they had just said"
     return None
 
 
@@ -610,6 +623,28 @@ def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
 
 
 _MEASURE = r"\d+(?:\.\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
+
+
+#: "用户把卡退了", "用户已经把它卖掉了": a thing the user had is gone (what ``changes.events`` writes)
+_GOT_RID = re.compile(r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|处理|捐)(?:掉)?了$")
+#: "用户改玩王者荣耀了": what the user does now, in place of what they did
+_SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?P<v>\S+?)了?$")
+_HAD = re.compile(r"有|买|办|入手|养|租")
+
+
+def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
+    """A thing the user had and let go of, or an activity taken up in place of another, as
+    the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
+    m = _GOT_RID.match(new)
+    if m:
+        thing = m.group("x")
+        if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
+            return Relation.CONFLICT, f"conflict: the user no longer has {thing}"
+        return None
+    m = _SWITCHED.match(new)
+    if m and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
+        return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
+    return None
 
 
 def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
@@ -629,6 +664,8 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]  # without 用户 / the user
+    if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
+        a, b = _frame_tokens(old, whole=True)[2:], _frame_tokens(new, whole=True)[2:]
     # the words both start and end with; what is left in between is each one's value
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:
@@ -647,7 +684,8 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
     said = around if zh else first_old
     measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
-    if not (one.search(said) or measured) or many.search(said):
+    # a figure in the same words is the figure now, however many the words say one may have
+    if not (one.search(said) or measured) or (many.search(said) and not measured):
         return None
     return Relation.UPDATE, f"update: same statement, {before} → {after}"
 

@@ -87,9 +87,17 @@ def _reply_content_preference(rest: str, said: str) -> _Item | None:
         named = "" if unit == side else f"（{unit}）"
         return _pref(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
     m = re.match(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$", rest)
-    if m:
+    if m and not _DEVICE_BRANDS.match(m.group("tool")):
         return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
     return None
+
+
+#: "换成OPPO了" is a new phone (a fact), not a tool to answer with
+_DEVICE_BRANDS = re.compile(
+    r"(?:iPhone|OPPO|vivo|Pixel|Galaxy|Samsung|Redmi|realme|OnePlus|Huawei|Xiaomi|Honor|Nokia|Tesla|BMW|Audi|Benz|"
+    r"Toyota|Honda|Nissan|Ford|Volvo|Lexus|Mazda|Kia|Jeep|Porsche|Switch|PS5|Xbox|iPad|MacBook|ThinkPad)",
+    re.IGNORECASE,
+)
 
 
 _STYLE_WORDS = re.compile(r"简短|简洁|简单|精简|短|详细|具体|直接|重点|啰嗦|废话|正式|随意|口语|幽默|委婉|解释")

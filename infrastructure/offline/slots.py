@@ -226,6 +226,8 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "blood_type",
         "business",
         "diet",
+        "hair_colour",
+        "favourite_team",
     }
 )
 
@@ -441,7 +443,9 @@ def _strip_measure(thing: str) -> str:
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_ADVERBS = r"(?:现在|目前|如今|已经|也|还|都|其实|一直|又|刚刚?|终于|正式|彻底|总算|最近|根本|压根儿?|并|就|只|才)*"
+_ADVERBS = (
+    r"(?:现在|目前|如今|已经|也|还|都|其实|一直|又|刚刚?|终于|正式|彻底|总算|最近|根本|压根儿?|并|就|只|才|后来)*"
+)
 _NUMBER = r"\d+|[零一二两三四五六七八九十百]+"
 _AGE = r"(?P<v>" + _NUMBER + r")\s*(?:周)?岁(?P<half>半)?"
 
@@ -493,6 +497,11 @@ _LEVEL = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|
 _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
     (r"^的?家(?:住)?在(?P<v>.+)$", "residence"),
+    # "在广州住", "在成都生活": the place, then the living
+    (
+        r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:住|生活|居住|常住)(?:了|着)?(?:[一二两三四五六七八九十几\d]+年(?:多|了)?|很久|好久|多年)?$",
+        "residence",
+    ),
     # "今年又因为工作调动搬到了重庆": why and when, then where to
     (
         r"^(?:(?!可能|也许|许|打算|准备|想|要|会|计划|下|明年|后年|过两年|以后|将来|如果|要是)[^，,搬]){0,12}?搬(?:到|去|来|回)了?"
@@ -507,6 +516,8 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "grade",
     ),
     (r"^在(?P<v>.+?)(?:做|当|担任)(?P<w>.+)$", "employment"),
+    # "入职了比亚迪", "跳槽到了美团": the employer, by name
+    (r"^(?:入职了?|跳槽(?:到|去)了?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$", "employer"),
     (r"^在(?P<v>.+?)(?:工作|上班|打工|实习|兼职|打零工)$", "work_location"),
     # "上个月已经换到苏州工作了": where the work is now
     (
@@ -524,9 +535,15 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^是(?P<v>AB|[ABO])型血?$", "blood_type"),
     (r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:安顿|定居|落脚|安家)(?:下来)?(?:了|啦)?$", "residence"),
     (
-        r"^(?:现在|目前)?(?:主要)?(?:做|干)(?P<v>[^，,]{0,6}?(?:分析|管理|运营|开发|设计|销售|产品|测试|财务|会计|行政|人事|HR|策划|运维|客服|编辑|咨询|研究|教研|法务))(?:了|啦)?$",
+        r"^(?:现在|目前)?(?:主要)?(?:在)?(?:做|干)(?P<v>[^，,]{0,6}?(?:分析|管理|运营|开发|设计|销售|产品|测试|财务|会计|行政|人事|HR|策划|运维|客服|编辑|咨询|研究|教研|法务|品牌|市场|推广|招聘|采购|物流|保险|中介|代购|主播|自媒体))(?:工作)?(?:了|啦)?$",
         "job",
     ),
+    # "在做外卖站长", "干起了全职司机": a title that looks like a job
+    (
+        r"^(?:在)?(?:做|干|干起了?|做起了?)(?P<v>[^，,]{2,8}?(?:长|员|师|工|手|生|司机|老板|店主|主播))(?:了|啦)?$",
+        "job",
+    ),
+    (r"^(?:在)?(?:做|干|当)(?:起了?|了)?(?:一名|一个|个)?(?P<v>[^，,]{2,8}?)(?:了|啦)?$", "promoted_job"),
     # "当了一名护士", "自己开了一家咖啡馆", "在路边摆摊卖煎饼": what the user does for a living
     (r"^(?:改行|转行)?当(?:了|上了?)?(?:一名|一个|个|名)?(?P<v>[^，,]{1,8})$", "job"),
     (
@@ -556,6 +573,12 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "diet",
     ),
     (r"^是做(?P<v>.+?)的$", "job"),
+    # "成正式护士了", "竞聘上了护士长", "升职成了主管": the title now
+    (
+        r"^[^，,染变换改]{0,6}?(?:(?<![染变换改])成了?|成为了?|当上了?|竞聘上了?|升(?:职)?(?:成|为|到)了?|晋升(?:为|成|到)?了?|提拔(?:为|成)了?)(?:一名|一个|正式的?)?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦)?$",
+        "promoted_job",
+    ),
+    (r"^的?(?:主力机|主力手机|手机)(?:现在)?(?:是|用的是|换成了?)(?P<v>.+)$", "phone"),
     # "这个月开始转岗做产品经理": when, then the new job
     (r"^[^，,]{0,8}?(?:转岗|转行|改行|调岗)(?:做|当|成|去做|去当)了?(?P<v>[^，,]{1,8}?)(?:了|啦)?$", "job"),
     (r"^的?(?:工作|职位|岗位|职业)(?:其实|实际上)?(?:是)(?P<v>.+)$", "job"),
@@ -568,14 +591,19 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^的?(?:车|座驾|爱车)是(?P<v>.+)$", "vehicle"),
     (r"^的?手机是(?P<v>.+)$", "phone"),
     (
-        r"^(?:在[^，,]{1,10}?)?(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|地铁|大巴))(?:的)?$",
+        r"^(?:在[^，,]{1,10}?)?(?:给人|帮人)?(?:去)?(?P<v>(?:开|跑|送)了?(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|地铁|大巴))(?:的)?$",
         "job",
     ),
     (
-        r"^(?:每天|平时|一般|现在|最近)?(?:改|换成)?(?:骑|坐|开|打|搭|走路|步行|开车|骑车)(?P<v>[^，,]{0,6}?)(?:上班|上学|通勤|去公司)(?:了)?$",
+        r"^(?:每天|平时|一般|现在|最近)?(?:改|换成)?(?:骑|坐|开|打|搭|挤|走路|步行|开车|骑车)(?P<v>[^，,]{0,6}?)(?:上班|上学|通勤|去公司)(?:了)?$",
         "commute",
     ),
-    (r"^(?:每天|平时)?通勤(?:是|都|就)?(?:坐|骑|开|靠|搭)(?P<v>[^，,]{1,6})$", "commute"),
+    (r"^(?:每天|平时)?通勤(?:是|都|就)?(?:坐|骑|开|靠|搭|挤)(?P<v>[^，,]{1,6})$", "commute"),
+    # "上班都是骑电动车去的": how, said after where to
+    (
+        r"^(?:每天|平时)?上班(?:都|一般|基本)?(?:是)?(?:骑|坐|开|打|搭|挤)(?P<v>[^，,]{1,6}?)(?:去的?|过去的?)?$",
+        "commute",
+    ),
     (
         r"^(?:现在|最近)?[^，,]{0,6}?(?P<v>开车|骑车|坐地铁|坐公交|打车|步行|走路)去(?:公司|上班)(?:了)?$",
         "commute",
@@ -598,6 +626,13 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "grade",
     ),
     (r"^最(?:喜欢|爱)的(?P<noun>" + _CJK_CLASS + r"{0,4})是(?P<v>.+)$", "favourite"),
+    # "最喜欢绿色了": a colour is a favourite colour
+    (r"^最(?:喜欢|爱)(?P<v>" + _CJK_CLASS + r"{1,3}色)(?:了|啦)?$", "favourite_colour"),
+    # "头发染成了粉色", "头发现在是蓝灰色": one colour at a time
+    (
+        r"^(?:的)?(?:头发|发色)(?:现在)?(?:染成了?|染了个?|染回了?|是)(?P<v>[^，,]{1,6}?)(?:的)?(?:了|啦)?$",
+        "hair_colour",
+    ),
     (r"^(?:的|家的?|家里的?)(?P<noun>" + _CJK_CLASS + r"{1,4}?)(?:是|叫|名叫)(?P<v>.+)$", "attr"),
     # "用户的网名叫…", "用户的猫叫咪咪": the subject took the 的; a name is what it is called
     (r"^(?P<noun>" + _CJK_CLASS + r"{1,3}?)(?:叫|名叫)(?P<v>[^，,]{1,8})$", "attr"),
@@ -654,6 +689,49 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:now )?works (?:at|for) (?P<v>.+)$", "employer"),
     (r"^(?:now )?works in (?P<v>.+)$", "work_location"),
     (r"^(?:now )?works as (?:an? )?(?P<v>.+)$", "job"),
+    # "just started a new job as a dental hygienist", "started working as a nurse"
+    (
+        r"^(?:(?:just|recently|finally) )*(?:started|began|got|landed) (?:a (?:new )?job|working) as (?:an? )?(?P<v>.+)$",
+        "job",
+    ),
+    # one team at a time: "roots for the Celtics", "is a Warriors fan", "switched allegiance to the Knicks"
+    (
+        r"^(?:roots|cheers|is rooting) for (?:the )?(?P<v>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)*)\b.*$",
+        "favourite_team",
+    ),
+    (
+        r"^is (?:a |an |now a |now an )?(?:(?:big|huge|diehard|die-hard) )?(?P<v>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)*) fan\b.*$",
+        "favourite_team",
+    ),
+    (
+        r"^(?:has )?switched (?:allegiance|sides|teams) to (?:the )?(?P<v>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)*)\b.*$",
+        "favourite_team",
+    ),
+    (
+        r"^(?:has|owns|got|bought|has got) (?:an? |the )?(?:new )?(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
+        "phone",
+    ),
+    # "drove a Ford for years": what the user drove is the car on record until another
+    (
+        r"^(?:drove|used to drive|has driven) (?:an? |the )?(?P<v>(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z0-9])[\w'-]*)*)\b.*$",
+        "vehicle",
+    ),
+    (r"^is (?:severely |very |mildly )?allergic to (?P<v>.+)$", "allergy"),
+    # "apartment's in Queens", "place is in Hoboken": where the user lives
+    (
+        r"^(?:apartment|flat|house|place|home|condo)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+)*)\b.*$",
+        "residence",
+    ),
+    (r"^(?:now )?runs (?:the user's|his|her|their) own (?P<v>[\w' -]+?)(?: (?:in|on|at) .+)?$", "business"),
+    (
+        r"^(?P<noun>laptop|computer|bike|tablet|watch|console|camera)(?:'s| is) (?:an? |the )?(?P<v>(?-i:[A-Z0-9]).+)$",
+        "attr",
+    ),
+    # "resting heart rate is around 72", "blood pressure is 150": one reading at a time
+    (
+        r"^(?P<noun>(?:resting )?heart rate|blood pressure|blood sugar|weight|cholesterol|bmi|body fat) is (?:around |about |roughly )?(?P<v>\d+(?:\.\d+)?)\b.*$",
+        "measure",
+    ),
     (r"^(?:name is|is called|is named) (?P<v>.+)$", "name"),
     (r"^(?P<noun>[a-z]+(?: [a-z]+)?)'s name is (?P<v>.+)$", "named"),
     (r"^(?P<noun>dog|cat|pet|favou?rite \w+|major|degree) is (?:an? )?(?P<v>.+)$", "attr"),
@@ -853,7 +931,8 @@ def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
         refined = _refine(slot, value, m, english)
         if refined:
             found.insert(0, refined)
-        break
+            break
+        # a pattern whose value is not of its kind ("住了十几年") leaves the rest to try
     return found
 
 
@@ -875,10 +954,22 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
         return slot, _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")
     if slot == "origin":
         return slot, re.sub(r"的$", "", value) or value
+    if (
+        slot == "residence"
+        and not english
+        and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value)
+    ):
+        return None  # "住了十几年": how long, not where
     if slot == "attr" and english and re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
         return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
     if slot in ("favourite", "attr", "frame"):
         return f"{slot}:{m.group('noun')}", value
+    if slot == "favourite_colour":
+        return "favourite:颜色", value
+    if slot == "promoted_job":
+        return ("job", value) if looks_like_job(value) else None
+    if slot == "measure":
+        return f"measure:{m.group('noun').lower()}", value
     if slot == "named":
         return f"attr:{m.group('noun').lower()}:name", value
     if slot == "level":
@@ -946,7 +1037,9 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
 # A user's known facts are read again for every new item of every message: read each text once.
 @functools.lru_cache(maxsize=16_384)
 def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
-    text = unicodedata.normalize("NFKC", fact_text).strip().rstrip("。.!！")
+    text = unicodedata.normalize("NFKC", fact_text).strip()
+    # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
+    text = re.sub(r"[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
     lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
     if (
@@ -988,8 +1081,19 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
+#: "用户有个女朋友叫小雨": the partner, by name
+_HAS_PARTNER = re.compile(
+    r"^用户(?:有|交了)(?:个|一个|一位)?(?:新)?(?P<role>男朋友|女朋友|对象|男友|女友|老公|老婆)(?:了)?[，,]?(?:叫|名叫)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4})$"
+)
+
+
 def _slots(text: str) -> list[tuple[str, str]]:
     role: str | None = None
+    partner = _HAS_PARTNER.match(text)
+    if partner:
+        return [
+            (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))
+        ]
     m = _ZH_SUBJECT.match(text)
     if m:
         english = False
@@ -1023,7 +1127,10 @@ def _slots(text: str) -> list[tuple[str, str]]:
         )
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
-        named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate)
+        # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
+        named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate) or re.match(
+            r"(?P<v>(?!The\b|He\b|She\b|They\b)[A-Z][\w'-]+)\b(?! is\b)", predicate
+        )
         if named:
             found = [("name", named.group("v"))]
     if role is not None:
@@ -1066,7 +1173,7 @@ def is_exclusive_slot(slot: str) -> bool:
         return role not in _PLURAL_ROLES and is_exclusive_slot(attribute)
     if slot.startswith(("attr:", "favourite:", "frame:")):
         return slot.split(":", 1)[1] not in _PLURAL_ATTRIBUTES
-    return slot in EXCLUSIVE_SLOTS or slot.startswith(("consumes:", "pet:", "count:"))
+    return slot in EXCLUSIVE_SLOTS or slot.startswith(("consumes:", "pet:", "count:", "measure:"))
 
 
 # --------------------------------------------------------------------------
