@@ -120,6 +120,18 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I run marathons.", "ok I lied, I barely jog", "barely"),
         ("我在学日语", "骗你的哈哈", "撤回"),  # made up, and nothing said instead: the last thing said
         ("I speak fluent Italian.", "just kidding lol", "took back"),
+        ("我最近血压140/90", "吃了一阵药，今天量的是125/80", "125/80"),  # a reading of two figures
+        ("我晚饭一般吃外卖", "最近晚饭换成自己做的沙拉了", "沙拉"),  # a habit, by its topic
+        ("我平时只喝可乐", "以后只喝苏打水了", "苏打水"),  # only this from now on
+        ("我用的手机是荣耀X50", "换了台小米14，拍照好多了", "小米14"),
+        ("我笔记本是惠普战66", "哦不对记岔了，我那台是戴尔灵越", "戴尔灵越"),  # a slip owned up to in other words
+        ("我对虾过敏", "说错了，过敏的其实是螃蟹，一吃就起疹子", "螃蟹"),
+        ("我妈今年五十八", "记错了，我妈今年是五十六", "五十六"),  # a bare number said of a person
+        ("我办了张瑜伽卡", "卡已经转给别人了，没时间去", "转给别人"),  # a thing, then where it went
+        ("My phone's a Pixel 7.", "and now I'm rocking a Galaxy S24", "Galaxy S24"),
+        ("I'm dating a guy named Leo.", "that didn't last. now engaged to Omar 💍", "Omar"),
+        ("I work at St. Luke's.", "scratch that, it's St. Anne's", "Anne"),  # a saint's name is one name
+        ("My laptop's a Lenovo Yoga.", "actually it's a MacBook Air, was thinking of my old one", "MacBook Air"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(

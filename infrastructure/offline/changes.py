@@ -44,6 +44,7 @@ from factledger.infrastructure.offline.slots import (
 
 _ZH_CORRECTION = (
     r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
+    r"记岔了?|搞岔了?|弄岔了?|说岔了?|"
     r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
     # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
     r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
@@ -52,7 +53,7 @@ _ZH_CORRECTION = (
 )
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
-    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|"
+    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
     r"misremembered|brain fart|slip of the tongue|that came out wrong|rather)\b"
 )
@@ -196,6 +197,8 @@ _SLOT_HINTS: tuple[tuple[str, str], ...] = (
     ("age", r"岁|年龄|\bage\b|\byears old\b"),
     ("job", r"职业|工作是|\bjob\b"),
     ("major", r"专业|学的|\bmajor\b"),
+    # "我那台是戴尔灵越", "it's a MacBook Air, was thinking of my old one": a thing of the user's
+    ("thing", r"那台|那辆|那部|那款|这台|这辆|这部|\bmy old one\b|\bthat one\b"),
 )
 
 
@@ -225,6 +228,8 @@ def bare_value(clause: str) -> str | None:
     m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12})$", text)
     if m:
         return m.group("v")
+    if _ZH_FILLER_WORDS.fullmatch(text):
+        return None  # "等下，…不对": a pause, not a value
     if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", text) or re.fullmatch(r"[A-Z][\w'-]+(?:[ ,]+[A-Z][\w'-]+)*", text):
         return text
     if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", text):  # "打错了，15k": an amount on its own
@@ -232,6 +237,10 @@ def bare_value(clause: str) -> str | None:
     return None
 
 
+#: words that fill a pause in chat ("等下", "那个"), never a value
+_ZH_FILLER_WORDS = re.compile(
+    r"等下|等等|等一下|等会儿?|稍等|那个|这个|就是|然后|所以|其实|好吧|算了|天哪|我去|妈呀|哎呀|哎哟|诶呀"
+)
 #: "I mean, it's not that bad": words that say how, not what
 _NOT_A_VALUE = re.compile(
     r"^(?:not|no|so|that|this|very|too|really|pretty|kind of|sort of|just|quite|fine|ok|okay|nothing|all)\b",
@@ -280,6 +289,8 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         if way == 0:
             return shares_word(old)
         if way == 1:
+            if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
+                return True  # a thing named by its make, whatever the make looks like
             return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
         return not hinted and _value_shape(old) == shape and shape != "other"
 
@@ -541,7 +552,7 @@ _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
     r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
-    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|坦白|误诊|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
+    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|坦白|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bfull honesty\b",
     re.IGNORECASE,
 )
@@ -579,6 +590,8 @@ _AMOUNT = re.compile(
     r"(?<![\d.A-Za-z])(?<![A-Za-z] )(?P<n>\d+(?:\.\d+)?)\s*(?P<u>%|kg|KG|斤|公斤|分|度|cm|厘米|级|万|千|k|K|w|W|岁|块|元)?(?![月号日])"
 )
 _YEAR = re.compile(r"(?:19|20)\d{2}")
+#: "150/95", "130/85": a reading of two figures (blood pressure), one figure as a whole
+_READING = re.compile(r"(?<![\d/])\d{2,3}/\d{2,3}(?![\d/])")
 _DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
 _GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
 #: words too common to tie a new figure to a known fact
@@ -599,10 +612,13 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     unit, when both say one) that shares a word with the clause, or, when the
     clause says little besides the figure, the latest such fact.
     """
-    grade = _GRADE.search(clause) or _DATE.search(clause)
+    grade = _GRADE.search(clause) or _DATE.search(clause) or _READING.search(clause)
     amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
-    if grade:
-        pattern: re.Pattern[str] = _GRADE if _GRADE.search(clause) else _DATE
+    if _READING.search(clause):
+        pattern: re.Pattern[str] = _READING
+        new, unit = _READING.search(clause).group(0), None  # type: ignore[union-attr]
+    elif grade:
+        pattern = _GRADE if _GRADE.search(clause) else _DATE
         new, unit = grade.group(0), None
     elif len(amounts) == 1:
         pattern, new, unit = _AMOUNT, amounts[0].group("n"), amounts[0].group("u")
@@ -641,7 +657,7 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|坦白"
+    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|坦白|误诊"
 )
 #: "骗你的", "开玩笑的", "吹牛的", "坦白吧": what was just said was not so
 _MADE_UP = re.compile(
@@ -699,7 +715,9 @@ _EN_SWAPS = (
         + _EN_NAME,
         re.I,
     ),
-    re.compile(r"\b(?:now )?(?:i'm|i am) (?:now )?on (?:a |an |the )?" + _EN_NAME, re.I),
+    re.compile(
+        r"\b(?:now )?(?:i'm|i am) (?:now )?(?:on|rocking|using|carrying) (?:a |an |the )?(?:new )?" + _EN_NAME, re.I
+    ),
     # "Then got a Mazda CX-5.": a make or brand right after what the user had
     re.compile(
         r"^(?:(?:then|and then|later|after that|so|now)[, ]+)?(?:i )?(?:just )?(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
@@ -720,7 +738,10 @@ _EN_MEANT = re.compile(
 )
 #: "seeing someone named Priya now", "I'm with Jordan now"
 _EN_PARTNER = re.compile(
-    r"\b(?:seeing|dating|with|going out with) (?:someone|a \w+)? ?(?:named|called)? ?" + _EN_NAME + r"\b(?: now)?", re.I
+    r"\b(?:seeing|dating|with|going out with|engaged to|married to) (?:someone(?: new)?|a \w+)? ?(?:named|called|now,)? ?"
+    + _EN_NAME
+    + r"\b(?: now)?",
+    re.I,
 )
 
 
@@ -778,7 +799,10 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             return [(marked_as_correction(corrected), fact)]
     m = _EN_PARTNER.search(text)
     ended = re.search(
-        r"\b(?:ended|broke up|split up|didn't work out|did not work out|over|dumped)\b|\bnow\b", text, re.I
+        r"\b(?:ended|broke up|split up|didn't work out|did not work out|didn't last|did not last|over|dumped|engaged|married)\b"
+        r"|\bnow\b",
+        text,
+        re.I,
     )
     if m and ended and m.group("v").lower() not in ("i", "the", "a", "my"):
         partner = latest(("partner",))
@@ -831,6 +855,13 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if m and work and m.group("v") not in work[0]:
                 found.append((f"用户入职了{m.group('v')}", work[0]))
                 break
+    for raw in re.split(r"[，,。！!；;~～…]", text):
+        # "以后只喝苏打水了": a decision taken (了), not a plan
+        m = _ONLY_NOW.match(_TRAILING_SYMBOLS.sub("", raw.strip()))
+        verb = m.group("verb") if m else ""
+        about = latest(lambda f, s, v, verb=verb: bool(re.search(verb + r"(?!了)\S", f[2:]))) if m else None  # type: ignore[misc]
+        if m and about and m.group("v") not in about[0] and not others:
+            found.append((f"用户以后只{verb}{m.group('v')}了", about[0]))
     car = _NEW_CAR.search(text)
     if car and not others:
         vehicle = latest(lambda f, s, v: s == "vehicle")
@@ -867,7 +898,13 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if doing and m.group("v") not in doing[0]:
                 found.append((f"用户改{verb}{m.group('v')}了", doing[0]))
             continue
-        m = _GOT_RID.search(clause)
+        m = _TOPIC_SWAPPED.match(clause)
+        topic = m.group("t") if m else ""
+        about = latest(lambda f, s, v, topic=topic: topic in f[2:]) if m else None  # type: ignore[misc]
+        if m and about and m.group("v") not in about[0]:
+            found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
+            continue
+        m = _GOT_RID.search(clause) or _GONE_TO_OTHERS.match(clause)
         if m:
             thing = m.group("x")
             owned = (
@@ -986,6 +1023,14 @@ _DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}
 _SWITCHED_TO = re.compile(
     r"^(?:现在|后来|最近)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?:起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
 )
+#: "早饭换成燕麦加鸡蛋了": what a known habit is now, by its topic
+_TOPIC_SWAPPED = re.compile(
+    r"^(?:最近|现在|后来|如今)?(?:开始)?(?P<t>[\u4e00-\u9fff]{2,3}?)(?:都|也|就|已经)?(?:换成|改成|变成)了?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,10}?)(?:了|啦)?$"
+)
+#: "以后只喝冰美式了": one thing, from now on, in place of what the user had
+_ONLY_NOW = re.compile(
+    r"^(?:以后|现在|从此|今后|往后)(?:就|都)?只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
+)
 #: "今天去把卡退了", "昨天刚把它卖掉了": a thing the user had is gone
 _GOT_RID = re.compile(r"把(?P<x>它|这个|那个|[\u4e00-\u9fff]{1,4}?)(?P<verb>卖|退|扔|送人|转手|处理|捐)(?:掉|了)?了")
 #: "现在在健身房做私教", "后来一个人租了个单间": when, then the state now
@@ -1002,6 +1047,10 @@ _REPORTS_TO = re.compile(
 #: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
 _NOW_DOING = re.compile(
     r"^(?:现在|目前|如今|后来)(?:在)?(?:做|干|当)(?:起了?|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$"
+)
+#: "卡已经转给别人了", "车上个月卖了": a thing, then where it went
+_GONE_TO_OTHERS = re.compile(
+    r"^(?P<x>[\u4e00-\u9fff]{1,4}?)(?:已经|早就|上个?月|上周|前两天|昨天)?(?P<verb>转给别人|送人|卖|转手|退|扔)(?:掉|了)?了?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(

@@ -61,7 +61,13 @@ from factledger.infrastructure.offline.rules_zh_prefs import (
     _tool_preference,
 )
 from factledger.infrastructure.offline.signals import SignalDetector, dialect
-from factledger.infrastructure.offline.slots import ROLE_SYNONYMS, ZH_ROLE_PATTERN, slot_of, slots_of, species_of
+from factledger.infrastructure.offline.slots import (
+    ROLE_SYNONYMS,
+    ZH_ROLE_PATTERN,
+    slot_of,
+    slots_of,
+    species_of,
+)
 
 log = logging.getLogger(__name__)
 
@@ -146,11 +152,15 @@ _FEMALE_ROLES = frozenset(
         "闺蜜",
     ]
 )
+#: "我那台是戴尔灵越", "那辆其实是朗逸": what a thing of the user's really is
+_ZH_THAT_ONE = re.compile(
+    r"(?:那|这)(?:台|辆|部|款)(?:其实|应该)?是(?P<v>[\u4e00-\u9fffA-Za-z0-9 ]{2,12}?)(?=[，,。！!]|$)"
+)
 #: what an English correction gives as the right value: "I meant Lyon, France", "it's Ivy"
 _EN_CORRECT_VALUE = re.compile(
     r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|called(?: actually)?|"
     r"(?:he|she|it)(?:'s| is) actually)\s+"
-    r"(?P<v>[A-Z][\w'-]*(?:,?\s+[A-Z][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
+    r"(?:an? (?=[A-Z]))?(?P<v>(?:(?:St|Dr|Mt)\.\s+)?[A-Z][\w'-]*(?:,?\s+[A-Z0-9][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
     r"|(?:an? )[a-z][\w' -]*)"
 )
 _SLOT_CATEGORIES = {
@@ -628,6 +638,8 @@ class RuleExtractor:
             # "Rhys, R-H-Y-S": the spelling is not part of the value
             values = [re.sub(r",?\s+(?:[A-Z][-. ]){2,}[A-Z]\b.*$", "", v) for v in values]
             values += [v for v in map(changes.bare_value, clauses) if v]
+            # "我那台是戴尔灵越": the thing spoken of, by its make
+            values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
             for value in values:
                 found = changes.substitute(value, message.text, message.known) or changes.named_instead(
                     value, message.text, message.known
@@ -688,6 +700,35 @@ _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上�
 _SOMEONE = re.compile(r"我|你|您|他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
 
 
+def _fills_a_slot(clause: str) -> bool:
+    """'家住福州仓山区', '小宝叫糖糖', '家里还有只鹦鹉': read as the speaker's, the clause says what
+    the slot reader knows as an attribute of a person (not a liking or a having, which chat says
+    of anything; a home's animals and vehicles are the household's)."""
+    if len(clause) < 4 or re.search(r"[你您他她它]|大家|别人|人家|咱们|我们", clause):
+        return False
+    household = bool(re.match(r"^家里?(?:还|也)?(?:有|养了?)", clause))
+    named = "叫" in clause
+    return any(
+        slot in _PERSONAL_SLOTS
+        or slot.startswith("favourite:")
+        or (named and slot.startswith("attr:"))
+        or (household and slot.startswith(("keeps:", "possession:")))
+        for slot, _ in slots_of("用户" + clause)
+    )
+
+
+#: what a clause without 我 may say of the speaker: where they live and work, what they do and
+#: study, things and habits (not a frame or an "is", which chat says of anything, nor a school
+#: year or an age, which chat says of children)
+_PERSONAL_SLOTS = frozenset(
+    {
+        "residence", "origin", "work_location", "employer", "employment", "job", "major",
+        "phone", "vehicle", "commute", "diet", "allergy", "hair_colour", "business", "salary", "weight",
+        "blood_type", "company_location",
+    }
+)  # fmt: skip
+
+
 def _with_dropped_subject(text: str) -> str:
     """A Chinese message that leaves out 我, as chat often does, with 我 put back in front.
 
@@ -707,7 +748,7 @@ def _with_dropped_subject(text: str) -> str:
         clause = _OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
         if re.search(r"[?？吗]", clause):
             return text
-        if clause and _DROPPED.match(clause) and not changes.is_unreal(clause):
+        if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(clause):
             if re.match(_HABIT_TIME, clause) and re.search(r"了|过", clause):
                 return text  # "周末去听了场音乐会": one outing, not a habit
             at = start + piece.index(clause)
@@ -735,6 +776,13 @@ def _with_dropped_english_subject(text: str) -> str:
     said = re.search(r"(?:^|[.!]\s+)(?P<s>(?:officially|finally|now|already) (?:an? )[^.!?]+)", stripped, re.IGNORECASE)
     if said and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(said.group("s")):
         return "I'm " + said.group("s")
+    # "and a cat called Pepper who hates him": one more of what the speaker has, by name
+    more = re.match(
+        r"^(?:and|plus|also)[, ]+(?:a|an|another) (?P<thing>[a-z]+(?: [a-z]+)?) (?:called|named) (?P<n>[A-Z][\w'-]+)",
+        stripped,
+    )
+    if more:
+        return f"I have a {more.group('thing')} named {more.group('n')}"
     if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
         return text
     lead = re.match(
@@ -772,7 +820,8 @@ def _actually(item: _Item) -> _Item:
     if item.kind != "fact" or not item.generic:
         return item
     if item.text.startswith("用户") and not item.text.startswith(("用户其实", "用户的")):
-        return item._replace(text="用户其实" + item.text[2:])
+        # once, right after the subject, where the judge reads it ("用户家猫其实是美短" → "用户其实家猫是美短")
+        return item._replace(text="用户其实" + item.text[2:].replace("其实", "", 1))
     m = re.match(r"^The user (?!actually\b)", item.text)
     if m:
         return item._replace(text="The user actually " + item.text[m.end() :])

@@ -622,14 +622,19 @@ def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-_MEASURE = r"\d+(?:\.\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
+_MEASURE = r"\d+(?:[./]\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
 
 
 #: "用户把卡退了", "用户已经把它卖掉了": a thing the user had is gone (what ``changes.events`` writes)
-_GOT_RID = re.compile(r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|处理|捐)(?:掉)?了$")
+_GOT_RID = re.compile(
+    r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给别人|处理|捐)(?:掉)?了$"
+)
 #: "用户改玩王者荣耀了": what the user does now, in place of what they did
 _SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?P<v>\S+?)了?$")
 _HAD = re.compile(r"有|买|办|入手|养|租")
+#: "用户以后只喝冰美式了", "用户早饭换成燕麦加鸡蛋了" (what ``changes.events`` writes)
+_ONLY_NOW = re.compile(r"^用户以后只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>\S+?)了?$")
+_TOPIC_SWAPPED = re.compile(r"^用户(?P<t>[\u4e00-\u9fff]{2,3}?)换成(?P<v>\S+?)了?$")
 
 
 def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
@@ -641,9 +646,12 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
         if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
             return Relation.CONFLICT, f"conflict: the user no longer has {thing}"
         return None
-    m = _SWITCHED.match(new)
+    m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
     if m and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
         return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
+    m = _TOPIC_SWAPPED.match(new)
+    if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
+        return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
     return None
 
 

@@ -497,6 +497,7 @@ _LEVEL = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|
 _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
     (r"^的?家(?:住)?在(?P<v>.+)$", "residence"),
+    (r"^的?家住(?P<v>[\u4e00-\u9fff]{2,10})$", "residence"),
     # "在广州住", "在成都生活": the place, then the living
     (
         r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:住|生活|居住|常住)(?:了|着)?(?:[一二两三四五六七八九十几\d]+年(?:多|了)?|很久|好久|多年)?$",
@@ -525,7 +526,10 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "work_location",
     ),
     # what the user studies: one major at a time
-    (r"^(?:在)?(?:学的是|的?专业是|读的是)(?P<v>[^，,]{2,8}?)(?:专业)?$", "major"),
+    (r"^(?:在)?(?:学的是|的?专业(?:其实|实际上)?是|读的是)(?P<v>[^，,]{2,8}?)(?:专业)?$", "major"),
+    # "对芒果过敏", "过敏的其实是菠萝": what the user is allergic to (one may be to several)
+    (r"^对(?P<v>[^，,]{1,8}?)过敏(?:[，,].*)?$", "allergy"),
+    (r"^过敏的?(?:其实|实际上)?是(?P<v>[^，,]{1,8})(?:[，,].*)?$", "allergy"),
     (r"^[^，,]{0,6}?转专业(?:到|成|去|读)了?(?P<v>[^，,]{2,8}?)(?:专业)?(?:了|啦)?$", "major"),
     (
         r"^(?:在)?学(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法律|法学|医学|临床|护理|设计|技术|教育|新闻|传媒|数学|物理|化学|生物|历史|哲学|经济|材料|土木|建筑|心理学?|计算机|统计))(?:专业)?(?:的)?$",
@@ -609,6 +613,9 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "commute",
     ),
     (r"^用的是(?P<v>.+?)手机$", "phone"),
+    (r"^用的手机是(?P<v>.+)$", "phone"),
+    # "笔记本是联想小新", "相机是索尼A7": a thing of one's own, by its make
+    (r"^(?P<noun>笔记本|电脑|平板|相机|手表|耳机|游戏机)(?:是|用的是)(?P<v>.+)$", "attr"),
     (
         r"^用的(?:是)?(?P<v>(?:iPhone|苹果|红米|小米|华为|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚|Xiaomi|Huawei|OnePlus).*)$",
         "phone",
@@ -691,9 +698,12 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:now )?works as (?:an? )?(?P<v>.+)$", "job"),
     # "just started a new job as a dental hygienist", "started working as a nurse"
     (
-        r"^(?:(?:just|recently|finally) )*(?:started|began|got|landed) (?:a (?:new )?job|working) as (?:an? )?(?P<v>.+)$",
+        r"^(?:(?:just|recently|finally) )*(?:started|began|got|landed|took) (?:a (?:new )?(?:job|gig|role|position)|working) as "
+        r"(?:an? )?(?P<v>.+?)(?: this week| last week| today| now)?$",
         "job",
     ),
+    # "is engaged to Daniel", "is married to Sam": the partner now
+    (r"^(?:is |got |just got )?(?:now )?(?:engaged|married) to (?P<v>(?-i:[A-Z])[\w'-]+)\b.*$", "partner"),
     # one team at a time: "roots for the Celtics", "is a Warriors fan", "switched allegiance to the Knicks"
     (
         r"^(?:roots|cheers|is rooting) for (?:the )?(?P<v>(?-i:[A-Z])[\w'-]+(?: (?-i:[A-Z])[\w'-]+)*)\b.*$",
@@ -762,7 +772,7 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^is (?:now )?on (?:an? |the )?(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
         "phone",
     ),
-    (r"^is (?:now )?dating (?P<v>.+)$", "marital"),
+    (r"^is (?:now )?dating (?!an? \w+ named )(?P<v>.+)$", "marital"),
     (r"^is (?:now )?(?P<v>retired|unemployed|between jobs|out of work|jobless)$", "employment_status"),
     (r"^(?P<v>quit|left) (?:the user's|his|her|their) job$", "employment_status"),
     (r"^(?:now )?(?:drives|is driving) (?P<v>.+)$", "vehicle"),
@@ -812,6 +822,8 @@ def _refine_is(value: str) -> tuple[str, str] | None:
         return "origin", value
     if looks_like_job(value):
         return "job", re.sub(r"^(?:一[个名位]|个|名)", "", value)
+    if re.fullmatch(r"[一二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d?", value):
+        return "age", _number(value)  # "我爸今年是六十三": a bare number said of a person is an age
     return None
 
 
@@ -979,7 +991,8 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
     if english and re.match(
-        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named )?[A-Z]", predicate
+        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named |an? \w+ named )?[A-Z]",
+        predicate,
     ):
         return None  # "is dating Priya": who, read as the partner slot
     if english:
@@ -1121,6 +1134,8 @@ def _slots(text: str) -> list[tuple[str, str]]:
             predicate,
             flags=re.IGNORECASE,
         )
+        # "phone's a Pixel 6": the contraction of "is"
+        predicate = re.sub(r"^([a-z]+)'s (?=(?:an? |the )?[A-Z0-9])", r"\1 is ", predicate)
         # "is a dog groomer now": when is not what
         predicate = re.sub(
             r"(?:,? (?:now|these days|nowadays|currently|at the moment|anymore))+$", "", predicate, flags=re.IGNORECASE
