@@ -132,6 +132,9 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I'm dating a guy named Leo.", "that didn't last. now engaged to Omar 💍", "Omar"),
         ("I work at St. Luke's.", "scratch that, it's St. Anne's", "Anne"),  # a saint's name is one name
         ("My laptop's a Lenovo Yoga.", "actually it's a MacBook Air, was thinking of my old one", "MacBook Air"),
+        ("我在一所中学教物理", "这学期学校让我改教化学了", "化学"),  # what one teaches instead
+        ("我在京东当仓管", "啊打错了，是苏宁哈", "苏宁"),  # the place of a job corrected; 哈 is no part of it
+        ("Call me Dr. Wong, please.", "we're friends now, just call me Mei", "Mei"),  # a title goes with the name
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -205,3 +208,20 @@ def test_a_script_asked_back_replaces_the_other(extractor: RuleExtractor, judge:
     (first,) = extractor.extract("用繁体字回复我吧").preferences
     (then,) = extractor.extract("还是改回简体吧").preferences
     assert judge.judge(first.text, then.text).relation is Relation.UPDATE
+
+
+def test_what_to_recommend_is_one_request_and_a_new_one_replaces_it(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    first = extractor.extract("给我推荐电影的时候多推科幻片").preferences
+    assert [p.text for p in first] == ["偏好推荐电影时推科幻片"]
+    for later in ("以后推点纪录片吧", "推电影就推纪录片吧"):
+        [new] = extractor.extract(later).preferences
+        assert judge.judge(first[0].text, new.text).relation is Relation.UPDATE, new.text
+    [prose] = [p for p in extractor.extract("别分条了，直接一段话讲完就行").preferences if "一段话" in p.text]
+    # in the user's words, a layout the judge knows
+    assert judge.judge("偏好分点列出的回复格式", prose.text).relation is Relation.UPDATE
+
+
+def test_a_figure_the_speaker_gives_of_themself_is_not_a_relatives(extractor: RuleExtractor) -> None:
+    known = [f.text for f in extractor.extract("我外公今年88了").facts]
+    facts = extractor.extract("我自己才41，熬个夜都扛不住", known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with in known], [(f.text, f.conflicts_with) for f in facts]

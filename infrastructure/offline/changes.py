@@ -225,7 +225,7 @@ def bare_value(clause: str) -> str | None:
     )
     if m:
         return m.group("v").strip()
-    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12})$", text)
+    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
     if m:
         return m.group("v")
     if _ZH_FILLER_WORDS.fullmatch(text):
@@ -262,9 +262,19 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
     later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        # "在顺丰当快递员" is a place and a job: either can be the one corrected
+        read = [
+            pair
+            for slot, old in slots_of(fact)
+            for pair in (
+                [("employer", old.split("/", 1)[0]), ("job", old.split("/", 1)[1])]
+                if slot == "employment" and "/" in old
+                else [(slot, old)]
+            )
+        ]
         usable = [
             (fact, slot, old)
-            for slot, old in slots_of(fact)
+            for slot, old in read
             if old
             and old in fact
             and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
@@ -627,7 +637,11 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
     bare = len(_COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
+    # "我自己才34": a figure the speaker gives of themself is not a relative's
+    own = bool(re.search(r"我", clause))
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        if own and re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", fact):
+            continue
         found = [m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))]
         if not found:
             continue
@@ -1021,7 +1035,7 @@ _NEW_CAR = re.compile(
 _DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}色)")
 #: "改玩王者荣耀", "现在改学尤克里里": the thing the user does now, in place of the last
 _SWITCHED_TO = re.compile(
-    r"^(?:现在|后来|最近)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?:起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
+    r"^(?:[^，,改换转]{0,8}?(?:让我|叫我|要我)|现在|后来|最近|这学期|今年)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?:起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
 )
 #: "早饭换成燕麦加鸡蛋了": what a known habit is now, by its topic
 _TOPIC_SWAPPED = re.compile(

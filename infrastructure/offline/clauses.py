@@ -249,7 +249,7 @@ _STANDING = r"以后|往后|今后|从现在(?:开始|起)|从今天(?:开始|�
 _REVERT = r"(?:算了[，, ]*)?还是(?=用|写|叫|推荐|说|讲|回|给|发|列|别|不要)"
 #: "给我推荐菜谱的时候…", "称呼我的时候…": the occasion a request is about
 _OCCASION = r"(?:给我|跟我|和我|帮我|称呼我|叫我|回答|回复|推荐|写|讲|说)[^，,。]{0,8}?的时候"
-_REQUEST_VERB = r"推荐|叫我|称呼我|写成|改成|换成|写|用|回复|回答|讲|说|发|列|配|加|带|给我|跟我|多|少|别|不要"
+_REQUEST_VERB = r"推荐|推|叫我|称呼我|写成|改成|换成|写|用|回复|回答|讲|说|发|列|配|加|带|给我|跟我|多|少|别|不要"
 _REQUEST_END = r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛)[!！。~～]*$"
 _STANDING_REQUEST = re.compile(
     r"^(?:请|麻烦|劳驾)?(?:(?:"
@@ -291,3 +291,14 @@ def standing_request(text: str) -> str | None:
     content = re.sub(r"^(?:算了[，, ]*)?还是|^(?:都|就|再|也|请)+", "", content)
     content = re.sub(r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛|了)+$", "", content)
     return content or None
+
+
+#: "给我推荐菜谱多来点川菜", "推歌的时候多推点民谣": what to recommend, asked for every time
+_ASKS_TO_RECOMMEND = re.compile(
+    r"推荐?(?:歌曲|歌|音乐|电影|片子|电视剧|剧|书|菜谱|食谱|菜|游戏|餐厅)(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:给我)?(?:推|来)(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2}"
+)
+
+
+def asks_to_recommend(text: str) -> bool:
+    """A request about what to recommend of a kind (a standing preference, not a one-off question)."""
+    return isinstance(text, str) and not is_english(text) and bool(_ASKS_TO_RECOMMEND.search(text))

@@ -97,7 +97,12 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     # 2. Two preferences about replies: the side each takes on a dimension.
     if not _is_fact(old_fact) and not _is_fact(new_fact):
-        verdict = _renamed(old_fact, new_fact) or _by_dimension(old_fact, new_fact) or _rerequested(old_fact, new_fact)
+        verdict = (
+            _renamed(old_fact, new_fact)
+            or _recommended(old_fact, new_fact)
+            or _by_dimension(old_fact, new_fact)
+            or _rerequested(old_fact, new_fact)
+        )
         if verdict is not None:
             return verdict
 
@@ -187,6 +192,17 @@ def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
     if canonical(a.group(1)) == canonical(b.group(1)):
         return Relation.DUPLICATE, "duplicate: the same name to be called by"
     return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
+
+
+def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
+    """'偏好推荐歌时推摇滚' then '偏好推荐时推轻音乐': what to recommend of one kind, asked anew
+    (a request that names no kind is about the kind asked for before)."""
+    a, b = re.match(r"^偏好推荐(.*?)时推(.+)$", old), re.match(r"^偏好推荐(.*?)时推(.+)$", new)
+    if not (a and b) or (a.group(1) and b.group(1) and a.group(1) != b.group(1)):
+        return None
+    if canonical(a.group(2)) == canonical(b.group(2)):
+        return Relation.DUPLICATE, "duplicate: the same thing to recommend"
+    return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
 
 
 def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
@@ -630,7 +646,7 @@ _GOT_RID = re.compile(
     r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给别人|处理|捐)(?:掉)?了$"
 )
 #: "用户改玩王者荣耀了": what the user does now, in place of what they did
-_SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打)(?P<v>\S+?)了?$")
+_SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?P<v>\S+?)了?$")
 _HAD = re.compile(r"有|买|办|入手|养|租")
 #: "用户以后只喝冰美式了", "用户早饭换成燕麦加鸡蛋了" (what ``changes.events`` writes)
 _ONLY_NOW = re.compile(r"^用户以后只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>\S+?)了?$")

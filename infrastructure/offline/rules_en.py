@@ -391,8 +391,12 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     )
     if m and _en_place(m.group("v")):
         return _fact(f"The user lives in {_en_place(m.group('v'))}", "location")
+    # "call me Dr. Patel, please", "just call me Anika": a title goes with the name, a please does not
     m = re.match(
-        rf"^(?:my name is|my name's|{I_AM} called|call me) (?P<v>[A-Z][\w'-]*(?: [A-Z][\w'-]*)*)$", t, re.IGNORECASE
+        rf"^(?:(?:please|just|now)[, ]+)*(?:my name is|my name's|{I_AM} called|call me) "
+        r"(?P<v>(?:(?:Dr|Mr|Mrs|Ms|Prof)\.? )?(?-i:[A-Z])[\w'-]*(?: (?-i:[A-Z])[\w'-]*)*)(?:,? (?:please|thanks|pls))?$",
+        t,
+        re.IGNORECASE,
     )
     if m:
         return _fact(f"The user's name is {m.group('v')}", "personal_info")

@@ -159,7 +159,7 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     )
     if m and not re.search(r"不要|别|不用|不许|谁", rest[: m.start()]) and not re.match(r"(?:什么|啥)", m.group("n")):
         return _pref(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    item = _time_preference(rest, said)
+    item = _time_preference(rest, said) or _recommendation_preference(rest, said)
     if item:
         return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
@@ -180,7 +180,12 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
         return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    if re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点)", rest) and request_like:
+    if re.search(r"一段话", rest) and request_like and not re.search(r"(?:不要|不用|别)[^，,]{0,4}一段话", rest):
+        return _pref("偏好写成一段话的回复格式", "format", said, behaviour=True)  # in the user's words
+    if (
+        re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点|列了|列出来|分条列)|成段|段落", rest)
+        and request_like
+    ):
         return _pref("偏好成段落的回复格式", "format", said, behaviour=True)
     if re.search(r"分点|分条|列点|列要点", rest) and request_like:
         return _pref("偏好分点列出的回复格式", "format", said, behaviour=True)
@@ -194,6 +199,35 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
         for pattern, text in _STYLE_REQUESTS:
             if re.search(pattern, rest):
                 return _pref(text, "communication_style", said, behaviour=True)
+    return None
+
+
+#: what the user asks to be recommended, by kind
+_RECOMMENDED_KINDS = r"歌曲|歌|音乐|电影|片子|电视剧|剧|书|菜谱|食谱|菜|游戏|餐厅|店|景点"
+_RECOMMENDATION = (
+    # "给我推荐歌的时候多推摇滚", "以后推歌都推爵士吧", "推荐菜谱多来点川菜"
+    re.compile(
+        r"推荐?(?P<k>"
+        + _RECOMMENDED_KINDS
+        + r")(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:给我|给用户)?(?:推|来)(?:荐)?(?:点|些|一些)?"
+        r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
+    ),
+    # "以后推点轻音乐吧", "以后推粤菜吧": the kind left out, the request standing
+    re.compile(
+        r"^(?:以后|之后|今后|往后|从现在起)(?:就|都|多|还是)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
+        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r")[\u4e00-\u9fffA-Za-z]{2,8}?)(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
+    ),
+)
+
+
+def _recommendation_preference(rest: str, said: str) -> _Item | None:
+    """'给我推荐歌的时候多推摇滚' → 偏好推荐歌时推摇滚: one frame for what to recommend, so that a
+    later '以后推点轻音乐吧' is read as the same request changed (judge._recommended)."""
+    for pattern in _RECOMMENDATION:
+        m = pattern.search(rest)
+        if m and not re.search(r"别|不要|不用", rest[: m.start()]):
+            kind = m.groupdict().get("k") or ""
+            return _pref(f"偏好推荐{kind}时推{m.group('v')}", "content", said, behaviour=True)
     return None
 
 

@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 from factledger.infrastructure.offline.clauses import (
     EN_ELLIPSIS,
     Clause,
+    asks_to_recommend,
     dialect,
     en_mentions_self,
     is_english,
@@ -371,7 +372,9 @@ class SignalDetector:
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
-        if not prefs and (standing_request(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)):
+        if not prefs and (
+            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
+        ):
             prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
         if (
             set(facts) <= self.GENERIC_CATEGORIES

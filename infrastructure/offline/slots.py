@@ -727,6 +727,15 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         "vehicle",
     ),
     (r"^is (?:severely |very |mildly )?allergic to (?P<v>.+)$", "allergy"),
+    # one way of eating at a time: "is on the keto diet", "is doing intermittent fasting now"
+    (
+        r"^(?:is )?(?:on|doing|trying) (?:the |a )?(?P<v>keto|paleo|vegan|low[- ]carb|carnivore|mediterranean|intermittent fasting|whole30)\b.*$",
+        "diet",
+    ),
+    (
+        r"^(?:got the keys to|moved into|signed a lease (?:on|for)) (?:an? |the )?[\w-]+(?: [\w-]+)? in (?P<v>(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+)*)\b.*$",
+        "residence",
+    ),
     # "apartment's in Queens", "place is in Hoboken": where the user lives
     (
         r"^(?:apartment|flat|house|place|home|condo)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]+(?: (?-i:[A-Z])[\w.'-]+)*)\b.*$",
