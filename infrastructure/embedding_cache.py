@@ -255,22 +255,24 @@ class CachedEmbedder:
             return
         if user_memory_id(context.user_id) not in {e.originator_id for e in stored_events}:
             return
-        hashes = list(vectors)
-        curs.execute(
+        # One statement: the vectors as binary parameters (no text of 1,536 floats to format and
+        # parse), then the owners; a decision without new vectors writes owners only.
+        rows = SQL(", ").join([SQL("(%s, %s, %s::vector)")] * len(vectors))
+        stored = (
             SQL(
-                "WITH stored AS (INSERT INTO {} (embedder_id, text_hash, embedding) "
-                "SELECT %(e)s, h, v::vector FROM unnest(%(h)s::bytea[], %(v)s::text[]) AS t(h, v) "
-                "ON CONFLICT DO NOTHING) "
-                "INSERT INTO {} SELECT u, %(e)s, h FROM unnest(%(u)s::text[], %(oh)s::bytea[]) AS o(u, h) "
-                "ON CONFLICT DO NOTHING"
-            ).format(self.table, self.owners),
-            {
-                "e": self.embedder_id,
-                "h": hashes,
-                "v": [vector_literal(vectors[h]) for h in hashes],
-                "u": [u for u, _ in owners],
-                "oh": [h for _, h in owners],
-            },
+                "WITH stored AS (INSERT INTO {} (embedder_id, text_hash, embedding) VALUES {} ON CONFLICT DO NOTHING) "
+            ).format(self.table, rows)
+            if vectors
+            else SQL("")
+        )
+        params: list[Any] = [v for h, vector in vectors.items() for v in (self.embedder_id, h, BinaryVector.of(vector))]
+        bind_binary_vectors(curs)
+        curs.execute(
+            stored
+            + SQL(
+                "INSERT INTO {} SELECT u, %s, h FROM unnest(%s::text[], %s::bytea[]) AS o(u, h) ON CONFLICT DO NOTHING"
+            ).format(self.owners),
+            [*params, self.embedder_id, [u for u, _ in owners], [h for _, h in owners]],
         )
 
     def _own(self, texts: Sequence[str]) -> None:

@@ -12,7 +12,7 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   a message id is refused for a user's whole history, not a window of it;
 * ``within_save``, when set, runs in the same transaction after the events
   are in (the inline projection writes the read model there: one commit a
-  message instead of two, ADR 0005).
+  message instead of two, ADR 0020).
 """
 
 from __future__ import annotations

@@ -51,6 +51,7 @@ _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 # json.dumps(…, ensure_ascii=False), without making an encoder a call
 _JSON = json.JSONEncoder(ensure_ascii=False)
 USER_TYPE_INDEX = "memories_user_type_active"
+OWNERS_KEPT = 100_000
 
 
 def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
@@ -99,6 +100,8 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         self.dimension = dimension
         self.application_name = application_name
         self._lock_key = zlib.crc32(f"{datastore.schema}.memories".encode())
+        # memory id → user id of memories projected by this process (see ``_remember_owners``)
+        self._owners: dict[UUID, str] = {}
         self.memories = Identifier(datastore.schema, "memories")
         self.meta = Identifier(datastore.schema, "memories_meta")
         self.users = Identifier(datastore.schema, "memories_users")
@@ -251,6 +254,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def forget_in(self, curs: Cursor[Any], originator_id: UUID, user_id: str) -> int:
         """``forget`` inside the caller's transaction (the eraser's, across ledgers)."""
         curs.execute("SELECT pg_advisory_xact_lock(%s)", (self._lock_key,))
+        self._owners.pop(originator_id, None)
         curs.execute(SQL("DELETE FROM {} WHERE user_id = %s").format(self.memories), (user_id,))
         rows = curs.rowcount
         curs.execute(SQL("DELETE FROM {} WHERE originator_id = %s").format(self.users), (originator_id,))
@@ -311,7 +315,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
             )
         if added:
-            owners = dict(named)
+            owners = {**{o: u for o, u in self._owners.items() if o in {c.originator_id for c in added}}, **named}
             unknown = list({c.originator_id for c in added} - owners.keys())
             if unknown:
                 curs.execute(
@@ -319,6 +323,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     (unknown,),
                 )
                 owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
+            self._remember_owners(owners)
             rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
             # What can fail in the block (the server refusing a value, psycopg unable to encode a text
             # or a naive time) aborts the COPY with that error, and the savepoint takes it back.
@@ -348,6 +353,13 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     ),
                 ),
             )  # fmt: skip
+
+    def _remember_owners(self, owners: Mapping[UUID, str]) -> None:
+        # A memory's id is made from its user's id, so the pair never changes: no lookup for a
+        # user this process has projected before (bounded; the oldest go first).
+        self._owners.update(owners)
+        while len(self._owners) > OWNERS_KEPT:
+            del self._owners[next(iter(self._owners))]
 
     @staticmethod
     def _copy_row(
