@@ -315,8 +315,10 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
             )
         if added:
-            owners = {**{o: u for o, u in self._owners.items() if o in {c.originator_id for c in added}}, **named}
-            unknown = list({c.originator_id for c in added} - owners.keys())
+            wanted = {c.originator_id for c in added}
+            owners = {o: self._owners[o] for o in wanted if o in self._owners}
+            owners.update(named)
+            unknown = list(wanted - owners.keys())
             if unknown:
                 curs.execute(
                     SQL("SELECT originator_id, user_id FROM {} WHERE originator_id = ANY(%s)").format(self.users),
