@@ -6,7 +6,9 @@ It is a fake at the edge (the Extractor port), not a patch of our internals.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 
+from factledger.domain.memory import UserMemory
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
 # A small conversation with every kind of decision: observe, confirm, update,
@@ -68,3 +70,22 @@ class FlakyExtractor(ScriptedExtractor):
         if message in self.failing:
             raise ExtractionFailure("endpoint down", extractor_id=self.extractor_id, raw_output="<html>502</html>")
         return super().extract(message, context, known_facts)
+
+
+def observe_unchecked(memory: UserMemory, fact_id: str, text: str, message_id: str = "m1") -> None:
+    """A FactObserved recorded past every check (as an older version or a bug might have)."""
+    memory.trigger_event(
+        UserMemory.FactObserved,
+        fact_id=fact_id,
+        text=text,
+        category="location",
+        confidence=0.9,
+        message_id=message_id,
+        session_id=None,
+        extractor_id="old/1",
+        at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
+        conflicts_with=None,
+        authority="stated",
+        prompt_id=None,
+        actor=None,
+    )

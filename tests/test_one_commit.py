@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 import psycopg
 import pytest
 from psycopg.sql import SQL, Identifier
+from scripted import observe_unchecked
 
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory, user_memory_id
@@ -123,21 +124,7 @@ def test_a_row_the_view_refuses_does_not_fail_the_save(service: LedgerService) -
     text = "用户住在上海"
     service.embedder.embed([text])  # held in memory, as after deciding: the save tries to project it
     memory.ingest_message("m2", "我住在上海", datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
-    memory.trigger_event(  # past every check, as an older version or a bug might have recorded it
-        UserMemory.FactObserved,
-        fact_id="not-a-uuid",
-        text=text,
-        category="location",
-        confidence=0.9,
-        message_id="m2",
-        session_id=None,
-        extractor_id="old/1",
-        at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
-        conflicts_with=None,
-        authority="stated",
-        prompt_id=None,
-        actor=None,
-    )
+    observe_unchecked(memory, "not-a-uuid", text, message_id="m2")
     service.ledger.save(memory)
     assert service.ledger.find_memory("odd") is not None
     assert [e for e in service.ledger.user_events("odd") if isinstance(e, UserMemory.FactObserved)][-1].fact_id == (

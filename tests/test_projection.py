@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hsettings
 from hypothesis import strategies as st
-from scripted import MESSAGES
+from scripted import MESSAGES, observe_unchecked
 
 from factledger.application.errors import EmbedderMismatch
 from factledger.application.service import LedgerService
@@ -180,25 +180,6 @@ def test_two_projectors_racing_apply_every_event_once(settings: Settings) -> Non
         second.close()
 
 
-def _observe(memory: UserMemory, fact_id: str, text: str) -> None:
-    """A FactObserved recorded past every check (as an older version or a bug might have)."""
-    memory.trigger_event(
-        UserMemory.FactObserved,
-        fact_id=fact_id,
-        text=text,
-        category="location",
-        confidence=0.9,
-        message_id="m1",
-        session_id=None,
-        extractor_id="old/1",
-        at=datetime(2026, 1, 5, 9, 0, tzinfo=UTC),
-        conflicts_with=None,
-        authority="stated",
-        prompt_id=None,
-        actor=None,
-    )
-
-
 @pytest.mark.pg_only
 def test_stored_vectors_are_the_embedders_float32_exactly(service: LedgerService) -> None:
     service.ingest("u", "我在杭州工作，老板姓张，平时喜欢简短的回复")
@@ -218,10 +199,10 @@ def test_row_ids_postgresql_reads_differently_take_the_entry_by_entry_path(
     upper = str(uuid.uuid4()).upper()
     memory = UserMemory.start("odd")
     memory.ingest_message("m1", "我住在北京", datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
-    _observe(memory, upper, "用户住在北京")  # PostgreSQL's uuid input takes it: a row
+    observe_unchecked(memory, upper, "用户住在北京")  # PostgreSQL's uuid input takes it: a row
     service.ledger.save(memory)
     service.catch_up()  # a batch of its own: nothing else makes it take the entry-by-entry path
-    _observe(memory, "not-a-uuid", "用户住在上海")  # refused: quarantined, as before
+    observe_unchecked(memory, "not-a-uuid", "用户住在上海")  # refused: quarantined, as before
     service.ledger.save(memory)
     service.catch_up()
     assert [str(r["id"]) for r in service.read_model.all_rows()] == [upper.lower()]
