@@ -164,6 +164,9 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我住在苏州", "上周去了杭州，玩了三天"),  # gone to, not staying
         ("我在玩原神", "我朋友改玩崩铁了"),  # someone else's switch
         ("I'm allergic to dust.", "I mean, it's not that bad"),  # "I mean" is no correction
+        ("我在一家书店上班", "坦白说，我挺喜欢现在的工作"),  # "frankly", not a confession
+        ("我住在青岛", "下周放假的时候想去爬山"),  # 假的 inside 放假的
+        ("I work at a bakery.", "to be honest I don't mind the early shifts"),
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

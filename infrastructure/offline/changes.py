@@ -562,8 +562,8 @@ _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
     r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
-    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|坦白|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
-    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bfull honesty\b",
+    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
+    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
     re.IGNORECASE,
 )
 
@@ -671,16 +671,14 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|坦白|误诊"
+    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
 )
-#: "骗你的", "开玩笑的", "吹牛的", "坦白吧": what was just said was not so
-_MADE_UP = re.compile(
-    r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|坦白(?:吧|说|讲)|说着玩的|假的啦?|误诊|白担心"
-)
+#: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
+_MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
 #: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
 _EN_MADE_UP = re.compile(
     r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
-    r"made (?:that|it) up|not true|full honesty|to be honest i (?:don't|do not|never)|misdiagnos\w*|false alarm)\b",
+    r"made (?:that|it) up|that's not true|misdiagnos\w*|false alarm)\b",
     re.IGNORECASE,
 )
 #: "刚才那句", "上一句", "前面说的": the statement just made
