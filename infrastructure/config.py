@@ -323,7 +323,8 @@ SETTINGS: tuple[Setting, ...] = (
         "inline_projection",
         "FACTLEDGER_INLINE_PROJECTION",
         _bool,
-        "project right after each ingest; set `false` when `projection follow` runs",
+        "project each ingest's rows in its own transaction (one commit a message, ADR 0020; a catch-up "
+        "after it when older events wait); set `false` when `projection follow` runs",
     ),
     Setting("offline_dimension", "FACTLEDGER_OFFLINE_DIMENSION", _dimension, "vector size of the offline embedder"),
     Setting(
