@@ -15,6 +15,7 @@ import pytest
 from psycopg.sql import SQL, Identifier
 from scripted import observe_unchecked
 
+from factledger.application.calls import calls_for
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory, user_memory_id
 
@@ -141,7 +142,14 @@ def test_the_vectors_deciding_made_commit_with_the_message(service: LedgerServic
     owners = _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("u",))
     vectors = _count(pg_uri, schema, "embedding_cache_v2")
     assert owners >= 1 and vectors >= owners
-    # A duplicate delivery saves nothing, and writes no owner rows for what it decided.
+    # A decision that saved nothing leaves its rows pending; the next save, for another user,
+    # drops them instead of writing them under its own commit.
+    with calls_for("w", "m-w", "decide", schema):
+        service.embedder.embed(["用户在苏州的一家银行上班"])
+    service.ingest("x", "我在南京的一所大学读研究生")
+    assert _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("w",)) == 0
+    assert _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("x",)) >= 1
+    # A duplicate delivery is refused before anything is decided or written.
     mid = str(uuid.uuid4())
     service.ingest("v", "我在南京的一所大学读研究生", message_id=mid)
     before = _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("v",))

@@ -860,28 +860,34 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if named and partner.group("v") not in named[0]:
             role = named[1].split(":")[1] if named[1].startswith("relationship:") else "对象"
             found.append((f"用户的{role}叫{partner.group('v')}", named[0]))
+
+    def doing(verb: str) -> tuple[str, str, str] | None:
+        """The latest known fact in which the user does ``verb`` to something ("在玩原神" for 玩)."""
+        return latest(lambda f, s, v: bool(re.search(verb + r"(?!了)\S", f[2:])))
+
+    # each clause once, without what ends it ("…榴莲😋"); the rules before the loop read clauses
+    # that the loop would pass over as plans ("下个月去…报到", "以后只喝…了")
+    pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
     if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作", text, re.I):
-        for raw in re.split(r"[，,。！!；;~～…]", text):
-            m = _REPORTS_TO.match(_TRAILING_SYMBOLS.sub("", raw.strip()))
+        for piece in pieces:
+            m = _REPORTS_TO.match(piece)
             work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
             if m and work and m.group("v") not in work[0]:
                 found.append((f"用户入职了{m.group('v')}", work[0]))
                 break
-    for raw in re.split(r"[，,。！!；;~～…]", text):
+    for piece in pieces:
         # "以后只喝苏打水了": a decision taken (了), not a plan
-        m = _ONLY_NOW.match(_TRAILING_SYMBOLS.sub("", raw.strip()))
-        verb = m.group("verb") if m else ""
-        about = latest(lambda f, s, v, verb=verb: bool(re.search(verb + r"(?!了)\S", f[2:]))) if m else None  # type: ignore[misc]
-        if m and about and m.group("v") not in about[0] and not others:
-            found.append((f"用户以后只{verb}{m.group('v')}了", about[0]))
+        m = _ONLY_NOW.match(piece)
+        about = doing(m.group("verb")) if m and not others else None
+        if m and about and m.group("v") not in about[0]:
+            found.append((f"用户以后只{m.group('verb')}{m.group('v')}了", about[0]))
     car = _NEW_CAR.search(text)
     if car and not others:
         vehicle = latest(lambda f, s, v: s == "vehicle")
         if vehicle and car.group("v") not in vehicle[0]:
             found.append((f"用户开的是{car.group('v')}", vehicle[0]))
-    for raw in re.split(r"[，,。！!；;~～…]", text):
-        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", raw.strip())
-        clause = _TRAILING_SYMBOLS.sub("", clause)
+    for piece in pieces:
+        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
         # a title the user now holds ("做仓库主管") names no one else
         whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
@@ -905,10 +911,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             continue
         m = _SWITCHED_TO.match(clause)
         if m:
-            verb = m.group("verb")
-            doing = latest(lambda f, s, v, verb=verb: bool(re.search(verb + r"(?!了)\S", f[2:])))  # type: ignore[misc]
-            if doing and m.group("v") not in doing[0]:
-                found.append((f"用户改{verb}{m.group('v')}了", doing[0]))
+            before = doing(m.group("verb"))
+            if before and m.group("v") not in before[0]:
+                found.append((f"用户改{m.group('verb')}{m.group('v')}了", before[0]))
             continue
         m = _TOPIC_SWAPPED.match(clause)
         topic = m.group("t") if m else ""
