@@ -218,6 +218,34 @@ def test_a_non_api_response_fails_cleanly(fake: FakeOpenAI) -> None:
         fact_extractor(fake).extract("我在杭州工作")
 
 
+def test_the_chat_body_is_read_by_us_with_its_counts(fake: FakeOpenAI) -> None:
+    def body(message: dict[str, Any], usage: Any) -> dict[str, Any]:
+        return {"id": "x", "object": "chat.completion", "choices": [{"index": 0, "message": message}], "usage": usage}
+
+    fake.script(
+        Reply(body=body({"role": "assistant", "content": "update"}, {"prompt_tokens": 31, "completion_tokens": 2})),
+        Reply(body=body({"role": "assistant", "content": None, "refusal": "I can't"}, None)),
+        Reply(body=body({"role": "assistant", "content": "ok"}, {"prompt_tokens": "many", "completion_tokens": -4})),
+        Reply(body={"choices": []}),
+    )
+    answers = [client(fake).chat(model="m", prompt_id="p", prompt="hi") for _ in range(4)]
+    assert [(a.text, a.input_tokens, a.output_tokens) for a in answers] == [
+        ("update", 31, 2),
+        ("I can't", 0, 0),
+        ("ok", 0, 0),
+        ("", 0, 0),
+    ]
+    sent = fake.requests[-1]["body"]
+    assert sent["model"] == "m" and sent["messages"] == [{"role": "user", "content": "hi"}]
+    assert sent["temperature"] == 0.0
+
+
+def test_a_chat_answer_whose_content_is_not_text_is_unreadable(fake: FakeOpenAI) -> None:
+    fake.script(Reply(body={"choices": [{"message": {"role": "assistant", "content": ["a", "list"]}}]}))
+    with pytest.raises(LLMUnavailable, match=r"unreadable response.*not text"):
+        client(fake).chat(model="m", prompt_id="p", prompt="hi")
+
+
 @pytest.mark.parametrize(
     ("answer", "relation"),
     [
