@@ -17,9 +17,9 @@ def judge() -> RuleJudge:
 
 def test_implements_the_judge_port(judge):
     assert isinstance(judge, RelationJudge)
-    assert judge.judge_id == "offline-rules/5"
+    assert judge.judge_id == "offline-rules/6"
     verdict = judge.judge("用户住在杭州", "用户住在上海")
-    assert verdict.judge_id == "offline-rules/5"
+    assert verdict.judge_id == "offline-rules/6"
     assert verdict.prompt_id is None
 
 

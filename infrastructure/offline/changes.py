@@ -37,6 +37,7 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
+from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 # --------------------------------------------------------------------------
 # Markers
@@ -560,7 +561,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
@@ -1015,7 +1016,27 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                     if held:
                         found.append((said, held[0]))
                         break
+    if not found and not others:
+        found.extend(succession(pieces, known))
     return found
+
+
+def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
+    """(the clause as the user's, the latest known fact it succeeds) for a new choice of something
+    a known fact names a choice of ("现在改喝无糖乌龙茶" after "每天一瓶可乐"; see ``topics``). The
+    clause before joins when it holds the words that say the old choice gave way ("膝盖伤了以后就
+    不碰了，现在迷上了游泳")."""
+    clauses = [re.sub(r"^(?:哦|噢|啊|嗯|对了|不过|但是|所以)+", "", p) for p in pieces]
+    for at, clause in enumerate(clauses):
+        if not clause or is_unreal(clause) or re.search(r"[?？吗]$|你|您", clause) or not topics_of(clause):
+            continue
+        tellings = [clause] + ([f"{clauses[at - 1]}，{clause}"] if at and clauses[at - 1] else [])
+        for telling in tellings:
+            said = "用户" + telling.removeprefix("我")
+            for fact in reversed(known):
+                if succeeds(fact, said):
+                    return [(said, fact)]
+    return []
 
 
 #: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named

@@ -68,10 +68,11 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
+from factledger.infrastructure.offline.topics import topics_of
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/7"
+EXTRACTOR_ID = "offline-rules/8"
 
 
 class _Reading:
@@ -554,7 +555,13 @@ class RuleExtractor:
                 if not any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
                     # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
                     new = set(text) - set(old) - set(" ，,")
-                    items = [i for i in items if not (i.generic and new and new <= set(i.text))]
+                    # and so does a statement of the choice it makes ("开的是电瓶车" beside "后来买了辆电瓶车")
+                    chosen = _choices(text)
+                    items = [
+                        i
+                        for i in items
+                        if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
+                    ]
                     items.append(_Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old))
         return self._without_echoes(items, message.known)
 
@@ -698,6 +705,11 @@ _DROPPED = re.compile(
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
 _SOMEONE = re.compile(r"我|你|您|他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
+
+
+def _choices(text: str) -> set[str]:
+    """The choices ``text`` names, of any topic (see ``topics``)."""
+    return {choice for named in topics_of(text).values() for choice in named}
 
 
 def _fills_a_slot(clause: str) -> bool:

@@ -43,8 +43,9 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
+from factledger.infrastructure.offline.topics import succeeds
 
-JUDGE_ID = "offline-rules/5"
+JUDGE_ID = "offline-rules/6"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -131,10 +132,17 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         else:
             # a second colleague's surname is another colleague, not a correction
             verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
-    for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE, Relation.DIFFERENT):
+    for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE):
         found = [v for v in verdicts if v[0] is wanted]
         if found:
             return found[0]
+    # a new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")
+    succeeded = succeeds(old_fact, new_fact)
+    if succeeded:
+        topic, before, after = succeeded
+        return Relation.UPDATE, f"update: {topic} {before} → {after}"
+    if verdicts:
+        return verdicts[0]
 
     # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
     for old_slot, old_value in old_slots:

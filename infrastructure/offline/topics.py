@@ -1,0 +1,168 @@
+"""Topics a person has one current choice of, and how a new choice is told.
+
+The slot reader knows attributes by how they are said ("住在X", "在X工作").
+Chat also changes things by naming a thing of the same kind in a sentence
+shaped like no slot: "现在改喝无糖乌龙茶" after "每天一瓶可乐", "彻底变成猫派了"
+after "一直是狗派", "后来买了辆电瓶车，骑着快多了" after "每天坐公交上班".
+This module names the kinds (a drink, a way to get to work, a sport, a genre,
+a game, a platform one works for) and the words that say a choice changed.
+
+A topic is *exclusive* when people hold one choice at a time (how they get to
+work, dog or cat person, the platform they drive for): any word that places
+the statement after the old one (现在, 后来, these days) makes it the new
+choice. The others (sports, drinks, games, genres, singers) are often held
+several at once, so only words that say the old one gave way (改, 换, 只,
+腻了, 不再, instead, switched) do, and never a word that adds (也, 还, also).
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
+
+#: topic → (words or shapes that name a choice of it, one choice at a time)
+_TOPICS: dict[str, tuple[str, bool]] = {
+    "commute": (
+        r"共享单车|公交车?|地铁|电瓶车|电动车|自行车|骑车|开车|自驾|打车|网约车|步行|走路|班车|城际|轻轨|摩托车?"
+        r"|\bbus(?:es)?\b|\bsubway\b|\bmetro\b|\btrains?\b|\bbik(?:e|es|ing)\b|\bcycl(?:e|es|ing)\b|\bscooters?\b"
+        r"|\bcarpool(?:s|ing)?\b|\bdriv(?:e|es|ing)\b|\bwalk(?:s|ing)?\b",
+        True,
+    ),
+    "school": (r"[\u4e00-\u9fff]{1,5}?(?:实验中学|实验学校|中学|小学|一中|二中|三中|四中|高中|附中|大学)", True),
+    "pet_side": (r"狗派|猫派|dog person|cat person", True),
+    "platform": (
+        r"美团|饿了么|滴滴|顺丰|京东|闪送|货拉拉|花小猪|曹操出行|\bUber\b|\bLyft\b|DoorDash|Instacart|Grubhub|Deliveroo",
+        True,
+    ),
+    "drink": (
+        r"可乐|雪碧|咖啡|美式|拿铁|奶茶|[乌龙绿红花果普洱]{1,2}茶|果汁|豆浆|牛奶|啤酒|白酒|红酒|黄酒|气泡水|苏打水|柠檬水|酸奶"
+        r"|\bcoffee\b|espresso|\blatte\b|cappuccino|\btea\b|matcha|\bsoda\b|\bcoke\b|\bjuice\b|\bbeer\b|\bwine\b|kombucha",
+        False,
+    ),
+    "sport": (
+        r"羽毛球|篮球|足球|乒乓球?|网球|排球|游泳|夜跑|跑步|瑜伽|普拉提|撸铁|骑行|爬山|徒步|滑雪|攀岩|拳击|太极|广场舞|跳绳|飞盘|马拉松|高尔夫"
+        r"|badminton|basketball|soccer|football|tennis|swimming|running|\byoga\b|pilates|cycling|hiking|climbing|boxing"
+        r"|\bgolf\b|crossfit",
+        False,
+    ),
+    "genre": (
+        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|[恐怖科幻爱情动作喜剧文艺战争]{2}片|言情|武侠|悬疑|推理"
+        r"|thrillers?|comed(?:y|ies)|documentar(?:y|ies)|\banime\b|sitcoms?|horror|rom-?coms?|k-?dramas?|sci-?fi|romance",
+        False,
+    ),
+    "game": (
+        r"王者荣耀|和平精英|原神|蛋仔派对|永劫无间|英雄联盟|吃鸡|我的世界|崩坏|星穹铁道|金铲铲|消消乐|炉石|魔兽|第五人格|光遇|阴阳师"
+        r"|Minecraft|Fortnite|Valorant|Genshin|League of Legends|Overwatch|Elden Ring|Zelda|\bApex\b|\bDota\b",
+        False,
+    ),
+    # a singer, by how listening is said: "最爱听周杰伦", "天天单曲循环的是陈奕迅"
+    "singer": (
+        r"(?:(?<=爱听)|(?<=喜欢听)|(?<=常听)|(?<=在听)|(?<=单曲循环的是)|(?<=单曲循环))[\u4e00-\u9fff]{2,3}(?=$|[，,。！!的了])",
+        False,
+    ),
+}
+_WORDS = {topic: re.compile(words, re.IGNORECASE) for topic, (words, _) in _TOPICS.items()}
+
+#: words that place a statement after an earlier one
+_LATER = re.compile(
+    r"现在|如今|目前|后来|最近|这两天|这阵子|这段时间|今年|这个月|上个?月|开学|以后|从此|结果|自从|彻底|又"
+    r"|\bnow\b|nowadays|these days|lately|since then|\bthen\b|anymore",
+    re.IGNORECASE,
+)
+#: words that say a choice was held before: "之前一直在玩X", "used to drink X"
+_BEFORE = re.compile(r"之前|以前|原来|过去|曾经|used to|\bbefore\b|\bformerly\b", re.IGNORECASE)
+#: words that say the old choice gave way
+_GAVE_WAY = re.compile(
+    r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
+    r"|戒(?![不得])|弃坑|退坑|取代|代替"
+    r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)",
+    re.IGNORECASE,
+)
+#: words that add a choice to the ones held
+_ADDS = re.compile(r"也|还|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
+#: someone else: the choice is theirs
+_SOMEONE_ELSE = re.compile(
+    r"[他她它]|朋友|同事|室友|同学|" + ZH_ROLE_PATTERN + r"|\b(?:he|she|they)\b|" + EN_ROLE_PATTERN
+)
+
+
+#: one choice, said in several words
+_SAME_CHOICE = {
+    **dict.fromkeys(("美式", "拿铁", "espresso", "latte", "cappuccino", "coffee"), "咖啡"),
+    **dict.fromkeys(("公交车", "bus"), "公交"),
+    **dict.fromkeys(("电动车",), "电瓶车"),
+    **dict.fromkeys(("单车", "骑车", "bike", "bikes", "biking", "cycle", "cycles", "cycling"), "自行车"),
+    **dict.fromkeys(("drive", "drives", "driving", "自驾"), "开车"),
+    **dict.fromkeys(("buses",), "公交"),
+    **dict.fromkeys(("摩托",), "摩托车"),
+    **dict.fromkeys(("subway", "metro"), "地铁"),
+}
+
+
+@functools.lru_cache(maxsize=4096)
+def topics_of(text: str) -> dict[str, frozenset[str]]:
+    """Topic → the choices of it ``text`` names (lower-cased, one word for each)."""
+    found = {}
+    for topic, words in _WORDS.items():
+        named = frozenset(_SAME_CHOICE.get(w, w) for w in (_choice(m.group(0)) for m in words.finditer(text)))
+        if named:
+            found[topic] = named
+    return found
+
+
+def _choice(words: str) -> str:
+    """A choice without the words of telling that a match may begin with ("转到市里的实验中学")."""
+    return _TELLING.sub("", words.lower()) or words.lower()
+
+
+#: words of telling before a name: "现在县一中", "转到实验中学"
+_TELLING = re.compile(
+    r"^(?:(?:用户|开学|现在|如今|后来|今年|已经|又|就|都|转学|转到|转去|转进|考上了?|考进了?|考到|进了?|在|去|到|读|上)+)"
+)
+
+
+def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
+    """(topic, old choice, new choice) when ``new`` tells of a choice that took the place of
+    the one ``old`` names; None when they are not about one topic, or ``new`` may add to it."""
+    old_body, new_body = _body(old), _body(new)
+    if old_body is None or new_body is None:
+        return None
+    old_topics, new_topics = topics_of(old_body), topics_of(new_body)
+    for topic, old_named in old_topics.items():
+        new_named = new_topics.get(topic, frozenset())
+        fresh = sorted(c for c in new_named if not any(_same(c, held) for held in old_named))
+        if not fresh:
+            continue
+        exclusive = _TOPICS[topic][1]
+        gave_way = bool(_GAVE_WAY.search(new_body))
+        if _ADDS.search(new_body) and not gave_way:
+            continue
+        if any(_same(c, held) for c in new_named for held in old_named) and not gave_way:
+            continue  # "还是喝咖啡，偶尔喝茶": the old choice is said again
+        later = bool(_LATER.search(new_body))
+        if gave_way or (later and (exclusive or _BEFORE.search(old_body))):
+            return topic, sorted(old_named)[0], fresh[0]
+    return None
+
+
+def _same(a: str, b: str) -> bool:
+    """One choice, one said shorter: "县二中" and "二中"."""
+    return a == b or (min(len(a), len(b)) >= 2 and (a.endswith(b) or b.endswith(a)))
+
+
+def _body(fact: str) -> str | None:
+    """What a fact says of the user, or None when it is about someone else."""
+    for prefix in ("用户", "The user ", "the user "):
+        if fact.startswith(prefix):
+            body = fact[len(prefix) :]
+            if body.startswith(("的", "'s")) and _SOMEONE_ELSE.match(body.lstrip("的's ")):
+                return None
+            break
+    else:
+        body = fact
+    return None if _SOMEONE_ELSE.search(body) else body
+
+
+__all__ = ["succeeds", "topics_of"]

@@ -1,0 +1,93 @@
+"""A new choice of a thing a known fact names a choice of (see ``offline.topics``), invented sentences.
+
+Kinds of phrasing: a drink, a way to get to work, a platform, a school, dog or
+cat person, a genre or a sport given up for another; and the look-alikes that
+must change nothing: a second choice added, the old one kept, someone else's
+switch, a question, a choice that has not changed.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from factledger.domain.values import Relation
+from factledger.infrastructure.offline import RuleExtractor
+from factledger.infrastructure.offline.judge import RuleJudge
+from factledger.infrastructure.offline.topics import succeeds, topics_of
+
+
+@pytest.fixture(scope="module")
+def extractor() -> RuleExtractor:
+    return RuleExtractor()
+
+
+@pytest.fixture(scope="module")
+def judge() -> RuleJudge:
+    return RuleJudge()
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我每天早上一杯拿铁", "现在改喝豆浆了，胃受不了", "豆浆"),  # a drink that gave way
+        ("我上班都骑自行车", "后来单位搬远了，现在坐地铁", "地铁"),  # one way to work at a time
+        ("我是猫派", "养了条柯基之后彻底成了狗派", "狗派"),
+        ("我在饿了么跑单", "这个月转到美团了", "美团"),  # the platform one works for
+        ("我每天晚上都看韩剧", "看腻了，最近只看纪录片", "纪录片"),  # a genre, only the new one
+        ("我以前天天打篮球", "现在主要练瑜伽", "瑜伽"),  # held before, and now another
+        ("我在三中读初一", "开学转去了外国语中学", "外国语中学"),  # one school at a time
+        ("我爱打乒乓球", "腰伤了就不打了，现在改成游泳", "游泳"),  # the words of giving way a clause before
+    ],
+)
+def test_a_new_choice_replaces_the_known_one(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    assert known, first
+    facts = extractor.extract(then, known_facts=known).facts
+    replacing = [f for f in facts if f.conflicts_with in known and wanted in f.text]
+    assert replacing, [(f.text, f.conflicts_with) for f in facts]
+    verdict = judge.judge(replacing[0].conflicts_with or "", replacing[0].text)
+    assert verdict.relation is Relation.UPDATE, verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我每天喝咖啡", "下午偶尔也喝点绿茶"),  # a second drink, added
+        ("我喜欢打羽毛球", "最近开始学游泳"),  # people do several sports
+        ("我上班坐地铁", "周末骑自行车去郊外转转"),  # no word that puts it after
+        ("我每天两杯美式", "随口问问，咖啡是戒不掉了"),  # the same choice, and not given up
+        ("我坐公交上班", "我同事现在改骑电动车了"),  # someone else's switch
+        ("我每天都刷悬疑剧", "如果改看综艺会不会轻松点？"),  # asked, on a condition
+        ("我是狗派", "我室友是猫派"),
+        ("我在县二中读高一", "现在二中要求住校"),  # the same school, said shorter
+    ],
+)
+def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    assert known, first
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with in known], [(f.text, f.conflicts_with) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "relation"),
+    [
+        ("The user takes the bus to work", "The user now bikes to work instead", Relation.UPDATE),
+        ("The user used to play tennis", "These days the user plays golf", Relation.UPDATE),
+        ("The user drinks green tea every afternoon", "These days it's espresso for the user", Relation.UPDATE),
+        ("The user drinks coffee every morning", "The user also likes tea in the evening", Relation.DIFFERENT),
+        ("The user plays tennis", "The user started golf lessons", Relation.DIFFERENT),
+        ("The user's wife takes the bus", "The user now drives to work", Relation.DIFFERENT),  # not the same person
+    ],
+)
+def test_the_judge_reads_a_choice_that_gave_way(judge: RuleJudge, old: str, new: str, relation: Relation) -> None:
+    verdict = judge.judge(old, new)
+    assert verdict.relation is relation, verdict.raw_answer
+
+
+def test_one_choice_said_in_several_words_is_one_choice() -> None:
+    assert topics_of("每天两杯美式")["drink"] == topics_of("离不开咖啡")["drink"] == {"咖啡"}
+    assert topics_of("在县一中读书")["school"] == topics_of("转到县一中")["school"] == {"县一中"}
+    assert succeeds("用户每天两杯美式", "用户现在只喝咖啡") is None  # the same drink, said again
