@@ -24,6 +24,8 @@ from psycopg.sql import SQL, Identifier
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.offline import RuleExtractor
+from factledger.infrastructure.offline.judge import RuleJudge
 
 
 @pytest.fixture(scope="session")
@@ -129,3 +131,15 @@ def cli_env(pg_uri: str, schema: str, tmp_path: Path) -> dict[str, str]:
         PYTHONIOENCODING="utf-8",
     )
     return env
+
+
+@pytest.fixture(scope="session")
+def extractor() -> RuleExtractor:
+    """The offline extractor (stateless: its memos are pure functions of their texts)."""
+    return RuleExtractor()
+
+
+@pytest.fixture(scope="session")
+def judge() -> RuleJudge:
+    """The offline judge."""
+    return RuleJudge()

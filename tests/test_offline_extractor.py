@@ -13,11 +13,6 @@ from factledger.domain.values import Extraction, Turn
 from factledger.infrastructure.offline import RuleExtractor
 
 
-@pytest.fixture(scope="module")
-def extractor() -> RuleExtractor:
-    return RuleExtractor()
-
-
 def facts(extraction: Extraction) -> list[tuple[str, str]]:
     return [(f.text, f.category) for f in extraction.facts]
 

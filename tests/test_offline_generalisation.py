@@ -17,19 +17,9 @@ import pytest
 from factledger.domain.values import Relation
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
-from factledger.infrastructure.offline import RuleExtractor, RuleJudge, SignalDetector
+from factledger.infrastructure.offline import RuleExtractor, SignalDetector
 from factledger.infrastructure.offline.changes import is_correction, is_retraction
 from factledger.infrastructure.offline.clauses import standing_request
-
-
-@pytest.fixture(scope="module")
-def extractor() -> RuleExtractor:
-    return RuleExtractor()
-
-
-@pytest.fixture(scope="module")
-def judge() -> RuleJudge:
-    return RuleJudge()
 
 
 def texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -> list[str]:

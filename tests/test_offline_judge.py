@@ -6,13 +6,8 @@ import pytest
 
 from factledger.application.ports import RelationJudge
 from factledger.domain.values import Relation
-from factledger.infrastructure.offline import RuleExtractor, RuleJudge
+from factledger.infrastructure.offline import RuleExtractor
 from factledger.infrastructure.offline.slots import negation_pair, slot_of
-
-
-@pytest.fixture(scope="module")
-def judge() -> RuleJudge:
-    return RuleJudge()
 
 
 def test_implements_the_judge_port(judge):

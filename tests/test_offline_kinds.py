@@ -15,16 +15,6 @@ from factledger.infrastructure.offline import RuleExtractor
 from factledger.infrastructure.offline.judge import RuleJudge
 
 
-@pytest.fixture(scope="module")
-def extractor() -> RuleExtractor:
-    return RuleExtractor()
-
-
-@pytest.fixture(scope="module")
-def judge() -> RuleJudge:
-    return RuleJudge()
-
-
 @pytest.mark.parametrize(
     ("old", "new"),
     [

@@ -16,16 +16,6 @@ from factledger.infrastructure.offline.judge import RuleJudge
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 
-@pytest.fixture(scope="module")
-def extractor() -> RuleExtractor:
-    return RuleExtractor()
-
-
-@pytest.fixture(scope="module")
-def judge() -> RuleJudge:
-    return RuleJudge()
-
-
 @pytest.mark.parametrize(
     ("first", "then", "wanted"),
     [

@@ -16,20 +16,10 @@ import pytest
 from factledger.domain.values import Relation
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
-from factledger.infrastructure.offline import RuleExtractor, RuleJudge
+from factledger.infrastructure.offline import RuleExtractor
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rules_en import en_third_person
 from factledger.infrastructure.offline.slots import slot_of
-
-
-@pytest.fixture(scope="module")
-def extractor() -> RuleExtractor:
-    return RuleExtractor()
-
-
-@pytest.fixture(scope="module")
-def judge() -> RuleJudge:
-    return RuleJudge()
 
 
 def texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -> list[str]:
