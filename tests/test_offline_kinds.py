@@ -125,6 +125,14 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我在一所中学教物理", "这学期学校让我改教化学了", "化学"),  # what one teaches instead
         ("我在京东当仓管", "啊打错了，是苏宁哈", "苏宁"),  # the place of a job corrected; 哈 is no part of it
         ("Call me Dr. Wong, please.", "we're friends now, just call me Mei", "Mei"),  # a title goes with the name
+        ("我家养了只八哥叫小黑", "它前年春天走了，活了九年", "不再养"),  # 走了 of a pet is its death
+        ("我在游泳馆办了张次卡", "那张卡我上个月退了，没空去", "退"),  # the thing first, then what became of it
+        ("我在工地打工", "前年转行跑外卖了", "转行"),  # a new line of work, at a workplace not a city
+        ("我在工厂打工", "今年开始在物业当电工", "电工"),  # a start time and a place before the job
+        ("I'm a vegetarian.", "that's no longer true, I eat fish now", "no longer"),  # ended, said of the last thing
+        ("My fasting glucose was 118.", "sorry, I misspoke, it was 108", "108"),  # one figure said again
+        ("I use a Pixel 8.", "switched to an iPhone 15 in March", "iPhone 15"),  # "uses" a phone is the phone
+        ("I'm a barista at a cafe.", "Quit that and started delivering for Uber Eats", "delivering"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -157,6 +165,10 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我在一家书店上班", "坦白说，我挺喜欢现在的工作"),  # "frankly", not a confession
         ("我住在青岛", "下周放假的时候想去爬山"),  # 假的 inside 放假的
         ("I work at a bakery.", "to be honest I don't mind the early shifts"),
+        ("我在学小提琴", "我表妹原来跟我一起学，现在不学了，改学钢琴"),  # the cousin gave it up and switched
+        ("我在学吉他", "它走了好远才回来"),  # 走了 going on is no death
+        ("我在杭州工作", "现在做产品经理"),  # a job is not where one works
+        ("I'm vegan.", "is that no longer true for honey?"),  # asked
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

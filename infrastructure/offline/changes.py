@@ -561,7 +561,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
@@ -576,9 +576,11 @@ def may_change(text: str) -> bool:
 
 
 #: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
-_IT_GONE = re.compile(r"^(?:它|牠)(?:[^，,。]{0,6}?)(?:走丢|丢|飞走|跑丢|跑|送人|送走|去世|死|病死|没)了")
+_IT_GONE = re.compile(
+    r"^(?:它|牠)(?:[^，,。]{0,6}?)(?:(?:走丢|丢|飞走|跑丢|跑|送人|送走|去世|死|病死|没)了|走了(?=$|[，,。！!…~]))"
+)
 #: "现在家里啥也没养了", "what pets? none now"
-_NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养")
+_NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养|没(?:有)?养(?:宠物|动物)了")
 #: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
 _QUIT = re.compile(
     r"^(?P<obj>[\u4e00-\u9fff]{0,3}?)(?:已经|早就|终于|彻底|总算)?"
@@ -672,10 +674,25 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
+    r"已经不是这样|现在不是这样|不再是这样|是以前了|是以前的事了|过去式了|早就不是了|别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
 )
 #: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
 _MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
+#: "那都是以前了", "that's no longer true": what was just said is not so any more
+_NO_LONGER_SO = re.compile(
+    r"已经不是这样了|现在不是这样了|不再是这样了?|那(?:都)?是以前(?:的事)?了|那都是过去式了|早就不是了"
+)
+_EN_NO_LONGER_SO = re.compile(
+    r"\b(?:that|it)(?:'s| is) no longer (?:true|the case)|\b(?:that|it)(?:'s| is)n?'?t? (?:true|the case) any ?more\b"
+    r"|\bnot (?:true|the case) any ?more\b",
+    re.IGNORECASE,
+)
+#: the fact a statement that the last one is no longer so makes, in Chinese and in English
+NO_LONGER_SO = ("用户说刚才那条已经不是这样了", "The user said that is no longer true")
+#: "it was 204", "it's 6.1": a figure said again
+_EN_FIGURE_SAID = re.compile(
+    r"\b(?:it|that|which) (?:was|is|'s)\s+(?:actually\s+)?(?P<n>\d+(?:\.\d+)?)\b", re.IGNORECASE
+)
 #: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
 _EN_MADE_UP = re.compile(
     r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
@@ -695,6 +712,8 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     if not _TAKE_BACK.search(text) or is_conditional(text):
         return None
     known = [f for f in known_facts if isinstance(f, str)]
+    if _NO_LONGER_SO.search(text) and known and not is_conditional(text):
+        return NO_LONGER_SO[0], known[-1]
     if (_THE_LAST_ONE.search(text) or _MADE_UP.search(text)) and known and not _named_topic(text, known):
         # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about
         return "用户撤回了刚才说的话", known[-1]
@@ -767,6 +786,18 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
         # "ok I lied, I know like three words of it": the last thing said, taken back
         return [("The user took back what they had just said", known_facts[-1])]
+    if _EN_NO_LONGER_SO.search(text) and known_facts and isinstance(known_facts[-1], str):
+        # "honestly that's no longer true, I eat everything now": the last thing said ended
+        return [(NO_LONGER_SO[1], known_facts[-1])]
+    figure = _EN_FIGURE_SAID.search(text) if is_correction(text) else None
+    if figure and known_facts and isinstance(known_facts[-1], str):
+        # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
+        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", known_facts[-1])
+        if len(numbers) == 1 and numbers[0] != figure.group("n") and known_facts[-1].startswith("The user"):
+            fact = known_facts[-1]
+            at = fact.index(numbers[0])
+            corrected = fact[:at] + figure.group("n") + fact[at + len(numbers[0]) :]
+            return [(marked_as_correction(corrected), fact)]
     if is_unreal(re.sub(r"\bnow\b", "", text)) or re.search(
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
@@ -894,6 +925,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
         if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
             continue
+        if told_of_someone_else(text) and "我" not in clause:
+            continue  # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
         if not re.search(r"[\u4e00-\u9fff]", clause):
             continue  # these are Chinese ways of telling; English ones name their subject
         gone = _IT_GONE.match(clause) or _NONE_KEPT.search(clause)
@@ -954,7 +987,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             continue
         m = _NOW_DOING.match(clause)
         if m and looks_like_job(m.group("v")):
-            job = latest(lambda f, s, v: s == "job")
+            job = latest(
+                lambda f, s, v: s == "job" or (bool(_TRADE.search(f)) and (not s or bool(WORKPLACE.search(v))))
+            )
             if job and m.group("v") not in job[0]:
                 found.append((f"用户现在做{m.group('v')}", job[0]))
             continue
@@ -1021,6 +1056,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
+def told_of_someone_else(message: str) -> bool:
+    """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
+    the clauses after it without 我 are about them, not about the speaker."""
+    return bool(re.match(r"^\W*(?:(?:我|我的|我们)?(?:" + ZH_ROLE_PATTERN + r")|[他她](?!们))", message))
+
+
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
     """(the clause as the user's, the latest known fact it succeeds) for a new choice of something
     a known fact names a choice of ("现在改喝无糖乌龙茶" after "每天一瓶可乐"; see ``topics``). The
@@ -1082,13 +1123,19 @@ _STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安�
 _REPORTS_TO = re.compile(
     r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周)?(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
 )
+#: a place of work that is no organisation's name nor a city ("工地", "厂里", "超市")
+WORKPLACE = re.compile(r"(?:工地|工厂|厂|店|馆|市场|车间|仓库|餐厅|饭店|超市|医院|学校|公司|站)$")
+#: a line of work said in words no slot reads ("在工地搬砖", "去年转行跑滴滴")
+_TRADE = re.compile(r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行")
 #: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
 _NOW_DOING = re.compile(
-    r"^(?:现在|目前|如今|后来)(?:在)?(?:做|干|当)(?:起了?|了)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$"
+    r"^(?:现在|目前|如今|后来|(?:这个?月|今年|上个?月|最近|年初|开春)(?:开始|起))(?:在[\u4e00-\u9fff]{0,6}?)?(?:做|干|当)(?:起了?|了)?"
+    r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$"
 )
 #: "卡已经转给别人了", "车上个月卖了": a thing, then where it went
 _GONE_TO_OTHERS = re.compile(
-    r"^(?P<x>[\u4e00-\u9fff]{1,4}?)(?:已经|早就|上个?月|上周|前两天|昨天)?(?P<verb>转给别人|送人|卖|转手|退|扔)(?:掉|了)?了?$"
+    r"^(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?(?:已经|早就|上个?月|上周|前两天|昨天)?"
+    r"(?P<verb>转给别人|送人|卖|转手|退|扔)(?:掉|了)?了?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(
@@ -1122,4 +1169,5 @@ __all__ = [
     "strip_marker",
     "substitute",
     "swapped",
+    "told_of_someone_else",
 ]

@@ -542,6 +542,8 @@ class RuleExtractor:
             m = _GIVING_UP.match(_OPENERS.sub("", clause.text.strip()))
             if not m or is_english(clause.text):
                 continue
+            if "我" not in clause.text and changes.told_of_someone_else(message.text):
+                continue  # "我室友…现在不学了": the one named gave it up
             obj = m.group("obj") or ""
             said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
             ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]

@@ -29,7 +29,7 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from factledger.domain.values import Relation, RelationVerdict
-from factledger.infrastructure.offline.changes import TRAVEL
+from factledger.infrastructure.offline.changes import NO_LONGER_SO, TRAVEL, WORKPLACE
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -159,6 +159,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         _remeasured,
         _same_frame,
         _left_job,
+        _trade_changed,
         _withdrawn,
         _gone_or_switched,
         _lacking,
@@ -633,6 +634,8 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     # only compared for its likeness shares no words with this one
     if new in ("用户撤回了刚才说的话", "The user took back what they had just said") and _is_fact(old):
         return Relation.CONFLICT, "conflict: the user took back what they had just said"
+    if new in NO_LONGER_SO and _is_fact(old):
+        return Relation.CONFLICT, "conflict: the user said it is no longer so"
     return None
 
 
@@ -643,6 +646,33 @@ def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
     if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not _NEGATED.search(old):
         return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
+    return None
+
+
+#: work said in words no slot reads ("在工地搬砖", "跑滴滴"); not where one works (在杭州工作)
+_TRADE_WORDS = re.compile(
+    r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行|\bworks? (?:as|for)\b|\bjob as\b"
+)
+#: a new line of work: said as one, or a job said with a word that puts it after
+_NEW_TRADE = re.compile(r"转行|改行|switched careers|changed careers|career change")
+_LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b|these days|\bsince\b", re.IGNORECASE)
+
+
+def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
+    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
+        return None
+    new_job = [v for s, v in slots_of(new) if s == "job"]
+    if not (_NEW_TRADE.search(new) or (new_job and _LATER_JOB.search(new))):
+        return None
+    slots = slots_of(old)
+    old_slots = {s for s, _ in slots}
+    # "在工地打工": a workplace, not a city, is where the trade was plied
+    plied = all(s == "work_location" and WORKPLACE.search(v) for s, v in slots)
+    if old_slots & {"job", "employment", "business", "employer"} or (plied and _TRADE_WORDS.search(old)):
+        if new_job and new_job[0] in old:
+            return None
+        return Relation.UPDATE, "update: a new line of work after the one said before"
     return None
 
 

@@ -259,6 +259,9 @@ def _en_change(t: str, message: str) -> _Item | None:
         t,
         re.IGNORECASE,
     )
+    if m and re.match(r"\w+ing (?:for|at|with|as)\b", m.group("new")):
+        # "Quit that and started driving for DoorDash": the work is the doing, not a place
+        return _fact(f"The user quit their job and is now {m.group('new')}", "work")
     if m:
         return _fact(f"The user works at {_article(m.group('new'))} {m.group('new')}", "work")
     m = re.match(

@@ -431,11 +431,14 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
 
 def _job_change_fact(core: str, who: str) -> _Item | None:
     """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
-    m = re.match(r"^(?:被)?(?:" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
-        r"^(?:当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
+    m = re.match(r"^(?:被)?(?P<verb>" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
+        r"^(?P<verb>当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
     )
     if m:
         job = re.sub(r"^(?:一[个名位]|个|名)", "", _tidy(m.group("v")))
+        if looks_like_job(job) and m.group("verb") in ("转行", "改行", "转行做", "改行做"):
+            # a new line of work says so: what it replaces need share no word with it
+            return _fact(f"{who}转行{'' if job.startswith(('跑', '开', '送')) else '做'}{job}", "work")
         if looks_like_job(job):
             return _fact(f"{who}是{job}", "work")
     m = re.match(
