@@ -27,6 +27,11 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
         ("我以前天天打篮球", "现在主要练瑜伽", "瑜伽"),  # held before, and now another
         ("我在三中读初一", "开学转去了外国语中学", "外国语中学"),  # one school at a time
         ("我爱打乒乓球", "腰伤了就不打了，现在改成游泳", "游泳"),  # the words of giving way a clause before
+        ("我的笔记本是惠普的", "记混了，我用的是联想小新", "联想"),  # a choice said wrong, corrected
+        ("我家猫是英短", "说错了，它其实是美短", "美短"),
+        ("我是高中语文老师", "其实我教的是历史，刚才手滑", "历史"),
+        ("我在单位是初级会计", "今年评上了中级", "中级"),  # a rank, one at a time
+        ("我后来改打网球了", "现在又迷上飞盘了", "飞盘"),  # a pastime taken up in place of one taken up before
     ],
 )
 def test_a_new_choice_replaces_the_known_one(
@@ -52,6 +57,7 @@ def test_a_new_choice_replaces_the_known_one(
         ("我每天都刷悬疑剧", "如果改看综艺会不会轻松点？"),  # asked, on a condition
         ("我是狗派", "我室友是猫派"),
         ("我在县二中读高一", "现在二中要求住校"),  # the same school, said shorter
+        ("我平时爱游泳", "最近又迷上了骑行，腿也练粗了"),  # a pastime added to one held all along
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
@@ -69,6 +75,8 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("The user drinks green tea every afternoon", "These days it's espresso for the user", Relation.UPDATE),
         ("The user drinks coffee every morning", "The user also likes tea in the evening", Relation.DIFFERENT),
         ("The user plays tennis", "The user started golf lessons", Relation.DIFFERENT),
+        ("The user runs 5k most mornings", "Switched to cycling after the user's knee gave out", Relation.UPDATE),
+        ("The user's laptop is a Dell XPS", "Correction: the user's laptop is a MacBook Air", Relation.UPDATE),
         ("The user's wife takes the bus", "The user now drives to work", Relation.DIFFERENT),  # not the same person
     ],
 )

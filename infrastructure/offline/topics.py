@@ -43,7 +43,8 @@ _TOPICS: dict[str, tuple[str, bool]] = {
     ),
     "sport": (
         r"羽毛球|篮球|足球|乒乓球?|网球|排球|游泳|夜跑|跑步|瑜伽|普拉提|撸铁|骑行|爬山|徒步|滑雪|攀岩|拳击|太极|广场舞|跳绳|飞盘|马拉松|高尔夫"
-        r"|badminton|basketball|soccer|football|tennis|swimming|running|\byoga\b|pilates|cycling|hiking|climbing|boxing"
+        r"|badminton|basketball|soccer|football|tennis|swimming|\bswims?\b|\brun(?:s|ning)?\b|\byoga\b|pilates|cycling|hiking"
+        r"|climbing|boxing"
         r"|\bgolf\b|crossfit",
         False,
     ),
@@ -57,6 +58,27 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         r"|Minecraft|Fortnite|Valorant|Genshin|League of Legends|Overwatch|Elden Ring|Zelda|\bApex\b|\bDota\b",
         False,
     ),
+    "computer": (
+        r"联想|戴尔|惠普|华硕|宏碁|小新|拯救者|MateBook|ThinkPad|MacBook|\bDell\b|\bXPS\b|\bLenovo\b|\bHP\b|\bAsus\b"
+        r"|\bAcer\b|Surface|Chromebook",
+        True,
+    ),
+    "breed": (
+        r"边牧|澳牧|金毛|拉布拉多|柯基|泰迪|哈士奇|柴犬|萨摩耶|比熊|博美|法斗|德牧|阿拉斯加|中华田园犬|英短|美短|布偶|橘猫|狸花|暹罗|加菲"
+        r"|golden retriever|labrador|corgi|poodle|husky|shiba|beagle|border collie|dachshund|pug",
+        False,
+    ),
+    "bicycle": (r"捷安特|美利达|崔克|喜德盛|闪电|迪卡侬|\bGiant\b|\bTrek\b|Specialized|Cannondale|Brompton", True),
+    # a rank in a title ("初级工程师" → "中级" → "高级工程师")
+    "rank": (r"初级|中级|高级|副高|正高|资深", True),
+    # what a teacher teaches: "我是物理老师" → "其实我教的是化学"
+    "subject": (
+        r"(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|音乐|美术|体育)(?=老师|教师|课)|(?<=教)(?:的是)?"
+        r"(?:语文|数学|英语|物理|化学|生物|历史|地理|政治|音乐|美术|体育)",
+        True,
+    ),
+    # alcohol: one a person stops drinking altogether ("不喝酒了", "I don't drink anymore")
+    "alcohol": (r"白酒|啤酒|红酒|黄酒|洋酒|喝酒|\bpints?\b|\bbeers?\b|\bwine\b|whisk(?:e)?y|vodka|\bbooze\b", False),
     # a singer, by how listening is said: "最爱听周杰伦", "天天单曲循环的是陈奕迅"
     "singer": (
         r"(?:(?<=爱听)|(?<=喜欢听)|(?<=常听)|(?<=在听)|(?<=单曲循环的是)|(?<=单曲循环))[\u4e00-\u9fff]{2,3}(?=$|[，,。！!的了])",
@@ -67,7 +89,8 @@ _WORDS = {topic: re.compile(words, re.IGNORECASE) for topic, (words, _) in _TOPI
 
 #: words that place a statement after an earlier one
 _LATER = re.compile(
-    r"现在|如今|目前|后来|最近|这两天|这阵子|这段时间|今年|这个月|上个?月|开学|以后|从此|结果|自从|彻底|又"
+    r"现在|如今|目前|后来|最近|这两天|这阵子|这段时间|今年|去年|这个月|上个?月|开学|以后|从此|结果|自从|彻底|又|最后|终于"
+    r"|评上|升了|晋升|提拔|当上"
     r"|\bnow\b|nowadays|these days|lately|since then|\bthen\b|anymore",
     re.IGNORECASE,
 )
@@ -77,14 +100,23 @@ _BEFORE = re.compile(r"之前|以前|原来|过去|曾经|used to|\bbefore\b|\bf
 _GAVE_WAY = re.compile(
     r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
     r"|戒(?![不得])|弃坑|退坑|取代|代替"
-    r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)",
+    r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)"
+    r"|gone off|\bprefers?\b",
     re.IGNORECASE,
 )
+#: words that say the choice said before was a slip: the one said now is the choice
+_CORRECTED = re.compile(
+    r"说错|写错|打错|记错|记混|搞混|弄混|写岔|记岔|口误|更正|纠正|其实|应该是|\bactually\b|\bi meant\b|correction"
+    r"|misspoke|mixed (?:them |it )?up|my mistake|scratch that",
+    re.IGNORECASE,
+)
+#: taking up something new, said after a word that puts it later: "现在又迷上游泳了"
+_TOOK_UP = re.compile(r"迷上|爱上|入坑|沉迷|着迷|\bgot into\b|\bhooked on\b", re.IGNORECASE)
 #: words that add a choice to the ones held
 _ADDS = re.compile(r"也|还|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
-#: someone else: the choice is theirs
+#: someone else: the choice is theirs (它, the user's pet or thing, is not)
 _SOMEONE_ELSE = re.compile(
-    r"[他她它]|朋友|同事|室友|同学|" + ZH_ROLE_PATTERN + r"|\b(?:he|she|they)\b|" + EN_ROLE_PATTERN
+    r"(?<![吉其])[他她]|朋友|同事|室友|同学|" + ZH_ROLE_PATTERN + r"|\b(?:he|she|they)\b|" + EN_ROLE_PATTERN
 )
 
 
@@ -96,6 +128,8 @@ _SAME_CHOICE = {
     **dict.fromkeys(("单车", "骑车", "bike", "bikes", "biking", "cycle", "cycles", "cycling"), "自行车"),
     **dict.fromkeys(("drive", "drives", "driving", "自驾"), "开车"),
     **dict.fromkeys(("buses",), "公交"),
+    **dict.fromkeys(("run", "runs", "running"), "跑步"),
+    **dict.fromkeys(("swims", "swim", "swimming"), "游泳"),
     **dict.fromkeys(("摩托",), "摩托车"),
     **dict.fromkeys(("subway", "metro"), "地铁"),
 }
@@ -136,12 +170,21 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         if not fresh:
             continue
         exclusive = _TOPICS[topic][1]
-        gave_way = bool(_GAVE_WAY.search(new_body))
-        if _ADDS.search(new_body) and not gave_way:
+        # the clause that names the new choice: "也" elsewhere ("膝盖也不疼了") adds nothing to it
+        clause = next(
+            (c for c in re.split(r"[，,。；;！!—]", new_body) if fresh[0] in topics_of(c).get(topic, ())), new_body
+        )
+        later = bool(_LATER.search(new_body))
+        # "又迷上攀岩了" adds a pastime to one held all along, but follows one taken up in its turn
+        # ("后来迷上了蛋仔派对", "改打乒乓球了"): a chain of them, each in the last one's place
+        in_turn = bool(_BEFORE.search(old_body) or _LATER.search(old_body) or _GAVE_WAY.search(old_body))
+        gave_way = bool(
+            _GAVE_WAY.search(new_body) or _CORRECTED.search(new_body) or (later and in_turn and _TOOK_UP.search(clause))
+        )
+        if _ADDS.search(clause) and not (_GAVE_WAY.search(clause) or _CORRECTED.search(new_body)):
             continue
         if any(_same(c, held) for c in new_named for held in old_named) and not gave_way:
             continue  # "还是喝咖啡，偶尔喝茶": the old choice is said again
-        later = bool(_LATER.search(new_body))
         if gave_way or (later and (exclusive or _BEFORE.search(old_body))):
             return topic, sorted(old_named)[0], fresh[0]
     return None
