@@ -133,6 +133,12 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("My fasting glucose was 118.", "sorry, I misspoke, it was 108", "108"),  # one figure said again
         ("I use a Pixel 8.", "switched to an iPhone 15 in March", "iPhone 15"),  # "uses" a phone is the phone
         ("I'm a barista at a cafe.", "Quit that and started delivering for Uber Eats", "delivering"),
+        ("我在百度做测试", "那边我上个月辞了，下周去小红书报到", "小红书"),  # "that place", then where next
+        ("我在读在职研究生", "上学期已经退学了，实在顾不过来", "退学"),  # studies ended
+        ("我对芒果过敏", "复查了一下，其实我并没有过敏", "没有过敏"),  # the predicate denied, no object of its own
+        ("I have a couple of beers most nights.", "I don't drink anymore, sober since March", "drink"),
+        ("I work at Walmart as a stocker.", "quit in May, I'm at Home Depot now", "Home Depot"),
+        ("I use a OnePlus 11.", "I meant a Pixel 8, typo", "Pixel 8"),  # no article said twice
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -169,6 +175,8 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我在学吉他", "它走了好远才回来"),  # 走了 going on is no death
         ("我在杭州工作", "现在做产品经理"),  # a job is not where one works
         ("I'm vegan.", "is that no longer true for honey?"),  # asked
+        ("我对海鲜过敏", "我对花粉倒是没有过敏"),  # another allergen, not the one known
+        ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

@@ -93,6 +93,8 @@ _EN_PLAN = re.compile(
     r"would like|next (?:year|month|week|spring|summer|fall|autumn|winter)|soon|eventually|in the future)\b|\?",
     re.IGNORECASE,
 )
+#: May the month, not "may" the maybe: "quit in May", "since May", "May 3"
+_MONTH_MAY = re.compile(r"\b(?:in|on|since|last|early|late|mid|of|until|till|by|from|this|next) May\b|\bMay \d{1,2}\b")
 #: said of the past, set against now: "以前喜欢…", "I used to …"
 _ZH_PAST = re.compile(r"^(?:我|用户)?(?:以前|过去|原来|本来|曾经|之前|小时候|年轻时|那时候)")
 _ZH_NOW = re.compile(r"现在|如今|后来|目前|这几年|这两年")
@@ -146,7 +148,7 @@ def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
     if re.search(r"[A-Za-z]", text) and not re.search(r"[\u4e00-\u9fff]", text):
-        return bool(_EN_PLAN.search(text))
+        return bool(_EN_PLAN.search(_MONTH_MAY.sub("the month", text)))
     return bool(_ZH_PLAN.search(text))
 
 
@@ -225,7 +227,8 @@ def bare_value(clause: str) -> str | None:
         re.IGNORECASE,
     )
     if m:
-        return m.group("v").strip()
+        # "I meant a Pixel 7": the value, without the article the known fact has already
+        return re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", m.group("v").strip())
     m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
     if m:
         return m.group("v")
@@ -561,7 +564,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
@@ -759,6 +762,10 @@ _EN_SWAPS = (
         re.I,
     ),
 )
+#: "I'm at Costco now", "now I'm at Stripe": where the user is now, named with capitals
+_EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"), re.IGNORECASE)
+#: "quit last week", "left in May", "new job": the work before ended
+_EN_LEFT_A_JOB = re.compile(r"\b(?:quit|left|new job|switched jobs|changed jobs|got hired|started at)\b", re.IGNORECASE)
 #: "it's down to 58 now!", "now it's 128": the figure a known reading moved to
 _EN_NEW_FIGURE = re.compile(
     r"\b(?:it's|it is|its|it went|it dropped|it came|it fell|it rose|it's now|now it's)\b[^.!?\d]{0,20}?(?:down |up )?(?:to |at )?(?P<n>\d+(?:\.\d+)?)\b",
@@ -822,6 +829,12 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
                     else f"The user's phone is {m.group('v')}"
                 )
                 return [(said, thing[0])]
+    m = _EN_NOW_AT.search(text)
+    if m and _EN_LEFT_A_JOB.search(text):
+        # "quit last week, I'm at Costco now": the employer now
+        work = latest(("employer", "employment"))
+        if work and m.group("v").lower() not in work[0].lower():
+            return [(f"The user works at {m.group('v')}", work[0])]
     m = _EN_NEW_FIGURE.search(text)
     if m and not re.search(
         r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b", text, re.I
@@ -838,6 +851,8 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         slots = slots_of(fact)
         value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
         said = m.group("v").strip()
+        if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
+            said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
         if said.lower() != value.lower() and fact.lower().startswith("the user"):
             corrected = fact[: fact.rindex(value)] + said + fact[fact.rindex(value) + len(value) :]
             return [(marked_as_correction(corrected), fact)]
@@ -900,7 +915,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     # each clause once, without what ends it ("…榴莲😋"); the rules before the loop read clauses
     # that the loop would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作", text, re.I):
+    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职", text, re.I):
         for piece in pieces:
             m = _REPORTS_TO.match(piece)
             work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
@@ -1010,6 +1025,11 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             phone = latest(lambda f, s, v: s == "phone")
             if phone:
                 found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
+            continue
+        if _DROPPED_OUT.match(clause):
+            study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(_STUDIES.search(f)))
+            if study:
+                found.append(("用户退学了", study[0]))
             continue
         if _QUIT_JOB.search(clause):
             work = latest(
@@ -1123,6 +1143,9 @@ _STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安�
 _REPORTS_TO = re.compile(
     r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周)?(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
 )
+#: "已经退学了", "去年就不读了": studies ended
+_DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
+_STUDIES = re.compile(r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业")
 #: a place of work that is no organisation's name nor a city ("工地", "厂里", "超市")
 WORKPLACE = re.compile(r"(?:工地|工厂|厂|店|馆|市场|车间|仓库|餐厅|饭店|超市|医院|学校|公司|站)$")
 #: a line of work said in words no slot reads ("在工地搬砖", "去年转行跑滴滴")
@@ -1139,7 +1162,7 @@ _GONE_TO_OTHERS = re.compile(
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(
-    r"(?:那份|这份|工作|活|兼职|班)[^，,]{0,6}?(?:已经)?(?:辞了|辞掉了?|不干了|不做了)|^(?:已经)?(?:辞职|离职)了"
+    r"(?:那份|这份|那边|那家|工作|活|兼职|班)[^，,]{0,6}?(?:已经)?(?:辞了|辞掉了?|不干了|不做了)|^(?:已经)?(?:辞职|离职)了"
 )
 #: "现在最喜欢的换成车厘子了": a new favourite
 _NEW_FAVOURITE = re.compile(

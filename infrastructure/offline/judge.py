@@ -43,7 +43,7 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
-from factledger.infrastructure.offline.topics import succeeds
+from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 JUDGE_ID = "offline-rules/6"
 
@@ -160,6 +160,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         _same_frame,
         _left_job,
         _trade_changed,
+        _ended,
         _withdrawn,
         _gone_or_switched,
         _lacking,
@@ -656,6 +657,41 @@ _TRADE_WORDS = re.compile(
 #: a new line of work: said as one, or a job said with a word that puts it after
 _NEW_TRADE = re.compile(r"转行|改行|switched careers|changed careers|career change")
 _LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b|these days|\bsince\b", re.IGNORECASE)
+
+
+#: "用户退学了", "The user dropped out": studies ended
+_DROPPED_OUT = re.compile(
+    r"退学|辍学|肄业|不读了|没读了|不念了|dropped out|quit (?:school|college|uni|the program)", re.I
+)
+#: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
+_STUDYING = re.compile(
+    r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业|\bstud(?:y|ies|ying)\b|\benrolled\b", re.I
+)
+#: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
+_DENIED = re.compile(
+    r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
+)
+#: "The user does not drink anymore", "用户戒酒了": no alcohol at all now
+_STOPPED_DRINKING = re.compile(
+    r"(?:don't|do not|doesn't|does not|no longer|never|not) drink(?:s|ing)?\b(?! (?:coffee|tea|soda|milk|juice))"
+    r"|(?:quit|stopped|gave up) (?:drinking|alcohol|booze)|\b(?:dry|sober) since\b|不喝酒了|戒酒|滴酒不沾|不再喝酒|酒戒了",
+    re.IGNORECASE,
+)
+
+
+def _ended(old: str, new: str) -> tuple[Relation, str] | None:
+    """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
+    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
+        return None
+    if _DROPPED_OUT.search(new) and _STUDYING.search(old):
+        return Relation.CONFLICT, "conflict: the studies said before ended"
+    for clause in re.split(r"[，,。；;]", new):
+        denied = _DENIED.match(clause.strip())
+        if denied and denied.group("p") in old:
+            return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
+    if _STOPPED_DRINKING.search(new) and "alcohol" in topics_of(old):
+        return Relation.CONFLICT, "conflict: the user no longer drinks"
+    return None
 
 
 def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
