@@ -34,6 +34,9 @@ from factledger.domain.values import (
 )
 
 CANDIDATES = 3
+#: how many of the latest preferences the free judge reads against a new fact (bounded: a user
+#: with thousands must not cost thousands of rule verdicts a message)
+FREE_JUDGED = 32
 # Below ``fact_similarity``, an item of the same category this similar is still worth asking the judge about.
 RELATED = 0.35
 
@@ -220,6 +223,7 @@ class Decider:
                 verdict=Verdict.of(verdict, similarity),
                 actor=source.actor,
             )
+        self._retire_preferences(memory, fact.text, fact_id, source)
         if superseded:
             first, verdict, similarity = superseded[0]
             return Outcome(
@@ -235,6 +239,20 @@ class Decider:
                 confidence=fact.confidence,
             )
         return Outcome("fact", fact_id, fact.text, fact.category, "observed", confidence=fact.confidence)
+
+    def _retire_preferences(self, memory: UserMemory, text: str, fact_id: str, source: DecisionSource) -> None:
+        """A preference the new fact says changed ("用户现在天天玩原神" after 最爱玩王者荣耀) gives way
+        to it: picked by the free judge (no call), however unlike in words, then judged."""
+        if self.free_judge is None or source.message_id is None:
+            return
+        changed = (Relation.UPDATE, Relation.CONFLICT)
+        recent = list(reversed(memory.all_preferences()))[:FREE_JUDGED]
+        for pref in [p for p in recent if self.free_judge.judge(p.text, text).relation in changed][:CANDIDATES]:
+            verdict = self.judge.judge(pref.text, text)
+            if verdict.relation in changed:
+                memory.supersede_preference(
+                    pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
+                )
 
     def _fact_verdict(self, existing: Fact, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
         """How ``fact`` relates to ``existing``: from the extraction when it was shown ``existing``, else the judge.

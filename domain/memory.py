@@ -628,10 +628,13 @@ class UserMemory(Aggregate):
         at: datetime,
         verdict: Verdict,
     ) -> None:
-        """A newer preference replaces this one (a changed taste or request): it is no longer active."""
+        """A newer preference replaces this one (a changed taste or request), or an active fact
+        that says the taste changed ("用户现在天天玩原神" after 最爱玩王者荣耀): no longer active."""
         self.preference(preference_id)
-        if superseded_by not in self.preferences or superseded_by == preference_id:
-            raise UnknownItem(f"superseding preference {superseded_by!r} does not exist")
+        if (
+            superseded_by not in self.preferences and superseded_by not in self.facts
+        ) or superseded_by == preference_id:
+            raise UnknownItem(f"superseding preference or fact {superseded_by!r} does not exist")
         self._require_message(message_id)
         self.trigger_event(
             self.PreferenceSuperseded,

@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 
 from factledger.domain.values import Relation
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
 from factledger.infrastructure.offline import RuleExtractor
 from factledger.infrastructure.offline.judge import RuleJudge
 from factledger.infrastructure.offline.topics import succeeds, topics_of
@@ -89,3 +91,46 @@ def test_one_choice_said_in_several_words_is_one_choice() -> None:
     assert topics_of("每天两杯美式")["drink"] == topics_of("离不开咖啡")["drink"] == {"咖啡"}
     assert topics_of("在县一中读书")["school"] == topics_of("转到县一中")["school"] == {"县一中"}
     assert succeeds("用户每天两杯美式", "用户现在只喝咖啡") is None  # the same drink, said again
+
+
+@pytest.mark.parametrize(
+    ("liking", "then", "taken_up"),
+    [
+        ("我最爱玩王者荣耀", "玩腻了，现在天天玩蛋仔派对", "蛋仔派对"),  # a game given up for another
+        ("我喜欢看言情剧", "这两年口味变了，迷上悬疑了", "悬疑"),
+        ("出去玩我喜欢跟团", "以后都自由行了，自己做攻略有意思", "自由行"),  # one way to travel at a time
+    ],
+)
+def test_a_taste_taken_up_retires_the_liking_it_replaces(
+    settings: Settings, liking: str, then: str, taken_up: str
+) -> None:
+    with open_ledger(settings, warn_if_offline=False) as service:
+        service.ingest("u1", liking)
+        before = service.profile("u1")
+        old = [p.id for p in before.preferences] + [f.id for f in before.facts]
+        service.ingest("u1", then)
+        profile = service.profile("u1")
+        assert [f.text for f in profile.facts if taken_up in f.text], profile
+        assert not {p.id for p in profile.preferences} & set(old), profile
+        assert not {f.id for f in profile.facts} & set(old), profile
+        gone = service.why("u1", old[0])
+        assert gone.invalidated is not None and gone.invalidated.superseded_by is not None
+        assert taken_up in (gone.invalidated.superseded_by.text or "")
+
+
+@pytest.mark.parametrize(
+    ("liking", "then"),
+    [
+        ("我最爱玩王者荣耀", "最近还迷上了原神"),  # another game, added
+        ("我喜欢看韩剧", "最近在追一部美剧"),  # one more show, nothing given up
+        ("我最爱玩王者荣耀", "我表弟现在天天玩原神"),  # someone else's taste
+    ],
+)
+def test_a_taste_added_keeps_the_liking(settings: Settings, liking: str, then: str) -> None:
+    with open_ledger(settings, warn_if_offline=False) as service:
+        service.ingest("u1", liking)
+        before = service.profile("u1")
+        service.ingest("u1", then)
+        after = service.profile("u1")
+        assert {p.id for p in before.preferences} <= {p.id for p in after.preferences}
+        assert {f.id for f in before.facts} <= {f.id for f in after.facts}

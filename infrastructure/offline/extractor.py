@@ -68,7 +68,7 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
-from factledger.infrastructure.offline.topics import topics_of
+from factledger.infrastructure.offline.topics import taste_now, topics_of
 
 log = logging.getLogger(__name__)
 
@@ -242,6 +242,11 @@ class RuleExtractor:
                     return extraction
                 if again.facts or again.preferences:
                     return again
+            # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
+            tastes = [t for t in taste_now(text) if not _imagined(t, text)]
+            if tastes and not is_english(text):
+                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE) for t in tastes]
+                return self._build(items, extraction.signals, known)
         return extraction
 
     def _read(self, text: str, known: tuple[str, ...]) -> Extraction:

@@ -31,6 +31,7 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         True,
     ),
     "school": (r"[\u4e00-\u9fff]{1,5}?(?:实验中学|实验学校|中学|小学|一中|二中|三中|四中|高中|附中|大学)", True),
+    "travel_style": (r"跟团|自由行|自驾游|穷游|报团|guided tours?|package tours?|backpacking", True),
     "pet_side": (r"狗派|猫派|dog person|cat person", True),
     "platform": (
         r"美团|饿了么|滴滴|顺丰|京东|闪送|货拉拉|花小猪|曹操出行|\bUber\b|\bLyft\b|DoorDash|Instacart|Grubhub|Deliveroo",
@@ -49,7 +50,7 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         False,
     ),
     "genre": (
-        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|[恐怖科幻爱情动作喜剧文艺战争]{2}片|言情|武侠|悬疑|推理"
+        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|[恐怖科幻爱情动作喜剧文艺战争]{2}片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
         r"|thrillers?|comed(?:y|ies)|documentar(?:y|ies)|\banime\b|sitcoms?|horror|rom-?coms?|k-?dramas?|sci-?fi|romance",
         False,
     ),
@@ -99,6 +100,7 @@ _BEFORE = re.compile(r"之前|以前|原来|过去|曾经|used to|\bbefore\b|\bf
 #: words that say the old choice gave way
 _GAVE_WAY = re.compile(
     r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
+    r"|不怎么[\u4e00-\u9fff]{1,4}了|受不了|看不进去|听不进去"
     r"|戒(?![不得])|弃坑|退坑|取代|代替"
     r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)"
     r"|gone off|\bprefers?\b",
@@ -190,6 +192,34 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
     return None
 
 
+#: a taste taken up now: "现在天天玩原神", "迷上科幻了", "以后都自由行"
+_TASTE_NOW = re.compile(
+    r"(?:现在|最近|这两年|这阵子|如今|以后|后来|今年)?(?:都|又|就|天天|每天|只|更)*"
+    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读))"
+)
+
+
+def taste_now(message: str) -> list[str]:
+    """Facts of a taste taken up, said without 我 and in no slot's words ("玩腻了，现在天天玩原神"):
+    the clause with a choice of a topic, and the clause before when it says the old one gave way,
+    so that a judge reads the change against a liking said before."""
+    if re.search(r"[?？吗你您]|[他她](?!们)", message):
+        return []
+    clauses = [c.strip() for c in re.split(r"[，,。！!；;~～…]", message) if c.strip()]
+    found = []
+    for at, clause in enumerate(clauses):
+        named = topics_of(clause)
+        # a later-word alone only for a topic held one at a time ("以后都自由行"); "最近在追美剧" adds
+        if not named or not (
+            _TASTE_NOW.search(clause) or (_LATER.search(clause) and any(_TOPICS[t][1] for t in named))
+        ):
+            continue
+        before = clauses[at - 1] if at else ""
+        said = f"{before}，{clause}" if before and _GAVE_WAY.search(before) else clause
+        found.append("用户" + said.removeprefix("我"))
+    return found
+
+
 def _same(a: str, b: str) -> bool:
     """One choice, one said shorter: "县二中" and "二中"."""
     return a == b or (min(len(a), len(b)) >= 2 and (a.endswith(b) or b.endswith(a)))
@@ -208,4 +238,4 @@ def _body(fact: str) -> str | None:
     return None if _SOMEONE_ELSE.search(body) else body
 
 
-__all__ = ["succeeds", "topics_of"]
+__all__ = ["succeeds", "taste_now", "topics_of"]
