@@ -84,6 +84,23 @@ def test_unknown_relation_and_unknown_superseding_fact_are_refused() -> None:
     assert memory.fact("f1").is_active
 
 
+def test_a_preference_gives_way_to_a_newer_preference_or_an_active_fact_only() -> None:
+    memory = started()
+    memory.observe_preference("p1", "最爱玩王者荣耀", "content", 0.9, "m1", T0, "x")
+    memory.observe_preference("p2", "偏好简短的回复", "communication_style", 0.8, "m1", T0, "x")
+    memory.observe_fact("f1", "用户玩腻了，现在天天玩原神", "other", 0.9, "m1", T0, "x")
+    memory.observe_fact("f2", "用户住在杭州", "location", 0.9, "m1", T0, "x")
+    memory.invalidate_fact("f2", "manual", "wrong", T0)
+    pending = len(memory.pending_events)
+    for missing in ("nope", "f2", "p1"):  # unknown, a retired fact, itself
+        with pytest.raises(UnknownItem):
+            memory.supersede_preference("p1", missing, "x", "m1", T0, Verdict("judge", 0.0))
+    assert len(memory.pending_events) == pending
+    memory.supersede_preference("p1", "f1", "被新事实替代", "m1", T0, Verdict("judge", 0.0))
+    assert memory.retired_preferences == {"p1": "f1"}
+    assert [p.id for p in memory.all_preferences()] == ["p2"]
+
+
 def test_out_of_range_confidence_and_strength_are_refused() -> None:
     memory = started()
     with pytest.raises(DomainError, match="confidence"):
