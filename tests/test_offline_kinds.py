@@ -134,6 +134,7 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I use a Pixel 8.", "switched to an iPhone 15 in March", "iPhone 15"),  # "uses" a phone is the phone
         ("I'm a barista at a cafe.", "Quit that and started delivering for Uber Eats", "delivering"),
         ("我在百度做测试", "那边我上个月辞了，下周去小红书报到", "小红书"),  # "that place", then where next
+        ("我开一辆大众朗逸", "车上礼拜卖了，现在坐地铁", "卖"),  # the car, by its slot, not its make
         ("我在读在职研究生", "上学期已经退学了，实在顾不过来", "退学"),  # studies ended
         ("我对芒果过敏", "复查了一下，其实我并没有过敏", "没有过敏"),  # the predicate denied, no object of its own
         ("I have a couple of beers most nights.", "I don't drink anymore, sober since March", "drink"),
@@ -176,6 +177,7 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我在杭州工作", "现在做产品经理"),  # a job is not where one works
         ("I'm vegan.", "is that no longer true for honey?"),  # asked
         ("我对海鲜过敏", "我对花粉倒是没有过敏"),  # another allergen, not the one known
+        ("我是不抽烟的", "我家老爷子最近又开始抽烟了"),  # 用户家… is a relative, not the user
         ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
     ],
 )
@@ -195,6 +197,9 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("最近又迷上飞盘了", "飞盘"),
         ("周末还兼职带团，挺好玩", "带团"),
         ("还有芒果也过敏", "芒果"),
+        ("家还在嘉兴，每天坐高铁来回", "嘉兴"),  # where home is
+        ("家里还有台比亚迪，周末自驾用", "比亚迪"),  # what the household has
+        ("晚上最爱去公园快走", "快走"),  # a liking, without 我
     ],
 )
 def test_a_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:

@@ -229,7 +229,9 @@ def bare_value(clause: str) -> str | None:
     if m:
         # "I meant a Pixel 7": the value, without the article the known fact has already
         return re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", m.group("v").strip())
-    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
+    m = re.match(
+        r"^(?:是|应该是|其实是|我是说|应该叫|其实叫|本来叫)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text
+    )
     if m:
         return m.group("v")
     if _ZH_FILLER_WORDS.fullmatch(text):
@@ -976,6 +978,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             owned = (
                 latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
                 if thing in ("它", "这个", "那个")
+                # "车上礼拜卖了": the car, by its slot when the fact names only its make
+                else latest(lambda f, s, v: s == "vehicle")
+                if thing in ("车", "车子", "爱车")
                 else latest(lambda f, s, v, thing=thing: thing in f)  # type: ignore[misc]
             )
             if owned:
@@ -1157,7 +1162,8 @@ _NOW_DOING = re.compile(
 )
 #: "卡已经转给别人了", "车上个月卖了": a thing, then where it went
 _GONE_TO_OTHERS = re.compile(
-    r"^(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?(?:已经|早就|上个?月|上周|前两天|昨天)?"
+    r"^(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
+    r"(?:已经|早就|上个?月|上周|上个?礼拜|上星期|前两天|前几天|前阵子|昨天|今年|去年)?"
     r"(?P<verb>转给别人|送人|卖|转手|退|扔)(?:掉|了)?了?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left

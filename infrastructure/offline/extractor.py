@@ -708,6 +708,8 @@ _DROPPED = re.compile(
     + r")"
     r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r")"
     r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
+    # a liking of the speaker's: "周末最爱去水库钓鱼"
+    r"|^(?:" + _HABIT_TIME + r")?(?:最爱|最喜欢|特别喜欢|超爱|超喜欢)(?:去|玩|看|吃|喝|听|打|做|逛|读)"
 )
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
@@ -727,6 +729,8 @@ def _fills_a_slot(clause: str) -> bool:
         return False
     household = bool(re.match(r"^家里?(?:还|也)?(?:有|养了?)", clause))
     named = "叫" in clause
+    if household:  # "家里还有台五菱宏光": what the household has, read as what the user has
+        clause = re.sub(r"^家里?(?:还|也)?", "", clause)
     return any(
         slot in _PERSONAL_SLOTS
         or slot.startswith("favourite:")
@@ -844,6 +848,8 @@ def _actually(item: _Item) -> _Item:
     m = re.match(r"^The user (?!actually\b)", item.text)
     if m:
         return item._replace(text="The user actually " + item.text[m.end() :])
+    if re.match(r"^The user's ", item.text) and not re.search(r"\bactually\b", item.text):
+        return item._replace(text="Actually, the user's " + item.text[len("The user's ") :])
     return item
 
 

@@ -735,6 +735,8 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
         thing = m.group("x")
         if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
             return Relation.CONFLICT, f"conflict: the user no longer has {thing}"
+        if thing in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)):
+            return Relation.CONFLICT, "conflict: the user no longer has the car"  # named by its make
         return None
     m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
     if m and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
@@ -814,7 +816,7 @@ def _amounts(text: str) -> dict[str, str]:
 def _same_subject(old: str, new: str) -> bool:
     """Both about the user, or both about the same relative ("用户的女儿…", "The user's son …")."""
     whose = re.compile(
-        r"^(?:用户的(?P<zh>" + ZH_ROLE_PATTERN + r")|the user(?:'s|’s) (?P<en>" + EN_ROLE_PATTERN + r")\b)",
+        r"^(?:用户(?:的|家的?)(?P<zh>" + ZH_ROLE_PATTERN + r")|the user(?:'s|’s) (?P<en>" + EN_ROLE_PATTERN + r")\b)",
         re.IGNORECASE,
     )
     a, b = whose.match(old), whose.match(new)

@@ -56,6 +56,9 @@ ROLE_SYNONYMS: dict[str, str] = {
     "儿子": "儿子",
     "爸爸": "爸爸",
     "爸": "爸爸",
+    # said of a father with affection: "我家老头子", "我家老爷子"
+    "老头子": "爸爸",
+    "老爷子": "爸爸",
     # "我哥比我大": said short, as 爸/妈 are
     "哥": "哥哥",
     "姐": "姐姐",
@@ -496,7 +499,7 @@ _LEVEL = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|
 # Order matters: the first pattern that matches names the slot.
 _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
-    (r"^的?家(?:住)?在(?P<v>.+)$", "residence"),
+    (r"^的?家(?:还|也|就|一直)?(?:住)?在(?P<v>[^，,]+?)(?:[，,].*)?$", "residence"),
     (r"^的?家住(?P<v>[\u4e00-\u9fff]{2,10})$", "residence"),
     # "在广州住", "在成都生活": the place, then the living
     (
@@ -1060,6 +1063,8 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
 @functools.lru_cache(maxsize=16_384)
 def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     text = unicodedata.normalize("NFKC", fact_text).strip()
+    # "用户家老爷子…": a relative of the user's, as "用户的老爷子…" says it
+    text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
     text = re.sub(r"[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what

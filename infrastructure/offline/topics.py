@@ -115,7 +115,7 @@ _CORRECTED = re.compile(
 #: taking up something new, said after a word that puts it later: "现在又迷上游泳了"
 _TOOK_UP = re.compile(r"迷上|爱上|入坑|沉迷|着迷|\bgot into\b|\bhooked on\b", re.IGNORECASE)
 #: words that add a choice to the ones held
-_ADDS = re.compile(r"也|还|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
+_ADDS = re.compile(r"也|还(?!是)|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
 #: someone else: the choice is theirs (它, the user's pet or thing, is not)
 _SOMEONE_ELSE = re.compile(
     r"(?<![吉其])[他她]|朋友|同事|室友|同学|" + ZH_ROLE_PATTERN + r"|\b(?:he|she|they)\b|" + EN_ROLE_PATTERN
