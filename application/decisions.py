@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
@@ -303,8 +304,18 @@ class Decider:
         named = _named(fact.conflicts_with, active)
         similar = [memory.facts[i] for s, i in ranked if s >= self.fact_similarity]
         related = [memory.facts[i] for s, i in ranked if s >= RELATED and memory.facts[i].category == fact.category]
-        chosen = list(dict.fromkeys([*named, *similar, *related]))[:CANDIDATES]
+        # a change the extractor named may end more than one fact said in other words
+        # ("最爱喝美式咖啡", "一天三杯咖啡" for "咖啡戒了，现在只喝绿茶"): those the free judge updates
+        siblings = self._updated_by(active, fact.text) if named else []
+        chosen = list(dict.fromkeys([*named, *similar, *related, *siblings]))[:CANDIDATES]
         return [(score[f.id], f) for f in chosen]
+
+    def _updated_by(self, facts: Sequence[Fact], text: str) -> list[Fact]:
+        """The latest facts the free judge (no call) says ``text`` updates."""
+        if self.free_judge is None:
+            return []
+        recent = list(reversed(facts))[:FREE_JUDGED]
+        return [f for f in recent if self.free_judge.judge(f.text, text).relation is Relation.UPDATE][:CANDIDATES]
 
     def _observe(
         self, memory: UserMemory, fact: ExtractedFact, fact_id: str, authority: Authority, source: DecisionSource

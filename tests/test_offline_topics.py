@@ -136,3 +136,15 @@ def test_a_taste_added_keeps_the_liking(settings: Settings, liking: str, then: s
         after = service.profile("u1")
         assert {p.id for p in before.preferences} <= {p.id for p in after.preferences}
         assert {f.id for f in before.facts} <= {f.id for f in after.facts}
+
+
+def test_a_change_ends_every_fact_it_updates_not_only_the_one_named(settings: Settings) -> None:
+    with open_ledger(settings, warn_if_offline=False) as service:
+        service.ingest("u1", "我每天早上喝一杯拿铁")
+        service.ingest("u1", "我下午也会再喝一杯拿铁")
+        said = {f.id: f.text for f in service.profile("u1").facts}
+        assert len(said) == 2, said  # two facts of one drink
+        service.ingest("u1", "胃疼以后拿铁戒了，现在只喝豆浆")
+        active = {f.id: f.text for f in service.profile("u1").facts}
+        assert not set(said) & set(active), active
+        assert any("豆浆" in t for t in active.values()), active

@@ -73,6 +73,29 @@ def _is_fact(text: str) -> bool:
     return bool(re.match(r"^\s*(?:用户|the user\b)", text, re.IGNORECASE))
 
 
+def _may_relate(old: str, new: str) -> bool:
+    """A topic, a slot or a word (two Chinese characters, or an English word of four letters)
+    in common (every reader here is cached per text)."""
+    if set(topics_of(old)) & set(topics_of(new)):
+        return True
+    if {s.split(":", 1)[0] for s, _ in slots_of(old)} & {s.split(":", 1)[0] for s, _ in slots_of(new)}:
+        return True
+    return bool(_words(old) & _words(new))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _words(text: str) -> frozenset[str]:
+    body = re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)
+    chinese = {body[i : i + 2] for i in range(len(body) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", body[i : i + 2])}
+    return frozenset(chinese - _COMMON_BIGRAMS) | frozenset(w.lower() for w in re.findall(r"[A-Za-z]{4,}", body))
+
+
+#: two characters said of anything: no sign that two statements are about one thing
+_COMMON_BIGRAMS = frozenset(
+    {"喜欢", "现在", "最近", "一个", "已经", "什么", "自己", "时候", "偏好", "比较", "还是", "就是"}
+)
+
+
 class RuleJudge:
     """Implements ``RelationJudge`` with slot and negation rules; no network, deterministic."""
 
@@ -89,6 +112,10 @@ class RuleJudge:
 # echoes it) and deciding ask about the same pairs, message after message; each is read once.
 @functools.lru_cache(maxsize=65_536)
 def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
+    # A liking against a fact that may say it changed ("现在天天玩原神"): asked of every recent
+    # preference, so a pair with no topic, slot or word in common is told apart cheaply.
+    if not _is_fact(old_fact) and _is_fact(new_fact) and not _may_relate(old_fact, new_fact):
+        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
     old_fact = unicodedata.normalize("NFKC", old_fact)
     new_fact = unicodedata.normalize("NFKC", new_fact)
     # 1. Same words once punctuation and particles (了/的/现在…) are gone.
