@@ -135,6 +135,10 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I'm a barista at a cafe.", "Quit that and started delivering for Uber Eats", "delivering"),
         ("我在百度做测试", "那边我上个月辞了，下周去小红书报到", "小红书"),  # "that place", then where next
         ("我开一辆大众朗逸", "车上礼拜卖了，现在坐地铁", "卖"),  # the car, by its slot, not its make
+        ("我最近在学滑板，摔了好几次", "唉那个班我退了，太吓人", "放弃了学滑板"),  # a pursuit given up, by its kind
+        ("我最近在搞间歇性断食，晚饭都不吃", "坚持不下去了，放弃了", "放弃了搞间歇性断食"),
+        ("我对猫毛过敏", "去医院查了，根本不是过敏，是鼻炎", "没有过敏"),  # denied outright
+        ("我在一家书店当店员", "辞职了，下个月去出版社做编辑", "编辑"),  # quit, then where and as what
         ("我在读在职研究生", "上学期已经退学了，实在顾不过来", "退学"),  # studies ended
         ("我对芒果过敏", "复查了一下，其实我并没有过敏", "没有过敏"),  # the predicate denied, no object of its own
         ("I have a couple of beers most nights.", "I don't drink anymore, sober since March", "drink"),
@@ -178,6 +182,8 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("I'm vegan.", "is that no longer true for honey?"),  # asked
         ("我对海鲜过敏", "我对花粉倒是没有过敏"),  # another allergen, not the one known
         ("我是不抽烟的", "我家老爷子最近又开始抽烟了"),  # 用户家… is a relative, not the user
+        ("我在医院当护士", "我姐说她辞职了，去银行做柜员"),  # someone else's new job
+        ("我最近在学素描", "放弃了减肥计划，还是吃吧"),  # a pursuit named, not the one known
         ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
     ],
 )

@@ -566,7 +566,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
@@ -919,6 +919,11 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
     if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职", text, re.I):
         for piece in pieces:
+            m = None if others else _GOES_TO_DO.match(piece)
+            work = latest(lambda f, s, v: s in ("employer", "employment", "job", "business")) if m else None
+            if m and work and m.group("job") not in work[0]:
+                found.append((f"用户在{m.group('v')}做{m.group('job')}", work[0]))
+                break
             m = _REPORTS_TO.match(piece)
             work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
             if m and work and m.group("v") not in work[0]:
@@ -971,6 +976,17 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         about = latest(lambda f, s, v, topic=topic: topic in f[2:]) if m else None  # type: ignore[misc]
         if m and about and m.group("v") not in about[0]:
             found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
+            continue
+        if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)):
+            pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
+            if pursuit:
+                found.append(("用户放弃了" + _pursued(pursuit[0]), pursuit[0]))
+                continue
+        m = _DENIAL.search(clause)
+        denied = latest(lambda f, s, v, m=m: m.group("p") in f[2:]) if m else None  # type: ignore[misc]
+        if m and denied:
+            # "问了医生才知道根本不是过敏": what a known fact says, denied
+            found.append((f"用户其实没有{m.group('p')}", denied[0]))
             continue
         m = _GOT_RID.search(clause) or _GONE_TO_OTHERS.match(clause)
         if m:
@@ -1081,6 +1097,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     return found
 
 
+def _pursued(fact: str) -> str:
+    """What a pursuit fact says is pursued: "用户最近在学游泳，已经能游二十米" → "学游泳"."""
+    m = re.search(r"(?:在|开始|准备)(?P<p>(?:学|练|搞|备考|考|减肥|健身)[^，,。]{0,8})", fact)
+    return m.group("p") if m else "之前说的事"
+
+
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""
@@ -1148,6 +1170,20 @@ _STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安�
 _REPORTS_TO = re.compile(
     r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周)?(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
 )
+#: "下周一去物流公司做调度": where the user goes to work next, and as what
+_GOES_TO_DO = re.compile(
+    r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周|现在)?(?:去|到|进)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)"
+    r"(?:做|当|干)(?P<job>[\u4e00-\u9fff]{2,6}?)(?:了|啦)?$"
+)
+#: "放弃了", "那个课我退了", "学不下去了": a pursuit given up, said of the latest one
+_GAVE_UP = re.compile(
+    r"^(?:唉|哎|算了|撑不住了)?(?:那个|这个)?(?:课|班|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
+    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了)$"
+)
+#: "根本不是过敏", "其实并没有近视": a predicate denied outright
+_DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P<p>[\u4e00-\u9fff]{2,3}?)(?=过|了|的|$|[，,。])")
+#: what a pursuit is said as: "在学游泳", "在搞生酮饮食", "在练吉他", "准备考N2"
+_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在减肥|在健身|开始学|开始练|报了")
 #: "已经退学了", "去年就不读了": studies ended
 _DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
 _STUDIES = re.compile(r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业")

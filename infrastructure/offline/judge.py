@@ -134,7 +134,11 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         if verdict is not None:
             return verdict
 
-    # 3. One says the other is not so: both cannot hold.
+    # 3. One says the other is not so: both cannot hold. "用户放弃了搞生酮饮食" ends the pursuit
+    # it names (which a slot would read as the same diet, and a negation in it may belong to it).
+    gave_up = re.match(r"^用户放弃了(?P<p>.+)$", new_fact)
+    if gave_up and gave_up.group("p") in old_fact and _is_fact(old_fact) and _same_subject(old_fact, new_fact):
+        return Relation.CONFLICT, f"conflict: the user gave up {gave_up.group('p')}"
     if negation_pair(old_fact, new_fact):
         return Relation.CONFLICT, "conflict: one fact negates the other"
 
@@ -696,7 +700,7 @@ _STUDYING = re.compile(
 )
 #: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
 _DENIED = re.compile(
-    r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
+    r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不是|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
 )
 #: "The user does not drink anymore", "用户戒酒了": no alcohol at all now
 _STOPPED_DRINKING = re.compile(
@@ -708,7 +712,9 @@ _STOPPED_DRINKING = re.compile(
 
 def _ended(old: str, new: str) -> tuple[Relation, str] | None:
     """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
-    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
+    if not _same_subject(old, new) or not _is_fact(old):
+        return None
+    if _NEGATED.search(old):
         return None
     if _DROPPED_OUT.search(new) and _STUDYING.search(old):
         return Relation.CONFLICT, "conflict: the studies said before ended"
