@@ -139,6 +139,16 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我最近在搞间歇性断食，晚饭都不吃", "坚持不下去了，放弃了", "放弃了搞间歇性断食"),
         ("我对猫毛过敏", "去医院查了，根本不是过敏，是鼻炎", "没有过敏"),  # denied outright
         ("我在一家书店当店员", "辞职了，下个月去出版社做编辑", "编辑"),  # quit, then where and as what
+        ("I work as a line cook.", "gave notice today! starting as a dental assistant next week", "dental assistant"),
+        ("I'm using an old Galaxy S9.", "caved and bought a Pixel 9 yesterday", "Pixel 9"),  # not "yesterday"
+        ("I live in Tucson.", "relocated for the job, now in Denver. the snow will be fun", "Denver"),  # a plan after
+        ("I work at Etsy as a designer.", "started my new job at Canva this week", "Canva"),
+        ("My dentist appointment is on the 12th.", "oops, it's the 21st actually", "21st"),  # an ordinal said again
+        (
+            "I'm vegetarian.",
+            "confession: I quit that last year, I eat meat now",
+            "no longer",
+        ),  # "quit that": the last fact
         ("我在读在职研究生", "上学期已经退学了，实在顾不过来", "退学"),  # studies ended
         ("我对芒果过敏", "复查了一下，其实我并没有过敏", "没有过敏"),  # the predicate denied, no object of its own
         ("I have a couple of beers most nights.", "I don't drink anymore, sober since March", "drink"),
@@ -185,6 +195,7 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我在医院当护士", "我姐说她辞职了，去银行做柜员"),  # someone else's new job
         ("我最近在学素描", "放弃了减肥计划，还是吃吧"),  # a pursuit named, not the one known
         ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
+        ("I live in Tucson.", "we might relocate, maybe we'd be in Denver by spring"),  # a maybe
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

@@ -81,6 +81,7 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("The user's laptop is a Dell XPS", "Correction: the user's laptop is a MacBook Air", Relation.UPDATE),
         ("The user has a Dell XPS laptop", "Actually, the user's own laptop is a Lenovo ThinkPad", Relation.UPDATE),
         ("用户骑的是美利达", "用户最后还是入了辆崔克", Relation.UPDATE),  # 还是 adds nothing
+        ("The user loves thrillers", "The user is done with those, comedies from now on", Relation.UPDATE),
         ("The user's wife takes the bus", "The user now drives to work", Relation.DIFFERENT),  # not the same person
     ],
 )

@@ -569,7 +569,8 @@ _MAY_CHANGE = re.compile(
     r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
-    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b",
+    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
+    r"\bbought\b|\bnew job\b|\bresigned\b",
     re.IGNORECASE,
 )
 
@@ -688,7 +689,8 @@ _NO_LONGER_SO = re.compile(
     r"已经不是这样了|现在不是这样了|不再是这样了?|那(?:都)?是以前(?:的事)?了|那都是过去式了|早就不是了"
 )
 _EN_NO_LONGER_SO = re.compile(
-    r"\b(?:that|it)(?:'s| is) no longer (?:true|the case)|\b(?:that|it)(?:'s| is)n?'?t? (?:true|the case) any ?more\b"
+    r"\bi (?:quit|stopped|dropped|gave up) (?:that|it|doing that)\b"
+    r"|\b(?:that|it)(?:'s| is) no longer (?:true|the case)|\b(?:that|it)(?:'s| is)n?'?t? (?:true|the case) any ?more\b"
     r"|\bnot (?:true|the case) any ?more\b",
     re.IGNORECASE,
 )
@@ -696,7 +698,8 @@ _EN_NO_LONGER_SO = re.compile(
 NO_LONGER_SO = ("用户说刚才那条已经不是这样了", "The user said that is no longer true")
 #: "it was 204", "it's 6.1": a figure said again
 _EN_FIGURE_SAID = re.compile(
-    r"\b(?:it|that|which) (?:was|is|'s)\s+(?:actually\s+)?(?P<n>\d+(?:\.\d+)?)\b", re.IGNORECASE
+    r"\b(?:it|that|which) ?(?:was|is|'s)\s+(?:actually\s+)?(?:the\s+)?(?P<n>\d+(?:\.\d+)?(?:st|nd|rd|th)?)\b",
+    re.IGNORECASE,
 )
 #: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
 _EN_MADE_UP = re.compile(
@@ -757,7 +760,8 @@ _EN_SWAPS = (
     ),
     # "Then got a Mazda CX-5.": a make or brand right after what the user had
     re.compile(
-        r"^(?:(?:then|and then|later|after that|so|now)[, ]+)?(?:i )?(?:just )?(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
+        r"(?:^|\b(?:caved|gave in|finally|splurged) and )(?:(?:then|and then|later|after that|so|now)[, ]+)?(?:i )?(?:just )?"
+        r"(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
         r"(?P<v>(?:"
         + _CAR_MAKES
         + r"|pixel|iphone|galaxy|samsung|oneplus|xiaomi|huawei|motorola)\b[\w -]{0,20}?)\s*[.!]*$",
@@ -766,8 +770,26 @@ _EN_SWAPS = (
 )
 #: "I'm at Costco now", "now I'm at Stripe": where the user is now, named with capitals
 _EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"), re.IGNORECASE)
-#: "quit last week", "left in May", "new job": the work before ended
-_EN_LEFT_A_JOB = re.compile(r"\b(?:quit|left|new job|switched jobs|changed jobs|got hired|started at)\b", re.IGNORECASE)
+#: "quit last week", "left in May", "new job", "handed in my notice": the work before ended
+_EN_LEFT_A_JOB = re.compile(
+    r"\b(?:quit|left|new job|switched jobs|changed jobs|got hired|started at|handed in my notice|gave notice|resigned)\b",
+    re.IGNORECASE,
+)
+#: "started my new job at Airbnb", "began a new job with Shopify"
+_EN_NEW_JOB_AT = re.compile(
+    r"\b(?:started|starting|began|beginning|got|landed|accepted) (?:my |a )?new (?:job|position|role) (?:at|with) "
+    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
+    re.IGNORECASE,
+)
+#: "starting as a bank teller on Monday": the job, in lower case, before a time
+_EN_STARTING_AS = re.compile(
+    r"\b(?:starting|started|start) (?:work |working )?as (?:an? )?(?P<v>[a-z][a-z -]{2,30}?)(?= on | next | this | in |[.,!]|$)",
+    re.IGNORECASE,
+)
+#: "relocated again, now in Chicago", "moved again, we're in Denver now"
+_EN_RELOCATED = re.compile(
+    r"\b(?:relocated|moved)\b[^.!?]{0,30}?\b(?:now in|living in|we're in|i'm in) " + _EN_NAME, re.IGNORECASE
+)
 #: "it's down to 58 now!", "now it's 128": the figure a known reading moved to
 _EN_NEW_FIGURE = re.compile(
     r"\b(?:it's|it is|its|it went|it dropped|it came|it fell|it rose|it's now|now it's)\b[^.!?\d]{0,20}?(?:down |up )?(?:to |at )?(?P<n>\d+(?:\.\d+)?)\b",
@@ -801,13 +823,19 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     figure = _EN_FIGURE_SAID.search(text) if is_correction(text) else None
     if figure and known_facts and isinstance(known_facts[-1], str):
         # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
-        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?![\w.])", known_facts[-1])
+        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", known_facts[-1])
         if len(numbers) == 1 and numbers[0] != figure.group("n") and known_facts[-1].startswith("The user"):
             fact = known_facts[-1]
             at = fact.index(numbers[0])
             corrected = fact[:at] + figure.group("n") + fact[at + len(numbers[0]) :]
             return [(marked_as_correction(corrected), fact)]
-    if is_unreal(re.sub(r"\bnow\b", "", text)) or re.search(
+    said = text
+    # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
+    # winter is gonna hurt": the move is so, the winter to come is not)
+    text = " ".join(
+        sentence for sentence in re.split(r"(?<=[.!?])\s+", text) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
+    )
+    if not text or re.search(
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
         return []
@@ -824,13 +852,32 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         m = pattern.search(text)
         if m:
             thing = latest(("vehicle", "phone"))
-            if thing and m.group("v").lower() not in thing[0].lower():
-                said = (
-                    f"The user drives a {m.group('v')}"
-                    if thing[1] == "vehicle"
-                    else f"The user's phone is {m.group('v')}"
-                )
+            # "an iPhone 15 this weekend": the make and model, not when
+            value = re.sub(
+                r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
+            )
+            if thing and value.lower() not in thing[0].lower():
+                said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
                 return [(said, thing[0])]
+    m = _EN_NEW_JOB_AT.search(text)
+    if m:
+        # "started my new job at Airbnb on Monday": the employer now
+        work = latest(("employer", "employment"))
+        if work and m.group("v").lower() not in work[0].lower():
+            return [(f"The user works at {m.group('v')}", work[0])]
+    m = _EN_STARTING_AS.search(said)
+    if m and _EN_LEFT_A_JOB.search(said) and not is_conditional(said):
+        # "handed in my notice! starting as a bank teller next week": the old job is ending, the
+        # new one is fixed (a start date is no maybe)
+        work = latest(("job", "employment", "employer"))
+        if work and m.group("v").lower() not in work[0].lower():
+            return [(f"The user works as {m.group('v')}", work[0])]
+    m = _EN_RELOCATED.search(text)
+    if m:
+        # "relocated again, now in Chicago": where the user lives now
+        home = latest(("residence",))
+        if home and m.group("v").lower() not in home[0].lower():
+            return [(f"The user lives in {m.group('v')}", home[0])]
     m = _EN_NOW_AT.search(text)
     if m and _EN_LEFT_A_JOB.search(text):
         # "quit last week, I'm at Costco now": the employer now

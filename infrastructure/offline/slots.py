@@ -777,7 +777,8 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         "partner",
     ),
     (
-        r"^(?:is |has been )?(?:using|uses|owns|carries) (?:an? |the )?(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
+        r"^(?:is |has been )?(?:using|uses|owns|carries) (?:an? |the )?(?:(?:old|new|cheap|used|refurbished|trusty) )?"
+        r"(?P<v>(?:Pixel|iPhone|Galaxy|Samsung|OnePlus|Xiaomi|Huawei|Motorola|Nokia)\b.*)$",
         "phone",
     ),
     (

@@ -103,7 +103,7 @@ _GAVE_WAY = re.compile(
     r"|不怎么[\u4e00-\u9fff]{1,4}了|受不了|看不进去|听不进去"
     r"|戒(?![不得])|弃坑|退坑|取代|代替"
     r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)"
-    r"|gone off|\bprefers?\b",
+    r"|gone off|\bprefers?\b|done with|sick of|tired of|over (?:it|them|those)\b",
     re.IGNORECASE,
 )
 #: words that say the choice said before was a slip: the one said now is the choice
