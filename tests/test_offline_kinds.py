@@ -193,6 +193,7 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我对海鲜过敏", "我对花粉倒是没有过敏"),  # another allergen, not the one known
         ("我是不抽烟的", "我家老爷子最近又开始抽烟了"),  # 用户家… is a relative, not the user
         ("我在医院当护士", "我姐说她辞职了，去银行做柜员"),  # someone else's new job
+        ("我女儿在读初二", "我在读研一"),  # the speaker's school year, not the daughter's
         ("我最近在学素描", "放弃了减肥计划，还是吃吧"),  # a pursuit named, not the one known
         ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
         ("I live in Tucson.", "we might relocate, maybe we'd be in Denver by spring"),  # a maybe
@@ -217,6 +218,12 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("家还在嘉兴，每天坐高铁来回", "嘉兴"),  # where home is
         ("家里还有台比亚迪，周末自驾用", "比亚迪"),  # what the household has
         ("晚上最爱去公园快走", "快走"),  # a liking, without 我
+        ("小女儿在读大二，学法律的", "法律"),  # a relative named without 我 is the speaker's
+        ("公司在南山，每天骑车过去", "公司在南山"),  # where the company is
+        ("另外也在学韩语，刚背完四十音", "韩语"),  # a pursuit, one more
+        ("看剧的话最喜欢悬疑的", "悬疑"),  # a liking, on a topic first
+        ("最近又开始练毛笔字了", "毛笔字"),
+        ("后来去物流园干装卸", "装卸"),  # a job somewhere, without 我
     ],
 )
 def test_a_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:

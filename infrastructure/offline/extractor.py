@@ -231,6 +231,16 @@ class RuleExtractor:
         # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         extraction = self._read(text, known)
+        if extraction.facts and not extraction.preferences and not is_english(text):
+            # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
+            dropped = _with_dropped_subject(text)
+            if dropped != text:
+                again = self._read(dropped, known)
+                before = {f.text for f in extraction.facts}
+                added = [f for f in again.facts if f.text not in before]
+                # only what fills a slot is added, never a restatement of the whole message
+                if before <= {f.text for f in again.facts} and added and all(slots_of(f.text) for f in added):
+                    return again
         if not extraction.facts and not extraction.preferences:
             # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
             dropped = _with_dropped_subject(text)
@@ -240,6 +250,11 @@ class RuleExtractor:
                 # not one restated as said ("The user sold it and got …")
                 if is_english(text) and not all(slots_of(f.text) for f in again.facts):
                     return extraction
+                if again.facts or again.preferences:
+                    return again
+            # "大儿子在读研": a relative named without 我 is the speaker's
+            if re.match(r"^(?:" + ZH_ROLE_PATTERN + r")(?!们)", text) and not is_english(text):
+                again = self._read("我" + text, known)
                 if again.facts or again.preferences:
                     return again
             # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
@@ -519,7 +534,9 @@ class RuleExtractor:
     def _against_known(self, items: list[_Item], message: _Message) -> list[_Item]:
         """What only the known facts make clear: a thing swapped for another, a pursuit given up,
         and whose school year or age a subject-less clause gives."""
-        items = [self._remeasured(self._reattributed(i, message.known), message.known) for i in items]
+        # "我在读研一" names its subject: only a clause without 我 may be the child's
+        said_i = bool(re.search(r"我(?!们)", message.text))
+        items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
         facts = [i.text for i in items if i.kind == "fact"]
         swapped = changes.replaced(message.text, message.known)
         if swapped is None and not is_english(message.text):
@@ -683,7 +700,9 @@ _EVENT_VERB = (
     r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
     r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|"
     # a new pet, a new pastime: "又从救助站领了只小黑猫", "最近又迷上攀岩了", "最近在学日语"
-    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去"
+    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去|开始练|练起|"
+    # a new job somewhere: "后来去快递站干分拣"
+    r"去[^，,。！!？?]{1,6}?(?:干|做|当)"
 )
 #: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
 _HABIT_TIME = (
@@ -694,7 +713,7 @@ _HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|
 #: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
 _SELF_STATE = (
     r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
-    r"|在读|在念|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?过敏|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
+    r"|在读|在念|在学|在练|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?过敏|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
 )
 #: an age said on its own: "29了", "正式30了", "都35了"
 _AGE_ALONE = r"(?:正式|已经|今年|都|刚|马上)?(?:\d{1,2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)?了"
@@ -708,8 +727,12 @@ _DROPPED = re.compile(
     + r")"
     r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r")"
     r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
-    # a liking of the speaker's: "周末最爱去水库钓鱼"
-    r"|^(?:" + _HABIT_TIME + r")?(?:最爱|最喜欢|特别喜欢|超爱|超喜欢)(?:去|玩|看|吃|喝|听|打|做|逛|读)"
+    # a liking of the speaker's: "周末最爱去水库钓鱼", "听歌的话最喜欢周杰伦"
+    r"|^(?:"
+    + _HABIT_TIME
+    + r"|[\u4e00-\u9fff]{1,4}的话)?(?:最爱|最喜欢|特别喜欢|超爱|超喜欢)(?:去|玩|看|吃|喝|听|打|做|逛|读)?"
+    # where the user's company is: "公司在江北"
+    r"|^(?:公司|单位)(?:在|就在)"
 )
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
