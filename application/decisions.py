@@ -11,6 +11,7 @@ those facts: no judge is asked again about them.
 
 from __future__ import annotations
 
+import functools
 import json
 import uuid
 from collections.abc import Sequence
@@ -38,6 +39,8 @@ CANDIDATES = 3
 #: how many of the latest preferences the free judge reads against a new fact (bounded: a user
 #: with thousands must not cost thousands of rule verdicts a message)
 FREE_JUDGED = 32
+#: how many of the latest facts a named change is also judged against
+SIBLINGS_JUDGED = 8
 # Below ``fact_similarity``, an item of the same category this similar is still worth asking the judge about.
 RELATED = 0.35
 
@@ -311,10 +314,10 @@ class Decider:
         return [(score[f.id], f) for f in chosen]
 
     def _updated_by(self, facts: Sequence[Fact], text: str) -> list[Fact]:
-        """The latest facts the free judge (no call) says ``text`` updates."""
+        """The latest few facts the free judge (no call) says ``text`` updates."""
         if self.free_judge is None:
             return []
-        recent = list(reversed(facts))[:FREE_JUDGED]
+        recent = list(reversed(facts))[:SIBLINGS_JUDGED]
         return [f for f in recent if self.free_judge.judge(f.text, text).relation is Relation.UPDATE][:CANDIDATES]
 
     def _observe(
@@ -423,5 +426,6 @@ def _named(conflicts_with: str | None, active: list[Fact]) -> list[Fact]:
     return [f for f in active if _plain(f.text) == wanted][:1]
 
 
+@functools.lru_cache(maxsize=16_384)  # every active fact's text, for every new fact that names one
 def _plain(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
