@@ -9,6 +9,7 @@ must change nothing (a second pet, someone else's age, a goal, a condition).
 from __future__ import annotations
 
 import pytest
+from offline_cases import replacement
 
 from factledger.domain.values import Relation
 from factledger.infrastructure.offline import RuleExtractor
@@ -159,12 +160,7 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
     extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
 ) -> None:
-    known = [f.text for f in extractor.extract(first).facts]
-    assert known, first
-    facts = extractor.extract(then, known_facts=known).facts
-    replacing = [f for f in facts if f.conflicts_with in known and wanted in f.text]
-    assert replacing, [(f.text, f.conflicts_with) for f in facts]
-    verdict = judge.judge(replacing[0].conflicts_with or "", replacing[0].text)
+    _, verdict = replacement(extractor, judge, first, then, wanted)
     assert verdict.relation in (Relation.UPDATE, Relation.CONFLICT), verdict.raw_answer
 
 

@@ -9,6 +9,7 @@ switch, a question, a choice that has not changed.
 from __future__ import annotations
 
 import pytest
+from offline_cases import replacement
 
 from factledger.domain.values import Relation
 from factledger.infrastructure.bootstrap import open_ledger
@@ -39,12 +40,7 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
 def test_a_new_choice_replaces_the_known_one(
     extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
 ) -> None:
-    known = [f.text for f in extractor.extract(first).facts]
-    assert known, first
-    facts = extractor.extract(then, known_facts=known).facts
-    replacing = [f for f in facts if f.conflicts_with in known and wanted in f.text]
-    assert replacing, [(f.text, f.conflicts_with) for f in facts]
-    verdict = judge.judge(replacing[0].conflicts_with or "", replacing[0].text)
+    _, verdict = replacement(extractor, judge, first, then, wanted)
     assert verdict.relation is Relation.UPDATE, verdict.raw_answer
 
 
