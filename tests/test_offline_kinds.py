@@ -79,6 +79,7 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("我最喜欢的颜色是蓝色", "现在最喜欢的换成绿色了", "绿色"),  # a new favourite
         ("我晚上在一家书店做兼职", "那份兼职我已经辞了", "辞职"),  # a job said in words no slot reads, left
         ("我有个外号叫大熊", "刚才那个外号的事别记了，我瞎编的", "撤回"),  # taken back by topic
+        ("我每天晚上跑五公里", "其实好久没跑了，刚才那是以前的事", "不是这样"),  # no longer so, no 了
         ("My birthday is on June 3.", "Sorry, typo, I meant June 13.", "June 13"),
         ("I live in Tampa.", "Quick update: I moved to Miami last week.", "Miami"),
         ("我住在厦门。", "现在又搬了，在泉州安顿下来了。", "泉州"),  # where one settled is where one lives
@@ -136,8 +137,8 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I'm a barista at a cafe.", "Quit that and started delivering for Uber Eats", "delivering"),
         ("我在百度做测试", "那边我上个月辞了，下周去小红书报到", "小红书"),  # "that place", then where next
         ("我开一辆大众朗逸", "车上礼拜卖了，现在坐地铁", "卖"),  # the car, by its slot, not its make
-        ("我最近在学滑板，摔了好几次", "唉那个班我退了，太吓人", "放弃了学滑板"),  # a pursuit given up, by its kind
-        ("我最近在搞间歇性断食，晚饭都不吃", "坚持不下去了，放弃了", "放弃了搞间歇性断食"),
+        ("我最近在学滑板，摔了好几次", "唉那个班我退了，太吓人", "放弃了之前在学的"),  # a pursuit given up, by its kind
+        ("我最近在搞间歇性断食，晚饭都不吃", "坚持不下去了，放弃了", "放弃了之前在搞的"),
         ("我对猫毛过敏", "去医院查了，根本不是过敏，是鼻炎", "没有过敏"),  # denied outright
         ("我在一家书店当店员", "辞职了，下个月去出版社做编辑", "编辑"),  # quit, then where and as what
         ("I work as a line cook.", "gave notice today! starting as a dental assistant next week", "dental assistant"),

@@ -35,6 +35,8 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
         ("我是高中语文老师", "其实我教的是历史，刚才手滑", "历史"),
         ("我在单位是初级会计", "今年评上了中级", "中级"),  # a rank, one at a time
         ("我后来改打网球了", "现在又迷上飞盘了", "飞盘"),  # a pastime taken up in place of one taken up before
+        ("我最喜欢的水果是芒果", "口味变了，现在最爱杨梅", "杨梅"),  # a favourite is one at a time
+        ("我平时开车就听民谣", "最近听腻了，迷上说唱了", "说唱"),  # a music genre given up
     ],
 )
 def test_a_new_choice_replaces_the_known_one(
@@ -56,6 +58,7 @@ def test_a_new_choice_replaces_the_known_one(
         ("我是狗派", "我室友是猫派"),
         ("我在县二中读高一", "现在二中要求住校"),  # the same school, said shorter
         ("我平时爱游泳", "最近又迷上了骑行，腿也练粗了"),  # a pastime added to one held all along
+        ("我爱吃芒果", "最近也挺爱吃杨梅"),  # a fruit added, no favourite
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:

@@ -566,7 +566,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|以前的事|过去式|不是这样|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
@@ -680,13 +680,13 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"已经不是这样|现在不是这样|不再是这样|是以前了|是以前的事了|过去式了|早就不是了|别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
+    r"已经不是这样|现在不是这样|不再是这样|是以前了|是以前的事|过去式了|早就不是了|别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
 )
 #: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
 _MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
 #: "那都是以前了", "that's no longer true": what was just said is not so any more
 _NO_LONGER_SO = re.compile(
-    r"已经不是这样了|现在不是这样了|不再是这样了?|那(?:都)?是以前(?:的事)?了|那都是过去式了|早就不是了"
+    r"已经不是这样了|现在不是这样了|不再是这样了?|那(?:都)?是以前(?:的事)?了?|那都是过去式了|早就不是了"
 )
 _EN_NO_LONGER_SO = re.compile(
     r"\bi (?:quit|stopped|dropped|gave up) (?:that|it|doing that)\b"
@@ -1145,9 +1145,10 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 
 
 def _pursued(fact: str) -> str:
-    """What a pursuit fact says is pursued: "用户最近在学游泳，已经能游二十米" → "学游泳"."""
-    m = re.search(r"(?:在|开始|准备)(?P<p>(?:学|练|搞|备考|考|减肥|健身)[^，,。]{0,8})", fact)
-    return m.group("p") if m else "之前说的事"
+    """How a pursuit fact's pursuit is named in its giving up: by its verb, not its object
+    ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again."""
+    m = re.search(r"(?:在|开始|准备)(?P<v>学|练|搞|备考|考|减肥|健身)", fact)
+    return f"之前在{m.group('v')}的" if m else "之前说的事"
 
 
 def told_of_someone_else(message: str) -> bool:

@@ -136,9 +136,15 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     # 3. One says the other is not so: both cannot hold. "用户放弃了搞生酮饮食" ends the pursuit
     # it names (which a slot would read as the same diet, and a negation in it may belong to it).
-    gave_up = re.match(r"^用户放弃了(?P<p>.+)$", new_fact)
-    if gave_up and gave_up.group("p") in old_fact and _is_fact(old_fact) and _same_subject(old_fact, new_fact):
-        return Relation.CONFLICT, f"conflict: the user gave up {gave_up.group('p')}"
+    gave_up = re.match(r"^用户放弃了之前在(?P<v>学|练|搞|备考|考|减肥|健身)的$", new_fact)
+    verb = gave_up.group("v") if gave_up else None
+    if (
+        verb
+        and re.search(r"(?:在|开始|准备)" + verb, old_fact)
+        and _is_fact(old_fact)
+        and _same_subject(old_fact, new_fact)
+    ):
+        return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
     if negation_pair(old_fact, new_fact):
         return Relation.CONFLICT, "conflict: one fact negates the other"
 

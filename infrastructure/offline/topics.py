@@ -38,8 +38,17 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         True,
     ),
     "drink": (
-        r"可乐|雪碧|咖啡|美式|拿铁|奶茶|[乌龙绿红花果普洱]{1,2}茶|果汁|豆浆|牛奶|啤酒|白酒|红酒|黄酒|气泡水|苏打水|柠檬水|酸奶"
+        r"可乐|雪碧|咖啡|美式|拿铁|奶茶|[乌龙绿红花果普洱]{1,2}茶|大麦茶|麦茶|菊花茶|柠檬茶|果汁|豆浆|牛奶|啤酒|白酒|红酒|黄酒|气泡水|苏打水|柠檬水|酸奶"
         r"|\bcoffee\b|espresso|\blatte\b|cappuccino|\btea\b|matcha|\bsoda\b|\bcoke\b|\bjuice\b|\bbeer\b|\bwine\b|kombucha",
+        False,
+    ),
+    "fruit": (
+        r"榴莲|山竹|芒果|西瓜|香蕉|草莓|车厘子|樱桃|葡萄|荔枝|龙眼|水蜜桃|菠萝|凤梨|猕猴桃|蓝莓|火龙果|哈密瓜|橙子|柚子|杨梅|石榴|牛油果"
+        r"|\bmangoe?s?\b|\bstrawberr(?:y|ies)\b|\bbananas?\b|\bwatermelons?\b|\bgrapes?\b|\bcherr(?:y|ies)\b|\bpeach(?:es)?\b",
+        False,
+    ),
+    "music_genre": (
+        r"摇滚|爵士|民谣|古典音乐|说唱|嘻哈|电音|流行乐|重金属|\bjazz\b|\brock\b|hip[- ]hop|\brap\b|classical music|\bEDM\b|country music",
         False,
     ),
     "sport": (
@@ -114,6 +123,8 @@ _CORRECTED = re.compile(
 )
 #: taking up something new, said after a word that puts it later: "现在又迷上游泳了"
 _TOOK_UP = re.compile(r"迷上|爱上|入坑|沉迷|着迷|\bgot into\b|\bhooked on\b", re.IGNORECASE)
+#: a favourite: "最爱", "最喜欢", "favourite"
+_FAVOURITE = re.compile(r"最爱|最喜欢|favou?rite", re.IGNORECASE)
 #: words that add a choice to the ones held
 _ADDS = re.compile(r"也|还(?!是)|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
 #: someone else: the choice is theirs (它, the user's pet or thing, is not)
@@ -171,7 +182,8 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         fresh = sorted(c for c in new_named if not any(_same(c, held) for held in old_named))
         if not fresh:
             continue
-        exclusive = _TOPICS[topic][1]
+        # a favourite is one at a time, whatever its topic ("最爱的水果是榴莲" → "现在最爱山竹")
+        exclusive = _TOPICS[topic][1] or bool(_FAVOURITE.search(old_body) and _FAVOURITE.search(new_body))
         # the clause that names the new choice: "也" elsewhere ("膝盖也不疼了") adds nothing to it
         clause = next(
             (c for c in re.split(r"[，,。；;！!—]", new_body) if fresh[0] in topics_of(c).get(topic, ())), new_body
