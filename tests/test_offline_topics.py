@@ -124,7 +124,7 @@ def test_a_taste_taken_up_retires_the_liking_it_replaces(
     ("liking", "then"),
     [
         ("我最爱玩王者荣耀", "最近还迷上了原神"),  # another game, added
-        ("我喜欢看韩剧", "最近在追一部美剧"),  # one more show, nothing given up
+        ("我喜欢看韩剧", "我最近还在追美剧"),  # one more show, nothing given up
         ("我最爱玩王者荣耀", "我表弟现在天天玩原神"),  # someone else's taste
     ],
 )
@@ -134,6 +134,7 @@ def test_a_taste_added_keeps_the_liking(settings: Settings, liking: str, then: s
         before = service.profile("u1")
         service.ingest("u1", then)
         after = service.profile("u1")
+        assert len(after.facts) + len(after.preferences) > len(before.facts) + len(before.preferences), after
         assert {p.id for p in before.preferences} <= {p.id for p in after.preferences}
         assert {f.id for f in before.facts} <= {f.id for f in after.facts}
 

@@ -566,7 +566,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
     r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|以前的事|过去式|不是这样|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
+    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
@@ -578,7 +578,7 @@ _MAY_CHANGE = re.compile(
 def may_change(text: str) -> bool:
     """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
     text = _folded(text)
-    return bool(_MAY_CHANGE.search(text)) and not re.search(r"[?？吗]\s*$", text)
+    return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text)) and not re.search(r"[?？吗]\s*$", text)
 
 
 #: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
@@ -680,7 +680,7 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"已经不是这样|现在不是这样|不再是这样|是以前了|是以前的事|过去式了|早就不是了|别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
+    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
 )
 #: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
 _MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
@@ -717,10 +717,10 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     """("用户撤回了之前说的小名", the known fact): "刚才那个小名的事你别记了，我乱编的" takes back the
     latest known fact that shares a word (two characters or more) with the message."""
     text = _folded(message)
-    if not _TAKE_BACK.search(text) or is_conditional(text):
+    if not (_TAKE_BACK.search(text) or _NO_LONGER_SO.search(text)) or is_conditional(text):
         return None
     known = [f for f in known_facts if isinstance(f, str)]
-    if _NO_LONGER_SO.search(text) and known and not is_conditional(text):
+    if _NO_LONGER_SO.search(text) and known:
         return NO_LONGER_SO[0], known[-1]
     if (_THE_LAST_ONE.search(text) or _MADE_UP.search(text)) and known and not _named_topic(text, known):
         # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about
@@ -1070,9 +1070,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             continue
         m = _NOW_DOING.match(clause)
         if m and looks_like_job(m.group("v")):
-            job = latest(
-                lambda f, s, v: s == "job" or (bool(_TRADE.search(f)) and (not s or bool(WORKPLACE.search(v))))
-            )
+            job = latest(lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))))
             if job and m.group("v") not in job[0]:
                 found.append((f"用户现在做{m.group('v')}", job[0]))
             continue
@@ -1095,7 +1093,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                 found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
             continue
         if _DROPPED_OUT.match(clause):
-            study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(_STUDIES.search(f)))
+            study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)))
             if study:
                 found.append(("用户退学了", study[0]))
             continue
@@ -1234,11 +1232,16 @@ _DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P
 _PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在减肥|在健身|开始学|开始练|报了")
 #: "已经退学了", "去年就不读了": studies ended
 _DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
-_STUDIES = re.compile(r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业")
+#: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
+STUDIES = re.compile(
+    r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业|\bstud(?:y|ies|ying)\b|\benrolled\b", re.IGNORECASE
+)
 #: a place of work that is no organisation's name nor a city ("工地", "厂里", "超市")
 WORKPLACE = re.compile(r"(?:工地|工厂|厂|店|馆|市场|车间|仓库|餐厅|饭店|超市|医院|学校|公司|站)$")
 #: a line of work said in words no slot reads ("在工地搬砖", "去年转行跑滴滴")
-_TRADE = re.compile(r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行")
+TRADE = re.compile(
+    r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行|\bworks? (?:as|for)\b|\bjob as\b"
+)
 #: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
 _NOW_DOING = re.compile(
     r"^(?:现在|目前|如今|后来|(?:这个?月|今年|上个?月|最近|年初|开春)(?:开始|起))(?:在[\u4e00-\u9fff]{0,6}?)?(?:做|干|当)(?:起了?|了)?"
@@ -1262,6 +1265,10 @@ _NEW_FAVOURITE = re.compile(
 
 
 __all__ = [
+    "NO_LONGER_SO",
+    "STUDIES",
+    "TRADE",
+    "WORKPLACE",
     "bare_value",
     "called_off",
     "english_swaps",

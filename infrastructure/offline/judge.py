@@ -29,7 +29,7 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from factledger.domain.values import Relation, RelationVerdict
-from factledger.infrastructure.offline.changes import NO_LONGER_SO, TRAVEL, WORKPLACE
+from factledger.infrastructure.offline.changes import NO_LONGER_SO, STUDIES, TRADE, TRAVEL, WORKPLACE
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -687,10 +687,6 @@ def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: work said in words no slot reads ("在工地搬砖", "跑滴滴"); not where one works (在杭州工作)
-_TRADE_WORDS = re.compile(
-    r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行|\bworks? (?:as|for)\b|\bjob as\b"
-)
 #: a new line of work: said as one, or a job said with a word that puts it after
 _NEW_TRADE = re.compile(r"转行|改行|switched careers|changed careers|career change")
 _LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b|these days|\bsince\b", re.IGNORECASE)
@@ -699,10 +695,6 @@ _LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b
 #: "用户退学了", "The user dropped out": studies ended
 _DROPPED_OUT = re.compile(
     r"退学|辍学|肄业|不读了|没读了|不念了|dropped out|quit (?:school|college|uni|the program)", re.I
-)
-#: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
-_STUDYING = re.compile(
-    r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业|\bstud(?:y|ies|ying)\b|\benrolled\b", re.I
 )
 #: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
 _DENIED = re.compile(
@@ -722,7 +714,7 @@ def _ended(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     if _NEGATED.search(old):
         return None
-    if _DROPPED_OUT.search(new) and _STUDYING.search(old):
+    if _DROPPED_OUT.search(new) and STUDIES.search(old):
         return Relation.CONFLICT, "conflict: the studies said before ended"
     for clause in re.split(r"[，,。；;]", new):
         denied = _DENIED.match(clause.strip())
@@ -744,7 +736,7 @@ def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
     old_slots = {s for s, _ in slots}
     # "在工地打工": a workplace, not a city, is where the trade was plied
     plied = all(s == "work_location" and WORKPLACE.search(v) for s, v in slots)
-    if old_slots & {"job", "employment", "business", "employer"} or (plied and _TRADE_WORDS.search(old)):
+    if old_slots & {"job", "employment", "business", "employer"} or (plied and TRADE.search(old)):
         if new_job and new_job[0] in old:
             return None
         return Relation.UPDATE, "update: a new line of work after the one said before"
