@@ -328,6 +328,10 @@ class UsageReport(Protocol):
         """Calls, tokens, cache hits of the whole ledger (no per-message rows)."""
         ...
 
+    def settle(self) -> None:
+        """A message is done: store the readings its calls left waiting for a save that did not come."""
+        ...
+
 
 # ---- forgetting ----------------------------------------------------------------------------
 

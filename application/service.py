@@ -130,13 +130,25 @@ class LedgerService:
         for ``retry_failed``. A write that keeps meeting concurrent writers raises
         ``WriteConflict``.
         """
-        return self.ingestion.ingest(user_id, message, session_id, context, message_id=message_id, timestamp=timestamp)
+        try:
+            return self.ingestion.ingest(
+                user_id, message, session_id, context, message_id=message_id, timestamp=timestamp
+            )
+        finally:
+            self._settle_usage()
 
     def retry_failed(
         self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
     ) -> list[IngestResult]:
         """Extract again every message whose extraction failed (all users, or one)."""
-        return self.ingestion.retry_failed(user_id, progress)
+        try:
+            return self.ingestion.retry_failed(user_id, progress)
+        finally:
+            self._settle_usage()
+
+    def _settle_usage(self) -> None:
+        if self.usage_log is not None:
+            self.usage_log.settle()
 
     def invalidate(
         self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None

@@ -115,12 +115,14 @@ def free_judge() -> RelationJudge:
     return RuleJudge()
 
 
-def default_parts(settings: Settings, datastore: Any) -> tuple[Extractor, RelationJudge, Embedder]:
-    """LLM-backed parts when an API key is configured, else the offline ones."""
+def default_parts(
+    settings: Settings, datastore: Any, usage: UsageLog | None = None
+) -> tuple[Extractor, RelationJudge, Embedder]:
+    """LLM-backed parts when an API key is configured (metered into ``usage``), else the offline ones."""
     if settings.openai_api_key:
         from factledger.infrastructure.llm import llm_parts
 
-        return llm_parts(settings, datastore)
+        return llm_parts(settings, datastore, usage)
     return offline_parts(settings)
 
 
@@ -185,9 +187,10 @@ def _parts(
     extractor: Extractor | None,
     judge: RelationJudge | None,
     embedder: Embedder | None,
+    usage: UsageLog | None = None,
 ) -> tuple[Extractor, RelationJudge, Embedder]:
     if extractor is None or judge is None or embedder is None:
-        default_extractor, default_judge, default_embedder = default_parts(settings, datastore)
+        default_extractor, default_judge, default_embedder = default_parts(settings, datastore, usage)
         extractor, judge, embedder = (
             extractor or default_extractor,
             judge or default_judge,
@@ -224,7 +227,10 @@ def _open_on_postgres(
             assert isinstance(recorder, LedgerRecorder)
             recorder.ensure_message_index(memory_ledger.recorded_message_ids)
             datastore = recorder.datastore
-            extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder)
+            # The call log the ledger's own LLM client meters into, holding a message's
+            # readings for its save (written with its events, ADR 0020).
+            usage = UsageLog(datastore, settings.schema, hold=True)
+            extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder, usage)
             cached = CachedEmbedder(embedder, datastore, settings.installation_secret())
             view = PostgresMemoryView(
                 datastore,
@@ -245,6 +251,8 @@ def _open_on_postgres(
     recorder.within_save = [cached.write_within_save]
     if settings.inline_projection:
         recorder.within_save.append(projector.project_within_save)
+    recorder.within_save.append(usage.write_within_save)
+    recorder.after_commit = [usage.committed]
     return LedgerService(
         memory_ledger,
         extractor,
@@ -257,7 +265,7 @@ def _open_on_postgres(
         preference_similarity=settings.preference_similarity,
         ledger_name=entry.name,
         directory=PostgresLedgerDirectory(settings, catalog, datastore),
-        usage=UsageLog(datastore, settings.schema),
+        usage=usage,
         limits=settings.limits,
         eraser=PostgresEraser(
             uri,

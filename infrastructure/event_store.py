@@ -12,7 +12,7 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   a message id is refused for a user's whole history, not a window of it;
 * ``within_save``, when set, runs in the same transaction after the events
   are in (the inline projection writes the read model there: one commit a
-  message instead of two, ADR 0020).
+  message instead of two, ADR 0020); ``after_commit`` once it committed.
 """
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # Run inside a save's transaction, in order, after its events are in, given the cursor,
         # the events and their positions (what deciding cached, the inline projection).
         self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int]], None]] = []
+        # Run once that transaction committed (what a hook wrote is then kept for good).
+        self.after_commit: list[Callable[[], None]] = []
         # The table lock and the notification in one round trip (no parameters: one simple query).
         self._lock_and_notify = SQL("; ").join(
             [*self.lock_table_statements, SQL("NOTIFY {}").format(Identifier(self.channel_name))]
@@ -143,13 +145,17 @@ class LedgerRecorder(PostgresApplicationRecorder):
         """Insert in one transaction; retried on a lost connection, never on a timeout."""
         for attempt in range(1, CONNECTION_ATTEMPTS + 1):
             try:
-                return self._insert_in_transaction(stored_events, **kwargs)
+                ids = self._insert_in_transaction(stored_events, **kwargs)
             except (InterfaceError, OperationalError) as exc:
                 if _is_timeout(exc):
                     raise StoreBusy(str(exc)) from exc
                 if attempt == CONNECTION_ATTEMPTS:
                     raise
                 logger.warning("lost the connection while saving events (%s); retrying", exc)
+                continue
+            for hook in self.after_commit:
+                hook()
+            return ids
         raise AssertionError("unreachable")
 
     def _insert_in_transaction(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import threading
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 import pytest
+from eventsourcing.persistence import IntegrityError
 
 from factledger.application.errors import InvalidInput, NotFound
 from factledger.application.service import LedgerService
@@ -122,6 +124,21 @@ def test_a_memory_cached_by_another_service_is_not_written_on(
     assert profile_texts(forgetter, "cached") == ["用户在上海工作"]
     versions = [e.originator_version for e in writer.ledger.user_events("cached")]
     assert versions == list(range(1, len(versions) + 1))
+
+
+def test_a_save_on_a_memory_forgotten_since_it_was_loaded_is_refused(
+    open_service: Callable[..., LedgerService],
+) -> None:
+    """The save's own check, under the table lock: the version it continues must still be there."""
+    writer, forgetter = open_service(), open_service()
+    writer.ingest("loaded", "我住在杭州。")
+    memory = writer.ledger.find_memory("loaded")
+    assert memory is not None
+    forgetter.forget("loaded")
+    memory.ingest_message("late", "我搬到上海了。", datetime.now(UTC))
+    with pytest.raises(IntegrityError):
+        writer.ledger.save(memory)
+    assert list(forgetter.ledger.user_events("loaded")) == []
 
 
 def test_a_writer_racing_a_forget_leaves_either_nothing_or_a_fresh_whole_stream(

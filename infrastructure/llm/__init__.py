@@ -39,12 +39,15 @@ __all__ = [
 ]
 
 
-def llm_client(settings: Settings, datastore: Any, *, embeddings: bool = False) -> LLMClient:
+def llm_client(
+    settings: Settings, datastore: Any, *, embeddings: bool = False, usage: UsageLog | None = None
+) -> LLMClient:
     """The metered, cached client for the settings' endpoint, on the ledger's database
     (``datastore`` None: no database, so no response cache and no call log).
 
     ``embeddings``: the client for the embedding endpoint, which may be another
-    one (FACTLEDGER_EMBEDDING_BASE_URL / FACTLEDGER_EMBEDDING_API_KEY).
+    one (FACTLEDGER_EMBEDDING_BASE_URL / FACTLEDGER_EMBEDDING_API_KEY); ``usage``:
+    the call log to meter into (default: a new one on ``datastore``).
     """
     api_key = (settings.embedding_api_key if embeddings else None) or settings.openai_api_key
     base_url = (settings.embedding_base_url if embeddings else None) or settings.openai_base_url
@@ -57,15 +60,18 @@ def llm_client(settings: Settings, datastore: Any, *, embeddings: bool = False) 
         max_retries=settings.llm_max_retries,
         backoff=settings.llm_retry_backoff,
         cache=ResponseCache(datastore, settings.schema) if settings.response_cache and datastore else None,
-        usage=UsageLog(datastore, settings.schema) if datastore else None,
+        usage=usage or (UsageLog(datastore, settings.schema) if datastore else None),
         secret=settings.installation_secret(),
     )
 
 
-def llm_parts(settings: Settings, datastore: Any) -> tuple[LLMExtractor, LLMJudge, Embedder]:
-    """Extractor, judge and embedder for ``settings``; the prompt file is validated here."""
+def llm_parts(
+    settings: Settings, datastore: Any, usage: UsageLog | None = None
+) -> tuple[LLMExtractor, LLMJudge, Embedder]:
+    """Extractor, judge and embedder for ``settings`` (metered into ``usage`` when given);
+    the prompt file is validated here."""
     prompts = load_prompt_set(settings.prompts)
-    client = llm_client(settings, datastore)
+    client = llm_client(settings, datastore, usage=usage)
     extractor = LLMExtractor(client, settings.llm_model, prompts, signal_gating=settings.signal_gating)
     judge = LLMJudge(client, settings.llm_model, prompts)
     embedder: Embedder
@@ -75,6 +81,6 @@ def llm_parts(settings: Settings, datastore: Any) -> tuple[LLMExtractor, LLMJudg
         embedder = HashedNgramEmbedder(dimension=settings.offline_dimension)
     else:
         separate = settings.embedding_base_url or settings.embedding_api_key
-        embedding_client = llm_client(settings, datastore, embeddings=True) if separate else client
+        embedding_client = llm_client(settings, datastore, embeddings=True, usage=usage) if separate else client
         embedder = OpenAIEmbedder(embedding_client, settings.embedding_model, settings.embedding_dimension)
     return extractor, judge, embedder

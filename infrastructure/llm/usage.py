@@ -10,13 +10,16 @@ row, so the report shows it with zero calls rather than not at all.
 from __future__ import annotations
 
 import logging
-from typing import Any
+import threading
+import weakref
+from collections.abc import Sequence
+from typing import Any, ClassVar
 
 import attrs
 from eventsourcing.postgres import PostgresDatastore
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
-from factledger.application.calls import current_call
+from factledger.application.calls import CallContext, current_call
 
 logger = logging.getLogger(__name__)
 
@@ -47,14 +50,35 @@ _TOTALS = """
     coalesce(sum(output_tokens), 0) AS output_tokens,
     coalesce(sum(latency_ms), 0) AS latency_ms
 """
+_COLUMNS = (
+    "ledger, user_id, message_id, purpose, kind, model, prompt_id, input_tokens, "
+    "output_tokens, latency_ms, cached, ok, attempts, error, input_hash"
+)
+_ROW = SQL(
+    "(%s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::int, "
+    "%s::int, %s::int, %s::bool, %s::bool, %s::int, %s::text, %s::bytea)"
+)
+# Readings of these purposes belong to a message on its way to a save.
+_HELD_PURPOSES = frozenset({"extract", "decide"})
+# More than a message ever makes: a path that never saves cannot grow the list without bound.
+MAX_HELD = 64
 _NUMBERS = ("calls", "embedding_calls", "cache_hits", "gated", "failed", "input_tokens", "output_tokens", "latency_ms")
 
 
 class UsageLog:
     """Records calls and reports them per message."""
 
-    def __init__(self, datastore: PostgresDatastore, schema: str | None = None, table: str = "llm_calls"):
+    # Every log of the process, so that ``settle`` finds what a thread holds in any of them
+    # (a replay's extractor meters into its own log, not the target ledger's).
+    _logs: ClassVar[weakref.WeakSet[UsageLog]] = weakref.WeakSet()
+
+    def __init__(
+        self, datastore: PostgresDatastore, schema: str | None = None, table: str = "llm_calls", *, hold: bool = False
+    ):
         self.datastore = datastore
+        self.hold = hold
+        self._local = threading.local()
+        UsageLog._logs.add(self)
         # One log in the base schema for every named ledger; each row names its ledger's schema.
         self.table = Identifier(schema or datastore.schema, table)
         self.ledger = datastore.schema
@@ -81,41 +105,96 @@ class UsageLog:
         """Store one call, attributed to the current user and message. Never raises:
         losing a meter reading must not lose the answer it metered.
 
-        Committed without waiting for the WAL flush (``synchronous_commit`` off for this
-        transaction only): a reading is best-effort already, and a database crash can lose
-        only the last fraction of a second of them, never an event; the wait was most of
-        what a call's bookkeeping cost (ADR 0020)."""
+        Held for the message's save when ``hold`` is set and a message is being extracted or
+        decided; otherwise committed at once, without waiting for the WAL flush
+        (``synchronous_commit`` off for that transaction only): a reading is best-effort
+        already, and a database crash can lose only the last fraction of a second of them,
+        never an event (ADR 0020)."""
         context = current_call.get()
+        row = self._row(call, context)
+        if self.hold and context is not None and context.message_id is not None and context.purpose in _HELD_PURPOSES:
+            key = (context.ledger, context.user_id, context.message_id)
+            held = self._held()
+            if held and getattr(self._local, "key", None) != key:
+                self._flush()  # left by a message no save took
+                held = self._held()
+            self._local.key = key
+            held.append(row)
+            if len(held) >= MAX_HELD:
+                self._flush()
+            return
+        self._write_now([row])
+
+    def write_within_save(self, curs: Any, *_: Any) -> None:
+        """Write the held readings in a save's transaction (a save hook): they commit with the
+        events, or stay held for the next attempt (``committed`` lets them go)."""
+        held = self._held()
+        self._local.written = len(held)
+        if held:
+            curs.execute(self._insert(len(held), asynchronous=False), [v for row in held for v in row])
+
+    def committed(self) -> None:
+        """The save whose transaction wrote the held readings committed (an after-commit hook)."""
+        written = getattr(self._local, "written", 0)
+        if written:
+            del self._held()[:written]
+            self._local.written = 0
+
+    def settle(self) -> None:
+        """Write what this thread holds in any log of the process (a message is done: whatever
+        no save took, a duplicate or a failed write, must not wait for the next message)."""
+        for log in list(UsageLog._logs):
+            log._flush()
+
+    def _held(self) -> list[tuple[Any, ...]]:
+        held: list[tuple[Any, ...]] | None = getattr(self._local, "held", None)
+        if held is None:
+            held = self._local.held = []
+        return held
+
+    def _flush(self) -> None:
+        held = self._held()
+        if held:
+            rows = list(held)
+            held.clear()
+            self._local.written = 0
+            self._write_now(rows)
+
+    def _row(self, call: CallRecord, context: CallContext | None) -> tuple[Any, ...]:
+        return (
+            (context.ledger if context and context.ledger else self.ledger),
+            context.user_id if context else None,
+            context.message_id if context else None,
+            context.purpose if context else None,
+            call.kind,
+            call.model,
+            call.prompt_id,
+            call.input_tokens,
+            call.output_tokens,
+            call.latency_ms,
+            call.cached,
+            call.ok,
+            call.attempts,
+            call.error,
+            call.input_hash,
+        )
+
+    def _insert(self, rows: int, *, asynchronous: bool) -> Composed:
+        values = SQL(", ").join([_ROW] * rows)
+        if not asynchronous:
+            return SQL("INSERT INTO {} (" + _COLUMNS + ") VALUES {}").format(self.table, values)
+        # Asynchronous for this transaction only: never inside a save, whose commit must wait.
+        return SQL(
+            "INSERT INTO {} (" + _COLUMNS + ") SELECT v.* FROM (VALUES {}) AS v "
+            "CROSS JOIN (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous"
+        ).format(self.table, values)
+
+    def _write_now(self, rows: Sequence[tuple[Any, ...]]) -> None:
         try:
             with self.datastore.transaction(commit=True) as curs:
-                curs.execute(
-                    SQL(
-                        "INSERT INTO {} (ledger, user_id, message_id, purpose, kind, model, prompt_id, input_tokens, "
-                        "output_tokens, latency_ms, cached, ok, attempts, error, input_hash) "
-                        "SELECT %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::text, %s::int, "
-                        "%s::int, %s::int, %s::bool, %s::bool, %s::int, %s::text, %s::bytea "
-                        "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS asynchronous"
-                    ).format(self.table),
-                    (
-                        (context.ledger if context and context.ledger else self.ledger),
-                        context.user_id if context else None,
-                        context.message_id if context else None,
-                        context.purpose if context else None,
-                        call.kind,
-                        call.model,
-                        call.prompt_id,
-                        call.input_tokens,
-                        call.output_tokens,
-                        call.latency_ms,
-                        call.cached,
-                        call.ok,
-                        call.attempts,
-                        call.error,
-                        call.input_hash,
-                    ),
-                )
+                curs.execute(self._insert(len(rows), asynchronous=True), [v for row in rows for v in row])
         except Exception:
-            logger.exception("could not record an LLM call in %s", self.table)
+            logger.exception("could not record %d LLM call(s) in %s", len(rows), self.table)
 
     def totals(self) -> dict[str, int]:
         """The ledger's totals only (cheap: for metrics)."""
