@@ -248,10 +248,8 @@ def _open_on_postgres(
     # One commit a message: the vectors deciding made, and the read model's rows when it is
     # projected inline, go in with the events (ADR 0020).
     cached.defer_writes = True
-    recorder.within_save = [cached.write_within_save]
-    if settings.inline_projection:
-        recorder.within_save.append(projector.project_within_save)
-    recorder.within_save.append(usage.write_within_save)
+    recorder.written_in_save = [cached.write_within_save, usage.write_within_save]
+    recorder.within_save = [projector.project_within_save] if settings.inline_projection else []
     recorder.after_commit = [usage.committed]
     return LedgerService(
         memory_ledger,

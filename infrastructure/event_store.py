@@ -5,14 +5,19 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 * every connection gets a ``statement_timeout`` and a ``lock_timeout``, so no
   statement and no lock wait runs forever (the library sets only the
   idle-in-transaction timeout);
-* ``LedgerRecorder`` inserts a save's events in one plain transaction, without
-  the library's pipeline mode (a large pipelined insert could block client and
-  server on each other while holding the events table lock), together with the
-  ids of the messages the save records, in a table keyed by (user, message id):
-  a message id is refused for a user's whole history, not a window of it;
-* ``within_save``, when set, runs in the same transaction after the events
-  are in (the inline projection writes the read model there: one commit a
-  message instead of two, ADR 0020); ``after_commit`` once it committed.
+* ``LedgerRecorder`` inserts a save's events in one transaction together with
+  the ids of the messages the save records, in a table keyed by (user, message
+  id): a message id is refused for a user's whole history, not a window of it;
+* ``written_in_save`` (statements that only write: cached vectors, call
+  readings) and ``within_save`` (the inline projection, which reads too) run
+  in the same transaction after the events are in: one commit a message
+  instead of several (ADR 0020); ``after_commit`` once it committed;
+* a save of a message's few events sends the message ids, the lock, the
+  continuity check, the events and the ``written_in_save`` statements in one
+  round trip (pipeline mode); a large one (a user moved between partitions)
+  goes statement by statement, as the library's own pipelined insert could
+  leave client and server blocked on each other's buffers while holding the
+  events table lock.
 """
 
 from __future__ import annotations
@@ -39,6 +44,10 @@ logger = logging.getLogger(__name__)
 
 STATEMENT_TIMEOUT = "POSTGRES_STATEMENT_TIMEOUT"  # seconds
 CONNECTION_ATTEMPTS = 3
+# At most this many events are sent in one pipelined round trip; more (a whole user's stream)
+# go statement by statement, so client and server never wait on each other's full buffers
+# while the events table is locked.
+PIPELINED_EVENTS = 256
 
 
 def connection_options(statement_timeout: float, lock_timeout: float) -> str:
@@ -59,14 +68,26 @@ class LedgerRecorder(PostgresApplicationRecorder):
         self.message_ids_table_name = events_table_name.removesuffix("_events") + "_message_ids"
         self.check_identifier_length(self.message_ids_table_name)
         self.message_ids = Identifier(self.datastore.schema, self.message_ids_table_name)
-        # Run inside a save's transaction, in order, after its events are in, given the cursor,
-        # the events and their positions (what deciding cached, the inline projection).
+        # Run inside a save's transaction after its events are in, given a cursor and the events:
+        # statements whose results are never read (what deciding cached, the call readings), so
+        # they can be sent with the events in one round trip.
+        self.written_in_save: list[Callable[[Any, Sequence[StoredEvent]], None]] = []
+        # Run after those, in order, given a cursor, the events and their positions (the inline
+        # projection).
         self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int]], None]] = []
         # Run once that transaction committed (what a hook wrote is then kept for good).
         self.after_commit: list[Callable[[], None]] = []
+        self._lock_and_notify_statements = [
+            *self.lock_table_statements,
+            SQL("NOTIFY {}").format(Identifier(self.channel_name)),
+        ]
         # The table lock and the notification in one round trip (no parameters: one simple query).
-        self._lock_and_notify = SQL("; ").join(
-            [*self.lock_table_statements, SQL("NOTIFY {}").format(Identifier(self.channel_name))]
+        self._lock_and_notify = SQL("; ").join(self._lock_and_notify_statements)
+        self._take_message_id = SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1").format(
+            self.message_ids
+        )
+        self._version_stored = SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
+            Identifier(self.datastore.schema, self.events_table_name)
         )
 
     # ---- message ids ---------------------------------------------------------------
@@ -108,10 +129,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # Before the table lock: a concurrent save of the same message id waits
         # here on the key, then finds it taken, without ever holding the lock.
         for originator_id, message_id in kwargs.get("message_ids") or ():
-            curs.execute(
-                SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1").format(self.message_ids),
-                (originator_id, message_id),
-            )
+            curs.execute(self._take_message_id, (originator_id, message_id))
             if curs.fetchone() is None:
                 raise MessageAlreadyRecorded(message_id)
 
@@ -124,20 +142,10 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # of a stale save, reloads, and finds no memory: nothing of the
         # forgotten stream is written back.
         curs.execute(self._lock_and_notify)
-        first: dict[Any, int] = {}
-        for event in stored_events:
-            version = event.originator_version
-            first[event.originator_id] = min(first.get(event.originator_id, version), version)
-        for originator_id, version in first.items():
-            if version > 1:
-                curs.execute(
-                    SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
-                        Identifier(self.datastore.schema, self.events_table_name)
-                    ),
-                    (originator_id, version - 1),
-                )
-                if curs.fetchone() is None:
-                    raise IntegrityError(f"memory {originator_id} has no version {version - 1} (it was forgotten)")
+        for originator_id, version in _continued(stored_events):
+            curs.execute(self._version_stored, (originator_id, version))
+            if curs.fetchone() is None:
+                raise _forgotten(originator_id, version)
         # The insert itself, without the parent's second lock and notify (done above).
         PostgresAggregateRecorder._insert_stored_events(self, curs, stored_events, **kwargs)
 
@@ -161,16 +169,65 @@ class LedgerRecorder(PostgresApplicationRecorder):
     def _insert_in_transaction(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         # get_connection maps psycopg's errors to the library's: a stale version
         # becomes the IntegrityError the service retries on.
-        with self.datastore.get_connection() as conn, conn.transaction(), conn.cursor() as curs:
-            self._insert_events(curs, stored_events, **kwargs)
-            if not stored_events:
-                return []
-            self._insert_stored_events(curs, stored_events, **kwargs)
-            ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+        with self.datastore.get_connection() as conn, conn.transaction():
+            if not stored_events or len(stored_events) > PIPELINED_EVENTS:
+                with conn.cursor() as curs:
+                    self._insert_events(curs, stored_events, **kwargs)
+                    if not stored_events:
+                        return []
+                    self._insert_stored_events(curs, stored_events, **kwargs)
+                    ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+                    for write in self.written_in_save:
+                        write(curs, stored_events)
+            else:
+                ids = self._insert_pipelined(conn, stored_events, **kwargs)
             if ids:
-                for hook in self.within_save:
-                    hook(curs, stored_events, ids)
+                with conn.cursor() as curs:
+                    for hook in self.within_save:
+                        hook(curs, stored_events, ids)
             return ids
+
+    def _insert_pipelined(self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
+        sent together and read after (pipeline mode: one round trip). The server still runs
+        them in order, so a message id is taken before the table lock as before; a message id
+        found taken, or a continued version found missing, rolls the whole save back."""
+        with conn.pipeline():
+            taken = []
+            for originator_id, message_id in kwargs.get("message_ids") or ():
+                taken.append((conn.cursor(), message_id))
+                taken[-1][0].execute(self._take_message_id, (originator_id, message_id))
+            events = conn.cursor()
+            for statement in self._lock_and_notify_statements:
+                events.execute(statement)
+            continued = []
+            for originator_id, version in _continued(stored_events):
+                continued.append((conn.cursor(), originator_id, version))
+                continued[-1][0].execute(self._version_stored, (originator_id, version))
+            PostgresAggregateRecorder._insert_stored_events(self, events, stored_events, **kwargs)
+            writes = conn.cursor()
+            for write in self.written_in_save:
+                write(writes, stored_events)
+        for curs, message_id in taken:
+            if curs.fetchone() is None:
+                raise MessageAlreadyRecorded(message_id)
+        for curs, originator_id, version in continued:
+            if curs.fetchone() is None:
+                raise _forgotten(originator_id, version)
+        return self._fetch_ids_after_insert_events(events, stored_events, **kwargs)
+
+
+def _continued(stored_events: Sequence[StoredEvent]) -> list[tuple[Any, int]]:
+    """(stream, the version before its first event here) for each stream a save continues."""
+    first: dict[Any, int] = {}
+    for event in stored_events:
+        version = event.originator_version
+        first[event.originator_id] = min(first.get(event.originator_id, version), version)
+    return [(originator_id, version - 1) for originator_id, version in first.items() if version > 1]
+
+
+def _forgotten(originator_id: Any, version: int) -> IntegrityError:
+    return IntegrityError(f"memory {originator_id} has no version {version} (it was forgotten)")
 
 
 class SnapshotRecorder(PostgresAggregateRecorder):
