@@ -67,6 +67,10 @@ def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
     )
 
 
+_SAVEPOINT = SQL("SAVEPOINT inline_projection")
+_BACK_TO_SAVEPOINT = SQL("ROLLBACK TO SAVEPOINT inline_projection")
+
+
 def _infrastructure_failure(exc: BaseException) -> bool:
     """A lost connection or a timeout: the event is fine, the database is not; never quarantine."""
     return isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError))
@@ -205,17 +209,22 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         """
         conn = curs.connection
         try:
-            with conn.transaction():
-                curs.execute(self._within_save_check, (self._lock_key, self.application_name, first))
-                row = curs.fetchone()
-                if row is None or not row["locked"] or (row["before"] or 0) > (row["position"] or 0):
-                    return False
-                bind_binary_vectors(curs)
-                self._apply_batch(curs, entries, vectors)
-                self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+            # The savepoint rides with the check (one round trip); it is never released: the
+            # save's commit ends it, and only a failure below goes back to it.
+            with conn.pipeline():
+                curs.execute(_SAVEPOINT)
+                check = conn.cursor()
+                check.execute(self._within_save_check, (self._lock_key, self.application_name, first))
+            row = check.fetchone()
+            if row is None or not row["locked"] or (row["before"] or 0) > (row["position"] or 0):
+                return False
+            bind_binary_vectors(curs)
+            self._apply_batch(curs, entries, vectors)
+            self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
         except Exception as exc:
             if _infrastructure_failure(exc):
                 raise
+            curs.execute(_BACK_TO_SAVEPOINT)
             logger.info("projecting a save in its transaction failed (%s); the catch-up will do it", exc)
             return False
         return True

@@ -137,6 +137,26 @@ def test_a_row_the_view_refuses_does_not_fail_the_save(service: LedgerService) -
     assert service.read_model_status().lag == 0
 
 
+def test_a_row_the_server_refuses_is_taken_back_and_the_save_stands(service: LedgerService) -> None:
+    """A refusal inside the server (a row id taken) aborts the statement: the projection goes
+    back to its savepoint, the events and the rest of the save commit, the catch-up quarantines."""
+    service.ingest("taken", "我住在北京")
+    memory = service.ledger.find_memory("taken")
+    assert memory is not None
+    [taken_id] = list(memory.facts)
+    text = "用户住在上海"
+    service.embedder.embed([text])
+    memory.ingest_message("m2", "我住在上海", datetime(2026, 1, 5, 9, 0, tzinfo=UTC))
+    observe_unchecked(memory, taken_id, text, message_id="m2")
+    service.ledger.save(memory)
+    observed = [e for e in service.ledger.user_events("taken") if isinstance(e, UserMemory.FactObserved)]
+    assert [e.fact_id for e in observed] == [taken_id, taken_id]
+    service.catch_up()
+    [quarantined] = service.quarantined_events()
+    assert "duplicate key" in quarantined["error"]
+    assert service.read_model_status().lag == 0
+
+
 def test_the_vectors_deciding_made_commit_with_the_message(service: LedgerService, pg_uri: str, schema: str) -> None:
     service.ingest("u", "我在杭州的一家医院当护士")
     owners = _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("u",))
