@@ -16,6 +16,7 @@ every fact (ADR 0012).
 from __future__ import annotations
 
 import copy
+import functools
 import uuid
 from collections.abc import Iterable
 from datetime import datetime
@@ -48,8 +49,10 @@ NEW_OBSERVATION_WEIGHT = 1.5
 RECENT_MESSAGES = 100
 
 
+@functools.lru_cache(maxsize=4096)
 def user_memory_id(user_id: str) -> uuid.UUID:
-    """The aggregate id of a user: the same user id always gives the same id."""
+    """The aggregate id of a user: the same user id always gives the same id (remembered:
+    a message asks for it a dozen times, and a uuid5 is a SHA-1)."""
     return uuid.uuid5(NAMESPACE, user_id)
 
 
