@@ -307,7 +307,7 @@ class CachedEmbedder:
             hashes = {t: (self.embedder_id, self.text_hash(t)) for t in texts}
             return {t: self.shared.vectors[key] for t, key in hashes.items() if key in self.shared.vectors}
         by_hash = {self.text_hash(t): t for t in texts}
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             # Binary vectors: no text to format on the server or to parse here.
             curs.execute(
                 SQL(

@@ -118,7 +118,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool:
         """Whether ``message_id`` was recorded for the memory ``originator_id``."""
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL("SELECT 1 FROM {} WHERE originator_id = %s AND message_id = %s").format(self.message_ids),
                 (originator_id, message_id),

@@ -465,14 +465,14 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         )
 
     def quarantined(self, limit: int = 100) -> list[dict[str, Any]]:
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL("SELECT * FROM {} ORDER BY notification_id LIMIT %s").format(self.quarantine_table), (limit,)
             )
             return [dict(row) for row in curs.fetchall()]
 
     def quarantine_count(self) -> int:
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(SQL("SELECT count(*) AS n FROM {}").format(self.quarantine_table))
             row = curs.fetchone()
         return int(row["n"]) if row else 0
@@ -562,7 +562,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         )
 
     def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL(
                     "SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active "
@@ -574,7 +574,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
         where = SQL("WHERE user_id = %s") if user_id is not None else SQL("")
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL("SELECT " + COLUMNS + " FROM {} {} ORDER BY user_id, id").format(self.memories, where),
                 (user_id,) if user_id is not None else (),
@@ -587,7 +587,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         # Exact distance over one user's rows (btree on user_id): exact and fast
         # for the hundreds of rows a user has; no ANN index to miss filtered rows.
         literal = BinaryVector.of(vector)
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             bind_binary_vectors(curs)
             curs.execute(
                 SQL(
@@ -601,6 +601,6 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         return [hit for hit in hits if hit.similarity >= min_similarity]
 
     def all_rows(self) -> list[dict[str, Any]]:
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(SQL("SELECT *, embedding::text AS embedding FROM {} ORDER BY id").format(self.memories))
             return [dict(row) for row in curs.fetchall()]

@@ -61,7 +61,7 @@ class ResponseCache:
             )
 
     def get(self, model: str, prompt_id: str, input_hash: bytes) -> CachedAnswer | None:
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(
                 SQL(
                     "SELECT answer, input_tokens, output_tokens FROM {} "

@@ -198,7 +198,7 @@ class UsageLog:
 
     def totals(self) -> dict[str, int]:
         """The ledger's totals only (cheap: for metrics)."""
-        with self.datastore.transaction(commit=False) as curs:
+        with self.datastore.cursor() as curs:
             curs.execute(SQL("SELECT " + _TOTALS + " FROM {} WHERE ledger = %s").format(self.table), (self.ledger,))
             row = curs.fetchone()
         return {key: int(row[key]) if row else 0 for key in _NUMBERS}
