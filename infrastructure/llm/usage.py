@@ -71,6 +71,7 @@ class UsageLog:
     # Every log of the process, so that ``settle`` finds what a thread holds in any of them
     # (a replay's extractor meters into its own log, not the target ledger's).
     _logs: ClassVar[weakref.WeakSet[UsageLog]] = weakref.WeakSet()
+    _logs_lock: ClassVar[threading.Lock] = threading.Lock()
 
     def __init__(
         self, datastore: PostgresDatastore, schema: str | None = None, table: str = "llm_calls", *, hold: bool = False
@@ -78,7 +79,8 @@ class UsageLog:
         self.datastore = datastore
         self.hold = hold
         self._local = threading.local()
-        UsageLog._logs.add(self)
+        with UsageLog._logs_lock:
+            UsageLog._logs.add(self)
         # One log in the base schema for every named ledger; each row names its ledger's schema.
         self.table = Identifier(schema or datastore.schema, table)
         self.ledger = datastore.schema
@@ -143,7 +145,9 @@ class UsageLog:
     def settle(self) -> None:
         """Write what this thread holds in any log of the process (a message is done: whatever
         no save took, a duplicate or a failed write, must not wait for the next message)."""
-        for log in list(UsageLog._logs):
+        with UsageLog._logs_lock:
+            logs = list(UsageLog._logs)
+        for log in logs:
             log._flush()
 
     def _held(self) -> list[tuple[Any, ...]]:
