@@ -23,12 +23,13 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from typing import Any, cast
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError, StoredEvent
+from eventsourcing.persistence import IntegrityError, InterfaceError, OperationalError, ProgrammingError, StoredEvent
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
     PostgresApplicationRecorder,
@@ -36,6 +37,7 @@ from eventsourcing.postgres import (
     PostgresFactory,
 )
 from eventsourcing.utils import EnvType
+from psycopg import pq
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
@@ -169,30 +171,37 @@ class LedgerRecorder(PostgresApplicationRecorder):
     def _insert_in_transaction(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         # get_connection maps psycopg's errors to the library's: a stale version
         # becomes the IntegrityError the service retries on.
-        with self.datastore.get_connection() as conn, conn.transaction():
-            if not stored_events or len(stored_events) > PIPELINED_EVENTS:
-                with conn.cursor() as curs:
-                    self._insert_events(curs, stored_events, **kwargs)
-                    if not stored_events:
-                        return []
-                    self._insert_stored_events(curs, stored_events, **kwargs)
-                    ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-                    for write in self.written_in_save:
-                        write(curs, stored_events)
-            else:
-                ids = self._insert_pipelined(conn, stored_events, **kwargs)
-            if ids:
-                with conn.cursor() as curs:
-                    for hook in self.within_save:
-                        hook(curs, stored_events, ids)
-            return ids
+        with self.datastore.get_connection() as conn:
+            if stored_events and len(stored_events) <= PIPELINED_EVENTS:
+                with _transaction_begun_in_pipeline(conn):
+                    ids = self._insert_pipelined(conn, stored_events, **kwargs)
+                    self._run_within_save(conn, stored_events, ids)
+                    return ids
+            with conn.transaction(), conn.cursor() as curs:
+                self._insert_events(curs, stored_events, **kwargs)
+                if not stored_events:
+                    return []
+                self._insert_stored_events(curs, stored_events, **kwargs)
+                ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
+                for write in self.written_in_save:
+                    write(curs, stored_events)
+                self._run_within_save(conn, stored_events, ids)
+                return ids
+
+    def _run_within_save(self, conn: Any, stored_events: Sequence[StoredEvent], ids: Sequence[int] | None) -> None:
+        if ids:
+            with conn.cursor() as curs:
+                for hook in self.within_save:
+                    hook(curs, stored_events, ids)
 
     def _insert_pipelined(self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
         sent together and read after (pipeline mode: one round trip). The server still runs
         them in order, so a message id is taken before the table lock as before; a message id
-        found taken, or a continued version found missing, rolls the whole save back."""
+        found taken, or a continued version found missing, rolls the whole save back. The
+        transaction's BEGIN goes first in the same round trip."""
         with conn.pipeline():
+            conn.execute(_BEGIN)
             taken = []
             for originator_id, message_id in kwargs.get("message_ids") or ():
                 taken.append((conn.cursor(), message_id))
@@ -215,6 +224,29 @@ class LedgerRecorder(PostgresApplicationRecorder):
             if curs.fetchone() is None:
                 raise _forgotten(originator_id, version)
         return self._fetch_ids_after_insert_events(events, stored_events, **kwargs)
+
+
+_BEGIN = SQL("BEGIN")
+
+
+@contextmanager
+def _transaction_begun_in_pipeline(conn: Any) -> Iterator[None]:
+    """A transaction on an autocommit connection whose BEGIN the block sends itself, in its
+    first pipeline (psycopg's transaction block sends it alone: a round trip of its own);
+    committed at the end of the block, rolled back if the block raises."""
+    try:
+        yield
+        if conn.info.transaction_status != pq.TransactionStatus.INTRANS:
+            # A statement failed without raising: committing would roll back in silence.
+            raise ProgrammingError(f"the save's transaction is not open to commit ({conn.info.transaction_status!r})")
+        conn.commit()
+    except BaseException:
+        if conn.info.transaction_status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
+            # psycopg's rollback, not a bare ROLLBACK: it also forgets the statements it
+            # prepared in the aborted pipeline, which the server never kept.
+            with suppress(psycopg.Error):
+                conn.rollback()
+        raise
 
 
 def _continued(stored_events: Sequence[StoredEvent]) -> list[tuple[Any, int]]:
