@@ -47,11 +47,23 @@ COPY_COLUMNS = COLUMNS + ", embedding"
 COPY_TYPES = ("bytea", "text", "text", "text", "text", "bytea", "float8", "bool", "text", "timestamptz", "timestamptz",
               "bytea")  # fmt: skip
 JSONB_VERSION = b"\x01"
+# The same row as an INSERT's parameters (a save's own rows, in a pipeline where COPY cannot go).
+_INSERT_ROW = SQL("(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s::vector)")
 _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # json.dumps(…, ensure_ascii=False), without making an encoder a call
 _JSON = json.JSONEncoder(ensure_ascii=False)
 USER_TYPE_INDEX = "memories_user_type_active"
 OWNERS_KEPT = 100_000
+
+
+def _insert_form(row: tuple[Any, ...]) -> tuple[Any, ...]:
+    """A COPY row (``PostgresMemoryView._copy_row``) as INSERT parameters: the uuid, the jsonb and
+    the vector from their binary forms to what the casts in ``_INSERT_ROW`` read."""
+    uuid, user_id, kind, content, category, metadata, importance, is_active, session_id, created, updated, vector = row
+    return (
+        UUID(bytes=uuid), user_id, kind, content, category, metadata[len(JSONB_VERSION) :].decode(),
+        importance, is_active, session_id, created, updated, BinaryVector(vector),
+    )  # fmt: skip
 
 
 def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
@@ -219,8 +231,10 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             if row is None or not row["locked"] or (row["before"] or 0) > (row["position"] or 0):
                 return False
             bind_binary_vectors(curs)
-            self._apply_batch(curs, entries, vectors)
-            self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+            # The rows and the position in one more round trip.
+            with conn.pipeline():
+                self._apply_batch(curs, entries, vectors, inline=True)
+                self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
         except Exception as exc:
             if _infrastructure_failure(exc):
                 raise
@@ -291,8 +305,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     raise
                 self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
 
-    def _apply_batch(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
-        """The batch's changes in a few statements: owners, then new rows (one COPY), then changed rows.
+    def _apply_batch(
+        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector], *, inline: bool = False
+    ) -> None:
+        """The batch's changes in a few statements: owners, then new rows (one COPY; for a save's
+        own few rows, ``inline``, one INSERT, which a pipeline can carry), then changed rows.
 
         The order is safe to change that far: a change only touches a row added before it
         (earlier in the batch or before it), and several changes of one row are folded in
@@ -336,14 +353,23 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
             self._remember_owners(owners)
             rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
+            if inline:
+                curs.execute(
+                    SQL("INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {}").format(
+                        self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
+                    ),
+                    [value for row in rows for value in _insert_form(row)],
+                )
+                rows = []
             # What can fail in the block (the server refusing a value, psycopg unable to encode a text
             # or a naive time) aborts the COPY with that error, and the savepoint takes it back.
-            with curs.copy(
-                SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)
-            ) as copy:
-                copy.set_types(COPY_TYPES)
-                for row in rows:
-                    copy.write_row(row)
+            if rows:
+                with curs.copy(
+                    SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)
+                ) as copy:
+                    copy.set_types(COPY_TYPES)
+                    for row in rows:
+                        copy.write_row(row)
         if folded:
             curs.execute(
                 SQL(
