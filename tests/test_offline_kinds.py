@@ -156,6 +156,62 @@ def test_a_second_value_of_a_many_value_thing_stays(judge: RuleJudge, old: str, 
         ("I have a couple of beers most nights.", "I don't drink anymore, sober since March", "drink"),
         ("I work at Walmart as a stocker.", "quit in May, I'm at Home Depot now", "Home Depot"),
         ("I use a OnePlus 11.", "I meant a Pixel 8, typo", "Pixel 8"),  # no article said twice
+        # a habit or pursuit let go of without naming it: by its topic, "that thing", or the latest one
+        ("我每周游三次泳", "最近膝盖不舒服，现在已经停了", "不再坚持"),
+        ("我在学日语", "五十音那事儿早就放弃了", "放弃了"),
+        ("我在练书法", "最近太忙，书法课都停了", "放弃了"),
+        ("I swim laps three times a week.", "I stopped going, the pool is always packed", "stopped"),
+        ("I'm learning Italian.", "gave up after a month, too busy", "stopped"),
+        ("我每天晚上喝啤酒", "酒我早就戒了", "戒酒"),  # the thing said first, then 我
+        ("我有个男朋友叫阿峰", "我们上个月分了", "分手"),  # a break-up, no one new named
+        ("我儿子叫豆豆", "不是豆豆，是丁丁", "丁丁"),  # "not X, but Y" of a known value
+        ("我的包是黑色的", "记错了，是棕色的", "棕色"),  # a value said as "是…的"
+        ("我在工行上班", "嗯…准确说是农行", "农行"),  # "to put it exactly"
+        ("My cat is called Tom.", "typo, her name's Tim", "Tim"),
+        ("My favorite song is Yesterday.", "lately Hallelujah has become my favorite", "Hallelujah"),
+        ("我最喜欢的演员是刘德华", "现在最喜欢梁朝伟了", "梁朝伟"),  # a favourite, later
+        ("我是学法律的", "其实我是学新闻的", "新闻"),  # one major at a time
+        ("我本科学的是化学", "研一跨考到了计算机", "计算机"),  # a major changed to
+        ("I live in Boise.", "we finally bought a house in Nampa", "Nampa"),
+        ("I work at a call center in Tulsa.", "got transferred to the Norman office", "Norman"),
+        ("I drive a Honda Fit.", "now it's a Kia Soul", "Kia Soul"),  # right after the car it replaces
+        ("我儿子在读幼儿园小班", "今年九月升中班了", "中班"),  # a kindergarten year, the child's
+        ("我租在城西", "后来搬到城东了", "城东"),  # where one rents is where one lives
+        ("我在太原住了快二十年了", "上个月搬家到大同了", "大同"),  # lived there for years: lives there
+        ("I'm vegetarian.", "switched to paleo in January", "paleo"),  # one way of eating at a time
+        ("我在一家外企做销售", "去年被朋友挖去了小米", "小米"),  # hired away: the friend is not the subject
+        ("我住在城南", "上个月搬了新家，在开发区那边", "开发区"),  # where the new home is
+        (
+            "My daughter goes to Maple Elementary.",
+            "oops, her school is Oak Hill Elementary, I mixed them up",
+            "Oak Hill",
+        ),
+        ("我最喜欢的演员是刘德华", "最近迷上了梁朝伟，现在最爱他了", "梁朝伟"),  # the one just named, said as 他
+        ("我在广州上班", "单位把我调去了佛山", "佛山"),  # sent elsewhere to work
+        ("I live in Portland.", "we moved out to the suburbs, Beaverton now", "Beaverton"),
+        ("I work at Oracle.", "I'm at Adobe now, started in May", "Adobe"),
+        ("I have 2 cats.", "make that 3, we adopted a kitten", "3"),  # "make that": the figure said again
+        ("My cat is a tabby.", "actually she's a calico, I always mix those up", "calico"),
+        ("I play chess every Friday.", "haven't played in months honestly", "stopped"),
+        ("I own a kayak.", "lol no I don't, wishful thinking", "took back"),
+        ("I can run a marathon.", "ok that was an exaggeration, I can do a 5K", "took back"),
+        ("I live in York.", "been living in Hull since January", "Hull"),  # "I've" left out
+        ("I'm a junior analyst.", "got promoted, senior analyst now!", "senior analyst"),
+        ("I drive a Jetta.", "the Jetta got totaled, I'm driving a Camry now", "Camry"),
+        ("My favorite snack is popcorn.", "honestly pretzels are my favorite now", "pretzels"),
+        ("My phone is a Pixel 6.", "cracked it on the bus, got a Galaxy S24", "Galaxy S24"),
+        ("我在练拳击，每周三次", "那事儿早就坚持不下去了", "放弃了"),
+        ("我在减肥", "减肥失败了，又胖回去了", "放弃了"),  # a pursuit that failed
+        ("我每周去两次攀岩馆", "脚伤了，好几个月没去了", "不再坚持"),  # not gone for months
+        ("我办了张游泳卡", "游泳卡到期了没续", "到期"),  # signed up for, lapsed
+        ("我每天抽半包烟", "其实我早戒了", "戒烟"),  # quit, the habit unnamed
+        ("I take pottery classes every Saturday.", "dropped those classes, too pricey", "stopped"),
+        ("I smoke a few cigarettes a day.", "I quit smoking in March", "quit"),
+        ("I work at Kroger.", "new job at Safeway starting Monday", "Safeway"),
+        ("My son is in 2nd grade.", "he's in 3rd now, can't believe it", "3rd"),  # a school year, said of him
+        ("我家鹦鹉叫豆豆，是只玄凤", "打错字了，应该叫逗逗", "逗逗"),  # what it is called is its name
+        ("我家兔子叫雪球", "记错了，兔子其实叫棉花", "棉花"),  # the thing first, then its name
+        ("I have a tortoise named Shelly.", "ok that was a lie, no pets here", "took back"),
     ],
 )
 def test_a_change_told_without_a_marker_replaces_the_known_fact(
@@ -194,6 +250,45 @@ def test_a_change_told_without_a_marker_replaces_the_known_fact(
         ("我最近在学素描", "放弃了减肥计划，还是吃吧"),  # a pursuit named, not the one known
         ("I drink a glass of wine with dinner.", "my husband doesn't drink anymore"),  # someone else
         ("I live in Tucson.", "we might relocate, maybe we'd be in Denver by spring"),  # a maybe
+        ("我每天早上跑步", "我同事现在已经停了"),  # someone else stopped
+        ("我有个女朋友叫小雅", "我表哥跟他女朋友分了"),  # someone else's break-up
+        ("我在学吉他", "雨停了"),  # a topic no known fact names
+        ("我每天游泳", "医生不让熬夜了"),  # forbidden by someone, not given up
+        ("I run every morning.", "I gave up sugar last month"),  # something else given up
+        ("I live in Fresno.", "my sister just bought a house in Clovis"),
+        ("I work at a shop in Provo.", "my husband got transferred to the Ogden office"),
+        ("My favorite movie is Alien.", "Cars is my son's favorite now"),
+        ("My favorite movie is Alien.", "Pizza is my favorite food"),  # a favourite of another kind, not new
+        ("我最喜欢的颜色是红色", "我女儿现在最喜欢紫色"),
+        ("我是学法律的", "我弟转到了经济学"),  # another's major
+        ("我喜欢红色的裙子", "也喜欢蓝色的裙子"),  # a colour of something one may have many of
+        ("我闺女在读幼儿园中班", "我自己在读研一"),  # the speaker's own year
+        ("我在太原住了快二十年了", "我妈在大同住了三年"),  # someone else's home
+        ("I'm vegan.", "my roommate went keto last month"),  # someone else's diet
+        ("我在一家外企做销售", "我同事被猎头挖去了小米"),  # someone else hired away
+        ("我住在城南", "我姐搬了新家，在开发区那边"),  # someone else's new home
+        ("My daughter goes to Maple Elementary.", "my niece goes to Oak Hill Elementary"),  # another child's school
+        ("我最喜欢的演员是刘德华", "我妹迷上了梁朝伟，现在最爱他了"),  # someone else's favourite
+        ("我在广州上班", "单位把我同事调去了佛山"),
+        ("I live in Portland.", "my brother moved out to the suburbs, Beaverton now"),
+        ("I work at Oracle.", "my husband is at Adobe now, started in May"),
+        ("My cat is a tabby.", "my neighbor's cat, actually she's a calico"),  # someone else's
+        ("I play chess every Friday.", "my dad hasn't played in months"),
+        ("I own a kayak.", "no I don't like fishing much"),  # no denial of the fact
+        ("I speak Italian.", "my coach says my form is a bit of an exaggeration"),
+        ("I live in York.", "my sister has been living in Hull since January"),
+        ("My favorite snack is popcorn.", "my kids say pretzels are their favorite now"),
+        ("I'm a nurse.", "my brother got promoted, senior analyst now"),
+        ("我每天坐公交上班", "公交停了，今天打车"),  # a bus that stopped running
+        ("我每天晚上散步", "雨停了，出去走走"),
+        ("我办了张游泳卡", "我妈的健身卡到期了没续"),  # someone else's card
+        ("I smoke a few cigarettes a day.", "my dad quit smoking in March"),
+        ("I drink coffee every morning.", "I quit smoking in March"),  # another habit
+        ("I work at Kroger.", "my wife has a new job at Costco"),
+        ("My son is in 2nd grade.", "my nephew is in 3rd grade"),
+        ("I'm a vegetarian chef.", "the menu is vegan this week"),  # a menu, not the user
+        ("I live in Boston.", "can't make it to the gym today, rain"),  # "make it" is no correction
+        ("I have 2 cats.", "we'll make it work somehow"),
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
@@ -221,6 +316,11 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
         ("看剧的话最喜欢悬疑的", "悬疑"),  # a liking, on a topic first
         ("最近又开始练毛笔字了", "毛笔字"),
         ("后来去物流园干装卸", "装卸"),  # a job somewhere, without 我
+        ("周末在面包店打工", "面包店"),  # weekends, without 我
+        ("也爱吃酸辣粉，越酸越好", "酸辣粉"),  # one more liking
+        ("最近在追一部古装剧", "古装剧"),  # a show being watched
+        ("小提琴也学过几年，考过四级", "小提琴"),  # its topic first; 学过几年 is past, not 过几年
+        ("综艺也追", "综艺"),
     ],
 )
 def test_a_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:
@@ -264,3 +364,95 @@ def test_a_figure_the_speaker_gives_of_themself_is_not_a_relatives(extractor: Ru
     known = [f.text for f in extractor.extract("我外公今年88了").facts]
     facts = extractor.extract("我自己才41，熬个夜都扛不住", known_facts=known).facts
     assert not [f for f in facts if f.conflicts_with in known], [(f.text, f.conflicts_with) for f in facts]
+
+
+def test_a_place_that_starts_with_a_laugh_keeps_it(extractor: RuleExtractor) -> None:
+    (fact,) = extractor.extract("我是黑龙江人，哈尔滨的").facts
+    assert "哈尔滨" in fact.text
+    (fact,) = extractor.extract("哈哈我养了只兔子").facts
+    assert fact.text == "用户养了只兔子"
+
+
+@pytest.mark.parametrize(
+    ("message", "wanted"),
+    [
+        ("our son just started first grade", "The user's son"),  # "our", the speaker's family
+        ("and our daughter Mia turned 9 last week", "The user's daughter Mia"),
+        ("and three goldfish, Tic, Tac and Toe", "The user has three goldfish"),  # more of what one has
+        ("also picking up Portuguese for fun", "The user is also picking up Portuguese"),  # a pursuit going on
+        ("also got a gecko last week, named Ziggy", "The user has a gecko named Ziggy"),  # a new pet, by name
+        ("work is in Cedar Park though, 20 min drive", "The user works in Cedar Park"),  # where one works
+    ],
+)
+def test_an_english_statement_without_i_is_the_speakers(extractor: RuleExtractor, message: str, wanted: str) -> None:
+    texts = [f.text for f in extractor.extract(message, known_facts=["The user lives in Leeds"]).facts]
+    assert any(t.startswith(wanted) for t in texts), texts
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "our neighbours just got a puppy?",  # asked, and no relative of the speaker's
+        "also working late tonight, ugh",  # what the day holds, not a pursuit
+        "and two more weeks until payday",  # no "have": a count of days
+        "also thinking about learning Greek someday",  # a maybe
+        "work is in a meeting all day, ugh",  # no place named
+        "might get a gecko someday, named Ziggy",  # a maybe
+    ],
+)
+def test_english_look_alikes_without_i_add_nothing(extractor: RuleExtractor, message: str) -> None:
+    texts = [f.text for f in extractor.extract(message, known_facts=["The user lives in Leeds"]).facts]
+    assert not [t for t in texts if t.startswith(("The user has", "The user is also", "The user's"))], texts
+
+
+def test_a_boast_taken_back_ends_the_fact_the_words_instead_are_about(extractor: RuleExtractor) -> None:
+    known = [f.text for m in ("我会弹四种乐器", "最近在追一部古装剧") for f in extractor.extract(m).facts]
+    facts = extractor.extract("骗你的，其实我连吉他都弹不好", known_facts=known).facts
+    assert [f.conflicts_with for f in facts if f.conflicts_with] == ["用户会弹四种乐器"], [
+        (f.text, f.conflicts_with) for f in facts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("回复我的时候用英文", "算了还是中文吧，太费劲", "中文"),  # "还是…吧": the language asked back
+        ("说话直接一点，不用绕", "最近压力大，说话温柔点吧", "委婉"),  # the gentle side of directness
+        ("跟我聊天轻松点就行", "在写论文，回复严肃一点吧", "正式"),
+        ("Please give me answers as bullet points.", "ok lists feel choppy now, paragraphs please", "paragraphs"),
+        (
+            "Write your answers in full paragraphs.",
+            "switch to numbered lists in your replies, easier to follow",
+            "lists",
+        ),
+        ("Chat with me casually.", "this is for a client memo, write formally", "formal"),
+        ("Keep it short.", "actually, give me the detailed version from now on", "detailed"),
+    ],
+)
+def test_a_reply_preference_asked_again_replaces_the_other(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    (old,) = extractor.extract(first).preferences
+    new = [p for p in extractor.extract(then).preferences if wanted in p.text]
+    assert new, [p.text for p in extractor.extract(then).preferences]
+    assert judge.judge(old.text, new[0].text).relation is Relation.UPDATE
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I keep my grocery list in a notes app",  # a list of the user's, no request
+        "I write in full sentences in my essays",
+        "my boss talks to me formally",  # someone else's way of talking
+        "还是中文歌好听",  # a liking, no reply language
+        "我妈说话很温柔",  # someone else
+    ],
+)
+def test_reply_preference_look_alikes_ask_nothing(extractor: RuleExtractor, message: str) -> None:
+    assert not extractor.extract(message).preferences, [p.text for p in extractor.extract(message).preferences]
+
+
+def test_a_correction_that_names_the_thing_corrects_that_one(extractor: RuleExtractor) -> None:
+    known = [f.text for m in ("我家狗叫旺财", "我家猫叫咪咪") for f in extractor.extract(m).facts]
+    facts = extractor.extract("说错了，狗应该叫来福", known_facts=known).facts
+    assert [(f.text, f.conflicts_with) for f in facts if f.conflicts_with] == [("用户家狗叫来福", "用户家狗叫旺财")]

@@ -37,6 +37,8 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
         ("我后来改打网球了", "现在又迷上飞盘了", "飞盘"),  # a pastime taken up in place of one taken up before
         ("我最喜欢的水果是芒果", "口味变了，现在最爱杨梅", "杨梅"),  # a favourite is one at a time
         ("我平时开车就听民谣", "最近听腻了，迷上说唱了", "说唱"),  # a music genre given up
+        ("I love jazz.", "these days I'm more into hip hop", "hip hop"),  # held over the other now
+        ("我喜欢夏天", "这两年怕晒，反而喜欢秋天了", "秋天"),  # 反而: held over the other now
     ],
 )
 def test_a_new_choice_replaces_the_known_one(
@@ -59,6 +61,9 @@ def test_a_new_choice_replaces_the_known_one(
         ("我在县二中读高一", "现在二中要求住校"),  # the same school, said shorter
         ("我平时爱游泳", "最近又迷上了骑行，腿也练粗了"),  # a pastime added to one held all along
         ("我爱吃芒果", "最近也挺爱吃杨梅"),  # a fruit added, no favourite
+        ("I love horror movies.", "I'm also more into comedies lately"),  # "also": one added
+        ("我喜欢春天", "也挺喜欢秋天的"),  # a season added
+        ("我每天睡前看纸质书", "我儿子这几年都看电子书了"),  # someone else's way
     ],
 )
 def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
@@ -101,6 +106,8 @@ def test_one_choice_said_in_several_words_is_one_choice() -> None:
         ("我最爱玩王者荣耀", "玩腻了，现在天天玩蛋仔派对", "蛋仔派对"),  # a game given up for another
         ("我喜欢看言情剧", "这两年口味变了，迷上悬疑了", "悬疑"),
         ("出去玩我喜欢跟团", "以后都自由行了，自己做攻略有意思", "自由行"),  # one way to travel at a time
+        ("我最爱听林俊杰", "听腻了，这阵子单曲循环的是李健", "李健"),  # a singer on repeat now
+        ("我平时爱看纸质书", "这几年都改看电子书了，省地方", "电子书"),  # one way to read at a time
     ],
 )
 def test_a_taste_taken_up_retires_the_liking_it_replaces(

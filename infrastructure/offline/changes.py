@@ -30,6 +30,7 @@ from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.slots import (
     _CAR_MAKES,
+    EN_ROLE_PATTERN,
     POLARITY_PREFIXES,
     ZH_ROLE_PATTERN,
     is_exclusive_slot,
@@ -56,7 +57,9 @@ _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
     r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
-    r"misremembered|brain fart|slip of the tongue|that came out wrong|rather)\b"
+    r"misremembered|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
+    # "actually he's a golden retriever": at the start, of the thing just said
+    r"|^(?:(?:oh|oops|sorry|wait|no|hmm)[, ]+)*actually,? (?:he|she|it)(?:'s| is)\b"
 )
 _ZH_RETRACTION = (
     r"开玩笑的?|开个玩笑|逗你(?:玩)?的?|骗你的?|唬你的?|瞎说的?|胡说的?|乱说的?|吹牛的?|吹的|编的|假的|不是真的|"
@@ -84,7 +87,7 @@ _EN_FILLER = (
 _ZH_PLAN = re.compile(
     r"打算|准备(?!好了)|计划|(?<![理思感梦幻联回猜构])想(?!法|起|到|念|象)要?|要是|如果|假如|假设|万一|可能|也许|或许|说不定|考虑|寻思|琢磨|"
     r"梦想|希望|但愿|目标|争取|力争|"
-    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|下个?学期|下赛季|过两年|过几年|将来|以后(?!回复)|未来|快要|即将|"
+    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|下个?学期|下赛季|(?<![学做干练待住读念上用玩弹开养跑教写呆])过(?:两|几)年|将来|以后(?!回复)|未来|快要|即将|"
     r"马上要|要去|会去|会搬|会换|还没定|没定|不一定|到时候|是不是|能不能|要不要|\?|？"
 )
 _EN_PLAN = re.compile(
@@ -219,6 +222,9 @@ def _value_shape(value: str) -> str:
 def bare_value(clause: str) -> str | None:
     """The value a correction clause names on its own ("李然", "it's Ivy", "I meant Lyon, France")."""
     text = _folded(clause).strip().strip("。.!！~～")
+    # "嗯…准确说是中石油": a pause, then how to put it exactly
+    text = re.sub(r"^(?:嗯|哦|噢|呃|额|啊|诶|欸)+[….。，,\s]*", "", text)
+    text = re.sub(r"^(?:准确|确切|严格)(?:地|来|点)?(?:说|讲)(?=是)", "", text)
     if not text or _SPELLING.match(text) or is_marker_only(text):
         return None
     m = re.match(
@@ -233,6 +239,17 @@ def bare_value(clause: str) -> str | None:
         r"^(?:是|应该是|其实是|我是说|应该叫|其实叫|本来叫)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text
     )
     if m:
+        return m.group("v")
+    # "狗应该叫来福": the thing first, then its value
+    m = re.match(
+        r"^(?!我|你|他|她|这|那)(?:(?!的)[\u4e00-\u9fff]){1,3}?(?:应该|其实|本来)(?:是|叫)(?P<v>[^，,的]{2,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
+        text,
+    )
+    if m:
+        return m.group("v")
+    # "是银色的": the value said as what kind, two characters or more (not "是真的")
+    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的我你他她它]{2,8}?)的(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
+    if m and not _ZH_FILLER_WORDS.search(m.group("v")):
         return m.group("v")
     if _ZH_FILLER_WORDS.fullmatch(text):
         return None  # "等下，…不对": a pause, not a value
@@ -265,6 +282,13 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     value = value.strip().strip("，,。.!！")
     if not value or _NOT_A_VALUE.match(value):
         return None
+    if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
+        # "记错了，是棕色的": a colour, in the latest fact that names one
+        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+            colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
+            if colour:
+                at, end = colour.span("c")
+                return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
     candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
     later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -289,6 +313,11 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         later += usable[1:]
     if not candidates:
         return None
+    # "狗应该叫来福": the thing named before the value is the one corrected
+    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
+    about = [c for c in candidates if named and named.group("t") in c[0]]
+    if about:
+        candidates = about
 
     def shares_word(old: str) -> bool:
         old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
@@ -301,12 +330,14 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
     shape = _value_shape(value)
 
-    def fits(way: int, slot: str, old: str) -> bool:
+    def fits(way: int, slot: str, old: str, fact: str = "") -> bool:
         if way == 0:
             return shares_word(old)
         if way == 1:
             if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
                 return True  # a thing named by its make, whatever the make looks like
+            if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
+                return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
             return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
         return not hinted and _value_shape(old) == shape and shape != "other"
 
@@ -324,7 +355,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
 
     for way in range(3):
         for fact, slot, old in candidates + (later if way == 1 else []):
-            if fits(way, slot, old) and old != value:
+            if fits(way, slot, old, fact) and old != value:
                 return restated(fact, old), fact
     # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
     fact, slot, old = candidates[0]
@@ -451,7 +482,7 @@ def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple
 
 _ZH_CALLED_OFF = re.compile(r"^(?P<x>[\u4e00-\u9fff]{1,6}?)(?:计划|安排|行程|的事)?(?:被)?(?:取消|黄|泡汤|推迟|吹)了")
 _EN_CALLED_OFF = re.compile(
-    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?) (?:got|was|has been|is) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b",
+    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?)(?: (?:got|was|has been|is)|'s) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b",
     re.IGNORECASE,
 )
 
@@ -570,7 +601,8 @@ _MAY_CHANGE = re.compile(
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
-    r"\bbought\b|\bnew job\b|\bresigned\b",
+    r"\bbought\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
+    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是",
     re.IGNORECASE,
 )
 
@@ -589,12 +621,16 @@ _IT_GONE = re.compile(
 _NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养|没(?:有)?养(?:宠物|动物)了")
 #: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
 _QUIT = re.compile(
-    r"^(?P<obj>[\u4e00-\u9fff]{0,3}?)(?:已经|早就|终于|彻底|总算)?"
+    r"^(?:其实|早说了|实际上)?(?P<obj>[\u4e00-\u9fff]{0,3}?)我?(?:已经|早就|早|终于|彻底|总算)?"
     r"(?:戒了?(?P<what>烟|酒|糖|咖啡|奶茶|可乐|游戏|槟榔|夜宵|宵夜)?|停(?P<act>[跑练游骑弹学喝吃抽]))(?:了|啦)?"
 )
+#: what one quits, in a habit's words: "抽烟" → 烟
+_QUITTABLE = re.compile(r"(?:抽|吸)[^，,]{0,4}?(?P<x>烟)|喝[^，,]{0,4}?(?P<x2>酒)|(?P<x3>槟榔|熬夜|奶茶|可乐|咖啡)")
 #: "后来跳去字节了", "跳槽到了美团", "入职了腾讯": a new employer
 _NEW_EMPLOYER = re.compile(
-    r"^(?:后来|现在|今年|去年|上个?月|最近)?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$"
+    r"^(?:后来|现在|今年|去年|上个?月|最近)?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?"
+    # "被猎头挖去了字节": hired away
+    r"|被[\u4e00-\u9fff]{1,4}?挖(?:去|到|走)(?:了|到了?|去了?)?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$"
 )
 #: "现在base北京", "现在在深圳上班"
 _BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
@@ -696,6 +732,25 @@ _EN_NO_LONGER_SO = re.compile(
 )
 #: the fact a statement that the last one is no longer so makes, in Chinese and in English
 NO_LONGER_SO = ("用户说刚才那条已经不是这样了", "The user said that is no longer true")
+#: a habit or pursuit let go of, said without naming it ("现在已经停了", "I stopped going")
+LET_GO = ("用户已经不再坚持之前的习惯了", "The user stopped doing that")
+#: a break-up with no one new named ("我们分了")
+BROKE_UP = "用户已经分手了"
+#: a card or course signed up for, let lapse ("卡到期没续")
+LAPSED = "用户之前办的已经到期没续了"
+#: a habit quit, said in English ("I quit smoking last year")
+QUIT_HABIT = "The user quit that habit"
+#: what an English habit one quits is said with
+EN_QUITTABLE = re.compile(r"\b(?:smok|drink|vap|coffee|alcohol|caffeine|sugar|soda|beer|wine|cigar|gam)", re.IGNORECASE)
+#: what a habit or pursuit is said as: how often, or a thing being learned
+HABIT = re.compile(
+    r"每天|每周|每晚|每早|每个?月|每隔|天天|一周\S{1,2}次|一个?星期\S{1,2}次|经常|坚持|在学|在练|在搞|在备考|在健身|在减肥|开始学|开始练|报了"
+    r"|\bevery (?:day|morning|night|evening|week|weekend|\w+day)\b|\b(?:times|days|nights) a week\b|\bdaily\b|\bweekly\b"
+    r"|\b(?:learning|training|practicing|practising|studying|taking \w+ (?:lessons|classes))\b",
+    re.IGNORECASE,
+)
+#: a partner of the user's, not yet a spouse: "用户有个对象", "用户的男朋友叫阿杰"
+PARTNERED = re.compile(r"^用户(?:的|有(?:个|一个)?|和|跟|在和|在跟)?(?:男朋友|女朋友|对象|男友|女友|伴侣)")
 #: "it was 204", "it's 6.1": a figure said again
 _EN_FIGURE_SAID = re.compile(
     r"\b(?:it|that|which) ?(?:was|is|'s)\s+(?:actually\s+)?(?:the\s+)?(?P<n>\d+(?:\.\d+)?(?:st|nd|rd|th)?)\b",
@@ -704,13 +759,20 @@ _EN_FIGURE_SAID = re.compile(
 #: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
 _EN_MADE_UP = re.compile(
     r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
-    r"made (?:that|it) up|that's not true|misdiagnos\w*|false alarm)\b",
+    r"made (?:that|it) up|that's not true|misdiagnos\w*|false alarm|(?:that|it) was (?:a lie|a joke|fake)|none of that is true"
+    r"|(?:that was|that's) (?:an|a bit of an) exaggeration)\b"
+    # "lol no I don't, I wish": the thing just said, denied
+    r"|^(?:(?:lol|haha|ha|ok|okay|jk|nah)[, ]+)*no,? i (?:don't|do not|didn't|am not|'m not|wasn't)(?=\s*[,.!]|\s*$)",
     re.IGNORECASE,
 )
 #: "刚才那句", "上一句", "前面说的": the statement just made
 _THE_LAST_ONE = re.compile(r"(?:刚才|刚刚|上一|前一|前面|刚)(?:那|这)?(?:句|条)")
 #: words a topic is never made of
 _NOT_TOPIC = re.compile(r"用户|刚才|刚刚|那个|这个|那条|这条|的事|记了|删掉|别记|说的|我们|自己|其实|一下|不想|没有")
+
+
+#: characters that say nothing of what a statement is about
+_STOP_CHARS = frozenset("用户我你他她它的了是在都也就还不没有一个么吗呢吧啊哈嘿呀其实连才只很太刚")
 
 
 def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -723,8 +785,12 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     if _NO_LONGER_SO.search(text) and known:
         return NO_LONGER_SO[0], known[-1]
     if (_THE_LAST_ONE.search(text) or _MADE_UP.search(text)) and known and not _named_topic(text, known):
-        # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about
-        return "用户撤回了刚才说的话", known[-1]
+        # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about,
+        # unless what the message says instead is plainly about one of the two before it
+        # ("骗你的，其实连英语都说不利索" after "会说三门外语", then "在追美剧")
+        said = set(re.sub(_MADE_UP, "", text)) - _STOP_CHARS
+        about = [f for f in reversed(known[-3:]) if said & (set(f.removeprefix("用户")) - _STOP_CHARS)]
+        return "用户撤回了刚才说的话", about[0] if about else known[-1]
     named = _named_topic(text, known)
     return (f"用户撤回了之前说的{named[0]}", named[1]) if named else None
 
@@ -751,12 +817,13 @@ _EN_SWAPS = (
         re.I,
     ),
     re.compile(
-        r"\b(?:sold|traded|gave|replaced|ditched|retired) .*?\b(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
+        r"\b(?:sold|traded|gave|replaced|ditched|retired|dropped|broke|smashed|cracked|lost|killed) .*?\b(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
         + _EN_NAME,
         re.I,
     ),
     re.compile(
-        r"\b(?:now )?(?:i'm|i am) (?:now )?(?:on|rocking|using|carrying) (?:a |an |the )?(?:new )?" + _EN_NAME, re.I
+        r"\b(?:now )?(?:i'm|i am) (?:now )?(?:on|rocking|using|carrying|driving) (?:a |an |the )?(?:new )?" + _EN_NAME,
+        re.I,
     ),
     # "Then got a Mazda CX-5.": a make or brand right after what the user had
     re.compile(
@@ -768,6 +835,55 @@ _EN_SWAPS = (
         re.I,
     ),
 )
+#: "I quit smoking", "gave up drinking": a habit named by its verb
+_EN_QUIT = re.compile(
+    r"\b(?:quit|stopped|gave up|kicked) (?P<x>smoking|drinking|vaping|coffee|alcohol|caffeine|sugar|soda|gaming)\b",
+    re.I,
+)
+#: "I stopped going", "gave up after two weeks", "don't do it anymore": a habit let go of, unnamed
+_EN_LET_GO = re.compile(
+    r"\b(?:(?:stopped|quit) (?:going|doing (?:it|that))|gave (?:it|that) up"
+    r"|gave up(?=\s*$|\s*[,.!;]|\s+(?:after|on it|on that|already|completely|last|a (?:few|couple)|weeks|months|ages|long ago))"
+    r"|(?:don't|do not) (?:go|do (?:it|that)) any ?more|no longer (?:go|do (?:it|that))"
+    r"|(?:quit|dropped|stopped|cancell?ed) (?:those|the|my|that|these) (?:lessons|classes|class|course|sessions|membership)"
+    # "haven't played in a year": not done for a long while
+    r"|(?:haven't|have not|hasn't) (?:played|gone|been|done it|run|swum|practiced|practised|trained)(?: \w+)? in (?:a|an|\d+|ages|months|years|forever))\b",
+    re.IGNORECASE,
+)
+#: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
+_EN_NEW_FAVOURITE = re.compile(
+    _EN_NAME
+    + r" (?:has (?:now )?become|has turned into|became|is now|is) my (?:new |all-time |absolute |current )*favou?rite\b"
+    r"(?<!\bis my favorite)(?<!\bis my favourite)"
+    r"|\bmy (?:new |current )favou?rite(?: [a-z]+)? (?:is|has to be) (?:now )?"
+    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
+    # "tacos are my favorite now": a thing in lower case, with a word that says now
+    + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
+    r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
+)
+#: "now I'm settled in Atlanta", "signed a lease in Queens", "bought a house in Mesa": the home now
+_EN_SETTLED = re.compile(
+    r"\b(?:(?:i'm|i am|we're|we are) (?:now |finally |all )?(?:settled|based|renting) in|signed a lease (?:[a-z]+ ){0,3}?in"
+    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in) "
+    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
+    re.IGNORECASE,
+)
+#: "got transferred to the Worcester branch": the same work, in another place
+_EN_TRANSFERRED = re.compile(
+    r"\b(?:got |been |was |just )?transferred to (?:the |our )?"
+    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
+    + r"(?: (?:branch|office|location|site|store|campus|plant|team))?",
+    re.IGNORECASE,
+)
+#: "now I'm at a startup called Fable", "I work at an agency named Bloom": an employer, by its kind and name
+_EN_AT_A_FIRM = re.compile(
+    r"\b(?:i'm|i am|i work|i'm working|i am working) (?:now )?(?:at|for) an? (?:\w+ )?"
+    r"(?:startup|company|firm|agency|bank|studio|lab|nonprofit|clinic|restaurant|café|cafe|bakery|hospital|school)"
+    r" (?:called|named) " + _EN_NAME,
+    re.IGNORECASE,
+)
+#: "now it's a Rivian": said right after the car or phone it replaces
+_EN_NOW_ITS = re.compile(r"\bnow (?:it's|it is|i drive|i've got) (?:a |an )(?:new |used )?" + _EN_NAME, re.IGNORECASE)
 #: "I'm at Costco now", "now I'm at Stripe": where the user is now, named with capitals
 _EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"), re.IGNORECASE)
 #: "quit last week", "left in May", "new job", "handed in my notice": the work before ended
@@ -777,8 +893,8 @@ _EN_LEFT_A_JOB = re.compile(
 )
 #: "started my new job at Airbnb", "began a new job with Shopify"
 _EN_NEW_JOB_AT = re.compile(
-    r"\b(?:started|starting|began|beginning|got|landed|accepted) (?:my |a )?new (?:job|position|role) (?:at|with) "
-    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
+    r"(?:\b(?:started|starting|began|beginning|got|landed|accepted) (?:my |a )?|^(?:(?:so|and|ok|okay|well|update)[,:! ]+)*(?:a )?)"
+    r"new (?:job|position|role) (?:at|with) " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
     re.IGNORECASE,
 )
 #: "starting as a bank teller on Monday": the job, in lower case, before a time
@@ -788,7 +904,12 @@ _EN_STARTING_AS = re.compile(
 )
 #: "relocated again, now in Chicago", "moved again, we're in Denver now"
 _EN_RELOCATED = re.compile(
-    r"\b(?:relocated|moved)\b[^.!?]{0,30}?\b(?:now in|living in|we're in|i'm in) " + _EN_NAME, re.IGNORECASE
+    r"\b(?:relocated|moved)\b[^.!?]{0,30}?(?:\b(?:now in|living in|we're in|i'm in) "
+    + _EN_NAME
+    + r"|, "
+    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
+    + r" now\b)",
+    re.IGNORECASE,
 )
 #: "it's down to 58 now!", "now it's 128": the figure a known reading moved to
 _EN_NEW_FIGURE = re.compile(
@@ -840,6 +961,27 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     ):
         return []
     known = [f for f in known_facts if isinstance(f, str)]
+    m = _EN_QUIT.search(text)
+    if m and not re.search(r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I):
+        # "I quit smoking last year": the habit known, quit
+        habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
+        known_habit = EN_QUITTABLE.search(habit) if habit else None
+        quit_habit = EN_QUITTABLE.search(m.group("x"))
+        if (
+            habit
+            and known_habit
+            and quit_habit
+            and known_habit.group().lower() == quit_habit.group().lower()
+            and not re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit)
+        ):
+            return [(QUIT_HABIT, habit)]
+    if _EN_LET_GO.search(text) and not re.search(
+        r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I
+    ):
+        # "I stopped going, it was wrecking my shoulder": the latest habit or pursuit let go of
+        habit = next((f for f in reversed(known) if HABIT.search(f) and f.startswith("The user ")), None)
+        if habit and not re.search(r"\b(?:not|never|no longer)\b|n't\b", habit):
+            return [(LET_GO[1], habit)]
 
     def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
         for fact in reversed(known):
@@ -859,6 +1001,19 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             if thing and value.lower() not in thing[0].lower():
                 said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
                 return [(said, thing[0])]
+    m = _EN_NEW_FAVOURITE.search(text)
+    if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
+        # "lately Interstellar has become my all-time favorite": in the latest favourite known
+        value = re.sub(
+            r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
+            "",
+            m.group("v") or m.group("v2") or m.group("v3"),
+            flags=re.IGNORECASE,
+        )
+        for fact in reversed(known):
+            old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
+            if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
+                return [(fact.replace(old_value, value, 1), fact)]
     m = _EN_NEW_JOB_AT.search(text)
     if m:
         # "started my new job at Airbnb on Monday": the employer now
@@ -873,13 +1028,47 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         if work and m.group("v").lower() not in work[0].lower():
             return [(f"The user works as {m.group('v')}", work[0])]
     m = _EN_RELOCATED.search(text)
+    # "my sister moved out to …": someone else, unless with the user ("my wife and I")
+    if m and re.match(r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)", text, re.I):
+        m = None
     if m:
-        # "relocated again, now in Chicago": where the user lives now
+        # "relocated again, now in Chicago", "moved out to the suburbs, Naperville now": where the user lives now
+        home = latest(("residence",))
+        place = m.group("v") or m.group("v2")
+        if home and place.lower() not in home[0].lower():
+            return [(f"The user lives in {place}", home[0])]
+    # the rules below read the user's own change; another person named makes it theirs
+    others = bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
+    m = None if others else _EN_SETTLED.search(text)
+    if m:
         home = latest(("residence",))
         if home and m.group("v").lower() not in home[0].lower():
             return [(f"The user lives in {m.group('v')}", home[0])]
+    m = None if others else _EN_TRANSFERRED.search(text)
+    if m:
+        # the place the known work fact names, by a capitalised word after "in"
+        for fact in reversed(known):
+            place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
+            if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
+                if m.group("v").lower() != place.group("p").lower():
+                    return [(fact[: place.start("p")] + m.group("v") + fact[place.end("p") :], fact)]
+                break
+    m = None if others else _EN_NOW_ITS.search(text)
+    thing = latest(("vehicle", "phone")) if m and known else None
+    if m and thing and thing[0] == known[-1] and m.group("v").lower() not in thing[0].lower():
+        said = f"The user drives a {m.group('v')}" if thing[1] == "vehicle" else f"The user's phone is {m.group('v')}"
+        return [(said, thing[0])]
+    m = None if others else _EN_AT_A_FIRM.search(text)
+    if m:
+        # "now I'm at a startup called Fable": an employer, said as one
+        work = latest(("employer", "employment"))
+        if work and m.group("v").lower() not in work[0].lower():
+            return [(f"The user works at {m.group('v')}", work[0])]
     m = _EN_NOW_AT.search(text)
-    if m and _EN_LEFT_A_JOB.search(text):
+    if m and (
+        _EN_LEFT_A_JOB.search(text)
+        or (not others and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
+    ):
         # "quit last week, I'm at Costco now": the employer now
         work = latest(("employer", "employment"))
         if work and m.group("v").lower() not in work[0].lower():
@@ -945,6 +1134,11 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                     return fact, slot, value
         return None
 
+    if _NOT_X_BUT_Y.match(text):
+        # "不是乐乐，是笑笑": said against the known fact that names the first
+        fixed = instead(text, known)
+        if fixed:
+            return [fixed]
     partner = _NEW_PARTNER.search(text)
     if partner:
         named = latest(
@@ -956,6 +1150,23 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if named and partner.group("v") not in named[0]:
             role = named[1].split(":")[1] if named[1].startswith("relationship:") else "对象"
             found.append((f"用户的{role}叫{partner.group('v')}", named[0]))
+
+    if not partner and not told_of_someone_else(text):
+        for raw in re.split(r"[，,。！!；;~～…]", text):
+            if _BROKE_UP.match(
+                re.sub(r"^(?:唉|哎|诶|哦|嗯|反正|所以|最后)+", "", _TRAILING_SYMBOLS.sub("", raw.strip()))
+            ):
+                # "异地太累了，我们分了": the partner known is no longer one
+                was = latest(
+                    lambda f, s, v: (
+                        s == "partner"
+                        or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
+                        or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
+                    )
+                )
+                if was:
+                    found.append((BROKE_UP, was[0]))
+                break
 
     def doing(verb: str) -> tuple[str, str, str] | None:
         """The latest known fact in which the user does ``verb`` to something ("在玩原神" for 玩)."""
@@ -976,6 +1187,27 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if m and work and m.group("v") not in work[0]:
                 found.append((f"用户入职了{m.group('v')}", work[0]))
                 break
+    m = _NOW_FAVOURITE_THEM.search(text)
+    if m and not told_of_someone_else(text):
+        # "最近入坑了陈奕迅，现在最爱他了": the one just named is the favourite now
+        liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
+        if liked and m.group("n") not in liked[0]:
+            found.append((liked[0].replace(liked[2], m.group("n"), 1), liked[0]))
+    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text) and not others:
+        for piece in pieces:
+            # "今年搬新家了，在高新区那边": where the new home is
+            m = _NEW_HOME_AT.match(piece)
+            home = latest(lambda f, s, v: s == "residence") if m else None
+            if m and home and m.group("v") not in home[0]:
+                found.append((f"用户住在{m.group('v')}", home[0]))
+                break
+    for piece in pieces:
+        # "公司把我派到香港了": where the employer sent the user to work
+        m = _SENT_TO.match(piece)
+        work = latest(lambda f, s, v: s in ("work_location", "employment", "employer")) if m else None
+        if m and work and m.group("v") not in work[0]:
+            found.append((f"用户在{m.group('v')}工作", work[0]))
+            break
     for piece in pieces:
         # "以后只喝苏打水了": a decision taken (了), not a plan
         m = _ONLY_NOW.match(piece)
@@ -992,6 +1224,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
         # a title the user now holds ("做仓库主管") names no one else
         whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
+        whose = re.sub(
+            r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose
+        )  # "被朋友挖去了…": the one who hired, not the subject
         if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
             continue
         if told_of_someone_else(text) and "我" not in clause:
@@ -1029,6 +1264,46 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if pursuit:
                 found.append(("用户放弃了" + _pursued(pursuit[0]), pursuit[0]))
                 continue
+        m = _LAPSED.match(clause)
+        if m:
+            # "私教课到期了没续", "卡到期没续": what the user had signed up for, lapsed
+            lapsed: str = m.group("t")
+
+            def signed_up(f: str, s: str, v: str, lapsed: str = lapsed) -> bool:
+                return lapsed in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f))
+
+            signed = latest(signed_up)
+            if signed:
+                found.append((LAPSED, signed[0]))
+                continue
+        m = _LEFT_OFF.match(re.sub(r"^(?:唉|哎|诶)+", "", clause))
+        if m:
+            # "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经停了": a pursuit or a habit let go of,
+            # by its topic when one is named (the one a known fact does), else the latest one
+            topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
+            verb = m.group("verb")
+            if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
+                continue  # "公交停了": a bare noun that stopped is no habit given up
+
+            def let_go(f: str, s: str, v: str, topic: str = topic, verb: str | None = verb) -> bool:
+                if topic and topic not in f:
+                    return False
+                return bool(HABIT.search(f)) and (
+                    not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f)))
+                )
+
+            that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
+            # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
+            kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(
+                let_go
+            )
+            if not kept and topic and that:
+                # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
+                kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
+            if kept:
+                said = "用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0]
+                found.append((said, kept[0]))
+                continue
         m = _DENIAL.search(clause)
         denied = latest(lambda f, s, v, m=m: m.group("p") in f[2:]) if m else None  # type: ignore[misc]
         if m and denied:
@@ -1058,6 +1333,11 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m:
             thing = m.group("what") or m.group("obj") or m.group("act") or ""
             habit = latest(functools.partial(_about, thing)) if thing else None
+            if not thing and not m.group("act") and not others:
+                # "其实我早戒了": what a habit one quits is, in the latest fact that names one
+                habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
+                quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
+                thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
             if habit:
                 said = f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了"
                 found.append((said, habit[0]))
@@ -1078,7 +1358,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m and not re.search(r"玩|旅游|旅行|吃|逛|看", m.group("v")):
             work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job", "business"))
             if work:
-                found.append((f"用户在{m.group('v')}工作", work[0]))
+                # "在一家外企做销售" is a place and a job: the new employer is said as joined
+                said = f"用户入职了{m.group('v')}" if work[1] == "employment" else f"用户在{m.group('v')}工作"
+                found.append((said, work[0]))
             continue
         m = _BASE.match(clause)
         if m:
@@ -1226,6 +1508,38 @@ _GAVE_UP = re.compile(
     r"^(?:唉|哎|算了|撑不住了)?(?:那个|这个)?(?:课|班|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
     r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了)$"
 )
+#: "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经不跑了": a pursuit or habit let go of, by a
+#: topic (or an "that thing" for the one known), or by its verb alone
+_LEFT_OFF = re.compile(
+    r"^(?:现在|最近|后来|如今|目前)?(?P<t>[\u4e00-\u9fff]{1,4}?(?:那事儿?|这事儿?|那个|课|班)|那个|这个|那事儿?|(?!已经|早就|早|都|也|彻底|就|全|我|好|很|几|一直)[\u4e00-\u9fff]{2,4}?)?"
+    r"(?:我)?(?:也|都|早|早就|已经|彻底|就|全)*"
+    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没)(?P<verb>跑|学|练|去)了)$"
+)
+#: "入坑了陈奕迅，现在最爱他了": someone taken up, then the favourite said as 他/她
+_NOW_FAVOURITE_THEM = re.compile(
+    r"(?:入坑了?|迷上了?|爱上了?|粉上了?|喜欢上了?)(?P<n>[\u4e00-\u9fff]{2,4}?)[，,。！!~～]\s*(?:现在|如今)?(?:我)?"
+    r"最(?:爱|喜欢)(?:的就是|的是)?(?:他|她)(?:了|啦)?(?:$|[，,。！!~～])"
+)
+#: "在高新区那边", "就在地铁站附近": where, after a move home
+_NEW_HOME_AT = re.compile(
+    r"^(?:现在|新家)?(?:就)?(?:在|住在)(?P<v>[\u4e00-\u9fff]{2,6}?)(?:那边|那儿|这边|附近|一带)?(?:了|啦)?$"
+)
+#: "公司把我派到香港了", "单位又把我调去了苏州": the user sent elsewhere to work
+_SENT_TO = re.compile(
+    r"^(?:公司|单位|领导|老板|总部|集团)(?:又|直接|临时)?把我(?:外)?(?:派|调)(?:到|去)了?(?P<v>[\u4e00-\u9fff]{2,6}?)"
+    r"(?:工作|上班|常驻|分公司|分部)?(?:了|啦)?$"
+)
+#: "私教课到期了没续", "会员卡到期也没续费": signed up for, and let lapse
+_LAPSED = re.compile(
+    r"^(?P<t>[\u4e00-\u9fff]{1,4}?)(?:课|卡|会员)?(?:已经|早就|上个?月)?到期(?:了)?[，,]?(?:也|都|就)?没(?:再)?续(?:费|卡|课)?了?$"
+)
+#: "我们分了", "跟他掰了": a break-up, with no one new named
+_BROKE_UP = re.compile(
+    r"^(?:我们|我俩|咱俩|我跟[他她]|我和[他她]|跟[他她]|和[他她])?(?:俩)?(?:已经|早就|上个?月|上周|前阵子|前几天|去年|最后|还是)?"
+    r"(?:就)?(?:分了|分手了|掰了|吹了|散了)(?:啦)?$"
+)
+#: "不是乐乐，是笑笑": the value said first was not it, the second is
+_NOT_X_BUT_Y = re.compile(r"^(?:哦|噢|啊|嗯|呃|诶)*不是[^，,。！!？?]{1,12}[，,]\s*(?:而|应该|其实)?是")
 #: "根本不是过敏", "其实并没有近视": a predicate denied outright
 _DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P<p>[\u4e00-\u9fff]{2,3}?)(?=过|了|的|$|[，,。])")
 #: what a pursuit is said as: "在学游泳", "在搞生酮饮食", "在练吉他", "准备考N2"
@@ -1259,13 +1573,23 @@ _QUIT_JOB = re.compile(
 )
 #: "现在最喜欢的换成车厘子了": a new favourite
 _NEW_FAVOURITE = re.compile(
-    r"(?:最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?|(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?)"
+    r"(?:最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?|(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?"
+    # "现在最爱陈奕迅了": a favourite said with a word that puts it after the one known
+    r"|^(?:现在|如今|最近|这阵子|目前)(?:我)?(?:更|反而)?最(?:喜欢|爱)(?:的)?(?:是|就是)?(?![的是吃喝看听玩去])"
+    r"(?=[^，,]{2,8}?(?:了|啦)?$))"
     r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:了|啦)?$"
 )
 
 
 __all__ = [
+    "BROKE_UP",
+    "EN_QUITTABLE",
+    "HABIT",
+    "LAPSED",
+    "LET_GO",
     "NO_LONGER_SO",
+    "PARTNERED",
+    "QUIT_HABIT",
     "STUDIES",
     "TRADE",
     "WORKPLACE",

@@ -86,7 +86,7 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
         "directness",
         (
             ("direct", r"直接|直白|说重点|开门见山|\bdirect\b|\bblunt\b|\bstraight to the point\b"),
-            ("gentle", r"委婉|温和|含蓄|\bgentle\b|\btactful\b|\bsoft(?:er)?\b|\bdiplomatic\b"),
+            ("gentle", r"委婉|温和|温柔|含蓄|\bgentle\b|\btactful\b|\bsoft(?:er)?\b|\bdiplomatic\b"),
         ),
     ),
     (

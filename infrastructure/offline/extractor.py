@@ -62,6 +62,7 @@ from factledger.infrastructure.offline.rules_zh_prefs import (
 )
 from factledger.infrastructure.offline.signals import SignalDetector, dialect
 from factledger.infrastructure.offline.slots import (
+    EN_ROLE_PATTERN,
     ROLE_SYNONYMS,
     ZH_ROLE_PATTERN,
     slot_of,
@@ -72,7 +73,7 @@ from factledger.infrastructure.offline.topics import taste_now, topics_of
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/8"
+EXTRACTOR_ID = "offline-rules/9"
 
 
 class _Reading:
@@ -159,9 +160,9 @@ _ZH_THAT_ONE = re.compile(
 )
 #: what an English correction gives as the right value: "I meant Lyon, France", "it's Ivy"
 _EN_CORRECT_VALUE = re.compile(
-    r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|called(?: actually)?|"
+    r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|name's(?: actually)?|called(?: actually)?|school is(?: actually)?|make that|actually (?:he|she|it)(?:'s| is)|"
     r"(?:he|she|it)(?:'s| is) actually)\s+"
-    r"(?:an? (?=[A-Z]))?(?P<v>(?:(?:St|Dr|Mt)\.\s+)?[A-Z][\w'-]*(?:,?\s+[A-Z0-9][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
+    r"(?:an? (?=[A-Z]))?(?P<v>(?:(?:St|Dr|Mt)\.\s+)?[A-Z][\w'-]*(?:,?\s+(?!I\b)[A-Z0-9][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
     r"|(?:an? )[a-z][\w' -]*)"
 )
 _SLOT_CATEGORIES = {
@@ -190,6 +191,7 @@ class _Message(NamedTuple):
     known: tuple[str, ...] = ()
     correcting: bool = False  # 说错了 / oops / I meant …
     retracting: bool = False  # 开玩笑的 / just kidding / nvm
+    dropped: bool = False  # 我 put back in front by the reader, not said
 
     @property
     def changing(self) -> bool:
@@ -235,7 +237,7 @@ class RuleExtractor:
             # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
             dropped = _with_dropped_subject(text)
             if dropped != text:
-                again = self._read(dropped, known)
+                again = self._read(dropped, known, dropped=True)
                 before = {f.text for f in extraction.facts}
                 added = [f for f in again.facts if f.text not in before]
                 # only what fills a slot is added, never a restatement of the whole message
@@ -245,10 +247,15 @@ class RuleExtractor:
             # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
             dropped = _with_dropped_subject(text)
             if dropped != text:
-                again = self._read(dropped, known)
+                again = self._read(dropped, known, dropped=True)
                 # in English only a statement that fills a slot ("I transferred to Berkeley"),
                 # not one restated as said ("The user sold it and got …")
-                if is_english(text) and not all(slots_of(f.text) for f in again.facts):
+                # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
+                if (
+                    is_english(text)
+                    and not all(slots_of(f.text) for f in again.facts)
+                    and not _EN_FAITHFUL.match(dropped)
+                ):
                     return extraction
                 if again.facts or again.preferences:
                     return again
@@ -264,9 +271,9 @@ class RuleExtractor:
                 return self._build(items, extraction.signals, known)
         return extraction
 
-    def _read(self, text: str, known: tuple[str, ...]) -> Extraction:
+    def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
-        said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text))
+        said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text), dropped)
         # The detector is a cheap gate, as in the spec; the rules below decide.
         # Either kind of signal opens both, since one clause's subject (我在杭州工作)
         # often sets up another clause's preference (平时喜欢简短的回复). A
@@ -535,7 +542,8 @@ class RuleExtractor:
         """What only the known facts make clear: a thing swapped for another, a pursuit given up,
         and whose school year or age a subject-less clause gives."""
         # "我在读研一" names its subject: only a clause without 我 may be the child's
-        said_i = bool(re.search(r"我(?!们)", message.text))
+        # (a message read again with 我 put back had none: see _with_dropped_subject)
+        said_i = not message.dropped and bool(re.search(r"我(?!们)", message.text))
         items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
         facts = [i.text for i in items if i.kind == "fact"]
         swapped = changes.replaced(message.text, message.known)
@@ -566,6 +574,8 @@ class RuleExtractor:
                 continue
             if "我" not in clause.text and changes.told_of_someone_else(message.text):
                 continue  # "我室友…现在不学了": the one named gave it up
+            if re.match(r"让|叫|给|准|许", m.group("verb")):
+                continue  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
             obj = m.group("obj") or ""
             said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
             ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
@@ -700,7 +710,7 @@ _EVENT_VERB = (
     r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
     r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|"
     # a new pet, a new pastime: "又从救助站领了只小黑猫", "最近又迷上攀岩了", "最近在学日语"
-    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去|开始练|练起|"
+    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去|开始练|练起|在追|"
     # a new job somewhere: "后来去快递站干分拣"
     r"去[^，,。！!？?]{1,6}?(?:干|做|当)"
 )
@@ -712,7 +722,7 @@ _HABIT_TIME = (
 _HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃|兼职|教"
 #: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
 _SELF_STATE = (
-    r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
+    r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直|周末|每周末|工作日|下班后?)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
     r"|在读|在念|在学|在练|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?过敏|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
 )
 #: an age said on its own: "29了", "正式30了", "都35了"
@@ -731,8 +741,14 @@ _DROPPED = re.compile(
     r"|^(?:"
     + _HABIT_TIME
     + r"|[\u4e00-\u9fff]{1,4}的话)?(?:最爱|最喜欢|特别喜欢|超爱|超喜欢)(?:去|玩|看|吃|喝|听|打|做|逛|读)?"
+    # one more liking, after one said: "也爱喝奶茶"
+    r"|^(?:也|还)(?:挺|很|特别|超)?(?:爱|喜欢)(?:喝|吃|看|玩|听|打|去|逛|读)"
     # where the user's company is: "公司在江北"
     r"|^(?:公司|单位)(?:在|就在)"
+    # one more of the same kind, its topic first: "钢琴也学过几年", "动漫也追"
+    r"|^(?!这|那|都|什么|啥|谁)[\u4e00-\u9fff]{1,4}也(?:学过|学|会|练过|练|追|看|玩|喜欢|爱|弹|说得|讲得)"
+    # what else the household has: "另外还有一缸热带鱼", "还养了条柯基"
+    r"|^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|辆|台|匹|头)"
 )
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
@@ -811,7 +827,15 @@ _EN_DROPPED = re.compile(
     r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*"
     r"(?:moved|transferred|switched|relocated|graduated|started|quit|retired|got (?:promoted|married|divorced|engaged|a new)|"
     r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study)|"
-    r"picked up|adopted|took up|started learning|signed up)\b",
+    r"picked up|adopted|took up|started learning|signed up|got (?:a|an|another) (?=\w+(?: \w+)?,? (?:named|called)))\b",
+    re.IGNORECASE,
+)
+
+
+#: what _with_dropped_english_subject restores word for word: "our daughter …", "also learning …"
+_EN_FAITHFUL = re.compile(
+    r"^(?:My |I'm (?:(?:and|also|plus|just|now|currently|recently|lately)[, ]+)*"
+    r"(?:learning|picking up|studying|training|practicing|practising|volunteering)\b)",
     re.IGNORECASE,
 )
 
@@ -829,6 +853,54 @@ def _with_dropped_english_subject(text: str) -> str:
     )
     if more:
         return f"I have a {more.group('thing')} named {more.group('n')}"
+    # "also got a hamster recently, named Peanut": a new one of what the speaker has, by name
+    got = re.match(
+        r"^(?:(?:and|also|plus|just|recently)[, ]+)*(?:got|adopted|rescued) (?:a|an|another) (?P<thing>[a-z]+(?: (?!recently|yesterday|last|this)[a-z]+)?)"
+        r"(?: recently| last \w+| yesterday| this \w+)?,? (?:named|called) (?P<n>[A-Z][\w'-]+)",
+        stripped,
+    )
+    if got and not changes.is_unreal(stripped):
+        return f"I have a {got.group('thing')} named {got.group('n')}"
+    # "got promoted, senior developer now!": the title now
+    promoted = re.match(
+        r"^(?:just |finally )?got promoted(?: to)?[,!]* (?:(?:i'm|to) )?(?:an? )?(?P<v>[a-z][a-z -]{2,30}?)(?: now)?[.!]*$",
+        stripped,
+        re.IGNORECASE,
+    )
+    if promoted:
+        return f"I'm a {promoted.group('v')} now"
+    # "been living in Manchester since March": how long, said without "I've"
+    if re.match(r"^been (?:living|based|working) (?:in|at) (?=[A-Z])", stripped) and not changes.is_unreal(stripped):
+        return "I've " + stripped
+    # "work is in Round Rock though": where the speaker works
+    place = re.match(r"^(?:and |but )?(?:my )?(?:work|job|office) is (?:in|at|over in) (?=[A-Z])", stripped)
+    if place and not changes.is_unreal(stripped):
+        return "I work in " + stripped[place.end() :]
+    # "our daughter just started kindergarten", "and our son Leo turned 6": a relative of the speaker's
+    ours = re.match(
+        r"^(?:(?:and|also|plus|oh and)[, ]+)?our (?=(?:" + EN_ROLE_PATTERN + r")\b)", stripped, re.IGNORECASE
+    )
+    if ours and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
+        return "My " + stripped[ours.end() :]
+    # "and two cats, Salt and Pepper", "plus a hamster named Peanut": more of what the speaker has
+    more = re.match(
+        r"^(?:and|plus|also)[, ]+(?=(?:a|an|another|two|three|four|five|\d+) (?:[a-z]+ )?"
+        r"(?:cats?|dogs?|kittens?|pupp(?:y|ies)|kids?|children|sons?|daughters?|brothers?|sisters?|(?:gold)?fish"
+        r"|birds?|parrots?|rabbits?|bunn(?:y|ies)|hamsters?|guinea pigs?|turtles?|horses?|chickens?|cars?|bikes?)\b)",
+        stripped,
+        re.IGNORECASE,
+    )
+    if more and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
+        return "I have " + stripped[more.end() :]
+    # "also picking up Italian on the side": a pursuit, said as going on
+    going = re.match(
+        r"^(?:(?:and|also|plus|just|now|currently|recently|lately)[, ]+)*"
+        r"(?=(?:learning|picking up|studying|training|practicing|practising|volunteering)\b)",
+        stripped,
+        re.IGNORECASE,
+    )
+    if going and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
+        return "I'm " + stripped[: going.end()].lower() + stripped[going.end() :]
     if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
         return text
     lead = re.match(

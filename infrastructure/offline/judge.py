@@ -29,7 +29,20 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from factledger.domain.values import Relation, RelationVerdict
-from factledger.infrastructure.offline.changes import NO_LONGER_SO, STUDIES, TRADE, TRAVEL, WORKPLACE
+from factledger.infrastructure.offline.changes import (
+    BROKE_UP,
+    EN_QUITTABLE,
+    HABIT,
+    LAPSED,
+    LET_GO,
+    NO_LONGER_SO,
+    PARTNERED,
+    QUIT_HABIT,
+    STUDIES,
+    TRADE,
+    TRAVEL,
+    WORKPLACE,
+)
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -45,7 +58,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/6"
+JUDGE_ID = "offline-rules/7"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -674,6 +687,20 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
         return Relation.CONFLICT, "conflict: the user took back what they had just said"
     if new in NO_LONGER_SO and _is_fact(old):
         return Relation.CONFLICT, "conflict: the user said it is no longer so"
+    # "现在已经停了", "I stopped going": the habit or pursuit known, let go of
+    if new in LET_GO and _is_fact(old) and HABIT.search(old) and not _NEGATED.search(old):
+        return Relation.CONFLICT, "conflict: the user let go of a habit or pursuit"
+    # "卡到期没续": what was signed up for has lapsed
+    if new == LAPSED and _is_fact(old) and re.search(r"办|报|买|有|充|开|请", old) and not _NEGATED.search(old):
+        return Relation.CONFLICT, "conflict: what the user signed up for has lapsed"
+    # "I quit smoking": the habit known, quit
+    if new == QUIT_HABIT and _is_fact(old) and EN_QUITTABLE.search(old) and not _NEGATED.search(old):
+        return Relation.CONFLICT, "conflict: the user quit the habit"
+    # "我们分了": the partner known is one no longer
+    if new == BROKE_UP and (
+        PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
+    ):
+        return Relation.CONFLICT, "conflict: the user broke up with their partner"
     return None
 
 
@@ -815,8 +842,16 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
     said = around if zh else first_old
     measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
+    # a thing's colour, one at a time: "用户的包是黑色的" then "用户的包是棕色的"
+    hue = a[len(a) - tail] if tail else ""  # the word after the value: 色 after 黑
+    coloured = bool(
+        zh
+        and hue == "色"
+        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", before)
+        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", after)
+    )
     # a figure in the same words is the figure now, however many the words say one may have
-    if not (one.search(said) or measured) or (many.search(said) and not measured):
+    if not (one.search(said) or measured or coloured) or (many.search(said) and not measured):
         return None
     return Relation.UPDATE, f"update: same statement, {before} → {after}"
 

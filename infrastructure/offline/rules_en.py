@@ -143,11 +143,33 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         language = (m.group("l") or m.group("l2") or m.group("l3")).capitalize()
         return _pref(f"Prefers replies in {language}", "language", said, behaviour=True)
     if re.search(
-        r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b|\b(?:use|prefer|in|write in|give me) (?:full )?paragraphs\b|\bprose\b",
+        r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b"
+        r"|\b(?:use|prefer|in|write in|give me|switch(?:ing)? to|rather have|back to) (?:full |proper |whole )?paragraphs\b|\bprose\b"
+        # "paragraphs please", "full sentences", "drop the bullets", "bullets feel choppy": prose asked for
+        r"|\bparagraphs,? please\b|\bwrite (?:it )?normally\b"
+        r"|\b(?:flowing|normal) text,? (?:please|instead)\b|\b(?:want|prefer|give me|just) (?:flowing|normal|plain) text\b"
+        r"|\b(?:full|complete) sentences,? (?:please|instead|from now on|going forward)\b"
+        r"|(?:^|[,;] ?)(?:in )?(?:full|complete) sentences(?: please)?\s*[.!]*$"
+        r"|\b(?:stop|skip|drop|lose|ditch|no more|enough with|quit) (?:with |using )?(?:the )?(?:bullet(?:ed)?[- ]?points?|bullets|lists)\b"
+        r"|\b(?:bullets|bullet points|lists) (?:are|feel|look|seem|get)\b[^.]{0,20}\b(?:annoying|choppy|robotic|too much|hard to read)",
         t,
         re.IGNORECASE,
     ):
         return _pref("Prefers paragraphs", "format", said, behaviour=True)
+    m = re.search(
+        r"\b(?:use|prefer|in|with|give me|answer (?:me )?with|as|switch(?:ing)? to|rather have) (?:some |short )?"
+        r"(?P<f>bullet(?:ed)?[- ]points?|bullets|(?:numbered |bulleted )?lists?|tables?)\b",
+        t,
+        re.IGNORECASE,
+    )
+    if (
+        m
+        and re.search(r"\b(?:answers?|answer me|repl(?:y|ies)|respon(?:d|ses?)|explanations?|format)\b", t, re.I)
+        and not re.search(r"\b(?:no|not|don't|never|without|stop)\b[^.]{0,20}?\b(?:bullet|lists?|tables?)", t, re.I)
+    ):
+        # in the user's words: "bullet points", "numbered lists", "tables"
+        form = m.group("f").lower()
+        return _pref(f"Prefers {form if form.endswith('s') else form + 's'}", "format", said, behaviour=True)
     if re.search(
         r"\b(?:no|without|skip the|drop the|stop (?:using|with)(?: the)?|fewer|less|lose the) (?:more )?emojis?\b|\bplain[- ]text\b",
         t,
@@ -177,17 +199,22 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         return _pref("Prefers technical explanations with proper terms", "language", said, behaviour=True)
     m = re.search(
         r"\b(?:be|keep (?:it|things)|talk|sound|stay|write|reply|answer)(?: to me)? (?:more |a bit |a little |way )?(?:more )?"
-        r"(?P<s>casual|formal|relaxed|professional|chatty|informal)\b|\blike a friend\b",
+        r"(?P<s>casual|formal|relaxed|professional|chatty|informal)\b|\blike a friend\b"
+        r"|\b(?:talk|speak|write|reply|answer|chat)(?: to me| with me)? (?P<s2>casually|formally|professionally)\b",
         t,
         re.IGNORECASE,
     )
     if m:
-        style = (m.group("s") or "casual").lower()
-        tone = "formal" if style in ("formal", "professional") else "casual"
+        style = (m.group("s") or m.group("s2") or "casual").lower()
+        tone = "formal" if style.startswith(("formal", "professional")) else "casual"
+        if re.search(
+            r"\b(?:no need to|don't|do not|not|never|needn't|stop being)\s+(?:\w+\s+)?$", t[: m.start()], re.I
+        ):
+            tone = "casual" if tone == "formal" else "formal"  # "no need to be formal"
         return _pref(f"Prefers a {tone} tone", "communication_style", said, behaviour=True)
     m = re.search(
         r"\b(?P<s>shorter|briefer|longer|more detailed|more detail|in more depth|in depth)\b(?: answers| replies| responses)?"
-        r"(?: please| from now on| going forward)*$|^(?:please )?(?:go into|give me) (?:more )?(?P<d>detail)s?\b",
+        r"(?: please| from now on| going forward)*$|(?:^|[,;] ?)(?:please )?(?:go into|give me) (?:more |the )?(?P<d>detail(?:ed (?:version|answers?|explanations?))?)s?\b",
         t,
         re.IGNORECASE,
     )

@@ -784,7 +784,7 @@ _ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 _HEDGES = re.compile(r"可能|好像|大概|也许|估计|似乎|应该是|说不定")
 _ZH_FILLER_OPENERS = re.compile(
-    r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+|呵+|嘿嘿|哈哈+|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+"
+    r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+(?!尔滨|密)|呵+|嘿嘿|哈哈+(?!尔滨|密)|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+"
 )
 #: what starts a clause about someone or something else: nothing of it is the user's
 _OTHER_SUBJECT = re.compile(r"^(?:他|她|它|这|那|有人|别人|人家|大家|你|您|谁)")

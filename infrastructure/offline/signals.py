@@ -262,10 +262,12 @@ class SignalDetector:
             r"\bdon't (?:send|call|write|use|explain|bother|remind)\b",
         ],
         "style_request": [
-            r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说",
+            r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说|"
+            r"温柔一?点|温柔些|委婉|温和一?点",
             r"(?:叫|称呼)我(?!们)",
-            r"(?:改回|换回|切回|换成|改成|改用)(?:简体|繁体|中文|英文)",
+            r"(?:改回|换回|切回|换成|改成|改用|还是用?)(?:简体|繁体|中文|英文)",
             r"\b(?:short|shorter|brief|concise|detailed|direct|to the point|casual|formal|professional tone)\b",
+            r"\b(?:bullet(?:ed)?[- ]points?|bullets|paragraphs|casually|formally|in detail|into detail|full sentences|flowing text)\b",
         ],
         "time": [
             r"(?:上午|中午|下午|夜里|深夜|半夜|下班后|早上|晚上|周末|\d+点).{0,6}(?:打扰|联系|找|发|提醒|推送|打电话)",

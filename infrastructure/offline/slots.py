@@ -231,6 +231,7 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "diet",
         "hair_colour",
         "favourite_team",
+        "school",
     }
 )
 
@@ -501,6 +502,13 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:住在|住|居住在|定居在|定居|生活在)(?P<v>.+)$", "residence"),
     (r"^的?家(?:还|也|就|一直)?(?:住)?在(?P<v>[^，,]+?)(?:[，,].*)?$", "residence"),
     (r"^的?家住(?P<v>[\u4e00-\u9fff]{2,10})$", "residence"),
+    # "在济南住了快十年": where the user has lived (and so lives)
+    (
+        r"^(?:一直)?在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:住了|生活了)(?:快|好|差不多|将近)?[\u4e00-\u9fff\d]{1,4}年(?:了)?(?:[，,].*)?$",
+        "residence",
+    ),
+    # "租在龙华", "租房在城西": where the user rents is where they live
+    (r"^(?:现在|目前)?(?:租|租房|租住)在(?P<v>[\u4e00-\u9fff]{2,8})$", "residence"),
     # "在广州住", "在成都生活": the place, then the living
     (
         r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:住|生活|居住|常住)(?:了|着)?(?:[一二两三四五六七八九十几\d]+年(?:多|了)?|很久|好久|多年)?$",
@@ -519,6 +527,13 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^(?:在|上)(?P<v>[^，,]{1,10}?(?:大学|学院|中学|小学|高中|初中|一中|二中|附中))(?:读书|上学|念书|读研|读博|读大学)?$",
         "grade",
     ),
+    # "现在已经是初中生了": the school level, said as who one is
+    (r"^(?:现在|已经|都|也)*(?:是|成了?)(?:个|一名|一个)?(?P<v>小学生|初中生|高中生)(?:了|啦)?(?:[，,].*)?$", "grade"),
+    # "今年九月升大班了", "上中班": a kindergarten year
+    (
+        r"^(?:今年|这学期|开学|[一二三四五六七八九十]{1,2}月)*(?:就|已经|都)?(?:升|上|读|念)(?:了)?(?:幼儿园)?(?P<v>[小中大]班)(?:了|啦)?(?:[，,].*)?$",
+        "grade",
+    ),
     # "在读小学五年级", "上初一了": a school year, with or without the school's level
     (
         r"^(?:现在|已经|都)?(?:在)?(?:读|上|念)(?:小学|初中|高中|大学)?(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级"
@@ -535,13 +550,22 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         "work_location",
     ),
     # what the user studies: one major at a time
-    (r"^(?:在)?(?:学的是|的?专业(?:其实|实际上)?是|读的是)(?P<v>[^，,]{2,8}?)(?:专业)?$", "major"),
+    (
+        r"^(?:在)?(?:大学|本科|研究生|读研时?)?(?:学的是|的?专业(?:其实|实际上)?是|读的是)(?P<v>[^，,]{2,8}?)(?:专业)?$",
+        "major",
+    ),
     # "对芒果过敏", "过敏的其实是菠萝": what the user is allergic to (one may be to several)
     (r"^对(?P<v>[^，,]{1,8}?)过敏(?:[，,].*)?$", "allergy"),
     (r"^过敏的?(?:其实|实际上)?是(?P<v>[^，,]{1,8})(?:[，,].*)?$", "allergy"),
     (r"^[^，,]{0,6}?转专业(?:到|成|去|读)了?(?P<v>[^，,]{2,8}?)(?:专业)?(?:了|啦)?$", "major"),
+    # "大二转到了经济学", "读研又跨考到了心理学": a major changed to, by a discipline's name
     (
-        r"^(?:在)?学(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法律|法学|医学|临床|护理|设计|技术|教育|新闻|传媒|数学|物理|化学|生物|历史|哲学|经济|材料|土木|建筑|心理学?|计算机|统计))(?:专业)?(?:的)?$",
+        r"^[^，,]{0,6}?(?:转|跨考|跨专业)(?:到|成|去|读)了?(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法学|医学|护理|教育|新闻|传媒|哲学|经济学|心理学|计算机|统计学|文学))"
+        r"(?:专业)?(?:了|啦)?(?:[，,].*)?$",
+        "major",
+    ),
+    (
+        r"^(?:在|是)?学(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法律|法学|医学|临床|护理|设计|技术|教育|新闻|传媒|数学|物理|化学|生物|历史|哲学|经济|材料|土木|建筑|心理学?|计算机|统计))(?:专业)?(?:的)?$",
         "major",
     ),
     (r"^(?:的)?血型是(?P<v>AB|[ABO])型?$", "blood_type"),
@@ -683,12 +707,35 @@ EN_JOB_WORD = _EN_JOB_WORD = re.compile(
 )
 
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
+    # "goes to Lincoln Elementary", "is at Desert Ridge Middle now": one school at a time
+    (
+        r"^(?:now |still )?(?:goes to|attends|is at|'s at|is enrolled at|transferred to) (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*?"
+        r" (?:Elementary|Middle|High|Primary|Academy|Prep|School|College|University)(?: School)?)\b.*$",
+        "school",
+    ),
+    # "is in 4th grade", "'s in 5th now", "is a 3rd grader": a school year
+    (
+        r"^(?:is |'s )?(?:now |already )?in (?P<v>\d{1,2}(?:st|nd|rd|th)|kindergarten|pre-?k)(?: grade)?(?: now)?(?:[,.;!].*)?$",
+        "grade",
+    ),
+    (r"^(?:is |'s )?(?:now |already )?an? (?P<v>\d{1,2}(?:st|nd|rd|th)) grader(?: now)?(?:[,.;!].*)?$", "grade"),
+    # "is vegan", "switched to keto this month", "so pescatarian now": one way of eating at a time
+    (
+        r"^(?:is |has been |'s )?(?:now |still |mostly |fully |strictly )?(?:an? )?"
+        r"(?P<v>vegan|vegetarian|pescatarian|flexitarian)(?: now)?(?:[,.;!].*)?$",
+        "diet",
+    ),
+    (
+        r"^(?:(?:just |recently |then )?(?:switched|went|moved|changed) (?:over )?(?:back )?to|went|has gone|is going) "
+        r"(?:a |the )?(?P<v>vegan|vegetarian|pescatarian|flexitarian|keto|paleo|carnivore|low[- ]carb|whole30)\b.*$",
+        "diet",
+    ),
     (
         r"^is an? (?P<v>freshman|sophomore|junior|senior)(?: (?:in|at) (?:college|high school|university|uni|[\w.&' -]+)| year)?(?: now)?$",
         "grade",
     ),
     (r"^(?:just |finally |recently )*(?P<v>graduated)\b.*$", "grade"),
-    (r"^(?:now |currently )?(?:lives|is living|resides) in (?P<v>.+)$", "residence"),
+    (r"^(?:now |currently )?(?:lives|is living|resides|has been living) in (?P<v>.+)$", "residence"),
     (r"^(?:is )?(?:now )?based in (?P<v>.+)$", "residence"),
     (
         r"^(?:(?:just|recently|finally|officially|has|have) )*(?:moved|relocated) (?:back )?to "
@@ -759,6 +806,12 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (
         r"^(?P<noun>(?:resting )?heart rate|blood pressure|blood sugar|weight|cholesterol|bmi|body fat) is (?:around |about |roughly )?(?P<v>\d+(?:\.\d+)?)\b.*$",
         "measure",
+    ),
+    # "is 70 kg", "weighs 154 lbs", "is down to 64 kg now": one weight at a time
+    (
+        r"^(?:now )?(?:weighs|is|is at|is down to|is up to|got down to|dropped to) (?:around |about |roughly )?"
+        r"(?P<v>\d{2,3}(?:\.\d+)?) ?(?:kg|kgs|kilos|kilograms|lbs?|pounds)\b.*$",
+        "weight",
     ),
     (r"^(?:name is|is called|is named) (?P<v>.+)$", "name"),
     (r"^(?P<noun>[a-z]+(?: [a-z]+)?)'s name is (?P<v>.+)$", "named"),

@@ -42,6 +42,14 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         r"|\bcoffee\b|espresso|\blatte\b|cappuccino|\btea\b|matcha|\bsoda\b|\bcoke\b|\bjuice\b|\bbeer\b|\bwine\b|kombucha",
         False,
     ),
+    "cuisine": (
+        r"(?:川|湘|粤|鲁|苏|浙|闽|徽|东北|西北|云南|贵州|新疆|泰国|日本|韩国|西|本帮|潮汕|客家)菜|日料|韩料|西餐|火锅|烧烤"
+        r"|\bsushi\b|\bramen\b|\b(?:thai|mexican|italian|indian|chinese|korean|japanese|french) food\b",
+        False,
+    ),
+    # how one reads: one way at a time for most ("这两年都看电子书了")
+    "book_format": (r"纸质书|电子书|实体书|有声书|听书|\bkindle\b|\be-?books?\b|\baudiobooks?\b|paperbacks?", True),
+    "season": (r"春天|夏天|秋天|冬天|\bspring\b|\bsummer\b|\bautumn\b|\bfall\b|\bwinter\b", False),
     "fruit": (
         r"榴莲|山竹|芒果|西瓜|香蕉|草莓|车厘子|樱桃|葡萄|荔枝|龙眼|水蜜桃|菠萝|凤梨|猕猴桃|蓝莓|火龙果|哈密瓜|橙子|柚子|杨梅|石榴|牛油果"
         r"|\bmangoe?s?\b|\bstrawberr(?:y|ies)\b|\bbananas?\b|\bwatermelons?\b|\bgrapes?\b|\bcherr(?:y|ies)\b|\bpeach(?:es)?\b",
@@ -99,7 +107,7 @@ _WORDS = {topic: re.compile(words, re.IGNORECASE) for topic, (words, _) in _TOPI
 
 #: words that place a statement after an earlier one
 _LATER = re.compile(
-    r"现在|如今|目前|后来|最近|这两天|这阵子|这段时间|今年|去年|这个月|上个?月|开学|以后|从此|结果|自从|彻底|又|最后|终于"
+    r"现在|如今|目前|后来|最近|这两天|这两年|这几年|这阵子|这段时间|今年|去年|这个月|上个?月|开学|以后|从此|结果|自从|彻底|又|最后|终于"
     r"|评上|升了|晋升|提拔|当上"
     r"|\bnow\b|nowadays|these days|lately|since then|\bthen\b|anymore",
     re.IGNORECASE,
@@ -115,6 +123,9 @@ _GAVE_WAY = re.compile(
     r"|gone off|\bprefers?\b|done with|sick of|tired of|over (?:it|them|those)\b",
     re.IGNORECASE,
 )
+#: a liking said as one now held over another ("more into", 更喜欢, 反而): it gave way, unless the
+#: clause adds ("also more into …")
+_MORE_NOW = re.compile(r"\bmore into\b|更(?:喜欢|爱)|反而", re.IGNORECASE)
 #: words that say the choice said before was a slip: the one said now is the choice
 _CORRECTED = re.compile(
     r"说错|写错|打错|记错|记混|搞混|弄混|写岔|记岔|口误|更正|纠正|其实|应该是|\bactually\b|\bi meant\b|correction"
@@ -193,7 +204,10 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         # ("后来迷上了蛋仔派对", "改打乒乓球了"): a chain of them, each in the last one's place
         in_turn = bool(_BEFORE.search(old_body) or _LATER.search(old_body) or _GAVE_WAY.search(old_body))
         gave_way = bool(
-            _GAVE_WAY.search(new_body) or _CORRECTED.search(new_body) or (later and in_turn and _TOOK_UP.search(clause))
+            _GAVE_WAY.search(new_body)
+            or _CORRECTED.search(new_body)
+            or (later and in_turn and _TOOK_UP.search(clause))
+            or (_MORE_NOW.search(clause) and not _ADDS.search(clause))
         )
         if _ADDS.search(clause) and not (_GAVE_WAY.search(clause) or _CORRECTED.search(new_body)):
             continue
@@ -207,7 +221,7 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
 #: a taste taken up now: "现在天天玩原神", "迷上科幻了", "以后都自由行"
 _TASTE_NOW = re.compile(
     r"(?:现在|最近|这两年|这阵子|如今|以后|后来|今年)?(?:都|又|就|天天|每天|只|更)*"
-    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读))"
+    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)|单曲循环)"
 )
 
 
