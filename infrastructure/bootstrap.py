@@ -249,7 +249,9 @@ def _open_on_postgres(
     # projected inline, go in with the events (ADR 0020).
     cached.defer_writes = True
     recorder.written_in_save = [cached.write_within_save, usage.write_within_save]
-    recorder.within_save = [projector.project_within_save] if settings.inline_projection else []
+    inline = settings.inline_projection
+    recorder.checked_in_save = [projector.queue_within_save_check] if inline else []
+    recorder.within_save = [projector.project_within_save] if inline else []
     recorder.after_commit = [usage.committed]
     return LedgerService(
         memory_ledger,

@@ -74,9 +74,14 @@ class LedgerRecorder(PostgresApplicationRecorder):
         # statements whose results are never read (what deciding cached, the call readings), so
         # they can be sent with the events in one round trip.
         self.written_in_save: list[Callable[[Any, Sequence[StoredEvent]], None]] = []
-        # Run after those, in order, given a cursor, the events and their positions (the inline
-        # projection).
-        self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int]], None]] = []
+        # Given the connection inside a pipelined save, under the table lock and before the
+        # events go in: each sends what it needs to read and returns how to read it after (the
+        # inline projection's check: no round trip of its own).
+        self.checked_in_save: list[Callable[[Any], Callable[[], Any]]] = []
+        # Run after those, in order, given a cursor, the events, their positions and what
+        # ``checked_in_save`` read, in its order (None when the save was not pipelined): the
+        # inline projection.
+        self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int], Sequence[Any] | None], None]] = []
         # Run once that transaction committed (what a hook wrote is then kept for good).
         self.after_commit: list[Callable[[], None]] = []
         self._lock_and_notify_statements = [
@@ -174,8 +179,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
         with self.datastore.get_connection() as conn:
             if stored_events and len(stored_events) <= PIPELINED_EVENTS:
                 with _transaction_begun_in_pipeline(conn):
-                    ids = self._insert_pipelined(conn, stored_events, **kwargs)
-                    self._run_within_save(conn, stored_events, ids)
+                    ids, checks = self._insert_pipelined(conn, stored_events, **kwargs)
+                    self._run_within_save(conn, stored_events, ids, checks)
                     return ids
             with conn.transaction(), conn.cursor() as curs:
                 self._insert_events(curs, stored_events, **kwargs)
@@ -185,21 +190,26 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
                 for write in self.written_in_save:
                     write(curs, stored_events)
-                self._run_within_save(conn, stored_events, ids)
+                self._run_within_save(conn, stored_events, ids, None)
                 return ids
 
-    def _run_within_save(self, conn: Any, stored_events: Sequence[StoredEvent], ids: Sequence[int] | None) -> None:
+    def _run_within_save(
+        self, conn: Any, stored_events: Sequence[StoredEvent], ids: Sequence[int] | None, checks: Sequence[Any] | None
+    ) -> None:
         if ids:
             with conn.cursor() as curs:
                 for hook in self.within_save:
-                    hook(curs, stored_events, ids)
+                    hook(curs, stored_events, ids, checks)
 
-    def _insert_pipelined(self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+    def _insert_pipelined(
+        self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
+    ) -> tuple[Sequence[int] | None, list[Any]]:
         """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
         sent together and read after (pipeline mode: one round trip). The server still runs
         them in order, so a message id is taken before the table lock as before; a message id
         found taken, or a continued version found missing, rolls the whole save back. The
-        transaction's BEGIN goes first in the same round trip."""
+        transaction's BEGIN goes first in the same round trip, and what ``checked_in_save``
+        reads right after the lock; returns the positions and what those read."""
         with conn.pipeline():
             conn.execute(_BEGIN)
             taken = []
@@ -209,6 +219,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
             events = conn.cursor()
             for statement in self._lock_and_notify_statements:
                 events.execute(statement)
+            readers = [queue(conn) for queue in self.checked_in_save]
             continued = []
             for originator_id, version in _continued(stored_events):
                 continued.append((conn.cursor(), originator_id, version))
@@ -223,7 +234,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
         for curs, originator_id, version in continued:
             if curs.fetchone() is None:
                 raise _forgotten(originator_id, version)
-        return self._fetch_ids_after_insert_events(events, stored_events, **kwargs)
+        return self._fetch_ids_after_insert_events(events, stored_events, **kwargs), [read() for read in readers]
 
 
 _BEGIN = SQL("BEGIN")

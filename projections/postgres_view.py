@@ -206,42 +206,72 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             on_erased(erased)
         return True
 
+    def queue_within_save_check(self, conn: Any) -> Callable[[], Mapping[str, Any] | None]:
+        """Send the check ``apply_within_save`` needs inside the save's own pipeline, under the
+        events table lock and before its events go in (so the newest event is the newest older
+        than the save's); return how to read it once that pipeline is done."""
+        check = conn.cursor()
+        check.execute(self._queued_check, (self._lock_key, self.application_name))
+        return check.fetchone  # type: ignore[no-any-return]
+
     def apply_within_save(
-        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector], first: int
+        self,
+        curs: Cursor[Any],
+        entries: Sequence[Entry],
+        vectors: Mapping[str, Vector],
+        first: int,
+        checked: Mapping[str, Any] | None = None,
     ) -> bool:
         """Project a save's own events in the save's transaction (``curs``, holding the events
         table lock); False, with nothing written, when it should be left to a catch-up.
 
         Only when nothing older is waiting (no event between the view's position and
         ``first``) and no other projector holds the lock (not waited for: a forget or a
-        follower holds it, the catch-up after the save does the work). The events were
-        inserted in this transaction, so none can be erased meanwhile. Anything that fails
-        is taken back to a savepoint and left to the catch-up, which quarantines what it
-        must: the save never fails for its projection.
+        follower holds it, the catch-up after the save does the work). ``checked``: that
+        check's row, read in the save's pipeline (``queue_within_save_check``); made here
+        otherwise. The events were inserted in this transaction, so none can be erased
+        meanwhile. Anything that fails is taken back to a savepoint and left to the
+        catch-up, which quarantines what it must: the save never fails for its projection.
         """
         conn = curs.connection
+        savepoint = False
         try:
-            # The savepoint rides with the check (one round trip); it is never released: the
-            # save's commit ends it, and only a failure below goes back to it.
-            with conn.pipeline():
-                curs.execute(_SAVEPOINT)
-                check = conn.cursor()
-                check.execute(self._within_save_check, (self._lock_key, self.application_name, first))
-            row = check.fetchone()
-            if row is None or not row["locked"] or (row["before"] or 0) > (row["position"] or 0):
+            if checked is None:
+                with conn.pipeline():
+                    curs.execute(_SAVEPOINT)
+                    savepoint = True
+                    check = conn.cursor()
+                    check.execute(self._within_save_check, (self._lock_key, self.application_name, first))
+                checked = check.fetchone()
+            if checked is None or not checked["locked"] or (checked["before"] or 0) > (checked["position"] or 0):
                 return False
             bind_binary_vectors(curs)
-            # The rows and the position in one more round trip.
+            # The savepoint (never released: the save's commit ends it, only a failure goes back
+            # to it), the rows and the position in one round trip.
             with conn.pipeline():
+                if not savepoint:
+                    curs.execute(_SAVEPOINT)
+                    savepoint = True
                 self._apply_batch(curs, entries, vectors, inline=True)
                 self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
         except Exception as exc:
             if _infrastructure_failure(exc):
                 raise
-            curs.execute(_BACK_TO_SAVEPOINT)
+            if savepoint:
+                curs.execute(_BACK_TO_SAVEPOINT)
             logger.info("projecting a save in its transaction failed (%s); the catch-up will do it", exc)
             return False
         return True
+
+    @property
+    def _queued_check(self) -> Composed:
+        if self.events_table is None:
+            raise RuntimeError("a view projects within saves only when it knows the events table")
+        return SQL(
+            "SELECT pg_try_advisory_xact_lock(%s) AS locked, "
+            "(SELECT max(notification_id) FROM {} WHERE application_name = %s) AS position, "
+            "(SELECT max(notification_id) FROM {}) AS before"
+        ).format(Identifier(self.datastore.schema, TRACKING_TABLE), self.events_table)
 
     @property
     def _within_save_check(self) -> Composed:

@@ -89,7 +89,19 @@ class Projector:
             if progress:
                 progress(processed, max(head - first, processed))
 
-    def project_within_save(self, curs: Any, stored_events: Sequence[StoredEvent], positions: Sequence[int]) -> None:
+    def queue_within_save_check(self, conn: Any) -> Callable[[], Any]:
+        """The view's check for ``project_within_save``, sent in the save's pipeline
+        (``LedgerRecorder.checked_in_save``); a view without one checks nothing ahead."""
+        queue = getattr(self.view, "queue_within_save_check", None)
+        return queue(conn) if queue is not None else (lambda: None)
+
+    def project_within_save(
+        self,
+        curs: Any,
+        stored_events: Sequence[StoredEvent],
+        positions: Sequence[int],
+        checks: Sequence[Any] | None = None,
+    ) -> None:
         """The inline projection, inside the save's transaction (``LedgerRecorder.within_save``):
         the save's rows commit with its events, in one commit. Only with vectors this process
         already holds (deciding embedded the texts; nothing is called while the events table is
@@ -112,7 +124,9 @@ class Projector:
             entries.append(Entry(position, originator_id, stored.topic, changes))
         texts = [t for e in entries for t in texts_to_embed(list(e.changes))]  # type: ignore[arg-type]
         vectors = remembered(texts) if texts else {}
-        if vectors is not None and within(curs, entries, vectors, positions[0]):
+        # The check this projector queued in the save's pipeline (the first: bootstrap's wiring).
+        checked = checks[0] if checks else None
+        if vectors is not None and within(curs, entries, vectors, positions[0], checked):
             self._saved.through = positions[-1]
 
     def catch_up_after_save(self) -> int:
