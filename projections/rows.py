@@ -14,6 +14,8 @@ from typing import Any
 from uuid import UUID
 
 import attrs
+from eventsourcing.domain import Aggregate
+from eventsourcing.utils import get_topic
 
 from factledger.domain.memory import UserMemory
 
@@ -64,6 +66,18 @@ def texts_to_embed(changes: list[RowChange]) -> list[str]:
 def row_changes(event: Any) -> list[RowChange]:
     """Events without a row (messages, extractions) change nothing."""
     return []
+
+
+def rowless_topics() -> frozenset[str]:
+    """The topics of the ``UserMemory`` events that change no row (a message, an extraction):
+    projecting need not decode them, and they are most of a message's bytes. Only these exact
+    topics: an unknown or renamed one is still decoded (and quarantined if it cannot be)."""
+    default = row_changes.dispatch(object)
+    return frozenset(
+        get_topic(cls)
+        for cls in vars(UserMemory).values()
+        if isinstance(cls, type) and issubclass(cls, Aggregate.Event) and row_changes.dispatch(cls) is default
+    )
 
 
 @row_changes.register

@@ -215,3 +215,24 @@ def test_row_ids_postgresql_reads_differently_take_the_entry_by_entry_path(
     with psycopg.connect(pg_uri) as conn:
         indexes = conn.execute("SELECT indexname FROM pg_indexes WHERE schemaname = %s", (schema,)).fetchall()
     assert ("memories_user_type_active",) in indexes, "a rebuilt copy gets its index before the swap"
+
+
+def test_projecting_decodes_only_the_events_that_change_rows() -> None:
+    """A message and its extraction change no row: their topics are skipped undecoded, every
+    event with a row is still decoded (and so quarantined when it cannot be)."""
+    from eventsourcing.utils import get_topic
+
+    from factledger.projections.rows import rowless_topics
+
+    skipped = rowless_topics()
+    for rowless in (UserMemory.MessageIngested, UserMemory.ExtractionRecorded, UserMemory.ExtractionFailed):
+        assert get_topic(rowless) in skipped
+    for with_rows in (
+        UserMemory.Started,
+        UserMemory.FactObserved,
+        UserMemory.FactInvalidated,
+        UserMemory.PreferenceObserved,
+        UserMemory.PreferenceSuperseded,
+        UserMemory.PreferenceReinforced,
+    ):
+        assert get_topic(with_rows) not in skipped
