@@ -403,3 +403,16 @@ def test_example_passes_through_an_unscripted_server(fake: FakeOpenAI) -> None:
     extraction = LLMExtractor(client(fake), "m", load_prompt_set("combined")).extract(EXAMPLE)
     assert [f.text for f in extraction.facts] == ["用户在杭州工作", "用户的老板姓张"]
     assert len(fake.chat_requests()) == 1
+
+
+def test_answers_orjson_refuses_are_read_as_json_reads_them() -> None:
+    """orjson reads answers (ADR 0021); what it refuses and json accepts is read as before."""
+    import math
+
+    from factledger.infrastructure.llm.client import _json_object
+
+    assert _json_object(b'{"usage": {"prompt_tokens": 3}}') == {"usage": {"prompt_tokens": 3}}
+    assert math.isnan(_json_object(b'{"score": NaN}')["score"])
+    for garbage in (b"<html>bad gateway</html>", b"[1, 2]", b"\xff\xfe"):
+        with pytest.raises(ValueError, match="not an OpenAI API response"):
+            _json_object(garbage)

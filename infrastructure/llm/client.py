@@ -36,6 +36,7 @@ from typing import Any, TypeVar
 import attrs
 import numpy as np
 import openai
+import orjson
 from numpy.typing import NDArray
 
 from factledger.application.errors import LLMAuthError, LLMConfigError, LLMRequestRejected, LLMUnavailable
@@ -108,10 +109,15 @@ class _EmbeddingBody:
 
 
 def _json_object(content: bytes) -> dict[str, Any]:
+    # orjson reads an embedding answer (1,536 floats) ten times faster than json (0.06 against
+    # 0.6 ms, ADR 0021); what it refuses (NaN, Infinity) json still reads as before.
     try:
-        body = json.loads(content)
-    except ValueError:  # not JSON, or not UTF-8
-        body = None
+        body = orjson.loads(content)
+    except orjson.JSONDecodeError:
+        try:
+            body = json.loads(content)
+        except ValueError:  # not JSON, or not UTF-8
+            body = None
     if not isinstance(body, dict):  # a text/html page from a proxy, say
         shown = content[:100].decode("utf-8", "replace")
         raise ValueError(f"not an OpenAI API response: {shown!r}")
