@@ -265,23 +265,22 @@ class PostgresMemoryView(PostgresTrackingRecorder):
 
     @property
     def _queued_check(self) -> Composed:
-        if self.events_table is None:
-            raise RuntimeError("a view projects within saves only when it knows the events table")
-        return SQL(
-            "SELECT pg_try_advisory_xact_lock(%s) AS locked, "
-            "(SELECT max(notification_id) FROM {} WHERE application_name = %s) AS position, "
-            "(SELECT max(notification_id) FROM {}) AS before"
-        ).format(Identifier(self.datastore.schema, TRACKING_TABLE), self.events_table)
+        # Sent under the events table lock before the save's events: the newest event is older.
+        return self._check("")
 
     @property
     def _within_save_check(self) -> Composed:
-        # The lock is tried, never waited for; the view's position, and the newest event older than the save's.
+        # Sent after the save's events: the newest event older than the save's first.
+        return self._check(" WHERE notification_id < %s")
+
+    def _check(self, older: str) -> Composed:
+        """The lock is tried, never waited for; the view's position; the newest event ``older``."""
         if self.events_table is None:
             raise RuntimeError("a view projects within saves only when it knows the events table")
         return SQL(
             "SELECT pg_try_advisory_xact_lock(%s) AS locked, "
             "(SELECT max(notification_id) FROM {} WHERE application_name = %s) AS position, "
-            "(SELECT max(notification_id) FROM {} WHERE notification_id < %s) AS before"
+            "(SELECT max(notification_id) FROM {}" + older + ") AS before"
         ).format(Identifier(self.datastore.schema, TRACKING_TABLE), self.events_table)
 
     def _still_recorded(self, curs: Cursor[Any], entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:

@@ -180,3 +180,22 @@ def test_the_vectors_deciding_made_commit_with_the_message(service: LedgerServic
     assert service.ingest("v", "我在南京的一所大学读研究生", message_id=mid).status == "duplicate"
     assert _count(pg_uri, schema, "embedding_cache_users", "WHERE user_id = %s", ("v",)) == before
     assert _count(pg_uri, schema, "factledger_message_ids", "WHERE originator_id = %s", (user_memory_id("v"),)) == 1
+
+
+def test_a_save_too_large_for_one_round_trip_projects_itself_too(service: LedgerService) -> None:
+    """More events than a pipelined save takes (a user moved, a bulk import): statement by
+    statement, and the projection makes its own check; the rows still equal a rebuild."""
+    from factledger.infrastructure.event_store import PIPELINED_EVENTS
+
+    calls = _catch_ups(service)
+    memory = UserMemory.start("big")
+    texts = [f"用户去过第{i}个城市" for i in range(PIPELINED_EVENTS + 5)]
+    service.embedder.embed(texts)  # held in memory, as after deciding
+    for text in texts:
+        observe_unchecked(memory, str(uuid.uuid4()), text)
+    service.ledger.save(memory)
+    assert calls == [] and service.read_model_status().lag == 0
+    rows = service.read_model.all_rows()
+    assert len([r for r in rows if r["user_id"] == "big"]) == len(texts)
+    service.rebuild_read_model()
+    assert service.read_model.all_rows() == rows
