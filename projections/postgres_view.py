@@ -389,10 +389,9 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     ),
                     [value for row in rows for value in _insert_form(row)],
                 )
-                rows = []
-            # What can fail in the block (the server refusing a value, psycopg unable to encode a text
-            # or a naive time) aborts the COPY with that error, and the savepoint takes it back.
-            if rows:
+            else:
+                # What can fail in the block (the server refusing a value, psycopg unable to encode
+                # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
                 with curs.copy(
                     SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)
                 ) as copy:

@@ -808,6 +808,10 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
 
 
 _EN_NAME = r"(?P<v>(?-i:i?[A-Z])[\w-]*(?: (?-i:[A-Z0-9])[\w-]*){0,3})"
+#: the same, not starting with "The" ("transferred to the Worcester branch")
+_EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
+#: another person named as the one the message is about ("my dad quit smoking")
+_EN_SOMEONE_ELSE = re.compile(r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", re.I)
 #: "switched to a Galaxy S23", "sold it and got a Mazda 3", "traded that in for a Subaru Outback", "now I'm on an iPhone 15"
 _EN_SWAPS = (
     re.compile(r"\b(?:switched|upgraded|moved|changed) (?:over )?to (?:a |an |the )?(?:new |used )?" + _EN_NAME, re.I),
@@ -864,14 +868,13 @@ _EN_NEW_FAVOURITE = re.compile(
 #: "now I'm settled in Atlanta", "signed a lease in Queens", "bought a house in Mesa": the home now
 _EN_SETTLED = re.compile(
     r"\b(?:(?:i'm|i am|we're|we are) (?:now |finally |all )?(?:settled|based|renting) in|signed a lease (?:[a-z]+ ){0,3}?in"
-    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in) "
-    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
+    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in) " + _EN_NAME_NOT_THE,
     re.IGNORECASE,
 )
 #: "got transferred to the Worcester branch": the same work, in another place
 _EN_TRANSFERRED = re.compile(
     r"\b(?:got |been |was |just )?transferred to (?:the |our )?"
-    + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
+    + _EN_NAME_NOT_THE
     + r"(?: (?:branch|office|location|site|store|campus|plant|team))?",
     re.IGNORECASE,
 )
@@ -885,7 +888,7 @@ _EN_AT_A_FIRM = re.compile(
 #: "now it's a Rivian": said right after the car or phone it replaces
 _EN_NOW_ITS = re.compile(r"\bnow (?:it's|it is|i drive|i've got) (?:a |an )(?:new |used )?" + _EN_NAME, re.IGNORECASE)
 #: "I'm at Costco now", "now I'm at Stripe": where the user is now, named with capitals
-_EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"), re.IGNORECASE)
+_EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME_NOT_THE, re.IGNORECASE)
 #: "quit last week", "left in May", "new job", "handed in my notice": the work before ended
 _EN_LEFT_A_JOB = re.compile(
     r"\b(?:quit|left|new job|switched jobs|changed jobs|got hired|started at|handed in my notice|gave notice|resigned)\b",
@@ -894,7 +897,7 @@ _EN_LEFT_A_JOB = re.compile(
 #: "started my new job at Airbnb", "began a new job with Shopify"
 _EN_NEW_JOB_AT = re.compile(
     r"(?:\b(?:started|starting|began|beginning|got|landed|accepted) (?:my |a )?|^(?:(?:so|and|ok|okay|well|update)[,:! ]+)*(?:a )?)"
-    r"new (?:job|position|role) (?:at|with) " + _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)"),
+    r"new (?:job|position|role) (?:at|with) " + _EN_NAME_NOT_THE,
     re.IGNORECASE,
 )
 #: "starting as a bank teller on Monday": the job, in lower case, before a time
@@ -962,7 +965,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         return []
     known = [f for f in known_facts if isinstance(f, str)]
     m = _EN_QUIT.search(text)
-    if m and not re.search(r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I):
+    if m and not _EN_SOMEONE_ELSE.search(text):
         # "I quit smoking last year": the habit known, quit
         habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
         known_habit = EN_QUITTABLE.search(habit) if habit else None
@@ -975,9 +978,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             and not re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit)
         ):
             return [(QUIT_HABIT, habit)]
-    if _EN_LET_GO.search(text) and not re.search(
-        r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I
-    ):
+    if _EN_LET_GO.search(text) and not _EN_SOMEONE_ELSE.search(text):
         # "I stopped going, it was wrecking my shoulder": the latest habit or pursuit let go of
         habit = next((f for f in reversed(known) if HABIT.search(f) and f.startswith("The user ")), None)
         if habit and not re.search(r"\b(?:not|never|no longer)\b|n't\b", habit):
@@ -990,6 +991,15 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
                     return fact, slot
         return None
 
+    def thing_now(value: str, thing: tuple[str, str]) -> list[tuple[str, str]]:
+        said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
+        return [(said, thing[0])]
+
+    def works_at(value: str) -> list[tuple[str, str]] | None:
+        """The employer now, replacing the latest known one (None if none, or the same)."""
+        work = latest(("employer", "employment"))
+        return [(f"The user works at {value}", work[0])] if work and value.lower() not in work[0].lower() else None
+
     for pattern in _EN_SWAPS:
         m = pattern.search(text)
         if m:
@@ -999,8 +1009,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
                 r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
             )
             if thing and value.lower() not in thing[0].lower():
-                said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
-                return [(said, thing[0])]
+                return thing_now(value, thing)
     m = _EN_NEW_FAVOURITE.search(text)
     if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
         # "lately Interstellar has become my all-time favorite": in the latest favourite known
@@ -1015,11 +1024,8 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
                 return [(fact.replace(old_value, value, 1), fact)]
     m = _EN_NEW_JOB_AT.search(text)
-    if m:
-        # "started my new job at Airbnb on Monday": the employer now
-        work = latest(("employer", "employment"))
-        if work and m.group("v").lower() not in work[0].lower():
-            return [(f"The user works at {m.group('v')}", work[0])]
+    if m and (now := works_at(m.group("v"))):
+        return now  # "started my new job at Airbnb on Monday"
     m = _EN_STARTING_AS.search(said)
     if m and _EN_LEFT_A_JOB.search(said) and not is_conditional(said):
         # "handed in my notice! starting as a bank teller next week": the old job is ending, the
@@ -1056,23 +1062,19 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     m = None if others else _EN_NOW_ITS.search(text)
     thing = latest(("vehicle", "phone")) if m and known else None
     if m and thing and thing[0] == known[-1] and m.group("v").lower() not in thing[0].lower():
-        said = f"The user drives a {m.group('v')}" if thing[1] == "vehicle" else f"The user's phone is {m.group('v')}"
-        return [(said, thing[0])]
+        return thing_now(m.group("v"), thing)
     m = None if others else _EN_AT_A_FIRM.search(text)
-    if m:
-        # "now I'm at a startup called Fable": an employer, said as one
-        work = latest(("employer", "employment"))
-        if work and m.group("v").lower() not in work[0].lower():
-            return [(f"The user works at {m.group('v')}", work[0])]
+    if m and (now := works_at(m.group("v"))):
+        return now  # "now I'm at a startup called Fable": an employer, said as one
     m = _EN_NOW_AT.search(text)
     if m and (
         _EN_LEFT_A_JOB.search(text)
         or (not others and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
     ):
         # "quit last week, I'm at Costco now": the employer now
-        work = latest(("employer", "employment"))
-        if work and m.group("v").lower() not in work[0].lower():
-            return [(f"The user works at {m.group('v')}", work[0])]
+        now = works_at(m.group("v"))
+        if now:
+            return now
     m = _EN_NEW_FIGURE.search(text)
     if m and not re.search(
         r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b", text, re.I
