@@ -21,6 +21,7 @@ from factledger.application.errors import (
     StoreBusy,
     WriteConflict,
 )
+from factledger.application.ingestion import Incoming
 from factledger.application.ports import RecallHit
 from factledger.application.results import (
     Diff,
@@ -43,6 +44,7 @@ __all__ = [
     "Explanation",
     "FactledgerError",
     "HistoryPage",
+    "Incoming",
     "IngestResult",
     "InvalidInput",
     "LLMAuthError",

@@ -67,6 +67,32 @@ def known_facts(memory: UserMemory | None) -> list[str]:
     return [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
 
 
+@attrs.frozen
+class Incoming:
+    """One message as a caller gives it (``LedgerService.ingest``'s arguments)."""
+
+    user_id: str
+    message: str
+    session_id: str | None = None
+    context: Sequence[Any] | None = None
+    message_id: str | None = None
+    timestamp: datetime | None = None
+
+
+@attrs.frozen
+class Prepared:
+    """A message validated and screened: what is recorded of it."""
+
+    user_id: str
+    message_id: str
+    given_id: bool  # False: made here, so never recorded before
+    text: str
+    turns: tuple[Turn, ...]
+    session_id: str | None
+    at: datetime
+    redacted: dict[str, int]
+
+
 @attrs.define
 class Ingestion:
     """``ingest`` and ``retry_failed``."""
@@ -88,47 +114,85 @@ class Ingestion:
         message_id: str | None = None,
         timestamp: datetime | None = None,
     ) -> IngestResult:
+        return self.ingest_prepared(
+            self.prepare(Incoming(user_id, message, session_id, context, message_id, timestamp))
+        )
+
+    def prepare(self, incoming: Incoming) -> Prepared:
+        """``incoming`` validated and screened (``InvalidInput`` names what is wrong)."""
         limits = self.limits
-        user_id = require_id("user_id", user_id, limits)
-        message = clean_text("message", message, limits.message_chars, "max_message_chars")
-        session_id = optional_id("session_id", session_id, limits)
-        given_id = optional_id("message_id", message_id, limits)
-        message_id = given_id or str(uuid.uuid4())
-        screened = screen(message, context_turns(context, limits), self.policies)
-        message, turns = screened.message, screened.turns
-        at = message_time(timestamp)
+        user_id = require_id("user_id", incoming.user_id, limits)
+        message = clean_text("message", incoming.message, limits.message_chars, "max_message_chars")
+        session_id = optional_id("session_id", incoming.session_id, limits)
+        given_id = optional_id("message_id", incoming.message_id, limits)
+        screened = screen(message, context_turns(incoming.context, limits), self.policies)
+        return Prepared(
+            user_id=user_id,
+            message_id=given_id or str(uuid.uuid4()),
+            given_id=given_id is not None,
+            text=screened.message,
+            turns=screened.turns,
+            session_id=session_id,
+            at=message_time(incoming.timestamp),
+            redacted=screened.redacted,
+        )
 
-        memory = self.ledger.find_memory(user_id)
-        # An id made here was never recorded (the save's index insert still guards it).
-        if given_id is not None and self.ledger.has_message(user_id, message_id, memory):
-            return self.already_done(user_id, message_id)
-        shown = known_facts(memory)
-        said = self.extract(user_id, message_id, message, turns, shown)
-
-        def record(said: Said) -> Callable[[UserMemory], IngestResult]:
-            def change(memory: UserMemory) -> IngestResult:
-                if message_id in memory.recent_message_ids:  # a concurrent delivery got there first
-                    raise NothingToWrite(self.already_done(user_id, message_id))
-                memory.ingest_message(
-                    message_id=message_id,
-                    text=message,
-                    at=at,
-                    session_id=session_id,
-                    context=[turn.as_dict() for turn in turns],
-                    redacted=screened.redacted,
-                )
-                result = self.decide(memory, user_id, message_id, said, at, session_id, shown)
-                return attrs.evolve(result, redacted=screened.redacted)
-
-            return change
+    def ingest_prepared(self, message: Prepared, extracted: tuple[Said, Sequence[str]] | None = None) -> IngestResult:
+        """Extract (unless ``extracted`` holds what the extractor said, and the known facts it
+        was shown), decide and save one message, again on a conflict."""
+        user_id, message_id = message.user_id, message.message_id
+        memory = None
+        shown: Sequence[str]
+        if extracted is None:
+            memory = self.ledger.find_memory(user_id)
+            # An id made here was never recorded (the save's index insert still guards it).
+            if message.given_id and self.ledger.has_message(user_id, message_id, memory):
+                return self.already_done(user_id, message_id)
+            shown = known_facts(memory)
+            said = self.extract(user_id, message_id, message.text, message.turns, shown)
+        else:
+            said, shown = extracted
 
         def duplicate() -> IngestResult:
             return self.already_done(user_id, message_id)
 
         try:
-            return self._write(user_id, record(said), loaded=memory, new_message_id=message_id, on_duplicate=duplicate)
+            return self._write(
+                user_id,
+                self.recording(message, said, shown),
+                loaded=memory,
+                new_message_id=message_id,
+                on_duplicate=duplicate,
+            )
         except DecisionsUnavailable as exc:
-            return self._write(user_id, record(exc.as_failure()), new_message_id=message_id, on_duplicate=duplicate)
+            return self._write(
+                user_id,
+                self.recording(message, exc.as_failure(), shown),
+                new_message_id=message_id,
+                on_duplicate=duplicate,
+            )
+
+    def recording(self, message: Prepared, said: Said, shown: Sequence[str]) -> Callable[[UserMemory], IngestResult]:
+        """The change that records ``message`` and decides on what the extractor said about it;
+        ``NothingToWrite`` when the memory already holds the message."""
+
+        def change(memory: UserMemory) -> IngestResult:
+            if message.message_id in memory.recent_message_ids:  # a concurrent delivery got there first
+                raise NothingToWrite(self.already_done(message.user_id, message.message_id))
+            memory.ingest_message(
+                message_id=message.message_id,
+                text=message.text,
+                at=message.at,
+                session_id=message.session_id,
+                context=[turn.as_dict() for turn in message.turns],
+                redacted=message.redacted,
+            )
+            result = self.decide(
+                memory, message.user_id, message.message_id, said, message.at, message.session_id, shown
+            )
+            return attrs.evolve(result, redacted=message.redacted)
+
+        return change
 
     def retry_failed(
         self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None

@@ -11,7 +11,7 @@ import copy
 import functools
 import logging
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
@@ -19,7 +19,7 @@ from eventsourcing.application import AggregateNotFoundError, Application
 from eventsourcing.persistence import JSONTranscoder
 from eventsourcing.utils import EnvType, get_topic
 
-from factledger.application.ports import MessageIndex
+from factledger.application.ports import MessageIndex, StreamsReader
 from factledger.application.transcodings import register_transcodings
 from factledger.domain.memory import UserMemory, user_memory_id
 from factledger.domain.values import Authority, InvalidationRelation
@@ -139,6 +139,14 @@ class MemoryLedger(Application[UUID]):
             return self.recorder.has_message(user_memory_id(user_id), message_id)
         return memory is not None and message_id in memory.recent_message_ids
 
+    def recorded_among(self, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
+        """Those of the (user id, message id) pairs ever recorded, in one read; with a store
+        that indexes no message ids, none (a memory's window of recent ids still tells)."""
+        if not isinstance(self.recorder, MessageIndex) or not pairs:
+            return set()
+        by_memory = {(user_memory_id(user_id), message_id): (user_id, message_id) for user_id, message_id in pairs}
+        return {by_memory[pair] for pair in self.recorder.recorded_among(list(by_memory))}
+
     def register_transcodings(self, transcoder: JSONTranscoder) -> None:
         super().register_transcodings(transcoder)
         register_transcodings(transcoder)
@@ -199,11 +207,35 @@ class MemoryLedger(Application[UUID]):
         except KeyError:
             return None
 
-    def _fast_forwarded(self, cached: UserMemory) -> UserMemory | None:
-        """A copy of the cached memory brought up to date, in one read: the event it was last
-        changed by (it must be the stored one: else the user was forgotten, maybe begun
-        again) and any saved after it (by another process). None: load it afresh."""
-        stored = self.recorder.select_events(cached.id, gt=cached.version - 1)
+    def find_memories(self, user_ids: Sequence[str]) -> dict[str, UserMemory | None]:
+        """``find_memory`` of each user; the memories this process holds are checked against
+        the store in one read for all of them (a bulk ingest's group of messages)."""
+        cached = {}
+        for user_id in dict.fromkeys(user_ids):
+            memory = self._cached(user_memory_id(user_id))
+            if memory is not None:
+                cached[user_id] = memory
+        found: dict[str, UserMemory | None] = {}
+        if isinstance(self.recorder, StreamsReader) and len(cached) > 1:
+            stored = self.recorder.select_events_from({memory.id: memory.version for memory in cached.values()})
+            for user_id, memory in cached.items():
+                fresh = self._fast_forwarded(memory, stored.get(memory.id, []))
+                if fresh is not None:
+                    found[user_id] = fresh
+                else:
+                    self.evict(user_id)
+        for user_id in user_ids:
+            if user_id not in found:
+                found[user_id] = self.find_memory(user_id)
+        return found
+
+    def _fast_forwarded(self, cached: UserMemory, stored: Sequence[Any] | None = None) -> UserMemory | None:
+        """A copy of the cached memory brought up to date, in one read (or from ``stored``, its
+        events from its own version on, read already): the event it was last changed by (it
+        must be the stored one: else the user was forgotten, maybe begun again) and any saved
+        after it (by another process). None: load it afresh."""
+        if stored is None:
+            stored = self.recorder.select_events(cached.id, gt=cached.version - 1)
         if not stored:
             return None
         last: Any = self.mapper.to_domain_event(stored[0])

@@ -10,7 +10,7 @@ decided, so a replay knows who said what.
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from uuid import UUID
@@ -23,6 +23,8 @@ from factledger.application.errors import ExtractionFailure, LLMUnavailable, Mes
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
 if TYPE_CHECKING:
+    from eventsourcing.persistence import StoredEvent
+
     from factledger.application.service import LedgerService
 
 # A vector: a list of floats, or a numpy array (the embedding cache hands out float32 arrays).
@@ -47,6 +49,7 @@ __all__ = [
     "RecallHit",
     "RelationJudge",
     "StoreBusy",
+    "StreamsReader",
     "Tombstone",
     "UsageReport",
     "Vector",
@@ -265,6 +268,19 @@ class MessageIndex(Protocol):
     """A store that remembers every message id of every user (not only a recent window)."""
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool: ...
+
+    def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
+        """Those of the (memory id, message id) pairs already recorded (one read for a batch)."""
+        ...
+
+
+@runtime_checkable
+class StreamsReader(Protocol):
+    """A store that reads the newest events of many memories in one statement."""
+
+    def select_events_from(self, versions: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
+        """Each memory's events from the given version on, oldest first (none: not stored)."""
+        ...
 
 
 # ---- named ledgers, usage ---------------------------------------------------------------------

@@ -15,10 +15,11 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from factledger.application.bulk import BulkIngestion
 from factledger.application.corrections import Corrections
 from factledger.application.decisions import Decider, Outcome
-from factledger.application.errors import InvalidInput, WriteConflict
-from factledger.application.ingestion import Ingestion
+from factledger.application.errors import FactledgerError, InvalidInput, WriteConflict
+from factledger.application.ingestion import Incoming, Ingestion
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
 from factledger.application.ports import (
@@ -43,7 +44,7 @@ from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 from factledger.application.writing import WRITE_ATTEMPTS, MemoryWriter
 
-__all__ = ["IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict"]
+__all__ = ["Incoming", "IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict"]
 
 logger = logging.getLogger(__name__)
 
@@ -97,6 +98,7 @@ class LedgerService:
         )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
         self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)
+        self.bulk = BulkIngestion(self.ingestion, self.writer)
         self.corrections = Corrections(ledger, self.writer, decider, limits, policies)
         self.queries = Queries(ledger, read_model, embedder, limits)
         self._ledgers = Ledgers(ledger, ledger_name, read_model, embedder, directory) if directory else None
@@ -134,6 +136,21 @@ class LedgerService:
             return self.ingestion.ingest(
                 user_id, message, session_id, context, message_id=message_id, timestamp=timestamp
             )
+        finally:
+            self._settle_usage()
+
+    def ingest_many(self, messages: Sequence[Incoming]) -> list[IngestResult | FactledgerError]:
+        """Ingest many messages, in order, as ``ingest`` one after another would, saving
+        them in groups of up to 64 (one transaction each) instead of one by one.
+
+        Returns one outcome per message: its ``IngestResult``, or the error that
+        kept it out (``InvalidInput``; ``WriteConflict`` or ``StoreBusy``) — a
+        bad message never keeps the others out. A group's messages are recorded
+        all or none; a group whose save meets a concurrent writer is ingested
+        again message by message.
+        """
+        try:
+            return self.bulk.ingest_many(messages)
         finally:
             self._settle_usage()
 

@@ -23,7 +23,7 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, cast
 from uuid import UUID
@@ -131,6 +131,42 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 (originator_id, message_id),
             )
             return curs.fetchone() is not None
+
+    def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
+        """Those of the (memory id, message id) pairs already recorded, in one statement."""
+        if not pairs:
+            return set()
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT m.originator_id, m.message_id FROM {} AS m "
+                    "JOIN unnest(%s::uuid[], %s::text[]) AS p(originator_id, message_id) "
+                    "USING (originator_id, message_id)"
+                ).format(self.message_ids),
+                ([o for o, _ in pairs], [m for _, m in pairs]),
+            )
+            return {(row["originator_id"], row["message_id"]) for row in curs.fetchall()}
+
+    def select_events_from(self, versions: Mapping[UUID, int]) -> dict[UUID, list[StoredEvent]]:
+        """Each memory's events from the given version on, oldest first, in one statement."""
+        found: dict[UUID, list[StoredEvent]] = {}
+        if not versions:
+            return found
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT e.originator_id, e.originator_version, e.topic, e.state FROM {} AS e "
+                    "JOIN unnest(%s::uuid[], %s::bigint[]) AS v(originator_id, originator_version) "
+                    "ON e.originator_id = v.originator_id AND e.originator_version >= v.originator_version "
+                    "ORDER BY e.originator_id, e.originator_version"
+                ).format(Identifier(self.datastore.schema, self.events_table_name)),
+                (list(versions), list(versions.values())),
+            )
+            for row in curs.fetchall():
+                found.setdefault(row["originator_id"], []).append(
+                    StoredEvent(row["originator_id"], row["originator_version"], row["topic"], bytes(row["state"]))
+                )
+        return found
 
     def _insert_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         # Before the table lock: a concurrent save of the same message id waits

@@ -49,6 +49,10 @@ class InMemoryRecorder(POPOApplicationRecorder):
         with self._database_lock:
             return (originator_id, message_id) in self._message_ids
 
+    def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
+        with self._database_lock:
+            return {pair for pair in pairs if pair in self._message_ids}
+
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         pairs = list(kwargs.pop("message_ids", None) or ())
         with self._database_lock:  # re-entrant: the recorder takes it again inside

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
@@ -10,7 +11,9 @@ from typing import Any
 import attrs
 import pytest
 from fake_openai import EXAMPLE, FakeOpenAI, Reply
+from processes import wait_until
 
+from factledger.application.ingestion import Incoming
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
@@ -415,3 +418,51 @@ def test_seed_still_asks_the_judge_about_the_fact_conflicts_with_names(
     assert invalidated["judge_id"] == "openai:gpt-4o-mini/seed"
     assert invalidated["judge_prompt_id"] == load_prompt_set("seed").template_id("conflict_check")
     assert invalidated["raw_answer"] == "update"
+
+
+# ---- ingest_many: a group that cannot be saved as one goes one by one, extracting nothing twice -------
+
+
+def test_a_group_whose_decisions_need_a_service_that_is_down_records_each_message_pending_once(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    service = opener(prompts="combined")
+    for n in range(4):
+        fake.answers[f"我住在杭州，第{n}次说"] = (
+            [{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}],
+            [],
+        )
+    fake.down = {"embeddings": 500}
+    messages = [Incoming("u" if n % 2 else "w", f"我住在杭州，第{n}次说", message_id=f"m{n}") for n in range(4)]
+    outcomes = service.ingest_many(messages)
+    assert [getattr(o, "status", o) for o in outcomes] == ["extraction_failed"] * 4
+    assert len(fake.chat_requests()) == 4, "the group's extractions are reused, not asked for again"
+    fake.down = {}
+    assert sorted(r.message_id for r in service.retry_failed()) == ["m0", "m1", "m2", "m3"]
+    assert [f.text for f in service.profile("u").facts] == ["用户住在杭州"]
+
+
+def test_a_group_that_meets_a_concurrent_writer_is_saved_one_by_one_on_the_fresh_memory(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    script_a_move(fake)
+    fake.answers["我养了一只猫"] = ([{"fact": "用户养了一只猫", "category": "other", "confidence": 0.9}], [])
+    bulk, other = opener(prompts="combined"), opener(prompts="combined")
+    bulk.ingest("u", "我住在杭州")
+    fake.relation = "update"
+    moved = json.dumps({"facts": fake.answers["我搬到上海了"][0], "preferences": []}, ensure_ascii=False)
+    fake.script(Reply(moved, delay=1.0))  # the group's extraction answers late ...
+    done: list[Any] = []
+    worker = threading.Thread(
+        target=lambda: done.extend(bulk.ingest_many([Incoming("u", "我搬到上海了", message_id="x1")]))
+    )
+    worker.start()
+    wait_until(lambda: len(fake.chat_requests()) == 2, 5, "the group's extraction call")
+    other.ingest("u", "我养了一只猫", message_id="y1")  # ... and meanwhile another process writes the user
+    worker.join(30)
+    [outcome] = done
+    assert outcome.status == "recorded" and [i.action for i in outcome.items] == ["superseded"]
+    assert len(fake.chat_requests()) == 3, "the group's extraction is reused after the conflict"
+    ingested = [e["message_id"] for e in events(bulk, "u", "MessageIngested")]
+    assert ingested[1:] == ["y1", "x1"]
+    assert sorted(f.text for f in bulk.profile("u").facts) == ["用户住在上海", "用户养了一只猫"]

@@ -10,8 +10,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from factledger.application.errors import InvalidInput, StoreBusy, WriteConflict
+from factledger.application.errors import FactledgerError, InvalidInput
+from factledger.application.ingestion import Incoming
 from factledger.application.results import HistoryEntry, IngestResult
+from factledger.application.service import LedgerService
 from factledger.entrypoints.cli.lines import line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
     count,
@@ -30,6 +32,9 @@ from factledger.entrypoints.cli.session import opened, parse_time
 from factledger.infrastructure.config import Settings
 
 logger = logging.getLogger("factledger.cli")
+
+# Lines read before they are ingested together (``LedgerService.ingest_many`` saves them in groups).
+LINES_AT_ONCE = 256
 
 
 def _items_extracted(result: IngestResult) -> str:
@@ -78,40 +83,59 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     )
     lines = 0
     secret = Settings.load().installation_secret()
+    pending: list[tuple[int, Incoming]] = []
+
+    def failed(number: int, exc: Exception) -> None:
+        message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
+        failures.append({"line": number, "error": message})
+        logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
+
+    def ingest_pending(service: LedgerService) -> None:
+        for (number, _), outcome in zip(pending, service.ingest_many([m for _, m in pending]), strict=True):
+            if isinstance(outcome, FactledgerError):
+                failed(number, outcome)
+            elif outcome.status == "duplicate":
+                tally["already_recorded"] += 1
+            else:
+                tally["ingested"] += 1
+                tally["extraction_pending"] += outcome.status == "extraction_failed"
+                tally["facts_extracted"] += outcome.facts_extracted
+                tally["preferences_extracted"] += outcome.preferences_extracted
+        bar.advance(task, len(pending))
+        pending.clear()
+
     with opened(args, inline_projection=False) as service, progress(args, "ingesting") as bar, stream:
         task = bar.add_task("ingest", total=total)
         for number, raw in numbered_lines(stream):
             lines = number
-            bar.advance(task)
             try:
                 record = parse_message(raw, number)
-                if record is None:
-                    continue
-                message_id = record.get("message_id")
-                if message_id is None:
-                    message_id = line_message_id(source, number, raw or b"", secret)
-                result = service.ingest(
-                    record["user_id"],
-                    record["message"],
-                    session_id=record.get("session_id"),
-                    context=record.get("context"),
-                    timestamp=record["timestamp"],
-                    message_id=line_message_id(source, number, raw or b"", secret)
-                    if message_id is None
-                    else message_id,
+            except InvalidInput as exc:
+                failed(number, exc)
+                record = None
+            if record is None:
+                bar.advance(task)
+                continue
+            message_id = record.get("message_id")
+            pending.append(
+                (
+                    number,
+                    Incoming(
+                        record["user_id"],
+                        record["message"],
+                        session_id=record.get("session_id"),
+                        context=record.get("context"),
+                        message_id=line_message_id(source, number, raw or b"", secret)
+                        if message_id is None
+                        else message_id,
+                        timestamp=record["timestamp"],
+                    ),
                 )
-            except (InvalidInput, WriteConflict, StoreBusy) as exc:
-                message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
-                failures.append({"line": number, "error": message})
-                logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
-                continue
-            if result.status == "duplicate":
-                tally["already_recorded"] += 1
-                continue
-            tally["ingested"] += 1
-            tally["extraction_pending"] += result.status == "extraction_failed"
-            tally["facts_extracted"] += result.facts_extracted
-            tally["preferences_extracted"] += result.preferences_extracted
+            )
+            if len(pending) == LINES_AT_ONCE:
+                ingest_pending(service)
+        ingest_pending(service)
+        failures.sort(key=lambda failure: int(failure["line"]))
         projecting = bar.add_task("projecting", total=None)
         projected = service.catch_up(lambda done, total: bar.update(projecting, completed=done, total=total))
     if args.json:
