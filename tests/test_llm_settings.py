@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -48,3 +51,19 @@ def test_environment_and_config_file(tmp_path: Path) -> None:
 def test_bad_values_name_the_setting(tmp_path: Path, env: dict[str, str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         Settings.load({"FACTLEDGER_HOME": str(tmp_path), **env})
+
+
+def test_the_offline_default_never_loads_the_openai_sdk(tmp_path: Path) -> None:
+    # The SDK takes about a second to import: every offline command would pay it for nothing.
+    code = (
+        "import sys, factledger, factledger.entrypoints.cli\n"
+        "with factledger.open_ledger(backend='memory', warn_if_offline=False) as ledger:\n"
+        "    assert ledger.ingest('u', '我住在杭州').status == 'recorded'\n"
+        "print('openai' in sys.modules)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "FACTLEDGER_", "DATABASE_URL"))}
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**env, "FACTLEDGER_HOME": str(tmp_path)}, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "False"

@@ -35,7 +35,6 @@ from typing import Any, TypeVar
 
 import attrs
 import numpy as np
-import openai
 import orjson
 from numpy.typing import NDArray
 
@@ -207,6 +206,10 @@ class LLMClient:
         # Without the installation's secret, a key of this client's own: its
         # hashes then match nothing another process stored, which only costs cache hits.
         self.secret = secret or InstallationSecret(secrets.token_bytes(32))
+        # Imported here, not with the module: the SDK takes a second to import, which every
+        # command of the offline default would pay for nothing.
+        import openai
+
         # The client's own retries are off: ours are metered and configurable.
         self.openai = openai.OpenAI(api_key=api_key, base_url=base_url or None, timeout=timeout, max_retries=0)
         self.base_url = str(self.openai.base_url)
@@ -344,6 +347,8 @@ class LLMClient:
 
     def _send(self, send: Callable[[], T], kind: str, model: str, prompt_id: str | None) -> tuple[T, int, int]:
         """(response, attempts, total latency in ms); raises the errors the module describes."""
+        import openai  # imported by __init__ already: a lookup in sys.modules
+
         started = time.monotonic()
         attempt = 0
 
