@@ -2,8 +2,9 @@
 
 The source ledger is only read. Messages go in their original order, with
 their original ids, times, sessions and context; the target ledger's ingest is
-idempotent by message id, and the position is saved after every message, so
-an interrupted replay resumes where it stopped and ends as an uninterrupted one.
+idempotent by message id, and the position is saved after every group of
+messages (``ingest_many``, ADR 0022), so an interrupted replay resumes where it
+stopped and ends as an uninterrupted one.
 """
 
 from __future__ import annotations
@@ -14,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from factledger.application.errors import InvalidInput
+from factledger.application.errors import FactledgerError, InvalidInput
+from factledger.application.ingestion import Incoming
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import CostEstimator, Extractor, LedgerDirectory, RelationJudge
 from factledger.domain.memory import UserMemory
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
     from factledger.application.service import LedgerService
 
 logger = logging.getLogger(__name__)
+
+# Messages ingested together (``ingest_many``: one save), the position saved after each group.
+REPLAY_GROUP = 64
 
 
 @attrs.frozen
@@ -79,44 +84,69 @@ def replay(
         total = min(total, limit)
     replayed = already = skipped = refused = corrections = unmatched = done = 0
     texts: dict[str, dict[str, str]] = {}  # user -> fact id -> text, in the source
+    pending: list[tuple[int, Incoming]] = []  # (position in the source, message), not yet ingested
+    seen = position  # the last message looked at: ingested, pending, or of a user left out
+
+    def ingest_pending() -> None:
+        """Ingest what is pending in one ``ingest_many``, then move the position past ``seen``."""
+        nonlocal replayed, already, refused, position
+        for (notification_id, incoming), outcome in zip(
+            pending, target.ingest_many([incoming for _, incoming in pending]) if pending else [], strict=True
+        ):
+            if isinstance(outcome, InvalidInput):
+                logger.warning(
+                    "message %r of user %r cannot be replayed: %s", incoming.message_id, incoming.user_id, outcome
+                )
+                refused += 1
+            elif isinstance(outcome, FactledgerError):  # too busy: resume from this message
+                directory.set_position(into, position)
+                raise outcome
+            elif outcome.status == "duplicate":
+                already += 1
+            else:
+                replayed += 1
+            position = notification_id
+        pending.clear()
+        position = seen
+        directory.set_position(into, position)
+
     try:
         for notification_id, user_id, message in source.recorded_history(position):
             if not isinstance(message, UserMemory.MessageIngested):
                 # An operator's decision, not the extractor's: carried as it is, at its place in time.
+                ingest_pending()
                 if users is None or user_id in users:
                     carried = _carry(source, target, user_id, message, texts)
                     corrections += 1
                     unmatched += not carried
-                position = notification_id
+                position = seen = notification_id
                 directory.set_position(into, position)
                 continue
             done += 1
             if limit is not None and done > limit:
                 break
             if users is None or user_id in users:
-                try:
-                    result = target.ingest(
-                        user_id,
-                        message.text,
-                        session_id=message.session_id,
-                        context=list(message.context),
-                        message_id=message.message_id,
-                        timestamp=message.at,
+                pending.append(
+                    (
+                        notification_id,
+                        Incoming(
+                            user_id,
+                            message.text,
+                            session_id=message.session_id,
+                            context=list(message.context),
+                            message_id=message.message_id,
+                            timestamp=message.at,
+                        ),
                     )
-                except InvalidInput as exc:
-                    logger.warning("message %r of user %r cannot be replayed: %s", message.message_id, user_id, exc)
-                    refused += 1
-                else:
-                    if result.status == "duplicate":
-                        already += 1
-                    else:
-                        replayed += 1
+                )
             else:
                 skipped += 1
-            position = notification_id
-            directory.set_position(into, position)
+            seen = notification_id
+            if len(pending) == REPLAY_GROUP:
+                ingest_pending()
             if progress:
                 progress(done, total)
+        ingest_pending()
         projected = target.catch_up()
     finally:
         target.close()
