@@ -14,6 +14,8 @@ from datetime import datetime
 from typing import Any
 
 from factledger.application.decisions import Outcome
+from factledger.application.errors import FactledgerError
+from factledger.application.ingestion import Incoming
 from factledger.application.ports import RecallHit, Tombstone
 from factledger.application.results import Explanation, HistoryPage, IngestResult, MemoryContext, Profile
 from factledger.application.service import LedgerService
@@ -39,6 +41,10 @@ class AsyncLedger:
         return await asyncio.to_thread(
             self.service.ingest, user_id, message, session_id, context, message_id=message_id, timestamp=timestamp
         )
+
+    async def ingest_many(self, messages: Sequence[Incoming]) -> list[IngestResult | FactledgerError]:
+        """See ``LedgerService.ingest_many``."""
+        return await asyncio.to_thread(self.service.ingest_many, messages)
 
     async def knows(self, user_id: str) -> bool:
         return await asyncio.to_thread(self.service.knows, user_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 
-from factledger import AsyncLedger, LedgerService
+from factledger import AsyncLedger, Incoming, LedgerService
 
 
 def test_async_calls_give_the_sync_answers_and_leave_the_loop_free(service: LedgerService) -> None:
@@ -34,5 +34,8 @@ def test_async_calls_give_the_sync_answers_and_leave_the_loop_free(service: Ledg
         fact = next(h.record for h in hits if "杭州" in h.record.content)
         assert (await ledger.why("u1", fact.id)).id == fact.id
         assert (await ledger.history("u1", limit=2)).total >= 4
+        many = await ledger.ingest_many([Incoming("u2", "我住在成都"), Incoming("u2", "我养了一只狗")])
+        assert [getattr(r, "status", r) for r in many] == ["recorded", "recorded"]
+        assert "用户住在成都" in [f.text for f in (await ledger.profile("u2")).facts]
 
     asyncio.run(scenario())
