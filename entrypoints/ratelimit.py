@@ -15,16 +15,17 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}
         self._lock = threading.Lock()
 
-    def charge(self, key_id: str) -> float:
-        """0 when the request may go ahead, else the seconds until it may."""
+    def charge(self, key_id: str, cost: float = 1.0) -> float:
+        """0 when the request (``cost`` requests' worth: a batch) may go ahead, else the seconds
+        until it may; nothing is taken from the bucket then."""
         if self.capacity <= 0:
             return 0.0
         now = time.monotonic()
         with self._lock:
             tokens, then = self._buckets.get(key_id, (self.capacity, now))
             tokens = min(self.capacity, tokens + (now - then) * self.rate)
-            if tokens >= 1.0:
-                self._buckets[key_id] = (tokens - 1.0, now)
+            if tokens >= cost:
+                self._buckets[key_id] = (tokens - cost, now)
                 return 0.0
             self._buckets[key_id] = (tokens, now)
-            return (1.0 - tokens) / self.rate
+            return (cost - tokens) / self.rate

@@ -235,6 +235,52 @@ def test_rate_limit_answers_429_with_retry_after(settings: Settings) -> None:
         assert api.client.get("/v1/users/u1/profile", headers=api.headers("acme", "write")).status_code == 404
 
 
+def test_a_batch_is_ingested_in_order_with_a_result_or_a_problem_per_message(api: Api) -> None:
+    api.say("u1", "我住在杭州", message_id="m0")
+    batch = [
+        {"message": "我搬到上海了", "message_id": "m1"},
+        {"message": "x" * 20_000},
+        {"message": "我住在杭州", "message_id": "m0"},
+        {"message": "我养了一只猫", "timestamp": "2025-06-01T08:00:00Z"},
+    ]
+    response = api.client.post("/v1/users/u1/messages/batch", json={"messages": batch}, headers=api.headers())
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["recorded"], body["duplicates"], body["failed"]) == (2, 1, 1)
+    first, bad, again, cat = body["results"]
+    assert first["status"] == "recorded" and [i["action"] for i in first["items"]] == ["superseded"]
+    assert (
+        bad["error"]["status"] == 422
+        and bad["error"]["field"] == "message"
+        and "max_message_chars" in (bad["error"]["detail"])
+    )
+    assert again["status"] == "duplicate" and cat["facts"] == ["用户养了一只猫"]
+    facts = api.client.get("/v1/users/u1/profile", headers=api.headers()).json()["facts"]
+    assert sorted(f["fact"] for group in facts.values() for f in group) == ["用户住在上海", "用户养了一只猫"]
+    assert_problem(
+        api.client.post("/v1/users/u1/messages/batch", json={"messages": []}, headers=api.headers()), 422, "messages"
+    )
+    read = api.headers("acme", "read")
+    assert_problem(api.client.post("/v1/users/u1/messages/batch", json={"messages": batch}, headers=read), 403)
+
+
+def test_a_batch_costs_one_request_per_message(settings: Settings) -> None:
+    for api in make_api(attrs.evolve(settings, rate_limit=4)):
+        url, key = "/v1/users/u1/messages/batch", api.headers()
+        too_big = api.client.post(url, json={"messages": [{"message": "我是老师"}] * 5}, headers=key)
+        assert_problem(too_big, 422, "messages")
+        fits = api.client.post(
+            url, json={"messages": [{"message": "我是老师"}, {"message": "我住在成都"}]}, headers=key
+        )
+        assert fits.status_code == 200 and fits.json()["recorded"] == 2
+        # 1 for the refused batch, 2 for this one: 1 left, and a batch of 2 costs 2.
+        refused = api.client.post(url, json={"messages": [{"message": "我养了一只狗"}] * 2}, headers=key)
+        assert_problem(refused, 429)
+        assert int(refused.headers["Retry-After"]) >= 1
+        profile = api.client.get("/v1/users/u1/profile", headers=api.headers("acme", "read"))  # its own budget
+        assert profile.status_code == 200 and "用户养了一只狗" not in profile.text and "用户是老师" in profile.text
+
+
 def test_health_readiness_metrics_and_openapi(api: Api) -> None:
     c = api.client
     assert c.get("/healthz").json()["status"] == "ok"

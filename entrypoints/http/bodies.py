@@ -28,6 +28,18 @@ class MessageIn(_Body):
     timestamp: datetime | None = Field(default=None, description="when it was said (default: now)")
 
 
+# Messages in one batch request (the body's byte limit, FACTLEDGER_MAX_BODY_BYTES, applies too).
+BATCH_MESSAGES = 500
+
+
+class MessageBatchIn(_Body):
+    messages: list[MessageIn] = Field(
+        min_length=1,
+        max_length=BATCH_MESSAGES,
+        description=f"the user's messages, oldest first (1 to {BATCH_MESSAGES})",
+    )
+
+
 class InvalidateIn(_Body):
     reason: str = Field(description="why the fact is wrong (shown by why)")
     actor: str | None = Field(default=None, description="who decided (default: the API key)")

@@ -153,18 +153,32 @@ def problem(
     **extra: Any,
 ) -> JSONResponse:
     """A problem+json response."""
+    body = problem_body(status, slug, detail, request.url.path if request is not None else None, field=field)
+    body.update(extra)
+    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+
+
+def problem_body(
+    status: int, slug: str, detail: str, instance: str | None = None, *, field: str | None = None
+) -> dict[str, Any]:
+    """A problem's fields (RFC 9457), and the field at fault when there is one."""
     body: dict[str, Any] = {
         "type": TYPE_BASE + slug,
         "title": TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
     }
-    if request is not None:
-        body["instance"] = request.url.path
+    if instance is not None:
+        body["instance"] = instance
     if field is not None:
         body["field"] = field
-    body.update(extra)
-    return JSONResponse(body, status_code=status, headers=headers, media_type=PROBLEM_JSON)
+    return body
+
+
+def error_body(exc: FactledgerError) -> dict[str, Any]:
+    """The problem a service error is (for an answer that reports several, as a batch does)."""
+    status, slug = status_of(exc)
+    return problem_body(status, slug, str(exc), field=field_of(str(exc)))
 
 
 def status_of(exc: Exception) -> tuple[int, str]:

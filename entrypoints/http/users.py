@@ -7,16 +7,19 @@ same id: the answer cannot tell the two apart.
 
 from __future__ import annotations
 
+import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import JSONResponse
 
+from factledger.application.errors import FactledgerError
+from factledger.application.ingestion import Incoming
 from factledger.entrypoints.http.auth import Caller, Reader, Writer
-from factledger.entrypoints.http.bodies import InvalidateIn, MessageIn, RestateIn
+from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn
 from factledger.entrypoints.http.metrics import MESSAGES
-from factledger.entrypoints.http.problems import Problem
+from factledger.entrypoints.http.problems import Problem, error_body
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"])
 
@@ -46,6 +49,71 @@ def ingest(user_id: str, body: MessageIn, caller: Writer) -> JSONResponse:
     )
     MESSAGES.labels(status=result.status).inc()
     return JSONResponse(result.to_dict(), status_code=200 if result.status == "duplicate" else 201)
+
+
+@router.post(
+    "/messages/batch",
+    summary="Ingest many messages of the user, in order",
+    responses={429: {"description": "the batch costs one request per message against the key's rate limit"}},
+)
+def ingest_batch(user_id: str, body: MessageBatchIn, caller: Writer, request: Request) -> dict[str, Any]:
+    """Each message as ``POST /messages`` would record it, one after another, saved in groups
+    (a group all or nothing). 200 with one result per message, in order: what ``POST
+    /messages`` answers, or ``{"error": problem}`` for a message that was not recorded; the
+    others are recorded all the same. Costs one request per message against the rate limit."""
+    _charge_the_rest(request, caller, len(body.messages))
+    outcomes = caller.service.ingest_many(
+        [
+            Incoming(
+                user_id,
+                m.message,
+                m.session_id,
+                [turn.model_dump() for turn in m.context] if m.context is not None else None,
+                m.message_id,
+                m.timestamp,
+            )
+            for m in body.messages
+        ]
+    )
+    results: list[dict[str, Any]] = []
+    for outcome in outcomes:
+        if isinstance(outcome, FactledgerError):
+            results.append({"error": error_body(outcome)})
+        else:
+            MESSAGES.labels(status=outcome.status).inc()
+            results.append(outcome.to_dict())
+    statuses = [r.get("status", "failed") for r in results]
+    return {
+        "user_id": user_id,
+        "recorded": sum(s not in ("duplicate", "failed") for s in statuses),
+        "duplicates": statuses.count("duplicate"),
+        "failed": statuses.count("failed"),
+        "results": results,
+    }
+
+
+def _charge_the_rest(request: Request, caller: Caller, messages: int) -> None:
+    """Charge a batch's messages after the first (the request itself paid for that one)."""
+    limiter = request.app.state.limiter
+    if messages <= 1 or limiter.capacity <= 0:
+        return
+    limit = request.app.state.settings.rate_limit
+    if messages > limiter.capacity:
+        raise Problem(
+            422,
+            "invalid-input",
+            f"messages: {messages} is more than this key may send in a minute ({limit}, "
+            "FACTLEDGER_RATE_LIMIT); send smaller batches",
+            field="messages",
+        )
+    wait = limiter.charge(caller.key.key_id, messages - 1)
+    if wait > 0:
+        raise Problem(
+            429,
+            "rate-limited",
+            f"a batch of {messages} messages costs {messages} of this key's {limit} requests a minute; retry later",
+            headers={"Retry-After": str(max(1, math.ceil(wait)))},
+        )
 
 
 @router.get("/profile", summary="Active facts and preferences")
