@@ -55,16 +55,21 @@ def _presented_key(
         raise NotAuthenticated("no API key: send `Authorization: Bearer <key>`")
     keys: KeyStore = request.app.state.keys
     key = keys.authenticate(token)
-    wait = request.app.state.limiter.charge(key.key_id)
+    charge(request, key.key_id)
+    request.state.key_id = key.key_id
+    return key
+
+
+def charge(request: Request, key_id: str, cost: int = 1, what: str = "") -> None:
+    """Take ``cost`` requests from the key's budget, or refuse with 429 and when to retry."""
+    wait = request.app.state.limiter.charge(key_id, cost)
     if wait > 0:
         raise Problem(
             429,
             "rate-limited",
-            f"this key's limit is {request.app.state.settings.rate_limit} requests a minute; retry later",
+            f"this key's limit is {request.app.state.settings.rate_limit} requests a minute{what}; retry later",
             headers={"Retry-After": str(max(1, math.ceil(wait)))},
         )
-    request.state.key_id = key.key_id
-    return key
 
 
 def needs(scope: Scope) -> Callable[..., Caller]:

@@ -7,7 +7,6 @@ same id: the answer cannot tell the two apart.
 
 from __future__ import annotations
 
-import math
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
@@ -16,7 +15,7 @@ from fastapi.responses import JSONResponse
 
 from factledger.application.errors import FactledgerError
 from factledger.application.ingestion import Incoming
-from factledger.entrypoints.http.auth import Caller, Reader, Writer
+from factledger.entrypoints.http.auth import Caller, Reader, Writer, charge
 from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn
 from factledger.entrypoints.http.metrics import MESSAGES
 from factledger.entrypoints.http.problems import Problem, error_body
@@ -106,14 +105,7 @@ def _charge_the_rest(request: Request, caller: Caller, messages: int) -> None:
             "FACTLEDGER_RATE_LIMIT); send smaller batches",
             field="messages",
         )
-    wait = limiter.charge(caller.key.key_id, messages - 1)
-    if wait > 0:
-        raise Problem(
-            429,
-            "rate-limited",
-            f"a batch of {messages} messages costs {messages} of this key's {limit} requests a minute; retry later",
-            headers={"Retry-After": str(max(1, math.ceil(wait)))},
-        )
+    charge(request, caller.key.key_id, messages - 1, f" and a batch of {messages} messages costs {messages}")
 
 
 @router.get("/profile", summary="Active facts and preferences")
