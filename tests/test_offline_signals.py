@@ -242,3 +242,44 @@ def test_values_and_opinions_of_works_are_preferences(detector, text):
 def test_new_patterns_leave_chat_and_questions_alone(detector, text):
     result = detector.detect(text)
     assert not result["has_fact_signal"] and not result["has_pref_signal"], result
+
+
+#: the speaker's moment, and the speaker acting on the listener: chat, not traits
+MOMENTS = [
+    # a reaction or a thought of the moment
+    "我差点把水喷出来",
+    "我还以为你下线了",
+    "我忽然想起来还没交作业",  # 想起来: a thought, not a trait
+    "我都快困死了",
+    # the day's errands and events
+    "我先去取个外卖",
+    "我昨晚梦见自己在考试",
+    "我今早出门忘带钥匙了",
+    "我终于把那本书看完了",
+    # deliberating, leaving, bantering
+    "我再考虑一下",
+    "我先撤了，明天聊",
+    "我才不上当呢",
+    # the speaker acting on the listener
+    "我给你发个红包",
+    "我回头再跟你细说",
+    "我等你消息",
+]
+#: traits and changes told beside a moment or the listener: they still signal
+TRAITS = [
+    "我昨天搬到成都了",  # a change told with a day word stays a change
+    "我今天开始戒烟了",
+    "我跟你一样是老师",  # the listener named, and a trait all the same
+    "我比你小两岁，今年28岁",
+    "我刚养了一只柯基",
+    "我差点忘了说，我女儿下个月结婚",
+    "我终于考上研究生了",
+    "我最近在学吉他",
+    "我平时不吃早饭",
+]
+
+
+@pytest.mark.parametrize(("text", "signals"), [(t, False) for t in MOMENTS] + [(t, True) for t in TRAITS])
+def test_the_speakers_moment_raises_no_signal_and_a_trait_beside_one_does(detector, text, signals):
+    result = detector.detect(text)
+    assert (result["has_fact_signal"] or result["has_pref_signal"]) is signals, result

@@ -67,9 +67,29 @@ _PASSING = re.compile(
     r"感动|害怕|担心|着急|崩溃|无语|尴尬|委屈|满足|幸福)(?:了|啊|呀|呢|死了)?$"
     r"|\b(?:gonna|right now|today|tonight|i'll|i ll)\b"
 )
+#: the speaker's moment rather than the speaker: a reaction, a thought about the exchange, an
+#: errand, an event of today ("我差点笑出声", "我还以为你睡了", "我去拿个快递", "我昨天做了个梦")
+_MOMENT = re.compile(
+    r"我(?:也|就|都|还|倒|倒是|真|真的|可|才|只|只是|又|一下子|当然|早就|差点|突然|忽然|一时|以前也|先|没)*"
+    r"(?:这么想|那么想|以为|不信(?:你|呢|啊|吧|了|$)|随口|开玩笑|说了|说的是|是说|好奇|没想好|想起来?|想到|料到|反应过来|"
+    r"记得|忘了|听(?:别人|人家|朋友|他们|同事|人)说|听说(?:了|过|你|他|她|那|这|有)|看到|无所谓|猜|笑|哭|服了|懵|愣|"
+    r"看看(?:再|吧|先|$))"
+    r"|我(?:先|这就|马上|刚|刚刚|才|已经|正|正在|还|还在|也)*(?:到家|回来了|回家了|出门|起床|来了|来啦|在路上|在车上|"
+    r"准备睡|要睡了|睡醒|醒了|去拿|去取|去接|去倒|洗个?澡|洗漱|等了)"
+    r"|我(?:也|还|都)?(?:今天|昨天|昨晚|前天|刚才|刚刚|刚|这两天|这几天|上午|下午|中午|今早|今晚)"
+    r"(?![\d一二三四五六七八九十两]+岁|满|过生日)"
+    r"|我(?:居然|竟然|终于|差点|险些|要被|快被|都快|快)"
+    r"|我(?:也|就|还|先|得|再|尽量)?(?:考虑一下|想一下|决定了|尽力|下线|先撤|撤了|走了|回头|等会儿?|等一下|一会儿?|待会儿?|"
+    r"明天再|改天再|那会儿|好久没这么)"
+    r"|我(?:才|可|哪|又)(?:没|不|有)|我没听清|我(?:不是|没)(?:那个|这个)意思|我算是"
+    r"|我(?:又|好|有点|真的?)?(?:饿|渴|困|撑|冷|热)(?:了|死了|得慌)?$"
+    r"|^我也(?:是|一样|这么觉得)(?:啊|呀|呢|的)?$"
+)
 _EN_I = r"(?:i|i'm|i m|im|i've|i ve|i am|i was|i have|i had)"
 #: the listener acting on the speaker ("你一直支持我", "你跟我去…"): an exchange, not a trait
 _LISTENER_THEN_ME = re.compile(r"[你您][^我]*我")
+#: the speaker acting on the listener ("我逗你玩呢", "我回头告诉你", "我带你去"): an exchange too
+_ME_THEN_LISTENER = re.compile(r"我(?!比)[^你您，,。]{0,8}[你您](?!一样)")
 #: "我们" alone, a group the speaker is in, not the speaker ("我们这附近没有…"); 我们家/公司 stay
 _ONLY_WE = re.compile(
     r"^(?:(?!我(?!们)|我们(?:家|公司|单位|学校|部门|团队|班|专业)).)*我们(?!家|公司|单位|学校|部门|团队|班|专业)(?:(?!我(?!们)).)*$"
@@ -381,10 +401,16 @@ class SignalDetector:
         if (
             set(facts) <= self.GENERIC_CATEGORIES
             and not prefs
-            and (_PASSING.search(text) or (not english and (_LISTENER_THEN_ME.search(text) or _ONLY_WE.search(text))))
+            and (
+                _PASSING.search(text)
+                or (
+                    not english
+                    and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
+                )
+            )
         ):
             # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
-            # "要不是你一直支持我…": the listener's doing; "我们这附近…": a group, not the speaker
+            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
