@@ -22,12 +22,14 @@ from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
+from operator import methodcaller
 from typing import Any, Protocol, TypeVar
 
 import attrs
 
 from factledger.application.decisions import Outcome
-from factledger.application.errors import ConfigError, InvalidInput, NotFound, StoreBusy
+from factledger.application.errors import ConfigError, FactledgerError, InvalidInput, NotFound, StoreBusy
+from factledger.application.ingestion import Incoming
 from factledger.application.ports import ProjectionStatus, RecallHit, Tombstone
 from factledger.application.replay import ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
@@ -233,6 +235,25 @@ class PartitionedLedger:
             user_id,
             lambda s: s.ingest(user_id, message, session_id, context, message_id=message_id, timestamp=timestamp),
         )
+
+    def ingest_many(self, messages: Sequence[Incoming]) -> list[IngestResult | FactledgerError]:
+        """``LedgerService.ingest_many``, one user at a time: each user's messages, in order, in
+        one call to their partition with their route held (a call never holds many routes)."""
+        outcomes: list[IngestResult | FactledgerError | None] = [None] * len(messages)
+        by_user: dict[str, list[int]] = {}
+        for n, message in enumerate(messages):
+            try:
+                by_user.setdefault(self._id(message.user_id), []).append(n)
+            except InvalidInput as exc:
+                outcomes[n] = exc
+        for user_id, positions in by_user.items():
+            try:
+                answers = self._on_user(user_id, methodcaller("ingest_many", [messages[n] for n in positions]))
+            except StoreBusy as exc:  # the route or the partition: none of this user's messages went in
+                answers = [exc] * len(positions)
+            for n, answer in zip(positions, answers, strict=True):
+                outcomes[n] = answer
+        return [outcome for outcome in outcomes if outcome is not None]
 
     def invalidate(
         self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None

@@ -29,6 +29,7 @@ from psycopg.rows import dict_row
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import FactledgerError, StoreBusy
+from factledger.application.ingestion import Incoming
 from factledger.application.partitioned import (
     SLICES,
     PartitionedLedger,
@@ -295,6 +296,16 @@ def test_a_moved_user_keeps_their_memory_and_the_source_keeps_only_a_tombstone(
     assert _count(store, "two", "factledger_events", "originator_id", oid) == 0
     recorded = [m for m in ledger.export(user)["messages"] if m["message_id"].startswith("c")]
     assert sorted(m["message_id"] for m in recorded) == sorted(sent)
+
+    # Many messages at once: each user's in their own partition, in order, once.
+    [other] = _users_in("three", store.table(), 1, "batch")
+    outcomes = ledger.ingest_many(
+        [Incoming(user, MESSAGES[1], message_id="b1"), Incoming(other, MESSAGES[2], message_id="b2"), Incoming("", "x")]
+    )
+    assert [getattr(o, "status", type(o).__name__) for o in outcomes] == ["recorded", "recorded", "InvalidInput"]
+    assert _count(store, "three", "factledger_message_ids", "originator_id", user_memory_id(other)) == 1
+    [again] = ledger.ingest_many([Incoming(user, MESSAGES[1], message_id="b1")])
+    assert getattr(again, "status", again) == "duplicate"
 
     # Forgetting removes the route override too.
     ledger.forget(user)
