@@ -276,6 +276,7 @@ TRAITS = [
     "我终于考上研究生了",
     "我最近在学吉他",
     "我平时不吃早饭",
+    "我下午也会喝杯茶",  # a time of day is a habit's, not the moment's
 ]
 
 
