@@ -456,3 +456,358 @@ def test_a_correction_that_names_the_thing_corrects_that_one(extractor: RuleExtr
     known = [f.text for m in ("我家狗叫旺财", "我家猫叫咪咪") for f in extractor.extract(m).facts]
     facts = extractor.extract("说错了，狗应该叫来福", known_facts=known).facts
     assert [(f.text, f.conflicts_with) for f in facts if f.conflicts_with] == [("用户家狗叫来福", "用户家狗叫旺财")]
+
+
+# -- round 10 (ADR 0010, addendum 6): kinds of phrasing, invented sentences ---------------------
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我在农业银行上班", "嘴瓢了，是招商银行", "招商银行"),  # a slip of the tongue, as a marker
+        ("My dog's name is Mira.", "ugh, I typed that wrong, it's Mara", "Mara"),
+        ("我开的是一辆日产轩逸", "不好意思，是日产天籁，刚才手快打错了", "天籁"),  # the apology is no value
+        ("我是学体育的", "打错字了，是学美术的", "用户是学美术的"),  # a major said as 是学X的
+        ("我体重62公斤", "早上称了一下，59！", "59"),  # a figure alone after weighing
+        ("我在苏州工作", "又跳了，现在在美团", "美团"),  # where one works now, the job changed
+        ("我在苏州上班", "现在在杭州分公司，来了半年了", "杭州分公司"),  # a workplace by its name
+        ("我儿子在读高一", "寒假过完他就升高二了", "高二"),  # a term ended, then the relative
+        ("My son is in 2nd grade.", "he just started 3rd grade last week", "3rd"),
+    ],
+)
+def test_round_10_changes_replace_the_known_fact(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    fact, verdict = replacement(extractor, judge, first, then, wanted)
+    assert verdict.relation in (Relation.UPDATE, Relation.CONFLICT), (fact.text, verdict.raw_answer)
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我在学大提琴", "那玩意儿我早就放弃了"),  # a pursuit given up, not named
+        ("我在考教师资格证", "不学了，太难了"),  # an exam being sat is a pursuit too
+        ("我每周练三次瑜伽", "其实好久没去练了"),  # not done for a long while
+        ("I'm training for a triathlon.", "I dropped out, not doing it anymore"),
+    ],
+)
+def test_round_10_a_pursuit_let_go_ends_it(extractor: RuleExtractor, first: str, then: str) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f.conflicts_with for f in facts if f.conflicts_with] == known, [(f.text, f.conflicts_with) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我今年42", "我外甥今年刚满20，在读大二"),  # a nephew's age is his
+        ("我在宁波上班", "我嫂子刚辞职了，现在在家带娃"),
+        ("我每天跑5公里", "哈哈，132"),  # a figure, no weighing
+        ("我体重62公斤", "今天好开心，88"),
+        ("我在杭州上班", "现在在家，好无聊"),  # where one is, not where one works
+        ("我在杭州上班", "现在在上海出差"),
+        ("我在阿里上班", "我老公跳槽了，现在在腾讯"),  # someone else's job
+        ("我在考虑换工作", "不学了"),  # weighing is no pursuit
+        ("I'm training for a triathlon.", "my brother dropped out of college"),
+        ("我早上喝牛奶", "晚上睡前会喝杯酸奶"),  # another time of day adds
+        ("我喜欢喝奶茶", "不过晚上我一般只喝白开水"),
+        ("我是学体育的", "我是学校的老师"),
+    ],
+)
+def test_round_10_look_alikes_change_nothing(extractor: RuleExtractor, first: str, then: str) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with], [(f.text, f.conflicts_with) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我有个姐姐在当护士", "还有个弟弟在读初中", "弟弟"),  # one more relative, no 我
+        ("我早上喝牛奶", "晚上睡前会喝杯酸奶", "酸奶"),  # a habit at another time of day
+    ],
+)
+def test_round_10_a_second_statement_without_i_is_the_users(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f.text for f in facts if wanted in f.text and f.text.startswith("用户")], [f.text for f in facts]
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["晚上吃了火锅", "早上吃的油条，有点腻", "下午去看了场电影"],  # one outing, not a habit
+)
+def test_round_10_an_outing_at_a_time_of_day_is_no_habit(extractor: RuleExtractor, message: str) -> None:
+    assert not extractor.extract(message, known_facts=["用户住在杭州"]).facts
+
+
+def test_round_10_a_table_and_a_list_are_two_layouts(judge: RuleJudge) -> None:
+    assert judge.judge("偏好用表格的形式回复", "偏好分点列出的回复格式").relation is Relation.UPDATE
+    assert judge.judge("偏好用列表的形式回复", "偏好分点列出的回复格式").relation is not Relation.UPDATE
+    assert judge.judge("偏好分点列出的回复格式", "偏好成段落的回复格式").relation is Relation.UPDATE
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我的笔记本是华硕天选", "上周入手了一台ThinkPad X1", "ThinkPad"),  # a new computer by its make
+        ("我原来用的小米", "现在又用回华为了", "华为"),  # a phone used again
+        ("我在一家私立学校当老师", "考上编了，下个月去实验中学报到", "实验中学"),  # a post won in an exam
+        ("我住在江北", "五一那会儿搬到了渝中", "渝中"),  # a holiday just past, then the move
+        ("I rent an apartment in Oakland.", "just closed on a condo in Fremont!", "Fremont"),
+        ("I drive a Ford Focus.", "replaced it with a Toyota Camry last month", "Camry"),
+        ("I'm 27.", "wait no, 28", "28"),  # "wait no" corrects
+        ("我婆婆是河南人", "更正一下，她是山东的", "山东"),  # a relative's origin corrected
+        ("我月薪六千", "涨到八千了", "八千"),  # a figure in words
+        ("我有辆电动车", "前两天卖了", "卖"),  # sold, the thing left out
+        ("我家猫两岁", "给它过了三岁生日", "三岁"),  # the pet's age
+        ("我在追一部美剧", "那部剧弃了", "放弃"),  # a show dropped
+    ],
+)
+def test_round_10_more_changes_replace_the_known_fact(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f for f in facts if f.conflicts_with in known and wanted in f.text], [
+        (f.text, f.conflicts_with) for f in facts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户有辆电动车", "用户养了只猫"], "上个月卖了"),  # the thing sold is not the one said last
+        (["用户体重130斤"], "都三十了"),  # an age, not a weight
+        (["用户今年30岁"], "给她过了三岁生日"),  # someone else's birthday
+        (["用户本科学的是历史"], "研究生转了法律"),  # another stage of one's studies adds
+        (["用户的老公是四川人", "用户的老公做菜超辣"], "我老公做饭也好吃"),
+        (["用户的手机是小米"], "我老婆现在又用回华为了"),  # someone else's phone
+    ],
+)
+def test_round_10_more_look_alikes_change_nothing(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with], [(f.text, f.conflicts_with) for f in facts]
+
+
+def test_round_10_a_relative_corrected_keeps_their_other_facts(judge: RuleJudge) -> None:
+    assert judge.judge("用户的老公是四川人", "用户的老公其实是重庆的").relation is Relation.UPDATE
+    assert judge.judge("用户的老公做菜超辣", "用户的老公其实是重庆的").relation is Relation.DIFFERENT
+
+
+def test_round_10_graduating_ends_the_studies_going_on(judge: RuleJudge) -> None:
+    assert judge.judge("用户在武汉大学读研", "用户已经毕业了").relation is Relation.UPDATE
+    assert judge.judge("用户大学学的是历史", "用户已经毕业了").relation is not Relation.UPDATE  # a major stays
+    assert judge.judge("用户的儿子在读大二", "用户已经毕业了").relation is not Relation.UPDATE
+
+
+def test_round_10_a_liking_with_the_clause_that_says_the_old_one_gave_way(
+    extractor: RuleExtractor, judge: RuleJudge
+) -> None:
+    (old,) = extractor.extract("我平时爱看悬疑片").preferences
+    (new,) = extractor.extract("最近口味变了，爱看喜剧片").preferences
+    assert judge.judge(old.text, new.text).relation is Relation.UPDATE, new.text
+    (added,) = extractor.extract("我也爱看喜剧片").preferences  # a liking added changes nothing
+    assert judge.judge(old.text, added.text).relation is not Relation.UPDATE
+
+
+def test_round_10_a_plain_request_for_recommendations(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (old,) = extractor.extract("给我推荐歌的时候推摇滚").preferences
+    (new,) = extractor.extract("不想听摇滚了，推点爵士吧").preferences
+    assert judge.judge(old.text, new.text).relation is Relation.UPDATE, new.text
+    assert not extractor.extract("你推荐一个吧").preferences
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("I'm taking pottery classes.", "honestly I quit, too messy"),
+        ("我在学画画", "那玩意儿我放弃了"),
+    ],
+)
+def test_round_10_a_pursuit_quit_in_few_words(extractor: RuleExtractor, first: str, then: str) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f.conflicts_with for f in facts if f.conflicts_with] == known, [(f.text, f.conflicts_with) for f in facts]
+
+
+def test_round_10_one_more_pursuit_without_i(extractor: RuleExtractor) -> None:
+    facts = extractor.extract("还报了个游泳班", known_facts=["用户在学画画"]).facts
+    assert [f.text for f in facts if "游泳" in f.text and f.text.startswith("用户")], [f.text for f in facts]
+    assert not [f for f in facts if f.conflicts_with]
+
+
+def test_round_10_a_thing_sold_and_another_got_in_english(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    known = [f.text for f in extractor.extract("I have a Nintendo Switch.").facts]
+    facts = extractor.extract("sold it and got a Steam Deck instead", known_facts=known).facts
+    ended = [f for f in facts if f.conflicts_with == known[0]]
+    assert any(judge.judge(known[0], f.text).relation is Relation.CONFLICT for f in ended), [f.text for f in facts]
+    assert any("Steam Deck" in f.text for f in facts)
+    # someone else's sale changes nothing
+    assert not [
+        f
+        for f in extractor.extract("my brother sold his and got a Steam Deck", known_facts=known).facts
+        if f.conflicts_with
+    ]
+
+
+def test_round_10_working_for_no_employer_gives_way_to_a_job(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    fact, verdict = replacement(extractor, judge, "我是全职太太", "上个月进了一家超市上班", "超市")
+    assert verdict.relation is Relation.UPDATE, (fact.text, verdict.raw_answer)
+
+
+def test_round_10_what_to_recommend_said_as_what_kind_then_what(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (old,) = extractor.extract("推荐电影的时候多推动作片").preferences
+    (new,) = extractor.extract("以后推点轻松的动画片").preferences
+    assert "轻松的动画片" in new.text
+    assert judge.judge(old.text, new.text).relation is Relation.UPDATE
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我在读高二", "被川大录取了", "川大"),  # a school got into, said by its short name
+        ("我办了张瑜伽卡", "那张卡转给同事了", "转给"),  # given to someone: the user's card is gone
+        ("I'm a paralegal.", "I'm an attorney now", "attorney"),  # an English job word
+        ("My dog is 6.", "he's 7 now, still a baby", "7"),  # the one pet, when no relative is known
+    ],
+)
+def test_round_10_still_more_changes(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    fact, verdict = replacement(extractor, judge, first, then, wanted)
+    assert verdict.relation in (Relation.UPDATE, Relation.CONFLICT), (fact.text, verdict.raw_answer)
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户在读高三"], "我同桌考上北大了"),  # a classmate's school
+        (["用户在读大四"], "被字节录取了"),  # an employer is no school
+        (["用户办了张瑜伽卡"], "我朋友把卡转给同事了"),
+        (["The user's dog is 6", "The user's son is 9"], "he's 7 now"),  # he may be the son
+    ],
+)
+def test_round_10_still_more_look_alikes(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with == known[0]], [(f.text, f.conflicts_with) for f in facts]
+
+
+def test_round_10_code_examples_asked_for_while_coding(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (old,) = extractor.extract("写代码的时候给我用Ruby").preferences
+    assert old.text == "偏好用Ruby写代码示例"
+    new = [p for p in extractor.extract("项目改用Rust了，以后示例用Rust").preferences if "示例" in p.text]
+    assert new and judge.judge(old.text, new[0].text).relation is Relation.UPDATE
+    assert not [p for p in extractor.extract("用Ruby写个脚本").preferences if "示例" in p.text]  # one task
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我每天早上喝两杯豆浆", "已经半个月没喝了", "不再坚持"),  # how long since, then the verb
+        ("I'm going to Lisbon for the long weekend.", "the long weekend plans fell through", "cancelled"),
+        ("我打算年底换工作", "想了想还是算了", "计划取消"),  # a plan just told, given up
+        ("我儿子叫豆包，在读三年级", "豆包今年升四年级了", "四年级"),  # a relative by name
+        ("我每天游两公里", "慢慢加到三公里了", "三公里"),  # an amount in words, in its unit
+    ],
+)
+def test_round_10_last_kinds_replace_the_known_fact(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known = [f.text for f in extractor.extract(first).facts]
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f for f in facts if f.conflicts_with in known and wanted in f.text], [
+        (f.text, f.conflicts_with) for f in facts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户每天早上喝两杯豆浆"], "我爸已经半个月没喝了"),  # someone else stopped
+        (["用户打算下个月去大理"], "算了，不说这个了"),  # a topic dropped, not the plan
+        (["用户的女儿叫小米"], "小米出新手机了"),  # a thing of the same name
+        (["用户每天游两公里"], "今天游了三公里"),  # one day, not the habit
+        (["用户每天游两公里"], "我老公现在每天三公里"),
+    ],
+)
+def test_round_10_last_look_alikes(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with == known[0]], [(f.text, f.conflicts_with) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("known", "then", "wanted"),
+    [
+        (["用户在石家庄上班", "用户在保定工作"], "现在在廊坊，离家近点", "廊坊"),  # a chain of places worked in
+        (["用户是单身"], "前几天领证了！", "领证"),  # married, said without 我
+        (["The user weighs 190 pounds"], "down to 182 after a month of cutting", "182"),  # a weight said again
+        (["The user swims every morning"], "haven't been in three months honestly", "stopped"),
+    ],
+)
+def test_round_10_chains_and_readings(extractor: RuleExtractor, known: list[str], then: str, wanted: str) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f for f in facts if f.conflicts_with == known[-1] and wanted in f.text], [
+        (f.text, f.conflicts_with) for f in facts
+    ]
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户在保定工作"], "现在在廊坊出差"),  # a trip, not a job
+        (["用户在保定工作"], "现在在北京玩"),
+        (["用户是单身"], "上个月我表姐领证了"),  # someone else's wedding
+        (["The user weighs 190 pounds"], "my dad is down to 170"),
+        (["The user weighs 190 pounds"], "hit 30 years of age lol"),
+    ],
+)
+def test_round_10_chains_and_readings_look_alikes(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert not [f for f in facts if f.conflicts_with == known[-1]], [(f.text, f.conflicts_with) for f in facts]
+
+
+@pytest.mark.parametrize(
+    ("known", "then", "wanted"),
+    [
+        (["用户的儿子上托班"], "今年上幼儿园小班了", "小班"),  # a kindergarten year, without 我
+        (["The user's son is in kindergarten"], "he started second grade this week!", "second"),
+        (["用户每周游三次泳"], "其实也就坚持了两周", "不再坚持"),  # kept up only for a while
+    ],
+)
+def test_round_10_school_years_and_habits_kept_briefly(
+    extractor: RuleExtractor, known: list[str], then: str, wanted: str
+) -> None:
+    facts = extractor.extract(then, known_facts=known).facts
+    assert [f for f in facts if f.conflicts_with == known[-1] and wanted in f.text], [
+        (f.text, f.conflicts_with) for f in facts
+    ]
+
+
+def test_round_10_tone_and_depth_asked_in_new_words(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (formal,) = extractor.extract("Reply to me in a formal tone.").preferences
+    assert formal.text == "Prefers a formal tone"
+    (plain,) = extractor.extract("我是外行，讲得通俗点").preferences
+    (deep,) = extractor.extract("学了半年了，可以讲深一点").preferences
+    assert judge.judge(plain.text, deep.text).relation is Relation.UPDATE, deep.text
+    assert not [
+        f for f in extractor.extract("我老公也就坚持了三天", known_facts=["用户每周游三次泳"]).facts if f.conflicts_with
+    ]
+
+
+@pytest.mark.parametrize(
+    ("then", "changes_home"),
+    [
+        ("婚后和媳妇在江北买了套三居室", True),  # the household's new home is the user's
+        ("我们在滨江租了套公寓", True),
+        ("我爸妈在老家买了套房", False),  # someone else's
+        ("打算和老公在滨江买套房", False),  # a plan
+    ],
+)
+def test_round_10_a_home_bought_with_a_partner(extractor: RuleExtractor, then: str, changes_home: bool) -> None:
+    facts = extractor.extract(then, known_facts=["用户住在城西"]).facts
+    assert bool([f for f in facts if f.conflicts_with == "用户住在城西"]) is changes_home, [
+        (f.text, f.conflicts_with) for f in facts
+    ]

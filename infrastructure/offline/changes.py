@@ -47,17 +47,17 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
 _ZH_CORRECTION = (
     r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
     r"记岔了?|搞岔了?|弄岔了?|说岔了?|"
-    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|改一下|我是说|准确(?:地|来)?说|应该是|"
+    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|(?:^|[，,。！!\s])(?:哦|噢|啊|呃)不(?=[，,。！!\s])|改一下|我是说|准确(?:地|来)?说|应该是|"
     # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
     r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
     # the speaker's excuse for a slip ("刚才脑子抽了", "眼花了", "没睡醒")
-    r"脑子抽了?|脑抽|犯迷糊|犯糊涂|糊涂了|眼花了?|看错了?|听错了?|没睡醒|睡糊涂了?"
+    r"嘴瓢了?|脑子抽了?|脑抽|犯迷糊|犯糊涂|糊涂了|眼花了?|看错了?|听错了?|没睡醒|睡糊涂了?"
 )
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
     r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
-    r"misremembered|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
+    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
     # "actually he's a golden retriever": at the start, of the thing just said
     r"|^(?:(?:oh|oops|sorry|wait|no|hmm)[, ]+)*actually,? (?:he|she|it)(?:'s| is)\b"
 )
@@ -263,6 +263,8 @@ def bare_value(clause: str) -> str | None:
 #: words that fill a pause in chat ("等下", "那个"), never a value
 _ZH_FILLER_WORDS = re.compile(
     r"等下|等等|等一下|等会儿?|稍等|那个|这个|就是|然后|所以|其实|好吧|算了|天哪|我去|妈呀|哎呀|哎哟|诶呀"
+    # an apology beside the value ("不好意思，是凯美瑞"), never the value
+    r"|不好意思|抱歉|对不起"
 )
 #: "I mean, it's not that bad": words that say how, not what
 _NOT_A_VALUE = re.compile(
@@ -351,7 +353,12 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         at = fact.index(old) + len(old)
         tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
         # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
-        return fact[: fact.index(old)] + (value[:-tail] if tail and len(value) > tail else value) + fact[at:]
+        value_said = value[:-tail] if tail and len(value) > tail else value
+        # "学艺术" for 医 in 用户是学医的: the fact says 学 already
+        start = fact.index(old)
+        head = next((n for n in range(3, 0, -1) if start >= n and value_said.startswith(fact[start - n : start])), 0)
+        value_said = value_said[head:] if head and len(value_said) > head else value_said
+        return fact[:start] + value_said + fact[at:]
 
     for way in range(3):
         for fact, slot, old in candidates + (later if way == 1 else []):
@@ -361,7 +368,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     fact, slot, old = candidates[0]
     named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
     if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
-        return fact.replace(old, value, 1), fact
+        return restated(fact, old), fact
     return None
 
 
@@ -482,7 +489,9 @@ def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple
 
 _ZH_CALLED_OFF = re.compile(r"^(?P<x>[\u4e00-\u9fff]{1,6}?)(?:计划|安排|行程|的事)?(?:被)?(?:取消|黄|泡汤|推迟|吹)了")
 _EN_CALLED_OFF = re.compile(
-    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?)(?: (?:got|was|has been|is)|'s) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b",
+    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?)(?: (?:got|was|has been|is)|'s) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b"
+    # "spring break plans fell through": the plans said by what they were for
+    r"|\b(?:the |my |our )?(?P<z>[a-z]+(?: [a-z]+)?) plans? (?:fell through|(?:are|is) off|got scrapped|(?:were|got) (?:cancell?ed|called off))\b",
     re.IGNORECASE,
 )
 
@@ -499,7 +508,7 @@ def called_off(clause: str) -> str | None:
         return f"用户的{m.group('x')}取消了"
     m = _EN_CALLED_OFF.search(text)
     if m:
-        return f"The user's {(m.group('x') or m.group('y')).lower()} got cancelled"
+        return f"The user's {(m.group('x') or m.group('y') or m.group('z')).lower()} got cancelled"
     return None
 
 
@@ -580,14 +589,19 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                     continue
                 fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
                 if fits and new not in value:
-                    return fact.replace(value, new, 1), fact
+                    # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+                    return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
         if not wanted:
             # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
             for fact in reversed([f for f in known_facts if isinstance(f, str)][-3:]):
                 for slot, value in slots_of(fact):
                     if slot in _SWAPPABLE and value in fact and new not in value:
-                        return fact.replace(value, new, 1), fact
+                        return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
+
+
+#: a time word that placed the old fact in the past ("用户一开始…", "用户以前…")
+_FIRST_TIME = re.compile(r"^用户(?:一开始|刚开始|起初|最初|以前|之前|原来)")
 
 
 #: things one swaps for another of the same kind
@@ -596,13 +610,13 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
-    r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|分手|分了|离了|"
+    r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|下单|(?:也就|只|就|才)坚持了|领证|领了证|加到|增加到|弃了|弃坑|不追了|录取|考上|还是算了|分手|分了|离了|"
     r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
-    r"\bbought\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
-    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是",
+    r"\bbought\b|\bclosed on\b|\bfell through\b|\bgot scrapped\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
+    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|one|two|three|four|five|six|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是",
     re.IGNORECASE,
 )
 
@@ -636,7 +650,14 @@ _NEW_EMPLOYER = re.compile(
 _BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
 #: "入了台iPhone 15 Pro", "换了部华为": a new phone
 _NEW_PHONE = re.compile(
-    r"(?:入了?|入手了?|买了|换了|拿下了?|拿了|现在用|改用|用上了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
+    r"(?:入了?|入手了?|买了|换了|下单了?|拿下了?|拿了|现在用|改用|用上了?|用回了?|换回了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
+    re.IGNORECASE,
+)
+
+#: "双十一下单了一台MacBook Air", "换了台ThinkPad": a new computer, by its make
+_NEW_COMPUTER = re.compile(
+    r"(?:入了?|入手了?|买了|换了|下单了?|拿下了?|用上了?|换成了?)(?:一)?(?:台|部|个)?(?:新)?(?P<v>(?:MacBook|Mac|iMac|ThinkPad|"
+    r"MateBook|Surface|联想|戴尔|华硕|惠普|宏碁|外星人|雷蛇|拯救者|小新|Dell|HP|ASUS|Lenovo)[A-Za-z0-9 ]{0,12}?)\s*(?=$|[，,。！!~～]|电脑|笔记本)",
     re.IGNORECASE,
 )
 
@@ -645,10 +666,29 @@ _AMOUNT = re.compile(
     r"(?<![\d.A-Za-z])(?<![A-Za-z] )(?P<n>\d+(?:\.\d+)?)\s*(?P<u>%|kg|KG|斤|公斤|分|度|cm|厘米|级|万|千|k|K|w|W|岁|块|元)?(?![月号日])"
 )
 _YEAR = re.compile(r"(?:19|20)\d{2}")
+#: "加到五公里", "现在每天十公里", "减到一天两杯": an amount, its unit, and the word that moved it
+_NUMBER_WORDS = r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百千万半]+)"
+_AMOUNT_NOW = re.compile(
+    r"^(?P<now>现在|目前|如今)?(?:慢慢|已经|今年|终于|又|都)*(?P<verb>加到|涨到|降到|减到|增加到|提到|跑到|练到|变成|改成)?"
+    r"(?:每天|一天|每周|一周|每次)?(?P<n>" + _NUMBER_WORDS + r")"
+    r"(?P<u>公里|千米|斤|公斤|杯|包|根|支|瓶|罐|个小时|小时|分钟|本|页|顿)(?:了|啦)?$"
+)
+#: a figure in digits or in words ("7000", "七千", "一万二")
+_FIGURE = re.compile(r"\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+")
+#: "涨到七千了", "现在一万二", "掉到一百三了": a figure said again, with the word that moved it
+#: (the lookbehind asks for one of those words right before the figure: a bare "一万二" moved nothing)
+_FIGURE_NOW = re.compile(
+    r"^(?:今年|又|已经|现在|目前|终于)*(?:涨到|涨了|降到|降了|减到|掉到|瘦到|胖到|到了)?(?<=[到了在今又已现目终])"
+    r"(?P<n>\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+)(?:了|啦)?$"
+)
+#: a figure said on its own ("132", "68kg", "130/85") and the words that say something was measured
+_FIGURE_ONLY = re.compile(r"\d{2,3}(?:\.\d)?(?:/\d{2,3})?\s*(?:kg|KG|%)?")
+_MEASURING = re.compile(r"上秤|称了|称一下|秤了|量了|测了|量一下|测一下|体检|复查|体重|血压|血糖|体脂")
 #: "150/95", "130/85": a reading of two figures (blood pressure), one figure as a whole
 _READING = re.compile(r"(?<![\d/])\d{2,3}/\d{2,3}(?![\d/])")
 _DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
-_GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
+#: a school year ("初二", "三年级"); the extractor reads a relative's by it too
+GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
 #: words too common to tie a new figure to a known fact
 _COMMON = re.compile(r"用户|现在|今天|已经|终于|最近|目前|一下|一次|了|的|是|在|到|就|都|又|还")
 
@@ -667,13 +707,13 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     unit, when both say one) that shares a word with the clause, or, when the
     clause says little besides the figure, the latest such fact.
     """
-    grade = _GRADE.search(clause) or _DATE.search(clause) or _READING.search(clause)
+    grade = GRADE.search(clause) or _DATE.search(clause) or _READING.search(clause)
     amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
     if _READING.search(clause):
         pattern: re.Pattern[str] = _READING
         new, unit = _READING.search(clause).group(0), None  # type: ignore[union-attr]
     elif grade:
-        pattern = _GRADE if _GRADE.search(clause) else _DATE
+        pattern = GRADE if GRADE.search(clause) else _DATE
         new, unit = grade.group(0), None
     elif len(amounts) == 1:
         pattern, new, unit = _AMOUNT, amounts[0].group("n"), amounts[0].group("u")
@@ -825,6 +865,8 @@ _EN_SWAPS = (
         + _EN_NAME,
         re.I,
     ),
+    # "replaced it with a Honda CR-V": the thing in its place
+    re.compile(r"\breplaced (?:it|that|that one|my \w+) with (?:a |an |the )?(?:new |used )?" + _EN_NAME, re.I),
     re.compile(
         r"\b(?:now )?(?:i'm|i am) (?:now )?(?:on|rocking|using|carrying|driving) (?:a |an |the )?(?:new )?" + _EN_NAME,
         re.I,
@@ -839,6 +881,17 @@ _EN_SWAPS = (
         re.I,
     ),
 )
+#: "The user weighs 210 pounds": a weight known, and a new reading of one
+_EN_WEIGHT = re.compile(
+    r"^The user weighs (?:about |around )?(?P<n>\d{2,3}(?:\.\d)?) ?(?:pounds|lbs?|kg|kilos)\b", re.I
+)
+_EN_WEIGHT_NOW = re.compile(
+    r"(?:^|\b)(?:(?:i'm |now |got )?down to|(?:i'm |now )?up to|dropped to|hit|reached|weighed in at|now at)"
+    r" (?P<n>\d{2,3}(?:\.\d)?)(?: ?(?:pounds|lbs?|kg|kilos))?(?=\W|$)(?! ?(?:years|times|days|minutes|hours|am|pm|%|percent|k\b))",
+    re.I,
+)
+#: "sold it", "traded that in": the thing just spoken of, let go
+_EN_GOT_RID_OF_IT = re.compile(r"\b(?:sold|traded|replaced|ditched|gave away) (?:it|that|that one|mine)\b", re.I)
 #: "I quit smoking", "gave up drinking": a habit named by its verb
 _EN_QUIT = re.compile(
     r"\b(?:quit|stopped|gave up|kicked) (?P<x>smoking|drinking|vaping|coffee|alcohol|caffeine|sugar|soda|gaming)\b",
@@ -849,9 +902,14 @@ _EN_LET_GO = re.compile(
     r"\b(?:(?:stopped|quit) (?:going|doing (?:it|that))|gave (?:it|that) up"
     r"|gave up(?=\s*$|\s*[,.!;]|\s+(?:after|on it|on that|already|completely|last|a (?:few|couple)|weeks|months|ages|long ago))"
     r"|(?:don't|do not) (?:go|do (?:it|that)) any ?more|no longer (?:go|do (?:it|that))"
+    # "I dropped out, not running it anymore": out of what one trained or studied for
+    r"|dropped out(?! of (?:school|college|uni|university|high school))|not (?:running|doing|training for|going to) (?:it|that) any ?more"
+    # "honestly I quit, …": the pursuit spoken of, left
+    r"|\bi quit(?=\s*(?:[,.!;]|$))"
     r"|(?:quit|dropped|stopped|cancell?ed) (?:those|the|my|that|these) (?:lessons|classes|class|course|sessions|membership)"
     # "haven't played in a year": not done for a long while
-    r"|(?:haven't|have not|hasn't) (?:played|gone|been|done it|run|swum|practiced|practised|trained)(?: \w+)? in (?:a|an|\d+|ages|months|years|forever))\b",
+    r"|(?:haven't|have not|hasn't) (?:played|gone|been|done it|run|swum|practiced|practised|trained)(?: \w+)? in"
+    r" (?:a|an|\d+|one|two|three|four|five|six|a few|several|ages|months|years|forever))\b",
     re.IGNORECASE,
 )
 #: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
@@ -868,7 +926,11 @@ _EN_NEW_FAVOURITE = re.compile(
 #: "now I'm settled in Atlanta", "signed a lease in Queens", "bought a house in Mesa": the home now
 _EN_SETTLED = re.compile(
     r"\b(?:(?:i'm|i am|we're|we are) (?:now |finally |all )?(?:settled|based|renting) in|signed a lease (?:[a-z]+ ){0,3}?in"
-    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in) " + _EN_NAME_NOT_THE,
+    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in"
+    # "finally got my own place in Orlando"
+    r"|got (?:my|our|a) (?:own )?(?:place|apartment|flat|house|condo) in"
+    # "just closed on a house in Hoboken": a home bought
+    r"|closed on (?:a|our|my) (?:house|place|condo|home|flat|apartment|townhouse) in) " + _EN_NAME_NOT_THE,
     re.IGNORECASE,
 )
 #: "got transferred to the Worcester branch": the same work, in another place
@@ -953,6 +1015,13 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             at = fact.index(numbers[0])
             corrected = fact[:at] + figure.group("n") + fact[at + len(numbers[0]) :]
             return [(marked_as_correction(corrected), fact)]
+    reading = _EN_WEIGHT_NOW.search(text)
+    weighed = next((f for f in reversed(known_facts[-3:]) if isinstance(f, str) and _EN_WEIGHT.search(f)), None)
+    if reading and weighed and not _EN_SOMEONE_ELSE.search(text) and not is_unreal(text):
+        # "down to 195 after two months", "hit 180 this morning": a weight said again
+        old = _EN_WEIGHT.search(weighed)
+        if old and old.group("n") != reading.group("n"):
+            return [(weighed[: old.start("n")] + reading.group("n") + weighed[old.end("n") :], weighed)]
     said = text
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
     # winter is gonna hurt": the move is so, the winter to come is not)
@@ -1010,6 +1079,11 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             )
             if thing and value.lower() not in thing[0].lower():
                 return thing_now(value, thing)
+            # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
+            owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
+            if not thing and owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
+                # what the user has now, and that the old one is gone (which the judge reads as ending it)
+                return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
     m = _EN_NEW_FAVOURITE.search(text)
     if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
         # "lately Interstellar has become my all-time favorite": in the latest favourite known
@@ -1177,7 +1251,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     # each clause once, without what ends it ("…榴莲😋"); the rules before the loop read clauses
     # that the loop would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职", text, re.I):
+    # (and a post won in an exam or an offer: "考上编了！下个月去…报到")
+    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职|考上|上岸|录取|录用", text, re.I):
         for piece in pieces:
             m = None if others else _GOES_TO_DO.match(piece)
             work = latest(lambda f, s, v: s in ("employer", "employment", "job", "business")) if m else None
@@ -1204,6 +1279,16 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                 found.append((f"用户住在{m.group('v')}", home[0]))
                 break
     for piece in pieces:
+        # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
+        m = _HOUSEHOLD_HOME.match(piece)
+        home = latest(lambda f, s, v: s == "residence") if m and not is_unreal(piece) else None
+        if m and home and m.group("v") not in home[0]:
+            found.append((f"用户住在{m.group('v')}{m.group('w') or ''}", home[0]))
+            break
+    if known and is_plan(known[-1]) and not others and any(_NEVER_MIND.match(p) for p in pieces):
+        # "想想还是算了": the plan just told is off
+        found.append(("用户的出行计划取消了" if re.search(TRAVEL, known[-1]) else "用户的计划取消了", known[-1]))
+    for piece in pieces:
         # "公司把我派到香港了": where the employer sent the user to work
         m = _SENT_TO.match(piece)
         work = latest(lambda f, s, v: s in ("work_location", "employment", "employer")) if m else None
@@ -1229,11 +1314,17 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         whose = re.sub(
             r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose
         )  # "被朋友挖去了…": the one who hired, not the subject
+        whose = re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)  # "转给朋友了": who got it
         if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
             continue
         if told_of_someone_else(text) and "我" not in clause:
             continue  # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
         if not re.search(r"[\u4e00-\u9fff]", clause):
+            # "今天上秤，132！": a figure on its own, after the words of weighing or measuring
+            figure = _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(text) and not others
+            again = remeasured(clause, known) if figure else None
+            if again:
+                found.append(again)
             continue  # these are Chinese ways of telling; English ones name their subject
         gone = _IT_GONE.match(clause) or _NONE_KEPT.search(clause)
         pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no") if gone else None
@@ -1283,7 +1374,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             # "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经停了": a pursuit or a habit let go of,
             # by its topic when one is named (the one a known fact does), else the latest one
             topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
-            verb = m.group("verb")
+            verb = m.group("verb") or m.group("verb2")
             if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
                 continue  # "公交停了": a bare noun that stopped is no habit given up
 
@@ -1311,6 +1402,25 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m and denied:
             # "问了医生才知道根本不是过敏": what a known fact says, denied
             found.append((f"用户其实没有{m.group('p')}", denied[0]))
+            continue
+        m = _ITS_AGE.search(clause)
+        pet = (
+            latest(lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f)) and bool(species_of(f)))
+            if m
+            else None
+        )
+        if m and pet:
+            # "给它过了四岁生日" after 用户家狗狗三岁: the pet's age, in the known fact
+            old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", pet[0])
+            if old and old.group(0) != m.group("n") + "岁":
+                found.append((pet[0][: old.start()] + m.group("n") + "岁" + pet[0][old.end() :], pet[0]))
+            continue
+        m = _SOLD_UNNAMED.match(clause)
+        if m:
+            # what the user has, said last: "有辆摩托车" (a pet is given away in other words)
+            owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])))
+            if owned and owned[0] == known[-1]:
+                found.append((f"用户已经把它{m.group('verb')}了", owned[0]))
             continue
         m = _GOT_RID.search(clause) or _GONE_TO_OTHERS.match(clause)
         if m:
@@ -1370,11 +1480,32 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if place:
                 found.append((f"用户在{m.group('v')}工作", place[0]))
             continue
+        m = _NEW_COMPUTER.search(clause)
+        if m:
+            computer = latest(lambda f, s, v: s in ("attr:电脑", "attr:笔记本"))
+            if computer and m.group("v").strip() not in computer[0]:
+                noun = computer[1].split(":", 1)[1]
+                found.append((f"用户的{noun}是{m.group('v').strip()}", computer[0]))
+                continue
         m = _NEW_PHONE.search(clause)
         if m:
             phone = latest(lambda f, s, v: s == "phone")
             if phone:
                 found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
+            continue
+        m = None if others else _ADMITTED.match(clause)
+        if m:
+            # "被浙大录取了" after 用户在读高三: the school the user goes on to
+            got_into = m.group("v1") or m.group("v2")
+            school = latest(lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(_STUDYING.search(f))))
+            if school and _SCHOOL_NAME.search(got_into) and got_into not in school[0]:
+                found.append((f"用户考上了{got_into}", school[0]))
+            continue
+        if _GRADUATED.match(clause) and not others:
+            # "毕业啦！": the studies a known fact says are going on are over
+            study = latest(lambda f, s, v: f.startswith("用户") and bool(_STUDYING.search(f)))
+            if study:
+                found.append(("用户已经毕业了", study[0]))
             continue
         if _DROPPED_OUT.match(clause):
             study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)))
@@ -1406,6 +1537,27 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if named and m.group("v") not in named[2]:
                 found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
             continue
+        m = None if others else _AMOUNT_NOW.match(clause)
+        if m and (m.group("verb") or m.group("now")):
+            # "慢慢加到五公里", "现在每天十公里": an amount in the unit a known fact measures in
+            unit: str = m.group("u")
+
+            def in_unit(f: str, s: str, v: str, unit: str = unit) -> bool:
+                return bool(re.search(_NUMBER_WORDS + re.escape(unit), f))
+
+            measured = latest(in_unit)
+            there = re.search(_NUMBER_WORDS + re.escape(unit), measured[0]) if measured else None
+            if measured and there and there.group(0) != m.group("n") + unit:
+                found.append(
+                    (measured[0][: there.start()] + m.group("n") + measured[0][there.end() - len(unit) :], measured[0])
+                )
+                continue
+        m = None if others else _FIGURE_NOW.match(clause)
+        held = latest(lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v))) if m else None
+        if m and held and held[2] != m.group("n") and held[2] in held[0]:
+            # "涨到七千了", "现在一万二": a salary or a weight said again in words, not digits
+            found.append((held[0].replace(held[2], m.group("n"), 1), held[0]))
+            continue
         again = None if others else remeasured(clause, known)
         if again:
             found.append(again)
@@ -1421,6 +1573,23 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                     if held:
                         found.append((said, held[0]))
                         break
+            else:
+                at = _NOW_AT_WORK.match(clause[lead.end() :])
+                # "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place
+                # is a workplace by its name or the message says the job changed; "现在在北京" right
+                # after "用户在天津工作", a chain of places worked in
+                chain = bool(
+                    known
+                    and at
+                    and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
+                    and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known[-1])
+                )
+                if at and (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(text) or chain):
+                    work = latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
+                    if work and at.group("v") not in work[0]:
+                        # said in the known fact's own words, which the judge compares as one statement
+                        verb = "上班" if work[0].endswith("上班") else "工作"
+                        found.append((f"用户在{at.group('v')}{verb}", work[0]))
     if not found and not others:
         found.extend(succession(pieces, known))
     return found
@@ -1429,7 +1598,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 def _pursued(fact: str) -> str:
     """How a pursuit fact's pursuit is named in its giving up: by its verb, not its object
     ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again."""
-    m = re.search(r"(?:在|开始|准备)(?P<v>学|练|搞|备考|考|减肥|健身)", fact)
+    m = re.search(r"(?:在|开始|准备)(?P<v>学|练|搞|备考|考|减肥|健身|追)", fact)
     return f"之前在{m.group('v')}的" if m else "之前说的事"
 
 
@@ -1489,7 +1658,24 @@ _ONLY_NOW = re.compile(
 )
 #: "今天去把卡退了", "昨天刚把它卖掉了": a thing the user had is gone
 _GOT_RID = re.compile(r"把(?P<x>它|这个|那个|[\u4e00-\u9fff]{1,4}?)(?P<verb>卖|退|扔|送人|转手|处理|捐)(?:掉|了)?了")
+#: "给它过了四岁生日", "它今天满三岁了": the age of the pet spoken of
+_ITS_AGE = re.compile(
+    r"(?:给(?:它|牠)(?:过|庆祝|办)了?|^(?:它|牠)(?:今天|已经|都|刚|刚刚)*(?:满|过了)?)(?P<n>\d{1,2}|[一二两三四五六七八九十]{1,2})岁"
+)
+#: "上个月卖了，太危险": sold, the thing just spoken of left out
+_SOLD_UNNAMED = re.compile(
+    r"^(?:上个?月|上周|上礼拜|前几天|前两天|去年|今年|最近)?(?:已经|早就|早)?(?P<verb>卖|转手|送人)(?:掉|出去)?了$"
+)
 #: "现在在健身房做私教", "后来一个人租了个单间": when, then the state now
+#: "在拼多多", "在青岛分公司": a place said alone after 现在 (what is done there is left out)
+_NOW_AT_WORK = re.compile(
+    r"^在(?P<v>(?!家|外|路|床|医院|学校|车|楼)(?![^，,]*(?:出差|旅游|旅行|玩|开会|培训|度假|过年|看病|住院|休假|探亲))"
+    r"[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦|呢)?$"
+)
+_WORKPLACE_NAME = re.compile(r"(?:分公司|公司|集团|总部|分部|银行|事务所|工厂|[^工]厂|分行|支行)$")
+_JOB_MOVED = re.compile(
+    r"跳了|跳槽|又跳|换工作|换了工作|辞了|辞职|离职|入职|调了|调岗|待了[\u4e00-\u9fff]{1,3}年|来了[快有]?[\u4e00-\u9fff]{1,3}(?:年|个月)"
+)
 _NOW_LEAD = re.compile(r"^(?:现在|后来|如今|目前|这几年|这两年)(?:又|就|都|已经|改成?|开始|换成)?(?=\S{2})")
 #: "今年又去了昆明，应该会待很久": a city gone to, with words that say the user stays
 _SETTLED_IN = re.compile(
@@ -1507,15 +1693,20 @@ _GOES_TO_DO = re.compile(
 )
 #: "放弃了", "那个课我退了", "学不下去了": a pursuit given up, said of the latest one
 _GAVE_UP = re.compile(
-    r"^(?:唉|哎|算了|撑不住了)?(?:那个|这个)?(?:课|班|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
-    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了)$"
+    # ("那玩意儿我放弃了": the thing, not named)
+    r"^(?:唉|哎|算了|撑不住了)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
+    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了)$"
 )
 #: "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经不跑了": a pursuit or habit let go of, by a
 #: topic (or an "that thing" for the one known), or by its verb alone
 _LEFT_OFF = re.compile(
-    r"^(?:现在|最近|后来|如今|目前)?(?P<t>[\u4e00-\u9fff]{1,4}?(?:那事儿?|这事儿?|那个|课|班)|那个|这个|那事儿?|(?!已经|早就|早|都|也|彻底|就|全|我|好|很|几|一直)[\u4e00-\u9fff]{2,4}?)?"
+    r"^(?:其实|现在|最近|后来|如今|目前)?(?P<t>[\u4e00-\u9fff]{1,4}?(?:那事儿?|这事儿?|那个|课|班)|那个|这个|那事儿?|(?!已经|早就|早|都|也|彻底|就|全|我|好|很|几|一直)[\u4e00-\u9fff]{2,4}?)?"
     r"(?:我)?(?:也|都|早|早就|已经|彻底|就|全)*"
-    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没)(?P<verb>跑|学|练|去)了)$"
+    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没)(?:去(?=[跑学练]))?(?P<verb>跑|学|练|去)了"
+    # "已经一个月没喝了": how long since, then the verb of the habit
+    r"|(?:[一二两三四五六七八九十几半\d]+(?:个多?月|个?星期|周|年)|好几个星期)(?:都)?没(?:再)?(?P<verb2>跑|练|去|喝|抽|打|玩)(?:过)?了"
+    # "其实也就坚持了三天": kept up only for a while
+    r"|(?:也就|只|就|才)坚持了(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个月)|没几天|几天))$"
 )
 #: "入坑了陈奕迅，现在最爱他了": someone taken up, then the favourite said as 他/她
 _NOW_FAVOURITE_THEM = re.compile(
@@ -1545,9 +1736,27 @@ _NOT_X_BUT_Y = re.compile(r"^(?:哦|噢|啊|嗯|呃|诶)*不是[^，,。！!？?
 #: "根本不是过敏", "其实并没有近视": a predicate denied outright
 _DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P<p>[\u4e00-\u9fff]{2,3}?)(?=过|了|的|$|[，,。])")
 #: what a pursuit is said as: "在学游泳", "在搞生酮饮食", "在练吉他", "准备考N2"
-_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在减肥|在健身|开始学|开始练|报了")
+_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在考(?!虑|察)|在减肥|在健身|开始学|开始练|报了|在追")
 #: "已经退学了", "去年就不读了": studies ended
 _DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
+#: "被浙大录取了", "考上复旦了": a school got into
+_ADMITTED = re.compile(
+    r"^(?:我)?(?:终于|已经|刚刚?)?(?:被(?P<v1>[\u4e00-\u9fff]{2,10}?)录取了|考上了?(?P<v2>[\u4e00-\u9fff]{2,10}?)了?)$"
+)
+_SCHOOL_NAME = re.compile(r"(?:大学|学院|中学|高中|一中|二中|三中|附中|[^高初]大|清华|复旦)$")
+#: "和老公在城东买了套两居室", "我们在滨江租了套房": where the household lives now
+_HOUSEHOLD_HOME = re.compile(
+    r"^(?:[\u4e00-\u9fff]{1,4}(?:后|以后|之后))?(?:我?(?:和|跟)(?:老公|老婆|爱人|对象|男朋友|女朋友|媳妇|先生|太太)|我们)(?:一起)?"
+    r"在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:买了|租了|买下了?)(?:一)?套(?P<w>[\u4e00-\u9fff]{0,4}?(?:居室|房子|公寓|房|别墅))?(?:了|啦)?$"
+)
+#: "想想还是算了", "算了吧": a plan given up, said alone
+_NEVER_MIND = re.compile(r"^(?:(?:想想|想了想|考虑了一下|琢磨了一下|仔细想想)(?:还是|那)?|还是)算了(?:吧|啦)?$")
+#: "毕业啦", "终于毕业了": studies finished, said alone
+_GRADUATED = re.compile(r"^(?:我)?(?:终于|已经|刚刚?|总算|顺利|也)*毕业(?:了|啦)+$")
+#: a known fact of studies going on ("在上海交大读研", "在读大三")
+_STUDYING = re.compile(
+    r"在读|读研|读博|在上学|在念|上大学|读大学|(?:大|研|博)[一二三四](?![\u4e00-\u9fff])|在[^，,]{1,10}?(?:读书|上学|念书|读)"
+)
 #: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
 STUDIES = re.compile(
     r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业|\bstud(?:y|ies|ying)\b|\benrolled\b", re.IGNORECASE
@@ -1567,7 +1776,7 @@ _NOW_DOING = re.compile(
 _GONE_TO_OTHERS = re.compile(
     r"^(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
     r"(?:已经|早就|上个?月|上周|上个?礼拜|上星期|前两天|前几天|前阵子|昨天|今年|去年)?"
-    r"(?P<verb>转给别人|送人|卖|转手|退|扔)(?:掉|了)?了?$"
+    r"(?P<verb>转给别人|转给(?:朋友|同事|室友|亲戚|家人|我[\u4e00-\u9fff]{1,2})|送给(?:朋友|同事|室友|亲戚)|送人|卖|转手|退|扔)(?:掉|了)?了?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(

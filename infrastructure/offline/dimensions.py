@@ -110,6 +110,14 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
             ("prose", r"段落|成段|整段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
         ),
     ),
+    # two structured layouts, one in place of the other ("用表格" → "以后改成分点列出来")
+    (
+        "structure",
+        (
+            ("table", r"表格|\btables?\b"),
+            ("list", r"列表|分点|分条|列点|要点|\bbullet(?: points?)?s?\b|\blists?\b"),
+        ),
+    ),
 )
 
 #: a refusal just before a pole word turns it to the other pole ("不要emoji", "no emojis")

@@ -69,11 +69,11 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
     species_of,
 )
-from factledger.infrastructure.offline.topics import taste_now, topics_of
+from factledger.infrastructure.offline.topics import change_told, taste_now, topics_of
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/9"
+EXTRACTOR_ID = "offline-rules/10"
 
 
 class _Reading:
@@ -232,6 +232,9 @@ class RuleExtractor:
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
+        named = _by_name(text, known)
+        if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
+            text = named
         extraction = self._read(text, known)
         if extraction.facts and not extraction.preferences and not is_english(text):
             # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
@@ -260,7 +263,9 @@ class RuleExtractor:
                 if again.facts or again.preferences:
                     return again
             # "大儿子在读研": a relative named without 我 is the speaker's
-            if re.match(r"^(?:" + ZH_ROLE_PATTERN + r")(?!们)", text) and not is_english(text):
+            # "还有个妹妹在读高中": one more relative, after one named
+            more = r"(?:(?:另外|而且)?(?:还|也)有(?:个|一个|两个|俩|一位)?)?"
+            if re.match(r"^" + more + r"(?:" + ZH_ROLE_PATTERN + r")(?!们)", text) and not is_english(text):
                 again = self._read("我" + text, known)
                 if again.facts or again.preferences:
                     return again
@@ -280,7 +285,9 @@ class RuleExtractor:
         # correction of something already known is read even without one.
         # "如今她已经上大班了": a known relative, said as 他/她, is read like a named one
         about_known = bool(known) and bool(
-            re.match(r"^(?:如今|现在|今年|已经|转眼|后来|最近)?[他她](?!们)", _OPENERS.sub("", text))
+            re.match(
+                r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", _OPENERS.sub("", text)
+            )
         )
         signalled = signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known) or about_known
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
@@ -296,6 +303,7 @@ class RuleExtractor:
                 items = self._against_known(items, said)
             if change_only:  # only what changes a known fact
                 items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflict(i.text, known))]
+            items = [_with_change_told(i, text) for i in items]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
             return self._empty(signals)
@@ -392,7 +400,10 @@ class RuleExtractor:
         if text.replace("我", "") != _OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
             said = text  # "雅思我不考了" is restated as "用户不考雅思了"
         # "如今她已经上大班了": the time word after the pronoun, so that 她 is the subject
-        text = re.sub(r"^(如今|现在|今年|后来|最近|转眼)([他她])(?!们)", r"\2\1", text)
+        # (and "暑假一过她就升初三了": the time a term or a holiday ended)
+        text = re.sub(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)", r"\2\1", text)
+        if re.match(_SEASON_PAST + r"[他她]", said):
+            said = text
         subject, rest = _parse_subject(text, carried)
         if subject.kind == "unknown" and text.startswith(("他", "她")):
             role = _known_role(text[0], message.known)
@@ -464,6 +475,9 @@ class RuleExtractor:
         if pronoun:
             role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
             english_role = _english_role(role, message.known) if role else None
+            # "she's 11 now" after "The user's cat is 10": no relative known, the one pet is meant
+            someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
+            english_role = english_role or (None if role or someone else _english_pet(message.known))
             if english_role:  # "he turned 8" after "The user's son is 7"
                 said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
         # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's
@@ -628,6 +642,14 @@ class RuleExtractor:
             restated = remeasure(fact, item.text)
             if restated:
                 return _Item("fact", restated, _category(restated), rules_common.FACT_CONFIDENCE, replaces=fact)
+        # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
+        # the slot reader reads; read against that relative's known facts only
+        role = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", item.text)
+        if role and changes.GRADE.search(item.text):
+            theirs = [k for k in known if k.startswith(role.group(0))]
+            moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
+            if moved:
+                return _Item("fact", moved[0], _category(moved[0]), rules_common.FACT_CONFIDENCE, replaces=moved[1])
         return item
 
     @staticmethod
@@ -696,19 +718,28 @@ class RuleExtractor:
         return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
 
 
+#: a holiday or term that has just ended: "暑假一过", "寒假过完", "开学后"
+_SEASON_PAST = r"(?:暑假|寒假|假期|国庆|春节|过年|年后|新学期|开学)(?:一过|过完了?|过后|以后|之后|结束了?|后)?[，,]?"
+
 #: the user's own attributes, said as a topic without 我 ("老家是安徽的", "体重现在120斤")
 _SELF_TOPIC = (
     r"老家|家乡|籍贯|体重|身高|工资|月薪|年薪|收入|专业|学历|母语|血型|星座|生日|驾照|鞋码|血糖|血压|空腹|体检|视力|度数|体脂|"
     r"雅思|托福|四级|六级|(?:初|高|大|研)[一二三四](?![\u4e00-\u9fff])|[一二三四五六]年级"
+    # a kindergarten year: "转眼中班了", "今年上幼儿园小班了"
+    r"|(?:(?:上|读|升)了?(?:幼儿园)?)?[小中大托]班(?=了|啦|$)"
+    # a stage of one's studies, then what was studied there: "研究生转了金融", "本科读的是法学"
+    r"|(?:本科|研究生|硕士|博士)(?=(?:时|的时候|阶段)?(?:学|读|念|转|选|报|考|在))"
 )
 #: a change told as an event, when and what: "后来考过了法考", "今年转岗做了管理", "毕业后租了个单间"
 _EVENT_TIME = (
-    r"这个?月|这周|本月|今年初|年初|年底|后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|最近|这两年|这几年|终于|总算|"
+    r"这个?月|这周|本月|今年初|年初|年底|后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|前几天|前些天|最近|这两年|这几年|终于|总算|"
     r"已经|又|刚刚?|之后|然后|[\u4e00-\u9fff]{1,3}(?:以后|之后|后)"
+    # a holiday just past: "国庆那会儿搬去高新区了"
+    r"|(?:国庆|五一|春节|过年|元旦|中秋|端午|寒假|暑假|年初|年底|月初|月底)(?:那会儿?|那阵子?|期间)"
 )
 _EVENT_VERB = (
     r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
-    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|"
+    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|领证|领了证|结婚|订婚|离婚|"
     # a new pet, a new pastime: "又从救助站领了只小黑猫", "最近又迷上攀岩了", "最近在学日语"
     r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去|开始练|练起|在追|"
     # a new job somewhere: "后来去快递站干分拣"
@@ -717,7 +748,8 @@ _EVENT_VERB = (
 #: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
 _HABIT_TIME = (
     r"(?:(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
-    r"|周末|晚上|下班后?)"
+    # a time of day, maybe narrowed ("晚上睡前会喝杯牛奶", "早上喝豆浆")
+    r"|(?:周末|晚上|早上|中午|下午|下班后?)(?:睡前|睡觉前|饭后|吃完饭)?|睡前|睡觉前)"
 )
 _HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃|兼职|教"
 #: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
@@ -749,6 +781,8 @@ _DROPPED = re.compile(
     r"|^(?!这|那|都|什么|啥|谁)[\u4e00-\u9fff]{1,4}也(?:学过|学|会|练过|练|追|看|玩|喜欢|爱|弹|说得|讲得)"
     # what else the household has: "另外还有一缸热带鱼", "还养了条柯基"
     r"|^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|辆|台|匹|头)"
+    # one more pursuit: "还报了个街舞班", "也在学游泳"
+    r"|^(?:另外|而且)?(?:还|也)(?:报了(?:个|一个)?|在学|在练|开始学)(?=[\u4e00-\u9fff]{2})"
 )
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
@@ -811,8 +845,8 @@ def _with_dropped_subject(text: str) -> str:
         if re.search(r"[?？吗]", clause):
             return text
         if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(clause):
-            if re.match(_HABIT_TIME, clause) and re.search(r"了|过", clause):
-                return text  # "周末去听了场音乐会": one outing, not a habit
+            if re.match(_HABIT_TIME, clause) and re.search(r"了|过|(?:" + _HABIT_VERB + r")的", clause):
+                return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
             at = start + piece.index(clause)
             return text[:start] + "我" + text[at:]  # "还有芒果也过敏": the opener says nothing
         sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
@@ -933,9 +967,43 @@ def _imagined(fact: str, message: str = "") -> bool:
     return bool(_WEIGHING.search(fact))
 
 
+def _by_name(text: str, known: Sequence[str]) -> str | None:
+    """A message that opens with the name of a relative the known facts name ("用户的女儿叫小米"),
+    said of them: "小米今年上初中了" → "我的女儿今年上初中了"."""
+    if is_english(text):
+        return None
+    for fact in reversed(known):
+        m = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + r")(?:的名字)?叫(?P<n>[\u4e00-\u9fff]{2,3})(?:[，,]|$)", fact)
+        if not m or not text.startswith(m.group("n")):
+            continue
+        rest = text[len(m.group("n")) :]
+        # what a person or pet does or is now, not what a thing of that name does ("小米出新手机了")
+        if not re.match(
+            r"(?:今年|现在|已经|都|今天|昨天|前几天|最近|上个?月|又|也|刚|终于)*(?:上|读|满|过|考|会|长|学|升|去|在)",
+            rest,
+        ):
+            return None
+        return "我的" + m.group("r") + rest
+    return None
+
+
+def _with_change_told(item: _Item, message: str) -> _Item:
+    """'现在口味变了，爱看喜剧片': a liking of content, with the clause that says the old one gave way."""
+    if item.kind != "preference" or item.category != "content" or is_english(message):
+        return item
+    told = change_told(message, item.text)
+    return item._replace(text=f"{told}，{item.text}") if told else item
+
+
 def _actually(item: _Item) -> _Item:
     """What a retraction says instead, marked as such: "用户其实就会…", "The user actually only …"."""
-    if item.kind != "fact" or not item.generic:
+    if item.kind != "fact":
+        return item
+    # "用户的老公是重庆的" after 用户的老公是四川人: a relative's, once, right after who it is
+    whose = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + r")(?=是[\u4e00-\u9fff]{1,6}(?:人|的)$)", item.text)
+    if whose and "其实" not in item.text:
+        return item._replace(text=f"{whose.group(0)}其实{item.text[whose.end() :]}")
+    if not item.generic:
         return item
     if item.text.startswith("用户") and not item.text.startswith(("用户其实", "用户的")):
         # once, right after the subject, where the judge reads it ("用户家猫其实是美短" → "用户其实家猫是美短")
@@ -973,6 +1041,20 @@ def _english_role(role: str, known: Sequence[str]) -> str | None:
         if m and ROLE_SYNONYMS.get(m.group(1).lower()) == role:
             return m.group(1).lower()
     return None
+
+
+_EN_PETS = re.compile(
+    r"^The user's (?P<pet>cat|dog|puppy|kitten|parrot|rabbit|bunny|hamster|horse|turtle|tortoise)\b", re.IGNORECASE
+)
+
+
+def _english_pet(known: Sequence[str]) -> str | None:
+    """The one kind of pet the known facts speak of ("cat" for "The user's cat is 10"), or None;
+    only when no relative of the user's is known, who he or she might be instead."""
+    if any(re.match(r"^The user's (?:" + EN_ROLE_PATTERN + r")\b", k, re.IGNORECASE) for k in known):
+        return None
+    pets = {m.group("pet").lower() for m in map(_EN_PETS.match, known) if m}
+    return next(iter(pets)) if len(pets) == 1 else None
 
 
 def _category(text: str) -> str:

@@ -58,7 +58,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/7"
+JUDGE_ID = "offline-rules/8"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -653,6 +653,14 @@ def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
     numeric = bool(re.search(r"\d|[" + _CN_NUMBERS + "]", before) and re.search(r"\d|[" + _CN_NUMBERS + "]", after))
     if kept < (1 if numeric or en else 2):
         return None
+    if zh and role:
+        # a relative's words count only after who it is: "用户的老公做菜超辣" shares 老公 with
+        # "用户的老公其实是重庆的" but no frame; "是四川人" and "是重庆的" share 是
+        own = len(_frame_tokens("用户" + role)) - 2
+        said_old = old[len("用户" + role) :]
+        said_new = re.sub(r"^(?:其实|实际上)", "", new[len("用户" + role) :])
+        if kept - own < 2 and not (said_old.startswith("是") and said_new.startswith("是")):
+            return None
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
         return None
     return Relation.UPDATE, f"update: corrected {before} → {after}"
@@ -723,6 +731,11 @@ _LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b
 _DROPPED_OUT = re.compile(
     r"退学|辍学|肄业|不读了|没读了|不念了|dropped out|quit (?:school|college|uni|the program)", re.I
 )
+#: "用户已经毕业了": studies finished, said alone, and the studies a fact says are going on
+_GRADUATED = re.compile(r"^用户(?:已经|终于|刚刚?|总算|顺利)*毕业了$")
+_STUDYING = re.compile(
+    r"在读|读研|读博|在上学|在念|上大学|读大学|(?:大|研|博)[一二三四](?![\u4e00-\u9fff])|在[^，,]{1,10}?(?:读书|上学|念书|读)"
+)
 #: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
 _DENIED = re.compile(
     r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不是|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
@@ -743,6 +756,8 @@ def _ended(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     if _DROPPED_OUT.search(new) and STUDIES.search(old):
         return Relation.CONFLICT, "conflict: the studies said before ended"
+    if _GRADUATED.match(new) and _STUDYING.search(old) and "毕业" not in old:
+        return Relation.UPDATE, "update: the studies said before are finished"
     for clause in re.split(r"[，,。；;]", new):
         denied = _DENIED.match(clause.strip())
         if denied and denied.group("p") in old:
@@ -775,8 +790,9 @@ _MEASURE = r"\d+(?:[./]\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
 
 #: "用户把卡退了", "用户已经把它卖掉了": a thing the user had is gone (what ``changes.events`` writes)
 _GOT_RID = re.compile(
-    r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给别人|处理|捐)(?:掉)?了$"
+    r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给[\u4e00-\u9fff]{1,3}?|送给[\u4e00-\u9fff]{1,3}?|处理|捐)(?:掉)?了$"
 )
+_EN_GOT_RID = re.compile(r"^The user (?:sold|got rid of|gave away|traded in) it$")
 #: "用户改玩王者荣耀了": what the user does now, in place of what they did
 _SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?P<v>\S+?)了?$")
 _HAD = re.compile(r"有|买|办|入手|养|租")
@@ -788,6 +804,8 @@ _TOPIC_SWAPPED = re.compile(r"^用户(?P<t>[\u4e00-\u9fff]{2,3}?)换成(?P<v>\S+
 def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     """A thing the user had and let go of, or an activity taken up in place of another, as
     the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
+    if _EN_GOT_RID.match(new) and re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old):
+        return Relation.CONFLICT, "conflict: the user no longer has it"
     m = _GOT_RID.match(new)
     if m:
         thing = m.group("x")

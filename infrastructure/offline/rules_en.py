@@ -200,12 +200,15 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
     m = re.search(
         r"\b(?:be|keep (?:it|things)|talk|sound|stay|write|reply|answer)(?: to me)? (?:more |a bit |a little |way )?(?:more )?"
         r"(?P<s>casual|formal|relaxed|professional|chatty|informal)\b|\blike a friend\b"
-        r"|\b(?:talk|speak|write|reply|answer|chat)(?: to me| with me)? (?P<s2>casually|formally|professionally)\b",
+        r"|\b(?:talk|speak|write|reply|answer|chat)(?: to me| with me)? (?P<s2>casually|formally|professionally)\b"
+        # "Answer me in a formal tone"
+        r"|\b(?:talk|speak|write|reply|answer|respond)(?: to me| with me| me)? in an? (?:more )?"
+        r"(?P<s3>casual|formal|relaxed|professional|friendly|informal) (?:tone|way|voice|manner|register)\b",
         t,
         re.IGNORECASE,
     )
     if m:
-        style = (m.group("s") or m.group("s2") or "casual").lower()
+        style = (m.group("s") or m.group("s2") or m.group("s3") or "casual").lower()
         tone = "formal" if style.startswith(("formal", "professional")) else "casual"
         if re.search(
             r"\b(?:no need to|don't|do not|not|never|needn't|stop being)\s+(?:\w+\s+)?$", t[: m.start()], re.I

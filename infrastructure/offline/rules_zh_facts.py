@@ -458,6 +458,8 @@ def _job_change_fact(core: str, who: str) -> _Item | None:
 
 def _age_fact(core: str, who: str) -> _Item | None:
     """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
+    if re.search(r"给(?:它|他|她|牠)(?:过|庆祝|办)", core):
+        return None  # "给它过了四岁生日": the age of the one the birthday was for
     m = re.match(r"^(?P<pre>今年|已经|都|满)?(?:是)?" + _AGE_NUMBER + r"(?:周)?岁(?P<half>半)?(?:了|啦)?$", core)
     if m is None and who == "用户":  # "我34了", "四十一了"
         m = re.match(r"^(?P<pre>)(?P<v>[1-9]\d|[二三四五六七八九]?十[一二三四五六七八九]?)(?P<half>)(?:了|啦)$", core)

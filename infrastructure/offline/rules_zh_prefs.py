@@ -59,7 +59,7 @@ _PLAIN_WORDS = (
 )
 _TECHNICAL_WORDS = (
     r"(?:直接)?用(?:专业)?(?:说法|术语|名词)|(?:可以|直接)?说(?:专业)?术语|专业(?:说法|术语|名词)(?:就行|也行|没关系|可以)|"
-    r"讲(?:得)?(?:硬核|专业|深入)(?:一?点|些)|硬核(?:一?点|些)"
+    r"讲(?:得)?(?:硬核|专业|深入|深)(?:一?点|些)|硬核(?:一?点|些)"
 )
 _EMOJI_WITHOUT = (
     r"纯文字|纯文本|只要文字|(?:不要|别|不用|少|去掉)(?:再)?(?:带|加|用|发|放)?(?:点)?(?:emoji|表情|颜文字)"
@@ -70,7 +70,10 @@ _CODE_LANGUAGE = re.compile(
     r"(?:用|写|拿|改用|换成|换用|转成?|都用|一律用)\s*(?P<l>" + _CODE_LANGUAGES + r")(?![A-Za-z])", re.IGNORECASE
 )
 #: code examples as a standing request, not one task ("用Python写个脚本" asks for one script)
-_CODE_EXAMPLES = re.compile(r"示例|例子|样例|示范|demo|举例|以后|往后|默认|一律|统一|都用|都给我|从现在", re.IGNORECASE)
+_CODE_EXAMPLES = re.compile(
+    r"示例|例子|样例|示范|demo|举例|以后|往后|默认|一律|统一|都用|都给我|从现在|(?:写|给我写)(?:代码|程序)的?(?:时候|时)",
+    re.IGNORECASE,
+)
 
 
 def _reply_content_preference(rest: str, said: str) -> _Item | None:
@@ -225,7 +228,19 @@ _RECOMMENDATION = (
     # "以后推点轻音乐吧", "以后推粤菜吧": the kind left out, the request standing
     re.compile(
         r"^(?:以后|之后|今后|往后|从现在起)(?:就|都|多|还是)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
-        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r")[\u4e00-\u9fffA-Za-z]{2,8}?)(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
+        # ("推点清淡的粤菜": what kind, then what)
+        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r")[\u4e00-\u9fffA-Za-z]{2,8}?(?:的[\u4e00-\u9fff]{2,4})?)"
+        r"(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
+    ),
+    # "推点民谣吧", "还是给我推喜剧吧": the same, as a plain request ending in 吧
+    re.compile(
+        r"^(?:还是|那就|就|那)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
+        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r"|给|一下|个)[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?=吧|呗$)"
+    ),
+    # "菜谱就推清淡的吧": the kind first
+    re.compile(
+        r"^(?P<k>" + _RECOMMENDED_KINDS + r")(?:的话)?(?:就|都|多|还是)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
+        r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?=吧|呗|就行|就好|[，,。！!~～]|$)"
     ),
 )
 

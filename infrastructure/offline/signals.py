@@ -284,8 +284,10 @@ class SignalDetector:
         ],
         "style_request": [
             r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说|"
-            r"温柔一?点|温柔些|委婉|温和一?点",
+            r"温柔一?点|温柔些|委婉|温和一?点|讲(?:得)?(?:深入?|硬核)(?:一?点|些)",
             r"(?:叫|称呼)我(?!们)",
+            # what to recommend, asked for: "以后推点清淡的粤菜", "还是给我推喜剧吧"
+            r"(?:以后|之后|今后|还是|就)(?:给我)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fff]|推(?:点|些)[\u4e00-\u9fff]{2,8}吧",
             r"(?:改回|换回|切回|换成|改成|改用|还是用?)(?:简体|繁体|中文|英文)",
             r"\b(?:short|shorter|brief|concise|detailed|direct|to the point|casual|formal|professional tone)\b",
             r"\b(?:bullet(?:ed)?[- ]points?|bullets|paragraphs|casually|formally|in detail|into detail|full sentences|flowing text)\b",

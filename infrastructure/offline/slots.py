@@ -119,6 +119,24 @@ ROLE_SYNONYMS: dict[str, str] = {
     "发小": "发小",
     "导师": "导师",
     "实习生": "实习生",
+    # kin and people around the user who are not the user: "我侄子今年刚满18" is the nephew's age
+    "侄子": "侄子",
+    "侄女": "侄女",
+    "外甥": "外甥",
+    "外甥女": "外甥女",
+    "嫂子": "嫂子",
+    "姐夫": "姐夫",
+    "妹夫": "妹夫",
+    "弟媳": "弟媳",
+    "舅妈": "舅妈",
+    "姨妈": "姨妈",
+    "小姨": "小姨",
+    "姑父": "姑父",
+    "姨父": "姨父",
+    "舍友": "室友",
+    "同桌": "同桌",
+    "房东": "房东",
+    "徒弟": "徒弟",
     "孙子": "孙子",
     "孙女": "孙女",
     "外孙": "外孙",
@@ -489,7 +507,7 @@ _MARITAL_WORDS: tuple[tuple[str, str], ...] = (
         r"单身|未婚|\bsingle\b|和(?:男朋友|女朋友|男友|女友|对象)分手|跟(?:男朋友|女朋友|男友|女友|对象)分手|\bbroke up\b",
     ),
     ("divorced", r"离婚|离异|\bdivorced\b"),
-    ("married", r"已婚|结婚|\bmarried\b"),
+    ("married", r"已婚|结婚|领证|领了证|扯证|\bmarried\b"),
     ("engaged", r"订婚|\bengaged\b"),
     ("dating", r"恋爱|脱单|对象|(?:男|女)(?:朋友|友)|\bdating\b|\bin a relationship\b"),
 )
@@ -514,9 +532,18 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:住|生活|居住|常住)(?:了|着)?(?:[一二两三四五六七八九十几\d]+年(?:多|了)?|很久|好久|多年)?$",
         "residence",
     ),
+    # "考上了浙大", "被复旦录取了": the school one got into is the one one goes to
+    (
+        r"^(?:终于|已经|刚刚?)?(?:考上了?|考进了?|被)"
+        r"(?P<v>[\u4e00-\u9fff]{0,10}?(?:大学|学院|中学|高中|一中|二中|三中|附中|清华|复旦)|[\u4e00-\u9fff]{1,8}?(?<![高初])大)"
+        r"(?:录取)?(?:了|啦)?$",
+        "grade",
+    ),
+    # "租的房子在城西", "房子在城西": where one's home is
+    (r"^(?:租的|住的|买的)?房子(?:就)?在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:那边|这边|附近|一带)?$", "residence"),
     # "今年又因为工作调动搬到了重庆": why and when, then where to
     (
-        r"^(?:(?!可能|也许|许|打算|准备|想|要|会|计划|下|明年|后年|过两年|以后|将来|如果|要是)[^，,搬]){0,12}?搬(?:到|去|来|回)了?"
+        r"^(?:(?!可能|也许|许|打算|准备|想|要|会(?!儿)|计划|下|明年|后年|过两年|以后|将来|如果|要是)[^，,搬]){0,12}?搬(?:到|去|来|回)了?"
         r"(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|住)?$",
         "residence",
     ),
@@ -531,7 +558,7 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^(?:现在|已经|都|也)*(?:是|成了?)(?:个|一名|一个)?(?P<v>小学生|初中生|高中生)(?:了|啦)?(?:[，,].*)?$", "grade"),
     # "今年九月升大班了", "上中班": a kindergarten year
     (
-        r"^(?:今年|这学期|开学|[一二三四五六七八九十]{1,2}月)*(?:就|已经|都)?(?:升|上|读|念)(?:了)?(?:幼儿园)?(?P<v>[小中大]班)(?:了|啦)?(?:[，,].*)?$",
+        r"^(?:今年|这学期|开学|[一二三四五六七八九十]{1,2}月)*(?:就|已经|都)?(?:升|上|读|念)(?:了)?(?:幼儿园)?(?P<v>[小中大托]班)(?:了|啦)?(?:[，,].*)?$",
         "grade",
     ),
     # "在读小学五年级", "上初一了": a school year, with or without the school's level
@@ -542,7 +569,11 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     ),
     (r"^在(?P<v>.+?)(?:做|当|担任)(?P<w>.+)$", "employment"),
     # "入职了比亚迪", "跳槽到了美团": the employer, by name
-    (r"^(?:入职了?|跳槽(?:到|去)了?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$", "employer"),
+    (
+        r"^(?:上周|上个?月|这周|本周|今天|昨天|前天|月初|年初|今年|刚刚?|已经|终于|正式)*(?:入职了?|跳槽(?:到|去)了?)"
+        r"(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$",
+        "employer",
+    ),
     (r"^在(?P<v>.+?)(?:工作|上班|打工|实习|兼职|打零工)$", "work_location"),
     # "上个月已经换到苏州工作了": where the work is now
     (
@@ -568,6 +599,8 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^(?:在|是)?学(?P<v>[\u4e00-\u9fff]{0,6}?(?:工程|科学|管理|会计|金融|法律|法学|医学|临床|护理|设计|技术|教育|新闻|传媒|数学|物理|化学|生物|历史|哲学|经济|材料|土木|建筑|心理学?|计算机|统计))(?:专业)?(?:的)?$",
         "major",
     ),
+    # "是学医的", "是学艺术的": what one studied, said as the kind of person one is
+    (r"^(?:其实)?是学(?![校生霸渣长姐妹弟])(?P<v>[\u4e00-\u9fff]{1,4})的$", "major"),
     (r"^(?:的)?血型是(?P<v>AB|[ABO])型?$", "blood_type"),
     (r"^是(?P<v>AB|[ABO])型血?$", "blood_type"),
     (r"^在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:安顿|定居|落脚|安家)(?:下来)?(?:了|啦)?$", "residence"),
@@ -623,6 +656,11 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^(?:从[^，,]{1,8}?)?(?P<v>辞职|离职|裸辞|被裁员?|失业|下岗|退休|不干|没有工作|没工作|待业|在家待业)(?:了|啦)?$",
         "employment_status",
     ),
+    # "是自由职业者", "是全职妈妈": working for no employer, which a job taken later replaces
+    (
+        r"^(?:是|做|当)(?:一名|一个|个)?(?P<v>自由职业者?|全职妈妈|全职太太|家庭主妇|全职主妇|全职宝妈)(?:[，,].*)?$",
+        "employment_status",
+    ),
     (r"^(?:开的是|开着|开)(?:一辆|一台|辆|台)(?P<v>.+)$", "vehicle"),
     (r"^开的(?:是)?(?P<v>.+)$", "vehicle"),
     (r"^的?(?:车|座驾|爱车)是(?P<v>.+)$", "vehicle"),
@@ -649,8 +687,9 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^用的手机是(?P<v>.+)$", "phone"),
     # "笔记本是联想小新", "相机是索尼A7": a thing of one's own, by its make
     (r"^(?P<noun>笔记本|电脑|平板|相机|手表|耳机|游戏机)(?:是|用的是)(?P<v>.+)$", "attr"),
+    (r"^用的(?P<noun>笔记本|电脑|平板|相机|手表|耳机|游戏机)是(?P<v>.+)$", "attr"),
     (
-        r"^用的(?:是)?(?P<v>(?:iPhone|苹果|红米|小米|华为|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚|Xiaomi|Huawei|OnePlus).*)$",
+        r"^(?:一开始|以前|之前|原来|现在|目前|平时)?用的(?:是)?(?P<v>(?:iPhone|安卓|苹果|红米|小米|华为|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi|诺基亚|Xiaomi|Huawei|OnePlus).*)$",
         "phone",
     ),
     (r"^属(?P<v>[鼠牛虎兔龙蛇马羊猴鸡狗猪])(?:的|相)?$", "zodiac"),
@@ -702,7 +741,8 @@ _ZH_POLARITY: tuple[tuple[str, str], ...] = (
 EN_JOB_WORD = _EN_JOB_WORD = re.compile(
     r"(?:er|or|ist|ian|ant|ent|ee|chef|cook|nurse|doctor|manager|engineer|student|teacher|lawyer|pilot|clerk|"
     r"intern|analyst|scientist|professor|dentist|vet|pharmacist|officer|consultant|director|founder|owner|"
-    r"ceo|cto|cfo|head|lead|architect|barista|cashier|nanny|medic|paramedic|firefighter|attorney)$",
+    r"ceo|cto|cfo|head|lead|architect|barista|cashier|nanny|medic|paramedic|firefighter|attorney|"
+    r"paralegal|mechanic|coach|surgeon|guard|secretary|midwife|actuary|associate|apprentice|trainee)$",
     re.IGNORECASE,
 )
 
@@ -719,6 +759,12 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         "grade",
     ),
     (r"^(?:is |'s )?(?:now |already )?an? (?P<v>\d{1,2}(?:st|nd|rd|th)) grader(?: now)?(?:[,.;!].*)?$", "grade"),
+    # "just started 4th grade this fall", "moved up to 2nd grade": a school year begun
+    (
+        r"^(?:just |finally |now |recently )*(?:started|starts|began|is starting|entered|moved up to) "
+        r"(?P<v>\d{1,2}(?:st|nd|rd|th)|first|second|third|fourth|fifth|sixth|seventh|eighth) grade\b(?! (?:teacher|class|math|science|reading))(?:[ ,.;!].*)?$",
+        "grade",
+    ),
     # "is vegan", "switched to keto this month", "so pescatarian now": one way of eating at a time
     (
         r"^(?:is |has been |'s )?(?:now |still |mostly |fully |strictly )?(?:an? )?"
@@ -1075,7 +1121,8 @@ def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
         ):
             return None
     elif not re.match(
-        r"^(?:已经|刚|刚刚|又|是|还是)?(?:单身|未婚|已婚|离婚|离异|结婚|订婚|恋爱|在谈恋爱|谈恋爱|脱单|有对象|有男朋友|有女朋友|有男友|有女友|和|跟|"
+        r"^(?:上个?月|上周|今天|昨天|前天|前几天|去年|今年|终于)?(?:已经|刚|刚刚|又|是|还是)?"
+        r"(?:单身|未婚|已婚|离婚|离异|结婚|领证|领了证|扯证|订婚|恋爱|在谈恋爱|谈恋爱|脱单|有对象|有男朋友|有女朋友|有男友|有女友|和|跟|"
         r"(?:交|谈|找)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|男友|女友|对象))",
         predicate,
     ):

@@ -132,6 +132,11 @@ _CORRECTED = re.compile(
     r"|misspoke|mixed (?:them |it )?up|my mistake|scratch that",
     re.IGNORECASE,
 )
+#: a time of day or of the week that narrows a choice ("下午只喝绿茶" beside a liking for coffee)
+_SCOPE = re.compile(
+    r"早上|早晨|上午|中午|下午|晚上|睡前|周末|工作日|\bin the (?:morning|afternoon|evening)s?\b|\bat night\b|\bon weekends\b",
+    re.IGNORECASE,
+)
 #: taking up something new, said after a word that puts it later: "现在又迷上游泳了"
 _TOOK_UP = re.compile(r"迷上|爱上|入坑|沉迷|着迷|\bgot into\b|\bhooked on\b", re.IGNORECASE)
 #: a favourite: "最爱", "最喜欢", "favourite"
@@ -211,6 +216,13 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         )
         if _ADDS.search(clause) and not (_GAVE_WAY.search(clause) or _CORRECTED.search(new_body)):
             continue
+        scope = {m.group(0).lower() for m in _SCOPE.finditer(clause)}
+        # "下午只喝绿茶": a time of day of its own, not the choice in place of the old, unless the
+        # old one is said to be over ("戒了，现在早上泡大麦茶")
+        over = _LATER.search(new_body) or _GAVE_WAY.search(re.sub(r"只(?:喝|看|听|玩|打|吃|骑|坐)", "", new_body))
+        narrower = scope - {m.group(0).lower() for m in _SCOPE.finditer(old_body)}
+        if narrower and not (over or _CORRECTED.search(new_body)):
+            continue
         if any(_same(c, held) for c in new_named for held in old_named) and not gave_way:
             continue  # "还是喝咖啡，偶尔喝茶": the old choice is said again
         if gave_way or (later and (exclusive or _BEFORE.search(old_body))):
@@ -264,4 +276,18 @@ def _body(fact: str) -> str | None:
     return None if _SOMEONE_ELSE.search(body) else body
 
 
-__all__ = ["succeeds", "taste_now", "topics_of"]
+def change_told(message: str, liking: str) -> str | None:
+    """The clause of ``message`` that says one's taste gave way ("现在口味变了", "看腻了"), when the
+    liking read from another clause ("爱看喜剧片") does not say so itself: the judge reads the new
+    liking against the old one only with it. None when no such clause, or someone else's."""
+    if _GAVE_WAY.search(liking) or _MORE_NOW.search(liking):
+        return None  # "更喜欢…" says it gave way already, in words the judge reads as they stand
+    if _SOMEONE_ELSE.search(message) or re.search(r"[?？吗]", message):
+        return None
+    for clause in (c.strip() for c in re.split(r"[，,。！!；;~～…]", message)):
+        if clause and clause not in liking and _GAVE_WAY.search(clause) and not topics_of(clause):
+            return clause.removeprefix("我")
+    return None
+
+
+__all__ = ["change_told", "succeeds", "taste_now", "topics_of"]
