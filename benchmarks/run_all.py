@@ -6,7 +6,7 @@ target, then (last line) one JSON object combining the scripts' JSON results.
 
 Default sizes (smaller than the issue's, to fit the budget; each script's own
 defaults are the issue's sizes):
-  ingest.py          300 messages over 30 users, 5 runs (+ a profiled run)
+  ingest.py          1,500 messages over 150 users, 5 runs (+ a profiled run)
   history_length.py  1,500 earlier messages, 20 probes per user, 5 runs
   rebuild.py         100,000 events (600 ingested messages copied), 5 runs
   recall.py          1,000,000 memories of 20,000 users (the issue's size), 300 queries, 5 runs
@@ -30,7 +30,7 @@ from common import emit, note, parser, server_uri
 HERE = Path(__file__).resolve().parent
 PROFILE = Path(tempfile.gettempdir()) / "factledger_ingest_profile.txt"
 SIZES = {
-    "ingest": ["--messages", "300", "--users", "30", "--profile", str(PROFILE)],
+    "ingest": ["--messages", "1500", "--users", "150", "--profile", str(PROFILE)],
     "history_length": ["--messages", "1500", "--probe", "20"],
     "rebuild": ["--events", "100000", "--seed-messages", "600", "--seed-users", "60"],
     "recall": ["--users", "20000", "--per-user", "50", "--queries", "300"],
