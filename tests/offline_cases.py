@@ -18,3 +18,8 @@ def replacement(
     replacing = [f for f in facts if f.conflicts_with in known and wanted in f.text]
     assert replacing, [(f.text, f.conflicts_with) for f in facts]
     return replacing[0], judge.judge(replacing[0].conflicts_with or "", replacing[0].text)
+
+
+def said_against(extractor: RuleExtractor, known: list[str], then: str) -> list[tuple[str, str | None]]:
+    """(text, the known fact it ends) of each fact read from ``then`` against ``known``."""
+    return [(f.text, f.conflicts_with) for f in extractor.extract(then, known_facts=known).facts]

@@ -33,6 +33,7 @@ from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
     POLARITY_PREFIXES,
     ZH_ROLE_PATTERN,
+    ZH_ROLE_QUALIFIER,
     is_exclusive_slot,
     looks_like_job,
     slots_of,
@@ -47,6 +48,8 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
 _ZH_CORRECTION = (
     r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
     r"记岔了?|搞岔了?|弄岔了?|说岔了?|"
+    # a figure said too low or too high ("说少了", "算错了")
+    r"说少了|少说了|说多了|多说了|算错了?|少算了|多算了|"
     r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|(?:^|[，,。！!\s])(?:哦|噢|啊|呃)不(?=[，,。！!\s])|改一下|我是说|准确(?:地|来)?说|应该是|"
     # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
     r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
@@ -512,6 +515,27 @@ def called_off(clause: str) -> str | None:
     return None
 
 
+#: "又黄了", "游学那事儿泡汤了", "走不成了": something called off, said without naming a plan the judge knows
+_ZH_FELL_THROUGH = re.compile(
+    r"^(?:唉|哎|结果|可惜|不过|最后)*(?:[\u4e00-\u9fff]{1,6}?(?:计划|安排|行程|的事|那事儿?))?(?:都|全|又|也|已经|直接)*"
+    r"(?:被)?(?:取消|黄|泡汤|吹|延期|推迟)了|^(?:[\u4e00-\u9fff]{1,4}?)?(?:去不成了|去不了了|没去成|走不成了|办不成了)"
+)
+
+
+def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(the fact, the plan it ends) when a clause says something fell through and one of the last
+    three known facts is a plan: that plan ("月底去厦门看海" then "黄了，要值班"). Someone
+    else's news ("他的婚礼取消了") and a message that names no plan left open change nothing."""
+    text = _folded(clause).strip()
+    if not _ZH_FELL_THROUGH.match(text) or re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text):
+        return None
+    plans = [k for k in list(known_facts)[-3:] if isinstance(k, str) and is_plan(k) and k.startswith("用户")]
+    if not plans:
+        return None
+    plan = plans[-1]
+    return ("用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", plan) else "用户的计划取消了"), plan
+
+
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
@@ -616,7 +640,9 @@ _MAY_CHANGE = re.compile(
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
     r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
     r"\bbought\b|\bclosed on\b|\bfell through\b|\bgot scrapped\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
-    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|one|two|three|four|five|six|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是",
+    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|one|two|three|four|five|six|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是"
+    # something called off, or said to be over ("全黄了", "走不成了", "so that's done")
+    r"|泡汤|黄了|取消|延期|推迟|去不成|去不了|\bthat'?s (?:over|done)\b",
     re.IGNORECASE,
 )
 
@@ -767,9 +793,14 @@ _NO_LONGER_SO = re.compile(
 _EN_NO_LONGER_SO = re.compile(
     r"\bi (?:quit|stopped|dropped|gave up) (?:that|it|doing that)\b"
     r"|\b(?:that|it)(?:'s| is) no longer (?:true|the case)|\b(?:that|it)(?:'s| is)n?'?t? (?:true|the case) any ?more\b"
-    r"|\bnot (?:true|the case) any ?more\b",
+    r"|\bnot (?:true|the case) any ?more\b"
+    # "the rink shut for good, so that's over": what was just said has ended (a class, a plan: see _EN_OVER)
+    r"|\bso that'?s (?:over|done|finished)\b|\bthat'?s (?:over|done) now\b",
     re.IGNORECASE,
 )
+#: "so that's over": said of something kept up or planned only (not of a storm that passed)
+_EN_OVER = re.compile(r"\bthat'?s (?:over|done|finished)\b", re.IGNORECASE)
+_EN_KEPT_UP = re.compile(r"\b(?:class|classes|lessons?|course|league|club|membership|subscription|on \w+days)\b", re.I)
 #: the fact a statement that the last one is no longer so makes, in Chinese and in English
 NO_LONGER_SO = ("用户说刚才那条已经不是这样了", "The user said that is no longer true")
 #: a habit or pursuit let go of, said without naming it ("现在已经停了", "I stopped going")
@@ -782,11 +813,19 @@ LAPSED = "用户之前办的已经到期没续了"
 QUIT_HABIT = "The user quit that habit"
 #: what an English habit one quits is said with
 EN_QUITTABLE = re.compile(r"\b(?:smok|drink|vap|coffee|alcohol|caffeine|sugar|soda|beer|wine|cigar|gam)", re.IGNORECASE)
+#: "那药早停了", "针也不打了": a course of medicine stopped, by a word of what was taken
+_STOPPED_TAKING = re.compile(
+    r"^(?:那|这)?(?:个|种)?(?P<t>[\u4e00-\u9fff]{1,4}?)(?:我)?(?:已经|也|都|早就|早|就)*(?:停了|停掉了|断了|不吃了|不打了|不用了)$"
+)
+#: a course of medicine going on: "在吃降脂药", "在服中药", "在打针"
+TAKING = r"在(?:吃|服用?|打)[\u4e00-\u9fff]{0,6}?(?:药|针|片)"
 #: what a habit or pursuit is said as: how often, or a thing being learned
 HABIT = re.compile(
     r"每天|每周|每晚|每早|每个?月|每隔|天天|一周\S{1,2}次|一个?星期\S{1,2}次|经常|坚持|在学|在练|在搞|在备考|在健身|在减肥|开始学|开始练|报了"
     r"|\bevery (?:day|morning|night|evening|week|weekend|\w+day)\b|\b(?:times|days|nights) a week\b|\bdaily\b|\bweekly\b"
-    r"|\b(?:learning|training|practicing|practising|studying|taking \w+ (?:lessons|classes))\b",
+    r"|\b(?:learning|training|practicing|practising|studying|taking \w+ (?:lessons|classes))\b"
+    # a course of medicine going on ("在吃降压药", "在打胰岛素针")
+    r"|" + TAKING,
     re.IGNORECASE,
 )
 #: a partner of the user's, not yet a spouse: "用户有个对象", "用户的男朋友叫阿杰"
@@ -880,6 +919,31 @@ _EN_SWAPS = (
         + r"|pixel|iphone|galaxy|samsung|oneplus|xiaomi|huawei|motorola)\b[\w -]{0,20}?)\s*[.!]*$",
         re.I,
     ),
+)
+#: a subject or language known to be studied: "The user studies Hindi", "The user is learning Korean"
+_EN_STUDIES = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
+#: "switched to Latin this term", "now taking Greek instead": another one studied in its place
+_EN_STUDY_SWITCH = re.compile(
+    r"\b(?:switched|changed|moved) (?:over )?to (?P<v>(?-i:[A-Z][a-z]+))(?= (?:this|last|for|in|instead|classes|lessons|now)\b|\s*[.!]*$)"
+    r"|\bnow (?:i'm )?(?:taking|studying|learning|doing) (?P<w>(?-i:[A-Z][a-z]+))\b(?! (?:lessons? )?with\b)"
+    # "doing Welsh now", "now I'm on Polish"
+    r"|\b(?:i'm )?(?:taking|studying|learning|doing) (?P<x>(?-i:[A-Z][a-z]+)) (?:now|instead)\b"
+    r"|\bnow (?:i'm |i am )?on (?P<y>(?-i:[A-Z][a-z]+))\b",
+    re.I,
+)
+#: what one switches to that is no subject studied: a device, a system, a provider
+_EN_NOT_STUDIED = re.compile(
+    r"\b(?:android|iphone|ios|mac|windows|linux|pixel|samsung|phone|laptop|car|plan|provider|carrier|bank|team|shift|brand)\b",
+    re.I,
+)
+#: "promoted, lead engineer from May": the title the user holds now
+_EN_PROMOTED_TO = re.compile(
+    r"\bpromoted\b[^.!?]{0,24}?\b(?P<v>(?:senior|lead|principal|head|chief|staff|associate) (?P<n>[a-z]{3,}))\b", re.I
+)
+#: "now I manage a garden centre", "these days I run a food truck": a place of work now
+_EN_NOW_RUNS = re.compile(
+    r"\b(?:now|these days) (?:i )?(?:manage|run) (?P<v>(?:a|an) [a-z]+(?: (?!across|in|at|on|near|downtown|by|for|with|from|and)[a-z]+)?)\b",
+    re.I,
 )
 #: "The user weighs 210 pounds": a weight known, and a new reading of one
 _EN_WEIGHT = re.compile(
@@ -1003,7 +1067,13 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
         # "ok I lied, I know like three words of it": the last thing said, taken back
         return [("The user took back what they had just said", known_facts[-1])]
-    if _EN_NO_LONGER_SO.search(text) and known_facts and isinstance(known_facts[-1], str):
+    over = _EN_OVER.search(text)
+    kept_up = (
+        bool(known_facts)
+        and isinstance(known_facts[-1], str)
+        and bool(HABIT.search(known_facts[-1]) or is_plan(known_facts[-1]) or _EN_KEPT_UP.search(known_facts[-1]))
+    )
+    if _EN_NO_LONGER_SO.search(text) and known_facts and isinstance(known_facts[-1], str) and (not over or kept_up):
         # "honestly that's no longer true, I eat everything now": the last thing said ended
         return [(NO_LONGER_SO[1], known_facts[-1])]
     figure = _EN_FIGURE_SAID.search(text) if is_correction(text) else None
@@ -1053,6 +1123,23 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         if habit and not re.search(r"\b(?:not|never|no longer)\b|n't\b", habit):
             return [(LET_GO[1], habit)]
 
+    m = _EN_STUDY_SWITCH.search(text)
+    if m and not _EN_SOMEONE_ELSE.search(text) and not _EN_NOT_STUDIED.search(text):
+        # "switched to Latin this term" after "The user studies Hindi": one subject in place of another
+        studied = next((f for f in reversed(known) if _EN_STUDIES.match(f)), None)
+        value = m.group("v") or m.group("w") or m.group("x") or m.group("y")
+        if studied and value.lower() not in studied.lower():
+            return [(f"The user studies {value} now", studied)]
+    m = _EN_PROMOTED_TO.search(text)
+    if m and not _EN_SOMEONE_ELSE.search(text):
+        # the known title of the same kind ("a junior analyst"), said with the rank it has now
+        title = re.compile(
+            r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I
+        )
+        held = next((f for f in reversed(known) if f.startswith("The user ") and title.search(f)), None)
+        if held and m.group("v").lower() not in held.lower():
+            return [(title.sub(m.group("v").lower(), held, count=1), held)]
+
     def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
         for fact in reversed(known):
             for slot, _value in slots_of(fact):
@@ -1069,6 +1156,12 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         work = latest(("employer", "employment"))
         return [(f"The user works at {value}", work[0])] if work and value.lower() not in work[0].lower() else None
 
+    m = _EN_NOW_RUNS.search(text)
+    if m and not _EN_SOMEONE_ELSE.search(text):
+        # "left in spring, now I run a café": where the user works now
+        now_at = works_at(m.group("v"))
+        if now_at:
+            return now_at
     for pattern in _EN_SWAPS:
         m = pattern.search(text)
         if m:
@@ -1270,7 +1363,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
         if liked and m.group("n") not in liked[0]:
             found.append((liked[0].replace(liked[2], m.group("n"), 1), liked[0]))
-    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text) and not others:
+    moved_home = re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text)
+    # "房子买好了，在江北那边": a home bought, then where it is (not a plan: "打算买房")
+    bought_home = re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text) and not is_unreal(
+        text
+    )
+    if (moved_home or bought_home) and not others:
         for piece in pieces:
             # "今年搬新家了，在高新区那边": where the new home is
             m = _NEW_HOME_AT.match(piece)
@@ -1301,8 +1399,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         about = doing(m.group("verb")) if m and not others else None
         if m and about and m.group("v") not in about[0]:
             found.append((f"用户以后只{m.group('verb')}{m.group('v')}了", about[0]))
-    car = _NEW_CAR.search(text)
-    if car and not others:
+    car = _NEW_CAR.search(text) or _NOW_DRIVES.search(text)
+    if car and not others and not is_unreal(text):
         vehicle = latest(lambda f, s, v: s == "vehicle")
         if vehicle and car.group("v") not in vehicle[0]:
             found.append((f"用户开的是{car.group('v')}", vehicle[0]))
@@ -1341,6 +1439,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                 found.append((f"用户的头发染成了{m.group('v')}", hair[0]))
             continue
         m = _SWITCHED_TO.match(clause)
+        # a one-character choice ("改喝奶") only when no one advised it ("朋友劝我…改喝奶" is advice)
+        if m and len(m.group("v")) == 1 and re.search(r"建议|劝|应该|最好|让我|叫我|要我", text):
+            continue
         if m:
             before = doing(m.group("verb"))
             if before and m.group("v") not in before[0]:
@@ -1369,6 +1470,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if signed:
                 found.append((LAPSED, signed[0]))
                 continue
+        m = _STOPPED_TAKING.match(clause)
+        taking = latest(lambda f, s, v, m=m: bool(re.search(TAKING, f)) and m.group("t") in f) if m else None  # type: ignore[misc]
+        if taking:
+            # "药早停了" after 用户在吃降压药: the course of medicine known is over
+            found.append((LET_GO[0], taking[0]))
+            continue
         m = _LEFT_OFF.match(re.sub(r"^(?:唉|哎|诶)+", "", clause))
         if m:
             # "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经停了": a pursuit or a habit let go of,
@@ -1460,6 +1567,13 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if home and m.group("v") not in home[0]:
                 found.append((f"用户住在{m.group('v')}", home[0]))
             continue
+        m = _STARTED_WORK_AT.match(clause)
+        work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job")) if m else None
+        if m and work and m.group("v") not in work[0]:
+            # "月初起去物流园上班了": a new place of work, said as when it began
+            said = f"用户入职了{m.group('v')}" if work[1] in ("employment", "employer") else f"用户在{m.group('v')}上班"
+            found.append((said, work[0]))
+            continue
         m = _NOW_DOING.match(clause)
         if m and looks_like_job(m.group("v")):
             job = latest(lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))))
@@ -1497,13 +1611,19 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m:
             # "被浙大录取了" after 用户在读高三: the school the user goes on to
             got_into = m.group("v1") or m.group("v2")
-            school = latest(lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(_STUDYING.search(f))))
+            school = latest(lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))))
             if school and _SCHOOL_NAME.search(got_into) and got_into not in school[0]:
                 found.append((f"用户考上了{got_into}", school[0]))
             continue
+        if _GRADUATED_TO_WORK.match(clause) and not others:
+            # "毕业就到苏州上班了": the studies going on are over (the work is read as said)
+            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
+            if study:
+                found.append(("用户已经毕业了", study[0]))
+            continue
         if _GRADUATED.match(clause) and not others:
             # "毕业啦！": the studies a known fact says are going on are over
-            study = latest(lambda f, s, v: f.startswith("用户") and bool(_STUDYING.search(f)))
+            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
             if study:
                 found.append(("用户已经毕业了", study[0]))
             continue
@@ -1602,10 +1722,20 @@ def _pursued(fact: str) -> str:
     return f"之前在{m.group('v')}的" if m else "之前说的事"
 
 
+def gave_up_pursuit(fact: str) -> str | None:
+    """'用户放弃了之前在学的' for a known pursuit named by its verb ("在学篆刻"); None when none is."""
+    said = _pursued(fact)
+    return "用户放弃了" + said if said.startswith("之前在") else None
+
+
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""
-    return bool(re.match(r"^\W*(?:(?:我|我的|我们)?(?:" + ZH_ROLE_PATTERN + r")|[他她](?!们))", message))
+    return bool(
+        re.match(
+            r"^\W*(?:(?:我|我的|我们)?" + ZH_ROLE_QUALIFIER + r"(?:" + ZH_ROLE_PATTERN + r")|[他她](?!们))", message
+        )
+    )
 
 
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
@@ -1642,11 +1772,16 @@ _NEW_PARTNER = re.compile(
 _NEW_CAR = re.compile(
     r"(?:提了?|喜提|买了|入手了?|换了|入了)(?:一?[辆台])?(?:新车|辆车|台车)[，,:：！!\s]*(?P<v>[A-Za-z\u4e00-\u9fff][A-Za-z0-9\u4e00-\u9fff]{1,10})"
 )
+#: "现在开极氪001", "如今开的是一台Model 3": the car driven now (not a trade: 开滴滴, 开出租)
+_NOW_DRIVES = re.compile(
+    r"(?:现在|如今|目前)(?:改|换)?开(?:的是|着)?(?:一?[辆台])?(?P<v>(?!滴滴|出租|网约|快车|专车|货车|大货|公交|店|会|车|工|心|玩笑|始|学)"
+    r"[A-Za-z\u4e00-\u9fff][A-Za-z0-9\u4e00-\u9fff]{1,10})"
+)
 #: "昨天染回黑色了", "又染了个蓝灰色": one hair colour at a time
 _DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}色)")
 #: "改玩王者荣耀", "现在改学尤克里里": the thing the user does now, in place of the last
 _SWITCHED_TO = re.compile(
-    r"^(?:[^，,改换转]{0,8}?(?:让我|叫我|要我)|现在|后来|最近|这学期|今年)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?:起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
+    r"^(?:[^，,改换转]{0,8}?(?:让我|叫我|要我)|现在|后来|最近|这学期|今年)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?:起了?)?(?P<v>(?![了啦]$)[\u4e00-\u9fffA-Za-z0-9]{1,8}?)(?:了|啦)?$"
 )
 #: "早饭换成燕麦加鸡蛋了": what a known habit is now, by its topic
 _TOPIC_SWAPPED = re.compile(
@@ -1694,7 +1829,9 @@ _GOES_TO_DO = re.compile(
 #: "放弃了", "那个课我退了", "学不下去了": a pursuit given up, said of the latest one
 _GAVE_UP = re.compile(
     # ("那玩意儿我放弃了": the thing, not named)
-    r"^(?:唉|哎|算了|撑不住了)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
+    r"^(?:唉|哎|算了|撑不住了|其实)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
+    # ("那门课我两周就放弃了": how soon)
+    r"(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个?月)|没几天)?(?:就|也就)?"
     r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了)$"
 )
 #: "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经不跑了": a pursuit or habit let go of, by a
@@ -1728,7 +1865,8 @@ _LAPSED = re.compile(
 )
 #: "我们分了", "跟他掰了": a break-up, with no one new named
 _BROKE_UP = re.compile(
-    r"^(?:我们|我俩|咱俩|我跟[他她]|我和[他她]|跟[他她]|和[他她])?(?:俩)?(?:已经|早就|上个?月|上周|前阵子|前几天|去年|最后|还是)?"
+    # ("和阿哲分手了": the partner named)
+    r"^(?:我们|我俩|咱俩|我?(?:跟|和)(?:[他她]|[\u4e00-\u9fff]{2,3}?))?(?:俩)?(?:已经|早就|上个?月|上周|前阵子|前几天|去年|最后|还是)?"
     r"(?:就)?(?:分了|分手了|掰了|吹了|散了)(?:啦)?$"
 )
 #: "不是乐乐，是笑笑": the value said first was not it, the second is
@@ -1753,8 +1891,13 @@ _HOUSEHOLD_HOME = re.compile(
 _NEVER_MIND = re.compile(r"^(?:(?:想想|想了想|考虑了一下|琢磨了一下|仔细想想)(?:还是|那)?|还是)算了(?:吧|啦)?$")
 #: "毕业啦", "终于毕业了": studies finished, said alone
 _GRADUATED = re.compile(r"^(?:我)?(?:终于|已经|刚刚?|总算|顺利|也)*毕业(?:了|啦)+$")
+#: "毕业后留在杭州工作", "研究生毕业就去了深圳上班": studies over, then work somewhere
+_GRADUATED_TO_WORK = re.compile(
+    r"^(?:我)?(?:大学|研究生|硕士|博士|本科)?毕业(?:了|后|以后|之后)?[，,]?(?:就|直接|又)?"
+    r"(?:去了?|来了?|到了?|留在了?|回了?|在)[\u4e00-\u9fffA-Za-z]{2,10}?(?:工作|上班|打工|发展|入职)"
+)
 #: a known fact of studies going on ("在上海交大读研", "在读大三")
-_STUDYING = re.compile(
+STUDYING_NOW = re.compile(
     r"在读|读研|读博|在上学|在念|上大学|读大学|(?:大|研|博)[一二三四](?![\u4e00-\u9fff])|在[^，,]{1,10}?(?:读书|上学|念书|读)"
 )
 #: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
@@ -1767,6 +1910,11 @@ WORKPLACE = re.compile(r"(?:工地|工厂|厂|店|馆|市场|车间|仓库|餐�
 TRADE = re.compile(
     r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行|\bworks? (?:as|for)\b|\bjob as\b"
 )
+#: "月初起去物流园上班了", "上周起在码头打工了": where one began to work (了: it began)
+_STARTED_WORK_AT = re.compile(
+    r"^(?:这个?月|今年|上个?月|上周|这周|年初|开春|最近|前几天)?(?:开始|起)(?:去|在|到)"
+    r"(?P<v>(?!家|外地|外面)[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:上班|工作|打工)(?:了|啦)$"
+)
 #: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
 _NOW_DOING = re.compile(
     r"^(?:现在|目前|如今|后来|(?:这个?月|今年|上个?月|最近|年初|开春)(?:开始|起))(?:在[\u4e00-\u9fff]{0,6}?)?(?:做|干|当)(?:起了?|了)?"
@@ -1774,7 +1922,9 @@ _NOW_DOING = re.compile(
 )
 #: "卡已经转给别人了", "车上个月卖了": a thing, then where it went
 _GONE_TO_OTHERS = re.compile(
-    r"^(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
+    # ("泳馆那张卡退了": where it was from, before 那)
+    r"^(?:[\u4e00-\u9fff]{1,4}?(?=[那这](?:张|个|台|辆|只|份|部|套|件|把)))?"
+    r"(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
     r"(?:已经|早就|上个?月|上周|上个?礼拜|上星期|前两天|前几天|前阵子|昨天|今年|去年)?"
     r"(?P<verb>转给别人|转给(?:朋友|同事|室友|亲戚|家人|我[\u4e00-\u9fff]{1,2})|送给(?:朋友|同事|室友|亲戚)|送人|卖|转手|退|扔)(?:掉|了)?了?$"
 )

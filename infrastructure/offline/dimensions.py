@@ -110,6 +110,23 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
             ("prose", r"段落|成段|整段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
         ),
     ),
+    # what comes first in an answer: the conclusion, or the reasoning that leads to it
+    (
+        "order",
+        (
+            (
+                "conclusion_first",
+                r"先(?:说|给|讲|写|上)?结论|结论(?:放|写|说)?(?:在)?(?:前面|最前|开头)|"
+                r"\b(?:conclusion|answer|bottom line) first\b|\blead with the (?:answer|conclusion)\b",
+            ),
+            (
+                "reasoning_first",
+                r"先(?:把|讲|说|写|给)?(?:推理|推导|思路|过程|分析|原因|依据)|(?:最后|后面)再?(?:给|说|讲|写)?结论|"
+                r"结论(?:放|写)?(?:在)?(?:后面|最后)|\b(?:reasoning|working|steps) first\b|"
+                r"\bshow (?:your|the) (?:work|reasoning) first\b",
+            ),
+        ),
+    ),
     # two structured layouts, one in place of the other ("用表格" → "以后改成分点列出来")
     (
         "structure",

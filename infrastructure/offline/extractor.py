@@ -45,6 +45,7 @@ from factledger.infrastructure.offline.clauses import (
     split_clauses,
     zh_mentions_self,
 )
+from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
 from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
 from factledger.infrastructure.offline.rules_zh_facts import (
@@ -56,6 +57,7 @@ from factledger.infrastructure.offline.rules_zh_facts import (
     _user_facts,
 )
 from factledger.infrastructure.offline.rules_zh_prefs import (
+    _LANGUAGES,
     _liked_reply_preference,
     _request_preference,
     _tool_preference,
@@ -73,7 +75,7 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/10"
+EXTRACTOR_ID = "offline-rules/11"
 
 
 class _Reading:
@@ -101,6 +103,12 @@ _GIVING_UP = re.compile(
 _GONE = re.compile(
     r"^(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:去年|上个月|前几天|前阵子|已经|不幸)?(?P<v>走丢|丢|送人|送走|去世|死|病死|没|跑)了"
 )
+#: a plain request of what to recommend: "推荐纪录片吧", "推点爵士呗"
+_ASKS_TO_RECOMMEND = re.compile(
+    r"(?:^|[，,。！!])(?:还是|那就|就|以后)?(?:给我)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2,8}(?:吧|呗)"
+)
+#: "算了，还是粤语吧": a reply language asked back, alone
+_ASKS_BACK_FOR_LANGUAGE = re.compile(r"(?:^|[，,])还是用?(?:" + _LANGUAGES + r")(?:回复|回答)?(?:吧|就行|就好)")
 #: pronouns and the roles they can stand for, when the message names no one
 _MALE_ROLES = frozenset(
     [
@@ -262,6 +270,20 @@ class RuleExtractor:
                     return extraction
                 if again.facts or again.preferences:
                     return again
+            # "我现在自己一个人住": a time word after 我 hid a statement that fills a slot or has a
+            # category of its own (not the moment: "我现在躺在床上", "我现在在公司加班")
+            now = re.match(r"^我(?:现在|目前|如今)(?=[\u4e00-\u9fff]{2})", text)
+            if now:
+                again = self._read("我" + text[now.end() :], known)
+                if again.facts and all(slots_of(f.text) or f.category not in ("other", "work") for f in again.facts):
+                    return again
+            # "还有两只仓鼠": one more animal of the speaker's, after one named
+            if re.match(
+                r"^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|对|头|匹)", text
+            ) and species_of(text):
+                again = self._read("我" + text, known)
+                if again.facts:
+                    return again
             # "大儿子在读研": a relative named without 我 is the speaker's
             # "还有个妹妹在读高中": one more relative, after one named
             more = r"(?:(?:另外|而且)?(?:还|也)有(?:个|一个|两个|俩|一位)?)?"
@@ -289,7 +311,18 @@ class RuleExtractor:
                 r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", _OPENERS.sub("", text)
             )
         )
-        signalled = signals["has_fact_signal"] or signals["has_pref_signal"] or (said.changing and known) or about_known
+        # "推荐纪录片吧", "还是粤语吧", "先给结论": what to recommend, the reply language asked back,
+        # what comes first in an answer (the detector knows no word of them)
+        asks_for = not is_english(text) and bool(
+            _ASKS_TO_RECOMMEND.search(text) or _ASKS_BACK_FOR_LANGUAGE.search(text) or "order" in dimensions(text)
+        )
+        signalled = (
+            signals["has_fact_signal"]
+            or signals["has_pref_signal"]
+            or (said.changing and known)
+            or about_known
+            or asks_for
+        )
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
         change_only = not signalled and bool(known) and changes.may_change(text)
         if not (signalled or change_only):
@@ -304,6 +337,7 @@ class RuleExtractor:
             if change_only:  # only what changes a known fact
                 items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflict(i.text, known))]
             items = [_with_change_told(i, text) for i in items]
+            items += [taste for i in items if (taste := _taste_asked_for(i, text)) is not None]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
             return self._empty(signals)
@@ -581,6 +615,15 @@ class RuleExtractor:
             if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
                 items.append(_Item("fact", off, "other"))  # "出差取消了": the plan it ends is known
                 continue
+            fell = (
+                None
+                if changes.told_of_someone_else(message.text)
+                else changes.plan_fell_through(clause.text, message.known)
+            )
+            if fell and not any(i.replaces == fell[1] for i in items):
+                # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
+                items.append(_Item("fact", fell[0], "other", replaces=fell[1]))
+                continue
             if changes.is_conditional(message.text):
                 continue
             m = _GIVING_UP.match(_OPENERS.sub("", clause.text.strip()))
@@ -596,6 +639,16 @@ class RuleExtractor:
             if ended and changes.is_plan(ended[-1]):
                 # "海边不去了" after a plan to go: the plan is off; the place was never the user's
                 said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
+            elif ended and obj:
+                # "篆刻那个我不学了": the pursuit given up, named by its verb, not again by what ended
+                # (the clause restated as said, which names it with 不, goes with it)
+                gave_up = changes.gave_up_pursuit(ended[-1])
+                if gave_up and self._judge.judge(ended[-1], gave_up).relation is Relation.CONFLICT:
+                    said = gave_up
+                    what = re.sub(r"(?:那个|这个|那门|这门)$", "", obj)
+                    items = [
+                        i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
+                    ]
             if ended and not any(said == i.text for i in items):
                 items.append(_Item("fact", said, _category(said)))
         if not changes.is_conditional(message.text):
@@ -993,6 +1046,38 @@ def _with_change_told(item: _Item, message: str) -> _Item:
         return item
     told = change_told(message, item.text)
     return item._replace(text=f"{told}，{item.text}") if told else item
+
+
+#: how one takes a choice of each topic, for a taste told as a request ("推荐纪录片吧" → 想看纪录片)
+_TAKES = {
+    "genre": "看",
+    "music_genre": "听",
+    "singer": "听",
+    "cuisine": "吃",
+    "fruit": "吃",
+    "drink": "喝",
+    "game": "玩",
+}
+
+
+def _taste_asked_for(item: _Item, message: str) -> _Item | None:
+    """'看腻了，推荐纪录片吧', '还是给我推悬疑吧': a request told with the clause that says the old
+    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact; a
+    liking said before (a fact, or a preference in other words, which the preference judge may
+    never compare with the request) gives way to it as to any taste."""
+    m = re.match(
+        r"^(?:(?P<told>[^，,]+)，)?偏好推荐(?:[\u4e00-\u9fff]{0,4}?)时推(?P<v>[\u4e00-\u9fffA-Za-z]{2,8})$", item.text
+    )
+    if item.kind != "preference" or not m:
+        return None
+    instead = re.search(r"(?:^|[，,。！!])还是(?:给我)?推", message)
+    verb = next((_TAKES[t] for t in topics_of(m.group("v")) if t in _TAKES), None)
+    if verb is None or not (m.group("told") or instead):
+        return None
+    said = (
+        f"用户{m.group('told')}，现在想{verb}{m.group('v')}" if m.group("told") else f"用户现在改{verb}{m.group('v')}了"
+    )
+    return _Item("fact", said, _category(said), rules_common.FACT_CONFIDENCE)
 
 
 def _actually(item: _Item) -> _Item:

@@ -39,6 +39,7 @@ from factledger.infrastructure.offline.changes import (
     PARTNERED,
     QUIT_HABIT,
     STUDIES,
+    STUDYING_NOW,
     TRADE,
     TRAVEL,
     WORKPLACE,
@@ -58,7 +59,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/8"
+JUDGE_ID = "offline-rules/9"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -143,6 +144,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
             or _recommended(old_fact, new_fact)
             or _by_dimension(old_fact, new_fact)
             or _rerequested(old_fact, new_fact)
+            or _recommended_instead(old_fact, new_fact)
         )
         if verdict is not None:
             return verdict
@@ -209,6 +211,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         _remeasured,
         _same_frame,
         _left_job,
+        _studied_instead,
         _trade_changed,
         _ended,
         _withdrawn,
@@ -263,6 +266,20 @@ def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
     if canonical(a.group(2)) == canonical(b.group(2)):
         return Relation.DUPLICATE, "duplicate: the same thing to recommend"
     return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
+
+
+def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
+    """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
+    of one choice, then asked for as another of the same topic (not two choices of two topics)."""
+    asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
+    if not asked or not re.search(r"推荐|推", old) or old.startswith("偏好推荐"):
+        return None
+    before, now = topics_of(old), topics_of(asked.group("v"))
+    for topic, held in before.items():
+        fresh = now.get(topic, frozenset()) - held
+        if fresh and not any(h in f or f in h for h in held for f in fresh):
+            return Relation.UPDATE, f"update: recommend {sorted(fresh)[0]} instead of {sorted(held)[0]}"
+    return None
 
 
 def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
@@ -459,7 +476,8 @@ _EN_GAVE_UP = re.compile(
     re.IGNORECASE,
 )
 _ZH_PURSUIT = re.compile(
-    r"在(?:准备|备考|学|练|考|追|找|备|攒|筹备|计划|打算|减|健身|装修|戒|读|写|跑|做)|准备|打算|计划|每天|每周|坚持|报了|报名"
+    # ("在闹分居", "在办移民": something under way, given up by its verb: 不分了, 不办了)
+    r"在(?:准备|备考|学|练|考|追|找|备|攒|筹备|计划|打算|减|健身|装修|戒|读|写|跑|做|闹|办)|准备|打算|计划|每天|每周|坚持|报了|报名"
 )
 _EN_PURSUIT = re.compile(
     r"\b(?:is|am) (?:\w+ing)\b|\btraining\b|\bpreparing\b|\bstudying\b|\blearning\b|\bplans? to\b|\bsigned up\b|\bevery (?:day|week)\b",
@@ -712,6 +730,19 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+#: "The user studies Latin now" (changes.english_swaps): studied in place of what was before
+_EN_STUDIES_NOW = re.compile(r"^The user studies (?P<v>[A-Z][a-z]+) now$")
+_EN_STUDIED = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
+
+
+def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
+    """'The user studies Hindi' then 'The user studies Latin now': one subject in place of the other."""
+    a, b = _EN_STUDIED.match(old), _EN_STUDIES_NOW.match(new)
+    if a and b and a.group("v") != b.group("v") and not _NEGATED.search(old):
+        return Relation.UPDATE, f"update: studies {a.group('v')} → {b.group('v')}"
+    return None
+
+
 def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
     if not _same_subject(old, new) or not _is_fact(old):
@@ -733,9 +764,6 @@ _DROPPED_OUT = re.compile(
 )
 #: "用户已经毕业了": studies finished, said alone, and the studies a fact says are going on
 _GRADUATED = re.compile(r"^用户(?:已经|终于|刚刚?|总算|顺利)*毕业了$")
-_STUDYING = re.compile(
-    r"在读|读研|读博|在上学|在念|上大学|读大学|(?:大|研|博)[一二三四](?![\u4e00-\u9fff])|在[^，,]{1,10}?(?:读书|上学|念书|读)"
-)
 #: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
 _DENIED = re.compile(
     r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不是|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
@@ -756,7 +784,7 @@ def _ended(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     if _DROPPED_OUT.search(new) and STUDIES.search(old):
         return Relation.CONFLICT, "conflict: the studies said before ended"
-    if _GRADUATED.match(new) and _STUDYING.search(old) and "毕业" not in old:
+    if _GRADUATED.match(new) and STUDYING_NOW.search(old) and "毕业" not in old:
         return Relation.UPDATE, "update: the studies said before are finished"
     for clause in re.split(r"[，,。；;]", new):
         denied = _DENIED.match(clause.strip())

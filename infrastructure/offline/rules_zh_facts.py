@@ -28,6 +28,7 @@ from factledger.infrastructure.offline.rules_zh_prefs import _LIKE
 from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
+    ZH_ROLE_QUALIFIER,
     looks_like_job,
     looks_like_organisation,
     species_of,
@@ -42,7 +43,11 @@ _OPENERS = re.compile(
     r"一转眼|转眼间?|一眨眼|眨眼间?|不知不觉|没想到|告诉你|跟你说|说起来|忘了说|好消息|大新闻|重大消息|报告)[，,!！ ]*)+"
 )
 _ROLE_SUBJECT = re.compile(
-    r"^(?:我们家的?|我家的?|我们的|我的|我)?(?:现在的|新的?|如今的)?(?P<role>" + ZH_ROLE_PATTERN + r")"
+    r"^(?:我们家的?|我家的?|我们的|我的|我)?(?:现在的|新的?|如今的)?"
+    + ZH_ROLE_QUALIFIER
+    + r"(?P<role>"
+    + ZH_ROLE_PATTERN
+    + r")"
 )
 _OWNED_SUBJECT = re.compile(r"^我们的?(?P<noun>公司|团队|部门|小组|组|单位|学校|项目组?)")
 # Said before the verb, they change nothing the rules keep ("我现在住在上海" → 用户住在上海);

@@ -181,6 +181,10 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
         + r")",
         rest,
     )
+    # "那还是日语吧": the language alone, asked back (the lead 还是 may be gone from rest)
+    back = re.fullmatch(r"(?:还是)?用?(?P<l>" + _LANGUAGES + r")(?:回复|回答)?(?:吧|就行|就好|好了)", rest)
+    if back and re.search(r"还是|换回|改回|以后", said) and not m:
+        return _pref(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
         verb = "不希望" if m.group("neg") else "偏好"
         return _pref(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
@@ -205,6 +209,15 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
         return _pref(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
+    # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
+    order = dimensions(rest).get("order") if request_like else None
+    if order:
+        text = (
+            "偏好先说结论、再解释的回答顺序"
+            if order == "conclusion_first"
+            else "偏好先讲推理过程、最后给结论的回答顺序"
+        )
+        return _pref(text, "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)

@@ -213,6 +213,11 @@ _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=T
 #: regex alternation of the Chinese role words, longest first so 女朋友 beats 朋友
 ZH_ROLE_PATTERN = "|".join(_ZH_ROLES)
 EN_ROLE_PATTERN = "|".join(_EN_ROLES)
+#: words before a role that still name someone else: a former colleague (前同事; never 前+男友, a role
+#: of its own), the neighbour upstairs (楼上邻居)
+ZH_ROLE_QUALIFIER = (
+    r"(?:(?:前|以前的|之前的|原来的)(?=同事|同学|室友|舍友|领导|上司|老板|房东|邻居)|(?:楼上|楼下|隔壁|对门|对面)的?)?"
+)
 
 #: slots where the user has a single value at a time
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(

@@ -67,7 +67,7 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         False,
     ),
     "genre": (
-        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|[恐怖科幻爱情动作喜剧文艺战争]{2}片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
+        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|(?:恐怖|科幻|爱情|动作|喜剧|文艺|战争)片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
         r"|thrillers?|comed(?:y|ies)|documentar(?:y|ies)|\banime\b|sitcoms?|horror|rom-?coms?|k-?dramas?|sci-?fi|romance",
         False,
     ),
@@ -176,8 +176,10 @@ def topics_of(text: str) -> dict[str, frozenset[str]]:
 
 
 def _choice(words: str) -> str:
-    """A choice without the words of telling that a match may begin with ("转到市里的实验中学")."""
-    return _TELLING.sub("", words.lower()) or words.lower()
+    """A choice without the words of telling that a match may begin with ("转到市里的实验中学"),
+    and a film genre without 片 ("战争片" and "战争" are one choice)."""
+    choice = _TELLING.sub("", words.lower()) or words.lower()
+    return choice[:-1] if len(choice) == 3 and choice.endswith("片") and choice != "纪录片" else choice
 
 
 #: words of telling before a name: "现在县一中", "转到实验中学"
