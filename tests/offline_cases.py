@@ -23,3 +23,9 @@ def replacement(
 def said_against(extractor: RuleExtractor, known: list[str], then: str) -> list[tuple[str, str | None]]:
     """(text, the known fact it ends) of each fact read from ``then`` against ``known``."""
     return [(f.text, f.conflicts_with) for f in extractor.extract(then, known_facts=known).facts]
+
+
+def said_after(extractor: RuleExtractor, first: str, then: str) -> tuple[list[str], list[tuple[str, str | None]]]:
+    """The facts read from ``first``, and ``said_against`` them of ``then``."""
+    known = [f.text for f in extractor.extract(first).facts]
+    return known, said_against(extractor, known, then)
