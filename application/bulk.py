@@ -11,17 +11,27 @@ if its save meets a concurrent writer, or deciding needed a service that did
 not answer, nothing of it is kept and its messages go through ``ingest`` one
 by one, with what the extractor already said (no extraction is paid twice for
 a message that was decided before the failure).
+
+With an LLM, a group's users are extracted and decided on worker threads
+(``workers``, ADR 0024): each user's messages still one after another, on
+that user's memory, while other users' calls are in flight. Users do not see
+each other's memories, so the decisions are those of one thread; the save
+stays one, on the calling thread.
 """
 
 from __future__ import annotations
 
+import contextvars
 import logging
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, TypeAlias
 
 import attrs
 from eventsourcing.persistence import IntegrityError
 
+from factledger.application.calls import for_a_save_elsewhere
 from factledger.application.errors import (
     FactledgerError,
     InvalidInput,
@@ -38,6 +48,7 @@ logger = logging.getLogger(__name__)
 
 #: messages saved together: small enough that a group's events go in one pipelined round trip
 GROUP_MESSAGES = 64
+_NEVER = threading.Event()  # the stop of a chain run on the calling thread
 
 Outcome: TypeAlias = IngestResult | FactledgerError
 
@@ -49,6 +60,8 @@ class BulkIngestion:
     ingestion: Ingestion
     writer: MemoryWriter
     group_messages: int = GROUP_MESSAGES
+    #: threads extracting and deciding for different users of a group at once (1: the caller's only)
+    workers: int = 1
 
     def ingest_many(self, messages: Sequence[Incoming]) -> list[Outcome]:
         """One outcome per message, in order: its result, or the error that kept it out
@@ -69,31 +82,30 @@ class BulkIngestion:
                 outcomes[n] = self.ingestion.already_done(message.user_id, message.message_id)
             else:
                 todo.append((n, message))
+        if self.workers > 1:
+            todo = _users_taking_turns(todo)
         for start in range(0, len(todo), self.group_messages):
-            self._group(todo[start : start + self.group_messages], outcomes)
+            self._group(todo[start : start + self.group_messages], outcomes, first=start == 0)
         return [outcome for outcome in outcomes if outcome is not None]
 
-    def _group(self, group: list[tuple[int, Prepared]], outcomes: list[Outcome | None]) -> None:
+    def _group(self, group: list[tuple[int, Prepared]], outcomes: list[Outcome | None], first: bool) -> None:
         ledger = self.ingestion.ledger
         extracted: dict[int, tuple[Said, Sequence[str]]] = {}
-        decided: dict[int, tuple[IngestResult, Any, int]] = {}  # result, its memory, version after it
-        message_ids = []
         try:
             loaded = ledger.find_memories([message.user_id for _, message in group])
             memories = {user: UserMemory.start(user) if found is None else found for user, found in loaded.items()}
+            chains: dict[str, list[tuple[int, Prepared]]] = {}
             for n, message in group:
-                memory = memories[message.user_id]
-                shown = known_facts(memory)
-                said = self.ingestion.extract(message.user_id, message.message_id, message.text, message.turns, shown)
-                extracted[n] = (said, shown)
-                try:
-                    result = self.ingestion.recording(message, said, shown)(memory)
-                except NothingToWrite as done:  # the same message twice in the group
-                    outcomes[n] = done.value
-                    continue
-                message_ids.append((memory.id, message.message_id))
-                decided[n] = (result, memory.id, memory.version)
-            recordings = ledger.save(*memories.values(), message_ids=message_ids)
+                chains.setdefault(message.user_id, []).append((n, message))
+
+            def decide(chain: list[tuple[int, Prepared]], stop: threading.Event) -> list[_Decided]:
+                return self._decide_chain(chain, memories[chain[0][1].user_id], extracted, outcomes, stop)
+
+            decided = sorted(
+                (d for chain_decided in self._each(decide, list(chains.values()), first) for d in chain_decided),
+                key=lambda d: d.n,
+            )
+            recordings = ledger.save(*memories.values(), message_ids=[(d.memory_id, d.message_id) for d in decided])
         except (DecisionsUnavailable, MessageAlreadyRecorded, IntegrityError, StoreBusy) as exc:
             # Nothing of the group was kept; the memories changed here are dropped with it.
             logger.info("a group of %d messages goes one by one (%s)", len(group), exc)
@@ -103,12 +115,103 @@ class BulkIngestion:
         positions = {
             (r.domain_event.originator_id, r.domain_event.originator_version): r.notification.id for r in recordings
         }
-        for n, (result, memory_id, version) in decided.items():
-            outcomes[n] = attrs.evolve(result, notification_id=positions.get((memory_id, version)))
+        for d in decided:
+            outcomes[d.n] = attrs.evolve(d.result, notification_id=positions.get((d.memory_id, d.version)))
         self.writer.after_save()
+
+    def _decide_chain(
+        self,
+        chain: list[tuple[int, Prepared]],
+        memory: UserMemory,
+        extracted: dict[int, tuple[Said, Sequence[str]]],
+        outcomes: list[Outcome | None],
+        stop: threading.Event,
+    ) -> list[_Decided]:
+        """One user's messages of a group, in order, on that user's memory (until ``stop``: the
+        group is not saved then, another chain's error is raised)."""
+        decided = []
+        for n, message in chain:
+            if stop.is_set():
+                break
+            shown = known_facts(memory)
+            said = self.ingestion.extract(message.user_id, message.message_id, message.text, message.turns, shown)
+            extracted[n] = (said, shown)
+            try:
+                result = self.ingestion.recording(message, said, shown)(memory)
+            except NothingToWrite as done:  # the same message twice in the group
+                outcomes[n] = done.value
+                continue
+            decided.append(_Decided(n, result, memory.id, message.message_id, memory.version))
+        return decided
+
+    def _each(
+        self,
+        decide: Callable[[list[tuple[int, Prepared]], threading.Event], list[_Decided]],
+        chains: list[list[tuple[int, Prepared]]],
+        first_alone: bool,
+    ) -> list[list[_Decided]]:
+        """``decide`` for every user's chain: here, or on worker threads when there are several.
+        Every chain has ended when this returns or raises (the first chain's error)."""
+        if self.workers <= 1 or len(chains) <= 1:
+            return [decide(chain, _NEVER) for chain in chains]
+        done = []
+        if first_alone:
+            # An import's first calls go alone: a wrong key, or a format the endpoint refuses, is met once.
+            done.append(decide(chains[0], _NEVER))
+            chains = chains[1:]
+        stop = threading.Event()  # a chain failed: the others end at their next message
+
+        def apart(chain: list[tuple[int, Prepared]]) -> list[_Decided]:
+            with for_a_save_elsewhere():
+                try:
+                    return decide(chain, stop)
+                except BaseException:
+                    stop.set()
+                    raise
+
+        pool = ThreadPoolExecutor(max_workers=min(self.workers, len(chains)), thread_name_prefix="factledger-bulk")
+        try:
+            # Each task in a copy of this context: the calls it makes are attributed as here.
+            futures = [pool.submit(contextvars.copy_context().run, apart, chain) for chain in chains]
+            wait(futures, return_when=FIRST_EXCEPTION)
+            if stop.is_set():
+                for future in futures:
+                    future.cancel()
+        except BaseException:  # an interrupt: the chains not started are not started
+            stop.set()
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        for future in futures:
+            failure = None if future.cancelled() else future.exception()
+            if failure is not None:
+                raise failure
+        return done + [future.result() for future in futures]
 
     def _one(self, message: Prepared, extracted: tuple[Said, Sequence[str]] | None) -> Outcome:
         try:
             return self.ingestion.ingest_prepared(message, extracted)
         except (InvalidInput, WriteConflict, StoreBusy) as exc:
             return exc
+
+
+@attrs.frozen
+class _Decided:
+    n: int  # the message's place in the call
+    result: IngestResult
+    memory_id: Any
+    message_id: str
+    version: int  # the memory's version after the message
+
+
+def _users_taking_turns(todo: list[tuple[int, Prepared]]) -> list[tuple[int, Prepared]]:
+    """``todo`` reordered so that a group holds as many users as it can (a log sorted by user
+    would otherwise give a group one user, and workers nothing to share); each user's
+    messages keep their order, and users never see each other's memories."""
+    chains: dict[str, list[tuple[int, Prepared]]] = {}
+    for item in todo:
+        chains.setdefault(item[1].user_id, []).append(item)
+    taking_turns: list[tuple[int, Prepared]] = []
+    for turn in range(max((len(c) for c in chains.values()), default=0)):
+        taking_turns.extend(chain[turn] for chain in chains.values() if turn < len(chain))
+    return taking_turns

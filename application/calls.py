@@ -36,3 +36,19 @@ def calls_for(user_id: str, message_id: str | None, purpose: str, ledger: str | 
         yield context
     finally:
         current_call.reset(token)
+
+
+# True on a thread that extracts and decides for a save that another thread makes (a bulk
+# import's workers, ADR 0024): what the calls would hold for the save is written at once,
+# since the saving thread cannot see what this one holds.
+saved_elsewhere: ContextVar[bool] = ContextVar("factledger_saved_elsewhere", default=False)
+
+
+@contextmanager
+def for_a_save_elsewhere() -> Iterator[None]:
+    """Within the block, calls leave nothing held for a save on this thread."""
+    token = saved_elsewhere.set(True)
+    try:
+        yield
+    finally:
+        saved_elsewhere.reset(token)

@@ -77,6 +77,7 @@ class LedgerService:
         eraser: Eraser | None = None,
         policies: Mapping[Kind, Policy] = DEFAULT_POLICIES,
         free_judge: RelationJudge | None = None,
+        bulk_workers: int = 1,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -98,7 +99,8 @@ class LedgerService:
         )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
         self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)
-        self.bulk = BulkIngestion(self.ingestion, self.writer)
+        # Threads help only while a call is in flight: the offline extractor keeps to one.
+        self.bulk = BulkIngestion(self.ingestion, self.writer, workers=1 if self.offline else bulk_workers)
         self.corrections = Corrections(ledger, self.writer, decider, limits, policies)
         self.queries = Queries(ledger, read_model, embedder, limits)
         self._ledgers = Ledgers(ledger, ledger_name, read_model, embedder, directory) if directory else None

@@ -276,6 +276,7 @@ def _open_on_postgres(
         ),
         policies=settings.sensitive_policies,
         free_judge=free_judge(),
+        bulk_workers=settings.bulk_workers,
     )
 
 
@@ -310,4 +311,5 @@ def _open_in_memory(
         eraser=InMemoryEraser(store, settings.installation_secret()),
         policies=settings.sensitive_policies,
         free_judge=free_judge(),
+        bulk_workers=settings.bulk_workers,
     )

@@ -180,6 +180,8 @@ class Settings:
     llm_retry_backoff: float = 1.0
     # identical requests (model, prompt id, rendered input) are answered from PostgreSQL
     response_cache: bool = True
+    # users extracted and decided at once in a bulk import, when an LLM extracts (ADR 0024)
+    bulk_workers: int = 8
     # bounds on one call's input (see factledger.application.validation.InputLimits)
     max_message_chars: int = DEFAULT_LIMITS.message_chars
     max_context_turns: int = DEFAULT_LIMITS.context_turns
@@ -377,6 +379,13 @@ SETTINGS: tuple[Setting, ...] = (
         "first backoff in seconds, doubled each retry (`Retry-After` wins)",
     ),
     Setting("response_cache", "FACTLEDGER_RESPONSE_CACHE", _bool, "answer repeated LLM requests from PostgreSQL"),
+    Setting(
+        "bulk_workers",
+        "FACTLEDGER_BULK_WORKERS",
+        _int,
+        "users whose messages an LLM extracts at once in `ingest-file`, `ingest_many` and `replay` "
+        "(each user's in order; the offline extractor uses one)",
+    ),
     Setting(
         "max_message_chars", "FACTLEDGER_MAX_MESSAGE_CHARS", _int, "longest message (also a manual reason or fact)"
     ),

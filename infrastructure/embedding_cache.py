@@ -25,12 +25,14 @@ from psycopg.adapt import Dumper
 from psycopg.pq import Format
 from psycopg.sql import SQL, Identifier
 
-from factledger.application.calls import CallContext, current_call
+from factledger.application.calls import current_call, saved_elsewhere
 from factledger.application.ports import Embedder, Vector
 from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.secret import InstallationSecret
 
 MEMO_SIZE = 10_000
+# users whose deferred vectors one thread holds for a save (a bulk group has at most 64)
+MAX_DEFERRED_USERS = 256
 HASH_PURPOSE = "embedding-text"
 TABLE = "embedding_cache_v2"
 OWNERS_TABLE = "embedding_cache_users"
@@ -135,6 +137,7 @@ class CachedEmbedder:
         self.secret = secret
         self.shared = shared if shared is not None else SharedEmbeddings()
         self._memo: OrderedDict[tuple[str, str], np.ndarray] = OrderedDict()
+        self._memo_lock = threading.Lock()
         # (user, key) pairs this process has written to the owners table already.
         self._owned: set[tuple[str, CacheKey]] = set()
         self.computed = 0
@@ -180,10 +183,12 @@ class CachedEmbedder:
     def embed(self, texts: Sequence[str]) -> list[np.ndarray]:
         key = self.embedder_id
         found: dict[str, np.ndarray] = {}
-        for text in texts:
-            if (key, text) in self._memo:
-                self._memo.move_to_end((key, text))
-                found[text] = self._memo[(key, text)]
+        with self._memo_lock:  # threads share the memo (HTTP requests, a bulk import's workers)
+            for text in texts:
+                vector = self._memo.get((key, text))
+                if vector is not None:
+                    self._memo.move_to_end((key, text))
+                    found[text] = vector
         wanted = list(dict.fromkeys(t for t in texts if t not in found))
         if wanted:
             if self._pending() is None or not getattr(self.inner, "computed_locally", False):
@@ -194,10 +199,11 @@ class CachedEmbedder:
                 self.computed += len(missing)
                 self._store(dict(zip(missing, vectors, strict=True)))
                 found.update(zip(missing, vectors, strict=True))
-            for text in wanted:
-                self._memo[(key, text)] = found[text]
-            while len(self._memo) > MEMO_SIZE:
-                self._memo.popitem(last=False)
+            with self._memo_lock:
+                for text in wanted:
+                    self._memo[(key, text)] = found[text]
+                while len(self._memo) > MEMO_SIZE:
+                    self._memo.popitem(last=False)
         self._own(texts)
         return [found[t] for t in texts]
 
@@ -217,7 +223,8 @@ class CachedEmbedder:
         """Drop these texts' vectors (a forgotten user's, met after the forget)."""
         dropped = set(texts)
         hashes = [self.text_hash(t) for t in dropped]
-        self._memo = OrderedDict((k, v) for k, v in self._memo.items() if k[1] not in dropped)
+        with self._memo_lock:
+            self._memo = OrderedDict((k, v) for k, v in self._memo.items() if k[1] not in dropped)
         if self.datastore is None:
             for digest in hashes:
                 self.shared.vectors.pop((self.embedder_id, digest), None)
@@ -229,31 +236,45 @@ class CachedEmbedder:
             )
 
     def _pending(self) -> tuple[dict[bytes, np.ndarray], set[tuple[str, bytes]]] | None:
-        """The vectors and owners waiting for this thread's save, when deciding defers them.
+        """The vectors and owners waiting for this thread's save, when deciding defers them: per
+        user, since a bulk import's save takes many users' decisions (ADR 0022).
 
-        A decision that never saved (nothing to write, a conflict decided again) leaves
-        its pending rows behind: the next decision drops them (the memo still has the vectors).
+        A decision that never saved (nothing to write, a conflict decided again) leaves its
+        pending rows behind: the next save of that user takes them, any other save drops them
+        (the memo still has the vectors).
         """
         context = current_call.get()
-        if not self.defer_writes or self.datastore is None or context is None or context.purpose != "decide":
+        if (
+            not self.defer_writes
+            or self.datastore is None
+            or context is None
+            or context.purpose != "decide"
+            or saved_elsewhere.get()
+        ):
             return None
-        local = self._deferred
-        if getattr(local, "context", None) is not context:
-            local.context, local.vectors, local.owners = context, {}, set()
-        return local.vectors, local.owners
+        by_user: dict[str, tuple[dict[bytes, np.ndarray], set[tuple[str, bytes]]]] | None = getattr(
+            self._deferred, "by_user", None
+        )
+        if by_user is None:
+            by_user = self._deferred.by_user = {}
+        if context.user_id not in by_user and len(by_user) >= MAX_DEFERRED_USERS:
+            del by_user[next(iter(by_user))]  # a thread that decides and never saves stays bounded
+        return by_user.setdefault(context.user_id, ({}, set()))
 
     def write_within_save(self, curs: Cursor[Any], stored_events: Sequence[Any], *_: Any) -> None:
         """Write the vectors and owners deciding deferred, in the save's transaction (a save hook):
-        both commit with the events they were made for, or neither does. Left over from a
-        decision about another user (one that saved nothing), they are dropped."""
-        local = self._deferred
-        context: CallContext | None = getattr(local, "context", None)
-        vectors: dict[bytes, np.ndarray] = getattr(local, "vectors", {})
-        owners: set[tuple[str, bytes]] = getattr(local, "owners", set())
-        local.context, local.vectors, local.owners = None, {}, set()
-        if context is None or (not vectors and not owners):
-            return
-        if user_memory_id(context.user_id) not in {e.originator_id for e in stored_events}:
+        both commit with the events they were made for, or neither does. Those of users the save
+        does not hold (decisions that saved nothing) are dropped."""
+        by_user = getattr(self._deferred, "by_user", None) or {}
+        self._deferred.by_user = {}
+        saved = {e.originator_id for e in stored_events}
+        vectors: dict[bytes, np.ndarray] = {}
+        owners: set[tuple[str, bytes]] = set()
+        for user, (user_vectors, user_owners) in by_user.items():
+            if user_memory_id(user) in saved:
+                vectors.update(user_vectors)
+                owners.update(user_owners)
+        if not vectors and not owners:
             return
         # One statement: the vectors as binary parameters (no text of 1,536 floats to format and
         # parse), then the owners; a decision without new vectors writes owners only.

@@ -78,6 +78,9 @@ class FakeOpenAI:
         self.chat_handler: Callable[[dict[str, Any]], str] = self.spec_answer
         # An outage: every request of these kinds ("chat", "embeddings") gets this status, until cleared.
         self.down: dict[str, int] = {}
+        self.chat_delay = 0.0  # seconds before every unscripted chat answer (a model that takes its time)
+        self.most_in_flight = 0  # the most chat requests being answered at one moment
+        self._in_flight = 0
         self._lock = threading.Lock()
         fake = self
 
@@ -92,9 +95,14 @@ class FakeOpenAI:
                     body = json.loads(raw or b"{}")
                 except json.JSONDecodeError:
                     body = {}
-                status, payload, headers, delay = fake._answer(self.path, body, dict(self.headers))
-                if delay:
-                    time.sleep(delay)
+                chat = self.path.endswith("/chat/completions")
+                fake._count_in_flight(+1 if chat else 0)
+                try:
+                    status, payload, headers, delay = fake._answer(self.path, body, dict(self.headers))
+                    if delay:
+                        time.sleep(delay)
+                finally:
+                    fake._count_in_flight(-1 if chat else 0)
                 data = (
                     payload
                     if isinstance(payload, bytes)
@@ -169,6 +177,11 @@ class FakeOpenAI:
             return json.dumps(prefs, ensure_ascii=False)
         return "[]"
 
+    def _count_in_flight(self, change: int) -> None:
+        with self._lock:
+            self._in_flight += change
+            self.most_in_flight = max(self.most_in_flight, self._in_flight)
+
     def _answer(
         self, path: str, body: dict[str, Any], headers: dict[str, str]
     ) -> tuple[int, Any, dict[str, str], float]:
@@ -181,7 +194,7 @@ class FakeOpenAI:
                 fmt = (body.get("response_format") or {}).get("type")
                 if fmt in self.reject_formats:
                     return 400, error_body(400, f"response_format {fmt} is not supported"), {}, 0.0
-                reply = self.queue.popleft() if self.queue else Reply(self.chat_handler(body))
+                reply = self.queue.popleft() if self.queue else Reply(self.chat_handler(body), delay=self.chat_delay)
                 return self._chat(body, reply)
             if path.endswith("/embeddings"):
                 reply = self.embedding_queue.popleft() if self.embedding_queue else Reply()

@@ -71,3 +71,8 @@ def test_economy(database_url: str) -> None:
         pytest.skip("the shared fake OpenAI server is not here")
     result = run("economy.py", "--quick", url=database_url)
     assert result["seed"]["small_talk_calls"] == 0  # type: ignore[index]
+
+
+def test_llm_import(database_url: str) -> None:
+    result = run("llm_import.py", "--quick", "--latency", "0.05", url=database_url)
+    assert result["calls_per_msg"] == 1.0 and result["most_in_flight"] >= 2  # type: ignore[operator]

@@ -105,7 +105,9 @@ def test_a_bad_message_gets_its_error_and_keeps_no_other_out(service: LedgerServ
     assert isinstance(outcomes[1], InvalidInput)
 
 
-def test_a_message_id_seen_before_or_twice_in_one_call_is_recorded_once(service: LedgerService) -> None:
+@pytest.mark.parametrize("workers", [1, 2])
+def test_a_message_id_seen_before_or_twice_in_one_call_is_recorded_once(service: LedgerService, workers: int) -> None:
+    service.bulk.workers = workers
     service.ingest("u", "我住在杭州", message_id="m1")
     messages = [
         Incoming("u", "我住在杭州", message_id="m1"),
@@ -138,14 +140,16 @@ def test_a_user_forgotten_before_the_group_starts_again(service: LedgerService) 
 @pytest.mark.parametrize("backend", ["memory"], indirect=True)
 @settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
-    said=st.lists(st.tuples(st.sampled_from(["a", "b"]), st.sampled_from(SAID)), min_size=1, max_size=14),
+    said=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(SAID)), min_size=1, max_size=14),
     group=st.integers(min_value=1, max_value=6),
+    workers=st.integers(min_value=1, max_value=3),
 )
 def test_in_groups_or_one_by_one_every_memory_ends_the_same(
-    open_service: Callable[..., LedgerService], said: list[tuple[str, str]], group: int
+    open_service: Callable[..., LedgerService], said: list[tuple[str, str]], group: int, workers: int
 ) -> None:
     service = open_service()
     service.bulk.group_messages = group
+    service.bulk.workers = workers  # users on threads (an LLM's setting), users taking turns in the groups
     run = uuid.uuid4().hex[:8]  # hypothesis reuses the fixture's store: fresh users each example
     messages = [Incoming(f"{run}-g-{user}", text) for user, text in said]
     results(service.ingest_many(messages))

@@ -426,7 +426,8 @@ def test_seed_still_asks_the_judge_about_the_fact_conflicts_with_names(
 def test_a_group_whose_decisions_need_a_service_that_is_down_records_each_message_pending_once(
     opener: Callable[..., LedgerService], fake: FakeOpenAI
 ) -> None:
-    service = opener(prompts="combined")
+    # One worker: with several, the failing calls of two users at once open the breaker sooner.
+    service = opener(prompts="combined", bulk_workers=1)
     for n in range(4):
         fake.answers[f"我住在杭州，第{n}次说"] = (
             [{"fact": "用户住在杭州", "category": "location", "confidence": 0.9}],
@@ -466,3 +467,69 @@ def test_a_group_that_meets_a_concurrent_writer_is_saved_one_by_one_on_the_fresh
     ingested = [e["message_id"] for e in events(bulk, "u", "MessageIngested")]
     assert ingested[1:] == ["y1", "x1"]
     assert sorted(f.text for f in bulk.profile("u").facts) == ["用户住在上海", "用户养了一只猫"]
+
+
+# ---- ingest_many with an LLM: several users' calls in flight, each user's messages in order ----------
+
+
+def import_moves(service: LedgerService, fake: FakeOpenAI, users: list[str], cities: list[str]) -> list[Any]:
+    """Each user says where they live, then moves twice; the log is sorted by user."""
+    for city in cities:
+        fake.answers[f"我现在住在{city}"] = (
+            [{"fact": f"用户住在{city}", "category": "location", "confidence": 0.9}],
+            [],
+        )
+    messages = [
+        Incoming(user, f"我现在住在{city}", message_id=f"{user}-{n}") for user in users for n, city in enumerate(cities)
+    ]
+    outcomes = service.ingest_many(messages)
+    assert [o.message_id for o in outcomes] == [m.message_id for m in messages], "outcomes come back in order"
+    return outcomes
+
+
+def test_a_bulk_import_asks_for_several_users_at_once_and_decides_as_one_thread_would(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.relation = "update"
+    fake.chat_delay = 0.2
+    # (no response cache: the users say the same words, and one thread would find the first answer stored)
+    serial = import_moves(
+        opener(bulk_workers=1, response_cache=False), fake, [f"a{k}" for k in range(6)], ["杭州", "上海", "成都"]
+    )
+    assert fake.most_in_flight == 1
+    # What deciding embedded is in the shared cache, every message's of a group: a fresh process asks for nothing.
+    embedded = len(fake.embedding_requests())
+    opener().embedder.embed(["用户住在杭州", "用户住在上海", "用户住在成都"])
+    assert len(fake.embedding_requests()) == embedded
+    asked = len(fake.chat_requests())
+    service = opener(bulk_workers=4, response_cache=False)
+    at_once = import_moves(service, fake, [f"b{k}" for k in range(6)], ["南京", "武汉", "西安"])
+    assert fake.most_in_flight >= 2, "users' calls overlap"
+    assert len(fake.chat_requests()) - asked == asked, "as many calls as one thread makes"
+
+    def actions(outcomes: list[Any]) -> list[list[str]]:
+        return [[item.action for item in outcome.items] for outcome in outcomes]
+
+    assert actions(at_once) == actions(serial)
+    assert actions(at_once)[:3] == [["observed"], ["superseded"], ["superseded"]]
+    for k in range(6):
+        assert [f.text for f in service.profile(f"b{k}").facts] == ["用户住在西安"]
+    # Every call made on a worker thread is in the call log, under its user and message ...
+    log = UsageLog(service.ledger.factory.datastore).report()
+    assert log["totals"]["calls"] == len(fake.chat_requests())
+    for k in range(6):
+        read = [m["message_id"] for m in log["messages"] if m["user_id"] == f"b{k}"]
+        assert read == [f"b{k}-0", f"b{k}-1", f"b{k}-2"]
+    # ... and what deciding embedded there is in the shared cache: a fresh process asks for nothing.
+    embedded = len(fake.embedding_requests())
+    fresh = opener()
+    fresh.embedder.embed(["用户住在南京", "用户住在武汉", "用户住在西安"])
+    assert len(fake.embedding_requests()) == embedded
+
+
+def test_a_bulk_import_offline_stays_on_the_callers_thread(settings: Settings) -> None:
+    service = open_ledger(attrs.evolve(settings, bulk_workers=8))
+    try:
+        assert service.offline and service.bulk.workers == 1
+    finally:
+        service.close()

@@ -272,4 +272,5 @@ class LLMExtractor:
                 if response_format is None or len(self._formats) == 1 or exc.status not in (400, 422):
                     raise
                 logger.info("endpoint refused response_format %s (%s); falling back", response_format["type"], exc)
-                self._formats.pop(0)
+                if self._formats[0] is response_format:  # another thread may have stepped down already
+                    self._formats.pop(0)

@@ -19,7 +19,7 @@ import attrs
 from eventsourcing.postgres import PostgresDatastore
 from psycopg.sql import SQL, Composed, Identifier
 
-from factledger.application.calls import CallContext, current_call
+from factledger.application.calls import CallContext, current_call, saved_elsewhere
 
 logger = logging.getLogger(__name__)
 
@@ -114,7 +114,13 @@ class UsageLog:
         never an event (ADR 0020)."""
         context = current_call.get()
         row = self._row(call, context)
-        if self.hold and context is not None and context.message_id is not None and context.purpose in _HELD_PURPOSES:
+        if (
+            self.hold
+            and context is not None
+            and context.message_id is not None
+            and context.purpose in _HELD_PURPOSES
+            and not saved_elsewhere.get()
+        ):
             key = (context.ledger, context.user_id, context.message_id)
             held = self._held()
             if held and getattr(self._local, "key", None) != key:
