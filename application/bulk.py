@@ -21,16 +21,15 @@ stays one, on the calling thread.
 
 from __future__ import annotations
 
-import contextvars
 import logging
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import FIRST_EXCEPTION, ThreadPoolExecutor, wait
 from typing import Any, TypeAlias
 
 import attrs
 from eventsourcing.persistence import IntegrityError
 
+from factledger.application.at_once import each_at_once
 from factledger.application.calls import for_a_save_elsewhere
 from factledger.application.errors import (
     FactledgerError,
@@ -159,34 +158,12 @@ class BulkIngestion:
             # An import's first calls go alone: a wrong key, or a format the endpoint refuses, is met once.
             done.append(decide(chains[0], _NEVER))
             chains = chains[1:]
-        stop = threading.Event()  # a chain failed: the others end at their next message
 
-        def apart(chain: list[tuple[int, Prepared]]) -> list[_Decided]:
+        def apart(chain: list[tuple[int, Prepared]], stop: threading.Event) -> list[_Decided]:
             with for_a_save_elsewhere():
-                try:
-                    return decide(chain, stop)
-                except BaseException:
-                    stop.set()
-                    raise
+                return decide(chain, stop)
 
-        pool = ThreadPoolExecutor(max_workers=min(self.workers, len(chains)), thread_name_prefix="factledger-bulk")
-        try:
-            # Each task in a copy of this context: the calls it makes are attributed as here.
-            futures = [pool.submit(contextvars.copy_context().run, apart, chain) for chain in chains]
-            wait(futures, return_when=FIRST_EXCEPTION)
-            if stop.is_set():
-                for future in futures:
-                    future.cancel()
-        except BaseException:  # an interrupt: the chains not started are not started
-            stop.set()
-            pool.shutdown(wait=True, cancel_futures=True)
-            raise
-        pool.shutdown(wait=True)
-        for future in futures:
-            failure = None if future.cancelled() else future.exception()
-            if failure is not None:
-                raise failure
-        return done + [future.result() for future in futures]
+        return done + each_at_once(apart, chains, self.workers)
 
     def _one(self, message: Prepared, extracted: tuple[Said, Sequence[str]] | None) -> Outcome:
         try:

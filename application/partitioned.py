@@ -18,15 +18,16 @@ from __future__ import annotations
 
 import hashlib
 import re
+import threading
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from datetime import datetime
-from operator import methodcaller
 from typing import Any, Protocol, TypeVar
 
 import attrs
 
+from factledger.application.at_once import each_at_once
 from factledger.application.decisions import Outcome
 from factledger.application.errors import ConfigError, FactledgerError, InvalidInput, NotFound, StoreBusy
 from factledger.application.ingestion import Incoming
@@ -237,8 +238,9 @@ class PartitionedLedger:
         )
 
     def ingest_many(self, messages: Sequence[Incoming]) -> list[IngestResult | FactledgerError]:
-        """``LedgerService.ingest_many``, one user at a time: each user's messages, in order, in
-        one call to their partition with their route held (a call never holds many routes)."""
+        """``LedgerService.ingest_many``, per user: each user's messages, in order, in one call
+        to their partition with their route held (a call never holds many routes). With an
+        LLM, users after the first go on up to their partition's ``bulk_workers`` threads."""
         outcomes: list[IngestResult | FactledgerError | None] = [None] * len(messages)
         by_user: dict[str, list[int]] = {}
         for n, message in enumerate(messages):
@@ -246,13 +248,25 @@ class PartitionedLedger:
                 by_user.setdefault(self._id(message.user_id), []).append(n)
             except InvalidInput as exc:
                 outcomes[n] = exc
-        for user_id, positions in by_user.items():
+
+        def one_user(user: tuple[str, list[int]], stop: threading.Event) -> int:
+            user_id, positions = user
+            if stop.is_set():  # another user's call failed: its error is raised
+                return 0
+            mine = [messages[n] for n in positions]
             try:
-                answers = self._on_user(user_id, methodcaller("ingest_many", [messages[n] for n in positions]))
+                answers, workers = self._on_user(user_id, lambda s: (s.ingest_many(mine), s.bulk.workers))
             except StoreBusy as exc:  # the route or the partition: none of this user's messages went in
-                answers = [exc] * len(positions)
+                answers, workers = [exc] * len(positions), 1
             for n, answer in zip(positions, answers, strict=True):
                 outcomes[n] = answer
+            return workers
+
+        users = list(by_user.items())
+        if users:
+            # The first user alone (a wrong key is met once), then the others at once.
+            workers = one_user(users[0], threading.Event())
+            each_at_once(one_user, users[1:], workers)
         return [outcome for outcome in outcomes if outcome is not None]
 
     def invalidate(

@@ -306,6 +306,18 @@ def test_a_moved_user_keeps_their_memory_and_the_source_keeps_only_a_tombstone(
     assert _count(store, "three", "factledger_message_ids", "originator_id", user_memory_id(other)) == 1
     [again] = ledger.ingest_many([Incoming(user, MESSAGES[1], message_id="b1")])
     assert getattr(again, "status", again) == "duplicate"
+    # With an LLM's workers (forced here), users after the first go on threads: the same outcomes, in order.
+    for name in store.names():
+        ledger.service_for(name).bulk.workers = 3
+    several = _users_in("main", store.table(), 2, "w") + _users_in("three", store.table(), 2, "w")
+    batch = [Incoming(u, MESSAGES[k], message_id=f"w{k}") for u in several for k in (1, 2)]
+    outcomes = ledger.ingest_many(batch)
+    assert [(o.user_id, o.message_id, o.status) for o in outcomes] == [  # type: ignore[union-attr]
+        (m.user_id, m.message_id, "recorded") for m in batch
+    ]
+    for u in several:
+        partition = ledger.partition_of(u)
+        assert _count(store, partition, "factledger_message_ids", "originator_id", user_memory_id(u)) == 2
 
     # Forgetting removes the route override too.
     ledger.forget(user)
