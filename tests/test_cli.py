@@ -134,6 +134,11 @@ def test_help(command: str) -> None:
     assert proc.returncode == 0 and "usage: factledger" in proc.stdout and "--json" in proc.stdout
 
 
+def test_python_dash_m_factledger_is_the_command() -> None:
+    proc = subprocess.run([sys.executable, "-m", "factledger", "--version"], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and proc.stdout.startswith("factledger ")
+
+
 def test_demo_on_the_embedded_default(tmp_path: Path) -> None:
     """No DATABASE_URL: factledger starts its own PostgreSQL under FACTLEDGER_HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "FACTLEDGER_", "DATABASE_URL"))}
