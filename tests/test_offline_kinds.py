@@ -8,6 +8,8 @@ must change nothing (a second pet, someone else's age, a goal, a condition).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from offline_cases import replacement, said_after, said_against
 
@@ -930,3 +932,324 @@ def test_round_11_a_pursuit_given_up_soon(extractor: RuleExtractor) -> None:
     assert [f for f in facts if f.conflicts_with == known[0]], [(f.text, f.conflicts_with) for f in facts]
     facts = extractor.extract("我同事两周就放弃了", known_facts=known).facts
     assert not [f for f in facts if f.conflicts_with == known[0]], [(f.text, f.conflicts_with) for f in facts]
+
+
+# --- round 12: chains said without who, a kind given up, a count or a name said again --------------
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我侄女在学长笛", "后来她改学了二胡", "用户的侄女改学二胡了"),  # 她: the relative known
+        ("我儿子在学围棋", "这学期又换成象棋了", "用户的儿子改学象棋了"),  # a bare 换成: the verb known
+        ("我家猫吃的是渴望猫粮", "换成巅峰了", "用户家猫改吃巅峰了"),
+        ("我家网是移动的", "上个月换成电信了", "用户家网换成电信了"),  # the thing just spoken of
+        ("我在学法语", "法语放弃了，改学德语", "用户改学德语了"),  # given up, then what took its place
+        ("我每天喝两罐可乐", "可乐一口不喝了，改喝豆浆", "用户改喝豆浆了"),
+    ],
+)
+def test_round_12_a_change_said_without_who(extractor: RuleExtractor, first: str, then: str, wanted: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert (wanted, known[-1]) in said, said
+    assert not [t for t, _ in said if t.startswith("用户放弃了")], said  # the switch says it ended
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我侄女在学长笛", "我同事改学二胡了"),  # someone else named
+        ("我在学长笛", "她改学二胡了"),  # 她 with no relative known
+        ("我每天喝两杯奶茶", "营养师建议我少喝，改喝豆浆"),  # advice
+        ("我每天喝四罐可乐", "这阵子改成一天两罐了"),  # an amount, read as one elsewhere
+        ("我是老师", "换成联通了"),  # nothing known that 换成 can swap
+    ],
+)
+def test_round_12_look_alikes_of_a_change_without_who(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    # (the advice itself, restated as said, is another rule's matter)
+    assert not [t for t, ended in said if ended == known[-1] and re.match(r"^用户\S{0,6}?(?:改|换成)", t)], said
+
+
+def test_round_12_a_relatives_pursuit_changes_only_against_the_same_one(judge: RuleJudge) -> None:
+    assert judge.judge("用户的女儿在学长笛", "用户的女儿改学二胡了").relation is Relation.UPDATE
+    assert judge.judge("用户的女儿在学长笛", "用户的儿子改学二胡了").relation is Relation.DIFFERENT
+    assert judge.judge("用户的女儿在学长笛", "用户改学二胡了").relation is Relation.DIFFERENT
+
+
+def test_round_12_a_favourite_named_now_replaces_a_liking_of_its_kind(judge: RuleJudge) -> None:
+    assert judge.judge("用户喜欢吃粤菜", "用户现在最爱的是云南菜").relation is Relation.UPDATE
+    assert judge.judge("用户喜欢吃粤菜", "用户现在也最爱云南菜").relation is Relation.DIFFERENT  # adds
+    assert judge.judge("用户喜欢吃粤菜", "用户的妈现在最爱云南菜").relation is Relation.DIFFERENT
+
+
+def test_round_12_a_class_signed_up_for_and_left(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    known = ["用户报了个周六的书法班"]
+    said = said_against(extractor, known, "那个班我也退了，太远")
+    assert ("用户放弃了之前报的", known[0]) in said, said
+    assert judge.judge(known[0], "用户放弃了之前报的").relation is Relation.CONFLICT
+    assert not [t for t, ended in said_against(extractor, known, "我同事那个班退了") if ended]
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我喜欢打乒乓球", "周末还会去爬山，一爬一整天", "爬山"),  # 会 of a habit, not a plan
+        ("我喜欢下棋", "平常晚上会在家练毛笔字", "毛笔字"),  # two times, then home
+        ("我对花生过敏", "还有点麸质不耐受", "麸质不耐受"),
+        ("我会拉小提琴", "今年也开始学电吉他了", "吉他"),  # 吉他 is no 他
+        ("我在学素描", "周末还报了个街舞班", "街舞"),  # a class signed up for, not an outing
+    ],
+)
+def test_round_12_one_more_said_without_i_stays_beside_the_first(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    known, said = said_after(extractor, first, then)
+    new = [t for t, _ in said if wanted in t]
+    assert new and not [ended for _, ended in said if ended], said
+    assert judge.judge(known[-1], new[0]).relation is Relation.DIFFERENT
+
+
+@pytest.mark.parametrize(
+    "message", ["周末会去爬山吗", "他周末还会去爬山", "下次还会去", "还有点累", "周末还报了个街舞班吗"]
+)
+def test_round_12_look_alikes_of_one_more_without_i(extractor: RuleExtractor, message: str) -> None:
+    assert not extractor.extract(message).facts
+
+
+def test_round_12_the_next_year_of_ones_studies(extractor: RuleExtractor) -> None:
+    assert said_after(extractor, "我在读大二", "大三了，课少多了")[1][0][1] == "用户在读大二"
+    known, said = said_after(extractor, "我女儿在读大二", "大三了")
+    assert [t for t, ended in said if ended == known[-1] and t.startswith("用户的女儿")], said
+
+
+def test_round_12_a_score_said_alone_after_it_came_out(extractor: RuleExtractor) -> None:
+    known = ["用户托福考了88"]
+    assert said_against(extractor, known, "二刷出分了，96") == [("用户托福考了96", known[0])]
+    assert not [e for _, e in said_against(extractor, known, "我同事出分了，96") if e]
+
+
+def test_round_12_a_count_said_again(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    known = ["用户家养了八只羊"]
+    assert said_against(extractor, known, "今年扩到三十来只了") == [("用户家养了三十只羊", known[0])]
+    assert said_against(extractor, known, "现在有一百多只啦") == [("用户家养了一百只羊", known[0])]
+    assert judge.judge("用户家养了八只羊", "用户家养了三十只羊").relation is Relation.UPDATE
+    assert judge.judge("用户养了两只猫", "用户养了两只狗").relation is Relation.DIFFERENT
+    assert judge.judge("用户的姐姐有两个孩子", "用户有三个孩子").relation is Relation.DIFFERENT
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("My favorite band is Muse.", "Forget that, I was just being silly."),
+        ("I have three cats.", "ignore that lol, wrong chat, I don't have any pets"),
+        ("I speak fluent Greek.", "ok, that was a stretch, I know maybe ten words"),
+        ("I'm learning to skate.", "haha okay, not really — I just watch videos"),
+        ("My nickname is Bear.", "Please forget what I said about my nickname, thanks"),
+    ],
+)
+def test_round_12_an_english_statement_taken_back(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert ("The user took back what they had just said", known[-1]) in said, said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("I love the movie Up.", "I can't forget that movie"),
+        ("I live in Oslo.", "Did you forget that?"),
+        ("I live in Oslo.", "not really sure what to cook tonight"),
+        ("I live in Oslo.", "just ignore that noise outside"),
+        ("I live in Oslo.", "ignore that, it's nothing"),  # waved off, not said to be untrue
+        ("My nickname is Bear.", "please forget what I said about my job"),  # names nothing known
+    ],
+)
+def test_round_12_english_take_back_look_alikes(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("my dog Pebble sleeps on my bed", "typo lol his name's Pepper", "Pepper"),
+        ("My last name is Harrison.", "Sorry, autocorrect, it's Harris.", "Harris"),
+        ("I teach yoga in Bristol.", "scratch that, Bath, no idea why I typed that", "Bath"),
+    ],
+)
+def test_round_12_an_english_name_corrected_where_no_slot_reads_it(
+    extractor: RuleExtractor, judge: RuleJudge, first: str, then: str, wanted: str
+) -> None:
+    known, said = said_after(extractor, first, then)
+    new = [t for t, ended in said if ended == known[-1] and wanted in t]
+    assert new, said
+    assert judge.judge(known[-1], new[0]).relation is Relation.UPDATE
+
+
+def test_round_12_an_english_provider_switched(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    known, said = said_after(extractor, "My internet provider is Comcast.", "switched over to Verizon last week")
+    assert said == [("The user's internet provider is Verizon", known[0])], said
+    assert judge.judge(known[0], said[0][0]).relation is Relation.UPDATE
+    _, said = said_after(extractor, "My internet provider is Comcast.", "my brother switched to Verizon")
+    assert not [ended for _, ended in said if ended], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我每天都喝雪碧", "碳酸饮料早就戒了"),  # a kind, of which the habit names one
+        ("我每晚喝两瓶啤酒", "酒早就彻底不碰了"),
+        ("我有辆自行车", "自行车被偷了"),  # a thing gone
+        ("我每周去打两次球", "最近没怎么去了，太忙"),  # a habit let go of
+    ],
+)
+def test_round_12_given_up_lost_or_let_go(extractor: RuleExtractor, judge: RuleJudge, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    ended = [t for t, e in said if e == known[-1]]
+    assert ended and judge.judge(known[-1], ended[0]).relation is not Relation.DIFFERENT, said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我每天都喝雪碧", "我爸碳酸饮料早就戒了"),
+        ("我每天喝奶茶", "这个问题我不碰了"),
+        ("我有辆自行车", "我同事自行车被偷了"),
+        ("我每周去打两次球", "我妈最近没怎么去了"),
+    ],
+)
+def test_round_12_look_alikes_of_given_up(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+def test_round_12_a_business_of_ones_own_after_leaving_a_job(extractor: RuleExtractor) -> None:
+    known = ["用户在快递站做分拣"]
+    said = said_against(extractor, known, "不做了，现在在菜市场门口摆摊卖烤红薯")
+    assert [t for t, ended in said if ended == known[0] and "摆摊" in t], said
+    said = said_against(extractor, known, "现在自己在学校门口开了个文具店")
+    assert [t for t, ended in said if ended == known[0] and "文具店" in t], said
+    assert not [e for _, e in said_against(extractor, known, "我同事现在在菜市场门口摆摊") if e]
+    assert not extractor.extract("要不要在学校门口开个文具店").facts
+
+
+def test_round_12_reply_styles_of_one_dimension(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    def pref(message: str) -> str:
+        (p,) = extractor.extract(message).preferences
+        return p.text
+
+    casual = pref("跟我说话的时候多来点网络用语吧")
+    assert judge.judge(casual, pref("以后跟我说话正经点吧")).relation is Relation.UPDATE
+    assert judge.judge(pref("以后回答都用表格吧"), pref("以后回答用文字分段写就行")).relation is Relation.UPDATE
+    formal = pref("接下来你换成书面语气回复我吧")
+    assert judge.judge("偏好随意、口语化的回复风格", formal).relation is Relation.UPDATE
+    assert pref("好吧，以后还是用中文沟通吧") == "偏好用中文回复"
+    short, long = pref("回答控制在80字以内"), pref("以后放宽到200字左右吧")
+    assert judge.judge(short, long).relation is Relation.UPDATE
+    # look-alikes: plans, a piece of writing, a question
+    assert not extractor.extract("接下来我要去开会").preferences
+    assert not extractor.extract("这篇作文要写800字左右").preferences
+    assert not extractor.extract("以后还是用中文沟通吗").preferences
+
+
+def test_round_12_what_to_recommend_asked_in_more_shapes(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    def pref(message: str) -> str:
+        (p,) = extractor.extract(message).preferences
+        return p.text
+
+    assert pref("多推点蓝调吧") == "偏好推荐时推蓝调"
+    assert pref("换成推荐湘菜吧") == "偏好推荐时推湘菜"
+    assert pref("推荐书就给我武侠吧") == "偏好推荐书时推武侠"
+    assert judge.judge("偏好推荐菜时推川菜", pref("换成推荐湘菜吧")).relation is Relation.UPDATE
+    assert not extractor.extract("要不要多推点蓝调？").preferences
+    # code examples asked in another language: one category, so the two are compared
+    (java,) = extractor.extract("代码示例用Java写").preferences
+    (kotlin,) = extractor.extract("以后示例改成Kotlin吧").preferences
+    assert java.category == kotlin.category
+    assert judge.judge(java.text, kotlin.text).relation is Relation.UPDATE
+
+
+def test_round_12_a_name_said_again_of_it(extractor: RuleExtractor) -> None:
+    # "它叫X" is the name, not "它叫X" as one; a 其实 before 它 still names it again
+    known = ["用户的兔子叫雪球"]
+    assert said_against(extractor, known, "说错了，它叫棉花") == [("用户的兔子叫棉花", known[0])]
+    assert said_against(extractor, known, "其实它叫糯米") == [("用户的兔子叫糯米", known[0])]
+    assert not [e for _, e in said_against(extractor, known, "我朋友家的兔子叫糯米") if e]
+
+
+def test_round_12_the_phone_in_use_and_a_model_said_after_its_make(extractor: RuleExtractor) -> None:
+    known, said = said_after(extractor, "我在用华为P40", "换了小米14")
+    assert said == [("用户在用小米14", known[0])], said
+    assert said_against(extractor, ["用户在用小米14"], "又换回华为了，Mate 60") == [
+        ("用户的手机是Mate 60", "用户在用小米14")
+    ]
+    assert not [f for f in extractor.extract("我在用小米的空气净化器").facts if "手机" in f.text]
+
+
+@pytest.mark.parametrize(
+    ("known", "then", "wanted"),
+    [
+        (["用户改种花生了"], "现在全种上辣椒了", "用户改种辣椒了"),  # a change known, changed again by its verb
+        (["用户最近在用印象笔记"], "换成语雀了", "用户改用语雀了"),  # 用: what one uses
+        (["用户改用语雀了"], "再换一次，现在用Logseq", "用户改用Logseq了"),
+    ],
+)
+def test_round_12_a_chain_goes_on_by_its_verb(
+    extractor: RuleExtractor, judge: RuleJudge, known: list[str], then: str, wanted: str
+) -> None:
+    said = said_against(extractor, known, then)
+    assert (wanted, known[-1]) in said, said
+    assert judge.judge(known[-1], wanted).relation is Relation.UPDATE
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户在学日语"], "现在学做饭"),  # a pursuit held all along: one more, unless said given up
+        (["用户改喝茶了"], "我同事现在喝咖啡了"),
+        (["用户在用印象笔记"], "我同事换成语雀了"),
+    ],
+)
+def test_round_12_look_alikes_of_a_chain_going_on(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    assert not [t for t, ended in said_against(extractor, known, then) if ended == known[-1]]
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户在戒糖"], "刚才那条不算数，你别记"),  # said of the last one, with no signal word
+        (["用户有三个姐姐"], "那条你别记了，说的是我表妹家"),
+        (["用户在顺丰上班", "用户喜欢吃火锅"], "之前关于工作的那条删了吧"),  # a topic, by its slots
+    ],
+)
+def test_round_12_taken_back_in_chinese(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    said = said_against(extractor, known, then)
+    assert [t for t, ended in said if ended == known[0] and "撤回" in t], said
+
+
+@pytest.mark.parametrize(
+    ("known", "then"),
+    [
+        (["用户住在厦门"], "这个你别记错了哦，我说的是厦门"),  # keep it right, not drop it
+        (["用户在顺丰上班"], "把那个文件删掉吧"),
+        (["用户在顺丰上班"], "关于工作的事你怎么看？"),
+    ],
+)
+def test_round_12_chinese_take_back_look_alikes(extractor: RuleExtractor, known: list[str], then: str) -> None:
+    assert not [t for t, ended in said_against(extractor, known, then) if ended == known[0]]
+
+
+def test_round_12_only_loving_one_now(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    # "只爱看X": one kind, in place of the one loved before; someone else's stays theirs
+    (now,) = [f.text for f in extractor.extract("这段时间换口味了，如今只爱看动画片").facts]
+    assert judge.judge("最爱看科幻片", now).relation is Relation.UPDATE
+    said = [f.text for f in extractor.extract("我女儿现在只爱看动画片").facts]
+    assert said and all(t.startswith("用户的女儿") for t in said)
+    assert judge.judge("最爱看科幻片", said[0]).relation is Relation.DIFFERENT
+
+
+def test_round_12_a_taste_taken_up_beside_something_else(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    # the other clause is read too; the taste is not lost for it
+    said = [f.text for f in extractor.extract("看腻了，以后只看纪录片，学点东西").facts]
+    taste = [t for t in said if "纪录片" in t]
+    assert taste and judge.judge("偏好推荐电影时推科幻片", taste[0]).relation is Relation.UPDATE
+    assert not [f for f in extractor.extract("我老公以后只看纪录片，学点东西").facts if f.text.startswith("用户以后")]

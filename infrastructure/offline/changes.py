@@ -243,6 +243,13 @@ def bare_value(clause: str) -> str | None:
     )
     if m:
         return m.group("v")
+    # "它叫喵喵", "其实它叫花花": the one spoken of, then what it is called (not "它叫" as part of the name)
+    m = re.match(
+        r"^(?:其实|应该)?(?:它|他|她)(?:其实|应该|本来)?(?:叫|是)(?P<v>[^，,的]{1,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
+        text,
+    )
+    if m:
+        return m.group("v")
     # "狗应该叫来福": the thing first, then its value
     m = re.match(
         r"^(?!我|你|他|她|这|那)(?:(?!的)[\u4e00-\u9fff]){1,3}?(?:应该|其实|本来)(?:是|叫)(?P<v>[^，,的]{2,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
@@ -372,6 +379,39 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
     if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
         return restated(fact, old), fact
+    return None
+
+
+#: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
+_EN_PROPER = re.compile(
+    r"(?<!^)(?<![.!?] )\b(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*[a-z][\w'-]*)*"
+)
+
+
+def renamed_in_english(value: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(the fact with ``value`` for its one name, the fact): a name corrected in English ("it's
+    Thomson, no p", "her name's Mochi", "scratch that, Sheffield") where no slot reads the fact,
+    in the last two things said; the one that names a single name other than the user."""
+    value = value.strip().strip(",.!")
+    if not re.fullmatch(r"(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*)*", value):
+        return None
+    if value.lower() in ("i'm", "it's", "sorry", "oops", "typo", "wait", "actually"):
+        return None
+    for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
+        if not fact.startswith("The user"):
+            continue
+        names = [m for m in _EN_PROPER.finditer(fact) if m.start() > len("The user")]
+        if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
+            continue
+        at, end = names[0].span()
+        # said as a correction, so that the judge reads it as one: "The user's last name is actually
+        # Thomson", "The user's cat (actually Mochi) keeps …", "The user actually lives in …"
+        named = re.match(r"^The user's (?:\w+ ){0,2}?(?P<is>is )?$", fact[:at])
+        if named and named.group("is"):
+            return fact[:at] + "actually " + value + fact[end:], fact
+        if named:
+            return fact[: at - 1] + " (actually " + value + ")" + fact[end:], fact
+        return marked_as_correction(fact[:at] + value + fact[end:]), fact
     return None
 
 
@@ -634,7 +674,7 @@ _SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
 
 #: words that say something changed: a message with one is read against the known facts
 _MAY_CHANGE = re.compile(
-    r"换|改|搬|跳槽|跳去|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|下单|(?:也就|只|就|才)坚持了|领证|领了证|加到|增加到|弃了|弃坑|不追了|录取|考上|还是算了|分手|分了|离了|"
+    r"换|改|搬|跳槽|跳去|被偷|弄丢|搞丢|没怎么\S{1,2}了|不怎么\S{1,2}了|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|下单|(?:也就|只|就|才)坚持了|领证|领了证|加到|增加到|扩到|扩大到|弃了|弃坑|不追了|录取|考上|还是算了|分手|分了|离了|"
     r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
@@ -650,7 +690,11 @@ _MAY_CHANGE = re.compile(
 def may_change(text: str) -> bool:
     """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
     text = _folded(text)
-    return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text)) and not re.search(r"[?？吗]\s*$", text)
+    # ("刚才那句不算数，别记": what was said, not to be kept)
+    kept = re.search(
+        r"(?:别|不要|不用)记(?!错|住|得|混|清)|当我没说|不算数?(?![了学])|(?:那句|那条)[^，,。]{0,4}删", text
+    )
+    return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text) or kept) and not re.search(r"[?？吗]\s*$", text)
 
 
 #: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
@@ -661,14 +705,23 @@ _IT_GONE = re.compile(
 _NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养|没(?:有)?养(?:宠物|动物)了")
 #: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
 _QUIT = re.compile(
-    r"^(?:其实|早说了|实际上)?(?P<obj>[\u4e00-\u9fff]{0,3}?)我?(?:已经|早就|早|终于|彻底|总算)?"
-    r"(?:戒了?(?P<what>烟|酒|糖|咖啡|奶茶|可乐|游戏|槟榔|夜宵|宵夜)?|停(?P<act>[跑练游骑弹学喝吃抽]))(?:了|啦)?"
+    r"^(?:其实|早说了|实际上)?(?P<obj>[\u4e00-\u9fff]{0,4}?)我?(?:已经|早就|早|终于|彻底|总算|都|也)*"
+    r"(?:戒了?(?P<what>烟|酒|糖|咖啡|奶茶|可乐|游戏|槟榔|夜宵|宵夜)?|停(?P<act>[跑练游骑弹学喝吃抽])"
+    # "酒早就彻底不碰了", "甜食一口都不沾了": given up altogether, not touched any more
+    r"|(?:一口|一滴)?(?:都|也)?不(?:碰|沾)(?=了|啦))(?:了|啦)?"
 )
+#: a kind of thing quit, and what of it a known habit may name ("碳酸饮料" → 可乐)
+QUIT_KINDS = {
+    "碳酸饮料": ("可乐", "雪碧", "汽水", "芬达", "气泡水"),
+    "饮料": ("可乐", "雪碧", "汽水", "芬达", "奶茶", "果汁"),
+    "甜食": ("奶茶", "蛋糕", "甜品", "巧克力", "糖"),
+    "零食": ("薯片", "辣条", "饼干", "零食"),
+}
 #: what one quits, in a habit's words: "抽烟" → 烟
 _QUITTABLE = re.compile(r"(?:抽|吸)[^，,]{0,4}?(?P<x>烟)|喝[^，,]{0,4}?(?P<x2>酒)|(?P<x3>槟榔|熬夜|奶茶|可乐|咖啡)")
 #: "后来跳去字节了", "跳槽到了美团", "入职了腾讯": a new employer
 _NEW_EMPLOYER = re.compile(
-    r"^(?:后来|现在|今年|去年|上个?月|最近)?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?"
+    r"^(?:后来|现在|今年|去年|上个?月|最近)?又?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?"
     # "被猎头挖去了字节": hired away
     r"|被[\u4e00-\u9fff]{1,4}?挖(?:去|到|走)(?:了|到了?|去了?)?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$"
 )
@@ -695,9 +748,10 @@ _YEAR = re.compile(r"(?:19|20)\d{2}")
 #: "加到五公里", "现在每天十公里", "减到一天两杯": an amount, its unit, and the word that moved it
 _NUMBER_WORDS = r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百千万半]+)"
 _AMOUNT_NOW = re.compile(
-    r"^(?P<now>现在|目前|如今)?(?:慢慢|已经|今年|终于|又|都)*(?P<verb>加到|涨到|降到|减到|增加到|提到|跑到|练到|变成|改成)?"
-    r"(?:每天|一天|每周|一周|每次)?(?P<n>" + _NUMBER_WORDS + r")"
-    r"(?P<u>公里|千米|斤|公斤|杯|包|根|支|瓶|罐|个小时|小时|分钟|本|页|顿)(?:了|啦)?$"
+    r"^(?P<now>现在|目前|如今)?(?:慢慢|已经|今年|终于|又|都)*(?P<verb>加到|涨到|降到|减到|增加到|提到|跑到|练到|变成|改成|扩到|扩大到|发展到)?"
+    # (a count of what one keeps or grows, said roughly: "现在有两百多只", "扩到五十来只了")
+    r"(?:每天|一天|每周|一周|每次|有)?(?P<n>" + _NUMBER_WORDS + r")(?:来|多)?"
+    r"(?P<u>公里|千米|斤|公斤|杯|包|根|支|瓶|罐|个小时|小时|分钟|本|页|顿|头|亩|棵|箱|只)(?:了|啦)?$"
 )
 #: a figure in digits or in words ("7000", "七千", "一万二")
 _FIGURE = re.compile(r"\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+")
@@ -708,8 +762,11 @@ _FIGURE_NOW = re.compile(
     r"(?P<n>\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+)(?:了|啦)?$"
 )
 #: a figure said on its own ("132", "68kg", "130/85") and the words that say something was measured
-_FIGURE_ONLY = re.compile(r"\d{2,3}(?:\.\d)?(?:/\d{2,3})?\s*(?:kg|KG|%)?")
-_MEASURING = re.compile(r"上秤|称了|称一下|秤了|量了|测了|量一下|测一下|体检|复查|体重|血压|血糖|体脂")
+_FIGURE_ONLY = re.compile(r"(?:\d{2,3}(?:\.\d)?|\d\.\d)(?:/\d{2,3})?\s*(?:kg|KG|%)?")
+#: (a score out: "出分了，6.5", "成绩出来了，7.5")
+_MEASURING = re.compile(
+    r"上秤|称了|称一下|秤了|量了|测了|量一下|测一下|体检|复查|体重|血压|血糖|体脂|出分|出成绩|成绩出来|查分|分数出来"
+)
 #: "150/95", "130/85": a reading of two figures (blood pressure), one figure as a whole
 _READING = re.compile(r"(?<![\d/])\d{2,3}/\d{2,3}(?![\d/])")
 _DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
@@ -782,7 +839,7 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 
 #: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
 _TAKE_BACK = re.compile(
-    r"别记|不要记|不用记|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
+    r"别记(?!错|住|得|混|清)|不要记(?!错|住|得|混|清)|不用记(?!错|住|得|混|清)|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
 )
 #: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
 _MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
@@ -844,8 +901,38 @@ _EN_MADE_UP = re.compile(
     r"|^(?:(?:lol|haha|ha|ok|okay|jk|nah)[, ]+)*no,? i (?:don't|do not|didn't|am not|'m not|wasn't)(?=\s*[,.!]|\s*$)",
     re.IGNORECASE,
 )
+#: "forget that", "ignore that", "that was a stretch", "not really —": what was just said, taken back
+#: ("forget what I said about my middle name": the one named)
+_EN_FORGET = re.compile(
+    r"(?<!can't )(?<!cannot )(?<!never )(?<!won't )(?<!didn't )(?<!i'll )"
+    r"\b(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't (?:store|save|keep|remember)) "
+    r"(?:(?:that|this)(?=\s*(?:[,.!;—–-]|$|\s+(?:i|please|pls|lol|haha|my)\b))"
+    r"|what i (?:just )?said(?: about (?P<about>[^,.!;—-]+))?)"
+    r"|\bthat was a (?:bit of a )?stretch\b|\bi was (?:just )?being silly\b"
+    r"|^(?:(?:lol|haha|ha|ok|okay|fine|hmm|well)[, ]+)*not really\s*(?:[,—–-]|$)",
+    re.IGNORECASE,
+)
+_EN_NOT_SO = re.compile(
+    r"\b(?:not|never|don't|didn't|doesn't|no|wrong|silly|joking|kidding|typing|typo|mistake|lie|lied|true)\b|n't\b",
+    re.I,
+)
 #: "刚才那句", "上一句", "前面说的": the statement just made
-_THE_LAST_ONE = re.compile(r"(?:刚才|刚刚|上一|前一|前面|刚)(?:那|这)?(?:句|条)")
+_THE_LAST_ONE = re.compile(
+    r"(?:刚才|刚刚|上一|前一|前面|刚)(?:那|这)?(?:句|条)"
+    # "这个你别记了": the thing just said, not to be kept
+    r"|(?:这个|那个|这条|那条)(?:你)?(?:就)?(?:别|不要|不用)记(?!错|住|得|混|清)"
+)
+#: "关于住址的那条": the statement about a topic, by the slots that topic is kept in
+_ABOUT_TOPIC = re.compile(r"关于(?P<t>[\u4e00-\u9fff]{1,4}?)的(?:那句|那条|那个|事|话|内容)")
+_TOPIC_SLOTS = {
+    "工作": ("employer", "employment", "job", "work_location", "company_location", "business"),
+    "住址": ("residence",),
+    "住的地方": ("residence",),
+    "名字": ("name",),
+    "年龄": ("age",),
+    "学校": ("school", "grade"),
+    "专业": ("major",),
+}
 #: words a topic is never made of
 _NOT_TOPIC = re.compile(r"用户|刚才|刚刚|那个|这个|那条|这条|的事|记了|删掉|别记|说的|我们|自己|其实|一下|不想|没有")
 
@@ -870,6 +957,11 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
         said = set(re.sub(_MADE_UP, "", text)) - _STOP_CHARS
         about = [f for f in reversed(known[-3:]) if said & (set(f.removeprefix("用户")) - _STOP_CHARS)]
         return "用户撤回了刚才说的话", about[0] if about else known[-1]
+    topic_said = _ABOUT_TOPIC.search(text)
+    kept_in = _TOPIC_SLOTS.get(topic_said.group("t"), ()) if topic_said else ()
+    for fact in reversed(known) if kept_in else ():
+        if any(slot in kept_in for slot, _ in slots_of(fact)):
+            return "用户撤回了刚才说的话", fact  # "之前关于住址的那条删了吧"
     named = _named_topic(text, known)
     return (f"用户撤回了之前说的{named[0]}", named[1]) if named else None
 
@@ -920,6 +1012,8 @@ _EN_SWAPS = (
         re.I,
     ),
 )
+#: what one thing of the user's is, by name: "The user's phone carrier is Verizon", "… plan is with Verizon"
+_EN_NAMED_THING = re.compile(r"^The user's (?:[\w-]+ ){1,3}is (?:with )?(?P<v>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2})$")
 #: a subject or language known to be studied: "The user studies Hindi", "The user is learning Korean"
 _EN_STUDIES = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
 #: "switched to Latin this term", "now taking Greek instead": another one studied in its place
@@ -1067,6 +1161,24 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
         # "ok I lied, I know like three words of it": the last thing said, taken back
         return [("The user took back what they had just said", known_facts[-1])]
+    forget = _EN_FORGET.search(text)
+    if forget and known_facts and not is_conditional(text) and not re.search(r"\?\s*$", text):
+        # "forget that, I was being silly", "please forget what I said about my middle name": the last
+        # thing said, or the latest that the words after "about" name
+        about = {w for w in re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())} - {"what", "said", "the"}
+        named = [
+            f
+            for f in reversed([k for k in known_facts if isinstance(k, str)])
+            if about & set(re.findall(r"[a-z]{3,}", f.lower()))
+        ]
+        if forget.group("about") and not named:
+            return []
+        # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
+        # was not so ("I don't …", "my friend was typing", "I was being silly")
+        waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
+        if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
+            return []
+        return [("The user took back what they had just said", named[0] if named else known_facts[-1])]
     over = _EN_OVER.search(text)
     kept_up = (
         bool(known_facts)
@@ -1177,6 +1289,13 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
             if not thing and owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
                 # what the user has now, and that the old one is gone (which the judge reads as ending it)
                 return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
+            # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
+            # last two known facts that says what one thing of the user's is, by name
+            if not thing and pattern is _EN_SWAPS[0] and not is_unreal(text) and not _EN_SOMEONE_ELSE.search(text):
+                for fact in list(reversed(known))[:2]:
+                    is_named = _EN_NAMED_THING.match(fact)
+                    if is_named and value.lower() not in fact.lower():
+                        return [(fact[: is_named.start("v")] + value, fact)]
     m = _EN_NEW_FAVOURITE.search(text)
     if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
         # "lately Interstellar has become my all-time favorite": in the latest favourite known
@@ -1413,6 +1532,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose
         )  # "被朋友挖去了…": the one who hired, not the subject
         whose = re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)  # "转给朋友了": who got it
+        turn = _in_turn(clause, text, known)
+        if turn:
+            # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
+            # thing does in its place, said without naming them again
+            found.append(turn)
+            continue
         if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
             continue
         if told_of_someone_else(text) and "我" not in clause:
@@ -1453,7 +1578,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m and about and m.group("v") not in about[0]:
             found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
             continue
-        if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)):
+        switched = any(_SWITCHED_TO.match(p) or _IN_TURN.match(p) for p in pieces if p != piece)
+        if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)) and not switched:
+            # ("日语放弃了，改学韩语": the switch says what ended and what took its place)
             pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
             if pursuit:
                 found.append(("用户放弃了" + _pursued(pursuit[0]), pursuit[0]))
@@ -1544,6 +1671,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                 said = (
                     f"用户已经把它{m.group('verb')}了"
                     if thing in ("它", "这个", "那个")
+                    else f"用户的{thing}{m.group('verb').replace('人偷', '偷')}了"
+                    if m.group("verb").startswith(("被", "弄", "搞"))
                     else f"用户把{thing}{m.group('verb')}了"
                 )
                 found.append((said, owned[0]))
@@ -1552,6 +1681,18 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m:
             thing = m.group("what") or m.group("obj") or m.group("act") or ""
             habit = latest(functools.partial(_about, thing)) if thing else None
+            if thing in QUIT_KINDS and not habit and not others:
+                # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
+                kind = QUIT_KINDS[thing]
+
+                def of_kind(f: str, s: str, v: str, kind: tuple[str, ...] = kind) -> bool:
+                    return any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:])
+
+                habit = latest(of_kind)
+                if habit:
+                    # said by the kind, as a habit let go of (naming the one thing again would keep it)
+                    found.append((f"用户戒了{thing}", habit[0]))
+                    continue
             if not thing and not m.group("act") and not others:
                 # "其实我早戒了": what a habit one quits is, in the latest fact that names one
                 habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
@@ -1604,8 +1745,19 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         m = _NEW_PHONE.search(clause)
         if m:
             phone = latest(lambda f, s, v: s == "phone")
+            # "又换回华为了，Mate 60": the make, then the model in the next clause
+            model = re.search(
+                re.escape(clause)
+                + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
+                text,
+            )
+            value = (
+                model.group("m").strip()
+                if model and re.fullmatch(r"苹果|华为|小米|三星|荣耀|红米", m.group("v").strip())
+                else m.group("v").strip()
+            )
             if phone:
-                found.append((f"用户的手机是{m.group('v').strip()}", phone[0]))
+                found.append((f"用户的手机是{value}", phone[0]))
             continue
         m = None if others else _ADMITTED.match(clause)
         if m:
@@ -1712,20 +1864,28 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
                         found.append((f"用户在{at.group('v')}{verb}", work[0]))
     if not found and not others:
         found.extend(succession(pieces, known))
-    return found
+    # "日语放弃了，改学韩语": what took its place says the old one ended; the giving up goes
+    switched_from = {old for new, old in found if re.match(r"^用户(?:的|家)?[\u4e00-\u9fff]{0,4}?改", new)}
+    return [
+        (new, old)
+        for new, old in found
+        if not (old in switched_from and (new.startswith("用户放弃了") or new in LET_GO))
+    ]
 
 
 def _pursued(fact: str) -> str:
     """How a pursuit fact's pursuit is named in its giving up: by its verb, not its object
     ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again."""
-    m = re.search(r"(?:在|开始|准备)(?P<v>学|练|搞|备考|考|减肥|健身|追)", fact)
+    m = re.search(r"(?:在|开始|准备|改)(?P<v>学|练|搞|备考|考|减肥|健身|追)", fact)
+    if not m and re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", fact):
+        return "之前报的"  # "用户报了个周六的书法班": a class signed up for, left
     return f"之前在{m.group('v')}的" if m else "之前说的事"
 
 
 def gave_up_pursuit(fact: str) -> str | None:
     """'用户放弃了之前在学的' for a known pursuit named by its verb ("在学篆刻"); None when none is."""
     said = _pursued(fact)
-    return "用户放弃了" + said if said.startswith("之前在") else None
+    return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
 def told_of_someone_else(message: str) -> bool:
@@ -1758,7 +1918,7 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
 
 #: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
 _RENAMED = re.compile(
-    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
+    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^(?:其实|应该)?它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
 )
 #: an emoji or a symbol at the end of a clause says nothing ("最爱的变成了榴莲😋")
 _TRAILING_SYMBOLS = re.compile(r"[^\w\u4e00-\u9fff%）)]+$")
@@ -1783,6 +1943,78 @@ _DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}
 _SWITCHED_TO = re.compile(
     r"^(?:[^，,改换转]{0,8}?(?:让我|叫我|要我)|现在|后来|最近|这学期|今年)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?:起了?)?(?P<v>(?![了啦]$)[\u4e00-\u9fffA-Za-z0-9]{1,8}?)(?:了|啦)?$"
 )
+#: a change of what one does, said without who: "后来她改学了二胡", "这个月又换成了象棋"
+_TURN_WHEN = r"(?:后来|现在|最近|这学期|这个?月|今年|去年|如今|上周|上个?月|前几天|前阵子)"
+_IN_TURN = re.compile(
+    r"^" + _TURN_WHEN + r"?(?P<p>[他她](?!们))?(?:" + _TURN_WHEN + r"|又|就|也|都)*"
+    r"(?:(?:改|换成|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|种|用)(?:起了?|了)?|(?P<bare>换成|改成)了?)"
+    r"(?P<v>(?![了啦]$)[\u4e00-\u9fffA-Za-z0-9]{1,8}?)(?:了|啦)?$"
+)
+_NOW_PURSUING = re.compile(
+    r"^(?:现在|如今)(?:又|就|主要|全|都)*(?:在|开始)?(?P<verb>学|练|玩|种|喝|用)(?:上了?|起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
+)
+#: a thing of the user's and what it is: "用户家网是移动的", "用户的话费套餐是联通的"
+_TOPIC_IS = re.compile(
+    r"^用户(?P<t>(?:家|的)?[\u4e00-\u9fff]{2,4}?)(?:用的)?是(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:的)?$"
+)
+#: a pursuit given up, in any of its words
+_GAVE_UP_WORDS = re.compile(r"放弃|不下去|不学了|不练了|不玩了|没坚持|坚持不了|弃了|退了")
+#: who does what in a known fact: "用户的侄女一开始学的是长笛", "用户家猫吃的是渴望猫粮", "用户改学二胡了"
+_DOES = re.compile(
+    r"^用户(?P<who>(?:的|家的?)[\u4e00-\u9fff]{1,4}?)?(?:一开始|现在|最近|后来|平时|每天|一直|也|又|还)*"
+    r"(?:改|在|开始)?(?P<verb>玩|学|练|吃|喝|看|听|追|打|种|用)(?:起了?|了)?(?:的是)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{1,8})"
+)
+
+
+def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """(what is done now, the known fact it replaces) for a change of what one does said without
+    who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
+    the last thing known to be done. None for anyone else's, or when nothing known is done."""
+    if re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message) or is_unreal(message):
+        return None  # advice, a plan, or someone else named: not what is done now
+    m = _IN_TURN.match(clause)
+    if m and re.match(
+        r"(?:每|一天|一周|[一二两三四五六七八九十\d半]+)(?:天|周|月|杯|次|个|瓶|罐|包|根|斤|公里|小时|分钟|顿)",
+        m.group("v"),
+    ):
+        return None  # "改成一天一杯": an amount, read as one (``remeasured``)
+    now = _NOW_PURSUING.match(clause) if not m else None
+    if now and not is_unreal(clause):
+        # "现在在学大提琴": a relative's pursuit, changed once already, changed again
+        for fact in list(reversed(known))[:2]:
+            does = _DOES.match(fact)
+            if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
+                continue
+            who = does.group("who") or ""
+            relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+            # a relative's pursuit changed once already, or the user's own, said given up in this message
+            # ("韩语也学不下去了，现在学西班牙语")
+            # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
+            if (relative and "改" in fact) or (not who and (_GAVE_UP_WORDS.search(message) or "改" in fact)):
+                return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
+        return None
+    if not m or is_unreal(clause):
+        return None
+    for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
+        does = _DOES.match(fact)
+        if not does or (m.group("verb") and does.group("verb") != m.group("verb")):
+            continue
+        who = does.group("who") or ""
+        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+        if m.group("p") and not relative:
+            return None  # 他/她 of no relative known: someone else's
+        if not m.group("p") and who and not relative and not m.group("bare"):
+            return None
+        if m.group("v") in fact:
+            return None
+        return f"用户{who}改{does.group('verb')}{m.group('v')}了", fact
+    said = _TOPIC_IS.match(known[-1]) if m.group("bare") and known and not m.group("p") else None
+    if said and m.group("v") not in known[-1]:
+        # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
+        return f"用户{said.group('t')}换成{m.group('v')}了", known[-1]
+    return None
+
+
 #: "早饭换成燕麦加鸡蛋了": what a known habit is now, by its topic
 _TOPIC_SWAPPED = re.compile(
     r"^(?:最近|现在|后来|如今)?(?:开始)?(?P<t>[\u4e00-\u9fff]{2,3}?)(?:都|也|就|已经)?(?:换成|改成|变成)了?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,10}?)(?:了|啦)?$"
@@ -1829,7 +2061,9 @@ _GOES_TO_DO = re.compile(
 #: "放弃了", "那个课我退了", "学不下去了": a pursuit given up, said of the latest one
 _GAVE_UP = re.compile(
     # ("那玩意儿我放弃了": the thing, not named)
-    r"^(?:唉|哎|算了|撑不住了|其实)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆)*"
+    r"^(?:唉|哎|算了|撑不住了|其实)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿)"
+    # ("韩语也学不下去了": what, then 也/都)
+    r"|[\u4e00-\u9fff]{2,4}?(?=也|都))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆|也|都)*"
     # ("那门课我两周就放弃了": how soon)
     r"(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个?月)|没几天)?(?:就|也就)?"
     r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了)$"
@@ -1839,7 +2073,7 @@ _GAVE_UP = re.compile(
 _LEFT_OFF = re.compile(
     r"^(?:其实|现在|最近|后来|如今|目前)?(?P<t>[\u4e00-\u9fff]{1,4}?(?:那事儿?|这事儿?|那个|课|班)|那个|这个|那事儿?|(?!已经|早就|早|都|也|彻底|就|全|我|好|很|几|一直)[\u4e00-\u9fff]{2,4}?)?"
     r"(?:我)?(?:也|都|早|早就|已经|彻底|就|全)*"
-    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没)(?:去(?=[跑学练]))?(?P<verb>跑|学|练|去)了"
+    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没|没怎么|不怎么|很少)(?:去(?=[跑学练]))?(?P<verb>跑|学|练|去)了"
     # "已经一个月没喝了": how long since, then the verb of the habit
     r"|(?:[一二两三四五六七八九十几半\d]+(?:个多?月|个?星期|周|年)|好几个星期)(?:都)?没(?:再)?(?P<verb2>跑|练|去|喝|抽|打|玩)(?:过)?了"
     # "其实也就坚持了三天": kept up only for a while
@@ -1874,7 +2108,7 @@ _NOT_X_BUT_Y = re.compile(r"^(?:哦|噢|啊|嗯|呃|诶)*不是[^，,。！!？?
 #: "根本不是过敏", "其实并没有近视": a predicate denied outright
 _DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P<p>[\u4e00-\u9fff]{2,3}?)(?=过|了|的|$|[，,。])")
 #: what a pursuit is said as: "在学游泳", "在搞生酮饮食", "在练吉他", "准备考N2"
-_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在考(?!虑|察)|在减肥|在健身|开始学|开始练|报了|在追")
+_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在考(?!虑|察)|在减肥|在健身|开始学|开始练|改学|改练|报了|在追")
 #: "已经退学了", "去年就不读了": studies ended
 _DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
 #: "被浙大录取了", "考上复旦了": a school got into
@@ -1926,7 +2160,9 @@ _GONE_TO_OTHERS = re.compile(
     r"^(?:[\u4e00-\u9fff]{1,4}?(?=[那这](?:张|个|台|辆|只|份|部|套|件|把)))?"
     r"(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
     r"(?:已经|早就|上个?月|上周|上个?礼拜|上星期|前两天|前几天|前阵子|昨天|今年|去年)?"
-    r"(?P<verb>转给别人|转给(?:朋友|同事|室友|亲戚|家人|我[\u4e00-\u9fff]{1,2})|送给(?:朋友|同事|室友|亲戚)|送人|卖|转手|退|扔)(?:掉|了)?了?$"
+    r"(?P<verb>转给别人|转给(?:朋友|同事|室友|亲戚|家人|我[\u4e00-\u9fff]{1,2})|送给(?:朋友|同事|室友|亲戚)|送人|卖|转手|退|扔"
+    # ("电动车被偷了", "手环弄丢了": gone, not given)
+    r"|被偷|被人偷|弄丢|搞丢)(?:掉|了)?了?$"
 )
 #: "那份兼职已经辞了", "工作不干了": a job left
 _QUIT_JOB = re.compile(

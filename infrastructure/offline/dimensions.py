@@ -36,10 +36,10 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
     (
         "formality",
         (
-            ("formal", r"正式|严谨|书面|官方|礼貌|\bformal\b|\bprofessional\b|\bpolite\b"),
+            ("formal", r"正式|严谨|书面|官方|礼貌|正经|\bformal\b|\bprofessional\b|\bpolite\b"),
             (
                 "casual",
-                r"随意|随便|口语|活泼|轻松|俏皮|接地气|像朋友|\bcasual\b|\binformal\b|\brelaxed\b|\bchatty\b|"
+                r"随意|随便|口语|活泼|轻松|俏皮|幽默|搞笑|接地气|像朋友|网络用语|网络梗|流行语|\bcasual\b|\binformal\b|\brelaxed\b|\bchatty\b|"
                 r"\bfriendly\b|\bplayful\b|\blaid[- ]back\b",
             ),
         ),
@@ -107,7 +107,7 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
         "layout",
         (
             ("structured", r"列表|表格|分点|分条|列点|要点|\bbullet(?: points?)?s?\b|\blists?\b|\btables?\b"),
-            ("prose", r"段落|成段|整段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
+            ("prose", r"段落|成段|整段|分段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
         ),
     ),
     # what comes first in an answer: the conclusion, or the reasoning that leads to it
@@ -205,7 +205,7 @@ _REPLY_LANGUAGE = re.compile(
 
 
 #: any other language, dialect or script to answer in, named as such: 用四川话, 用繁体字, 用拼音
-_REPLY_WORDS = re.compile(r"(?<=用)(?:[\u4e00-\u9fff]{1,3}(?:话|语|文)|简体字?|繁体字?|拼音)")
+_REPLY_WORDS = re.compile(r"(?<=用)(?!户)(?:[\u4e00-\u9fff]{1,3}(?<!用)(?:话|语|文)|简体字?|繁体字?|拼音)")
 
 
 def code_language(text: str) -> str | None:
@@ -230,6 +230,10 @@ def dimensions(text: str) -> dict[str, str]:
                 )
                 found[name] = other if refused else pole
                 break
+    # how many characters an answer may run to: "控制在80字以内" → 80 ("放宽到200字左右")
+    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text)
+    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数", text):
+        found["word_limit"] = limit.group("n")
     language = code_language(text)
     if language:
         m = _CODE_LANGUAGE.search(text)

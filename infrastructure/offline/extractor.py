@@ -75,7 +75,7 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/11"
+EXTRACTOR_ID = "offline-rules/12"
 
 
 class _Reading:
@@ -97,18 +97,28 @@ _PARTNER_INTRO = re.compile(r"(?:交|找|谈|有)了(?:个|一个)?(?:新的?)?(
 #: "日语不学了", "不减了", "我决定不考了": giving something up, its object said first or not at all
 _GIVING_UP = re.compile(
     r"^(?:现在|目前|如今|最近|后来)?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{0,6}?)(?:我)?(?:也|就|都|还是|决定|已经|完全|彻底|早就|再也|压根)*"
-    r"(?:不再|不)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
+    r"(?:不再|不)(?!下去|起来)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
 )
 #: "小黑去年走丢了": a pet (or anything named) the user no longer has
 _GONE = re.compile(
     r"^(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:去年|上个月|前几天|前阵子|已经|不幸)?(?P<v>走丢|丢|送人|送走|去世|死|病死|没|跑)了"
 )
+#: a taste said as taken up, not only placed later ("迷上摇滚了", "以后只看喜剧"; not "目前在读高中")
+_TAKEN_UP = re.compile(
+    r"迷上|爱上|喜欢上|入坑|只爱?(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)"
+)
 #: a plain request of what to recommend: "推荐纪录片吧", "推点爵士呗"
 _ASKS_TO_RECOMMEND = re.compile(
-    r"(?:^|[，,。！!])(?:还是|那就|就|以后)?(?:给我)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2,8}(?:吧|呗)"
+    r"(?:^|[，,。！!])(?:还是|那就|就|以后|多|换成|改成)?(?:给我)?(?:多)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2,8}(?:吧|呗)"
+    # "推荐书就给我武侠吧": the kind first, then what
+    r"|推荐?(?:歌|电影|书|菜|剧)(?:的时候|时)?[，,]?(?:就|都)?给我[\u4e00-\u9fffA-Za-z]{2,8}吧"
 )
 #: "算了，还是粤语吧": a reply language asked back, alone
-_ASKS_BACK_FOR_LANGUAGE = re.compile(r"(?:^|[，,])还是用?(?:" + _LANGUAGES + r")(?:回复|回答)?(?:吧|就行|就好)")
+_ASKS_BACK_FOR_LANGUAGE = re.compile(
+    r"(?:^|[，,])(?:以后|之后|今后|接下来)?还是(?:都)?用?(?:"
+    + _LANGUAGES
+    + r")(?:回复|回答|交流|沟通|聊天?)?(?:吧|就行|就好)"
+)
 #: pronouns and the roles they can stand for, when the message names no one
 _MALE_ROLES = frozenset(
     [
@@ -244,6 +254,29 @@ class RuleExtractor:
         if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
             text = named
         extraction = self._read(text, known)
+        if (extraction.facts or extraction.preferences) and not is_english(text):
+            # "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
+            # something else the rules read; its choice is named by none of what they read
+            said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
+            tastes = [
+                t
+                for t in taste_now(text)
+                if not _imagined(t, text)
+                and _TAKEN_UP.search(t)
+                and not any(c in s for c in _choices(t) for s in said)
+                and not any(s.removeprefix("用户") in t for s in said)
+            ]
+            if tastes:
+                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE) for t in tastes]
+                extra = self._build(items, extraction.signals, known)
+                extraction = Extraction(
+                    extractor_id=extraction.extractor_id,
+                    facts=(*extraction.facts, *extra.facts),
+                    preferences=extraction.preferences,
+                    prompt_id=extraction.prompt_id,
+                    raw_output=extraction.raw_output,
+                    signals=extraction.signals,
+                )
         if extraction.facts and not extraction.preferences and not is_english(text):
             # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
             dropped = _with_dropped_subject(text)
@@ -291,6 +324,18 @@ class RuleExtractor:
                 again = self._read("我" + text, known)
                 if again.facts or again.preferences:
                     return again
+            # "大三了，课少多了", "升到博二了": the next year of the studies the user is known to be in
+            year = re.match(
+                r"^(?:转眼|已经|都|现在|今年)?(?:读到|升到|升|上)?(?:了)?(?P<y>(?:研|大|博)[一二三四五])(?:了|啦)",
+                _OPENERS.sub("", text),
+            )
+            studying = [
+                k for k in known if re.match(r"^用户(?:现在|目前)?(?:在读|读|上|是)?(?:研|大|博)[一二三四五]", k)
+            ]
+            if year and studying and year.group("y") not in studying[-1]:
+                again = self._read("我" + _OPENERS.sub("", text), known)
+                if again.facts:
+                    return again
             # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
             tastes = [t for t in taste_now(text) if not _imagined(t, text)]
             if tastes and not is_english(text):
@@ -314,7 +359,9 @@ class RuleExtractor:
         # "推荐纪录片吧", "还是粤语吧", "先给结论": what to recommend, the reply language asked back,
         # what comes first in an answer (the detector knows no word of them)
         asks_for = not is_english(text) and bool(
-            _ASKS_TO_RECOMMEND.search(text) or _ASKS_BACK_FOR_LANGUAGE.search(text) or "order" in dimensions(text)
+            _ASKS_TO_RECOMMEND.search(text)
+            or _ASKS_BACK_FOR_LANGUAGE.search(text)
+            or bool({"order", "word_limit"} & set(dimensions(text)))
         )
         signalled = (
             signals["has_fact_signal"]
@@ -633,7 +680,11 @@ class RuleExtractor:
                 continue  # "我室友…现在不学了": the one named gave it up
             if re.match(r"让|叫|给|准|许", m.group("verb")):
                 continue  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
+            if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
+                continue  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
             obj = m.group("obj") or ""
+            if re.fullmatch(r"一[口滴杯次根下回]", obj):
+                obj = ""  # "一口都不喝了": how little, not what
             said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
             ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
             if ended and changes.is_plan(ended[-1]):
@@ -762,6 +813,16 @@ class RuleExtractor:
                 )
                 if found:
                     break
+            if found is None and is_english(message.text):
+                # "scratch that, Sheffield": the value alone after the marker
+                bare = re.search(
+                    r"\b(?:scratch that|typo|autocorrect(?:ed)?)[,;:—–\s-]+(?P<v>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)(?=\s*(?:[,.!—–-]|$))",
+                    message.text,
+                )
+                for value in [*values, *([bare.group("v")] if bare else [])]:
+                    found = changes.renamed_in_english(value, message.known)
+                    if found:
+                        break
         if found is None:
             return items
         text, old = found
@@ -808,7 +869,9 @@ _HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|
 #: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
 _SELF_STATE = (
     r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直|周末|每周末|工作日|下班后?)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
-    r"|在读|在念|在学|在练|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?过敏|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
+    # a business of one's own: "现在在菜市场门口摆摊卖烤红薯", "现在在学校门口开了个文具店"
+    r"|(?:自己)?在[^，,。！!？?]{1,12}?(?:摆摊|开了?(?:一家|一个|一间|家|个|间))"
+    r"|在读|在念|在学|在练|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?(?:过敏|不耐受)|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
 )
 #: an age said on its own: "29了", "正式30了", "都35了"
 _AGE_ALONE = r"(?:正式|已经|今年|都|刚|马上)?(?:\d{1,2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)?了"
@@ -820,7 +883,8 @@ _DROPPED = re.compile(
     + r")[^，,。！!？?]{0,8}?(?:"
     + _EVENT_VERB
     + r")"
-    r"|(?:" + _HABIT_TIME + r")(?:也|还|都|会|就|要)*(?:" + _HABIT_VERB + r")"
+    # times may stack, and the place be home: "平常晚上会在家练毛笔字"
+    r"|(?:" + _HABIT_TIME + r")+(?:也|还|都|会|就|要)*(?:在家)?(?:" + _HABIT_VERB + r")"
     r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
     # a liking of the speaker's: "周末最爱去水库钓鱼", "听歌的话最喜欢周杰伦"
     r"|^(?:"
@@ -835,11 +899,13 @@ _DROPPED = re.compile(
     # what else the household has: "另外还有一缸热带鱼", "还养了条柯基"
     r"|^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|辆|台|匹|头)"
     # one more pursuit: "还报了个街舞班", "也在学游泳"
-    r"|^(?:另外|而且)?(?:还|也)(?:报了(?:个|一个)?|在学|在练|开始学)(?=[\u4e00-\u9fff]{2})"
+    r"|^(?:"
+    + _HABIT_TIME
+    + r"|最近|这学期)?(?:另外|而且)?(?:还|也)(?:报了(?:个|一个)?|在学|在练|开始学)(?=[\u4e00-\u9fff]{2})"
 )
 #: a clause that only says when: "昨天刚过完生日", "上个月"
 _WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
-_SOMEONE = re.compile(r"我|你|您|他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
+_SOMEONE = re.compile(r"我|你|您|(?<![吉其])他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
 
 
 def _choices(text: str) -> set[str]:
@@ -897,12 +963,26 @@ def _with_dropped_subject(text: str) -> str:
         clause = _OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
         if re.search(r"[?？吗]", clause):
             return text
-        if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(clause):
-            if re.match(_HABIT_TIME, clause) and re.search(r"了|过|(?:" + _HABIT_VERB + r")的", clause):
+        # "周末还会去爬山": 会 of a habit, not of a plan
+        habitual = re.sub(r"(?<=周末|平时|每周|经常|一般|偶尔|有空)(?:还|也|都)?会(?=去)", "", clause)
+        if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(habitual):
+            signed_up = re.search(r"(?:还|也)报了", clause)  # "周末还报了个街舞班": a class, not an outing
+            if (
+                re.match(_HABIT_TIME, clause)
+                and re.search(r"了|过|(?:" + _HABIT_VERB + r")的", clause)
+                and not signed_up
+            ):
                 return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
             at = start + piece.index(clause)
+            if re.match(r"^还有(?:点|些)", piece.strip()):
+                at = start + piece.index("还有")  # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'
             return text[:start] + "我" + text[at:]  # "还有芒果也过敏": the opener says nothing
         sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
+        # "不做了，现在…", "工地太累，现在…": the old work left, before what the user does now
+        sigh = sigh or re.fullmatch(
+            r"(?:[\u4e00-\u9fff]{0,4}?不(?:干|做|开|送|跑)了){1,2}|[\u4e00-\u9fff]{1,4}太(?:累|辛苦|苦|忙|远|难)了?",
+            clause,
+        )
         if clause and not is_small_talk(clause) and not sigh and not _WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is
         start += len(piece)

@@ -38,6 +38,7 @@ from factledger.infrastructure.offline.changes import (
     NO_LONGER_SO,
     PARTNERED,
     QUIT_HABIT,
+    QUIT_KINDS,
     STUDIES,
     STUDYING_NOW,
     TRADE,
@@ -59,7 +60,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/9"
+JUDGE_ID = "offline-rules/10"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -139,29 +140,37 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     # 2. Two preferences about replies: the side each takes on a dimension.
     if not _is_fact(old_fact) and not _is_fact(new_fact):
+        # "最近想换换口味，偏好推荐时推历史": the clause that tells why comes before the request
+        old_p, new_p = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old_fact, new_fact))
         verdict = (
-            _renamed(old_fact, new_fact)
-            or _recommended(old_fact, new_fact)
+            _renamed(old_p, new_p)
+            or _recommended(old_p, new_p)
             or _by_dimension(old_fact, new_fact)
-            or _rerequested(old_fact, new_fact)
-            or _recommended_instead(old_fact, new_fact)
+            or _rerequested(old_p, new_p)
+            or _recommended_instead(old_p, new_p)
         )
         if verdict is not None:
             return verdict
 
     # 3. One says the other is not so: both cannot hold. "用户放弃了搞生酮饮食" ends the pursuit
     # it names (which a slot would read as the same diet, and a negation in it may belong to it).
-    gave_up = re.match(r"^用户放弃了之前在(?P<v>学|练|搞|备考|考|减肥|健身)的$", new_fact)
-    verb = gave_up.group("v") if gave_up else None
+    gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
+    verb = (gave_up.group("v") or gave_up.group("signed")) if gave_up else None
     if (
         verb
-        and re.search(r"(?:在|开始|准备)" + verb, old_fact)
+        and re.search(
+            r"(?:在|开始|准备)" + verb if verb != "报" else r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old_fact
+        )
         and _is_fact(old_fact)
         and _same_subject(old_fact, new_fact)
     ):
         return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
     if negation_pair(old_fact, new_fact):
         return Relation.CONFLICT, "conflict: one fact negates the other"
+
+    recounted = _recounted(old_fact, new_fact)
+    if recounted is not None:
+        return recounted
 
     # 4. Same attribute: the value decides.
     # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
@@ -597,6 +606,22 @@ def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+#: a count of things: "五头", "两只", "二十来头", "一百多头"
+_COUNT = re.compile(r"(?:\d+|[一二两三四五六七八九十百千]+)(?:来|多)?(?=[只头条匹亩棵箱个套辆台])")
+
+
+def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
+    """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
+    count changed (how many are kept, grown, owned), so the new count is the one now."""
+    a, b = _COUNT.findall(old), _COUNT.findall(new)
+    if len(a) != 1 or len(b) != 1 or a == b or not _same_subject(old, new):
+        return None
+    frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", _COUNT.sub("#", t)) for t in (old, new))
+    if frame_old != frame_new or _NEGATED.search(frame_old):
+        return None
+    return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
+
+
 def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
     new = re.split(r"[，,;；]", new)[0]
@@ -621,7 +646,7 @@ def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
 #: a fact said as a correction ("用户其实在宁波读研", "The user actually teaches at …"): the extractor
 #: writes 其实 / actually into what a correcting message restates
 _ZH_ACTUALLY = re.compile(r"^用户(?P<role>的[\u4e00-\u9fff]{1,4}?)?(?:其实|实际上)")
-_EN_ACTUALLY = re.compile(r"^the user(?P<role>(?:'s|’s) \w+)? actually\b", re.IGNORECASE)
+_EN_ACTUALLY = re.compile(r"^the user(?P<role>(?:'s|’s) \w+(?: \w+)?)?(?:,| is| are| \()? ?actually\b", re.IGNORECASE)
 _NEGATED = re.compile(r"不|没|别|\bnot\b|\bno\b|\bnever\b|n't\b", re.IGNORECASE)
 _ZH_FRAME_NOISE = re.compile(r"其实|实际上|是|的|了|就|只|也|都|还|现在|目前|[，,。！!\s]")
 _EN_FRAME_NOISE = frozenset({"actually", "is", "am", "are", "a", "an", "the", "really", "in", "fact"})
@@ -693,7 +718,9 @@ _ZH_MANY_VALUES = re.compile(
     r"养|有|喜欢|爱|讨厌|会|去过|(?<![小中大同自])学(?![校历生院期位])|练|玩|看|追|吃|喝|听|买|认识|参加|报了|用|过敏|怕|收藏|想|打算"
 )
 _EN_ONE_VALUE = re.compile(
-    r"\b(?:lives?|living|name|named|called|works?|working|job|is an?|is the|studies at|attends|grade|years? old|age|drives|weighs|based)\b",
+    r"\b(?:lives?|living|name|named|called|works?|working|job|is an?|is the|studies at|attends|grade|years? old|age|drives|weighs|based)\b"
+    # what one thing of the user's is, by name: "The user's phone carrier is Verizon", "… is with Verizon"
+    r"|^the user's (?:[\w-]+ ){1,3}is (?:with )?(?=(?-i:[A-Z]))",
     re.IGNORECASE,
 )
 _EN_MANY_VALUES = re.compile(
@@ -719,6 +746,17 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     # "卡到期没续": what was signed up for has lapsed
     if new == LAPSED and _is_fact(old) and re.search(r"办|报|买|有|充|开|请", old) and not _NEGATED.search(old):
         return Relation.CONFLICT, "conflict: what the user signed up for has lapsed"
+    # "碳酸饮料早戒了": a kind given up, of which the habit known names one ("每天都喝雪碧")
+    kind = re.match(r"^用户戒了(?P<k>[\u4e00-\u9fff]{2,4})$", new)
+    if (
+        kind
+        and kind.group("k") in QUIT_KINDS
+        and _is_fact(old)
+        and not _NEGATED.search(old)
+        and (HABIT.search(old) or re.search(r"喝|吃", old))
+        and any(k in old for k in QUIT_KINDS[kind.group("k")])
+    ):
+        return Relation.CONFLICT, f"conflict: the user gave up {kind.group('k')}"
     # "I quit smoking": the habit known, quit
     if new == QUIT_HABIT and _is_fact(old) and EN_QUITTABLE.search(old) and not _NEGATED.search(old):
         return Relation.CONFLICT, "conflict: the user quit the habit"
@@ -821,12 +859,16 @@ _GOT_RID = re.compile(
     r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给[\u4e00-\u9fff]{1,3}?|送给[\u4e00-\u9fff]{1,3}?|处理|捐)(?:掉)?了$"
 )
 _EN_GOT_RID = re.compile(r"^The user (?:sold|got rid of|gave away|traded in) it$")
+#: "用户的电动车被偷了", "用户的手环弄丢了": a thing the user had is gone
+_LOST = re.compile(r"^用户的(?P<x>[\u4e00-\u9fff]{1,4}?)(?:被偷|弄丢|搞丢)了$")
 #: "用户改玩王者荣耀了": what the user does now, in place of what they did
-_SWITCHED = re.compile(r"^用户(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?P<v>\S+?)了?$")
+_SWITCHED = re.compile(
+    r"^用户(?P<who>(?:的|家的?)[\u4e00-\u9fff]{1,4}?)?(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带|用)(?P<v>\S+?)了?$"
+)
 _HAD = re.compile(r"有|买|办|入手|养|租")
 #: "用户以后只喝冰美式了", "用户早饭换成燕麦加鸡蛋了" (what ``changes.events`` writes)
 _ONLY_NOW = re.compile(r"^用户以后只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>\S+?)了?$")
-_TOPIC_SWAPPED = re.compile(r"^用户(?P<t>[\u4e00-\u9fff]{2,3}?)换成(?P<v>\S+?)了?$")
+_TOPIC_SWAPPED = re.compile(r"^用户(?P<t>(?:的|家)?[\u4e00-\u9fff]{2,4}?)换成(?P<v>\S+?)了?$")
 
 
 def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
@@ -834,7 +876,7 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
     if _EN_GOT_RID.match(new) and re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old):
         return Relation.CONFLICT, "conflict: the user no longer has it"
-    m = _GOT_RID.match(new)
+    m = _GOT_RID.match(new) or _LOST.match(new)
     if m:
         thing = m.group("x")
         if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
@@ -843,8 +885,16 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
             return Relation.CONFLICT, "conflict: the user no longer has the car"  # named by its make
         return None
     m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
-    if m and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
+    # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
+    who = (m.groupdict().get("who") or "") if m else ""
+    if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
+        return None
+    if m and who and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
         return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
+    if m and not who and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
+        if _same_subject(old, new):
+            return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
+        return None
     m = _TOPIC_SWAPPED.match(new)
     if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
         return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
@@ -880,7 +930,9 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     glue = "" if zh else " "
     before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
     around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
-    if not before or not after or head + tail < 2:
+    # ("the user's" is one word: "The user's phone carrier is …" keeps one word of the frame after it)
+    possessed = not zh and head >= 1 and bool(re.match(r"^the user's ", old, re.IGNORECASE))
+    if not before or not after or (head + tail < 2 and not possessed):
         return None
     if len(before) > (8 if zh else 30) or len(after) > (8 if zh else 30):
         return None

@@ -173,6 +173,18 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     item = _time_preference(rest, said) or _recommendation_preference(rest, said)
     if item:
         return item
+    # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
+    limit = re.search(
+        r"(?:控制在|不超过|别超过|不要超过|限制在|放宽到|缩短到|压缩到|改成|改为)(?P<n>\d{2,4})\s*(?:个)?字(?P<q>以内|左右|以下|之内)?",
+        rest,
+    )
+    if limit and not re.search(r"[?？吗]", rest):
+        return _pref(
+            f"偏好回答控制在{limit.group('n')}字{limit.group('q') or '以内'}",
+            "communication_style",
+            said,
+            behaviour=True,
+        )
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
     m = re.search(
@@ -182,7 +194,13 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
         rest,
     )
     # "那还是日语吧": the language alone, asked back (the lead 还是 may be gone from rest)
-    back = re.fullmatch(r"(?:还是)?用?(?P<l>" + _LANGUAGES + r")(?:回复|回答)?(?:吧|就行|就好|好了)", rest)
+    # ("以后还是用中文沟通吧": from now on, talking in it)
+    back = re.fullmatch(
+        r"(?:以后|之后|今后|接下来)?(?:还是)?(?:都)?用?(?P<l>"
+        + _LANGUAGES
+        + r")(?:回复|回答|交流|沟通|聊天?)?(?:吧|就行|就好|好了)",
+        rest,
+    )
     if back and re.search(r"还是|换回|改回|以后", said) and not m:
         return _pref(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
@@ -235,7 +253,7 @@ _RECOMMENDATION = (
     re.compile(
         r"推荐?(?P<k>"
         + _RECOMMENDED_KINDS
-        + r")(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:给我|给用户)?(?:推|来)(?:荐)?(?:点|些|一些)?"
+        + r")(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:(?:给我|给用户)?(?:推|来)(?:荐)?|给我(?=[\u4e00-\u9fffA-Za-z]{2,8}?吧))(?:点|些|一些)?"
         r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
     ),
     # "以后推点轻音乐吧", "以后推粤菜吧": the kind left out, the request standing
@@ -247,7 +265,8 @@ _RECOMMENDATION = (
     ),
     # "推点民谣吧", "还是给我推喜剧吧": the same, as a plain request ending in 吧
     re.compile(
-        r"^(?:还是|那就|就|那)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
+        # ("多推点蓝调吧", "换成推荐湘菜吧": more of it, or it in place of what was asked before)
+        r"^(?:还是|那就|就|那|多|换成|改成)?(?:给我|给用户)?(?:多)?推(?:荐)?(?:点|些|一些)?"
         r"(?P<v>(?!" + _RECOMMENDED_KINDS + r"|给|一下|个)[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?=吧|呗$)"
     ),
     # "菜谱就推清淡的吧": the kind first
@@ -286,9 +305,12 @@ def _standing_preference(content: str, said: str) -> _Item:
     text = "偏好以后回答时" + content
     sides = dimensions(text)
     # in which words to answer (a language, a dialect, a script) is a language preference
-    in_words = re.search(r"用[\u4e00-\u9fff]{1,4}(?:话|语|文)|简体|繁体|拼音", content)
+    # (not 用户, nor 网络用语: words of a kind, not a language)
+    in_words = re.search(r"用(?!户)[\u4e00-\u9fff]{1,4}(?<!用)(?:话|语|文)|简体|繁体|拼音", content)
     category = (
-        "format"
+        "tool"  # code examples in a language: where every such preference is ("偏好用Java写代码示例")
+        if "code_language" in sides
+        else "format"
         if "layout" in sides or "emoji" in sides
         else "language"
         if ("reply_language" in sides or "technicality" in sides or in_words)

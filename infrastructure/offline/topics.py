@@ -67,7 +67,7 @@ _TOPICS: dict[str, tuple[str, bool]] = {
         False,
     ),
     "genre": (
-        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|纪录片|(?:恐怖|科幻|爱情|动作|喜剧|文艺|战争)片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
+        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|动画片?|纪录片|(?:恐怖|科幻|爱情|动作|喜剧|文艺|战争)片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
         r"|thrillers?|comed(?:y|ies)|documentar(?:y|ies)|\banime\b|sitcoms?|horror|rom-?coms?|k-?dramas?|sci-?fi|romance",
         False,
     ),
@@ -116,7 +116,7 @@ _LATER = re.compile(
 _BEFORE = re.compile(r"之前|以前|原来|过去|曾经|used to|\bbefore\b|\bformerly\b", re.IGNORECASE)
 #: words that say the old choice gave way
 _GAVE_WAY = re.compile(
-    r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
+    r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只爱?(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
     r"|不怎么[\u4e00-\u9fff]{1,4}了|受不了|看不进去|听不进去"
     r"|戒(?![不得])|弃坑|退坑|取代|代替"
     r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)"
@@ -215,6 +215,8 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
             or _CORRECTED.search(new_body)
             or (later and in_turn and _TOOK_UP.search(clause))
             or (_MORE_NOW.search(clause) and not _ADDS.search(clause))
+            # a favourite named now ("现在最爱的是云南菜"): one at a time, in place of those held
+            or (later and bool(_FAVOURITE.search(clause)) and not _ADDS.search(clause))
         )
         if _ADDS.search(clause) and not (_GAVE_WAY.search(clause) or _CORRECTED.search(new_body)):
             continue
@@ -235,7 +237,7 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
 #: a taste taken up now: "现在天天玩原神", "迷上科幻了", "以后都自由行"
 _TASTE_NOW = re.compile(
     r"(?:现在|最近|这两年|这阵子|如今|以后|后来|今年)?(?:都|又|就|天天|每天|只|更)*"
-    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)|单曲循环)"
+    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只爱?(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)|单曲循环)"
 )
 
 
