@@ -156,6 +156,20 @@ def test_replay_dry_run_counts_llm_calls_and_a_prompt_replay_is_diffed(
     assert diff["summary"][0]["only_in_a"] == diff["summary"][0]["only_in_b"] == 0
 
 
+@pytest.mark.parametrize("workers", ["1", "4"])
+def test_an_import_asks_for_as_many_users_at_once_as_workers_says(
+    llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path, workers: str
+) -> None:
+    fake.chat_delay = 0.1
+    path = tmp_path / "log.jsonl"
+    # (other words each: the response cache would answer the same words said again)
+    lines = [{"user_id": f"u{n}", "message": f"{EXAMPLE}，第{n}{k}条"} for n in range(6) for k in range(2)]
+    path.write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines), encoding="utf-8")
+    done = run_json(llm_env, "ingest-file", str(path), "--workers", workers)
+    assert done["ingested"] == 12 and not done["failed"]
+    assert (fake.most_in_flight >= 2) == (workers != "1")
+
+
 def test_a_wrong_key_stops_a_bulk_import_at_once(llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
     fake.down = {"chat": 401, "embeddings": 401}
     path = tmp_path / "many.jsonl"

@@ -104,7 +104,8 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
         bar.advance(task, len(pending))
         pending.clear()
 
-    with opened(args, inline_projection=False) as service, progress(args, "ingesting") as bar, stream:
+    workers = {"bulk_workers": args.workers} if args.workers else {}
+    with opened(args, inline_projection=False, **workers) as service, progress(args, "ingesting") as bar, stream:
         task = bar.add_task("ingest", total=total)
         for number, raw in numbered_lines(stream):
             lines = number
@@ -208,6 +209,16 @@ def _invalidation(entry: HistoryEntry, message: dict[str, Any] | None) -> str:
     return f"{describe_event(entry)}\n    triggered by {message_line(message)}"
 
 
+def _at_least_one(text: str) -> int:
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {number}")
+    return number
+
+
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
     """Add ``ingest``, ``ingest-file`` and ``demo``."""
     p = sub.add_parser(
@@ -234,6 +245,13 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "number; the rest is ingested. Exit 1 if any line failed.",
     )
     p.add_argument("file", help="JSONL file, or - for standard input")
+    p.add_argument(
+        "--workers",
+        type=_at_least_one,
+        metavar="N",
+        help="with an LLM: users extracted at once, each user's lines in order "
+        "(default FACTLEDGER_BULK_WORKERS, 8; the offline extractor uses one)",
+    )
     p.set_defaults(func=cmd_ingest_file)
 
     p = sub.add_parser("demo", parents=[common], help="ingest a short bundled Chinese conversation and show the result")
