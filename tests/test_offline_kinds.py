@@ -1253,3 +1253,220 @@ def test_round_12_a_taste_taken_up_beside_something_else(extractor: RuleExtracto
     taste = [t for t in said if "纪录片" in t]
     assert taste and judge.judge("偏好推荐电影时推科幻片", taste[0]).relation is Relation.UPDATE
     assert not [f for f in extractor.extract("我老公以后只看纪录片，学点东西").facts if f.text.startswith("用户以后")]
+
+
+# --- round 13: a clause without "I", a value of the same kind in a correction, a verb that names a topic --
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("I work at Halvorsen Logistics as a planner.", "started at Brightmoor on Monday, similar role", "Brightmoor"),
+        ("I work at Quillon as a tester.", "started with Ostrava Labs last month", "Ostrava Labs"),
+    ],
+)
+def test_round_13_an_english_employer_started_without_i(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known, said = said_after(extractor, first, then)
+    assert [t for t, ended in said if wanted in t and ended == known[-1]], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("I work at Halvorsen Logistics as a planner.", "my brother started at Brightmoor on Monday"),
+        ("I work at Halvorsen Logistics as a planner.", "might start at Brightmoor next month"),
+        ("I work at Halvorsen Logistics as a planner.", "started at 7 today, so tired"),
+        ("I work at Halvorsen Logistics as a planner.", "started at Brightmoor University this fall?"),
+    ],
+)
+def test_round_13_look_alikes_of_an_employer_started(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert not [t for t, ended in said if ended == known[-1] and "Brightmoor" in t], said
+
+
+def test_round_13_a_choice_switched_to_without_i(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    # "switched to X" without "I", when a known fact names a choice of the same topic
+    known, said = said_after(
+        extractor, "I'm a big espresso drinker, two shots every morning.", "switched to matcha lately"
+    )
+    assert [t for t, ended in said if "matcha" in t and ended == known[-1]], said
+    # a season is a time, not a choice: nothing known of the topic, nothing read as the user's switch
+    known, said = said_after(extractor, "I have a Moto G phone", "switched carriers last autumn, whatever")
+    assert not [t for t, ended in said if ended], said
+    # a role word inside another word ("person" holds "son") names no one else
+    assert judge.judge("The user is a tea person", "The user switched to kombucha").relation is Relation.UPDATE
+
+
+def test_round_13_a_race_signed_up_for_instead(extractor: RuleExtractor) -> None:
+    known, said = said_after(extractor, "I'm training for a 5K.", "signed up for a half marathon instead")
+    assert [t for t, ended in said if "half marathon" in t and ended == known[-1]], said
+    known, said = said_after(extractor, "I'm training for a 5K.", "my cousin signed up for a half marathon instead")
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("I teach piano at a studio in Bristol.", "sorry, wrong city — the studio is in Bath", "Bath"),
+        ("I volunteer at a shelter in Tacoma.", "got that wrong, the shelter is in Olympia, I mix them up", "Olympia"),
+    ],
+)
+def test_round_13_an_english_name_corrected_in_another_shape(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known, said = said_after(extractor, first, then)
+    assert [t for t, ended in said if wanted in t and ended == known[-1]], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("I teach piano at a studio in Bristol.", "the studio is in Bath"),  # no marker: nothing corrected
+        ("I teach piano at a studio in Bristol.", "sorry, wrong number — call me at noon"),
+        ("I teach piano at a studio in Bristol.", "sorry, wrong city, I meant to ask about Bath?"),
+    ],
+)
+def test_round_13_look_alikes_of_an_english_name_corrected(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert not [t for t, ended in said if ended == known[-1] and "Bath" in t], said
+
+
+@pytest.mark.parametrize(
+    ("first", "then", "wanted"),
+    [
+        ("我女儿今年上二年级", "说错了，是三年级", "用户的女儿上三年级"),  # a figure of the same unit
+        ("我家兔子两岁了", "记岔了，翻了下记录，它应该是三岁", "用户家兔子三岁"),
+        ("我的血型是B型", "医生说我是AB型，我一直记错了", "用户的血型是AB型"),
+        ("我在圆通当分拣员", "其实是韵达，说顺嘴了", "用户在韵达当分拣员"),  # a name in the slot of one
+    ],
+)
+def test_round_13_a_chinese_value_corrected_by_its_kind(
+    extractor: RuleExtractor, first: str, then: str, wanted: str
+) -> None:
+    known, said = said_after(extractor, first, then)
+    assert (wanted, known[-1]) in said, said
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        ("我女儿今年上二年级", "我侄子上三年级"),  # no correction: someone else's
+        ("我家兔子两岁了", "我家兔子两岁了，三岁的是邻居家的"),  # no correction word
+    ],
+)
+def test_round_13_look_alikes_of_a_chinese_value_corrected(extractor: RuleExtractor, first: str, then: str) -> None:
+    known, said = said_after(extractor, first, then)
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("用户每天一杯果汁", "用户现在改喝椰子水了"),  # a drink named only by the verb
+        ("用户出差喜欢住民宿", "用户现在出差只住快捷酒店"),  # where one stays
+        ("用户以前游泳", "用户现在只练普拉提"),
+    ],
+)
+def test_round_13_a_verb_names_the_topic(judge: RuleJudge, old: str, new: str) -> None:
+    assert judge.judge(old, new).relation is Relation.UPDATE
+
+
+def test_round_13_a_verb_names_the_topic_look_alikes(judge: RuleJudge, extractor: RuleExtractor) -> None:
+    assert judge.judge("用户每天一杯果汁", "用户也喝椰子水").relation is Relation.DIFFERENT  # adds
+    assert judge.judge("用户每天一杯果汁", "用户的爸爸改喝椰子水了").relation is Relation.DIFFERENT
+    assert not [f for f in extractor.extract("要是有空，我只想看纪录片").facts]  # a condition
+    said = [f.text for f in extractor.extract("最近只想看纪录片，轻松点").facts]
+    assert said and judge.judge("用户喜欢看武侠片", said[0]).relation is Relation.UPDATE
+
+
+def test_round_13_chains_by_now_and_a_class_year(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    known, said = said_after(extractor, "I live in Porto.", "and now Braga, second move this year")
+    assert [t for t, ended in said if "Braga" in t and ended == known[-1]], said
+    _, said = said_after(extractor, "I live in Porto.", "now I'm exhausted")
+    assert not [t for t, ended in said if ended], said
+    assert (
+        judge.judge("The user is a sophomore at Rice, studying physics", "The user is officially a junior now").relation
+        is Relation.UPDATE
+    )
+    assert (
+        judge.judge("The user is a sophomore at Rice", "The user is a senior engineer").relation is Relation.DIFFERENT
+    )
+
+
+def test_round_13_an_english_partner_after_a_break_up(extractor: RuleExtractor) -> None:
+    known, said = said_after(
+        extractor, "I'm dating a woman named Priya.", "we split up, now seeing someone named Idris"
+    )
+    assert [t for t, ended in said if "Idris" in t and ended == known[-1]], said
+
+
+def test_round_13_an_english_retraction_ends_the_fact_of_the_thing(extractor: RuleExtractor) -> None:
+    known = ["The user has a hamster named Biscuit", "It is chewing the user's charger cable"]
+    said = said_against(extractor, known, "jk, never owned hamsters, my landlord bans them")
+    assert [t for t, ended in said if ended == known[0]], said
+    said = said_against(extractor, known, "I can't forget that hamster story lol")
+    assert not [t for t, ended in said if ended == known[0]], said
+
+
+def test_round_13_chinese_a_later_clause_and_a_class_called_off(extractor: RuleExtractor) -> None:
+    known, said = said_after(extractor, "我在滴滴做产品", "月底离职了，下周一去小红书报到")
+    assert [t for t, ended in said if "小红书" in t and ended == known[-1]], said
+    known, said = said_after(extractor, "我上周报了个陶艺班", "那个班取消了，老师出国了")
+    assert [t for t, ended in said if ended == known[-1]], said
+    known, said = said_after(extractor, "我上周报了个陶艺班", "我女儿那个班取消了")
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+def test_round_13_requests_said_shorter(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    (called,) = [p.text for p in extractor.extract("以后就叫我“掌柜”吧哈哈").preferences]
+    assert called == "偏好被称呼为掌柜"
+    (back,) = [p.text for p in extractor.extract("以后日语回就行").preferences]
+    assert back == "偏好用日语回复"
+    assert not extractor.extract("以后英文说就行吗").preferences
+    (prose,) = [
+        p.text for p in extractor.extract("tables look broken on my tablet, just write plain paragraphs").preferences
+    ]
+    assert prose == "Prefers paragraphs"
+    said = [f.text for f in extractor.extract("家里有台比亚迪，周末开去钓鱼").facts]
+    assert [t for t in said if t.startswith("用户家里有台比亚迪")], said
+
+
+def test_round_13_more_choices_said_without_i(extractor: RuleExtractor, judge: RuleJudge) -> None:
+    # an instrument is a topic; a diet said with "went" is read without "I"
+    known, said = said_after(extractor, "I play the oboe.", "picked up harp instead, much calmer")
+    assert [t for t, ended in said if "harp" in t and ended == known[-1]], said
+    known, said = said_after(extractor, "I'm a pescatarian.", "went vegetarian over the summer")
+    assert [t for t, ended in said if "vegetarian" in t and ended == known[-1]], said
+    known, said = said_after(extractor, "I play the oboe.", "my niece picked up harp instead")
+    assert not [t for t, ended in said if ended == known[-1]], said
+    # "在做X工作": what the work is, not where
+    assert judge.judge("用户是会计", "用户在做人事专员工作").relation is Relation.UPDATE
+
+
+def test_round_13_a_childs_school_year_said_without_who(extractor: RuleExtractor) -> None:
+    # the one child whose year is known: 小班 → 中班 → 大班 like 初二 → 初三
+    known, said = said_after(extractor, "我儿子在读中班", "一晃都大班了，我都没反应过来")
+    assert ("用户的儿子上大班", known[-1]) in said, said
+    known, said = said_after(extractor, "我女儿读高一", "这学期升高二了，作业多到爆")
+    assert [t for t, ended in said if "高二" in t and ended == known[-1]], said
+    # someone else's, or a question: not the child's
+    for then in ("我外甥升大班了", "是不是该升大班了？"):
+        known, said = said_after(extractor, "我儿子在读中班", then)
+        assert not [t for t, ended in said if ended == known[-1]], (then, said)
+
+
+def test_round_13_a_figure_corrected_of_someone_else_stays_theirs(extractor: RuleExtractor) -> None:
+    known, said = said_after(extractor, "我家仓鼠一岁了", "说错了，我外甥是五岁")
+    assert not [t for t, ended in said if ended == known[-1]], said
+
+
+def test_round_13_a_tool_switched_to_by_name(extractor: RuleExtractor) -> None:
+    known, said = said_after(extractor, "I use Trello for my tasks.", "switched to Linear last week")
+    assert [t for t, ended in said if "Linear" in t and ended == known[-1]], said
+    # where one lives is not what one switched to; someone else's switch is theirs
+    known, said = said_after(extractor, "I live in Tampa.", "switched to Comcast last week")
+    assert not [t for t, ended in said if ended == known[-1]], said
+    known, said = said_after(extractor, "I use Trello for my tasks.", "my manager switched to Linear")
+    assert not [t for t, ended in said if ended == known[-1]], said

@@ -47,7 +47,7 @@ from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 _ZH_CORRECTION = (
     r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
-    r"记岔了?|搞岔了?|弄岔了?|说岔了?|"
+    r"记岔了?|搞岔了?|弄岔了?|说岔了?|说顺嘴了?|顺嘴说|嘴快了?|说串了?|记串了?|搞串了?|"
     # a figure said too low or too high ("说少了", "算错了")
     r"说少了|少说了|说多了|多说了|算错了?|少算了|多算了|"
     r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|(?:^|[，,。！!\s])(?:哦|噢|啊|呃)不(?=[，,。！!\s])|改一下|我是说|准确(?:地|来)?说|应该是|"
@@ -58,7 +58,8 @@ _ZH_CORRECTION = (
 )
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
-    r"mix(?:ed)? up|mixed them up|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
+    r"mix(?:ed)? up|mixed them up|mix(?:ed|ing)? (?:them|those|these|the two|it) up|"
+    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
     r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
     # "actually he's a golden retriever": at the start, of the thing just said
@@ -383,12 +384,12 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
 
 
 #: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
-_EN_PROPER = re.compile(
+EN_PROPER = _EN_PROPER = re.compile(
     r"(?<!^)(?<![.!?] )\b(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*[a-z][\w'-]*)*"
 )
 
 
-def renamed_in_english(value: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = True) -> tuple[str, str] | None:
     """(the fact with ``value`` for its one name, the fact): a name corrected in English ("it's
     Thomson, no p", "her name's Mochi", "scratch that, Sheffield") where no slot reads the fact,
     in the last two things said; the one that names a single name other than the user."""
@@ -404,6 +405,8 @@ def renamed_in_english(value: str, known_facts: Sequence[str]) -> tuple[str, str
         if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
             continue
         at, end = names[0].span()
+        if not marked:  # "and now London": the next in a chain, said as the fact it follows
+            return fact[:at] + value + fact[end:], fact
         # said as a correction, so that the judge reads it as one: "The user's last name is actually
         # Thomson", "The user's cat (actually Mochi) keeps …", "The user actually lives in …"
         named = re.match(r"^The user's (?:\w+ ){0,2}?(?P<is>is )?$", fact[:at])
@@ -495,6 +498,38 @@ _EN_NOT_BUT = re.compile(
     r"|\bnot (?P<old2>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? (?:but )?(?P<new2>[\w][\w'-]*(?: [\w][\w'-]*){0,3})",
     re.IGNORECASE,
 )
+
+
+#: a figure or a letter with what it counts or names ("四年级", "三岁", "O型", "120斤"): two of the
+#: same unit are values of one kind
+_UNIT_VALUE = re.compile(
+    r"(?P<n>\d+(?:\.\d+)?|[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
+    r"(?P<u>年级|周岁|岁|公斤|千克|斤|型|楼|层|届|个月|厘米|cm|kg|点(?![心儿赞子]))"
+)
+
+
+def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """(the fact with the value said now, the fact): a correction that names one figure of the
+    same unit as a figure in one of the last three things said ("口误，是五年级" after 用户的儿子上
+    四年级; "记错了，其实是O型" after 用户的血型是A型), put in its place."""
+    text = _folded(message)
+    said = [(m.group("n"), m.group("u")) for m in _UNIT_VALUE.finditer(text)]
+    if not said or re.search(r"[?？]|要是|如果|假如|万一", text):  # asked, or on a condition
+        return None
+    named = set(re.findall(ZH_ROLE_PATTERN, text))
+    for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]:
+        if any(role not in fact for role in named):
+            continue  # "说错了，我女儿是九岁": someone the fact is not about
+        held = list(_UNIT_VALUE.finditer(fact))
+        for old in held:
+            new = [n for n, u in said if u == old.group("u") and n != old.group("n")]
+            if len(set(new)) != 1 or any(n == old.group("n") and u == old.group("u") for n, u in said):
+                continue
+            if len([h for h in held if h.group("u") == old.group("u")]) != 1:
+                continue
+            at, end = old.span("n")
+            return fact[:at] + new[0] + fact[end:], fact
+    return None
 
 
 def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -1152,6 +1187,62 @@ _EN_PARTNER = re.compile(
 )
 
 
+_EN_THING_STOP = frozenset(
+    {
+        "the",
+        "user",
+        "that",
+        "this",
+        "what",
+        "with",
+        "have",
+        "had",
+        "has",
+        "never",
+        "one",
+        "just",
+        "really",
+        "super",
+        "like",
+        "kind",
+        "sort",
+        "lol",
+        "haha",
+        "was",
+        "were",
+        "are",
+        "not",
+        "don't",
+        "didn't",
+        "about",
+        "said",
+        "sorry",
+        "kidding",
+        "joking",
+        "lied",
+        "true",
+        "fake",
+        "made",
+        "only",
+    }
+)
+
+
+def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
+    """The latest of the last three facts that names a thing the message names ("cats" for "a cat named …"),
+    when the latest fact does not."""
+
+    def things(words: str) -> set[str]:
+        found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
+        return found - _EN_THING_STOP
+
+    said = things(text)
+    recent = list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]
+    if not recent or said & things(recent[0]):
+        return None
+    return next((f for f in recent[1:] if f.startswith("The user") and said & things(f)), None)
+
+
 def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it replaces) for a thing or partner swapped, said in English:
     a car or phone ("Sold it and got a Mazda 3" after The user drives a Ford Focus), a partner
@@ -1159,8 +1250,10 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     text = _folded(message)
     made_up = _EN_MADE_UP.search(text)
     if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
-        # "ok I lied, I know like three words of it": the last thing said, taken back
-        return [("The user took back what they had just said", known_facts[-1])]
+        # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
+        # allergic to cats, never had one": the latest fact about the thing it names
+        named_thing = _fact_naming_a_thing(text, known_facts)
+        return [("The user took back what they had just said", named_thing or known_facts[-1])]
     forget = _EN_FORGET.search(text)
     if forget and known_facts and not is_conditional(text) and not re.search(r"\?\s*$", text):
         # "forget that, I was being silly", "please forget what I said about my middle name": the last
@@ -2051,7 +2144,8 @@ _SETTLED_IN = re.compile(
 _STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安家|住下|待下来|扎根|留在这|留下来|不走了|落户")
 #: "下周一去字节跳动报到" after 跳槽: the new employer
 _REPORTS_TO = re.compile(
-    r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周)?(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
+    r"^(?:(?:[上下这本]周|[上下这本]个?星期|[上下这本]个?礼拜)[一二三四五六日天]?|明天|后天|[下这本]个?月[初底]?|今天|已经|马上|刚刚?|正式|就)*"
+    r"(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
 )
 #: "下周一去物流公司做调度": where the user goes to work next, and as what
 _GOES_TO_DO = re.compile(
@@ -2066,7 +2160,9 @@ _GAVE_UP = re.compile(
     r"|[\u4e00-\u9fff]{2,4}?(?=也|都))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆|也|都)*"
     # ("那门课我两周就放弃了": how soon)
     r"(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个?月)|没几天)?(?:就|也就)?"
-    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了)$"
+    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了"
+    # "那个班取消了", "那个课黄了": called off by whoever ran it, ended all the same
+    r"|(?<=[班课])(?:被)?(?:取消了|黄了|停办了|停课了|解散了|停掉了))$"
 )
 #: "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经不跑了": a pursuit or habit let go of, by a
 #: topic (or an "that thing" for the one known), or by its verb alone

@@ -75,7 +75,7 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/12"
+EXTRACTOR_ID = "offline-rules/13"
 
 
 class _Reading:
@@ -105,7 +105,7 @@ _GONE = re.compile(
 )
 #: a taste said as taken up, not only placed later ("迷上摇滚了", "以后只看喜剧"; not "目前在读高中")
 _TAKEN_UP = re.compile(
-    r"迷上|爱上|喜欢上|入坑|只爱?(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)"
+    r"迷上|爱上|喜欢上|入坑|只(?:爱|想)?(?:看|听|玩|喝|吃|读|住|练)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)"
 )
 #: a plain request of what to recommend: "推荐纪录片吧", "推点爵士呗"
 _ASKS_TO_RECOMMEND = re.compile(
@@ -115,9 +115,9 @@ _ASKS_TO_RECOMMEND = re.compile(
 )
 #: "算了，还是粤语吧": a reply language asked back, alone
 _ASKS_BACK_FOR_LANGUAGE = re.compile(
-    r"(?:^|[，,])(?:以后|之后|今后|接下来)?还是(?:都)?用?(?:"
+    r"(?:^|[，,])(?:(?:以后|之后|今后|接下来)?还是(?:都)?|(?:以后|之后|今后|接下来)(?:都|就)?)用?(?:"
     + _LANGUAGES
-    + r")(?:回复|回答|交流|沟通|聊天?)?(?:吧|就行|就好)"
+    + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|就可以|即可)"
 )
 #: pronouns and the roles they can stand for, when the message names no one
 _MALE_ROLES = frozenset(
@@ -277,6 +277,20 @@ class RuleExtractor:
                     raw_output=extraction.raw_output,
                     signals=extraction.signals,
                 )
+        moved = _child_grade_moved(text, known)
+        if moved and not any(moved[1] in f.text for f in extraction.facts):
+            # "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
+            # year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)
+            again = self._read(moved[0], known)
+            if again.facts:
+                extraction = Extraction(
+                    extractor_id=extraction.extractor_id,
+                    facts=(*extraction.facts, *again.facts),
+                    preferences=extraction.preferences,
+                    prompt_id=extraction.prompt_id,
+                    raw_output=extraction.raw_output,
+                    signals=extraction.signals,
+                )
         if extraction.facts and not extraction.preferences and not is_english(text):
             # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
             dropped = _with_dropped_subject(text)
@@ -285,7 +299,14 @@ class RuleExtractor:
                 before = {f.text for f in extraction.facts}
                 added = [f for f in again.facts if f.text not in before]
                 # only what fills a slot is added, never a restatement of the whole message
-                if before <= {f.text for f in again.facts} and added and all(slots_of(f.text) for f in added):
+                # (or what the household has: "家里有辆X，平时上班开")
+                if (
+                    before <= {f.text for f in again.facts}
+                    and added
+                    and all(
+                        slots_of(f.text) or re.match(r"^用户家里?(?:有|养了?)(?:辆|台|只|条|套)", f.text) for f in added
+                    )
+                ):
                     return again
         if not extraction.facts and not extraction.preferences:
             # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
@@ -573,8 +594,31 @@ class RuleExtractor:
         if item is None and dropped != said:
             # "graduated last week!! I now work at …": a change told without "I", when it fills a slot
             again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
-            if again is not None and again.kind == "fact" and slots_of(rules_en.en_third_person(again.text)):
+            third = rules_en.en_third_person(again.text) if again is not None else ""
+            # "switched to green tea a while back": a choice of a topic held one at a time or given up
+            # for another ("switched", "instead", "now only") is the user's too
+            # when a known fact names a choice of the same topic (a season is a time: "last spring")
+            held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
+            chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
+            if again is not None and again.kind == "fact" and (slots_of(third) or chose):
                 item = again
+        moved_on = _EN_SWITCHED_NAMED.match(said.strip()) if item is None else None
+        if moved_on and not changes.is_unreal(said):
+            # "switched to Obsidian" after "The user uses Notion", "transferred to Rice" after "… at Tulane":
+            # the one name of a recent fact, after the word that says what it is to the user
+            swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False)
+            before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
+            if swapped and re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+                text, old = swapped
+                item = _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)
+        now_named = _EN_NOW_NAMED.match(said.strip()) if item is None else None
+        if now_named and not changes.is_unreal(said):
+            # "and now London, third city in two years": the next name of a chain, in place of the
+            # one name of the latest fact that names one
+            swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False)
+            if swapped:
+                text, old = swapped
+                item = _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
@@ -778,6 +822,22 @@ class RuleExtractor:
             return item  # an age that is not the child's a little later is the user's own
         return item._replace(text=f"用户的{role}{item.text[2:]}", category="relationship")
 
+    @staticmethod
+    def _named_in_place(message: _Message) -> tuple[str, str] | None:
+        """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
+        if not message.correcting or is_english(message.text):
+            return None
+        recent = [f for f in message.known if isinstance(f, str)][-3:]
+        for clause in split_clauses(message.text):
+            said = changes.strip_marker(clause.text).strip()
+            if not re.match(r"^(?:其实|应该|本来|我是说)是", said):
+                continue
+            value = changes.bare_value(said)
+            found = changes.substitute(value, message.text, recent) if value else None
+            if found:
+                return found
+        return None
+
     def _corrected(self, items: list[_Item], message: _Message) -> list[_Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
 
@@ -789,6 +849,19 @@ class RuleExtractor:
         # what a correction or retraction says instead is marked as such ("用户其实…"), so the
         # judge reads it against the statement it corrects (see judge._reframed)
         items = [_actually(i) for i in items]
+        # "口误，是五年级", "其实是中通，说顺嘴了": one value of the kind of a value just said, in its
+        # place, whatever else the message says ("反正都是送快递" is no new fact of its own)
+        swapped = (
+            changes.swapped_same_kind(message.text, message.known) if message.correcting else None
+        ) or self._named_in_place(message)
+        if swapped is not None:
+            text, old = swapped
+            kept = [
+                i
+                for i in items
+                if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflict(i.text, (old,))) == old))
+            ]
+            return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
         facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
@@ -819,10 +892,23 @@ class RuleExtractor:
                     r"\b(?:scratch that|typo|autocorrect(?:ed)?)[,;:—–\s-]+(?P<v>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)(?=\s*(?:[,.!—–-]|$))",
                     message.text,
                 )
+                # "wrong city — the warehouse is in Sparks": a name said in another sentence's shape,
+                # one the known facts do not hold, in place of the one name of a recent fact
+                placed = [
+                    m
+                    for m in _EN_NAME_PLACED.finditer(message.text)
+                    if not any(m.group("v") in known for known in message.known if isinstance(known, str))
+                ]
                 for value in [*values, *([bare.group("v")] if bare else [])]:
                     found = changes.renamed_in_english(value, message.known)
                     if found:
                         break
+                if found is None and placed:
+                    found = changes.renamed_in_english(placed[0].group("v"), message.known)
+                    # a name in the place of one said after the same word: "in Sparks" for "in Reno"
+                    prep = placed[0].group("p").lower()
+                    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
+                        found = None
         if found is None:
             return items
         text, old = found
@@ -831,6 +917,34 @@ class RuleExtractor:
         kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
         return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
 
+
+#: "switched to Obsidian", "transferred to Rice this fall": a new name of what is used or attended
+_EN_SWITCHED_NAMED = re.compile(
+    r"^(?:(?:and|then|so|finally|just|recently|eventually)[, ]+)*(?:i )?(?:just |finally )?"
+    r"(?P<verb>switched|transferred|migrated|moved over|changed over)(?: over)? to "
+    r"(?P<v>(?!I\b)(?-i:[A-Z])[\w'-]*[a-z][\w'-]*(?: (?-i:[A-Z])[\w'-]*[a-z][\w'-]*)*)",
+    re.IGNORECASE,
+)
+
+
+def _one_name(fact: str) -> str:
+    """The one proper name of an English fact after its subject ("Notion" in "The user uses Notion")."""
+    names = [m.group(0) for m in changes.EN_PROPER.finditer(fact) if m.start() > len("The user")]
+    return names[0] if len(names) == 1 else "\0"
+
+
+#: a name said alone after "now", the value of a chain's next step ("and now Oslo, for good")
+_EN_NOW_NAMED = re.compile(
+    r"^(?:(?:and|but|so)[, ]+)?(?:now|these days|nowadays)[,:]? (?:it's |it is |at |in |with )?"
+    r"(?P<v>(?!I\b|I'm\b)(?-i:[A-Z])[\w'-]*[a-z][\w'-]*(?: (?-i:[A-Z])[\w'-]*[a-z][\w'-]*)*)(?:\s*(?:[,.!;—–-].*)?)$",
+    re.IGNORECASE,
+)
+
+#: a name after a word that places or names it ("is in Sparks", "at Kroger", "called Maple")
+_EN_NAME_PLACED = re.compile(
+    r"\b(?P<p>(?i:in|at|to|for|from|with|near|outside|called|named))\s+"
+    r"(?P<v>(?:(?:St|Dr|Mt)\.\s+)?(?!I\b|I'm\b)[A-Z][\w'-]*[a-z][\w'-]*(?:\s+[A-Z][\w'-]*[a-z][\w'-]*)*)"
+)
 
 #: a holiday or term that has just ended: "暑假一过", "寒假过完", "开学后"
 _SEASON_PAST = r"(?:暑假|寒假|假期|国庆|春节|过年|年后|新学期|开学)(?:一过|过完了?|过后|以后|之后|结束了?|后)?[，,]?"
@@ -911,6 +1025,36 @@ _SOMEONE = re.compile(r"我|你|您|(?<![吉其])他|她|它|咱|大家|别人|�
 def _choices(text: str) -> set[str]:
     """The choices ``text`` names, of any topic (see ``topics``)."""
     return {choice for named in topics_of(text).values() for choice in named}
+
+
+#: a school year said alone in a clause ("都中班了", "升初三了", "这学期上三年级了")
+_GRADE_SAID = re.compile(
+    r"^(?:[\u4e00-\u9fff]{0,4}?(?:都|已经|就|又))?(?:转眼|这学期|今年|开学|已经|都|就|现在|如今|又)*(?:升|上|读|念|进)?(?:了|到|入)?"
+    r"(?P<g>[小中大]班|(?:[一二三四五六]|初[一二三]|高[一二三])年级|初[一二三]|高[一二三])(?:了|啦)"
+)
+
+
+def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """(the clause said of the child, the school year) when a clause without who names a school
+    year other than the one known of the user's one child whose year is known (and none is known
+    of the user's own)."""
+    if is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
+        return None  # "下学期就四年级了", "要是升大班了": not yet
+    theirs: dict[str, str] = {}
+    for k in known:
+        slot = slot_of(k)
+        if slot and slot[0] == "grade":
+            return None  # the user's own school year is known: the clause may be theirs
+        if slot and slot[0].startswith("relationship:") and slot[0].endswith(":grade"):
+            theirs[slot[0].split(":")[1]] = slot[1]
+    if len(theirs) != 1:
+        return None
+    role, held = next(iter(theirs.items()))
+    for clause in re.split(r"[，,。！!；;~～…]", text):
+        m = _GRADE_SAID.match(clause.strip())
+        if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
+            return f"我的{role}升{m.group('g')}了", m.group("g")
+    return None
 
 
 def _fills_a_slot(clause: str) -> bool:
@@ -994,7 +1138,17 @@ _EN_DROPPED = re.compile(
     r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*"
     r"(?:moved|transferred|switched|relocated|graduated|started|quit|retired|got (?:promoted|married|divorced|engaged|a new)|"
     r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study)|"
-    r"picked up|adopted|took up|started learning|signed up|got (?:a|an|another) (?=\w+(?: \w+)?,? (?:named|called)))\b",
+    r"picked up|adopted|took up|started learning|signed up|registered|upgraded|went (?=vegan|vegetarian|pescatarian|keto)|"
+    r"got (?:a|an|another) (?=\w+(?: \w+)?,? (?:named|called)))\b",
+    re.IGNORECASE,
+)
+
+
+#: a choice said to have taken another's place, without "I": "switched to X", "signed up for X instead"
+_EN_CHOICE_CHANGED = re.compile(
+    r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then|now)[, ]+)*"
+    r"(?:switched|swapped|moved on|changed|converted|went over|signed up|registered|picked up|took up|got into)\b"
+    r"|\binstead\b|\bnow only\b|\bonly\b.*\bnow\b",
     re.IGNORECASE,
 )
 

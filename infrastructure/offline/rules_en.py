@@ -144,14 +144,14 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         return _pref(f"Prefers replies in {language}", "language", said, behaviour=True)
     if re.search(
         r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b"
-        r"|\b(?:use|prefer|in|write in|give me|switch(?:ing)? to|rather have|back to) (?:full |proper |whole )?paragraphs\b|\bprose\b"
+        r"|\b(?:use|prefer|in|write(?: in)?|give me|switch(?:ing)? to|rather have|back to) (?:full |proper |whole |normal |regular |plain )?paragraphs\b|\bprose\b"
         # "paragraphs please", "full sentences", "drop the bullets", "bullets feel choppy": prose asked for
         r"|\bparagraphs,? please\b|\bwrite (?:it )?normally\b"
         r"|\b(?:flowing|normal) text,? (?:please|instead)\b|\b(?:want|prefer|give me|just) (?:flowing|normal|plain) text\b"
         r"|\b(?:full|complete) sentences,? (?:please|instead|from now on|going forward)\b"
         r"|(?:^|[,;] ?)(?:in )?(?:full|complete) sentences(?: please)?\s*[.!]*$"
         r"|\b(?:stop|skip|drop|lose|ditch|no more|enough with|quit) (?:with |using )?(?:the )?(?:bullet(?:ed)?[- ]?points?|bullets|lists)\b"
-        r"|\b(?:bullets|bullet points|lists) (?:are|feel|look|seem|get)\b[^.]{0,20}\b(?:annoying|choppy|robotic|too much|hard to read)",
+        r"|\b(?:bullets|bullet points|lists) (?:are|feel|look|seem|get)\b[^.]{0,20}\b(?:annoying|choppy|robotic|too much|hard to read|weird|odd|broken|messy)",
         t,
         re.IGNORECASE,
     ):
@@ -283,6 +283,15 @@ def _en_change(t: str, message: str) -> _Item | None:
     )
     if m:
         return _fact(f"The user works at {m.group('v') or m.group('v2')}", "work")
+    # "started at Fable Labs this week", "began with Norvik on Monday": a new employer, said by its name
+    m = re.match(
+        rf"^{_SUBJ}{_EN_ADV}(?:started|began|start|am starting|started working|began working) (?:at|with|for) "
+        r"(?P<v>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*)*)",
+        t,
+        re.IGNORECASE,
+    )
+    if m and not re.search(r"\b(?:University|College|School|Academy|Institute)\b|^(?:I|The)$", m.group("v")):
+        return _fact(f"The user works at {m.group('v')}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:quit|left) (?:my job at |the job at )?(?:the |my )?(?P<old>[\w' -]+?),? and (?:then )?"
         r"(?:started|began|am now|now work|joined|got a job)(?: working)? (?:at|with|for)? ?(?:an? |the )?(?P<new>[\w' &-]+)$",
@@ -360,9 +369,15 @@ def _en_change(t: str, message: str) -> _Item | None:
         )
         return _fact(f"The user broke up with the user's {role.lower()}", "relationship")
     m = re.match(
-        r"^(?:i'm|i am|im) (?:now )?(?:seeing|dating|going out with|with) (?:someone|a (?:guy|girl|man|woman))?\s*(?:named |called )?(?P<n>[A-Z][\w'-]*)",
+        r"^(?:(?:i'm|i am|im) (?:now )?(?:seeing|dating|going out with|with)|(?:now )?(?:seeing|dating)) "
+        r"(?:someone|a (?:guy|girl|man|woman))?\s*(?:named |called )?(?P<n>[A-Z][\w'-]*)",
         t,
     )
+    # "now seeing someone named Theo" without "I'm" is the user's only when no one else is spoken of
+    if m and not re.match(r"(?i:i'm|i am|im)\b", t):
+        someone = rf"\b(?:{EN_ROLE_PATTERN}|he|she|they|friend|roommate|coworker|colleague)s?\b"
+        if re.search(someone, message, re.IGNORECASE):
+            m = None
     if m:
         return _fact(f"The user is dating {m.group('n')}", "relationship")
     m = re.match(
@@ -405,7 +420,7 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
     t = re.sub(
-        r"^(?:(?:well|also|oh|btw|by the way|actually|so|and|big news|good news|update|guess what|now|and now|so now|anyway),?\s+)+",
+        r"^(?:(?:well|also|oh|btw|by the way|actually|so|and|but|big news|good news|update|guess what|now|and now|so now|anyway),?\s+)+",
         "",
         t,
         flags=re.IGNORECASE,

@@ -165,8 +165,10 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
 def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
     # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
+    # (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")
+    called = re.sub(r"(?:哈|嘿|嘻|hh|😂|🤣|😄|😆)+$", "", rest).replace("“", "").replace("”", "").replace('"', "")
     m = re.search(
-        r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$", rest
+        r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$", called
     )
     if m and not re.search(r"不要|别|不用|不许|谁", rest[: m.start()]) and not re.match(r"(?:什么|啥)", m.group("n")):
         return _pref(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
@@ -198,7 +200,7 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     back = re.fullmatch(
         r"(?:以后|之后|今后|接下来)?(?:还是)?(?:都)?用?(?P<l>"
         + _LANGUAGES
-        + r")(?:回复|回答|交流|沟通|聊天?)?(?:吧|就行|就好|好了)",
+        + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|好了|就可以|即可)",
         rest,
     )
     if back and re.search(r"还是|换回|改回|以后", said) and not m:

@@ -787,7 +787,8 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         "diet",
     ),
     (
-        r"^is an? (?P<v>freshman|sophomore|junior|senior)(?: (?:in|at) (?:college|high school|university|uni|[\w.&' -]+)| year)?(?: now)?$",
+        r"^is (?:(?:now|officially|finally|already) )*an? (?P<v>freshman|sophomore|junior|senior)"
+        r"(?: (?:in|at) (?:college|high school|university|uni|[\w.&' -]+)| year)?(?: now)?(?:,? (?:studying|majoring|doing) .*)?$",
         "grade",
     ),
     (r"^(?:just |finally |recently )*(?P<v>graduated)\b.*$", "grade"),
@@ -1081,6 +1082,8 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
         return slot, f"{value}/{_clean_value(m.group('w'))}"
     if slot == "work_location" and looks_like_organisation(value):
         return "employer", value
+    if slot == "work_location" and re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
+        return "job", value[1:]  # "在做HR专员工作": what the work is, not where
     if slot == "is":
         return _refine_is(value)
     if slot == "en_is":

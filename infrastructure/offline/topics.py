@@ -39,7 +39,14 @@ _TOPICS: dict[str, tuple[str, bool]] = {
     ),
     "drink": (
         r"可乐|雪碧|咖啡|美式|拿铁|奶茶|[乌龙绿红花果普洱]{1,2}茶|大麦茶|麦茶|菊花茶|柠檬茶|果汁|豆浆|牛奶|啤酒|白酒|红酒|黄酒|气泡水|苏打水|柠檬水|酸奶"
-        r"|\bcoffee\b|espresso|\blatte\b|cappuccino|\btea\b|matcha|\bsoda\b|\bcoke\b|\bjuice\b|\bbeer\b|\bwine\b|kombucha",
+        r"|\bcoffee\b|espresso|\blatte\b|cappuccino|\btea\b|matcha|\bsoda\b|\bcoke\b|\bjuice\b|\bbeer\b|\bwine\b|kombucha"
+        # whatever one switched to drinking ("改喝无糖茶了", "只喝白开水"): the verb names the topic
+        r"|(?<=[改只都就成]喝)(?![了过的点口完不没一两几这那多少])[\u4e00-\u9fff]{2,4}?(?=了|吧|啦|$|[，,。！!~])",
+        False,
+    ),
+    # where one stays when travelling ("住青旅" → "只住酒店")
+    "lodging": (
+        r"青旅|青年旅舍|酒店|民宿|宾馆|旅馆|客栈|快捷酒店|\bhostels?\b|\bhotels?\b|\bairbnbs?\b|\bmotels?\b|\bB&Bs?\b",
         False,
     ),
     "cuisine": (
@@ -61,13 +68,28 @@ _TOPICS: dict[str, tuple[str, bool]] = {
     ),
     "sport": (
         r"羽毛球|篮球|足球|乒乓球?|网球|排球|游泳|夜跑|跑步|瑜伽|普拉提|撸铁|骑行|爬山|徒步|滑雪|攀岩|拳击|太极|广场舞|跳绳|飞盘|马拉松|高尔夫"
+        r"|(?<=[改只都就成]练)(?![了过的完一两几这那多少])[\u4e00-\u9fff]{2,3}?(?=了|吧|啦|$|[，,。！!~])"
         r"|badminton|basketball|soccer|football|tennis|swimming|\bswims?\b|\brun(?:s|ning)?\b|\byoga\b|pilates|cycling|hiking"
         r"|climbing|boxing"
         r"|\bgolf\b|crossfit",
         False,
     ),
+    # an instrument one plays or learns ("小提琴" → "改学大提琴", "violin" → "picked up cello instead")
+    "instrument": (
+        r"小提琴|大提琴|钢琴|电子琴|吉他|尤克里里|架子鼓|爵士鼓|萨克斯|长笛|单簧管|小号|古筝|二胡|琵琶|竹笛|葫芦丝|口琴|手风琴|竖琴|贝斯"
+        r"|\bviolin\b|\bcello\b|\bpiano\b|\bguitar\b|\bukulele\b|\bdrums\b|\bsaxophone\b|\bsax\b|\bflute\b|\bclarinet\b"
+        r"|\btrumpet\b|\bharp\b|\boboe\b|\bbassoon\b|\btrombone\b|\btuba\b|\bbanjo\b|\bmandolin\b|\bbass guitar\b"
+        r"|\baccordion\b|\bharmonica\b",
+        False,
+    ),
+    # a race one trains or signs up for ("a 10K" → "a half marathon instead")
+    "race": (
+        r"半马|全马|越野跑|铁人三项|(?<![\w.])\d{1,3} ?[kK](?![\w])(?= (?:run|race)|$|[,.!]| instead| in | this| next)"
+        r"|\b(?:half|full|ultra)[- ]?marathons?\b|\b(?-i:[A-Z])[a-z]+ Marathon\b|triathlons?|\bironman\b",
+        False,
+    ),
     "genre": (
-        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|动画片?|纪录片|(?:恐怖|科幻|爱情|动作|喜剧|文艺|战争)片|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
+        r"[\u4e00-\u9fff]{1,2}剧(?!本|场|组|情)|综艺|动漫|动画片?|纪录片|(?:恐怖|科幻|爱情|动作|喜剧|文艺|战争)片|喜剧|恐怖|言情|武侠|悬疑|推理|科幻|奇幻|玄幻|仙侠|历史小说|网文"
         r"|thrillers?|comed(?:y|ies)|documentar(?:y|ies)|\banime\b|sitcoms?|horror|rom-?coms?|k-?dramas?|sci-?fi|romance",
         False,
     ),
@@ -116,7 +138,7 @@ _LATER = re.compile(
 _BEFORE = re.compile(r"之前|以前|原来|过去|曾经|used to|\bbefore\b|\bformerly\b", re.IGNORECASE)
 #: words that say the old choice gave way
 _GAVE_WAY = re.compile(
-    r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只爱?(?:喝|看|听|玩|打|吃|骑|坐)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
+    r"(?<![不没别])(?:改(?![天日善进])|换|转(?:到|去|成|行|学|而|投|粉)|变成|变了)|只(?:想|爱)?(?:喝|看|听|玩|打|吃|骑|坐|住|练|读)|腻了|不再|不(?:碰|玩|听|喝|看|打|跑|坐|骑)了"
     r"|不怎么[\u4e00-\u9fff]{1,4}了|受不了|看不进去|听不进去"
     r"|戒(?![不得])|弃坑|退坑|取代|代替"
     r"|instead|switched|swapped|replaced|\bonly\b|no longer|anymore|gave up|\bquit\b|it'?s \w+ for (?:me|the user)"
@@ -145,7 +167,11 @@ _FAVOURITE = re.compile(r"最爱|最喜欢|favou?rite", re.IGNORECASE)
 _ADDS = re.compile(r"也|还(?!是)|另外|同时|顺便|\balso\b|\btoo\b|as well|\bplus\b", re.IGNORECASE)
 #: someone else: the choice is theirs (它, the user's pet or thing, is not)
 _SOMEONE_ELSE = re.compile(
-    r"(?<![吉其])[他她]|朋友|同事|室友|同学|" + ZH_ROLE_PATTERN + r"|\b(?:he|she|they)\b|" + EN_ROLE_PATTERN
+    r"(?<![吉其])[他她]|朋友|同事|室友|同学|"
+    + ZH_ROLE_PATTERN
+    + r"|\b(?:he|she|they)\b|(?i:\b(?:"
+    + EN_ROLE_PATTERN
+    + r")s?\b)"  # a whole word: "coffee person" names no son
 )
 
 
@@ -223,7 +249,9 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         scope = {m.group(0).lower() for m in _SCOPE.finditer(clause)}
         # "下午只喝绿茶": a time of day of its own, not the choice in place of the old, unless the
         # old one is said to be over ("戒了，现在早上泡大麦茶")
-        over = _LATER.search(new_body) or _GAVE_WAY.search(re.sub(r"只(?:喝|看|听|玩|打|吃|骑|坐)", "", new_body))
+        over = _LATER.search(new_body) or _GAVE_WAY.search(
+            re.sub(r"只(?:想|爱)?(?:喝|看|听|玩|打|吃|骑|坐|住|练|读)", "", new_body)
+        )
         narrower = scope - {m.group(0).lower() for m in _SCOPE.finditer(old_body)}
         if narrower and not (over or _CORRECTED.search(new_body)):
             continue
@@ -237,7 +265,7 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
 #: a taste taken up now: "现在天天玩原神", "迷上科幻了", "以后都自由行"
 _TASTE_NOW = re.compile(
     r"(?:现在|最近|这两年|这阵子|如今|以后|后来|今年)?(?:都|又|就|天天|每天|只|更)*"
-    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只爱?(?:看|听|玩|喝|吃|读)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)|单曲循环)"
+    r"(?:迷上了?|爱上了?|喜欢上了?|入坑了?|最爱|更喜欢|只(?:爱|想)?(?:看|听|玩|喝|吃|读|住|练)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)|单曲循环)"
 )
 
 
