@@ -1400,6 +1400,11 @@ def test_round_13_an_english_partner_after_a_break_up(extractor: RuleExtractor) 
         extractor, "I'm dating a woman named Priya.", "we split up, now seeing someone named Idris"
     )
     assert [t for t, ended in said if "Idris" in t and ended == known[-1]], said
+    # someone else's new partner is theirs, whatever the user's is
+    for other in ("my sister is now seeing someone named Idris", "ok so my roommate is dating a guy named Idris now"):
+        known, said = said_after(extractor, "I'm dating a woman named Priya.", other)
+        assert not [t for t, ended in said if ended == known[-1]], said
+        assert "The user is dating Idris" not in [t for t, _ in said], said
 
 
 def test_round_13_an_english_retraction_ends_the_fact_of_the_thing(extractor: RuleExtractor) -> None:
@@ -1470,3 +1475,10 @@ def test_round_13_a_tool_switched_to_by_name(extractor: RuleExtractor) -> None:
     assert not [t for t, ended in said if ended == known[-1]], said
     known, said = said_after(extractor, "I use Trello for my tasks.", "my manager switched to Linear")
     assert not [t for t, ended in said if ended == known[-1]], said
+
+
+def test_a_figure_of_another_one_in_the_same_words_is_not_an_update(judge: RuleJudge) -> None:
+    # "兔子两 → 狗三": who changed with the figure (a second pet's age, not the first one's new age)
+    assert judge.judge("用户家兔子两岁", "用户家狗三岁").relation is Relation.DIFFERENT
+    assert judge.judge("用户家的猫五斤", "用户家的狗二十斤").relation is Relation.DIFFERENT
+    assert judge.judge("用户家兔子两岁", "用户家兔子三岁").relation is Relation.UPDATE

@@ -1482,7 +1482,9 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         text,
         re.I,
     )
-    if m and ended and m.group("v").lower() not in ("i", "the", "a", "my"):
+    # "my sister is now seeing someone named Theo": the clause's subject is someone else
+    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1] if m else ""
+    if m and ended and m.group("v").lower() not in ("i", "the", "a", "my") and not _EN_SOMEONE_ELSE.search(clause):
         partner = latest(("partner",))
         if partner and m.group("v").lower() not in partner[0].lower():
             return [(f"The user is dating {m.group('v')}", partner[0])]

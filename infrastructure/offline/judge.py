@@ -936,6 +936,12 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     if len(before) > (8 if zh else 30) or len(after) > (8 if zh else 30):
         return None
+    # "用户家兔子两岁" then "用户家狗三岁": whose (the thing right after 家 / 的) changed with the
+    # figure, so it is another one's figure
+    if zh and head and a[head - 1] in ("家", "的") and _HAS_NUMBER.search(before) and _HAS_NUMBER.search(after):
+        whose_before, whose_after = _HAS_NUMBER.sub("", before), _HAS_NUMBER.sub("", after)
+        if whose_before and whose_after and whose_before != whose_after:
+            return None
     one, many = (_ZH_ONE_VALUE, _ZH_MANY_VALUES) if zh else (_EN_ONE_VALUE, _EN_MANY_VALUES)
     # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
     said = around if zh else first_old
@@ -968,6 +974,7 @@ _REMEASURE = re.compile(
     r"\b(?:now|these days|switched to|moved up to|down to|up to|passed|got)\b",
     re.IGNORECASE,
 )
+_HAS_NUMBER = re.compile(_ZH_NUM)
 _NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
 
 
