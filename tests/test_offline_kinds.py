@@ -1482,3 +1482,12 @@ def test_a_figure_of_another_one_in_the_same_words_is_not_an_update(judge: RuleJ
     assert judge.judge("用户家兔子两岁", "用户家狗三岁").relation is Relation.DIFFERENT
     assert judge.judge("用户家的猫五斤", "用户家的狗二十斤").relation is Relation.DIFFERENT
     assert judge.judge("用户家兔子两岁", "用户家兔子三岁").relation is Relation.UPDATE
+
+
+@pytest.mark.parametrize("wondering", ["要是说错了，是不是三年级？", "如果我说错了，你提醒我"])
+def test_wondering_whether_one_misspoke_corrects_nothing(extractor: RuleExtractor, wondering: str) -> None:
+    known, said = said_after(extractor, "我女儿上二年级", wondering)
+    assert not [t for t, ended in said if ended == known[-1]] and not [t for t, _ in said if "不是" in t], said
+    for correcting in ("说错了，是三年级", "不对不对，是三年级", "不是不是，是三年级"):  # 对不对 / 是不是 inside
+        known, said = said_after(extractor, "我女儿上二年级", correcting)
+        assert [t for t, ended in said if "三年级" in t and ended == known[-1]], said

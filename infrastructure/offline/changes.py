@@ -114,8 +114,11 @@ def _folded(text: str) -> str:
 
 
 def is_correction(text: str) -> bool:
-    """A message that corrects something said before ("说错了", "oops, I meant …")."""
+    """A message that corrects something said before ("说错了", "oops, I meant …"); not one that
+    wonders whether it should ("要是说错了，是不是三年级？")."""
     text = _folded(text)
+    if is_conditional(text) or re.search(r"(?<!不)(?:是不是|对不对)|[吗么][?？]?\s*$", text):
+        return False
     return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
 
 
