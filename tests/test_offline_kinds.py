@@ -1259,31 +1259,37 @@ def test_round_12_a_taste_taken_up_beside_something_else(extractor: RuleExtracto
 
 
 @pytest.mark.parametrize(
-    ("first", "then", "wanted"),
+    ("first", "then", "wanted", "replaces"),
     [
-        ("I work at Halvorsen Logistics as a planner.", "started at Brightmoor on Monday, similar role", "Brightmoor"),
-        ("I work at Quillon as a tester.", "started with Ostrava Labs last month", "Ostrava Labs"),
+        (
+            "I work at Halvorsen Logistics as a planner.",
+            "started at Brightmoor on Monday, similar role",
+            "Brightmoor",
+            True,
+        ),
+        ("I work at Quillon as a tester.", "started with Ostrava Labs last month", "Ostrava Labs", True),
+        # look-alikes: someone else, a plan, a time, a school
+        (
+            "I work at Halvorsen Logistics as a planner.",
+            "my brother started at Brightmoor on Monday",
+            "Brightmoor",
+            False,
+        ),
+        ("I work at Halvorsen Logistics as a planner.", "might start at Brightmoor next month", "Brightmoor", False),
+        ("I work at Halvorsen Logistics as a planner.", "started at 7 today, so tired", "Brightmoor", False),
+        (
+            "I work at Halvorsen Logistics as a planner.",
+            "started at Brightmoor University this fall?",
+            "Brightmoor",
+            False,
+        ),
     ],
 )
 def test_round_13_an_english_employer_started_without_i(
-    extractor: RuleExtractor, first: str, then: str, wanted: str
+    extractor: RuleExtractor, first: str, then: str, wanted: str, replaces: bool
 ) -> None:
     known, said = said_after(extractor, first, then)
-    assert [t for t, ended in said if wanted in t and ended == known[-1]], said
-
-
-@pytest.mark.parametrize(
-    ("first", "then"),
-    [
-        ("I work at Halvorsen Logistics as a planner.", "my brother started at Brightmoor on Monday"),
-        ("I work at Halvorsen Logistics as a planner.", "might start at Brightmoor next month"),
-        ("I work at Halvorsen Logistics as a planner.", "started at 7 today, so tired"),
-        ("I work at Halvorsen Logistics as a planner.", "started at Brightmoor University this fall?"),
-    ],
-)
-def test_round_13_look_alikes_of_an_employer_started(extractor: RuleExtractor, first: str, then: str) -> None:
-    known, said = said_after(extractor, first, then)
-    assert not [t for t, ended in said if ended == known[-1] and "Brightmoor" in t], said
+    assert bool([t for t, ended in said if wanted in t and ended == known[-1]]) is replaces, said
 
 
 def test_round_13_a_choice_switched_to_without_i(extractor: RuleExtractor, judge: RuleJudge) -> None:
@@ -1307,30 +1313,26 @@ def test_round_13_a_race_signed_up_for_instead(extractor: RuleExtractor) -> None
 
 
 @pytest.mark.parametrize(
-    ("first", "then", "wanted"),
+    ("first", "then", "wanted", "replaces"),
     [
-        ("I teach piano at a studio in Bristol.", "sorry, wrong city — the studio is in Bath", "Bath"),
-        ("I volunteer at a shelter in Tacoma.", "got that wrong, the shelter is in Olympia, I mix them up", "Olympia"),
+        ("I teach piano at a studio in Bristol.", "sorry, wrong city — the studio is in Bath", "Bath", True),
+        (
+            "I volunteer at a shelter in Tacoma.",
+            "got that wrong, the shelter is in Olympia, I mix them up",
+            "Olympia",
+            True,
+        ),
+        # look-alikes: no marker, a wrong number, a question
+        ("I teach piano at a studio in Bristol.", "the studio is in Bath", "Bath", False),
+        ("I teach piano at a studio in Bristol.", "sorry, wrong number — call me at noon", "Bath", False),
+        ("I teach piano at a studio in Bristol.", "sorry, wrong city, I meant to ask about Bath?", "Bath", False),
     ],
 )
 def test_round_13_an_english_name_corrected_in_another_shape(
-    extractor: RuleExtractor, first: str, then: str, wanted: str
+    extractor: RuleExtractor, first: str, then: str, wanted: str, replaces: bool
 ) -> None:
     known, said = said_after(extractor, first, then)
-    assert [t for t, ended in said if wanted in t and ended == known[-1]], said
-
-
-@pytest.mark.parametrize(
-    ("first", "then"),
-    [
-        ("I teach piano at a studio in Bristol.", "the studio is in Bath"),  # no marker: nothing corrected
-        ("I teach piano at a studio in Bristol.", "sorry, wrong number — call me at noon"),
-        ("I teach piano at a studio in Bristol.", "sorry, wrong city, I meant to ask about Bath?"),
-    ],
-)
-def test_round_13_look_alikes_of_an_english_name_corrected(extractor: RuleExtractor, first: str, then: str) -> None:
-    known, said = said_after(extractor, first, then)
-    assert not [t for t, ended in said if ended == known[-1] and "Bath" in t], said
+    assert bool([t for t, ended in said if wanted in t and ended == known[-1]]) is replaces, said
 
 
 @pytest.mark.parametrize(

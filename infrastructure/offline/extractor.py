@@ -27,6 +27,8 @@ import re
 from collections.abc import Sequence
 from typing import Any, NamedTuple
 
+import attrs
+
 from factledger.domain.values import (
     ExtractedFact,
     ExtractedPreference,
@@ -269,28 +271,14 @@ class RuleExtractor:
             if tastes:
                 items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE) for t in tastes]
                 extra = self._build(items, extraction.signals, known)
-                extraction = Extraction(
-                    extractor_id=extraction.extractor_id,
-                    facts=(*extraction.facts, *extra.facts),
-                    preferences=extraction.preferences,
-                    prompt_id=extraction.prompt_id,
-                    raw_output=extraction.raw_output,
-                    signals=extraction.signals,
-                )
+                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
         moved = _child_grade_moved(text, known)
         if moved and not any(moved[1] in f.text for f in extraction.facts):
             # "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
             # year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)
             again = self._read(moved[0], known)
             if again.facts:
-                extraction = Extraction(
-                    extractor_id=extraction.extractor_id,
-                    facts=(*extraction.facts, *again.facts),
-                    preferences=extraction.preferences,
-                    prompt_id=extraction.prompt_id,
-                    raw_output=extraction.raw_output,
-                    signals=extraction.signals,
-                )
+                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *again.facts))
         if extraction.facts and not extraction.preferences and not is_english(text):
             # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
             dropped = _with_dropped_subject(text)
