@@ -91,6 +91,8 @@ class DecisionSource:
     actor: str | None
     # Set when the extraction is the relation check for these known facts (ADR 0019).
     compared: KnownFactsCompared | None = None
+    # Set when the extractor's ``conflicts_with`` names a replacement it read in the message (``NamesReplacedFacts``).
+    names_replaced: bool = False
 
 
 @attrs.define
@@ -120,15 +122,17 @@ class Decider:
         at: datetime,
         session_id: str | None,
         compared: KnownFactsCompared | None = None,
+        names_replaced: bool = False,
     ) -> list[Outcome]:
         """Trigger the events for every extracted item, in order; return what happened.
 
         ``compared``: the known facts the extraction was shown and related its
         facts to, when its extractor does so (``ComparesKnownFacts``).
+        ``names_replaced``: its ``conflicts_with`` names a fact it replaces (``NamesReplacedFacts``).
         """
         outcomes: list[Outcome] = []
         source = DecisionSource(
-            extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None, compared
+            extraction.extractor_id, extraction.prompt_id, message_id, session_id, at, None, compared, names_replaced
         )
         # Every new item's vector in one call: ranking needs them, and so does the read model's
         # row, which the save writes in its own transaction from vectors in hand (ADR 0020).
@@ -268,9 +272,17 @@ class Decider:
         extractor sees, or written meanwhile): ``judge``, as for any extractor.
         """
         compared = source.compared
-        if compared is None or existing.text not in compared.facts:
-            return self.judge.judge(existing.text, fact.text)
         said = json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
+        if compared is None or existing.text not in compared.facts:
+            verdict = self.judge.judge(existing.text, fact.text)
+            if (
+                source.names_replaced
+                and verdict.relation is Relation.DIFFERENT
+                and _named(fact.conflicts_with, [existing])
+            ):
+                # a change the extractor read in the message, which the two facts alone do not show
+                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=said)
+            return verdict
         if _named(fact.conflicts_with, [existing]):
             return RelationVerdict(
                 Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id

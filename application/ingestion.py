@@ -21,7 +21,7 @@ from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, KnownFactsCompared
 from factledger.application.errors import ExtractionFailure, LLMUnavailable
 from factledger.application.ledger import MemoryLedger
-from factledger.application.ports import ComparesKnownFacts, Extractor
+from factledger.application.ports import ComparesKnownFacts, Extractor, NamesReplacedFacts
 from factledger.application.results import IngestResult
 from factledger.application.screening import DEFAULT_POLICIES, screen
 from factledger.application.sensitive import Kind, Policy
@@ -282,7 +282,9 @@ class Ingestion:
         memory.record_extraction(message_id, said)
         with calls_for(user_id, message_id, "decide", self.ledger.storage_key):
             try:
-                outcomes = self.decider.apply(memory, said, message_id, at, session_id, self.compared(said, shown))
+                outcomes = self.decider.apply(
+                    memory, said, message_id, at, session_id, self.compared(said, shown), self.names_replaced(said)
+                )
             except LLMUnavailable as exc:
                 raise DecisionsUnavailable(said, exc) from exc
         return IngestResult(
@@ -303,6 +305,15 @@ class Ingestion:
             return None
         prompt_id = extractor.comparison_prompt_id
         return KnownFactsCompared(frozenset(shown), prompt_id) if prompt_id else None
+
+    def names_replaced(self, said: Extraction) -> bool:
+        """Whether ``said``'s ``conflicts_with`` names facts it replaces (``NamesReplacedFacts``)."""
+        extractor = self.extractor
+        return (
+            isinstance(extractor, NamesReplacedFacts)
+            and said.extractor_id == extractor.extractor_id
+            and extractor.names_replaced_facts
+        )
 
     def already_done(self, user_id: str, message_id: str) -> IngestResult:
         """A message already recorded (or extracted meanwhile): nothing new is written."""

@@ -44,6 +44,7 @@ __all__ = [
     "MemoryRecord",
     "MessageAlreadyRecorded",
     "MessageIndex",
+    "NamesReplacedFacts",
     "ProjectionStatus",
     "ReadModelUpdater",
     "RecallHit",
@@ -105,6 +106,19 @@ class ComparesKnownFacts(Protocol):
     def comparison_prompt_id(self) -> str | None:
         """The id of the prompt that answers so, recorded on the verdicts it stands for;
         None when this extractor's answers do not (then a judge decides, as for any extractor)."""
+        ...
+
+
+@runtime_checkable
+class NamesReplacedFacts(Protocol):
+    """An extractor that reads a change in the message itself ("上礼拜入职顺丰了", "wait, wrong firm")
+    and names the known fact it replaces in ``conflicts_with``, where a judge shown only the two
+    facts may see nothing in common: its word stands where the judge finds them different; every
+    other candidate is judged as for any extractor (ADR 0010, addendum 11)."""
+
+    @property
+    def names_replaced_facts(self) -> bool:
+        """True when this extractor's ``conflicts_with`` is to be taken as a replacement."""
         ...
 
 

@@ -156,7 +156,7 @@ class OverriddenExtractor:
     def __getattr__(self, name: str) -> Any:
         # What the wrapped extractor offers beyond the port (e.g. ``estimate_cost``
         # for replay dry runs) stays available; the rules change only the result.
-        if name == "estimate_cost":
+        if name in ("estimate_cost", "names_replaced_facts"):
             return getattr(self.inner, name)
         raise AttributeError(name)
 

@@ -28,7 +28,7 @@ def texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -
 
 
 def test_ids_are_bumped(extractor, judge):
-    assert extractor.extractor_id == "offline-rules/13"
+    assert extractor.extractor_id == "offline-rules/14"
     assert judge.judge_id == "offline-rules/11"
 
 

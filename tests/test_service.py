@@ -264,3 +264,16 @@ def test_a_failed_extraction_is_recorded_and_retried_after_later_messages(
         if e["event"] == "FactObserved" and e["text"] == "用户住在杭州"
     ]
     assert observed[0]["message_id"] == failed.message_id, "decisions refer to the original message"
+
+
+def test_a_change_the_judge_cannot_see_is_the_extractors_verdict(service: LedgerService) -> None:
+    """ADR 0010 addendum 11: '调到门店' shares no slot with '在仓库做分拣'; the offline extractor
+    read the change in the message, names the fact, and its word is the recorded verdict."""
+    old = service.ingest("u", "我在仓库做分拣", session_id="s1").items[0]
+    moved = service.ingest("u", "这个月又调到门店了，站一天腿都麻了", session_id="s2")
+    item = next(i for i in moved.items if "门店" in i.text)
+    assert service.judge.judge(old.text, item.text).relation.value == "different"
+    assert (item.action, item.superseded_id, item.relation) == ("superseded", old.id, "update")
+    inv = next(e for e in [e.to_dict() for e in service.history("u")] if e["event"] == "FactInvalidated")
+    assert inv["fact_id"] == old.id and inv["superseded_by"] == item.id
+    assert inv["judge_id"] == service.extractor.extractor_id and old.text in inv["raw_answer"]

@@ -49,6 +49,7 @@ from factledger.infrastructure.offline.clauses import (
 )
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
+from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
 from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
 from factledger.infrastructure.offline.rules_zh_facts import (
     _LEAD_ADVERBS,
@@ -77,7 +78,7 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/13"
+EXTRACTOR_ID = "offline-rules/14"
 
 
 class _Reading:
@@ -234,6 +235,11 @@ class RuleExtractor:
     def extractor_id(self) -> str:
         return EXTRACTOR_ID
 
+    @property
+    def names_replaced_facts(self) -> bool:
+        """``NamesReplacedFacts``: ``conflicts_with`` names what a change read in the message replaces."""
+        return True
+
     def extract(
         self,
         message: str,
@@ -250,6 +256,26 @@ class RuleExtractor:
         if not isinstance(message, str):
             message = ""
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
+        return self._with_replacements(self._extract(message, known), message, known)
+
+    def _with_replacements(self, extraction: Extraction, message: str, known: tuple[str, ...]) -> Extraction:
+        """Each fact that replaces nothing yet, read against the latest known facts for a change
+        told in words no slot rule reads (``replacement.replaced_fact``)."""
+        if not known:
+            return extraction
+        facts = list(extraction.facts)
+        if any(f.conflicts_with for f in facts):
+            return extraction
+        # "月初跟对象一起搬到温江了": the clause that tells the change, which no rule read, is the new fact
+        for said in told_changes(message, [f.text for f in facts]):
+            replaced = replaced_fact(said, message, known, told=True)
+            if replaced:
+                facts.append(ExtractedFact(said, _category(said), rules_common.FACT_CONFIDENCE, replaced))
+                return attrs.evolve(extraction, facts=tuple(facts))
+        facts = [attrs.evolve(f, conflicts_with=replaced_fact(f.text, message, known)) for f in facts]
+        return attrs.evolve(extraction, facts=tuple(facts))
+
+    def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
         # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         named = _by_name(text, known)
