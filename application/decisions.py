@@ -272,7 +272,6 @@ class Decider:
         extractor sees, or written meanwhile): ``judge``, as for any extractor.
         """
         compared = source.compared
-        said = json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
         if compared is None or existing.text not in compared.facts:
             verdict = self.judge.judge(existing.text, fact.text)
             if (
@@ -281,8 +280,9 @@ class Decider:
                 and _named(fact.conflicts_with, [existing])
             ):
                 # a change the extractor read in the message, which the two facts alone do not show
-                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=said)
+                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=_answer(fact))
             return verdict
+        said = _answer(fact)
         if _named(fact.conflicts_with, [existing]):
             return RelationVerdict(
                 Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id
@@ -428,6 +428,11 @@ class Decider:
                 strength=pref.strength,
             )
         return Outcome("preference", pref_id, pref.text, pref.category, "observed", strength=pref.strength)
+
+
+def _answer(fact: ExtractedFact) -> str:
+    """What the extraction said of ``fact``, recorded as the raw answer of the verdict it stands for."""
+    return json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
 
 
 def _named(conflicts_with: str | None, active: list[Fact]) -> list[Fact]:

@@ -61,6 +61,13 @@ def test_look_alikes_replace_nothing(extractor: RuleExtractor, first: str, then:
     assert not [t for t, ended in said if ended in known], said
 
 
+def test_the_guards_hold_where_the_rules_read_no_fact() -> None:
+    """Two look-alikes above read no fact at all; the mechanism's own guards, asked directly."""
+    assert told_changes("单位把我同事调到番禺了", []) == []  # someone else's transfer
+    assert replaced_fact("用户调到门店", "要是哪天调到门店就好了", ["用户在仓库做分拣"]) is None  # imagined
+    assert replaced_fact("用户调到门店", "这个月调到门店了", ["用户在仓库做分拣"]) == "用户在仓库做分拣"
+
+
 def test_the_fact_chosen_is_the_one_whose_kind_and_frame_the_change_shares() -> None:
     known = ["用户在一家面包房做学徒", "用户养了一只猫", "用户住在天河区"]
     assert replaced_fact("用户入职星巴克，做咖啡师", "上个月入职星巴克了，做咖啡师", known) == known[0]

@@ -272,7 +272,10 @@ class RuleExtractor:
             if replaced:
                 facts.append(ExtractedFact(said, _category(said), rules_common.FACT_CONFIDENCE, replaced))
                 return attrs.evolve(extraction, facts=tuple(facts))
-        facts = [attrs.evolve(f, conflicts_with=replaced_fact(f.text, message, known)) for f in facts]
+        named = [replaced_fact(f.text, message, known) for f in facts]
+        if not any(named):
+            return extraction
+        facts = [attrs.evolve(f, conflicts_with=n) if n else f for f, n in zip(facts, named, strict=True)]
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:

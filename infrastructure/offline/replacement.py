@@ -29,7 +29,7 @@ from factledger.infrastructure.offline.changes import (
     is_retraction,
     told_of_someone_else,
 )
-from factledger.infrastructure.offline.clauses import split_clauses
+from factledger.infrastructure.offline.clauses import is_english, split_clauses
 from factledger.infrastructure.offline.rules_common import third_person
 from factledger.infrastructure.offline.rules_en import clean_en, en_third_person
 from factledger.infrastructure.offline.rules_zh_facts import clean_said
@@ -127,7 +127,7 @@ _EN_STOP = frozenset(
 def _owner(fact: str) -> str | None:
     """Whose the fact is: '' for the user, the role for a relative's, None for no one the reader can tell."""
     text = fact.strip()
-    if not re.search(r"[\u4e00-\u9fff]", text):
+    if is_english(text):
         text = re.sub(
             r"^(?:(?:wait|oops|so|and|now|update|correction|actually|oh|then|finally)[,:]?\s+)+", "", text, flags=re.I
         )
@@ -164,7 +164,7 @@ def _someone_else(message: str, owner: str, english: bool) -> bool:
 
 def _frame(fact: str) -> set[str]:
     """The pieces of a fact that say what it is about: characters (Chinese) or words (English)."""
-    if re.search(r"[\u4e00-\u9fff]", fact):
+    if not is_english(fact):
         return set(_ZH_NOISE.sub("", fact))
     words = re.findall(r"[a-z][a-z'-]*", fact.lower())
     return {w for w in words if w not in _EN_STOP}
@@ -202,7 +202,7 @@ _EN_KINDS = {
 
 
 def _kinds(fact: str) -> set[str]:
-    if re.search(r"[\u4e00-\u9fff]", fact):
+    if not is_english(fact):
         return {k for k, words in _ZH_KINDS.items() if re.search(words, fact.removeprefix("用户"))}
     return {k for k, words in _EN_KINDS.items() if re.search(words, fact, re.IGNORECASE)}
 
@@ -229,7 +229,7 @@ _EN_CHANGED = re.compile(
 def told_changes(message: str, covered: Sequence[str]) -> list[str]:
     """The clauses of ``message`` that tell a change by its verb and that no fact in ``covered``
     already says, restated as the user's: what a change's new value is, when no rule read it."""
-    english = not re.search(r"[\u4e00-\u9fff]", message)
+    english = is_english(message)
     told = []
     for clause in split_clauses(message):
         text = clause.text.strip()
@@ -260,7 +260,7 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     ``told``: ``new_fact`` is a clause restated by ``told_changes``, whose kind may be said in
     another clause of the message ("手机掉厕所了，一咬牙上了台一加13")."""
     correcting = is_correction(message) or is_retraction(message)
-    english = not re.search(r"[\u4e00-\u9fff]", message)
+    english = is_english(message)
     change = _EN_CHANGE if english else _ZH_CHANGE
     adding = _EN_ADDING if english else _ZH_ADDING
     moment = _EN_MOMENT if english else _ZH_MOMENT
@@ -282,14 +282,15 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     for age, fact in enumerate(reversed(known[-RECENT:])):
         if _owner(fact) != owner or fact == new_fact or (not correcting and history.search(fact)):
             continue
-        if apart and {*slots, *_slot_names(fact)} >= {"job", "work_location"} and not slots & _slot_names(fact):
+        its_frame, its_slots = _frame(fact), _slot_names(fact)
+        if apart and {*slots, *its_slots} >= {"job", "work_location"} and not slots & its_slots:
             continue  # "现在做运营" after 在杭州工作: what one does and where, unless a verb moved both
-        shared = len(frame & _frame(fact))
-        same_slot = bool(slots & _slot_names(fact))
+        shared = len(frame & its_frame)
+        same_slot = bool(slots & its_slots)
         same_kind = bool(kinds & _kinds(fact))
-        score = shared / max(1, min(len(frame), len(_frame(fact)))) + same_slot + same_kind
         if shared == 0 and not (same_slot or same_kind):
             continue
+        score = shared / max(1, min(len(frame), len(its_frame))) + same_slot + same_kind
         if best is None or (score, -age) > (best[0], -best[1]):
             best = (score, age, fact)
     if best is None:
