@@ -205,8 +205,19 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
 
 HISTORY_KINDS = {
     "message": (UserMemory.MessageIngested, UserMemory.ExtractionRecorded, UserMemory.ExtractionFailed),
-    "fact": (UserMemory.FactObserved, UserMemory.FactConfirmed, UserMemory.FactInvalidated, UserMemory.FactContested),
-    "preference": (UserMemory.PreferenceObserved, UserMemory.PreferenceReinforced, UserMemory.PreferenceSuperseded),
+    "fact": (
+        UserMemory.FactObserved,
+        UserMemory.FactConfirmed,
+        UserMemory.FactInvalidated,
+        UserMemory.FactContested,
+        UserMemory.FactMentioned,
+    ),
+    "preference": (
+        UserMemory.PreferenceObserved,
+        UserMemory.PreferenceReinforced,
+        UserMemory.PreferenceSuperseded,
+        UserMemory.PreferenceMentioned,
+    ),
 }
 
 

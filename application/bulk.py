@@ -132,7 +132,7 @@ class BulkIngestion:
         for n, message in chain:
             if stop.is_set():
                 break
-            shown = known_facts(memory)
+            shown = known_facts(memory, message.at)
             said = self.ingestion.extract(message.user_id, message.message_id, message.text, message.turns, shown)
             extracted[n] = (said, shown)
             try:

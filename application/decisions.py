@@ -11,18 +11,28 @@ those facts: no judge is asked again about them.
 
 from __future__ import annotations
 
-import functools
-import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
 import attrs
-import numpy as np
 
 from factledger.application.candidates import CandidateIndex
-from factledger.application.ports import Embedder, RelationJudge, Vector
+from factledger.application.outcomes import (
+    CANDIDATES,
+    FREE_JUDGED,
+    RELATED,
+    SIBLINGS_JUDGED,
+    DecisionSource,
+    KnownFactsCompared,
+    Outcome,
+    Said,
+    answer,
+    cosine,
+    named,
+)
+from factledger.application.ports import Embedder, RelationJudge
+from factledger.application.said_order import SaidOrder
 from factledger.domain.memory import Fact, Preference, UserMemory
 from factledger.domain.values import (
     Authority,
@@ -34,65 +44,6 @@ from factledger.domain.values import (
     RelationVerdict,
     Verdict,
 )
-
-CANDIDATES = 3
-#: how many of the latest preferences the free judge reads against a new fact (bounded: a user
-#: with thousands must not cost thousands of rule verdicts a message)
-FREE_JUDGED = 32
-#: how many of the latest facts a named change is also judged against
-SIBLINGS_JUDGED = 8
-# Below ``fact_similarity``, an item of the same category this similar is still worth asking the judge about.
-RELATED = 0.35
-
-
-@attrs.frozen
-class Outcome:
-    """What happened to one extracted item."""
-
-    kind: str  # "fact" | "preference"
-    id: str
-    text: str
-    category: str
-    action: str  # observed | confirmed | superseded | reinforced | contested
-    superseded_id: str | None = None
-    superseded_text: str | None = None
-    relation: str | None = None
-    similarity: float | None = None
-    confidence: float | None = None
-    strength: float | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        data = attrs.asdict(self)
-        return {k: v for k, v in data.items() if v is not None}
-
-
-def cosine(a: Vector, b: Vector) -> float:
-    """Cosine similarity of two unit vectors."""
-    return float(np.dot(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)))
-
-
-@attrs.frozen
-class KnownFactsCompared:
-    """The known facts an extraction was shown and answered ``conflicts_with`` for, and the prompt that did."""
-
-    facts: frozenset[str]
-    prompt_id: str
-
-
-@attrs.frozen
-class DecisionSource:
-    """Where the items being decided came from."""
-
-    extractor_id: str
-    prompt_id: str | None
-    message_id: str | None
-    session_id: str | None
-    at: datetime
-    actor: str | None
-    # Set when the extraction is the relation check for these known facts (ADR 0019).
-    compared: KnownFactsCompared | None = None
-    # Set when the extractor's ``conflicts_with`` names a replacement it read in the message (``NamesReplacedFacts``).
-    names_replaced: bool = False
 
 
 @attrs.define
@@ -110,9 +61,11 @@ class Decider:
     preference_similarity: float = 0.7
     free_judge: RelationJudge | None = None
     _index: CandidateIndex = attrs.field(init=False)
+    _said_order: SaidOrder = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
         self._index = CandidateIndex(self.embedder)
+        self._said_order = SaidOrder(self)
 
     def apply(
         self,
@@ -163,12 +116,14 @@ class Decider:
         similar, then facts of the same category at least ``RELATED`` similar.
         The first ``duplicate`` confirms; every ``update``/``conflict`` replaces
         its fact (or contests it, if it outranks the new one); otherwise the
-        fact is new. Each candidate's relation comes from ``_fact_verdict``.
+        fact is new. Each candidate's relation comes from ``fact_verdict``.
         """
+        if source.message_id is not None and authority is not Authority.MANUAL and memory.said_before(source.at):
+            return self._said_order.save_fact(memory, fact, fact_id, authority, source)
         superseded: list[tuple[Fact, RelationVerdict, float]] = []
         contested: Outcome | None = None
         for similarity, existing in self._fact_candidates(memory, fact):
-            verdict = self._fact_verdict(existing, fact, source)
+            verdict = self.fact_verdict(existing, fact, source)
             provenance = Verdict.of(verdict, similarity)
             relation = verdict.relation.value
             if verdict.relation is Relation.DUPLICATE and source.message_id is not None and not superseded:
@@ -178,6 +133,7 @@ class Decider:
                     at=source.at,
                     verdict=provenance,
                     session_id=source.session_id,
+                    said_text=fact.text,
                 )
                 return Outcome(
                     "fact",
@@ -218,7 +174,7 @@ class Decider:
                 superseded.append((existing, verdict, similarity))
         if contested is not None and not superseded:
             return contested
-        self._observe(memory, fact, fact_id, authority, source)
+        self.observe(memory, fact, fact_id, authority, source)
         for existing, verdict, similarity in superseded:
             manual = authority is Authority.MANUAL
             memory.invalidate_fact(
@@ -231,7 +187,7 @@ class Decider:
                 verdict=Verdict.of(verdict, similarity),
                 actor=source.actor,
             )
-        self._retire_preferences(memory, fact.text, fact_id, source)
+        self.retire_preferences(memory, fact.text, fact_id, source)
         if superseded:
             first, verdict, similarity = superseded[0]
             return Outcome(
@@ -248,13 +204,17 @@ class Decider:
             )
         return Outcome("fact", fact_id, fact.text, fact.category, "observed", confidence=fact.confidence)
 
-    def _retire_preferences(self, memory: UserMemory, text: str, fact_id: str, source: DecisionSource) -> None:
+    def retire_preferences(self, memory: UserMemory, text: str, fact_id: str, source: DecisionSource) -> None:
         """A preference the new fact says changed ("用户现在天天玩原神" after 最爱玩王者荣耀) gives way
         to it: picked by the free judge (no call), however unlike in words, then judged."""
         if self.free_judge is None or source.message_id is None:
             return
         changed = (Relation.UPDATE, Relation.CONFLICT)
-        recent = list(reversed(memory.all_preferences()))[:FREE_JUDGED]
+        # said before later statements: the preferences that held then (ADR 0025)
+        held: Sequence[Said] = (
+            memory.preferences_around(source.at)[0] if memory.said_before(source.at) else memory.all_preferences()
+        )
+        recent = list(reversed(held))[:FREE_JUDGED]
         for pref in [p for p in recent if self.free_judge.judge(p.text, text).relation in changed][:CANDIDATES]:
             verdict = self.judge.judge(pref.text, text)
             if verdict.relation in changed:
@@ -262,7 +222,7 @@ class Decider:
                     pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
                 )
 
-    def _fact_verdict(self, existing: Fact, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
+    def fact_verdict(self, existing: Said, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
         """How ``fact`` relates to ``existing``: from the extraction when it was shown ``existing``, else the judge.
 
         Shown (ADR 0019): named in ``conflicts_with`` → ``conflict``, in the
@@ -277,13 +237,13 @@ class Decider:
             if (
                 source.names_replaced
                 and verdict.relation is Relation.DIFFERENT
-                and _named(fact.conflicts_with, [existing])
+                and named(fact.conflicts_with, [existing])
             ):
                 # a change the extractor read in the message, which the two facts alone do not show
-                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=_answer(fact))
+                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=answer(fact))
             return verdict
-        said = _answer(fact)
-        if _named(fact.conflicts_with, [existing]):
+        said = answer(fact)
+        if named(fact.conflicts_with, [existing]):
             return RelationVerdict(
                 Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id
             )
@@ -298,9 +258,9 @@ class Decider:
         """The active fact that says ``text``: the same words, else the most similar at least
         ``fact_similarity`` similar that the judge calls a duplicate."""
         active = memory.active_facts()
-        named = _named(text, active)
-        if named:
-            return named[0]
+        same = named(text, active)
+        if same:
+            return same[0]
         ranked = self._index.ranked((memory.id, "fact"), text, [(f.id, f.text) for f in active])
         for similarity, fact_id in ranked[:CANDIDATES]:
             if similarity < self.fact_similarity:
@@ -316,13 +276,13 @@ class Decider:
             return []
         ranked = self._index.ranked((memory.id, "fact"), fact.text, [(f.id, f.text) for f in active])
         score = {item_id: similarity for similarity, item_id in ranked}
-        named = _named(fact.conflicts_with, active)
+        extractor_named = named(fact.conflicts_with, active)
         similar = [memory.facts[i] for s, i in ranked if s >= self.fact_similarity]
         related = [memory.facts[i] for s, i in ranked if s >= RELATED and memory.facts[i].category == fact.category]
         # a change the extractor named may end more than one fact said in other words
         # ("最爱喝美式咖啡", "一天三杯咖啡" for "咖啡戒了，现在只喝绿茶"): those the free judge updates
-        siblings = self._updated_by(active, fact.text) if named else []
-        chosen = list(dict.fromkeys([*named, *similar, *related, *siblings]))[:CANDIDATES]
+        siblings = self._updated_by(active, fact.text) if extractor_named else []
+        chosen = list(dict.fromkeys([*extractor_named, *similar, *related, *siblings]))[:CANDIDATES]
         return [(score[f.id], f) for f in chosen]
 
     def _updated_by(self, facts: Sequence[Fact], text: str) -> list[Fact]:
@@ -332,7 +292,7 @@ class Decider:
         recent = list(reversed(facts))[:SIBLINGS_JUDGED]
         return [f for f in recent if self.free_judge.judge(f.text, text).relation is Relation.UPDATE][:CANDIDATES]
 
-    def _observe(
+    def observe(
         self, memory: UserMemory, fact: ExtractedFact, fact_id: str, authority: Authority, source: DecisionSource
     ) -> None:
         memory.observe_fact(
@@ -366,6 +326,8 @@ class Decider:
         ``conflict`` (以前喜欢…现在…) is superseded by the new preference.
         """
         assert source.message_id is not None
+        if memory.said_before(source.at):
+            return self._said_order.save_preference(memory, pref, pref_id, source)
         message_id, at, session_id = source.message_id, source.at, source.session_id
         # Only the same category can be reinforced or replaced: filter before ranking.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
@@ -387,6 +349,7 @@ class Decider:
                     similarity=similarity,
                     evidence=pref.evidence,
                     session_id=session_id,
+                    said_text=pref.text,
                 )
                 return Outcome(
                     "preference",
@@ -430,19 +393,4 @@ class Decider:
         return Outcome("preference", pref_id, pref.text, pref.category, "observed", strength=pref.strength)
 
 
-def _answer(fact: ExtractedFact) -> str:
-    """What the extraction said of ``fact``, recorded as the raw answer of the verdict it stands for."""
-    return json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
-
-
-def _named(conflicts_with: str | None, active: list[Fact]) -> list[Fact]:
-    """The active fact the extractor said the new one contradicts, matched by its text."""
-    if not conflicts_with:
-        return []
-    wanted = _plain(conflicts_with)
-    return [f for f in active if _plain(f.text) == wanted][:1]
-
-
-@functools.lru_cache(maxsize=16_384)  # every active fact's text, for every new fact that names one
-def _plain(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
+__all__ = ["Decider", "DecisionSource", "KnownFactsCompared", "Outcome", "cosine"]

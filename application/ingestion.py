@@ -63,8 +63,14 @@ class DecisionsUnavailable(Exception):
         )
 
 
-def known_facts(memory: UserMemory | None) -> list[str]:
-    return [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:] if memory else []
+def known_facts(memory: UserMemory | None, at: datetime | None = None) -> list[str]:
+    """The facts an extractor is shown with a message: the latest active ones, or, for a message
+    said before what the memory holds, those that held when it was said (ADR 0025)."""
+    if memory is None:
+        return []
+    if at is not None and memory.said_before(at):
+        return [span.text for span in memory.facts_around(at)[0]][-KNOWN_FACTS_FOR_EXTRACTOR:]
+    return [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
 
 
 @attrs.frozen
@@ -148,7 +154,7 @@ class Ingestion:
             # An id made here was never recorded (the save's index insert still guards it).
             if message.given_id and self.ledger.has_message(user_id, message_id, memory):
                 return self.already_done(user_id, message_id)
-            shown = known_facts(memory)
+            shown = known_facts(memory, message.at)
             said = self.extract(user_id, message_id, message.text, message.turns, shown)
         else:
             said, shown = extracted
@@ -221,7 +227,7 @@ class Ingestion:
             if isinstance(e, UserMemory.MessageIngested) and e.message_id == message_id
         )
         turns = [Turn.from_dict(t) for t in message.context]
-        shown = known_facts(memory)
+        shown = known_facts(memory, message.at)
         said = self.extract(user_id, message_id, message.text, turns, shown)
 
         def extract_again(said: Said) -> Callable[[UserMemory], IngestResult]:

@@ -12,7 +12,7 @@ from typing import Any
 import attrs
 from eventsourcing.persistence import JSONTranscoder, Transcoding
 
-from factledger.domain.memory import Fact, Preference
+from factledger.domain.memory import Fact, Mention, Preference, Span
 from factledger.domain.values import Extraction, Verdict
 
 
@@ -40,6 +40,16 @@ class PreferenceAsDict(_AttrsTranscoding):
     name = "factledger_preference"
 
 
+class SpanAsDict(_AttrsTranscoding):
+    type = Span
+    name = "factledger_span"
+
+
+class MentionAsDict(_AttrsTranscoding):
+    type = Mention
+    name = "factledger_mention"
+
+
 class VerdictAsDict(_AttrsTranscoding):
     type = Verdict
     name = "factledger_verdict"
@@ -57,5 +67,6 @@ class ExtractionAsDict(Transcoding):
 
 
 def register_transcodings(transcoder: JSONTranscoder) -> None:
-    for transcoding in (FactAsDict(), PreferenceAsDict(), VerdictAsDict(), ExtractionAsDict()):
-        transcoder.register(transcoding)
+    kinds = (FactAsDict, PreferenceAsDict, SpanAsDict, MentionAsDict, VerdictAsDict, ExtractionAsDict)
+    for transcoding in kinds:
+        transcoder.register(transcoding())

@@ -34,7 +34,9 @@ __all__ = [
     "DuplicateMessage",
     "Fact",
     "FactNotActive",
+    "Mention",
     "Preference",
+    "Span",
     "UnknownItem",
     "UserMemory",
     "project_memory",
@@ -47,6 +49,11 @@ EVIDENCE_KEPT = 5
 CONFIRMATION_BOOST = 0.05
 NEW_OBSERVATION_WEIGHT = 1.5
 RECENT_MESSAGES = 100
+#: retired facts (and preferences) whose text and time span are kept for deciding a message said before
+#: their end (ADR 0025); the oldest retired beyond this are known by id only, so the state stays bounded
+PAST_KEPT = 256
+#: the latest times a fact was said again that it keeps (ADR 0025)
+MENTIONS_KEPT = 4
 
 
 @functools.lru_cache(maxsize=4096)
@@ -83,6 +90,24 @@ def _strings(items: Iterable[str]) -> tuple[str, ...]:
 
 
 @attrs.frozen
+class Mention:
+    """A time a fact was said again, and the message that said it."""
+
+    at: datetime
+    message_id: str
+    text: str | None = None  # what was said, where known
+
+
+def _mentions(items: Iterable[Mention]) -> tuple[Mention, ...]:
+    return tuple(items)
+
+
+def _mentioned(mentions: tuple[Mention, ...], mention: Mention) -> tuple[Mention, ...]:
+    """The latest ``MENTIONS_KEPT`` mentions, by when they were said."""
+    return tuple(sorted([*mentions, mention], key=lambda m: m.at)[-MENTIONS_KEPT:])
+
+
+@attrs.frozen
 class Fact:
     """An active fact, as the aggregate holds it."""
 
@@ -99,6 +124,8 @@ class Fact:
     authority: str = Authority.STATED.value
     contested: int = 0
     is_active: bool = True  # only active facts are held; kept for readers of the record
+    # the latest times it was said again (ADR 0025); a snapshot of class version 2 has none
+    mentions: tuple[Mention, ...] = attrs.field(default=(), converter=_mentions)
 
 
 @attrs.frozen
@@ -115,13 +142,73 @@ class Preference:
     last_confirmed: datetime
     session_id: str | None
     message_id: str | None
+    # the latest times it was said again (ADR 0025); a snapshot of class version 2 has none
+    mentions: tuple[Mention, ...] = attrs.field(default=(), converter=_mentions)
+
+
+@attrs.frozen
+class Span:
+    """A retired fact or preference: what it said and when it held, [``valid_from``, ``valid_until``).
+
+    Kept (the latest ``PAST_KEPT``) so that a message said before a later statement
+    is decided against what was true when it was said (ADR 0025).
+    """
+
+    id: str
+    text: str
+    category: str
+    valid_from: datetime
+    valid_until: datetime | None  # None: still active
+    successor: str | None
+    authority: str = Authority.STATED.value
+    confidence: float = 1.0  # a preference's strength
+    mentions: tuple[Mention, ...] = attrs.field(default=(), converter=_mentions)
+    message_id: str | None = None  # the message it was first said in
+
+    def sayings(self) -> list[Mention]:
+        """Every kept time it was said while it held: its first, then its mentions."""
+        first = [Mention(self.valid_from, self.message_id, self.text)] if self.message_id is not None else []
+        return first + [m for m in self.mentions if self.holds_at(m.at)]
+
+    def said_again_after(self, at: datetime) -> Mention | None:
+        """The first time it was said again after ``at`` while it held."""
+        return next(
+            (m for m in self.mentions if at < m.at and (self.valid_until is None or m.at < self.valid_until)), None
+        )
+
+    def holds_at(self, at: datetime) -> bool:
+        return self.valid_from <= at and (self.valid_until is None or at < self.valid_until)
+
+
+def _keep_past(past: dict[str, Span], span: Span) -> None:
+    past[span.id] = span
+    while len(past) > PAST_KEPT:
+        del past[next(iter(past))]
+
+
+def _span(item: Fact | Preference) -> Span:
+    if isinstance(item, Fact):
+        said = (item.authority, item.confidence, item.mentions, item.message_id)
+        return Span(item.id, item.text, item.category, item.first_seen, None, None, *said)
+    said_pref = (Authority.STATED.value, item.strength, item.mentions, item.message_id)
+    return Span(item.id, item.text, item.category, item.first_seen, None, None, *said_pref)
+
+
+def _around(active: list[Span], past: dict[str, Span], at: datetime) -> tuple[list[Span], list[Span]]:
+    spans = sorted([*past.values(), *active], key=lambda s: s.valid_from)
+    return [s for s in spans if s.holds_at(at)], [s for s in spans if s.valid_from > at]
+
+
+def _later(current: datetime | None, at: datetime) -> datetime:
+    return at if current is None or at > current else current
 
 
 class UserMemory(Aggregate):
     """One user's memory. Its id is derived from the user id (``user_memory_id``)."""
 
     # 2: active facts and preferences as records, retired facts as ids (snapshots of 1 are upcast).
-    class_version = 2
+    # 3: the spans of recently retired items and the latest said time decided on (ADR 0025).
+    class_version = 3
 
     @staticmethod
     def create_id(user_id: str) -> uuid.UUID:
@@ -211,10 +298,13 @@ class UserMemory(Aggregate):
                 message_id=self.message_id,
                 authority=self.authority,
             )
+            aggregate.said_until = _later(aggregate.said_until, self.at)
 
     class FactConfirmed(Aggregate.Event):
         # 2: the judge's provenance as one Verdict (version 1 had four flat fields).
-        class_version = 2
+        # 3: ``said_at`` and ``said_text``: when the mention was said (``last_confirmed`` is the
+        # latest of all) and in what words (ADR 0025).
+        class_version = 3
         fact_id: str
         message_id: str
         session_id: str | None
@@ -222,10 +312,18 @@ class UserMemory(Aggregate):
         last_confirmed: datetime
         importance: float
         verdict: Verdict
+        said_at: datetime
+        said_text: str | None
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             _group_verdict(state)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            # mentions were recorded in the order said, so the latest time was this one's
+            state["said_at"] = state["last_confirmed"]
+            state["said_text"] = None
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
@@ -234,7 +332,9 @@ class UserMemory(Aggregate):
                 times_mentioned=self.times_mentioned,
                 last_confirmed=self.last_confirmed,
                 importance=self.importance,
+                mentions=_mentioned(fact.mentions, Mention(self.said_at, self.message_id, self.said_text)),
             )
+            aggregate.said_until = _later(aggregate.said_until, self.said_at)
 
     class FactInvalidated(Aggregate.Event):
         # 2: the judge's provenance as one Verdict, None for a manual invalidation.
@@ -253,8 +353,31 @@ class UserMemory(Aggregate):
             _group_verdict(state)
 
         def apply(self, aggregate: UserMemory) -> None:
-            del aggregate.facts[self.fact_id]
+            fact = aggregate.facts.pop(self.fact_id, None)
+            span: Span | None
+            if fact is not None:
+                span = Span(
+                    fact.id,
+                    fact.text,
+                    fact.category,
+                    fact.first_seen,
+                    self.at,
+                    self.superseded_by,
+                    fact.authority,
+                    fact.confidence,
+                    fact.mentions,
+                    fact.message_id,
+                )
+            elif self.fact_id in aggregate.retired_facts:
+                # Ended earlier: a message said before the known end replaced the fact (ADR 0025).
+                known = aggregate.past_facts.get(self.fact_id)
+                span = None if known is None else attrs.evolve(known, valid_until=self.at, successor=self.superseded_by)
+            else:
+                raise KeyError(self.fact_id)  # a fact this (partial) history never held
             aggregate.retired_facts[self.fact_id] = self.superseded_by
+            if span is not None:
+                _keep_past(aggregate.past_facts, span)
+            aggregate.said_until = _later(aggregate.said_until, self.at)
 
     class FactContested(Aggregate.Event):
         """A message contradicted a fact that outranks it; the fact stays, the challenge is kept."""
@@ -300,6 +423,7 @@ class UserMemory(Aggregate):
                 session_id=self.session_id,
                 message_id=self.message_id,
             )
+            aggregate.said_until = _later(aggregate.said_until, self.at)
 
     class PreferenceSuperseded(Aggregate.Event):
         """A newer preference of the same kind replaced this one (以前喜欢…现在…): it stops being active."""
@@ -312,10 +436,34 @@ class UserMemory(Aggregate):
         verdict: Verdict
 
         def apply(self, aggregate: UserMemory) -> None:
-            del aggregate.preferences[self.preference_id]
+            pref = aggregate.preferences.pop(self.preference_id, None)
+            span: Span | None
+            if pref is not None:
+                span = Span(
+                    pref.id,
+                    pref.text,
+                    pref.category,
+                    pref.first_seen,
+                    self.at,
+                    self.superseded_by,
+                    confidence=pref.strength,
+                    mentions=pref.mentions,
+                    message_id=pref.message_id,
+                )
+            elif self.preference_id in aggregate.retired_preferences:
+                known = aggregate.past_preferences.get(self.preference_id)
+                span = None if known is None else attrs.evolve(known, valid_until=self.at, successor=self.superseded_by)
+            else:
+                raise KeyError(self.preference_id)
             aggregate.retired_preferences[self.preference_id] = self.superseded_by
+            if span is not None:
+                _keep_past(aggregate.past_preferences, span)
+            aggregate.said_until = _later(aggregate.said_until, self.at)
 
     class PreferenceReinforced(Aggregate.Event):
+        # 2: ``said_at`` and ``said_text``: when the mention was said (``at`` is the latest of
+        # all) and in what words (ADR 0025).
+        class_version = 2
         preference_id: str
         observed_strength: float
         old_strength: float
@@ -326,6 +474,14 @@ class UserMemory(Aggregate):
         session_id: str | None
         similarity: float
         at: datetime
+        said_at: datetime
+        said_text: str | None
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            # mentions were recorded in the order said, so the latest time was this one's
+            state["said_at"] = state["at"]
+            state["said_text"] = None
 
         def apply(self, aggregate: UserMemory) -> None:
             pref = aggregate.preferences[self.preference_id]
@@ -335,7 +491,34 @@ class UserMemory(Aggregate):
                 evidence=self.evidence,
                 times_observed=self.times_observed,
                 last_confirmed=self.at,
+                mentions=_mentioned(pref.mentions, Mention(self.said_at, self.message_id, self.said_text)),
             )
+            aggregate.said_until = _later(aggregate.said_until, self.said_at)
+
+    class FactMentioned(Aggregate.Event):
+        """A retired fact said again at a time it still held (a message said before its end,
+        recorded after it): the mention is kept with it, for deciding later (ADR 0025)."""
+
+        fact_id: str
+        message_id: str
+        said_at: datetime
+        said_text: str | None
+        verdict: Verdict
+
+        def apply(self, aggregate: UserMemory) -> None:
+            _keep_mention(aggregate.past_facts, aggregate.retired_facts, self.fact_id, self)
+
+    class PreferenceMentioned(Aggregate.Event):
+        """As ``FactMentioned``, for a retired preference."""
+
+        preference_id: str
+        message_id: str
+        said_at: datetime
+        said_text: str | None
+        verdict: Verdict
+
+        def apply(self, aggregate: UserMemory) -> None:
+            _keep_mention(aggregate.past_preferences, aggregate.retired_preferences, self.preference_id, self)
 
     # ---- state ----------------------------------------------------------------
 
@@ -356,6 +539,11 @@ class UserMemory(Aggregate):
         self.retired_facts: dict[str, str | None] = {}  # invalidated fact id -> the fact that replaced it
         self.preferences: dict[str, Preference] = {}  # active preferences only
         self.retired_preferences: dict[str, str] = {}  # superseded preference id -> its successor
+        # What the latest retired items said and when they held, and the latest said time of any
+        # decision: a message said before it is decided against the timeline (ADR 0025).
+        self.past_facts: dict[str, Span] = {}
+        self.past_preferences: dict[str, Span] = {}
+        self.said_until: datetime | None = None
 
     def __deepcopy__(self, memo: dict[int, Any]) -> UserMemory:
         # The repository copies a cached aggregate before every command: the
@@ -381,6 +569,14 @@ class UserMemory(Aggregate):
         state["retired_facts"] = retired
         state["preferences"] = {pid: Preference(id=pid, **data) for pid, data in state["preferences"].items()}
         state["retired_preferences"] = {}
+
+    @staticmethod
+    def upcast_v2_v3(state: dict[str, Any]) -> None:
+        """A version-2 snapshot kept no spans: retired items before it are known by id only."""
+        state["past_facts"] = {}
+        state["past_preferences"] = {}
+        times = [f.first_seen for f in state["facts"].values()] + [p.first_seen for p in state["preferences"].values()]
+        state["said_until"] = max(times, default=None)
 
     @classmethod
     def start(cls, user_id: str) -> UserMemory:
@@ -415,6 +611,19 @@ class UserMemory(Aggregate):
 
     def all_preferences(self) -> list[Preference]:
         return list(self.preferences.values())
+
+    def said_before(self, at: datetime) -> bool:
+        """Whether ``at`` is before something the memory already decided on: a message said then
+        is decided against what held at that time (ADR 0025)."""
+        return self.said_until is not None and at < self.said_until
+
+    def facts_around(self, at: datetime) -> tuple[list[Span], list[Span]]:
+        """The facts that held at ``at`` and those said after it, active or retired, oldest first."""
+        return _around([_span(f) for f in self.facts.values()], self.past_facts, at)
+
+    def preferences_around(self, at: datetime) -> tuple[list[Span], list[Span]]:
+        """The preferences that held at ``at`` and those said after it, oldest first."""
+        return _around([_span(p) for p in self.preferences.values()], self.past_preferences, at)
 
     def item_ids(self) -> list[str]:
         """The ids of every fact and preference (active or retired) the user ever had."""
@@ -512,8 +721,10 @@ class UserMemory(Aggregate):
         at: datetime,
         verdict: Verdict,
         session_id: str | None = None,
+        said_text: str | None = None,
     ) -> None:
-        """The user said an active fact again: one more mention, a little more importance."""
+        """The user said an active fact again (in the words ``said_text``, if known): one more
+        mention, a little more importance."""
         fact = self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
@@ -525,6 +736,8 @@ class UserMemory(Aggregate):
             last_confirmed=max(at, fact.last_confirmed),
             importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
             verdict=verdict,
+            said_at=at,
+            said_text=said_text,
         )
 
     def invalidate_fact(
@@ -538,19 +751,24 @@ class UserMemory(Aggregate):
         verdict: Verdict | None = None,
         actor: str | None = None,
     ) -> None:
-        """Mark an active fact invalid, saying why and what replaced it.
+        """Mark an active fact invalid, saying why and what replaced it; or end a retired fact
+        earlier than it was known to end, when a message said before that end replaced it.
 
         Only a manual invalidation may end a manual fact: nothing automatic
-        overrides an operator's correction.
+        overrides an operator's correction. The successor may itself be retired
+        by now: a statement said before a later one holds until the later one's
+        time, whatever followed (ADR 0025).
         """
-        fact = self.fact(fact_id)
+        authority = self._ending_authority(fact_id, at)
         relation = InvalidationRelation(relation)
-        if superseded_by is not None and superseded_by not in self.facts:
-            raise UnknownItem(f"superseding fact {superseded_by!r} does not exist")
+        if superseded_by is not None and (
+            superseded_by == fact_id or not _held(superseded_by, self.facts, self.past_facts, at)
+        ):
+            raise UnknownItem(f"superseding fact {superseded_by!r} does not exist or did not hold then")
         by_operator = relation is InvalidationRelation.MANUAL or (
-            superseded_by is not None and self.facts[superseded_by].authority == Authority.MANUAL.value
+            superseded_by is not None and self._fact_authority(superseded_by) == Authority.MANUAL.value
         )
-        if fact.authority == Authority.MANUAL.value and not by_operator:
+        if authority == Authority.MANUAL.value and not by_operator:
             raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
         if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
             raise DomainError("a manual invalidation needs a reason")
@@ -567,6 +785,120 @@ class UserMemory(Aggregate):
             verdict=verdict,
             actor=actor,
         )
+
+    def mention_fact(
+        self, fact_id: str, message_id: str, at: datetime, verdict: Verdict, said_text: str | None = None
+    ) -> None:
+        """A retired fact said again at ``at``, when it still held: the mention is kept (ADR 0025)."""
+        span = self.past_facts.get(fact_id)
+        if span is None or not span.holds_at(at):
+            raise FactNotActive(f"fact {fact_id!r} did not hold at {at.isoformat()}")
+        self._require_message(message_id)
+        self.trigger_event(
+            self.FactMentioned, fact_id=fact_id, message_id=message_id, said_at=at, said_text=said_text, verdict=verdict
+        )
+
+    def mention_preference(
+        self, preference_id: str, message_id: str, at: datetime, verdict: Verdict, said_text: str | None = None
+    ) -> None:
+        """As ``mention_fact``, for a retired preference."""
+        span = self.past_preferences.get(preference_id)
+        if span is None or not span.holds_at(at):
+            raise DomainError(f"preference {preference_id!r} did not hold at {at.isoformat()}")
+        self._require_message(message_id)
+        self.trigger_event(
+            self.PreferenceMentioned,
+            preference_id=preference_id,
+            message_id=message_id,
+            said_at=at,
+            said_text=said_text,
+            verdict=verdict,
+        )
+
+    def resume_fact(self, fact_id: str, resumed_id: str, mention: Mention, extractor_id: str) -> None:
+        """A fact said again (``mention``) after a message, recorded later but said before the
+        mention, replaced it: from the mention's time it holds again, as a fact of its own, observed
+        from the mention's message (ADR 0025)."""
+        span = self.past_facts.get(fact_id)
+        _check_resumed(span, fact_id, mention)
+        assert span is not None
+        if resumed_id in self.facts or resumed_id in self.retired_facts:
+            raise DomainError(f"fact {resumed_id!r} already exists")
+        self.trigger_event(
+            self.FactObserved,
+            fact_id=resumed_id,
+            text=mention.text or span.text,
+            category=span.category,
+            confidence=span.confidence,
+            message_id=mention.message_id,
+            session_id=None,
+            extractor_id=extractor_id,
+            at=mention.at,
+            conflicts_with=None,
+            authority=span.authority,
+            prompt_id=None,
+            actor=None,
+        )
+
+    def absorb_fact(self, fact_id: str, into: str, message_id: str, verdict: Verdict) -> None:
+        """``fact_id`` was recorded before ``into`` but said after it, in the same sense: said in
+        order, each time it was said would have confirmed ``into``. It ends where it began, and
+        every kept time it was said becomes a mention of ``into`` (ADR 0025)."""
+        if into not in self.facts:
+            raise UnknownItem(f"fact {into!r} is not active")
+        span = self._span_of(fact_id, self.facts, self.past_facts)
+        if span is None or span.valid_until == span.valid_from or span.valid_from < self.facts[into].first_seen:
+            raise DomainError(f"fact {fact_id!r} cannot be absorbed by fact {into!r}")
+        self.invalidate_fact(
+            fact_id, InvalidationRelation.DUPLICATE, f"先前已说过: {self.facts[into].text}",
+            span.valid_from, superseded_by=into, message_id=message_id, verdict=verdict,
+        )  # fmt: skip
+        for said in span.sayings():
+            fact = self.facts[into]
+            self.trigger_event(
+                self.FactConfirmed,
+                fact_id=into,
+                message_id=said.message_id,
+                session_id=None,
+                times_mentioned=fact.times_mentioned + 1,
+                last_confirmed=max(said.at, fact.last_confirmed),
+                importance=round(min(1.0, fact.importance + CONFIRMATION_BOOST), 6),
+                verdict=verdict,
+                said_at=said.at,
+                said_text=said.text,
+            )
+
+    def absorb_preference(self, preference_id: str, into: str, message_id: str, verdict: Verdict) -> None:
+        """As ``absorb_fact``, for a preference: each time it was said reinforces ``into``."""
+        if into not in self.preferences:
+            raise UnknownItem(f"preference {into!r} is not active")
+        span = self._span_of(preference_id, self.preferences, self.past_preferences)
+        if span is None or span.valid_until == span.valid_from or span.valid_from < self.preferences[into].first_seen:
+            raise DomainError(f"preference {preference_id!r} cannot be absorbed by preference {into!r}")
+        reason = f"先前已说过: {self.preferences[into].text}"
+        self.supersede_preference(preference_id, into, reason, message_id, span.valid_from, verdict)
+        for said in span.sayings():
+            pref = self.preferences[into]
+            self.trigger_event(
+                self.PreferenceReinforced,
+                preference_id=into,
+                observed_strength=span.confidence,
+                old_strength=pref.strength,
+                new_strength=reinforced_strength(pref.strength, pref.times_observed, span.confidence),
+                evidence=list(pref.evidence),
+                times_observed=pref.times_observed + 1,
+                message_id=said.message_id,
+                session_id=None,
+                similarity=verdict.similarity,
+                at=max(said.at, pref.last_confirmed),
+                said_at=said.at,
+                said_text=said.text,
+            )
+
+    @staticmethod
+    def _span_of(item_id: str, active: dict[str, Fact] | dict[str, Preference], past: dict[str, Span]) -> Span | None:
+        item = active.get(item_id)
+        return _span(item) if item is not None else past.get(item_id)
 
     def contest_fact(
         self,
@@ -632,12 +964,19 @@ class UserMemory(Aggregate):
         verdict: Verdict,
     ) -> None:
         """A newer preference replaces this one (a changed taste or request), or an active fact
-        that says the taste changed ("用户现在天天玩原神" after 最爱玩王者荣耀): no longer active."""
-        self.preference(preference_id)
-        if (
-            superseded_by not in self.preferences and superseded_by not in self.facts
-        ) or superseded_by == preference_id:
-            raise UnknownItem(f"superseding preference or fact {superseded_by!r} does not exist")
+        that says the taste changed ("用户现在天天玩原神" after 最爱玩王者荣耀): no longer active.
+
+        As for facts, a retired preference may be ended earlier than it was known to end, and
+        the successor may be retired by now (ADR 0025).
+        """
+        span = self.past_preferences.get(preference_id)
+        if preference_id not in self.preferences and not (span is not None and span.holds_at(at)):
+            self.preference(preference_id)  # unknown, or superseded by then: says so
+        held = _held(superseded_by, self.preferences, self.past_preferences, at) or _held(
+            superseded_by, self.facts, self.past_facts, at
+        )
+        if superseded_by == preference_id or not held:
+            raise UnknownItem(f"superseding preference or fact {superseded_by!r} does not exist or did not hold then")
         self._require_message(message_id)
         self.trigger_event(
             self.PreferenceSuperseded,
@@ -649,6 +988,27 @@ class UserMemory(Aggregate):
             verdict=verdict,
         )
 
+    def resume_preference(self, preference_id: str, resumed_id: str, mention: Mention, extractor_id: str) -> None:
+        """As ``resume_fact``, for a preference said again after one that replaced it (ADR 0025)."""
+        span = self.past_preferences.get(preference_id)
+        _check_resumed(span, preference_id, mention)
+        assert span is not None
+        if resumed_id in self.preferences or resumed_id in self.retired_preferences:
+            raise DomainError(f"preference {resumed_id!r} already exists")
+        self.trigger_event(
+            self.PreferenceObserved,
+            preference_id=resumed_id,
+            text=mention.text or span.text,
+            category=span.category,
+            strength=span.confidence,
+            evidence=[],
+            message_id=mention.message_id,
+            session_id=None,
+            extractor_id=extractor_id,
+            at=mention.at,
+            prompt_id=None,
+        )
+
     def reinforce_preference(
         self,
         preference_id: str,
@@ -658,8 +1018,10 @@ class UserMemory(Aggregate):
         similarity: float,
         evidence: str = "",
         session_id: str | None = None,
+        said_text: str | None = None,
     ) -> None:
-        """The preference was observed again: the spec's weighted strength, evidence kept to 5."""
+        """The preference was observed again (in the words ``said_text``, if known): the spec's
+        weighted strength, evidence kept to 5."""
         pref = self.preference(preference_id)
         observed = _check_unit("strength", observed_strength)
         self._require_message(message_id)
@@ -678,15 +1040,56 @@ class UserMemory(Aggregate):
             session_id=session_id,
             similarity=float(similarity),
             at=max(at, pref.last_confirmed),
+            said_at=at,
+            said_text=said_text,
         )
 
     # ---- guards -------------------------------------------------------------------
+
+    def _ending_authority(self, fact_id: str, at: datetime) -> str:
+        """The authority of a fact that may end at ``at``: active, or retired later than ``at``."""
+        if fact_id in self.facts:
+            return self.facts[fact_id].authority
+        span = self.past_facts.get(fact_id)
+        if span is not None and span.valid_until is not None and at < span.valid_until:
+            return span.authority
+        self.fact(fact_id)  # unknown: says so
+        raise FactNotActive(f"fact {fact_id!r} is no longer active (retired by {at.isoformat()})")
+
+    def _fact_authority(self, fact_id: str) -> str:
+        if fact_id in self.facts:
+            return self.facts[fact_id].authority
+        span = self.past_facts.get(fact_id)
+        return span.authority if span is not None else Authority.STATED.value
 
     def _require_message(self, message_id: str) -> None:
         if message_id not in (self.last_message_id, self.deciding_message_id) and (
             message_id not in self.failed_extractions
         ):
             raise UnknownItem(f"message {message_id!r} is not the latest message ingested for user {self.user_id!r}")
+
+
+def _held(item_id: str, active: dict[str, Any], past: dict[str, Span], at: datetime) -> bool:
+    """Whether an item may stand as a successor at ``at``: active, or retired but holding then."""
+    span = past.get(item_id)
+    return item_id in active or (span is not None and span.holds_at(at))
+
+
+def _keep_mention(past: dict[str, Span], retired: dict[str, Any], item_id: str, said: Any) -> None:
+    span = past.get(item_id)
+    if span is not None:
+        past[item_id] = attrs.evolve(
+            span, mentions=_mentioned(span.mentions, Mention(said.said_at, said.message_id, said.said_text))
+        )
+    elif item_id not in retired:
+        raise KeyError(item_id)  # an item this (partial) history does not hold as retired
+
+
+def _check_resumed(span: Span | None, item_id: str, mention: Mention) -> None:
+    if span is None or mention not in span.mentions:
+        raise UnknownItem(f"item {item_id!r} has no kept mention in message {mention.message_id!r}")
+    if span.valid_until is None or mention.at <= span.valid_until:
+        raise DomainError(f"item {item_id!r} still held when it was said again; nothing resumes")
 
 
 def _group_verdict(state: dict[str, Any]) -> None:

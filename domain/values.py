@@ -110,6 +110,8 @@ class InvalidationRelation(str, enum.Enum):
     CONFLICT = "conflict"
     RETRACTED = "retracted"
     MANUAL = "manual"
+    # a statement recorded after an earlier one that said the same: the earlier carries it on (ADR 0025)
+    DUPLICATE = "duplicate"
 
 
 @attrs.frozen

@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import copy
 import json
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import attrs
 import pytest
 from eventsourcing.persistence import StoredEvent
 
@@ -30,13 +32,17 @@ def ledger() -> MemoryLedger:
     return MemoryLedger(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
 
 
-def stored(table: str) -> list[StoredEvent]:
-    rows = [json.loads(line) for line in (FIXTURES / "events_v1.jsonl").read_text(encoding="utf-8").splitlines()]
+def stored(table: str, fixture: str = "events_v1.jsonl") -> list[StoredEvent]:
+    rows = [json.loads(line) for line in (FIXTURES / fixture).read_text(encoding="utf-8").splitlines()]
     return [
         StoredEvent(UUID(r["originator_id"]), r["originator_version"], r["topic"], r["state"].encode("utf-8"))
         for r in rows
         if r["table"] == table
     ]
+
+
+def forgetting_mentions(items: dict[str, Any]) -> dict[str, Any]:
+    return {item_id: attrs.evolve(item, mentions=()) for item_id, item in items.items()}
 
 
 def expected() -> dict[str, Any]:
@@ -85,9 +91,10 @@ def test_version_1_snapshots_load_as_the_events_do(ledger: MemoryLedger) -> None
     for snapshot in (ledger.mapper.to_domain_event(s) for s in stored("factledger_snapshots")):
         from_snapshot = snapshot.mutate(None)
         from_events = project_memory([e for e in events if e.originator_version <= snapshot.originator_version])
-        assert from_snapshot.facts == from_events.facts  # type: ignore[union-attr]
+        # an old snapshot kept no mentions (ADR 0025): everything else is the same
+        assert forgetting_mentions(from_snapshot.facts) == forgetting_mentions(from_events.facts)  # type: ignore[union-attr]
         assert from_snapshot.retired_facts == from_events.retired_facts  # type: ignore[union-attr]
-        assert from_snapshot.preferences == from_events.preferences  # type: ignore[union-attr]
+        assert forgetting_mentions(from_snapshot.preferences) == forgetting_mentions(from_events.preferences)  # type: ignore[union-attr]
 
 
 def test_new_snapshots_round_trip_through_the_transcoder(ledger: MemoryLedger) -> None:
@@ -112,3 +119,42 @@ def test_a_copy_of_the_aggregate_is_independent_of_the_original(ledger: MemoryLe
     clone.confirm_fact(fact_id, "m-new", memory.modified_on, Verdict("j", 0.9))
     assert memory.facts == before["facts"] and memory.recent_message_ids == before["recent_message_ids"]
     assert memory.pending_events == [] and len(clone.pending_events) == 2
+
+
+# ``events_v2.jsonl``: the aggregate at class version 2 and ``FactConfirmed`` at 2 (before ADR 0025).
+
+
+def test_version_2_confirmations_load_with_their_said_time_and_become_mentions(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events", "events_v2.jsonl")]
+    confirmed = [e for e in events if isinstance(e, UserMemory.FactConfirmed)]
+    assert len(confirmed) == 2
+    assert all(e.said_at == e.last_confirmed and e.said_text is None for e in confirmed)
+    memory = project_memory(events)
+    assert memory is not None
+    by_text = {f.text: f for f in memory.active_facts()}
+    assert [m.message_id for m in by_text["用户住在上海"].mentions] == ["m5"]
+    assert memory.said_until == max(e.said_at for e in confirmed)
+    (retired,) = memory.past_facts.values()
+    assert (retired.text, retired.valid_until) == ("用户住在杭州", by_text["用户住在上海"].first_seen)
+    assert [m.message_id for m in retired.mentions] == ["m2"]
+
+
+def test_version_2_snapshots_load_without_spans_and_decide_as_before(ledger: MemoryLedger) -> None:
+    events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events", "events_v2.jsonl")]
+    snapshots = [ledger.mapper.to_domain_event(s) for s in stored("factledger_snapshots", "events_v2.jsonl")]
+    assert snapshots
+    for snapshot in snapshots:
+        from_snapshot = snapshot.mutate(None)
+        from_events = project_memory([e for e in events if e.originator_version <= snapshot.originator_version])
+        assert forgetting_mentions(from_snapshot.facts) == forgetting_mentions(from_events.facts)  # type: ignore[union-attr]
+        assert from_snapshot.retired_facts == from_events.retired_facts  # type: ignore[union-attr]
+        assert from_snapshot.past_facts == {} and from_snapshot.past_preferences == {}
+        items = [*from_events.facts.values(), *from_events.preferences.values()]  # type: ignore[union-attr]
+        assert from_snapshot.said_until == max(item.first_seen for item in items)
+    # the last snapshot, then a message said before its latest fact: decided against what held then
+    memory = snapshots[-1].mutate(None)
+    shanghai = next(f for f in memory.active_facts() if f.text == "用户住在上海")
+    earlier = shanghai.first_seen - timedelta(hours=1)
+    assert memory.said_before(earlier)
+    held, later = memory.facts_around(earlier)
+    assert [s.text for s in later] == ["用户住在上海"] and all(s.valid_until is None for s in held)

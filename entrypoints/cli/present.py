@@ -293,6 +293,10 @@ EVENT_DESCRIPTIONS: Mapping[type, Callable[[_Fields], str]] = {
     UserMemory.PreferenceSuperseded: lambda f: (
         f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f['reason']}"
     ),
+    UserMemory.FactMentioned: lambda f: f"fact {f.id('fact_id')} said again at {f['said_at']}, while it held",
+    UserMemory.PreferenceMentioned: lambda f: (
+        f"preference {f.id('preference_id')} said again at {f['said_at']}, while it held"
+    ),
 }
 # History entries name their event's class.
 _BY_NAME = {kind.__name__: describe for kind, describe in EVENT_DESCRIPTIONS.items()}
