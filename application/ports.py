@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
+from factledger.application.json_values import iso, json_ready
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ class RecallHit:
             "category": r.category,
             "similarity": self.similarity,
             "importance": r.importance,
-            "metadata": r.metadata,
+            "metadata": json_ready(r.metadata),
         }
 
 
@@ -313,7 +314,15 @@ class LedgerInfo:
     replay_users: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return {
+            "name": self.name,
+            "schema": self.schema,
+            "extractor_id": self.extractor_id,
+            "source": self.source,
+            "created_at": iso(self.created_at),
+            "replay_position": self.replay_position,
+            "replay_users": list(self.replay_users) if self.replay_users is not None else None,
+        }
 
 
 class LedgerDirectory(Protocol):

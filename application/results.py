@@ -1,7 +1,9 @@
 """What the service returns: typed, immutable results, each with ``to_dict()`` for JSON.
 
-``to_dict()`` gives the JSON the CLI prints and the HTTP service will send
-(for ``profile``, the spec's ``get_user_profile`` shape).
+``to_dict()`` gives the JSON the CLI prints and the HTTP service sends (for
+``profile``, the spec's ``get_user_profile`` shape).
+It holds JSON types only (``json.dumps`` needs no help): times are ISO 8601
+text with their offset, tuples lists (``json_values``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import attrs
 
 from factledger.application.decisions import Outcome
+from factledger.application.json_values import iso, json_ready
 from factledger.application.ports import RecallHit
 from factledger.domain.values import Extraction, Verdict
 
@@ -201,7 +204,7 @@ class MessageRef:
     at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return {"message_id": self.message_id, "text": self.text, "session_id": self.session_id, "at": iso(self.at)}
 
 
 def _message(ref: MessageRef | None) -> dict[str, Any] | None:
@@ -232,8 +235,8 @@ class Observation:
 
     def to_dict(self, kind: str) -> dict[str, Any]:
         common = {
-            "at": self.at,
-            "recorded_at": self.recorded_at,
+            "at": iso(self.at),
+            "recorded_at": iso(self.recorded_at),
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
             "session_id": self.session_id,
@@ -254,7 +257,7 @@ class Confirmation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "times_mentioned": self.times_mentioned,
             "importance": self.importance,
             **_verdict(self.verdict),
@@ -272,7 +275,7 @@ class Contest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "challenger": self.challenger,
             "relation": self.relation,
             **_verdict(self.verdict),
@@ -293,7 +296,7 @@ class Invalidation:
     def to_dict(self) -> dict[str, Any]:
         by = {"id": self.superseded_by.id, "text": self.superseded_by.text} if self.superseded_by else None
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "relation": self.relation,
             "reason": self.reason,
             "actor": self.actor,
@@ -316,8 +319,13 @@ class Reinforcement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **{k: v for k, v in attrs.asdict(self, recurse=False).items() if k != "message"},
+            "at": iso(self.at),
+            "observed_strength": self.observed_strength,
+            "old_strength": self.old_strength,
+            "new_strength": self.new_strength,
             "evidence": list(self.evidence),
+            "times_observed": self.times_observed,
+            "similarity": self.similarity,
             "message": _message(self.message),
         }
 
@@ -404,9 +412,9 @@ class HistoryEntry:
         return {
             "version": self.version,
             "event": self.event,
-            "recorded_at": self.recorded_at,
-            "said_at": self.said_at,
-            **self.fields,
+            "recorded_at": iso(self.recorded_at),
+            "said_at": iso(self.said_at) if self.said_at is not None else None,
+            **json_ready(self.fields),
         }
 
 
@@ -452,9 +460,9 @@ class UserDiff:
     def to_dict(self) -> dict[str, Any]:
         return {
             "user_id": self.user_id,
-            "only_in_a": list(self.only_in_a),
-            "only_in_b": list(self.only_in_b),
-            "changed": list(self.changed),
+            "only_in_a": json_ready(self.only_in_a),
+            "only_in_b": json_ready(self.only_in_b),
+            "changed": json_ready(self.changed),
             "same": self.same,
         }
 

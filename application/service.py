@@ -20,6 +20,7 @@ from factledger.application.corrections import Corrections
 from factledger.application.decisions import Decider, Outcome
 from factledger.application.errors import FactledgerError, InvalidInput, WriteConflict
 from factledger.application.ingestion import Incoming, Ingestion
+from factledger.application.json_values import json_ready
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
 from factledger.application.ports import (
@@ -339,8 +340,8 @@ class LedgerService:
         return self._require_projector().status()
 
     def quarantined_events(self, limit: int = 100) -> list[dict[str, Any]]:
-        """Events the read model could not store (with the error), oldest first."""
-        return self._require_projector().quarantined(limit)
+        """Events the read model could not store (with the error), oldest first, as JSON-ready rows."""
+        return [json_ready(row) for row in self._require_projector().quarantined(limit)]
 
     def follow(
         self, stop: threading.Event, poll_interval: float = 1.0, on_batch: Callable[[int], None] | None = None
