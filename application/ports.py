@@ -200,8 +200,10 @@ class RecallHit:
 class MemoryReadModel(Protocol):
     """The projected read model the queries use."""
 
-    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
-        """Active items of one type, most important first."""
+    def page(self, user_id: str, type: str, limit: int, offset: int = 0) -> tuple[list[MemoryRecord], int]:
+        """Active items of one type, most important first (importance descending, then
+        ``created_at``, then id): the ``limit`` from ``offset`` on, and how many there are
+        in all (read together, so the two agree)."""
         ...
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:

@@ -1,7 +1,7 @@
 """What the service returns: typed, immutable results, each with ``to_dict()`` for JSON.
 
 ``to_dict()`` gives the JSON the CLI prints and the HTTP service sends (for
-``profile``, the spec's ``get_user_profile`` shape).
+``profile``, the spec's ``get_user_profile`` shape, with the page it shows).
 It holds JSON types only (``json.dumps`` needs no help): times are ISO 8601
 text with their offset, tuples lists (``json_values``).
 """
@@ -117,14 +117,51 @@ _PROMPT_HEADINGS = {
 }
 
 
+#: The default page of a profile (the spec's ``get_user_profile``): facts and preferences shown.
+PROFILE_FACTS = 50
+PROFILE_PREFERENCES = 20
+
+
+def _count_facts(profile: Profile) -> int:
+    return len(profile.facts)
+
+
+def _count_preferences(profile: Profile) -> int:
+    return len(profile.preferences)
+
+
 @attrs.frozen
 class Profile:
-    """A user's active facts and preferences, most important first (the spec's ``get_user_profile``)."""
+    """A page of a user's active facts and preferences (the spec's ``get_user_profile``).
+
+    Order (the read model's and ``as_of``'s alike): facts by importance
+    (their confidence, raised by each confirmation), highest first, then by
+    when first said, then by id; preferences by strength, likewise. The page
+    is ``facts[offset:offset + facts_limit]`` of ``facts_total`` active facts,
+    and ``preferences[offset:offset + preferences_limit]`` of
+    ``preferences_total``; by default the first 50 facts and 20 preferences.
+    In ``to_dict()``, ``facts_count`` and ``preferences_count`` are the
+    numbers shown (the spec's meaning), ``facts_total`` and
+    ``preferences_total`` how many there are.
+    """
 
     user_id: str
     facts: tuple[ProfileFact, ...] = ()
     preferences: tuple[ProfilePreference, ...] = ()
     known: bool = True  # False: nothing was ever recorded for this user
+    facts_total: int = attrs.field(default=attrs.Factory(_count_facts, takes_self=True))
+    preferences_total: int = attrs.field(default=attrs.Factory(_count_preferences, takes_self=True))
+    offset: int = 0
+    facts_limit: int = PROFILE_FACTS
+    preferences_limit: int = PROFILE_PREFERENCES
+
+    @property
+    def has_more(self) -> bool:
+        """Whether active items exist past this page (of either kind)."""
+        return (
+            self.offset + len(self.facts) < self.facts_total
+            or self.offset + len(self.preferences) < self.preferences_total
+        )
 
     def to_dict(self) -> dict[str, Any]:
         facts: dict[str, list[dict[str, Any]]] = {}
@@ -141,6 +178,11 @@ class Profile:
             "preferences": prefs,
             "facts_count": len(self.facts),
             "preferences_count": len(self.preferences),
+            "facts_total": self.facts_total,
+            "preferences_total": self.preferences_total,
+            "offset": self.offset,
+            "facts_limit": self.facts_limit,
+            "preferences_limit": self.preferences_limit,
         }
 
     def as_prompt(self, language: str = "zh") -> str:

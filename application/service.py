@@ -194,11 +194,21 @@ class LedgerService:
         """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
         return self.queries.knows(user_id)
 
-    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
-        """Active facts and preferences, most important first (``.to_dict()``: the spec's shape);
-        with ``as_of``, as they were then, computed from the events: by when things were
-        said (``clock="said"``, the messages' times) or when they were recorded."""
-        return self.queries.profile(user_id, as_of, clock)
+    def profile(
+        self,
+        user_id: str,
+        as_of: datetime | None = None,
+        clock: str = "said",
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Profile:
+        """A page of the active facts and preferences, most important first (``.to_dict()``: the
+        spec's shape, with ``facts_total`` and ``preferences_total``): ``limit`` of each from
+        ``offset`` on, by default the first 50 facts and 20 preferences. With ``as_of``, as they
+        were then, computed from the events: by when things were said (``clock="said"``, the
+        messages' times) or when they were recorded."""
+        return self.queries.profile(user_id, as_of, clock, limit=limit, offset=offset)
 
     def recall(
         self,
