@@ -49,8 +49,17 @@ class AsyncLedger:
     async def knows(self, user_id: str) -> bool:
         return await asyncio.to_thread(self.service.knows, user_id)
 
-    async def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
-        return await asyncio.to_thread(self.service.profile, user_id, as_of, clock)
+    async def profile(
+        self,
+        user_id: str,
+        as_of: datetime | None = None,
+        clock: str = "said",
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Profile:
+        """See ``LedgerService.profile``: one page, ``limit`` and ``offset``."""
+        return await asyncio.to_thread(self.service.profile, user_id, as_of, clock, limit=limit, offset=offset)
 
     async def recall(
         self,

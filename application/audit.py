@@ -11,6 +11,8 @@ from datetime import datetime
 from typing import Any
 
 from factledger.application.results import (
+    PROFILE_FACTS,
+    PROFILE_PREFERENCES,
     Confirmation,
     Contest,
     Explanation,
@@ -25,20 +27,35 @@ from factledger.application.results import (
 )
 from factledger.domain.memory import UserMemory, project_memory
 
-PROFILE_FACTS = 50
-PROFILE_PREFERENCES = 20
+
+def page_limits(limit: int | None) -> tuple[int, int]:
+    """How many facts and preferences a profile page shows: ``limit`` of each, or the default page."""
+    return (PROFILE_FACTS, PROFILE_PREFERENCES) if limit is None else (limit, limit)
 
 
-def profile_of(memory: UserMemory | None, user_id: str) -> Profile:
-    """The profile computed from an aggregate (same order as the read model's)."""
+def profile_of(memory: UserMemory | None, user_id: str, limit: int | None = None, offset: int = 0) -> Profile:
+    """A page of the profile computed from an aggregate (the read model's order: see ``Profile``)."""
+    facts_limit, preferences_limit = page_limits(limit)
     if memory is None:
-        return Profile(user_id, known=False)
-    facts = sorted(memory.active_facts(), key=lambda f: (-f.importance, f.first_seen, f.id))[:PROFILE_FACTS]
-    prefs = sorted(memory.all_preferences(), key=lambda p: (-p.strength, p.first_seen, p.id))[:PROFILE_PREFERENCES]
+        return Profile(
+            user_id, known=False, offset=offset, facts_limit=facts_limit, preferences_limit=preferences_limit
+        )
+    facts = sorted(memory.active_facts(), key=lambda f: (-f.importance, f.first_seen, f.id))
+    prefs = sorted(memory.all_preferences(), key=lambda p: (-p.strength, p.first_seen, p.id))
     return Profile(
         user_id,
-        tuple(ProfileFact(f.id, f.text, f.category, f.confidence, f.times_mentioned) for f in facts),
-        tuple(ProfilePreference(p.id, p.text, p.category, p.strength) for p in prefs),
+        tuple(
+            ProfileFact(f.id, f.text, f.category, f.confidence, f.times_mentioned)
+            for f in facts[offset : offset + facts_limit]
+        ),
+        tuple(
+            ProfilePreference(p.id, p.text, p.category, p.strength) for p in prefs[offset : offset + preferences_limit]
+        ),
+        facts_total=len(facts),
+        preferences_total=len(prefs),
+        offset=offset,
+        facts_limit=facts_limit,
+        preferences_limit=preferences_limit,
     )
 
 

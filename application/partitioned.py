@@ -288,8 +288,16 @@ class PartitionedLedger:
     def knows(self, user_id: str) -> bool:
         return self._on_user(user_id, lambda s: s.knows(user_id))
 
-    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
-        return self._on_user(user_id, lambda s: s.profile(user_id, as_of, clock))
+    def profile(
+        self,
+        user_id: str,
+        as_of: datetime | None = None,
+        clock: str = "said",
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Profile:
+        return self._on_user(user_id, lambda s: s.profile(user_id, as_of, clock, limit=limit, offset=offset))
 
     def recall(
         self,

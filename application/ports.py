@@ -20,6 +20,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
+from factledger.application.json_values import iso, json_ready
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
 if TYPE_CHECKING:
@@ -192,15 +193,17 @@ class RecallHit:
             "category": r.category,
             "similarity": self.similarity,
             "importance": r.importance,
-            "metadata": r.metadata,
+            "metadata": json_ready(r.metadata),
         }
 
 
 class MemoryReadModel(Protocol):
     """The projected read model the queries use."""
 
-    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
-        """Active items of one type, most important first."""
+    def page(self, user_id: str, type: str, limit: int, offset: int = 0) -> tuple[list[MemoryRecord], int]:
+        """Active items of one type, most important first (importance descending, then
+        ``created_at``, then id): the ``limit`` from ``offset`` on, and how many there are
+        in all (read together, so the two agree)."""
         ...
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
@@ -313,7 +316,15 @@ class LedgerInfo:
     replay_users: tuple[str, ...] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return {
+            "name": self.name,
+            "schema": self.schema,
+            "extractor_id": self.extractor_id,
+            "source": self.source,
+            "created_at": iso(self.created_at),
+            "replay_position": self.replay_position,
+            "replay_users": list(self.replay_users) if self.replay_users is not None else None,
+        }
 
 
 class LedgerDirectory(Protocol):

@@ -15,10 +15,9 @@ import attrs
 from factledger.application.audit import (
     CLOCKS,
     HISTORY_KINDS,
-    PROFILE_FACTS,
-    PROFILE_PREFERENCES,
     explain,
     memory_as_of,
+    page_limits,
     profile_of,
     said_times,
 )
@@ -40,6 +39,7 @@ from factledger.application.validation import (
     InputLimits,
     clean_text,
     require_id,
+    require_page,
     require_top_k,
     require_unit,
     resolve_prefix,
@@ -64,22 +64,36 @@ class Queries:
         """Whether anything is recorded for the user (since they were last forgotten, if ever)."""
         return self.ledger.find_memory(require_id("user_id", user_id, self.limits)) is not None
 
-    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
-        """The spec's ``get_user_profile``: active facts and preferences, most important first.
+    def profile(
+        self,
+        user_id: str,
+        as_of: datetime | None = None,
+        clock: str = "said",
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Profile:
+        """The spec's ``get_user_profile``: a page of the active facts and preferences, most
+        important first (``Profile`` states the order), with how many there are in all.
 
-        With ``as_of``, computed from the events (no read model): what the user
-        had said by then (``clock="said"``, the messages' own times), or what the
-        ledger had recorded by then (``clock="recorded"``). A user nothing was
-        ever recorded for has an empty profile with ``known`` False.
+        ``limit`` facts and ``limit`` preferences from ``offset`` on (by default the first
+        50 facts and 20 preferences; ``limit`` up to ``max_profile_limit``). With ``as_of``,
+        computed from the events (no read model), paged alike: what the user had said by
+        then (``clock="said"``, the messages' own times), or what the ledger had recorded
+        by then (``clock="recorded"``). A user nothing was ever recorded for has an empty
+        profile with ``known`` False.
         """
         user_id = require_id("user_id", user_id, self.limits)
         _require_clock(clock)
+        limit, offset = require_page(limit, offset, self.limits)
         known = self.ledger.find_memory(user_id) is not None
         if as_of is not None:
             events = list(self.ledger.user_events(user_id)) if known else []
-            return attrs.evolve(profile_of(memory_as_of(events, utc(as_of), clock), user_id), known=known)
-        facts = self.read_model.items(user_id, "fact", PROFILE_FACTS)
-        prefs = self.read_model.items(user_id, "preference", PROFILE_PREFERENCES)
+            memory = memory_as_of(events, utc(as_of), clock)
+            return attrs.evolve(profile_of(memory, user_id, limit, offset), known=known)
+        facts_limit, preferences_limit = page_limits(limit)
+        facts, facts_total = self.read_model.page(user_id, "fact", facts_limit, offset)
+        prefs, preferences_total = self.read_model.page(user_id, "preference", preferences_limit, offset)
         return Profile(
             user_id,
             tuple(
@@ -90,6 +104,11 @@ class Queries:
             ),
             tuple(ProfilePreference(p.id, p.content, p.category, p.metadata.get("strength", 0.5)) for p in prefs),
             known=known,
+            facts_total=facts_total,
+            preferences_total=preferences_total,
+            offset=offset,
+            facts_limit=facts_limit,
+            preferences_limit=preferences_limit,
         )
 
     def recall(
@@ -124,10 +143,16 @@ class Queries:
         self, user_id: str, query: str, top_k: int = CONTEXT_ITEMS, language: str = "zh"
     ) -> MemoryContext:
         """What an assistant should know about the user to answer ``query``: the
-        profile and the recalled items, and ``.text`` for a system prompt."""
+        profile and the recalled items, and ``.text`` for a system prompt.
+
+        The profile is its default first page on purpose (the 50 most important facts
+        and 20 strongest preferences): a prompt has room for that much, and the items
+        the query is about are recalled whatever their rank. ``profile.facts_total``
+        says how many there are.
+        """
         if language not in ("zh", "en"):
             raise InvalidInput(f"language must be 'zh' or 'en', got {language!r}")
-        profile = self.profile(user_id)
+        profile = self.profile(user_id, limit=None, offset=0)
         hits = self.recall(user_id, query, top_k=top_k) if profile.known else []
         return MemoryContext(user_id, query, profile, tuple(hits), language)
 

@@ -1,7 +1,9 @@
 """What the service returns: typed, immutable results, each with ``to_dict()`` for JSON.
 
-``to_dict()`` gives the JSON the CLI prints and the HTTP service will send
-(for ``profile``, the spec's ``get_user_profile`` shape).
+``to_dict()`` gives the JSON the CLI prints and the HTTP service sends (for
+``profile``, the spec's ``get_user_profile`` shape, with the page it shows).
+It holds JSON types only (``json.dumps`` needs no help): times are ISO 8601
+text with their offset, tuples lists (``json_values``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import attrs
 
 from factledger.application.decisions import Outcome
+from factledger.application.json_values import iso, json_ready
 from factledger.application.ports import RecallHit
 from factledger.domain.values import Extraction, Verdict
 
@@ -114,14 +117,51 @@ _PROMPT_HEADINGS = {
 }
 
 
+#: The default page of a profile (the spec's ``get_user_profile``): facts and preferences shown.
+PROFILE_FACTS = 50
+PROFILE_PREFERENCES = 20
+
+
+def _count_facts(profile: Profile) -> int:
+    return len(profile.facts)
+
+
+def _count_preferences(profile: Profile) -> int:
+    return len(profile.preferences)
+
+
 @attrs.frozen
 class Profile:
-    """A user's active facts and preferences, most important first (the spec's ``get_user_profile``)."""
+    """A page of a user's active facts and preferences (the spec's ``get_user_profile``).
+
+    Order (the read model's and ``as_of``'s alike): facts by importance
+    (their confidence, raised by each confirmation), highest first, then by
+    when first said, then by id; preferences by strength, likewise. The page
+    is ``facts[offset:offset + facts_limit]`` of ``facts_total`` active facts,
+    and ``preferences[offset:offset + preferences_limit]`` of
+    ``preferences_total``; by default the first 50 facts and 20 preferences.
+    In ``to_dict()``, ``facts_count`` and ``preferences_count`` are the
+    numbers shown (the spec's meaning), ``facts_total`` and
+    ``preferences_total`` how many there are.
+    """
 
     user_id: str
     facts: tuple[ProfileFact, ...] = ()
     preferences: tuple[ProfilePreference, ...] = ()
     known: bool = True  # False: nothing was ever recorded for this user
+    facts_total: int = attrs.field(default=attrs.Factory(_count_facts, takes_self=True))
+    preferences_total: int = attrs.field(default=attrs.Factory(_count_preferences, takes_self=True))
+    offset: int = 0
+    facts_limit: int = PROFILE_FACTS
+    preferences_limit: int = PROFILE_PREFERENCES
+
+    @property
+    def has_more(self) -> bool:
+        """Whether active items exist past this page (of either kind)."""
+        return (
+            self.offset + len(self.facts) < self.facts_total
+            or self.offset + len(self.preferences) < self.preferences_total
+        )
 
     def to_dict(self) -> dict[str, Any]:
         facts: dict[str, list[dict[str, Any]]] = {}
@@ -138,6 +178,11 @@ class Profile:
             "preferences": prefs,
             "facts_count": len(self.facts),
             "preferences_count": len(self.preferences),
+            "facts_total": self.facts_total,
+            "preferences_total": self.preferences_total,
+            "offset": self.offset,
+            "facts_limit": self.facts_limit,
+            "preferences_limit": self.preferences_limit,
         }
 
     def as_prompt(self, language: str = "zh") -> str:
@@ -201,7 +246,7 @@ class MessageRef:
     at: datetime
 
     def to_dict(self) -> dict[str, Any]:
-        return attrs.asdict(self)
+        return {"message_id": self.message_id, "text": self.text, "session_id": self.session_id, "at": iso(self.at)}
 
 
 def _message(ref: MessageRef | None) -> dict[str, Any] | None:
@@ -232,8 +277,8 @@ class Observation:
 
     def to_dict(self, kind: str) -> dict[str, Any]:
         common = {
-            "at": self.at,
-            "recorded_at": self.recorded_at,
+            "at": iso(self.at),
+            "recorded_at": iso(self.recorded_at),
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
             "session_id": self.session_id,
@@ -254,7 +299,7 @@ class Confirmation:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "times_mentioned": self.times_mentioned,
             "importance": self.importance,
             **_verdict(self.verdict),
@@ -272,7 +317,7 @@ class Contest:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "challenger": self.challenger,
             "relation": self.relation,
             **_verdict(self.verdict),
@@ -293,7 +338,7 @@ class Invalidation:
     def to_dict(self) -> dict[str, Any]:
         by = {"id": self.superseded_by.id, "text": self.superseded_by.text} if self.superseded_by else None
         return {
-            "at": self.at,
+            "at": iso(self.at),
             "relation": self.relation,
             "reason": self.reason,
             "actor": self.actor,
@@ -316,8 +361,13 @@ class Reinforcement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            **{k: v for k, v in attrs.asdict(self, recurse=False).items() if k != "message"},
+            "at": iso(self.at),
+            "observed_strength": self.observed_strength,
+            "old_strength": self.old_strength,
+            "new_strength": self.new_strength,
             "evidence": list(self.evidence),
+            "times_observed": self.times_observed,
+            "similarity": self.similarity,
             "message": _message(self.message),
         }
 
@@ -404,9 +454,9 @@ class HistoryEntry:
         return {
             "version": self.version,
             "event": self.event,
-            "recorded_at": self.recorded_at,
-            "said_at": self.said_at,
-            **self.fields,
+            "recorded_at": iso(self.recorded_at),
+            "said_at": iso(self.said_at) if self.said_at is not None else None,
+            **json_ready(self.fields),
         }
 
 
@@ -452,9 +502,9 @@ class UserDiff:
     def to_dict(self) -> dict[str, Any]:
         return {
             "user_id": self.user_id,
-            "only_in_a": list(self.only_in_a),
-            "only_in_b": list(self.only_in_b),
-            "changed": list(self.changed),
+            "only_in_a": json_ready(self.only_in_a),
+            "only_in_b": json_ready(self.only_in_b),
+            "changed": json_ready(self.changed),
             "same": self.same,
         }
 

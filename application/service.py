@@ -20,6 +20,7 @@ from factledger.application.corrections import Corrections
 from factledger.application.decisions import Decider, Outcome
 from factledger.application.errors import FactledgerError, InvalidInput, WriteConflict
 from factledger.application.ingestion import Incoming, Ingestion
+from factledger.application.json_values import json_ready
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
 from factledger.application.ports import (
@@ -193,11 +194,21 @@ class LedgerService:
         """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
         return self.queries.knows(user_id)
 
-    def profile(self, user_id: str, as_of: datetime | None = None, clock: str = "said") -> Profile:
-        """Active facts and preferences, most important first (``.to_dict()``: the spec's shape);
-        with ``as_of``, as they were then, computed from the events: by when things were
-        said (``clock="said"``, the messages' times) or when they were recorded."""
-        return self.queries.profile(user_id, as_of, clock)
+    def profile(
+        self,
+        user_id: str,
+        as_of: datetime | None = None,
+        clock: str = "said",
+        *,
+        limit: int | None = None,
+        offset: int = 0,
+    ) -> Profile:
+        """A page of the active facts and preferences, most important first (``.to_dict()``: the
+        spec's shape, with ``facts_total`` and ``preferences_total``): ``limit`` of each from
+        ``offset`` on, by default the first 50 facts and 20 preferences. With ``as_of``, as they
+        were then, computed from the events: by when things were said (``clock="said"``, the
+        messages' times) or when they were recorded."""
+        return self.queries.profile(user_id, as_of, clock, limit=limit, offset=offset)
 
     def recall(
         self,
@@ -339,8 +350,8 @@ class LedgerService:
         return self._require_projector().status()
 
     def quarantined_events(self, limit: int = 100) -> list[dict[str, Any]]:
-        """Events the read model could not store (with the error), oldest first."""
-        return self._require_projector().quarantined(limit)
+        """Events the read model could not store (with the error), oldest first, as JSON-ready rows."""
+        return [json_ready(row) for row in self._require_projector().quarantined(limit)]
 
     def follow(
         self, stop: threading.Event, poll_interval: float = 1.0, on_batch: Callable[[int], None] | None = None

@@ -35,6 +35,7 @@ class InputLimits:
     id_chars: int = 256
     query_chars: int = 2_000
     top_k: int = 100
+    profile_limit: int = 1_000
 
 
 DEFAULT_LIMITS = InputLimits()
@@ -129,6 +130,19 @@ def require_top_k(top_k: object, limits: InputLimits = DEFAULT_LIMITS) -> int:
     if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= limits.top_k:
         raise InvalidInput(f"top_k must be an integer from 1 to {limits.top_k} (max_top_k), got {top_k!r}")
     return top_k
+
+
+def require_page(limit: object, offset: object, limits: InputLimits = DEFAULT_LIMITS) -> tuple[int | None, int]:
+    """A page of a list: ``limit`` items (None: the list's own default) from ``offset`` (0: the first)."""
+    if limit is not None and (
+        isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= limits.profile_limit
+    ):
+        raise InvalidInput(
+            f"limit must be an integer from 1 to {limits.profile_limit} (max_profile_limit), got {limit!r}"
+        )
+    if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
+        raise InvalidInput(f"offset must be an integer from 0 up, got {offset!r}")
+    return limit, offset
 
 
 def require_unit(name: str, value: object) -> float:

@@ -85,8 +85,11 @@ DESCRIPTIONS = {
         "按与查询的相似度查找用户当前有效的记忆（事实和偏好），最相关的在前，每条带 id 和相似度。"
     ),
     "get_profile": (
-        "The user's profile: their active facts and preferences, most important first.\n"
-        "用户画像：当前有效的事实和偏好，按重要性排序。"
+        "The user's profile: their active facts and preferences, most important first, a page of each "
+        "(limit, offset; by default the first 50 facts and 20 preferences). facts_total and "
+        "preferences_total say how many there are.\n"
+        "用户画像：当前有效的事实和偏好，按重要性排序，分页返回（limit、offset；默认前 50 条事实和 20 条偏好）。"
+        "facts_total 和 preferences_total 为总数。"
     ),
     "memory_context": (
         "What to know about the user before answering a query: a text block ready for a system prompt "
@@ -189,9 +192,17 @@ class MemoryTools:
         return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
 
     @_tool
-    def get_profile(self, user_id: UserId) -> dict[str, Any]:
+    def get_profile(
+        self,
+        user_id: UserId,
+        limit: Annotated[
+            int | None,
+            Field(description="how many facts and preferences, of each (default 50 facts, 20 preferences) / 每类条数"),
+        ] = None,
+        offset: Annotated[int, Field(description="how many of each to skip / 每类跳过的条数")] = 0,
+    ) -> dict[str, Any]:
         service, _ = self._service("get_profile", Scope.READ)
-        profile = service.profile(user_id)
+        profile = service.profile(user_id, limit=limit, offset=offset)
         if not profile.known:
             raise not_found(user_id)
         return profile.to_dict()

@@ -13,7 +13,6 @@ printed facts may then be worded differently).
 from __future__ import annotations
 
 import json
-from datetime import datetime
 from typing import Any
 
 from factledger import open_ledger
@@ -31,13 +30,9 @@ MESSAGES = [
 
 
 def show(title: str, data: Any) -> None:
-    """Print a heading and a JSON document (datetimes as ISO strings, Chinese as is)."""
+    """Print a heading and a JSON document (``to_dict()`` is JSON-ready: times are ISO 8601 text)."""
     print(f"\n== {title}")
-    print(json.dumps(data, ensure_ascii=False, indent=2, default=_iso))
-
-
-def _iso(value: object) -> str:
-    return value.isoformat() if isinstance(value, datetime) else str(value)
+    print(json.dumps(data, ensure_ascii=False, indent=2))
 
 
 def main() -> None:

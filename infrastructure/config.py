@@ -189,6 +189,7 @@ class Settings:
     max_id_chars: int = DEFAULT_LIMITS.id_chars
     max_query_chars: int = DEFAULT_LIMITS.query_chars
     max_top_k: int = DEFAULT_LIMITS.top_k
+    max_profile_limit: int = DEFAULT_LIMITS.profile_limit
     # seconds any one SQL statement, and any wait for a lock, may take
     statement_timeout: float = 30.0
     lock_timeout: float = 10.0
@@ -230,6 +231,7 @@ class Settings:
             id_chars=self.max_id_chars,
             query_chars=self.max_query_chars,
             top_k=self.max_top_k,
+            profile_limit=self.max_profile_limit,
         )
 
     @classmethod
@@ -394,6 +396,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("max_id_chars", "FACTLEDGER_MAX_ID_CHARS", _int, "longest user, message or session id, or actor"),
     Setting("max_query_chars", "FACTLEDGER_MAX_QUERY_CHARS", _int, "longest recall query"),
     Setting("max_top_k", "FACTLEDGER_MAX_TOP_K", _int, "largest `top_k` of a recall"),
+    Setting("max_profile_limit", "FACTLEDGER_MAX_PROFILE_LIMIT", _int, "largest `limit` of a profile page"),
     Setting("statement_timeout", "FACTLEDGER_STATEMENT_TIMEOUT", _seconds, "seconds any one SQL statement may run"),
     Setting("lock_timeout", "FACTLEDGER_LOCK_TIMEOUT", _seconds, "seconds any wait for a lock may last"),
     Setting(

@@ -187,13 +187,13 @@ class InMemoryMemoryView:
     def _record(row: dict[str, Any]) -> MemoryRecord:
         return MemoryRecord(**{k: v for k, v in row.items() if k != "embedding"})
 
-    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
+    def page(self, user_id: str, type: str, limit: int, offset: int = 0) -> tuple[list[MemoryRecord], int]:
         with self._lock:
             rows = [
                 r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] == type and r["is_active"]
             ]
         rows.sort(key=lambda r: (-r["importance"], r["created_at"], r["id"]))
-        return [self._record(r) for r in rows[:limit]]
+        return [self._record(r) for r in rows[offset : offset + limit]], len(rows)
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
         with self._lock:

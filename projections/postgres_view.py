@@ -615,16 +615,22 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             updated_at=row["updated_at"],
         )
 
-    def items(self, user_id: str, type: str, limit: int) -> list[MemoryRecord]:
+    def page(self, user_id: str, type: str, limit: int, offset: int = 0) -> tuple[list[MemoryRecord], int]:
+        # One statement, so the count and the page see the same rows; with an offset past
+        # the end the page is empty and the one row left carries the count alone.
         with self.datastore.cursor() as curs:
             curs.execute(
                 SQL(
-                    "SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active "
-                    "ORDER BY importance DESC, created_at, id LIMIT %s"
+                    "WITH chosen AS (SELECT " + COLUMNS + " FROM {} WHERE user_id = %s AND type = %s AND is_active), "
+                    "shown AS (SELECT * FROM chosen ORDER BY importance DESC, created_at, id LIMIT %s OFFSET %s) "
+                    "SELECT (SELECT count(*) FROM chosen) AS total, shown.* FROM (SELECT 1) AS one "
+                    "LEFT JOIN shown ON true ORDER BY shown.importance DESC, shown.created_at, shown.id"
                 ).format(self.memories),
-                (user_id, type, limit),
+                (user_id, type, limit, offset),
             )
-            return [self._record(row) for row in curs.fetchall()]
+            rows = curs.fetchall()
+        total = int(rows[0]["total"]) if rows else 0
+        return [self._record(row) for row in rows if row["id"] is not None], total
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
         where = SQL("WHERE user_id = %s") if user_id is not None else SQL("")

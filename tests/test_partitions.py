@@ -257,6 +257,9 @@ def test_a_moved_user_keeps_their_memory_and_the_source_keeps_only_a_tombstone(
     assert ledger.partition_of(user) == "two"
     moved = ledger.profile(user).to_dict()
     assert moved["facts"] == profile["facts"] and moved.get("preferences") == profile.get("preferences")
+    second = ledger.profile(user, limit=1, offset=1)  # the router pages as a ledger does
+    assert [f.id for f in second.facts] == [f.id for f in ledger.profile(user).facts][1:2]
+    assert second.facts_total == moved["facts_total"] >= 2
     assert ledger.history(user).entries == history.entries
     assert ledger.why(user, fact.id).id == fact.id
     for table in ("factledger_events", "factledger_snapshots", "factledger_message_ids", "memories_users"):

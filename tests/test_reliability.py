@@ -81,7 +81,7 @@ def test_a_poisoned_event_is_quarantined_and_the_rest_projected(service: LedgerS
     assert (status.lag, status.quarantined) == (0, 2)
     quarantined = service.quarantined_events()
     assert [q["topic"].rpartition(".")[2] for q in quarantined] == ["FactObserved", "Vanished"]
-    assert "0x00" in quarantined[0]["error"] and quarantined[1]["originator_id"] == stranger
+    assert "0x00" in quarantined[0]["error"] and quarantined[1]["originator_id"] == str(stranger)
     assert [f["fact"] for f in service.profile("healthy").to_dict()["facts"]["location"]] == [result.facts[0]]
     assert service.profile("poisoned").to_dict()["facts_count"] == 0
     # Later events of the poisoned user still project.

@@ -165,12 +165,12 @@ def test_history_keeps_message_time_context_and_extraction(service: LedgerServic
     kinds = [e["event"] for e in history]
     assert kinds[:3] == ["Started", "MessageIngested", "ExtractionRecorded"]
     message = history[1]
-    assert message["at"] == at and message["context"] == CONTEXT and message["session_id"] == "s"
+    assert message["at"] == at.isoformat() and message["context"] == CONTEXT and message["session_id"] == "s"
     extraction = history[2]["extraction"]
     assert extraction["extractor_id"] == service.extractor.extractor_id
     assert [f["fact"] for f in extraction["facts"]] == ["用户在杭州工作", "用户的老板姓张"]
     observed = [e for e in history if e["event"] == "FactObserved"]
-    assert all(e["at"] == at for e in observed)
+    assert all(e["at"] == at.isoformat() for e in observed)
 
 
 def test_snapshots_keep_a_long_history_loadable(open_service: Callable[..., LedgerService]) -> None:

@@ -11,11 +11,11 @@ import argparse
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from pathlib import Path
 
 from factledger.application.errors import InvalidInput
 from factledger.application.ports import Extractor
 from factledger.domain.values import Turn
+from factledger.entrypoints.cli.files import json_text, write_private_file
 from factledger.entrypoints.cli.present import err, human, out, print_json, progress, shown, styled, table
 from factledger.evaluation import SAMPLE, Prediction, Report, Scores, evaluate, load_lines, load_sample, predict_all
 from factledger.infrastructure.bootstrap import open_ledger
@@ -137,11 +137,8 @@ def _print_report(source: str, report: Report) -> None:
 
 
 def _write_predictions(path: str, predictions: Sequence[Prediction]) -> None:
-    try:
-        with Path(path).open("w", encoding="utf-8") as handle:
-            handle.writelines(json.dumps(p.as_dict(), ensure_ascii=False) + "\n" for p in predictions)
-    except OSError as exc:
-        raise InvalidInput(f"--predictions {path}: cannot write ({exc.strerror})") from None
+    lines = "".join(json_text(p.as_dict(), indent=None) + "\n" for p in predictions)
+    write_private_file(path, lines, "--predictions")
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -195,6 +192,6 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument(
         "--predictions",
         metavar="OUT.jsonl",
-        help='also write one line per input: {"id", "signal", "facts", "preferences"}',
+        help='also write one line per input: {"id", "signal", "facts", "preferences"} (mode 0600, all at once)',
     )
     p.set_defaults(func=cmd_eval)

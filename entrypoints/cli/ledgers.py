@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Mapping
+from datetime import datetime
 from typing import Any
 
 from factledger.entrypoints.cli.present import (
@@ -72,7 +73,7 @@ def cmd_ledgers(args: argparse.Namespace) -> int:
             shown(r["extractor_id"] or "(as ingested)"),
             str(r["events"]),
             human(r["replay_position"]),
-            NOTHING if r["created_at"] is None else f"{r['created_at']:%Y-%m-%d %H:%M}",
+            NOTHING if r["created_at"] is None else f"{datetime.fromisoformat(r['created_at']):%Y-%m-%d %H:%M}",
         )
         for r in rows
     ]

@@ -13,10 +13,8 @@ to break at), so a fact is printed whole at any terminal width.
 from __future__ import annotations
 
 import argparse
-import json
 import re
 import sys
-import uuid
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
@@ -31,6 +29,7 @@ from rich.text import Text
 from factledger.application.decisions import Outcome
 from factledger.application.results import HistoryEntry
 from factledger.domain.memory import UserMemory
+from factledger.entrypoints.cli.files import json_text
 
 __all__ = [
     "EVENT_DESCRIPTIONS",
@@ -97,8 +96,10 @@ def human(value: Any) -> str:
     return shown(value)
 
 
-def when(moment: datetime | None) -> str:
-    """A time to the second (— when there is none)."""
+def when(moment: datetime | str | None) -> str:
+    """A time to the second (— when there is none); ISO 8601 text (from ``to_dict()``) too."""
+    if isinstance(moment, str):
+        moment = datetime.fromisoformat(moment)
     return NOTHING if moment is None else f"{moment:%Y-%m-%d %H:%M:%S}"
 
 
@@ -140,21 +141,10 @@ def outcome_line(item: Outcome) -> Text:
 # ---- JSON and progress ----------------------------------------------------------------------
 
 
-def _json_default(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, uuid.UUID):
-        return str(value)
-    if hasattr(value, "to_dict"):
-        return value.to_dict()
-    if hasattr(value, "as_dict"):
-        return value.as_dict()
-    raise TypeError(f"cannot serialise {type(value).__name__}")
-
-
 def print_json(data: Any) -> None:
-    """``data`` as indented JSON on stdout (text kept as UTF-8, times in ISO 8601)."""
-    sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, default=_json_default) + "\n")
+    """``data`` as indented JSON on stdout (text kept as UTF-8): JSON-ready data (``to_dict()``)
+    only, by the same ``json_text`` as the files the CLI writes."""
+    sys.stdout.write(json_text(data) + "\n")
 
 
 @contextmanager

@@ -4,12 +4,10 @@ from __future__ import annotations
 
 import argparse
 import getpass
-import json
-import os
 import sys
-from pathlib import Path
 
 from factledger.application.errors import InvalidInput
+from factledger.entrypoints.cli.files import json_text, write_private_file
 from factledger.entrypoints.cli.present import count, out, print_json, shown, styled
 from factledger.entrypoints.cli.session import opened
 from factledger.infrastructure.encryption import new_key
@@ -64,17 +62,13 @@ def cmd_forgotten(args: argparse.Namespace) -> int:
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """Write the user's whole memory as JSON (stdout, or a file only its owner can read)."""
+    """Write the user's whole memory as JSON (stdout, or a file only its owner can read, written whole)."""
     with opened(args, check_embedder=False) as service:
         data = service.export(args.user)
     if args.output is None:
         print_json(data)
         return 0
-    path = Path(args.output)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-    with os.fdopen(fd, "w", encoding="utf-8") as handle:
-        json.dump(data, handle, ensure_ascii=False, indent=2)
-        handle.write("\n")
+    path = write_private_file(args.output, json_text(data) + "\n", "--output")
     if args.json:
         print_json({"output": str(path), "messages": len(data["messages"]), "facts": len(data["facts"])})
     else:
@@ -126,7 +120,11 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
         description="Every message, fact and preference of the user, each with its whole history, as JSON.",
     )
     p.add_argument("user")
-    p.add_argument("--output", "-o", help="write to this file (mode 0600) instead of stdout")
+    p.add_argument(
+        "--output",
+        "-o",
+        help="write to this file instead of stdout: mode 0600, all at once (a temporary file renamed over it)",
+    )
     p.set_defaults(func=cmd_export)
 
     p = sub.add_parser(

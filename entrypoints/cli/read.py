@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import argparse
 
+from factledger.application.results import Profile
 from factledger.entrypoints.cli.present import (
+    count,
     describe_event,
     err,
     out,
@@ -24,16 +26,34 @@ from factledger.entrypoints.cli.session import opened, parse_time, require_known
 
 
 def cmd_profile(args: argparse.Namespace) -> int:
-    """A user's active facts and preferences (as of a time, from the events, with ``--as-of``)."""
+    """A page of a user's active facts and preferences, most important first (as of a time,
+    from the events, with ``--as-of``), and how many there are."""
     as_of = parse_time(args.as_of, "--as-of") if args.as_of else None
     with opened(args, check_embedder=False) as service:
-        profile = service.profile(args.user, as_of=as_of, clock=_clock(args))
+        profile = service.profile(args.user, as_of=as_of, clock=_clock(args), limit=args.limit, offset=args.offset)
     require_known(args.user, profile.known)
     if args.json:
         print_json(profile.to_dict())
-    else:
-        out.print(profile_table(profile.to_dict()))
+        return 0
+    out.print(profile_table(profile.to_dict()))
+    if profile.offset or profile.has_more:
+        out.print(page_note(profile))
     return 0
+
+
+def page_note(profile: Profile) -> str:
+    """Which part of the profile is shown: ``showing 50 of 828 facts and 20 of 31 preferences``."""
+
+    def part(shown_here: int, total: int, noun: str) -> str:
+        if not shown_here:
+            return f"none of {count(total, noun)}"
+        span = f"{profile.offset + 1}–{profile.offset + shown_here}" if profile.offset else str(shown_here)
+        return f"{span} of {total} {noun if total == 1 else noun + 's'}"
+
+    facts = part(len(profile.facts), profile.facts_total, "fact")
+    preferences = part(len(profile.preferences), profile.preferences_total, "preference")
+    more = " (--offset/--limit for more)" if profile.has_more else ""
+    return f"showing {facts} and {preferences}, most important first{more}"
 
 
 def cmd_recall(args: argparse.Namespace) -> int:
@@ -115,8 +135,17 @@ def cmd_context(args: argparse.Namespace) -> int:
 
 def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:  # type: ignore[type-arg]
     """Add ``profile``, ``recall``, ``history`` and ``context``."""
-    p = sub.add_parser("profile", parents=[common], help="a user's active facts and preferences by category")
+    p = sub.add_parser(
+        "profile",
+        parents=[common],
+        help="a user's active facts and preferences by category",
+        description="A page of the user's active facts and preferences, most important first (facts by "
+        "importance, preferences by strength, then by when first said): by default the first 50 facts "
+        "and 20 preferences; the output says how many there are.",
+    )
     p.add_argument("user")
+    p.add_argument("--limit", type=int, metavar="N", help="show N facts and N preferences (default 50 and 20)")
+    p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the N most important of each (default 0)")
     p.add_argument(
         "--as-of",
         metavar="TIME",

@@ -17,6 +17,7 @@ from fastapi import APIRouter, Path, Request
 from fastapi.responses import JSONResponse
 
 from factledger.application.access import AccessDenied, Scope
+from factledger.application.json_values import json_ready
 from factledger.entrypoints.http.auth import Admin, Caller, Reader
 from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn
 from factledger.entrypoints.http.problems import Problem, status_of
@@ -47,8 +48,8 @@ class ReplayJob:
             "processed": self.processed,
             "total": self.total,
             "started_at": self.started_at,
-            "report": self.report,
-            "error": self.error,
+            "report": json_ready(self.report),
+            "error": json_ready(self.error),
         }
 
 

@@ -108,10 +108,23 @@ def _charge_the_rest(request: Request, caller: Caller, messages: int) -> None:
     charge(request, caller.key.key_id, messages - 1, f" and a batch of {messages} messages costs {messages}")
 
 
-@router.get("/profile", summary="Active facts and preferences")
-def profile(user_id: str, caller: Reader, as_of: datetime | None = None, clock: Clock = "said") -> dict[str, Any]:
-    """Most important first; with ``as_of``, as they were then (by when things were said, or recorded)."""
-    found = caller.service.profile(user_id, as_of, clock)
+@router.get("/profile", summary="Active facts and preferences, a page of each")
+def profile(
+    user_id: str,
+    caller: Reader,
+    as_of: datetime | None = None,
+    clock: Clock = "said",
+    limit: Annotated[
+        int | None,
+        Query(ge=1, description="facts and preferences shown, of each (default: 50 facts, 20 preferences)"),
+    ] = None,
+    offset: Annotated[int, Query(ge=0, description="how many of each to skip, most important first")] = 0,
+) -> dict[str, Any]:
+    """Most important first (facts by importance, preferences by strength, then by when first
+    said, then by id); ``facts_total`` and ``preferences_total`` say how many there are, and
+    ``facts_count`` and ``preferences_count`` how many this page shows. With ``as_of``, as they
+    were then (by when things were said, or recorded), paged alike."""
+    found = caller.service.profile(user_id, as_of, clock, limit=limit, offset=offset)
     if not found.known:  # the profile knows already: no second lookup
         require_user(caller, user_id)
     return found.to_dict()
