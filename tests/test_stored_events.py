@@ -54,7 +54,8 @@ def test_version_1_events_load_and_project_to_the_same_profile(ledger: MemoryLed
     memory = project_memory(events)
     assert memory is not None
     want = expected()
-    assert json.loads(json.dumps(profile_of(memory, "fixture").to_dict(), default=str)) == want["profile"]
+    profile = json.loads(json.dumps(profile_of(memory, "fixture").to_dict(), default=str))
+    assert {key: profile[key] for key in want["profile"]} == want["profile"]  # later versions add page fields
     assert memory.version == want["version"] and memory.messages_ingested == want["messages_ingested"]
     active = {fid for fid, f in want["facts"].items() if f["is_active"]}
     assert set(memory.facts) == active
