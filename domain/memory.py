@@ -195,7 +195,8 @@ def _span(item: Fact | Preference) -> Span:
 
 
 def _around(active: list[Span], past: dict[str, Span], at: datetime) -> tuple[list[Span], list[Span]]:
-    spans = sorted([*past.values(), *active], key=lambda s: s.valid_from)
+    # an item absorbed by one said before it (it ended where it began) never held
+    spans = sorted([s for s in [*past.values(), *active] if s.valid_until != s.valid_from], key=lambda s: s.valid_from)
     return [s for s in spans if s.holds_at(at)], [s for s in spans if s.valid_from > at]
 
 
