@@ -179,3 +179,5 @@ def test_the_cli_refuses_a_reserved_schema_with_exit_2(cli_env: dict[str, str]) 
     proc = run_cli({**cli_env, "FACTLEDGER_SCHEMA": "pg_x"}, "ingest", "--user", "u", "我住在杭州", expect=2)
     assert "FACTLEDGER_SCHEMA 'pg_x' is reserved by PostgreSQL" in proc.stderr
     assert "Traceback" not in proc.stderr and "ReservedName" not in proc.stderr
+    proc = run_cli(cli_env, "partitions", "add", "four", "--schema", "pg_four", expect=2)
+    assert "schema 'pg_four' is reserved by PostgreSQL" in proc.stderr and "Traceback" not in proc.stderr
