@@ -148,7 +148,8 @@ class _FittingConsole(Console):
     On a terminal, or with ``COLUMNS`` set, strings and ``Text`` are cut into
     lines that fit (``wrapped``), continuation lines indented. Piped without
     ``COLUMNS`` there is no width to fit, and each line stays whole, for grep.
-    Tables and other renderables fit by themselves (80 columns when piped).
+    Tables and other renderables fit by themselves, their titles wrapped too (80
+    columns when piped).
     ``soft_wrap=True`` prints a line whole (an API key, to be copied in one piece).
     """
 
@@ -159,10 +160,12 @@ class _FittingConsole(Console):
 
     def print(self, *objects: Any, hang: int | None = None, **options: Any) -> None:
         """``Console.print``; ``hang``: how far continuation lines are indented (``wrapped``)."""
-        text_only = all(isinstance(o, (str, Text)) for o in objects)
-        if "soft_wrap" not in options and text_only and self.has_width:
-            line = Text(options.pop("sep", " ")).join(Text(o) if isinstance(o, str) else o for o in objects)
-            objects = (wrapped(line, self.width, hang),)  # fits already: soft_wrap keeps rich from cutting it
+        if "soft_wrap" not in options and self.has_width:
+            if all(isinstance(o, (str, Text)) for o in objects):
+                line = Text(options.pop("sep", " ")).join(Text(o) if isinstance(o, str) else o for o in objects)
+                objects = (wrapped(line, self.width, hang),)  # fits already: soft_wrap keeps rich from cutting it
+            else:  # a table: its title wraps too, and a line it cannot fit runs on rather than being cut
+                options.update(soft_wrap=False, crop=False)
         super().print(*objects, **options)
 
 
