@@ -42,7 +42,7 @@ from factledger.application.replay import ReplayEstimate, ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
 from factledger.application.screening import DEFAULT_POLICIES
 from factledger.application.sensitive import Kind, Policy
-from factledger.application.validation import DEFAULT_LIMITS, InputLimits
+from factledger.application.validation import DEFAULT_LIMITS, InputLimits, optional_id
 from factledger.application.writing import WRITE_ATTEMPTS, MemoryWriter
 
 __all__ = ["Incoming", "IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict"]
@@ -249,6 +249,7 @@ class LedgerService:
         and ``redacted``: the secrets replaced by placeholders before recording, by kind."""
         if self.usage_log is None:
             raise InvalidInput("this ledger keeps no usage log")
+        user_id = optional_id("user_id", user_id, self.limits)
         report = self.usage_log.report(user_id)
         report["redacted"] = self.ledger.redaction_counts(user_id)
         return report
@@ -315,7 +316,7 @@ class LedgerService:
 
     def diff(self, other: str, user_id: str | None = None) -> Diff:
         """Compare this ledger (A) with the ledger ``other`` (B), per user."""
-        return self._require_ledgers().diff(other, user_id)
+        return self._require_ledgers().diff(other, optional_id("user_id", user_id, self.limits))
 
     def promote(self, name: str, force: bool = False) -> str:
         """Make the ledger ``name`` live, atomically; return the name the old live one keeps.

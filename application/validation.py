@@ -2,15 +2,19 @@
 
 Every limit has a stated, configurable default (``InputLimits``); a value
 outside it raises ``InvalidInput`` naming the field and the limit, and nothing
-is written. Ids must be exact: no control characters, no surrounding spaces
-(``" u1"`` would silently be another user). Free text is cleaned instead of
-refused: control characters and unpaired surrogates (which PostgreSQL cannot
-store, or which are terminal escapes) are removed.
+is written. Ids must be exact: no surrounding spaces (``" u1"`` would silently
+be another user), nothing invisible (control and format characters: TAB, a
+zero-width space, a bidi override would make two ids that print alike), and
+they are normalised to NFC, so ``"Café"`` typed precomposed or with a combining
+accent is one user. Free text is cleaned instead of refused: terminal escape
+sequences, control characters and unpaired surrogates (which PostgreSQL cannot
+store, or which drive a terminal) are removed.
 """
 
 from __future__ import annotations
 
 import math
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -18,7 +22,7 @@ from typing import Any
 import attrs
 
 from factledger.application.errors import InvalidInput, NotFound
-from factledger.domain.values import Turn, has_unstorable, storable_text
+from factledger.domain.values import Turn, invisible_characters, storable_text
 
 # Chat logs older than this are not plausible; later than now + skew is a clock error.
 EARLIEST = datetime(1970, 1, 1, tzinfo=UTC)
@@ -46,20 +50,42 @@ def _shown(value: str, limit: int = 40) -> str:
 
 
 def require_id(name: str, value: object, limits: InputLimits = DEFAULT_LIMITS) -> str:
-    """An identifier (user, message, session, actor): a non-empty string kept exactly as given."""
+    """An identifier (user, message, session, actor): a non-empty string of visible characters,
+    normalised to NFC (the form the id is recorded and looked up in), otherwise kept as given."""
     if not isinstance(value, str):
         raise InvalidInput(f"{name} must be a string, got {type(value).__name__}")
     if not value.strip():
         raise InvalidInput(f"{name} must not be empty")
-    if len(value) > limits.id_chars:
-        raise InvalidInput(f"{name} is {len(value)} characters long; the limit is {limits.id_chars} (max_id_chars)")
-    if has_unstorable(value):
-        raise InvalidInput(f"{name} {_shown(value)} contains a control character or an unpaired surrogate")
+    _require_length(name, value, limits)  # before anything reads a huge value whole
+    if invisible := invisible_characters(value):
+        raise InvalidInput(f"{name} {_shown(value)} contains {_described(invisible[0])}; ids must be visible text")
     if value != value.strip():
         raise InvalidInput(
             f"{name} {_shown(value)} has leading or trailing whitespace; ids are compared exactly, so strip it first"
         )
+    value = unicodedata.normalize("NFC", value)
+    _require_length(name, value, limits)  # NFC lengthens a few characters (U+0958 becomes two)
     return value
+
+
+def _require_length(name: str, value: str, limits: InputLimits) -> None:
+    if len(value) > limits.id_chars:
+        raise InvalidInput(f"{name} is {len(value)} characters long; the limit is {limits.id_chars} (max_id_chars)")
+
+
+_KINDS = {
+    "Cc": "a control character",
+    "Cf": "an invisible format character",
+    "Cs": "an unpaired surrogate",
+    "Zl": "a line separator",
+    "Zp": "a paragraph separator",
+}
+
+
+def _described(char: str) -> str:
+    """``U+200B ZERO WIDTH SPACE, an invisible format character``."""
+    name = unicodedata.name(char, "")
+    return f"U+{ord(char):04X}{' ' + name if name else ''}, {_KINDS[unicodedata.category(char)]}"
 
 
 def optional_id(name: str, value: object, limits: InputLimits = DEFAULT_LIMITS) -> str | None:

@@ -26,10 +26,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import emit, ledger, note, parser, rounded, server_uri, verdict  # noqa: E402
-from history_length import conversation  # noqa: E402
+from common import emit, ledger, note, parser, rounded, server_uri, verdict
+from history_length import conversation
 
-from factledger.application.ingestion import Incoming  # noqa: E402
+from factledger.application.ingestion import Incoming
 
 READ_AT_ONCE = 256  # lines ingest-file hands to ingest_many at a time
 TARGET = 0.70
@@ -40,9 +40,7 @@ def workload(lines: int, users: int, seed: int) -> list[Incoming]:
     rng = random.Random(seed)
     per_user = -(-lines // users)
     talks = [list(conversation(rng, per_user)) for _ in range(users)]
-    return [
-        Incoming(f"user{i % users:05d}", talks[i % users][i // users], message_id=f"line{i}") for i in range(lines)
-    ]
+    return [Incoming(f"user{i % users:05d}", talks[i % users][i // users], message_id=f"line{i}") for i in range(lines)]
 
 
 def tenths(uri: str, work: list[Incoming]) -> list[float]:

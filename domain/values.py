@@ -5,6 +5,7 @@ from __future__ import annotations
 import enum
 import math
 import re
+import unicodedata
 from collections.abc import Iterable
 from typing import Any
 
@@ -14,20 +15,54 @@ from factledger.domain.categories import fact_category, preference_category
 
 MAX_TEXT_LENGTH = 500
 
+# Terminal escape sequences, removed whole (not only their ESC, which left "[31m" in
+# the text): CSI (ESC [ or U+009B, parameters, intermediates, a final byte); string
+# commands (OSC, DCS, SOS, PM, APC: ESC ] P X ^ _ or U+009D U+0090 U+0098 U+009E U+009F,
+# a body, then BEL, ESC \ or U+009C); any other ESC with its intermediates and final
+# byte. Linear time: no body class holds a character that starts a sequence, so two
+# attempts never scan the same characters, and no quantifier is nested.
+_ESCAPE_SEQUENCE = re.compile(
+    "(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]"
+    "|(?:\x1b[P\\]X^_]|[\x90\x98\x9d\x9e\x9f])[^\x00-\x1f\x7f-\x9f]*(?:\x07|\x1b\\\\|\x9c)"
+    "|\x1b[ -/]*[0-~]"
+)
+
+# Line and paragraph separators (and NEL) end a line as "\n" does: a clause splitter
+# reading text must see the break, not one run-on clause.
+_LINE_BREAKS = str.maketrans({"\u2028": "\n", "\u2029": "\n", "\x85": "\n"})
+
 # C0 and C1 control characters other than tab, newline and carriage return, and
 # unpaired surrogates: PostgreSQL's text and jsonb cannot hold NUL or surrogates,
 # and the others are terminal escapes, not words anyone said.
 _UNSTORABLE = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff]")
 
+# What cannot be seen or typed back: control (Cc) and format (Cf: zero-width spaces
+# and joiners, bidi controls, the BOM) characters, unpaired surrogates, line and
+# paragraph separators. An id holding one is refused; printed text shows it escaped.
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
 
 def storable_text(text: str) -> str:
-    """``text`` without the characters no store or terminal should receive (see ``_UNSTORABLE``)."""
-    return _UNSTORABLE.sub("", text)
+    """``text`` as it may be stored: terminal escape sequences removed whole, U+2028 and
+    U+2029 turned into line breaks, then every character ``_UNSTORABLE`` names removed."""
+    if not text.isprintable():  # the common case (no control character at all) needs no pass
+        text = _UNSTORABLE.sub("", _ESCAPE_SEQUENCE.sub("", text).translate(_LINE_BREAKS))
+    return text
 
 
 def has_unstorable(text: str) -> bool:
     """Whether ``text`` holds a character ``storable_text`` would remove."""
     return _UNSTORABLE.search(text) is not None
+
+
+def is_invisible(char: str) -> bool:
+    """Whether ``char`` prints as nothing or moves the cursor: see ``_INVISIBLE_CATEGORIES``."""
+    return unicodedata.category(char) in _INVISIBLE_CATEGORIES
+
+
+def invisible_characters(text: str) -> list[str]:
+    """The characters of ``text`` that ``is_invisible``, in order (linear; none for printable text)."""
+    return [] if text.isprintable() else [char for char in text if is_invisible(char)]
 
 
 def unit_interval(value: object) -> float:

@@ -97,7 +97,19 @@ def _schema(name: str, value: Any) -> str:
         raise ConfigError(
             f"{name} must be letters, digits and _ (starting with a letter or _, at most 24), got {text!r}"
         )
+    if is_reserved_schema(text):
+        raise ConfigError(f"{name} {text!r} {RESERVED_SCHEMA}; choose another schema name")
     return text
+
+
+RESERVED_SCHEMA = "is reserved by PostgreSQL (names starting with pg_, and information_schema, are its own)"
+
+
+def is_reserved_schema(name: str) -> bool:
+    """Whether PostgreSQL keeps ``name`` for itself (``CREATE SCHEMA pg_x`` fails; any case,
+    since an unquoted name is folded to lower case)."""
+    folded = name.lower()
+    return folded.startswith("pg_") or folded == "information_schema"
 
 
 def _sensitive(name: str, value: Any) -> str:
@@ -310,7 +322,12 @@ SETTINGS: tuple[Setting, ...] = (
         "PostgreSQL URI (needs the `vector` extension available)",
         "unset: embedded server under `FACTLEDGER_HOME`",
     ),
-    Setting("schema", "FACTLEDGER_SCHEMA", _schema, "schema holding the ledger's tables (letters, digits, `_`, ≤ 24)"),
+    Setting(
+        "schema",
+        "FACTLEDGER_SCHEMA",
+        _schema,
+        "schema holding the ledger's tables (letters, digits, `_`, ≤ 24; not `pg_…`)",
+    ),
     Setting(
         "fact_similarity",
         "FACTLEDGER_FACT_SIMILARITY",

@@ -49,7 +49,7 @@ from factledger.application.partitioned import (
 from factledger.application.service import LedgerService
 from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.bootstrap import database_uri, open_ledger, prepare_database, startup_lock
-from factledger.infrastructure.config import SCHEMA_PATTERN, Settings
+from factledger.infrastructure.config import RESERVED_SCHEMA, SCHEMA_PATTERN, Settings, is_reserved_schema
 from factledger.infrastructure.event_store import LedgerRecorder, connection_options
 
 logger = logging.getLogger(__name__)
@@ -380,6 +380,8 @@ class PostgresPartitions:
         schema = schema or default_schema(name, self.base)
         if not SCHEMA_PATTERN.match(schema):
             raise PartitionError(f"schema {schema!r} must be letters, digits and _ (a letter or _ first, ≤ 24)")
+        if is_reserved_schema(schema):
+            raise PartitionError(f"schema {schema!r} {RESERVED_SCHEMA}")
         if database_url is not None:
             try:
                 conninfo_to_dict(database_url)

@@ -35,8 +35,16 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("user_id-list", ingest(user_id=["f1"]), "user_id must be a string, got list"),
     ("user_id-empty", ingest(user_id="  "), "user_id must not be empty"),
     ("user_id-long", ingest(user_id="u" * 257), "the limit is 256 (max_id_chars)"),
-    ("user_id-control", ingest(user_id="u\x00"), "user_id 'u\\x00' contains a control character"),
-    ("user_id-escape", ingest(user_id="u\x1b[31m"), "contains a control character"),
+    ("user_id-control", ingest(user_id="u\x00"), "user_id 'u\\x00' contains U+0000, a control character"),
+    ("user_id-escape", ingest(user_id="u\x1b[31m"), "contains U+001B, a control character"),
+    ("user_id-tab", ingest(user_id="u\t1"), "user_id 'u\\t1' contains U+0009, a control character"),
+    (
+        "user_id-invisible",
+        ingest(user_id="u\u200b1"),
+        "contains U+200B ZERO WIDTH SPACE, an invisible format character; ids must be visible text",
+    ),
+    ("session_id-bidi", ingest(session_id="s\u202e1"), "session_id 's\\u202e1' contains U+202E RIGHT-TO-LEFT"),
+    ("message_id-newline", ingest(message_id="m\n1"), "message_id 'm\\n1' contains U+000A, a control character"),
     ("user_id-spaces", ingest(user_id=" u "), "user_id ' u ' has leading or trailing whitespace"),
     ("message_id-type", ingest(message_id=123), "message_id must be a string, got int"),
     ("message_id-long", ingest(message_id="m" * 1_000_000), "message_id is 1000000 characters long; the limit is 256"),
@@ -117,7 +125,7 @@ def test_control_characters_are_removed_from_text_not_refused(service: LedgerSer
     result = service.ingest("u", "我住在北京\x00\x1b[31m", context=[{"role": "user", "content": "你\x07好"}])
     assert result.facts and all(not has_unstorable(f) for f in result.facts)
     [message] = [e for e in [e.to_dict() for e in service.history("u")] if e["event"] == "MessageIngested"]
-    assert message["text"] == "我住在北京[31m"
+    assert message["text"] == "我住在北京"  # the whole escape sequence, not only its ESC
     assert message["context"] == [{"role": "user", "content": "你好"}]
     assert service.read_model_status().quarantined == 0
 

@@ -10,11 +10,14 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+import attrs
+
 from factledger.application.errors import FactledgerError, InvalidInput
 from factledger.application.ingestion import Incoming
 from factledger.application.results import HistoryEntry, IngestResult
 from factledger.application.service import LedgerService
-from factledger.entrypoints.cli.lines import line_message_id, numbered_lines, open_lines, parse_message
+from factledger.application.validation import require_id
+from factledger.entrypoints.cli.lines import file_source, line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
     count,
     describe_event,
@@ -30,6 +33,7 @@ from factledger.entrypoints.cli.present import (
 )
 from factledger.entrypoints.cli.session import opened, parse_time
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.secret import InstallationSecret
 
 logger = logging.getLogger("factledger.cli")
 
@@ -72,96 +76,136 @@ def cmd_ingest(args: argparse.Namespace) -> int:
     return 0
 
 
+@attrs.define
+class _FileImport:
+    """What ``ingest-file`` has done so far: counts, failed lines, lines waiting to be ingested."""
+
+    service: LedgerService
+    source: str
+    secret: InstallationSecret
+    lines: int = 0
+    blank: int = 0
+    tally: dict[str, int] = attrs.field(
+        factory=lambda: dict.fromkeys(
+            ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted"), 0
+        )
+    )
+    failures: list[dict[str, Any]] = attrs.field(factory=list)
+    pending: list[tuple[int, Incoming]] = attrs.field(factory=list)
+
+    def read(self, number: int, raw: bytes | None) -> bool:
+        """Take line ``number``: a blank line is counted, a bad one reported, a message queued
+        (then True)."""
+        self.lines = number
+        try:
+            record = parse_message(raw, number)
+        except InvalidInput as exc:
+            self.failed(number, exc)
+            return False
+        if record is None:
+            self.blank += 1
+            logger.info("line %d: blank, skipped", number)
+            return False
+        message_id = record.get("message_id")
+        if message_id is None:
+            message_id = line_message_id(self.source, number, raw or b"", self.secret)
+        incoming = Incoming(
+            record["user_id"],
+            record["message"],
+            session_id=record.get("session_id"),
+            context=record.get("context"),
+            message_id=message_id,
+            timestamp=record["timestamp"],
+        )
+        self.pending.append((number, incoming))
+        return True
+
+    def failed(self, number: int, exc: Exception) -> None:
+        message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
+        self.failures.append({"line": number, "error": message})
+        logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
+
+    def ingest_pending(self) -> int:
+        """Ingest the queued lines; how many they were."""
+        done = len(self.pending)
+        outcomes = self.service.ingest_many([m for _, m in self.pending])
+        for (number, _), outcome in zip(self.pending, outcomes, strict=True):
+            if isinstance(outcome, FactledgerError):
+                self.failed(number, outcome)
+            elif outcome.status == "duplicate":
+                self.tally["already_recorded"] += 1
+            else:
+                self.tally["ingested"] += 1
+                self.tally["extraction_pending"] += outcome.status == "extraction_failed"
+                self.tally["facts_extracted"] += outcome.facts_extracted
+                self.tally["preferences_extracted"] += outcome.preferences_extracted
+        self.pending.clear()
+        return done
+
+    def summary(self, projected: int) -> dict[str, Any]:
+        self.failures.sort(key=lambda failure: int(failure["line"]))
+        return {
+            "lines": self.lines,
+            "blank_lines": self.blank,
+            "ingested": self.tally["ingested"],
+            "already_recorded": self.tally["already_recorded"],
+            "extraction_pending": self.tally["extraction_pending"],
+            "failed": len(self.failures),
+            "facts_extracted": self.tally["facts_extracted"],
+            "preferences_extracted": self.tally["preferences_extracted"],
+            "events_projected": projected,
+            "errors": self.failures,
+        }
+
+
 def cmd_ingest_file(args: argparse.Namespace) -> int:
     """Record every line of a JSONL file; bad lines are reported by number and the rest recorded (exit 1)."""
     path = Path(args.file)
     stream, total = open_lines(path)
-    source = "stdin" if str(path) == "-" else path.name
-    failures: list[dict[str, Any]] = []
-    tally = dict.fromkeys(
-        ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted"), 0
-    )
-    lines = 0
     secret = Settings.load().installation_secret()
-    pending: list[tuple[int, Incoming]] = []
-
-    def failed(number: int, exc: Exception) -> None:
-        message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
-        failures.append({"line": number, "error": message})
-        logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
-
-    def ingest_pending(service: LedgerService) -> None:
-        for (number, _), outcome in zip(pending, service.ingest_many([m for _, m in pending]), strict=True):
-            if isinstance(outcome, FactledgerError):
-                failed(number, outcome)
-            elif outcome.status == "duplicate":
-                tally["already_recorded"] += 1
-            else:
-                tally["ingested"] += 1
-                tally["extraction_pending"] += outcome.status == "extraction_failed"
-                tally["facts_extracted"] += outcome.facts_extracted
-                tally["preferences_extracted"] += outcome.preferences_extracted
-        bar.advance(task, len(pending))
-        pending.clear()
-
+    source = _source(args.source) if args.source is not None else file_source(path, secret)
     workers = {"bulk_workers": args.workers} if args.workers else {}
     with opened(args, inline_projection=False, **workers) as service, progress(args, "ingesting") as bar, stream:
         task = bar.add_task("ingest", total=total)
+        run = _FileImport(service, source, secret)
         for number, raw in numbered_lines(stream):
-            lines = number
-            try:
-                record = parse_message(raw, number)
-            except InvalidInput as exc:
-                failed(number, exc)
-                record = None
-            if record is None:
+            if not run.read(number, raw):  # blank or bad: nothing to wait for
                 bar.advance(task)
-                continue
-            message_id = record.get("message_id")
-            pending.append(
-                (
-                    number,
-                    Incoming(
-                        record["user_id"],
-                        record["message"],
-                        session_id=record.get("session_id"),
-                        context=record.get("context"),
-                        message_id=line_message_id(source, number, raw or b"", secret)
-                        if message_id is None
-                        else message_id,
-                        timestamp=record["timestamp"],
-                    ),
-                )
-            )
-            if len(pending) == LINES_AT_ONCE:
-                ingest_pending(service)
-        ingest_pending(service)
-        failures.sort(key=lambda failure: int(failure["line"]))
+            if len(run.pending) == LINES_AT_ONCE:
+                bar.advance(task, run.ingest_pending())
+        bar.advance(task, run.ingest_pending())
         projecting = bar.add_task("projecting", total=None)
         projected = service.catch_up(lambda done, total: bar.update(projecting, completed=done, total=total))
+    summary = run.summary(projected)
     if args.json:
-        print_json(
-            {
-                "lines": lines,
-                "ingested": tally["ingested"],
-                "already_recorded": tally["already_recorded"],
-                "extraction_pending": tally["extraction_pending"],
-                "failed": len(failures),
-                "facts_extracted": tally["facts_extracted"],
-                "preferences_extracted": tally["preferences_extracted"],
-                "events_projected": projected,
-                "errors": failures,
-            }
-        )
+        print_json(summary)
     else:
-        out.print(
-            f"ingested {tally['ingested']} of {count(lines, 'line')} ({tally['already_recorded']} already "
-            f"recorded, {tally['extraction_pending']} waiting for retry-failed): "
-            f"{count(tally['facts_extracted'], 'fact')}, {count(tally['preferences_extracted'], 'preference')}"
-        )
-        for failure in failures:
-            err.print(shown(failure["error"]), style="red")
-    return 1 if failures else 0
+        _print_file_summary(summary)
+    return 1 if summary["failed"] else 0
+
+
+def _print_file_summary(summary: dict[str, Any]) -> None:
+    blank = f"{summary['blank_lines']} blank, " if summary["blank_lines"] else ""
+    out.print(
+        f"ingested {summary['ingested']} of {count(summary['lines'], 'line')} ({blank}"
+        f"{summary['already_recorded']} already recorded, {summary['extraction_pending']} waiting for "
+        f"retry-failed): {count(summary['facts_extracted'], 'fact')}, "
+        f"{count(summary['preferences_extracted'], 'preference')}"
+    )
+    for failure in summary["errors"]:
+        err.print(shown(failure["error"]), style="red")
+
+
+# Room left in a message id (256 characters) for the line number and hash after a --source.
+MAX_SOURCE_CHARS = 200
+
+
+def _source(name: str) -> str:
+    """``--source NAME``: what stands for the file in its lines' ids, checked as an id is."""
+    source = require_id("--source", name)
+    if len(source) > MAX_SOURCE_CHARS:
+        raise InvalidInput(f"--source is {len(source)} characters long; the limit is {MAX_SOURCE_CHARS}")
+    return source
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
@@ -240,11 +284,20 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[common],
         help="record every message of a JSONL file",
         description='Lines: {"user_id", "message", "session_id"?, "context"?, "timestamp"?, '
-        '"message_id"?}. A line without message_id gets FILE:LINE:HASH, so running the '
-        "same file again (after a crash) records each line once. Bad lines are reported by "
-        "number; the rest is ingested. Exit 1 if any line failed.",
+        '"message_id"?}. A line without message_id gets SOURCE:LINE:HASH, SOURCE being the '
+        "file's name and a hash of its full path, so running the same file again (after a crash, "
+        "or after lines were appended) records each line once, while a file of the same name "
+        "in another folder is another file. Blank lines are counted and skipped; bad lines are "
+        "reported by number; the rest is ingested. Exit 1 if any line failed.",
     )
     p.add_argument("file", help="JSONL file, or - for standard input")
+    p.add_argument(
+        "--source",
+        metavar="NAME",
+        help="name the file in its lines' ids instead of its path: the same NAME is the same file "
+        "wherever it lies (a file moved since an interrupted run; standard input); the file's bare "
+        "name continues an import an earlier version began, whose ids were NAME:LINE:HASH (ADR 0026)",
+    )
     p.add_argument(
         "--workers",
         type=_at_least_one,

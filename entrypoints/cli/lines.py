@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -41,14 +42,21 @@ def open_lines(path: Path) -> tuple[BinaryIO, int | None]:
         raise InvalidInput(f"{path}: permission denied") from None
 
 
+# Editors on Windows start a UTF-8 file with it; it is not part of the first line's JSON.
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
 def numbered_lines(stream: BinaryIO) -> Iterator[tuple[int, bytes | None]]:
-    """(line number, bytes) of every line; None for a line longer than MAX_LINE_BYTES (skipped)."""
+    """(line number, bytes) of every line, the first without a UTF-8 byte order mark;
+    None for a line longer than MAX_LINE_BYTES (skipped)."""
     number = 0
     while True:
         raw = stream.readline(MAX_LINE_BYTES + 1)
         if not raw:
             return
         number += 1
+        if number == 1:
+            raw = raw.removeprefix(UTF8_BOM)
         if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
             while (rest := stream.readline(MAX_LINE_BYTES)) and not rest.endswith(b"\n"):
                 pass
@@ -74,7 +82,9 @@ def parse_message(raw: bytes | None, number: int) -> dict[str, Any] | None:
     try:
         record = json.loads(line)
     except json.JSONDecodeError as exc:
-        raise InvalidInput(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        # Some messages end in "at" already ("Unterminated string starting at").
+        at = "" if exc.msg.endswith(" at") else " at"
+        raise InvalidInput(f"{where}: not valid JSON ({exc.msg}{at} column {exc.colno})") from None
     except RecursionError:
         raise InvalidInput(f"{where}: JSON nested too deeply") from None
     if not isinstance(record, dict):
@@ -86,12 +96,28 @@ def parse_message(raw: bytes | None, number: int) -> dict[str, Any] | None:
     return record
 
 
+def file_source(path: Path, secret: InstallationSecret) -> str:
+    """What names a file in its lines' message ids: its name and a keyed hash of its
+    resolved path (ADR 0026), ``stdin`` for standard input.
+
+    Two files of the same name in other folders are other sources, so their equal
+    lines are other messages; the same file run again, from any working directory or
+    through a link, is the same source. The path is hashed: ids are stored, and a
+    folder's name may be personal.
+    """
+    if str(path) == "-":
+        return "stdin"
+    resolved = path.resolve()
+    return f"{resolved.name[:100]}@{secret.hexdigest('file', os.fsencode(resolved), 12)}"
+
+
 def line_message_id(source: str, number: int, raw: bytes, secret: InstallationSecret) -> str:
-    """The message id of a line that has none: the file's name, the line number and a hash of the line.
+    """The message id of a line that has none: ``SOURCE:LINE:HASH``, the file's source
+    (``file_source``, or what ``--source`` names), the line number and a hash of the line.
 
     Running the same file again (after a crash, or after lines were appended)
     skips what it recorded; a line that was edited is a new message. The hash
     is keyed (the installation secret): the id is stored, the line is personal.
     """
     digest = secret.hexdigest("line", raw.rstrip(b"\r\n"), 12)
-    return f"{source[:100]}:{number}:{digest}"
+    return f"{source}:{number}:{digest}"

@@ -2,25 +2,29 @@
 
 User text never drives the terminal: the consoles read no markup or emoji
 codes (``[/x]`` or ``:smile:`` print as typed), and ``shown`` turns control
-characters, ANSI escapes, bidirectional overrides and unpaired surrogates into
-visible escapes (``\\x1b``). Every value a user or an extractor produced goes
-through ``shown`` (or ``human``, which calls it) before it is printed.
+characters, ANSI escapes, zero-width and bidirectional format characters and
+unpaired surrogates into visible escapes (``\\x1b``, ``\\u200b``). Every value
+a user or an extractor produced goes through ``shown`` (or ``human``, which
+calls it) before it is printed.
 
-Tables wrap instead of truncating: text columns fold (Chinese has no spaces
-to break at), so a fact is printed whole at any terminal width.
+Nothing runs past the terminal's width (``COLUMNS`` if set) and nothing is
+cut: tables wrap their text columns, and every other line is cut into lines
+that fit, continuation lines indented (``wrapped``); Chinese, which has no
+spaces to break at, folds between characters, two columns each. Piped without
+``COLUMNS``, a line stays one line (for grep); tables fit 80 columns.
 """
 
 from __future__ import annotations
 
 import argparse
-import re
+import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
 from typing import Any
 
-from rich.cells import cell_len
+from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
@@ -29,6 +33,7 @@ from rich.text import Text
 from factledger.application.decisions import Outcome
 from factledger.application.results import HistoryEntry
 from factledger.domain.memory import UserMemory
+from factledger.domain.values import is_invisible
 from factledger.entrypoints.cli.files import json_text
 
 __all__ = [
@@ -50,21 +55,26 @@ __all__ = [
     "styled",
     "table",
     "when",
+    "wrapped",
 ]
 
 NOTHING = "—"  # what a missing value prints as, never "None"
 
-_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
-
-def _escape(match: re.Match[str]) -> str:
-    code = ord(match.group())
-    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+def _escaped(char: str) -> str:
+    code = ord(char)
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
 
 
 def shown(value: Any) -> str:
-    """``value`` as text that is safe to print: every control character escaped."""
-    return _UNSAFE.sub(_escape, str(value))
+    """``value`` as text that is safe to print: every control, format (zero-width, bidi)
+    or separator character and unpaired surrogate escaped (``is_invisible``)."""
+    text = str(value)
+    if text.isprintable():  # the common case: nothing to escape, no pass over the characters
+        return text
+    return "".join(_escaped(char) if is_invisible(char) else char for char in text)
 
 
 def styled(*parts: str | tuple[str, str]) -> Text:
@@ -72,10 +82,96 @@ def styled(*parts: str | tuple[str, str]) -> Text:
     return Text.assemble(*parts)
 
 
-# No markup, emoji codes or highlighting is read from what is printed. soft_wrap: a
-# long line stays one line (for grep and pipes); tables still fit the width.
-out = Console(highlight=False, markup=False, emoji=False, soft_wrap=True)
-err = Console(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
+# ---- lines that fit the terminal -----------------------------------------------------------
+
+# A continuation line is indented this much more than its line, unless that leaves
+# fewer than MIN_ROOM columns for the text.
+HANG = 4
+MIN_ROOM = 20
+# Punctuation that closes a clause is not carried to the start of a line alone.
+_CLOSING = frozenset("，。、；：！？）」』》〉】,.;:!?)")
+
+
+def _line_ends(plain: str, width: int, hang: int) -> list[int]:
+    """Offsets at which ``plain`` (one line) is cut so that the first piece fits ``width``
+    cells and each later one, after ``hang`` spaces, fits too.
+
+    A cut falls after a space, unless the word after it is too long for any line
+    (it is folded where the line is full rather than moved whole), or between two
+    characters where one is wide (Chinese has no spaces to break at), else
+    anywhere. Linear: prefix sums give any piece's width and where each word
+    ends, and a cut never moves characters a cut has moved already.
+    """
+    cells = [0]
+    for char in plain:
+        cells.append(cells[-1] + get_character_cell_size(char))
+    word_end = [len(plain)] * (len(plain) + 1)  # the next space at or after each offset
+    for i in range(len(plain) - 1, -1, -1):
+        word_end[i] = i if plain[i] == " " else word_end[i + 1]
+    ends: list[int] = []
+    start, room, after_space = 0, width, -1
+    for i, char in enumerate(plain):
+        if char == " ":  # a space never overflows: it is dropped at the end of a line
+            after_space = i + 1
+            continue
+        while cells[i + 1] - cells[start] > room and i > start:
+            wide = cells[i + 1] - cells[i] > 1 or cells[i] - cells[i - 1] > 1
+            movable = after_space > start and cells[word_end[after_space]] - cells[after_space] <= width - hang
+            cut = after_space if movable and not wide else i
+            if cut == i and char in _CLOSING and i - 1 > start:
+                cut = i - 1
+            ends.append(cut)
+            start, room = cut, width - hang
+    return ends
+
+
+def wrapped(line: str | Text, width: int, hang: int | None = None) -> Text:
+    """``line`` cut into lines of at most ``width`` cells (``\\n`` in it starts a new one); a
+    continuation line is indented ``hang`` spaces (default: the line's own indent + ``HANG``)."""
+    text = Text(line) if isinstance(line, str) else line
+    pieces: list[Text] = []
+    for own in text.split("\n", allow_blank=True):
+        plain = own.plain
+        indent = len(plain) - len(plain.lstrip(" ")) + HANG if hang is None else hang
+        indent = indent if width - indent >= MIN_ROOM else 0
+        lines = own.divide(_line_ends(plain, width, indent)) if cell_len(plain) > width else [own]
+        for n, piece in enumerate(lines):
+            piece.rstrip()
+            pieces.append(Text(" " * indent) + piece if n else piece)
+    return Text("\n").join(pieces)
+
+
+class _FittingConsole(Console):
+    """A console whose text never runs past the terminal's width (``COLUMNS`` if set).
+
+    On a terminal, or with ``COLUMNS`` set, strings and ``Text`` are cut into
+    lines that fit (``wrapped``), continuation lines indented. Piped without
+    ``COLUMNS`` there is no width to fit, and each line stays whole, for grep.
+    Tables and other renderables fit by themselves, their titles wrapped too (80
+    columns when piped).
+    ``soft_wrap=True`` prints a line whole (an API key, to be copied in one piece).
+    """
+
+    @property
+    def has_width(self) -> bool:
+        """Whether there is a width to fit: a terminal's, or one ``COLUMNS`` gives."""
+        return self.is_terminal or os.environ.get("COLUMNS", "").isdigit()
+
+    def print(self, *objects: Any, hang: int | None = None, **options: Any) -> None:
+        """``Console.print``; ``hang``: how far continuation lines are indented (``wrapped``)."""
+        if "soft_wrap" not in options and self.has_width:
+            if all(isinstance(o, (str, Text)) for o in objects):
+                line = Text(options.pop("sep", " ")).join(Text(o) if isinstance(o, str) else o for o in objects)
+                objects = (wrapped(line, self.width, hang),)  # fits already: soft_wrap keeps rich from cutting it
+            else:  # a table: its title wraps too, and a line it cannot fit runs on rather than being cut
+                options.update(soft_wrap=False, crop=False)
+        super().print(*objects, **options)
+
+
+# No markup, emoji codes or highlighting is read from what is printed. soft_wrap: rich
+# itself never cuts a line (ours are cut by ``wrapped``; tables fit by themselves).
+out = _FittingConsole(highlight=False, markup=False, emoji=False, soft_wrap=True)
+err = _FittingConsole(stderr=True, highlight=False, markup=False, emoji=False, soft_wrap=True)
 
 
 # ---- values for people ------------------------------------------------------------------

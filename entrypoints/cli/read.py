@@ -106,7 +106,8 @@ def cmd_history(args: argparse.Namespace) -> int:
         out.print(f"no event of {shown(args.user)} matches")
     for entry in page:
         at = entry.recorded_at if args.recorded else entry.said_at or entry.recorded_at
-        out.print(f"{entry.version:>4}  {when(at)}  {describe_event(entry)}")
+        head = f"{entry.version:>4}  {when(at)}  "
+        out.print(head + describe_event(entry), hang=len(head))  # a long event continues under its text
     return 0
 
 
