@@ -23,7 +23,6 @@ from factledger.application.validation import (
     InputLimits,
     clean_text,
     optional_id,
-    require_id,
     require_unit,
     resolve_prefix,
     utc,
@@ -56,7 +55,7 @@ class Corrections:
         ``fact_id`` may be a unique prefix of the id; ``at`` (default now) is when
         the correction was made (a replay carries the original time).
         """
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         reason = self._screened("reason", reason)
         actor = optional_id("actor", actor, self.limits)
 
@@ -98,7 +97,7 @@ class Corrections:
     ) -> Outcome:
         """An operator records a fact (authority ``manual``); a similar automatic fact it
         updates or contradicts is invalidated, and nothing automatic overrides it later."""
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         actor = optional_id("actor", actor, self.limits)
         fact = ExtractedFact(
             self._screened("text", text),

@@ -31,7 +31,6 @@ from factledger.application.validation import (
     context_turns,
     message_time,
     optional_id,
-    require_id,
 )
 from factledger.application.writing import MemoryWriter, NothingToWrite, require_memory
 from factledger.domain.memory import UserMemory
@@ -127,7 +126,7 @@ class Ingestion:
     def prepare(self, incoming: Incoming) -> Prepared:
         """``incoming`` validated and screened (``InvalidInput`` names what is wrong)."""
         limits = self.limits
-        user_id = require_id("user_id", incoming.user_id, limits)
+        user_id = self.ledger.user_id(incoming.user_id, limits)
         message = clean_text("message", incoming.message, limits.message_chars, "max_message_chars")
         session_id = optional_id("session_id", incoming.session_id, limits)
         given_id = optional_id("message_id", incoming.message_id, limits)
@@ -204,7 +203,7 @@ class Ingestion:
         self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
     ) -> list[IngestResult]:
         """Extract again every message whose extraction failed (all users, or one)."""
-        users = [require_id("user_id", user_id, self.limits)] if user_id else self.ledger.users_with_failures()
+        users = [self.ledger.user_id(user_id, self.limits)] if user_id else self.ledger.users_with_failures()
         pending: list[tuple[str, str]] = []
         for user in users:
             memory = self.ledger.find_memory(user)

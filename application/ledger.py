@@ -21,6 +21,7 @@ from eventsourcing.utils import EnvType, get_topic
 
 from factledger.application.ports import MessageIndex, StreamsReader
 from factledger.application.transcodings import register_transcodings
+from factledger.application.validation import InputLimits, user_id_as_recorded
 from factledger.domain.memory import UserMemory, user_memory_id
 from factledger.domain.values import Authority, InvalidationRelation
 
@@ -179,6 +180,11 @@ class MemoryLedger(Application[UUID]):
     def storage_key(self) -> str:
         """Where this ledger's events live (its schema on PostgreSQL): stable across renames."""
         return self.env.get("POSTGRES_SCHEMA") or self.name
+
+    def user_id(self, value: object, limits: InputLimits) -> str:
+        """A user id checked and normalised to NFC, or the exact form a user was recorded under
+        before ids were normalised (ADR 0027)."""
+        return user_id_as_recorded(value, limits, lambda user_id: self.find_memory(user_id) is not None)
 
     def find_memory(self, user_id: str) -> UserMemory | None:
         """The user's memory, or None if nothing was ever recorded for them (or they were forgotten).

@@ -43,21 +43,25 @@ class Privacy:
         request was carried out), with zero counts. The user id may be used
         again afterwards: it starts an empty memory.
         """
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         actor = require_id("actor", actor, self.limits)
         tombstone = self._require_eraser().forget(user_id, actor)
         self.ledger.evict(user_id)
         return tombstone
 
     def tombstones(self, user_id: str | None = None) -> list[Tombstone]:
-        """Every recorded forget, newest first (only ``user_id``'s when given)."""
-        if user_id is not None:
-            user_id = require_id("user_id", user_id, self.limits)
-        return self._require_eraser().tombstones(user_id)
+        """Every recorded forget, newest first (only ``user_id``'s when given: in its NFC form, and
+        in the exact form given, which a user recorded before ids were normalised had; ADR 0027)."""
+        eraser = self._require_eraser()
+        if user_id is None:
+            return eraser.tombstones(None)
+        forms = dict.fromkeys([require_id("user_id", user_id, self.limits), user_id])
+        found = [t for form in forms for t in eraser.tombstones(form)]
+        return sorted(found, key=lambda t: t.forgotten_at, reverse=True)
 
     def export(self, user_id: str) -> dict[str, Any]:
         """The user's whole memory as JSON-ready data: messages, facts, preferences, histories."""
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         memory = require_memory(self.ledger, user_id)
         events = list(self.ledger.user_events(user_id))
         messages = [

@@ -38,7 +38,6 @@ from factledger.application.results import (
 from factledger.application.validation import (
     InputLimits,
     clean_text,
-    require_id,
     require_page,
     require_top_k,
     require_unit,
@@ -62,7 +61,7 @@ class Queries:
 
     def knows(self, user_id: str) -> bool:
         """Whether anything is recorded for the user (since they were last forgotten, if ever)."""
-        return self.ledger.find_memory(require_id("user_id", user_id, self.limits)) is not None
+        return self.ledger.find_memory(self.ledger.user_id(user_id, self.limits)) is not None
 
     def profile(
         self,
@@ -83,7 +82,7 @@ class Queries:
         by then (``clock="recorded"``). A user nothing was ever recorded for has an empty
         profile with ``known`` False.
         """
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         _require_clock(clock)
         limit, offset = require_page(limit, offset, self.limits)
         known = self.ledger.find_memory(user_id) is not None
@@ -124,7 +123,7 @@ class Queries:
         ``min_similarity`` defaults to the embedder's ``recall_threshold``:
         below it an item is unrelated to the query, not merely less related.
         """
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         query = clean_text("query", query, self.limits.query_chars, "max_query_chars")
         chosen = tuple(types) if types else MEMORY_TYPES
         unknown = [t for t in chosen if t not in MEMORY_TYPES]
@@ -160,7 +159,7 @@ class Queries:
         """The whole life of a fact or preference: observation, confirmations,
         reinforcements, contests and invalidation, each with its message and provenance.
         ``item_id`` may be a unique prefix."""
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         memory = require_memory(self.ledger, user_id)
         full_id = resolve_prefix(item_id, memory.item_ids(), "fact or preference")
         try:
@@ -182,7 +181,7 @@ class Queries:
         """Events recorded for the user, in recorded order; optionally only those said
         (``clock="recorded"``: recorded) in [since, until], of one kind (message | fact |
         preference), and a page of them."""
-        user_id = require_id("user_id", user_id, self.limits)
+        user_id = self.ledger.user_id(user_id, self.limits)
         _require_clock(clock)
         if kind is not None and kind not in HISTORY_KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -86,6 +86,16 @@ def _described(char: str) -> str:
     """``U+200B ZERO WIDTH SPACE, an invisible format character``."""
     name = unicodedata.name(char, "")
     return f"U+{ord(char):04X}{' ' + name if name else ''}, {_KINDS[unicodedata.category(char)]}"
+
+
+def user_id_as_recorded(value: object, limits: InputLimits, is_recorded: Callable[[str], bool]) -> str:
+    """``require_id`` for a user id, still reaching a user recorded before ids were normalised
+    (ADR 0027): an id given in a form other than NFC, under which a user is recorded while
+    none is under its NFC form, is that user. ``is_recorded`` is asked only for such an id."""
+    nfc = require_id("user_id", value, limits)
+    if isinstance(value, str) and value != nfc and not is_recorded(nfc) and is_recorded(value):
+        return value
+    return nfc
 
 
 def optional_id(name: str, value: object, limits: InputLimits = DEFAULT_LIMITS) -> str | None:

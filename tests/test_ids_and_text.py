@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import time
 import unicodedata
+from datetime import UTC, datetime
 from typing import Any
 from urllib.parse import quote
 
@@ -13,6 +14,7 @@ import pytest
 from processes import run_cli, run_cli_json
 
 from factledger.application.service import InvalidInput, LedgerService
+from factledger.domain.memory import UserMemory
 from factledger.domain.values import storable_text
 from factledger.infrastructure.config import ConfigError, Settings
 
@@ -63,6 +65,28 @@ def test_an_id_composed_either_way_is_one_user_in_every_call(service: LedgerServ
     assert service.export(DECOMPOSED)["user_id"] == COMPOSED
     service.forget(DECOMPOSED)
     assert not service.profile(COMPOSED).known
+
+
+def test_a_user_recorded_under_a_decomposed_id_before_ids_were_normalised_is_still_reached(
+    service: LedgerService,
+) -> None:
+    """ADR 0027: a user an earlier version recorded under "Cafe\u0301" is reached by that exact form,
+    for reading, ingesting, exporting and forgetting; the composed form is another id until then."""
+    at = datetime(2026, 3, 1, tzinfo=UTC)
+
+    def as_an_earlier_version_recorded_it(memory: UserMemory) -> None:  # its id was never normalised
+        memory.ingest_message("old-1", "我住在杭州", at)
+        memory.observe_fact("6d1f0c1e-0000-4000-8000-000000000001", "用户住在杭州", "location", 0.9, "old-1", at, "offline-rules/14")
+
+    service.ingestion.writer.write(DECOMPOSED, as_an_earlier_version_recorded_it)
+    assert not service.profile(COMPOSED).known  # a new id, as before
+    assert [f.text for f in service.profile(DECOMPOSED).facts] == ["用户住在杭州"]
+    service.ingest(DECOMPOSED, "我在华为工作", message_id="new-1")
+    assert {f.text for f in service.profile(DECOMPOSED).facts} == {"用户住在杭州", "用户在华为工作"}
+    assert service.export(DECOMPOSED)["user_id"] == DECOMPOSED
+    service.forget(DECOMPOSED)
+    assert not service.profile(DECOMPOSED).known
+    assert service.tombstones(DECOMPOSED)
 
 
 @pytest.mark.parametrize("user", INVISIBLE_IN_IDS, ids=ascii)
