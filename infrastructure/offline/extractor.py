@@ -40,6 +40,7 @@ from factledger.infrastructure.offline import changes, rules_common, rules_en, r
 from factledger.infrastructure.offline.clauses import (
     Clause,
     en_mentions_self,
+    fold_cjk_spaces,
     is_english,
     is_question,
     is_question_to_assistant,
@@ -253,8 +254,8 @@ class RuleExtractor:
         ``known_facts`` serve to mark ``conflicts_with`` on a fact that updates
         or contradicts one of them.
         """
-        if not isinstance(message, str):
-            message = ""
+        # before any rule reads it: a space inside Chinese text splits no word ("北　京" is 北京)
+        message = fold_cjk_spaces(message) if isinstance(message, str) else ""
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         return self._with_replacements(self._extract(message, known), message, known)
 
@@ -279,7 +280,8 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
+        # a space after an emoji or a mark, before Chinese, separates clauses ("好累😮‍💨 我今天…"): read it
+        # as a comma (one between two Han characters is already gone: Chinese is written without spaces)
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         named = _by_name(text, known)
         if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named

@@ -36,6 +36,7 @@ from factledger.infrastructure.offline.clauses import (
     asks_to_recommend,
     dialect,
     en_mentions_self,
+    fold_cjk_spaces,
     is_english,
     is_question,
     is_question_to_assistant,
@@ -332,7 +333,7 @@ class SignalDetector:
         }
         if not isinstance(text, str):
             return result
-        text = dialect(text)
+        text = fold_cjk_spaces(dialect(text))
         facts: list[str] = []
         prefs: list[str] = []
         for clause in split_clauses(text):
