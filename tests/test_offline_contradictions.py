@@ -10,9 +10,16 @@ Each table has look-alikes that must change nothing.
 
 from __future__ import annotations
 
+import uuid
+from pathlib import Path
+
 import pytest
 
+from factledger.domain.values import Relation
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
 from factledger.infrastructure.offline import RuleExtractor
+from factledger.infrastructure.offline.judge import RuleJudge
 
 
 def fact_texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -> list[str]:
@@ -53,3 +60,94 @@ def test_spaces_that_mean_something_stay(extractor: RuleExtractor, message: str,
     assert [f.text for f in extraction.facts] == expected
     if not expected:
         assert [p.text for p in extraction.preferences] == ["偏好使用VS Code"]
+
+
+# -- a liking and its negation -----------------------------------------------------------------
+
+
+def active_after(messages: list[str], home: Path) -> list[str]:
+    """The user's active facts and preferences once ``messages`` went through an in-memory ledger."""
+    ledger = open_ledger(
+        Settings(home=home, backend="memory", schema=f"u{uuid.uuid4().hex[:10]}"), warn_if_offline=False
+    )
+    try:
+        for n, message in enumerate(messages):
+            ledger.ingest("u1", message, session_id="s", message_id=f"m{n}")
+        memory = ledger.ledger.find_memory("u1")
+        assert memory is not None
+        return [f.text for f in memory.active_facts()] + [p.text for p in memory.all_preferences()]
+    finally:
+        ledger.close()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("用户特别爱吃火锅", "用户不喜欢吃火锅"),  # a degree, another verb, the light verb 吃
+        ("用户喜欢吃香菜", "用户现在讨厌香菜"),  # a verb of disliking
+        ("用户超爱喝奶茶", "用户现在一点都不爱喝奶茶"),
+        ("用户不喜欢吃榴莲", "用户爱上了榴莲"),  # the other way round
+        ("用户讨厌跑步", "用户不再讨厌跑步"),  # two negations make a liking
+        ("用户对摄影很感兴趣", "用户对摄影不感兴趣了"),
+        ("用户的女儿爱吃西兰花", "用户的女儿现在不爱吃西兰花"),  # a relative's, the same way
+        ("喜欢看科幻电影", "用户不再喜欢科幻电影"),  # a preference, then a fact
+        ("对摄影感兴趣", "用户现在对摄影不感兴趣"),
+        ("The user loves hot pot", "The user no longer likes hot pot"),
+        ("The user likes jazz", "The user cannot stand jazz anymore"),
+        ("The user hates sushi", "These days the user is really into sushi"),
+        ("The user really enjoys running", "The user is not a fan of running anymore"),
+        ("Likes reading comics", "Dislikes reading comics"),
+        ("The user's sister adores cats", "The user's sister doesn't like cats"),
+    ],
+)
+def test_a_liking_turned_the_other_way_conflicts(judge: RuleJudge, old: str, new: str) -> None:
+    verdict = judge.judge(old, new)
+    assert verdict.relation is Relation.CONFLICT, verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("用户喜欢吃火锅", "用户不喜欢吃烧烤"),  # another thing
+        ("用户喜欢吃火锅", "用户的老婆不喜欢吃火锅"),  # someone else
+        ("用户喜欢周杰伦", "用户也喜欢五月天"),  # a second liking
+        ("用户最喜欢的颜色是蓝色", "用户不喜欢红色"),  # a favourite is no liking of 的颜色
+        ("用户的爱人在上海工作", "用户不爱吃辣"),  # 爱人 is no verb
+        ("The user loves hot pot", "The user does not like barbecue"),
+        ("The user loves hot pot", "The user's sister does not like hot pot"),
+    ],
+)
+def test_look_alikes_of_a_turned_liking_stay(judge: RuleJudge, old: str, new: str) -> None:
+    verdict = judge.judge(old, new)
+    assert verdict.relation not in (Relation.CONFLICT, Relation.UPDATE), verdict.raw_answer
+
+
+@pytest.mark.parametrize(
+    ("messages", "now", "gone"),
+    [
+        (["我特别爱吃火锅", "我不喜欢吃火锅"], "用户不喜欢吃火锅", "用户特别爱吃火锅"),
+        (["我喜欢吃香菜", "我现在讨厌香菜"], "用户讨厌香菜", "用户喜欢吃香菜"),
+        (["我喜欢看科幻电影", "我不再喜欢科幻电影了"], "不再喜欢科幻电影", "喜欢看科幻电影"),
+        (["我不喜欢吃榴莲", "后来我爱上了榴莲"], "用户爱上了榴莲", "用户不喜欢吃榴莲"),
+        (["I love hot pot", "I no longer like hot pot"], "The user no longer likes hot pot", "The user loves hot pot"),
+        (["I hate sushi", "These days I'm really into sushi"], "really into sushi", "The user hates sushi"),
+    ],
+)
+def test_a_negated_liking_retires_the_liking(messages: list[str], now: str, gone: str, tmp_path: Path) -> None:
+    active = active_after(messages, tmp_path)
+    assert any(now in item for item in active), active
+    assert gone not in active, active
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        ["我喜欢吃火锅", "我不喜欢吃烧烤"],
+        ["我喜欢吃火锅", "我老婆不喜欢吃火锅"],
+        ["我喜欢吃火锅", "要是哪天我不喜欢吃火锅了就好了"],
+        ["I love hot pot", "My sister doesn't like hot pot"],
+    ],
+)
+def test_look_alikes_of_a_negated_liking_retire_nothing(messages: list[str], tmp_path: Path) -> None:
+    first = active_after(messages[:1], tmp_path / "first")
+    assert set(first) <= set(active_after(messages, tmp_path / "both")), first

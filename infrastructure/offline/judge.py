@@ -51,6 +51,7 @@ from factledger.infrastructure.offline.slots import (
     ZH_ROLE_PATTERN,
     canonical,
     is_exclusive_slot,
+    is_liking_slot,
     is_polarity_slot,
     looks_like_organisation,
     negation_pair,
@@ -214,6 +215,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     # 6. Kinds of change that name no slot.
     for rule in (
+        _liking_turned,
         _reversal,
         _restriction,
         _reframed,
@@ -392,6 +394,18 @@ def _as_fact(text: str) -> str:
     if re.search(r"[\u4e00-\u9fff]", text):
         return "用户" + text
     return "The user " + text[:1].lower() + text[1:]
+
+
+def _liking_turned(old: str, new: str) -> tuple[Relation, str] | None:
+    """'喜欢看科幻电影' (a preference) then '用户不再喜欢科幻电影' (a fact): the liking of one thing,
+    the other way, whether each was said as a fact or as a preference and whatever its verb."""
+    if _is_fact(old) and _is_fact(new):
+        return None  # two facts: ``negation_pair`` read their slots already
+    old_likes = {slot: value for slot, value in slots_of(_as_fact(old)) if is_liking_slot(slot)}
+    for slot, value in slots_of(_as_fact(new)):
+        if slot in old_likes and old_likes[slot] != value:
+            return Relation.CONFLICT, f"conflict: {slot} {old_likes[slot]} → {value}"
+    return None
 
 
 def _reversal(old: str, new: str) -> tuple[Relation, str] | None:

@@ -518,6 +518,9 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
         if category:
             return _pref(f"Dislikes {obj}", category, said)
         verb = m.group("verb").lower()
+        if _EN_CONTENT.match(obj) and not verb.endswith("want"):
+            # the kind of content disliked, as "Likes reading …" is the kind liked: one preference either way
+            return _pref(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", "content", said)
         said_verb = {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1])
         return _fact(f"The user {said_verb} {obj}", "preference")
     m = re.match(
@@ -539,7 +542,7 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = r"(?:really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
+_ADVERBS = r"(?:no longer|really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
 _MODALS = {
     "can",
     "could",

@@ -322,8 +322,9 @@ def _standing_preference(content: str, said: str) -> _Item:
 
 
 _LIKE = re.compile(
-    r"^(?P<strong>非常|特别|很|最|超级|比较|更|还是|真的|一直)?"
-    r"(?P<neg>不太|不怎么|并不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
+    r"^(?P<strong>非常|特别|很|最|超级|超|挺|蛮|越来越|比较|更|还是|真的|一直)?"
+    # a liking said not to hold, in any of the ways 不 is said ("不再", "一点都不", "再也不")
+    r"(?P<neg>不再|不太|不怎么|不大|并不|根本不|一点(?:儿)?(?:都|也)不|再也不|从来不|从不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
     r"(?P<obj>.+)$"
 )
 
