@@ -151,3 +151,102 @@ def test_a_negated_liking_retires_the_liking(messages: list[str], now: str, gone
 def test_look_alikes_of_a_negated_liking_retire_nothing(messages: list[str], tmp_path: Path) -> None:
     first = active_after(messages[:1], tmp_path / "first")
     assert set(first) <= set(active_after(messages, tmp_path / "both")), first
+
+
+# -- a relative's one-value attributes: the subject is a parameter of the slot ------------------
+
+_ZH_SUBJECTS = ("我", "我女儿", "我妈", "我老公", "我孩子")
+_ZH_ONE_VALUE = (
+    ("{}住在北京", "{}住在上海"),  # where one lives
+    ("{}在北京上学", "{}在上海上学"),  # where one studies
+    ("{}在南京念书", "{}现在在苏州念书"),
+    ("{}的学校在北京", "{}的学校在上海"),
+    ("{}在北京工作", "{}在上海工作"),  # where one works
+    ("{}在华为工作", "{}在腾讯工作"),  # for whom
+    ("{}在实验小学上学", "{}在育才小学上学"),  # which school
+    ("{}读初二", "{}读初三"),  # which year
+    ("{}是老师", "{}是医生"),  # what one does
+)
+_EN_SUBJECTS = ("I", "My daughter", "My mom", "My brother")
+_EN_ONE_VALUE = (
+    ("{} lives in Boston", "{} lives in Denver"),
+    ("{} studies in Boston", "{} studies in Denver"),
+    ("{} goes to school in Boston", "{} goes to school in Denver"),
+    ("{} goes to Lincoln Elementary", "{} goes to Washington Middle School"),
+    ("{} works at Google", "{} works at Apple"),
+    ("{} works as a nurse", "{} works as a teacher"),
+)
+
+
+def _said_by(template: str, subject: str) -> str:
+    text = template.format(subject)
+    if subject == "I":  # the first person's verb: "I live", not "I lives"
+        text = text.replace("I lives", "I live").replace("I studies", "I study").replace("I goes", "I go")
+        text = text.replace("I works", "I work")
+    return text
+
+
+@pytest.mark.parametrize(
+    ("first", "then"),
+    [
+        (_said_by(old, subject), _said_by(new, subject))
+        for templates, subjects in ((_ZH_ONE_VALUE, _ZH_SUBJECTS), (_EN_ONE_VALUE, _EN_SUBJECTS))
+        for old, new in templates
+        for subject in subjects
+    ],
+)
+def test_a_new_value_of_a_one_value_attribute_replaces_the_old_whoever_it_is_of(
+    first: str, then: str, tmp_path: Path
+) -> None:
+    before = active_after([first], tmp_path / "before")
+    after = active_after([first, then], tmp_path / "after")
+    assert len(before) == 1 and len(after) == 1 and after != before, (before, after)
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [
+        ["我女儿在北京上学", "我儿子在上海上学"],  # two relatives
+        ["我在北京上学", "我女儿在上海上学"],  # the user and a relative
+        ["我同学在北京上学", "我同学在上海上学"],  # people one has several of
+        ["我同事住在北京", "我同事住在上海"],
+        ["我女儿在北京上学", "我女儿明年要去上海上学"],  # a plan
+        ["我女儿在北京上学", "我女儿周末在少年宫上课"],  # a class is not a school
+        ["我女儿在北京上学", "我女儿今天去上海玩了"],  # a trip
+        ["我女儿在北京上学", "要是我女儿能去上海上学就好了"],  # a wish
+        ["我孩子叫小明", "我孩子叫小红"],  # children are introduced by name one after the other
+        ["My daughter studies in Boston", "My son studies in Denver"],
+        ["My daughter studies in Boston", "My daughter is visiting Denver this week"],
+        ["My daughter studies in Boston", "My daughter will study in Denver next year"],
+    ],
+)
+def test_look_alikes_of_a_relatives_new_value_keep_the_old(messages: list[str], tmp_path: Path) -> None:
+    first = active_after(messages[:1], tmp_path / "first")
+    assert set(first) <= set(active_after(messages, tmp_path / "both")), first
+
+
+def test_fifteen_school_cities_leave_one(tmp_path: Path) -> None:
+    """The issue's history: a daughter's school city said again and again, among other people's cities."""
+    cities = [
+        "北京",
+        "上海",
+        "广州",
+        "深圳",
+        "杭州",
+        "南京",
+        "成都",
+        "重庆",
+        "武汉",
+        "西安",
+        "苏州",
+        "天津",
+        "长沙",
+        "郑州",
+        "青岛",
+    ]
+    others = ("我儿子在{}工作", "我老婆在{}上班", "我妈住在{}", "我同学在{}上学")
+    messages = []
+    for n, city in enumerate(cities):
+        messages += [f"我女儿在{city}上学", others[n % len(others)].format(cities[(n + 3) % len(cities)]), "今天好累"]
+    active = active_after(messages, tmp_path)
+    assert [item for item in active if item.startswith("用户的女儿")] == ["用户的女儿在青岛上学"], active

@@ -255,6 +255,7 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "hair_colour",
         "favourite_team",
         "school",
+        "study_location",
     }
 )
 
@@ -559,6 +560,12 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^(?:在|上)(?P<v>[^，,]{1,10}?(?:大学|学院|中学|小学|高中|初中|一中|二中|附中))(?:读书|上学|念书|读研|读博|读大学)?$",
         "grade",
     ),
+    # "在北京上学", "在成都念大学": where one studies, one place at a time (a school's name is read above)
+    (
+        r"^(?:在|去)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:上学|读书|念书|求学|留学|(?:上|读|念)(?:大学|高中|初中|小学|幼儿园|研究生|研|博))(?:了|啦|呢)?(?:[，,].*)?$",
+        "study_location",
+    ),
+    (r"^的?学校(?:就|也)?在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:那边|这边)?$", "study_location"),
     # "现在已经是初中生了": the school level, said as who one is
     (r"^(?:现在|已经|都|也)*(?:是|成了?)(?:个|一名|一个)?(?P<v>小学生|初中生|高中生)(?:了|啦)?(?:[，,].*)?$", "grade"),
     # "今年九月升大班了", "上中班": a kindergarten year
@@ -757,9 +764,15 @@ EN_JOB_WORD = _EN_JOB_WORD = re.compile(
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     # "goes to Lincoln Elementary", "is at Desert Ridge Middle now": one school at a time
     (
-        r"^(?:now |still )?(?:goes to|attends|is at|'s at|is enrolled at|transferred to) (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*?"
+        r"^(?:now |still )?(?:goes to|attends|is at|'s at|is enrolled at|transferred to|studies at|is studying at) (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*?"
         r" (?:Elementary|Middle|High|Primary|Academy|Prep|School|College|University)(?: School)?)\b.*$",
         "school",
+    ),
+    # "studies in Boston", "goes to school in Denver", "is at college in Leeds": where one studies
+    (
+        r"^(?:now |still )?(?:studies|is studying|goes to (?:school|college|university|uni)|attends (?:school|college)|"
+        r"is (?:now )?(?:at|in) (?:school|college|university|uni)) in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "study_location",
     ),
     # "is in 4th grade", "'s in 5th now", "is a 3rd grader": a school year
     (
@@ -1387,6 +1400,9 @@ def is_polarity_slot(slot: str) -> bool:
 
 #: roles that often name several people ("a colleague"): a new value is another person
 _PLURAL_ROLES = frozenset({"同事", "同学", "朋友", "室友", "邻居", "客户", "合伙人", "孩子", "实习生", "发小", "闺蜜"})
+#: what one child has one of at a time: said of 孩子 (not of 老大, 老二 …), a new value replaces the old
+#: (a name is not among them: children are introduced by name one after the other)
+_ONE_CHILDS = frozenset({"age", "grade", "school", "study_location", "residence", "work_location", "employer", "job"})
 #: attributes of which one has several ("用户的爱好是…"): not replaced by a new value
 _PLURAL_ATTRIBUTES = frozenset({"爱好", "兴趣", "朋友", "同学", "同事", "孩子", "宠物", "特长", "偶像"})
 
@@ -1395,8 +1411,8 @@ def is_exclusive_slot(slot: str) -> bool:
     """True when a new value replaces the old one (one residence, one boss's surname)."""
     if slot.startswith("relationship:"):
         _, role, attribute = slot.split(":", 2)
-        if role == "孩子" and attribute in ("age", "grade"):
-            return True  # "孩子上二年级了": most who say 孩子 mean their one child
+        if role == "孩子" and attribute in _ONE_CHILDS:
+            return True  # "孩子上二年级了", "孩子在上海上学": most who say 孩子 mean their one child
         return role not in _PLURAL_ROLES and is_exclusive_slot(attribute)
     if slot.startswith(("attr:", "favourite:", "frame:")):
         return slot.split(":", 1)[1] not in _PLURAL_ATTRIBUTES
