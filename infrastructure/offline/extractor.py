@@ -76,6 +76,7 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 from factledger.infrastructure.offline.topics import change_told, taste_now, topics_of
+from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 log = logging.getLogger(__name__)
 
@@ -534,10 +535,11 @@ class RuleExtractor:
 
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
-        if not (subject.kind == "role" and subject.explicit):
+        if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
             core = _LEAD_ADVERBS.sub("", rest)
             item = (
-                _liked_reply_preference(core, said)
+                answer_wish(clause)
+                or _liked_reply_preference(core, said)
                 or _tool_preference(subject, core, said)
                 or _request_preference(subject, core, said)
             )
@@ -587,6 +589,9 @@ class RuleExtractor:
 
     @staticmethod
     def _english(clause: Clause, said: str, message: _Message) -> tuple[str, _Item | None, _Subject]:
+        wish = answer_wish(clause)  # how the user wants answers, even asked as a polite question
+        if wish is not None:
+            return _Reading.ITEM, wish, _USER
         if is_question(clause):
             return _Reading.NOTHING, None, _USER
         said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)

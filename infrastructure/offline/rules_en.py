@@ -67,12 +67,21 @@ def _en_place_in(value: str) -> str | None:
     return m.group("p") if m else None
 
 
+#: what a liking of a style or a language must be said of to be about how to answer ("short answers",
+#: "replies in English"; not "short hair", "English food")
+_EN_ABOUT_ANSWERS = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|messages?|texts?|tone|wording|summar(?:y|ies)|you)\b"
+    r"|^(?:it |things |them )?(?:short|shorter|brief|concise|succinct|detailed|direct|to the point|simple|formal|casual)$",
+    re.IGNORECASE,
+)
+
+
 def _en_pref_category(obj: str) -> str | None:
-    if _EN_LANGUAGE.search(obj):
+    if _EN_LANGUAGE.search(obj) and (_EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
         return "language"
     if _EN_FORMAT.search(obj):
         return "format"
-    if _EN_STYLE.search(obj):
+    if _EN_STYLE.search(obj) and _EN_ABOUT_ANSWERS.search(obj):
         return "communication_style"
     if _EN_TIME.search(obj):
         return "time"

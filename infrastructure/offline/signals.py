@@ -47,6 +47,7 @@ from factledger.infrastructure.offline.clauses import (
     zh_mentions_self,
 )
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
+from factledger.infrastructure.offline.wishes import is_answer_wish
 
 #: relatives and people close to the speaker, beyond the slot table's roles
 _FAMILY = ZH_ROLE_PATTERN + r"|娃|宝宝|家人|亲戚|父母|子女|孙子|孙女|前妻|前夫|闺蜜|兄弟|姐妹|家里人"
@@ -359,9 +360,12 @@ class SignalDetector:
         text = clause.text.lower()
         english = is_english(text)
         if is_question_to_assistant(clause):
-            asked = self._hits(text, {}, self.REQUEST_PATTERNS)
-            return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
+            asked = [c for c in self._hits(text, {}, self.REQUEST_PATTERNS) if c in self.REQUEST_CATEGORIES]
+            # "能不能以后回答短一点？": a polite request for all later answers
+            return [], asked or (["style_request"] if is_answer_wish(clause) else [])
         if is_question(clause):
+            if is_answer_wish(clause):
+                return [], ["style_request"]  # "能不能少用术语": how to answer, asked politely
             if not english and not re.search(r"你|您", text):
                 # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
                 if re.search(r"我(?:的|最喜欢的|家的?)", text):
@@ -399,9 +403,13 @@ class SignalDetector:
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
         if not prefs and (
-            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
+            standing_request(clause.text)
+            or asks_to_recommend(clause.text)
+            or _EN_LANGUAGE_FROM_NOW.search(text)
+            or is_answer_wish(clause)
         ):
-            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
+            # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on", "希望回答时多给代码示例"
+            prefs.append("style_request")
         if (
             set(facts) <= self.GENERIC_CATEGORIES
             and not prefs
