@@ -60,8 +60,13 @@ def preferences(extractor: RuleExtractor, message: str) -> list[tuple[str, str]]
         ("回答的时候语气别太正式", "偏好随意、口语化的回复风格", "communication_style"),
         ("希望你说话温柔一点", "偏好委婉温和的回复风格", "communication_style"),
         ("Keep your replies formal", "Prefers a formal tone", "communication_style"),
-        # what comes first
+        # what comes first, how many words, code attached, a complaint of too much
         ("以后回答先说结论", "偏好先说结论、再解释的回答顺序", "communication_style"),
+        ("keep answers under 100 words", "Prefers answers within 100 words", "communication_style"),
+        ("能不能每次回答都附上代码", "偏好回答时多给代码示例", "format"),
+        ("I'd appreciate more code samples", "Prefers answers with code examples", "format"),
+        ("Your answers are way too long", "Prefers short answers", "communication_style"),
+        ("I want you to reply in Spanish", "Prefers replies in Spanish", "language"),
     ],
 )
 def test_a_wish_about_answers_is_a_preference_of_its_side(
@@ -99,6 +104,10 @@ def test_a_wish_about_answers_is_a_preference_of_its_side(
         "I hope it doesn't rain tomorrow",
         "I'd like a long holiday",
         "I like English food",
+        "The movie was too long",
+        "My boss's answers are too long",
+        "I'd love to see some examples of your paintings",  # examples of something, not in answers
+        "I want more examples for my students",
     ],
 )
 def test_near_misses_are_no_preference_about_answers(extractor: RuleExtractor, message: str) -> None:

@@ -129,6 +129,8 @@ def test_look_alikes_of_a_turned_liking_stay(judge: RuleJudge, old: str, new: st
         (["我喜欢吃香菜", "我现在讨厌香菜"], "用户讨厌香菜", "用户喜欢吃香菜"),
         (["我喜欢看科幻电影", "我不再喜欢科幻电影了"], "不再喜欢科幻电影", "喜欢看科幻电影"),
         (["我不喜欢吃榴莲", "后来我爱上了榴莲"], "用户爱上了榴莲", "用户不喜欢吃榴莲"),
+        (["我挺爱看恐怖片的", "恐怖片我现在不爱看了"], "不爱看恐怖片", "挺爱看恐怖片的"),  # what is liked said first
+        (["我迷上了滑板", "我对滑板没兴趣了"], "用户对滑板没兴趣", "用户迷上了滑板"),
         (["I love hot pot", "I no longer like hot pot"], "The user no longer likes hot pot", "The user loves hot pot"),
         (["I hate sushi", "These days I'm really into sushi"], "really into sushi", "The user hates sushi"),
     ],
@@ -201,6 +203,11 @@ def test_a_new_value_of_a_one_value_attribute_replaces_the_old_whoever_it_is_of(
     before = active_after([first], tmp_path / "before")
     after = active_after([first, then], tmp_path / "after")
     assert len(before) == 1 and len(after) == 1 and after != before, (before, after)
+
+
+def test_a_school_changed_to_is_a_school_not_a_workplace(tmp_path: Path) -> None:
+    active = active_after(["我儿子在三中读初二", "我儿子转到了五中"], tmp_path)
+    assert active == ["用户的儿子在五中上学"], active
 
 
 @pytest.mark.parametrize(

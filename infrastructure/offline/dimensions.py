@@ -117,7 +117,8 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
             ("without", r"不(?:用|要|必|再)?举例|别(?:再)?举例|\b(?:no|without|skip the|drop the) examples?\b"),
             (
                 "with",
-                r"例子|示例|样例|范例|实例|举例|举个例|\bexamples?\b|\bsamples?\b|\bsnippets?\b|\bworked examples?\b",
+                r"例子|示例|样例|范例|实例|举例|举个例|(?:附|带|给|贴|加)上?(?:点|些|一些)?(?:代码|源码)|"
+                r"\bexamples?\b|\bsamples?\b|\bsnippets?\b|\bworked examples?\b|\b(?:include|add|attach|with) (?:some |the )?code\b",
             ),
         ),
     ),
@@ -245,8 +246,12 @@ def dimensions(text: str) -> dict[str, str]:
                 found[name] = other if refused or _EXCESS.search(before) else pole
                 break
     # how many characters an answer may run to: "控制在80字以内" → 80 ("放宽到200字左右")
-    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text)
-    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数", text):
+    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text) or re.search(
+        r"\b(?:under|within|below|less than|no more than|at most|max(?:imum)?(?: of)?) (?P<n>\d{2,4}) words\b",
+        text,
+        re.I,
+    )
+    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数|\bwords\b", text):
         found["word_limit"] = limit.group("n")
     language = code_language(text)
     if language:

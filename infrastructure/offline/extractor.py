@@ -281,8 +281,7 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        # a space after an emoji or a mark, before Chinese, separates clauses ("好累😮‍💨 我今天…"): read it
-        # as a comma (one between two Han characters is already gone: Chinese is written without spaces)
+        # a space after an emoji or a mark, before Chinese, ends a clause (between two Han it is gone already)
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         named = _by_name(text, known)
         if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
@@ -516,6 +515,9 @@ class RuleExtractor:
 
     def _clause(self, clause: Clause, carried: _Subject, message: _Message) -> tuple[str, _Item | None, _Subject]:
         said = clause.text.strip()
+        wish = answer_wish(clause)  # how the user wants answers, in either language, even asked politely
+        if wish is not None:
+            return _Reading.ITEM, wish, _USER
         if is_english(said):
             return self._english(clause, said, message)
         text = rules_zh_facts.fronted(_OPENERS.sub("", said))
@@ -538,8 +540,7 @@ class RuleExtractor:
         if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
             core = _LEAD_ADVERBS.sub("", rest)
             item = (
-                answer_wish(clause)
-                or _liked_reply_preference(core, said)
+                _liked_reply_preference(core, said)
                 or _tool_preference(subject, core, said)
                 or _request_preference(subject, core, said)
             )
@@ -589,9 +590,6 @@ class RuleExtractor:
 
     @staticmethod
     def _english(clause: Clause, said: str, message: _Message) -> tuple[str, _Item | None, _Subject]:
-        wish = answer_wish(clause)  # how the user wants answers, even asked as a polite question
-        if wish is not None:
-            return _Reading.ITEM, wish, _USER
         if is_question(clause):
             return _Reading.NOTHING, None, _USER
         said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)

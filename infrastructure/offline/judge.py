@@ -166,7 +166,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         and _same_subject(old_fact, new_fact)
     ):
         return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
-    if negation_pair(old_fact, new_fact):
+    if negation_pair(old_fact, new_fact) or _liking_turned(old_fact, new_fact):
         return Relation.CONFLICT, "conflict: one fact negates the other"
 
     recounted = _recounted(old_fact, new_fact)
@@ -215,7 +215,6 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     # 6. Kinds of change that name no slot.
     for rule in (
-        _liking_turned,
         _reversal,
         _restriction,
         _reframed,
@@ -396,16 +395,13 @@ def _as_fact(text: str) -> str:
     return "The user " + text[:1].lower() + text[1:]
 
 
-def _liking_turned(old: str, new: str) -> tuple[Relation, str] | None:
+def _liking_turned(old: str, new: str) -> bool:
     """'喜欢看科幻电影' (a preference) then '用户不再喜欢科幻电影' (a fact): the liking of one thing,
     the other way, whether each was said as a fact or as a preference and whatever its verb."""
     if _is_fact(old) and _is_fact(new):
-        return None  # two facts: ``negation_pair`` read their slots already
+        return False  # two facts: ``negation_pair`` read their slots already
     old_likes = {slot: value for slot, value in slots_of(_as_fact(old)) if is_liking_slot(slot)}
-    for slot, value in slots_of(_as_fact(new)):
-        if slot in old_likes and old_likes[slot] != value:
-            return Relation.CONFLICT, f"conflict: {slot} {old_likes[slot]} → {value}"
-    return None
+    return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
 def _reversal(old: str, new: str) -> tuple[Relation, str] | None:

@@ -77,6 +77,7 @@ _EN_ABOUT_ANSWERS = re.compile(
 
 
 def _en_pref_category(obj: str) -> str | None:
+    """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else None."""
     if _EN_LANGUAGE.search(obj) and (_EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
         return "language"
     if _EN_FORMAT.search(obj):
@@ -523,13 +524,10 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     m = re.match(r"^i (?P<verb>(?:don't|do not) (?:like|enjoy|want)|hate|dislike) (?P<x>.+)$", t, re.IGNORECASE)
     if m:
         obj = m.group("x").strip()
-        category = _en_pref_category(obj)
+        category = _en_pref_category(obj) or ("content" if _EN_CONTENT.match(obj) and "want" not in t.lower() else None)
         if category:
-            return _pref(f"Dislikes {obj}", category, said)
+            return _pref(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", category, said)
         verb = m.group("verb").lower()
-        if _EN_CONTENT.match(obj) and not verb.endswith("want"):
-            # the kind of content disliked, as "Likes reading …" is the kind liked: one preference either way
-            return _pref(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", "content", said)
         said_verb = {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1])
         return _fact(f"The user {said_verb} {obj}", "preference")
     m = re.match(

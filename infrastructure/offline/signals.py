@@ -355,17 +355,21 @@ class SignalDetector:
 
     def _clause(self, clause: Clause) -> tuple[list[str], list[str]]:
         """Fact and preference categories one clause raises."""
+        facts, prefs = self._categories(clause)
+        if not prefs and is_answer_wish(clause):
+            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
+            prefs = ["style_request"]
+        return facts, prefs
+
+    def _categories(self, clause: Clause) -> tuple[list[str], list[str]]:
         if is_small_talk(clause.text):
             return [], []
         text = clause.text.lower()
         english = is_english(text)
         if is_question_to_assistant(clause):
-            asked = [c for c in self._hits(text, {}, self.REQUEST_PATTERNS) if c in self.REQUEST_CATEGORIES]
-            # "能不能以后回答短一点？": a polite request for all later answers
-            return [], asked or (["style_request"] if is_answer_wish(clause) else [])
+            asked = self._hits(text, {}, self.REQUEST_PATTERNS)
+            return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            if is_answer_wish(clause):
-                return [], ["style_request"]  # "能不能少用术语": how to answer, asked politely
             if not english and not re.search(r"你|您", text):
                 # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
                 if re.search(r"我(?:的|最喜欢的|家的?)", text):
@@ -403,13 +407,9 @@ class SignalDetector:
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
         if not prefs and (
-            standing_request(clause.text)
-            or asks_to_recommend(clause.text)
-            or _EN_LANGUAGE_FROM_NOW.search(text)
-            or is_answer_wish(clause)
+            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
         ):
-            # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on", "希望回答时多给代码示例"
-            prefs.append("style_request")
+            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
         if (
             set(facts) <= self.GENERIC_CATEGORIES
             and not prefs

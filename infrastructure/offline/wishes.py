@@ -35,11 +35,12 @@ from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PAT
 # -- what makes a clause a wish about answers --------------------------------------------------
 
 _ZH_WISH = re.compile(
-    r"希望|想要|想让|想|要(?!是|不)|请|麻烦|劳驾|别|不要|不用|不需要|不必|无需|少|多|能不能|能否|可不可以|可以|以后|今后|往后|"
-    r"之后|下次|每次|尽量|最好|记得|务必|一定|千万|喜欢|讨厌|受不了|烦|偏好|习惯|倾向|就行|就好|即可|(?:点|些)$"
+    r"希望|想要|想让|想|要(?!是|不)|请|麻烦|劳驾|别|不要|不用|不需要|不必|无需|少|多|太|过于|能不能|能否|可不可以|可以|以后|今后|往后|"
+    r"之后|下次|每次|尽量|最好|记得|务必|一定|千万|喜欢|讨厌|受不了|烦|偏好|倾向|就行|就好|即可|(?:点|些)$"
 )
 _EN_WISH = re.compile(
-    r"\b(?:i'd like|i would like|i want|i'd prefer|i prefer|i'd rather|i would rather|please|pls|don't|do not|no more|"
+    r"\b(?:i'd like|i would like|i want|i'd prefer|i prefer|i'd rather|i would rather|i'd appreciate|i would appreciate|"
+    r"i'd love|i would love|should|too|overly|please|pls|don't|do not|no more|"
     r"stop|avoid|keep|make|give me|use|can you|could you|would you|will you|from now on|going forward|in (?:the )?future|"
     r"always|never|less|more|fewer|i like|i love|i hate|i dislike|i can't stand|no need|skip|drop|stick to)\b",
     re.IGNORECASE,
@@ -50,8 +51,8 @@ _ZH_ANSWERS = re.compile(
     r"说话|讲话|措辞|语气|口吻|输出"
 )
 _EN_ANSWERS = re.compile(
-    r"\b(?:answers?|answering|repl(?:y|ies|ying)|respon(?:d|ding|ses?)|explanations?|explain(?:ing)?|you|your|tone|wording)\b"
-    r"|^(?:please |pls )?(?:keep|make) (?:it|things)\b",
+    r"\b(?:answers?|answering|repl(?:y|ies|ying)|respon(?:d|ding|ses?)|explanations?|explain(?:ing)?|tone|wording)\b"
+    r"|^(?:please |pls )?(?:keep|make) (?:it|things)\b|\byou(?: to)? (?:\w+ )?(?:keep|make|be|use|give|write|talk|speak)\b",
     re.IGNORECASE,
 )
 # what only an answer to the user holds
@@ -88,8 +89,9 @@ _EN_MANNER = re.compile(r"\b(?:less|more|fewer|shorter|longer|too|no|without)\b"
 # one thing asked for now: "解释一下这段代码", "a detailed explanation of X"
 _ZH_ONE_TASK = re.compile(r"一下|这(?:个|段|道|篇|份|次|题)|那(?:个|段|道|篇|份)|帮我")
 _EN_ONE_TASK = re.compile(
-    r"\b(?:an?|this|that|the) (?:[\w-]+ ){0,2}(?:explanation|answer|reply|example|summary|list|table|overview|breakdown)"
-    r" (?:of|about|on|for)\b|\b(?:this|that) (?:one|question|problem|code|time)\b",
+    r"\b(?:explanation|answer|reply|examples?|summary|list|table|overview|breakdown)s? (?:of|about|on)\b"
+    r"|\b(?:an?|this|that|the) (?:[\w-]+ ){0,2}(?:explanation|answer|reply|example|summary|list|table|overview|breakdown) for\b"
+    r"|\b(?:this|that) (?:one|question|problem|code|time)\b",
     re.IGNORECASE,
 )
 # someone else's answers, or someone else wishing: not the user's preference
@@ -102,6 +104,16 @@ _EN_SOMEONE = re.compile(
     + EN_ROLE_PATTERN
     + r"|teacher|professor|tutor|team|kids?)\b"
     r"|(?:he|she|they|people|everyone)\b)|\b(?:his|her|their|[A-Z][a-z]+'s) (?:answers|replies|responses|explanations)\b",
+    re.IGNORECASE,
+)
+
+# what is wished for someone else: "我想多举几个例子给学生", "more examples for my students"
+_FOR_SOMEONE = re.compile(
+    r"给(?!我)(?:"
+    + ZH_ROLE_PATTERN
+    + r"|学生|孩子们|大家|他|她|他们)|\bfor (?:my|our|his|her|their) (?:"
+    + EN_ROLE_PATTERN
+    + r"|students|kids|class|team)\b",
     re.IGNORECASE,
 )
 
@@ -134,9 +146,6 @@ _ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = {
     ("emoji", "with"): ("偏好回复里带emoji表情", "format"),
     ("technicality", "plain"): ("偏好通俗易懂、多打比方的讲解", "language"),
     ("technicality", "technical"): ("偏好使用专业术语的讲解", "language"),
-    ("structure", "table"): ("偏好用表格的形式回复", "format"),
-    ("structure", "list"): ("偏好分点列出的回复格式", "format"),
-    ("layout", "structured"): ("偏好分点列出的回复格式", "format"),
     ("layout", "prose"): ("偏好成段落的回复格式", "format"),
     ("examples", "with"): ("偏好回答时多举例子", "format"),
     ("examples", "without"): ("偏好回答时不举例子", "format"),
@@ -156,9 +165,6 @@ _EN_SAYS: dict[tuple[str, str], tuple[str, str]] = {
     ("emoji", "with"): ("Prefers replies with emoji", "format"),
     ("technicality", "plain"): ("Prefers plain explanations with analogies", "language"),
     ("technicality", "technical"): ("Prefers technical explanations with proper terms", "language"),
-    ("structure", "table"): ("Prefers tables", "format"),
-    ("structure", "list"): ("Prefers bullet points", "format"),
-    ("layout", "structured"): ("Prefers bullet points", "format"),
     ("layout", "prose"): ("Prefers paragraphs", "format"),
     ("examples", "with"): ("Prefers answers with examples", "format"),
     ("examples", "without"): ("Prefers answers without examples", "format"),
@@ -178,8 +184,8 @@ _ZH_LANGUAGE_SAID = re.compile(
 )
 #: the wish said as a liking or a want, not only asked: the spec's "明确表达" band
 _STATED = re.compile(
-    r"希望|想要|想让|喜欢|讨厌|受不了|偏好|倾向|习惯|\b(?:i'd like|i would like|i want|i'd prefer|i prefer|i'd rather|"
-    r"i like|i love|i hate|i dislike|i can't stand)\b",
+    r"希望|想要|想让|喜欢|讨厌|受不了|偏好|倾向|\b(?:i'd like|i would like|i want|i'd prefer|i prefer|i'd rather|"
+    r"i'd appreciate|i would appreciate|i'd love|i would love|i like|i love|i hate|i dislike|i can't stand)\b",
     re.IGNORECASE,
 )
 
@@ -219,7 +225,8 @@ def _is_wish(clause: Clause, said: str) -> bool:
         return False
     imperative = (_EN_IMPERATIVE if english else _ZH_IMPERATIVE).match(said)
     # the answers named, or what only they hold asked of the assistant by a request
-    if not (answers.search(said) or (parts.search(said) and (imperative or re.search(r"给我|\bme\b", said, re.I)))):
+    asked_of_me = imperative or _STATED.search(said) or re.search(r"给我|\bme\b", said, re.IGNORECASE)
+    if not (answers.search(said) or (parts.search(said) and asked_of_me)) or _FOR_SOMEONE.search(said):
         return False
     standing = (_EN_STANDING if english else _ZH_STANDING).search(said)
     if (_EN_ONE_TASK if english else _ZH_ONE_TASK).search(said) and not standing:
@@ -247,18 +254,23 @@ def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
             f"Prefers answers within {side} words" if english else f"偏好回答控制在{side}字以内"
         ), "communication_style"
     if dimension == "layout" and side == "structured":
-        # which structure: a table, or points (a list refused is no table asked for)
-        side = (
-            "table"
-            if dimensions(said).get("structure") == "table" and not re.search(r"分点|要点|bullet|list", said)
-            else "list"
-        )
-        return (_EN_SAYS if english else _ZH_SAYS)[("structure", side)]
+        return _structure(said, english)
     if dimension == "examples" and side == "with" and re.search(r"代码|\bcode\b", said, re.IGNORECASE):
         return ("Prefers answers with code examples" if english else "偏好回答时多给代码示例"), "format"
     if dimension == "technicality" and side == "plain" and not english and "术语" in said:
         return "偏好少用专业术语", "language"  # in the words the request rules use
     return (_EN_SAYS if english else _ZH_SAYS).get((dimension, side), ("", ""))
+
+
+def _structure(said: str, english: bool) -> tuple[str, str]:
+    """A structured answer in the user's word for it, as the request rules say it ("偏好用表格的形式回复",
+    "Prefers numbered lists"); points said as 分点 / 分条 are "偏好分点列出的回复格式"."""
+    if english:
+        m = re.search(r"bullet(?:ed)?[- ]points?|bullets|(?:numbered |bulleted )?lists?|tables?", said, re.IGNORECASE)
+        form = m.group(0).lower() if m else "bullet points"
+        return f"Prefers {form if form.endswith('s') else form + 's'}", "format"
+    m = re.search(r"列表|表格|代码块|markdown|要点|图表", said, re.IGNORECASE)
+    return (f"偏好用{m.group(0).lower()}的形式回复" if m else "偏好分点列出的回复格式"), "format"
 
 
 def _reply_language(side: str, said: str, english: bool) -> tuple[str, str]:
