@@ -80,7 +80,7 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/14"
+EXTRACTOR_ID = "offline-rules/15"
 
 
 class _Reading:
