@@ -180,6 +180,13 @@ _EN_ONE_VALUE = (
 )
 
 
+_EN_OWNERS = ("My", "My daughter's", "My mom's")
+_EN_OWNED_ONE_VALUE = (
+    ("{} school is in Boston", "{} school is in Denver now"),
+    ("{} office is in Denver", "{} office is in Austin now"),
+)
+
+
 def _said_by(template: str, subject: str) -> str:
     text = template.format(subject)
     if subject == "I":  # the first person's verb: "I live", not "I lives"
@@ -192,7 +199,11 @@ def _said_by(template: str, subject: str) -> str:
     ("first", "then"),
     [
         (_said_by(old, subject), _said_by(new, subject))
-        for templates, subjects in ((_ZH_ONE_VALUE, _ZH_SUBJECTS), (_EN_ONE_VALUE, _EN_SUBJECTS))
+        for templates, subjects in (
+            (_ZH_ONE_VALUE, _ZH_SUBJECTS),
+            (_EN_ONE_VALUE, _EN_SUBJECTS),
+            (_EN_OWNED_ONE_VALUE, _EN_OWNERS),
+        )
         for old, new in templates
         for subject in subjects
     ],

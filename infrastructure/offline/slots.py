@@ -774,6 +774,15 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
         r"is (?:now )?(?:at|in) (?:school|college|university|uni)) in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
         "study_location",
     ),
+    # "school is in Denver", "office is in Austin": where one studies or works, said of the place
+    (
+        r"^(?:school|college|university|uni|campus)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "study_location",
+    ),
+    (
+        r"^(?:office|workplace|work|job|company)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "work_location",
+    ),
     # "is in 4th grade", "'s in 5th now", "is a 3rd grader": a school year
     (
         r"^(?:is |'s )?(?:now |already )?in (?P<v>\d{1,2}(?:st|nd|rd|th)|kindergarten|pre-?k)(?: grade)?(?: now)?(?:[,.;!].*)?$",
