@@ -86,6 +86,7 @@ def test_a_wish_about_answers_is_a_preference_of_its_side(
         "我老板不喜欢回复太长",
         "老师的讲解太长了",
         "老师希望我们多举例子",
+        "他说话太直接了",
         "My boss doesn't like long answers",
         "His answers are too long",
         # a question to the assistant, one task asked now
@@ -95,6 +96,8 @@ def test_a_wish_about_answers_is_a_preference_of_its_side(
         "Can you give me a code example?",
         "Why are your answers so long?",
         "Give me a detailed explanation of photosynthesis",
+        "Can you make this shorter?",
+        "再简单解释一遍",
         # a wish about something that is no answer
         "希望明天不下雨",
         "希望假期长一点",

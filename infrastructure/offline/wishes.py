@@ -87,16 +87,17 @@ _EN_POLITE = re.compile(r"^(?:can|could|would|will) you\b|\bcan you\b|\bcould yo
 _ZH_MANNER = re.compile(r"少|多|别|不要|太|(?:一)?(?:点|些)")
 _EN_MANNER = re.compile(r"\b(?:less|more|fewer|shorter|longer|too|no|without)\b", re.IGNORECASE)
 # one thing asked for now: "解释一下这段代码", "a detailed explanation of X"
-_ZH_ONE_TASK = re.compile(r"一下|这(?:个|段|道|篇|份|次|题)|那(?:个|段|道|篇|份)|帮我")
+_ZH_ONE_TASK = re.compile(r"一下|这(?:个|段|道|篇|份|次|题)|那(?:个|段|道|篇|份)|帮我|再.{0,4}(?:一遍|一次)|重新")
 _EN_ONE_TASK = re.compile(
     r"\b(?:explanation|answer|reply|examples?|summary|list|table|overview|breakdown)s? (?:of|about|on)\b"
     r"|\b(?:an?|this|that|the) (?:[\w-]+ ){0,2}(?:explanation|answer|reply|example|summary|list|table|overview|breakdown) for\b"
-    r"|\b(?:this|that) (?:one|question|problem|code|time)\b",
+    r"|\b(?:this|that) (?:one|question|problem|code|time)\b|\bagain\b"
+    r"|\b(?:make|rewrite|shorten|redo|fix|translate|summari[sz]e|expand) (?:this|that)\b",
     re.IGNORECASE,
 )
 # someone else's answers, or someone else wishing: not the user's preference
 _ZH_SOMEONE = re.compile(
-    r"^(?:我的?)?(?:" + ZH_ROLE_PATTERN + r"|老师|他们|她们|他|她|别人|人家|大家)(?!说)|"
+    r"^(?:我的?)?(?:" + ZH_ROLE_PATTERN + r"|老师|他们|她们|他|她|别人|人家|大家)|"
     r"(?<![你您])(?:" + ZH_ROLE_PATTERN + r"|老师|他|她|别人)的(?:回答|回复|答复|解释|讲解)"
 )
 _EN_SOMEONE = re.compile(
