@@ -44,9 +44,10 @@ _SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}])(?:{_INLINE_SPACE})+(?=[{_HAN}])")
 
 
 def fold_cjk_spaces(text: str) -> str:
-    """Chinese is written without spaces: a space of any kind between two Han characters ("北\u3000京",
-    "杭 州") is dropped, so that it never splits a word or a value. Spaces next to Latin letters, digits
-    or punctuation stay ("用 Python 写", "I live in Hangzhou")."""
+    """Chinese is written without spaces: a space of any kind between two Han characters (an ASCII
+    space, the ideographic space U+3000, a no-break, thin or zero-width one) is dropped, so that it
+    never splits a word or a value ("北 京" is 北京). Spaces next to Latin letters, digits or
+    punctuation stay ("用 Python 写", "I live in Hangzhou"); a line break still ends a sentence."""
     if not isinstance(text, str):
         return ""
     return _SPACE_IN_HAN.sub("", text)

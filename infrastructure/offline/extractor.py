@@ -255,7 +255,7 @@ class RuleExtractor:
         ``known_facts`` serve to mark ``conflicts_with`` on a fact that updates
         or contradicts one of them.
         """
-        # before any rule reads it: a space inside Chinese text splits no word ("北　京" is 北京)
+        # before any rule reads it: a space inside Chinese text splits no word ("北", U+3000, "京" is 北京)
         message = fold_cjk_spaces(message) if isinstance(message, str) else ""
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         return self._with_replacements(self._extract(message, known), message, known)

@@ -11,12 +11,14 @@ Slot names are plain strings:
 
 * user attributes: ``residence``, ``work_location``, ``employer``,
   ``employment``, ``name``, ``surname``, ``age``, ``job``, ``gender``,
-  ``origin``, ``responsibility``, ``birthday``;
+  ``origin``, ``responsibility``, ``birthday``, ``study_location`` (where one
+  studies) …;
 * a relative's attribute: ``relationship:<role>:<attribute>``, the role in
   its canonical Chinese form so "my wife" and "我老婆" share a slot;
 * polarity slots, whose value is ``yes`` or ``no``: ``possession:<thing>``,
   ``likes:<thing>``, ``eats:<thing>`` … so that 用户有车 / 用户没有车 land on
-  the same slot and contradict each other.
+  the same slot and contradict each other (a liking whatever its verb, degree
+  or negation: 特别爱吃火锅 / 不喜欢火锅 are ``likes:火锅`` yes / no).
 """
 
 from __future__ import annotations
@@ -1411,7 +1413,9 @@ def is_polarity_slot(slot: str) -> bool:
 _PLURAL_ROLES = frozenset({"同事", "同学", "朋友", "室友", "邻居", "客户", "合伙人", "孩子", "实习生", "发小", "闺蜜"})
 #: what one child has one of at a time: said of 孩子 (not of 老大, 老二 …), a new value replaces the old
 #: (a name is not among them: children are introduced by name one after the other)
-_ONE_CHILDS = frozenset({"age", "grade", "school", "study_location", "residence", "work_location", "employer", "job"})
+_ONE_CHILD_ATTRIBUTES = frozenset(
+    {"age", "grade", "school", "study_location", "residence", "work_location", "employer", "job"}
+)
 #: attributes of which one has several ("用户的爱好是…"): not replaced by a new value
 _PLURAL_ATTRIBUTES = frozenset({"爱好", "兴趣", "朋友", "同学", "同事", "孩子", "宠物", "特长", "偶像"})
 
@@ -1420,7 +1424,7 @@ def is_exclusive_slot(slot: str) -> bool:
     """True when a new value replaces the old one (one residence, one boss's surname)."""
     if slot.startswith("relationship:"):
         _, role, attribute = slot.split(":", 2)
-        if role == "孩子" and attribute in _ONE_CHILDS:
+        if role == "孩子" and attribute in _ONE_CHILD_ATTRIBUTES:
             return True  # "孩子上二年级了", "孩子在上海上学": most who say 孩子 mean their one child
         return role not in _PLURAL_ROLES and is_exclusive_slot(attribute)
     if slot.startswith(("attr:", "favourite:", "frame:")):
