@@ -28,8 +28,8 @@ def texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -
 
 
 def test_ids_are_bumped(extractor, judge):
-    assert extractor.extractor_id == "offline-rules/14"
-    assert judge.judge_id == "offline-rules/11"
+    assert extractor.extractor_id == "offline-rules/15"
+    assert judge.judge_id == "offline-rules/12"
 
 
 # -- changes told as events: the extractor restates them in the slot's canonical form ------------
@@ -371,7 +371,8 @@ def test_the_same_side_said_again_reinforces(judge):
         ("你随意点就行，别太正式", "偏好随意、口语化的回复风格"),
         ("以后回复只要纯文字", "偏好纯文字的回复"),
         ("回复可以多带点表情", "偏好回复里带emoji表情"),
-        ("解释的时候多举例子", "偏好通俗易懂、多打比方的讲解"),
+        ("解释的时候多举例子", "偏好回答时多举例子"),  # examples are a dimension of their own
+        ("解释的时候多打比方", "偏好通俗易懂、多打比方的讲解"),
         ("可以直接说专业术语了", "偏好使用专业术语的讲解"),
         ("以后示例都用Rust写", "偏好用Rust写代码示例"),
         ("还是换回中文吧", "偏好用中文回复"),

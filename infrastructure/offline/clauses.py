@@ -35,6 +35,24 @@ def dialect(text: str) -> str:
     return text.replace("俺们", "我们").replace("俺", "我").replace("咱家", "我家")
 
 
+#: a Han character (the basic block, extension A and the compatibility ideographs)
+_HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+#: space that does not end a line: ASCII and ideographic spaces, no-break and thin spaces, and the
+#: zero-width ones (a line or paragraph break still ends a sentence)
+_INLINE_SPACE = r"[^\S\n\r\x0b\x0c\x1c-\x1f\x85\u2028\u2029]|[\u200b\u2060\ufeff\u180e]"
+_SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}])(?:{_INLINE_SPACE})+(?=[{_HAN}])")
+
+
+def fold_cjk_spaces(text: str) -> str:
+    """Chinese is written without spaces: a space of any kind between two Han characters (an ASCII
+    space, the ideographic space U+3000, a no-break, thin or zero-width one) is dropped, so that it
+    never splits a word or a value ("北 京" is 北京). Spaces next to Latin letters, digits or
+    punctuation stay ("用 Python 写", "I live in Hangzhou"); a line break still ends a sentence."""
+    if not isinstance(text, str):
+        return ""
+    return _SPACE_IN_HAN.sub("", text)
+
+
 # Clause ends: CJK and ASCII punctuation; "." only before a space or the end,
 # so "3.5" and "v1.2" stay whole; a long dash ("oops — it's Ivy") too.
 # a full stop ends a clause, but not the one of a title or a saint ("St. Mary's", "Dr. Lee")
@@ -229,6 +247,7 @@ __all__ = [
     "Clause",
     "dialect",
     "en_mentions_self",
+    "fold_cjk_spaces",
     "is_english",
     "is_question",
     "is_question_to_assistant",

@@ -23,12 +23,12 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
         (
             (
                 "short",
-                r"简短|简洁|精简|简明|简练|简单(?:点|些|一点|一些)|短(?:一?点|些|的)|言简意赅|三言两语|一两句|几句话|"
+                r"简短|简洁|精简|简明|简练|简单(?:点|些|一点|一些)|短(?:一?点|些|的)|(?<=太|过)短|言简意赅|三言两语|一两句|几句话|"
                 r"\bbrief(?:er)?\b|\bshort(?:er)?\b|\bconcise\b|\bsuccinct\b|\bterse\b|\bto the point\b",
             ),
             (
                 "long",
-                r"详细|详尽|具体|展开|深入|细致|长(?:一?点|些|的|篇)|全面|\bdetailed\b|\bthorough\b|\bin[- ]depth\b|"
+                r"详细|详尽|具体|展开|深入|细致|长(?:一?点|些|的|篇)|(?<=太|过)长|冗长|啰嗦|全面|\bdetailed\b|\bthorough\b|\bin[- ]depth\b|"
                 r"\blong(?:er)?\b|\belaborate\b|\bcomprehensive\b|\bstep[- ]by[- ]step\b",
             ),
         ),
@@ -60,7 +60,7 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
         (
             (
                 "plain",
-                r"打比方|比喻|类比|举例子|大白话|通俗|说人话|浅显|(?:少|不|别|避免|不要)(?:用|说|讲|带)?(?:太多)?(?:专业)?(?:术语|行话)|"
+                r"打比方|比喻|类比|大白话|通俗|说人话|浅显|(?:少|不|别|避免|不要)(?:用|说|讲|带)?(?:太多)?(?:专业)?(?:术语|行话)|"
                 r"\banalog(?:y|ies)\b|\bplain (?:english|language|words)\b|\bsimple (?:words|terms|language)\b|"
                 r"\blayman\b|\beli5\b|\b(?:no|avoid|without|less|fewer) (?:\w+ )?jargon\b|\bbeginner[- ]friendly\b",
             ),
@@ -110,6 +110,18 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
             ("prose", r"段落|成段|整段|分段|一段话|一整段|\bparagraphs?\b|\bprose\b"),
         ),
     ),
+    # examples in an answer, or none (code examples are examples too: a language for them is code_language)
+    (
+        "examples",
+        (
+            ("without", r"不(?:用|要|必|再)?举例|别(?:再)?举例|\b(?:no|without|skip the|drop the) examples?\b"),
+            (
+                "with",
+                r"例子|示例|样例|范例|实例|举例|举个例|(?:附|带|给|贴|加)上?(?:点|些|一些)?(?:代码|源码)|"
+                r"\bexamples?\b|\bsamples?\b|\bsnippets?\b|\bworked examples?\b|\b(?:include|add|attach|with) (?:some |the )?code\b",
+            ),
+        ),
+    ),
     # what comes first in an answer: the conclusion, or the reasoning that leads to it
     (
         "order",
@@ -137,11 +149,15 @@ _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = (
     ),
 )
 
-#: a refusal just before a pole word turns it to the other pole ("不要emoji", "no emojis")
+#: a refusal just before a pole word turns it to the other pole ("不要emoji", "no emojis", "don't give me
+#: long answers"): a few characters, or three English words, may come between
 _REFUSAL = re.compile(
-    r"(?:不要|不用|别|不希望|不想|少|无需|避免|不喜欢|讨厌|\bno\b|\bnot\b|\bavoid\b|\bwithout\b|\bdon't\b|\bless\b)\W{0,2}\S{0,4}$",
+    r"(?:不要|不用|不需要|不必|没必要|别|不希望|不想|少|无需|避免|不喜欢|讨厌|受不了|烦)\W{0,2}\S{0,4}$"
+    r"|\b(?:no|not|avoid|without|don't|do not|less|fewer|hate|dislike|can't stand|stop|quit|skip)\b(?:\W+[\w'-]+){0,3}\W*$",
     re.IGNORECASE,
 )
+#: too much of a side asks for the other ("回复太长", "别太正式", "too long", "too many emojis"), refused or not
+_EXCESS = re.compile(r"(?:太|过于|过分|过|\btoo(?: many| much)?|\boverly)\W?$", re.IGNORECASE)
 
 _CODE_LANGUAGES = {
     "python": "python",
@@ -225,14 +241,17 @@ def dimensions(text: str) -> dict[str, str]:
         for pole, other, words in ((first, second, first_words), (second, first, second_words)):
             m = re.search(words, text, re.IGNORECASE)
             if m:
-                refused = bool(_REFUSAL.search(text[: m.start()])) and not re.match(
-                    r"(?:少|不|别|避免|不要)", m.group(0)
-                )
-                found[name] = other if refused else pole
+                before = text[: m.start()]
+                refused = bool(_REFUSAL.search(before)) and not re.match(r"(?:少|不|别|避免|不要)", m.group(0))
+                found[name] = other if refused or _EXCESS.search(before) else pole
                 break
     # how many characters an answer may run to: "控制在80字以内" → 80 ("放宽到200字左右")
-    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text)
-    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数", text):
+    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text) or re.search(
+        r"\b(?:under|within|below|less than|no more than|at most|max(?:imum)?(?: of)?) (?P<n>\d{2,4}) words\b",
+        text,
+        re.I,
+    )
+    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数|\bwords\b", text):
         found["word_limit"] = limit.group("n")
     language = code_language(text)
     if language:
@@ -242,7 +261,9 @@ def dimensions(text: str) -> dict[str, str]:
     else:
         m = _REPLY_LANGUAGE.search(text) or _REPLY_WORDS.search(text)
         if m and re.search(
-            r"回复|回答|交流|沟通|说|讲|聊|\brepl(?:y|ies)|\brespond|\banswer|\btalk|\bwrite", text, re.IGNORECASE
+            r"回复|回答|回我|答我|交流|沟通|说|讲|聊|\brepl(?:y|ies)|\brespond|\banswer|\btalk|\bwrite",
+            text,
+            re.IGNORECASE,
         ):
             language = _REPLY_LANGUAGES.get(m.group(0).lower(), m.group(0))
             found["reply_language"] = f"not {language}" if _REFUSAL.search(text[: m.start()]) else language

@@ -40,6 +40,7 @@ from factledger.infrastructure.offline import changes, rules_common, rules_en, r
 from factledger.infrastructure.offline.clauses import (
     Clause,
     en_mentions_self,
+    fold_cjk_spaces,
     is_english,
     is_question,
     is_question_to_assistant,
@@ -75,10 +76,11 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 from factledger.infrastructure.offline.topics import change_told, taste_now, topics_of
+from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/14"
+EXTRACTOR_ID = "offline-rules/15"
 
 
 class _Reading:
@@ -253,8 +255,8 @@ class RuleExtractor:
         ``known_facts`` serve to mark ``conflicts_with`` on a fact that updates
         or contradicts one of them.
         """
-        if not isinstance(message, str):
-            message = ""
+        # before any rule reads it: a space inside Chinese text splits no word ("北", U+3000, "京" is 北京)
+        message = fold_cjk_spaces(message) if isinstance(message, str) else ""
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         return self._with_replacements(self._extract(message, known), message, known)
 
@@ -279,7 +281,7 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        # chat separates clauses with spaces ("啊打错了 是无锡 脑子糊了"): read them as commas
+        # a space after an emoji or a mark, before Chinese, ends a clause (between two Han it is gone already)
         text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
         named = _by_name(text, known)
         if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
@@ -513,6 +515,9 @@ class RuleExtractor:
 
     def _clause(self, clause: Clause, carried: _Subject, message: _Message) -> tuple[str, _Item | None, _Subject]:
         said = clause.text.strip()
+        wish = answer_wish(clause)  # how the user wants answers, in either language, even asked politely
+        if wish is not None:
+            return _Reading.ITEM, wish, _USER
         if is_english(said):
             return self._english(clause, said, message)
         text = rules_zh_facts.fronted(_OPENERS.sub("", said))
@@ -532,7 +537,7 @@ class RuleExtractor:
 
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
-        if not (subject.kind == "role" and subject.explicit):
+        if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
             core = _LEAD_ADVERBS.sub("", rest)
             item = (
                 _liked_reply_preference(core, said)

@@ -51,6 +51,7 @@ from factledger.infrastructure.offline.slots import (
     ZH_ROLE_PATTERN,
     canonical,
     is_exclusive_slot,
+    is_liking_slot,
     is_polarity_slot,
     looks_like_organisation,
     negation_pair,
@@ -60,7 +61,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/11"
+JUDGE_ID = "offline-rules/12"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -165,7 +166,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         and _same_subject(old_fact, new_fact)
     ):
         return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
-    if negation_pair(old_fact, new_fact):
+    if negation_pair(old_fact, new_fact) or _liking_turned(old_fact, new_fact):
         return Relation.CONFLICT, "conflict: one fact negates the other"
 
     recounted = _recounted(old_fact, new_fact)
@@ -392,6 +393,15 @@ def _as_fact(text: str) -> str:
     if re.search(r"[\u4e00-\u9fff]", text):
         return "用户" + text
     return "The user " + text[:1].lower() + text[1:]
+
+
+def _liking_turned(old: str, new: str) -> bool:
+    """'喜欢看科幻电影' (a preference) then '用户不再喜欢科幻电影' (a fact): the liking of one thing,
+    the other way, whether each was said as a fact or as a preference and whatever its verb."""
+    if _is_fact(old) and _is_fact(new):
+        return False  # two facts: ``negation_pair`` read their slots already
+    old_likes = {slot: value for slot, value in slots_of(_as_fact(old)) if is_liking_slot(slot)}
+    return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
 def _reversal(old: str, new: str) -> tuple[Relation, str] | None:

@@ -38,6 +38,7 @@ from factledger.infrastructure.offline.slots import (
     ROLE_SYNONYMS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    is_liking_slot,
     slots_of,
 )
 
@@ -275,6 +276,7 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     if owner is None or _someone_else(message, owner, english):
         return None
     frame, slots, kinds = _frame(new_fact), _slot_names(new_fact), _kinds(new_fact)
+    liking = any(is_liking_slot(s) for s in slots)
     apart = not (_EN_CHANGED if english else _ZH_CHANGED).search(message)
     if told:
         kinds |= _kinds(message)
@@ -283,6 +285,8 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
         if _owner(fact) != owner or fact == new_fact or (not correcting and history.search(fact)):
             continue
         its_frame, its_slots = _frame(fact), _slot_names(fact)
+        if liking and not any(is_liking_slot(s) for s in its_slots):
+            continue  # "挺喜欢现在的工作" says how the user feels, not that the job changed
         if apart and {*slots, *its_slots} >= {"job", "work_location"} and not slots & its_slots:
             continue  # "现在做运营" after 在杭州工作: what one does and where, unless a verb moved both
         shared = len(frame & its_frame)

@@ -67,12 +67,22 @@ def _en_place_in(value: str) -> str | None:
     return m.group("p") if m else None
 
 
+#: what a liking of a style or a language must be said of to be about how to answer ("short answers",
+#: "replies in English"; not "short hair", "English food")
+_EN_ABOUT_ANSWERS = re.compile(
+    r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|messages?|texts?|tone|wording|summar(?:y|ies)|you)\b"
+    r"|^(?:it |things |them )?(?:short|shorter|brief|concise|succinct|detailed|direct|to the point|simple|formal|casual)$",
+    re.IGNORECASE,
+)
+
+
 def _en_pref_category(obj: str) -> str | None:
-    if _EN_LANGUAGE.search(obj):
+    """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else None."""
+    if _EN_LANGUAGE.search(obj) and (_EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
         return "language"
     if _EN_FORMAT.search(obj):
         return "format"
-    if _EN_STYLE.search(obj):
+    if _EN_STYLE.search(obj) and _EN_ABOUT_ANSWERS.search(obj):
         return "communication_style"
     if _EN_TIME.search(obj):
         return "time"
@@ -514,9 +524,9 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     m = re.match(r"^i (?P<verb>(?:don't|do not) (?:like|enjoy|want)|hate|dislike) (?P<x>.+)$", t, re.IGNORECASE)
     if m:
         obj = m.group("x").strip()
-        category = _en_pref_category(obj)
+        category = _en_pref_category(obj) or ("content" if _EN_CONTENT.match(obj) and "want" not in t.lower() else None)
         if category:
-            return _pref(f"Dislikes {obj}", category, said)
+            return _pref(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", category, said)
         verb = m.group("verb").lower()
         said_verb = {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1])
         return _fact(f"The user {said_verb} {obj}", "preference")
@@ -539,7 +549,7 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = r"(?:really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
+_ADVERBS = r"(?:no longer|really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
 _MODALS = {
     "can",
     "could",

@@ -127,13 +127,25 @@ _TOPICALISED = re.compile(
 )
 
 
+#: a liking with what is liked said first: "香菜我是真受不了", "恐怖片我现在不爱看了", "火锅我最爱吃了"
+_TOPICALISED_LIKING = re.compile(
+    r"^(?!以前|之前|现在|如今|今天|最近|后来|其实|说实话|老实说|说真的|小时候|这|那)(?P<obj>[\u4e00-\u9fffA-Za-z]{1,8}?)我"
+    r"(?P<mid>(?:现在|已经|一直|是|真的?|最|很|特别|超|挺|也|都|还|就|再也|一点都|从来)*(?:不再|不太|不怎么|不|没那么)?"
+    r"(?:是|真的?|很|太|那么)?)(?P<verb>喜欢|爱|讨厌|受不了|反感|烦)(?P<light>吃|喝|看|听|玩)?(?P<end>了|啦|的)?$"
+)
+
+
 def fronted(text: str) -> str:
-    """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日"."""
+    """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日",
+    "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = _TIME_OPENER.sub("", text)
     text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
     m = _TOPICALISED.match(text)
     if m:
         return f"我{m.group('adv') or ''}{m.group('neg')}{m.group('verb')}{m.group('obj')}{m.group('end') or ''}"
+    m = _TOPICALISED_LIKING.match(text)
+    if m:
+        return f"我{m.group('mid')}{m.group('verb')}{m.group('light') or ''}{m.group('obj')}{m.group('end') or ''}"
     return text
 
 
@@ -361,6 +373,12 @@ _WORK_WORDS = re.compile(
 _JOB_VERBS = r"升职|晋升|提拔|被提拔|转正|转岗|转行|改行|升"
 
 
+#: a school by its name: 实验中学, 北大, 五中, 育才小学
+_SCHOOL = re.compile(
+    r"[\u4e00-\u9fff]{0,8}?(?:大学|学院|中学|小学|高中|初中|幼儿园|附中|附小|[一二三四五六七八九十\d]{1,3}[中小])|北大|清华|复旦|浙大|交大"
+)
+
+
 def _work_place(value: str) -> tuple[str, str] | None:
     """(where, category): a city is a location, a company is work."""
     place = _place(value)
@@ -402,6 +420,8 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
         m = re.match(r"^在(?P<v>.+?)找了?(?:个|份|一份)?(?:新)?(?:工作|活|活儿|差事)(?:了|啦)?$", core)
     if m:
         found = _work_place(m.group("v"))
+        if found and _SCHOOL.fullmatch(found[0]) and re.match(r"(?:转|考)(?!.*(?:上班|工作))", core):
+            return _fact(f"{who}在{found[0]}上学", "other")  # "转到了五中", "考进了实验中学": a school
         if found and not re.fullmatch(
             r"(?:一家)?新(?:公司|单位|东家|岗位)|(?:一家)?(?:新的|别的|另一家)(?:公司|单位)", found[0]
         ):

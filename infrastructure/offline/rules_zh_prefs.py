@@ -241,11 +241,24 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
-    if request_like:
-        for pattern, text in _STYLE_REQUESTS:
-            if re.search(pattern, rest):
-                return _pref(text, "communication_style", said, behaviour=True)
+    return _style_request(rest, said) if request_like else None
+
+
+def _style_request(rest: str, said: str) -> _Item | None:
+    """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
+    for pattern, text in _STYLE_REQUESTS:
+        m = re.search(pattern, rest)
+        if m and _BEFORE_A_STYLE.fullmatch(rest[: m.start()]):
+            return _pref(text, "communication_style", said, behaviour=True)
     return None
+
+
+#: what may come before a style asked for when the style is of answers ("以后说话温柔点", "希望你回答简短点");
+#: anything else is what the style is of ("希望假期长一点": a holiday, not an answer)
+_BEFORE_A_STYLE = re.compile(
+    r"(?:希望|想要|请|麻烦|拜托|一定|务必|千万|必须|尽可能|真的|以后|今后|往后|之后|下次|每次|尽量|最好|记得|可以|能不能|可不可以|你|您|给我|跟我|对我|和我|"
+    r"都|就|再|还是|稍微|能|要|得|说话|讲话|回答|回复|答复|解释|讲解|说|讲|写|回|答|的时候|时|语气|口气|态度|的|地|得)*"
+)
 
 
 #: what the user asks to be recommended, by kind
@@ -322,8 +335,9 @@ def _standing_preference(content: str, said: str) -> _Item:
 
 
 _LIKE = re.compile(
-    r"^(?P<strong>非常|特别|很|最|超级|比较|更|还是|真的|一直)?"
-    r"(?P<neg>不太|不怎么|并不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
+    r"^(?P<strong>非常|特别|很|最|超级|超|挺|蛮|越来越|比较|更|还是|真的|一直)?"
+    # a liking said not to hold, in any of the ways 不 is said ("不再", "一点都不", "再也不")
+    r"(?P<neg>不再|不太|不怎么|不大|并不|根本不|一点(?:儿)?(?:都|也)不|再也不|从来不|从不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
     r"(?P<obj>.+)$"
 )
 
@@ -349,7 +363,8 @@ def _liked_reply_preference(rest: str, said: str) -> _Item | None:
     about_replies = (
         _REPLY_NOUNS.search(obj)
         or obj.endswith("风格")
-        or len(obj) <= 4
+        # a style said alone is of replies ("简短的", "直接点"), not a style of something else ("短发")
+        or re.fullmatch(r"(?:" + _STYLE_WORDS.pattern + r"|的|一?点|一?些)+", obj)
         or re.search(r"回复|回答|说话|讲话|沟通", obj)
         or requested
     )

@@ -36,6 +36,7 @@ from factledger.infrastructure.offline.clauses import (
     asks_to_recommend,
     dialect,
     en_mentions_self,
+    fold_cjk_spaces,
     is_english,
     is_question,
     is_question_to_assistant,
@@ -46,6 +47,7 @@ from factledger.infrastructure.offline.clauses import (
     zh_mentions_self,
 )
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
+from factledger.infrastructure.offline.wishes import is_answer_wish
 
 #: relatives and people close to the speaker, beyond the slot table's roles
 _FAMILY = ZH_ROLE_PATTERN + r"|娃|宝宝|家人|亲戚|父母|子女|孙子|孙女|前妻|前夫|闺蜜|兄弟|姐妹|家里人"
@@ -332,7 +334,7 @@ class SignalDetector:
         }
         if not isinstance(text, str):
             return result
-        text = dialect(text)
+        text = fold_cjk_spaces(dialect(text))
         facts: list[str] = []
         prefs: list[str] = []
         for clause in split_clauses(text):
@@ -353,6 +355,13 @@ class SignalDetector:
 
     def _clause(self, clause: Clause) -> tuple[list[str], list[str]]:
         """Fact and preference categories one clause raises."""
+        facts, prefs = self._categories(clause)
+        if not prefs and is_answer_wish(clause):
+            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
+            prefs = ["style_request"]
+        return facts, prefs
+
+    def _categories(self, clause: Clause) -> tuple[list[str], list[str]]:
         if is_small_talk(clause.text):
             return [], []
         text = clause.text.lower()

@@ -11,12 +11,14 @@ Slot names are plain strings:
 
 * user attributes: ``residence``, ``work_location``, ``employer``,
   ``employment``, ``name``, ``surname``, ``age``, ``job``, ``gender``,
-  ``origin``, ``responsibility``, ``birthday``;
+  ``origin``, ``responsibility``, ``birthday``, ``study_location`` (where one
+  studies) …;
 * a relative's attribute: ``relationship:<role>:<attribute>``, the role in
   its canonical Chinese form so "my wife" and "我老婆" share a slot;
 * polarity slots, whose value is ``yes`` or ``no``: ``possession:<thing>``,
   ``likes:<thing>``, ``eats:<thing>`` … so that 用户有车 / 用户没有车 land on
-  the same slot and contradict each other.
+  the same slot and contradict each other (a liking whatever its verb, degree
+  or negation: 特别爱吃火锅 / 不喜欢火锅 are ``likes:火锅`` yes / no).
 """
 
 from __future__ import annotations
@@ -255,6 +257,7 @@ EXCLUSIVE_SLOTS: frozenset[str] = frozenset(
         "hair_colour",
         "favourite_team",
         "school",
+        "study_location",
     }
 )
 
@@ -559,6 +562,12 @@ _ZH_PREDICATES: tuple[tuple[str, str], ...] = (
         r"^(?:在|上)(?P<v>[^，,]{1,10}?(?:大学|学院|中学|小学|高中|初中|一中|二中|附中))(?:读书|上学|念书|读研|读博|读大学)?$",
         "grade",
     ),
+    # "在北京上学", "在成都念大学": where one studies, one place at a time (a school's name is read above)
+    (
+        r"^(?:在|去)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:上学|读书|念书|求学|留学|(?:上|读|念)(?:大学|高中|初中|小学|幼儿园|研究生|研|博))(?:了|啦|呢)?(?:[，,].*)?$",
+        "study_location",
+    ),
+    (r"^的?学校(?:就|也)?在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:那边|这边)?$", "study_location"),
     # "现在已经是初中生了": the school level, said as who one is
     (r"^(?:现在|已经|都|也)*(?:是|成了?)(?:个|一名|一个)?(?P<v>小学生|初中生|高中生)(?:了|啦)?(?:[，,].*)?$", "grade"),
     # "今年九月升大班了", "上中班": a kindergarten year
@@ -741,8 +750,6 @@ _ZH_POLARITY: tuple[tuple[str, str], ...] = (
         "possession:",
     ),
     (r"^(?P<neg>没有|没|不再)?有(?P<v>.+)$", "possession:"),
-    (r"^(?P<neg>不再|不|从不|从来不)?(?:喜欢|爱)(?P<v>.+)$", "likes:"),
-    (r"^(?P<neg>讨厌)(?P<v>.+)$", "likes:"),
     (r"^(?P<neg>不再|不|从不|从来不)?吃(?P<v>.+)$", "eats:"),
     (r"^(?P<neg>不再|不|从不|从来不)?喝(?P<v>.+)$", "drinks:"),
     (r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳).+)$", "can:"),
@@ -759,9 +766,24 @@ EN_JOB_WORD = _EN_JOB_WORD = re.compile(
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     # "goes to Lincoln Elementary", "is at Desert Ridge Middle now": one school at a time
     (
-        r"^(?:now |still )?(?:goes to|attends|is at|'s at|is enrolled at|transferred to) (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*?"
+        r"^(?:now |still )?(?:goes to|attends|is at|'s at|is enrolled at|transferred to|studies at|is studying at) (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*?"
         r" (?:Elementary|Middle|High|Primary|Academy|Prep|School|College|University)(?: School)?)\b.*$",
         "school",
+    ),
+    # "studies in Boston", "goes to school in Denver", "is at college in Leeds": where one studies
+    (
+        r"^(?:now |still )?(?:studies|is studying|goes to (?:school|college|university|uni)|attends (?:school|college)|"
+        r"is (?:now )?(?:at|in) (?:school|college|university|uni)) in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "study_location",
+    ),
+    # "school is in Denver", "office is in Austin": where one studies or works, said of the place
+    (
+        r"^(?:school|college|university|uni|campus)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "study_location",
+    ),
+    (
+        r"^(?:office|workplace|work|job|company)(?:'s| is) (?:now )?in (?P<v>(?-i:[A-Z])[\w.'-]*(?: (?-i:[A-Z])[\w.'-]*)*)\b.*$",
+        "work_location",
     ),
     # "is in 4th grade", "'s in 5th now", "is a 3rd grader": a school year
     (
@@ -910,14 +932,86 @@ _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     (r"^is (?:now )?(?:an? |the )?(?P<v>[\w' -]+?)(?: (?:at|in|for|with|of) .+)?$", "en_is"),
 )
 
+# --------------------------------------------------------------------------
+# Likings: one slot per thing liked, whatever the verb, the degree or the negation
+# --------------------------------------------------------------------------
+
+#: how much, or since when: said of a liking it changes nothing about what is liked ("特别爱吃火锅")
+_ZH_DEGREE = (
+    r"(?:很|非常|特别|超级?|最|挺|蛮|真的?|好|巨|贼|十分|相当|比较|更|越来越|一直|从小就?|向来|也|还|都|又|就|可|"
+    r"尤其|格外|其实|确实|实在|打心(?:底|眼)里?|现在|已经|早就|如今|最近|开始)*"
+)
+#: the liking said not to hold: 不 and its company ("不再", "一点都不", "再也不", "没那么")
+_ZH_NOT = (
+    r"(?P<neg>(?:不再|不太|不怎么|不大|并不|根本不|压根(?:儿)?不|一点(?:儿)?(?:都|也)不|再也不|从来不|从不|没那么|没有那么|"
+    r"没(?:有)?(?:以前|之前|原来)?那么|不)(?:是很|是太|太|怎么|那么|再)?)"
+)
+#: a verb of liking, or of its opposite (爱 not as in 爱人, 爱好, 爱情 …)
+_ZH_LIKING = re.compile(
+    r"^" + _ZH_DEGREE + r"(?:" + _ZH_NOT + _ZH_DEGREE + r")?"
+    r"(?:(?P<verb>喜欢|喜爱|热爱|钟爱|偏爱|爱(?![人好情心护惜国岗犬])|迷恋|痴迷|迷(?=上)|中意)|"
+    r"(?P<against>讨厌|厌恶|反感|受不了|受不住|嫌弃|排斥|烦(?![恼躁心闷])))"
+    r"(?:上了?)?(?P<v>(?!的)[^，,;；]+)"
+)
+_ZH_INTEREST = re.compile(
+    r"^对(?P<v>[^，,;；]+?)" + _ZH_DEGREE + r"(?P<neg>不再|不太|不怎么|一点(?:儿)?(?:都|也)不|不|没有?|没什么)?"
+    r"(?:是很|太|怎么|那么|再)?(?:感兴趣|有兴趣|兴趣|感冒)"
+)
+#: a verb that only says how a thing is enjoyed: 爱吃火锅 and 不喜欢火锅 are about one thing, 火锅
+_ZH_LIGHT_VERB = re.compile(r"^(?:吃|喝|看|听|玩|打|踢|逛|刷|追|读|去)(?=[\u4e00-\u9fffA-Za-z]{2})")
+_EN_NOT_LIKING = (
+    r"(?:(?:does not|doesn't|do not|don't|did not|didn't) (?:really |actually |even |particularly |much |exactly )?"
+    r"(?:like|love|enjoy|care (?:much )?for|fancy|dig)|no longer (?:likes|loves|enjoys|cares for)|dislikes|hates|detests|loathes|"
+    r"(?:can't|cannot|can no longer|could not|couldn't) stand|"
+    r"(?:is not|isn't|is no longer) (?:really |that |very |much of )?(?:a (?:big |huge )?fan of|into|keen on|crazy about|big on)|"
+    r"is (?:tired|sick) of|(?:has )?(?:gone|went) off|has lost (?:interest in|(?:his|her|their|the) taste for)|"
+    r"(?:has )?stopped (?:liking|loving|enjoying)|is over|is done with)"
+)
+_EN_LIKING_RE = re.compile(
+    r"^(?:(?:really|absolutely|totally|truly|still|also|just|now|actually|kind of|kinda|so) )*"
+    r"(?:(?P<neg>" + _EN_NOT_LIKING + r")|(?:likes|loves|enjoys|adores|is into|is (?:a (?:big |huge )?)?fan of|"
+    r"is crazy about|is obsessed with|is keen on|is passionate about|has a soft spot for))"
+    r" (?P<v>.+)$",
+    re.IGNORECASE,
+)
+_EN_LIGHT_VERB = re.compile(
+    r"^(?:eating|drinking|watching|playing|listening to|reading|doing|going to|having) (?=\w)", re.IGNORECASE
+)
+_EN_LIKING_TAIL = re.compile(
+    r"(?:,? (?:any ?more|now|these days|at all|a lot|very much|so much|that much|much|either|too|as much|"
+    r"nowadays|lately|anymore))+$",
+    re.IGNORECASE,
+)
+
+
+def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
+    """('likes:<thing>', 'yes' | 'no') for a liking said with any verb, degree and negation:
+    特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
+    hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
+    if english:
+        m = _EN_LIKING_RE.match(predicate)
+        if not m:
+            return None
+        thing = _EN_LIGHT_VERB.sub("", _EN_LIKING_TAIL.sub("", _clean_value(m.group("v"))))
+        negative = bool(m.group("neg"))
+    else:
+        m = _ZH_INTEREST.match(predicate) or _ZH_LIKING.match(predicate)
+        if not m:
+            return None
+        thing = _ZH_LIGHT_VERB.sub("", _clean_value(re.sub(r"(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))))
+        negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
+    thing = _strip_measure(_clean_value(thing)).lower()
+    if not thing:
+        return None
+    return f"likes:{thing}", "no" if negative else "yes"
+
+
 _EN_POLARITY: tuple[tuple[str, str], ...] = (
     (
         r"^(?P<neg>does not (?:actually |really )?(?:have|own)|doesn't (?:actually |really )?(?:have|own)|has no|no longer (?:has|owns)|never (?:had|owned)) (?P<v>.+)$",
         "possession:",
     ),
     (r"^(?:has|owns) (?P<v>.+)$", "possession:"),
-    (r"^(?P<neg>does not like|doesn't like|dislikes|hates|no longer likes) (?P<v>.+)$", "likes:"),
-    (r"^(?:likes|loves|enjoys) (?P<v>.+)$", "likes:"),
     (r"^(?P<neg>does not eat|doesn't eat|never eats|no longer eats) (?P<v>.+)$", "eats:"),
     (r"^eats (?P<v>.+)$", "eats:"),
     (r"^(?P<neg>does not drink|doesn't drink|never drinks|no longer drinks) (?P<v>.+)$", "drinks:"),
@@ -1033,6 +1127,9 @@ def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
     consumed = _consumption(predicate)
     if consumed:
         found.append(consumed)
+    liked = _liking(predicate, english)
+    if liked:
+        found.append(liked)
     marital = _marital(predicate, english)
     if marital:
         found.append(marital)
@@ -1300,6 +1397,11 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
     return found[0] if found else None
 
 
+def is_liking_slot(slot: str) -> bool:
+    """likes:火锅, relationship:女儿:likes:西兰花: how someone feels about a thing."""
+    return slot.startswith("likes:") or (slot.startswith("relationship:") and ":likes:" in slot)
+
+
 def is_polarity_slot(slot: str) -> bool:
     """Polarity slots hold yes/no: a different value is a contradiction, not an update."""
     if slot.startswith("relationship:"):
@@ -1309,6 +1411,11 @@ def is_polarity_slot(slot: str) -> bool:
 
 #: roles that often name several people ("a colleague"): a new value is another person
 _PLURAL_ROLES = frozenset({"同事", "同学", "朋友", "室友", "邻居", "客户", "合伙人", "孩子", "实习生", "发小", "闺蜜"})
+#: what one child has one of at a time: said of 孩子 (not of 老大, 老二 …), a new value replaces the old
+#: (a name is not among them: children are introduced by name one after the other)
+_ONE_CHILD_ATTRIBUTES = frozenset(
+    {"age", "grade", "school", "study_location", "residence", "work_location", "employer", "job"}
+)
 #: attributes of which one has several ("用户的爱好是…"): not replaced by a new value
 _PLURAL_ATTRIBUTES = frozenset({"爱好", "兴趣", "朋友", "同学", "同事", "孩子", "宠物", "特长", "偶像"})
 
@@ -1317,8 +1424,8 @@ def is_exclusive_slot(slot: str) -> bool:
     """True when a new value replaces the old one (one residence, one boss's surname)."""
     if slot.startswith("relationship:"):
         _, role, attribute = slot.split(":", 2)
-        if role == "孩子" and attribute in ("age", "grade"):
-            return True  # "孩子上二年级了": most who say 孩子 mean their one child
+        if role == "孩子" and attribute in _ONE_CHILD_ATTRIBUTES:
+            return True  # "孩子上二年级了", "孩子在上海上学": most who say 孩子 mean their one child
         return role not in _PLURAL_ROLES and is_exclusive_slot(attribute)
     if slot.startswith(("attr:", "favourite:", "frame:")):
         return slot.split(":", 1)[1] not in _PLURAL_ATTRIBUTES
