@@ -76,7 +76,8 @@ def test_a_user_recorded_under_a_decomposed_id_before_ids_were_normalised_is_sti
 
     def as_an_earlier_version_recorded_it(memory: UserMemory) -> None:  # its id was never normalised
         memory.ingest_message("old-1", "我住在杭州", at)
-        memory.observe_fact("6d1f0c1e-0000-4000-8000-000000000001", "用户住在杭州", "location", 0.9, "old-1", at, "offline-rules/14")
+        fact_id = "6d1f0c1e-0000-4000-8000-000000000001"
+        memory.observe_fact(fact_id, "用户住在杭州", "location", 0.9, "old-1", at, "offline-rules/14")
 
     service.ingestion.writer.write(DECOMPOSED, as_an_earlier_version_recorded_it)
     assert not service.profile(COMPOSED).known  # a new id, as before
