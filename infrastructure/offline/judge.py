@@ -61,7 +61,7 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/12"
+JUDGE_ID = "offline-rules/13"
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -85,6 +85,7 @@ def _same_value(a: str, b: str) -> bool:
     return len(shorter) >= 2 and shorter in longer
 
 
+@functools.lru_cache(maxsize=16_384)
 def _is_fact(text: str) -> bool:
     return bool(re.match(r"^\s*(?:用户|the user\b)", text, re.IGNORECASE))
 
@@ -97,6 +98,44 @@ def _may_relate(old: str, new: str) -> bool:
     if {s.split(":", 1)[0] for s, _ in slots_of(old)} & {s.split(":", 1)[0] for s, _ in slots_of(new)}:
         return True
     return bool(_words(old) & _words(new))
+
+
+def _may_change(old: str, new: str) -> bool:
+    """Whether one fact may update or contradict another: one says a change (a negation, an
+    ending, a switch, a correction, a time word: ``_CHANGE_SAID``), or they share a topic, a slot,
+    a family of slots (work: employer, job, business…; a partner and being single) or a word.
+    Every rule below needs one of these (checked on every pair the tests and dev sets judge)."""
+    return _says_change(new) or _says_change(old) or _may_relate(old, new) or bool(_families(old) & _families(new))
+
+
+#: words that say something changed, ended, was corrected or is so only now
+_CHANGE_SAID = re.compile(
+    r"不|没|無|无|别|非|再|又|改|换|換|转|搬|辞|退|卖|送|丢|掉|停|戒|弃|取消|黄|泡汤|撤|收回|其实|实际|错|更正"
+    r"|入职|离职|跳槽|升|降|到|涨|减|胖|瘦|现在|目前|如今|后来|之后|已经|早就|刚|终于|变|成了|当上|了"
+    r"|\b(?:not|no|never|none|nothing|anymore|longer|quit|left|leav|mov|switch|chang|now|actually|instead|sold|gave"
+    r"|stopp|retract|took|back|used|former|ex|but|after|since|became|become|turned|got|gone|lost|broke|dropp|cancel)"
+    r"|n't",
+    re.IGNORECASE,
+)
+
+
+@functools.lru_cache(maxsize=16_384)
+def _says_change(text: str) -> bool:
+    return bool(_CHANGE_SAID.search(re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)))
+
+
+@functools.lru_cache(maxsize=16_384)
+def _families(text: str) -> frozenset[tuple[str | None, str]]:
+    """(whose, what) of each slot, with the slots a change moves between as one family."""
+    found = set()
+    for slot, _ in slots_of(text):
+        role, attribute = _split(slot)
+        if attribute in _WORK_SLOTS:
+            attribute = "work"
+        if role in _PARTNERS or role == "伴侣" or attribute == "marital":
+            role, attribute = "partner", "partner"
+        found.add((role, attribute))
+    return frozenset(found)
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -132,6 +171,10 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
     # preference, so a pair with no topic, slot or word in common is told apart cheaply.
     if not _is_fact(old_fact) and _is_fact(new_fact) and not _may_relate(old_fact, new_fact):
         return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
+    # Two facts about nothing in common, neither saying that anything changed: every known fact is
+    # asked about every new one, so this keeps a message's cost flat however many facts are known.
+    if _is_fact(old_fact) and _is_fact(new_fact) and not _may_change(old_fact, new_fact):
+        return Relation.DIFFERENT, "different: two facts with nothing in common"
     old_fact = unicodedata.normalize("NFKC", old_fact)
     new_fact = unicodedata.normalize("NFKC", new_fact)
     # 1. Same words once punctuation and particles (了/的/现在…) are gone.
