@@ -19,8 +19,11 @@ from numpy.typing import NDArray
 
 from factledger.application.ports import Embedder
 
-# Users whose matrices are kept; a backend with more active users rebuilds on a miss.
-USERS_KEPT = 64
+#: bytes of vectors kept across users (least recently used users go first); a backend whose
+#: active users hold more rebuilds a user's matrix on a miss, at a cost that grows with their
+#: facts. 128 MiB keeps ~130,000 rows of the offline embedder's 256 dimensions (issue 24: a
+#: 100,000-line import over 1,000 users), ~22,000 of 1,536.
+BYTES_KEPT = 128 * 1024 * 1024
 
 
 class _Rows:
@@ -75,10 +78,11 @@ class _Rows:
 class CandidateIndex:
     """Scores a query against a user's current items, remembering their vectors between calls."""
 
-    def __init__(self, embedder: Embedder, users_kept: int = USERS_KEPT) -> None:
+    def __init__(self, embedder: Embedder, bytes_kept: int = BYTES_KEPT) -> None:
         self.embedder = embedder
-        self.users_kept = users_kept
+        self.bytes_kept = bytes_kept
         self._rows: OrderedDict[Hashable, _Rows] = OrderedDict()
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def ranked(self, key: Hashable, query: str, candidates: Sequence[tuple[str, str]]) -> list[tuple[float, str]]:
@@ -91,11 +95,14 @@ class CandidateIndex:
             return []
         query_vector = np.asarray(self.embedder.embed([query])[0], dtype=np.float64)
         with self._lock:  # a user's rows change in place: one decider thread at a time per index
-            rows = self._rows.pop(key, None) or _Rows(self.embedder.dimension)
-            self._rows[key] = rows
-            while len(self._rows) > self.users_kept:
-                self._rows.popitem(last=False)
+            kept = self._rows.pop(key, None)
+            before = 0 if kept is None else kept.buffer.nbytes
+            rows = kept or _Rows(self.embedder.dimension)
+            self._rows[key] = rows  # the most recently used, last
             rows.sync(candidates, self.embedder)
+            self._bytes += rows.buffer.nbytes - before
+            while self._bytes > self.bytes_kept and len(self._rows) > 1:
+                self._bytes -= self._rows.popitem(last=False)[1].buffer.nbytes
             count = len(rows.ids)
             # float64 products of the float32 vectors: the same scores however many rows there are.
             scores = np.round(rows.buffer[:count].astype(np.float64) @ query_vector, 6)

@@ -17,7 +17,7 @@ from datetime import datetime
 
 import attrs
 
-from factledger.application.candidates import CandidateIndex
+from factledger.application.candidates import BYTES_KEPT, CandidateIndex
 from factledger.application.outcomes import (
     CANDIDATES,
     FREE_JUDGED,
@@ -60,11 +60,12 @@ class Decider:
     fact_similarity: float = 0.75
     preference_similarity: float = 0.7
     free_judge: RelationJudge | None = None
+    candidate_cache_bytes: int = BYTES_KEPT
     _index: CandidateIndex = attrs.field(init=False)
     _said_order: SaidOrder = attrs.field(init=False)
 
     def __attrs_post_init__(self) -> None:
-        self._index = CandidateIndex(self.embedder)
+        self._index = CandidateIndex(self.embedder, self.candidate_cache_bytes)
         self._said_order = SaidOrder(self)
 
     def apply(

@@ -16,6 +16,7 @@ from datetime import datetime
 from typing import Any
 
 from factledger.application.bulk import BulkIngestion
+from factledger.application.candidates import BYTES_KEPT
 from factledger.application.corrections import Corrections
 from factledger.application.decisions import Decider, Outcome
 from factledger.application.errors import FactledgerError, InvalidInput, WriteConflict
@@ -79,6 +80,7 @@ class LedgerService:
         policies: Mapping[Kind, Policy] = DEFAULT_POLICIES,
         free_judge: RelationJudge | None = None,
         bulk_workers: int = 1,
+        candidate_cache_bytes: int = BYTES_KEPT,
     ) -> None:
         self.ledger = ledger
         self.extractor = extractor
@@ -97,6 +99,7 @@ class LedgerService:
             fact_similarity=fact_similarity,
             preference_similarity=preference_similarity,
             free_judge=free_judge,
+            candidate_cache_bytes=candidate_cache_bytes,
         )
         self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
         self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)

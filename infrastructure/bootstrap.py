@@ -277,6 +277,7 @@ def _open_on_postgres(
         policies=settings.sensitive_policies,
         free_judge=free_judge(),
         bulk_workers=settings.bulk_workers,
+        candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
     )
 
 
@@ -312,4 +313,5 @@ def _open_in_memory(
         policies=settings.sensitive_policies,
         free_judge=free_judge(),
         bulk_workers=settings.bulk_workers,
+        candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
     )

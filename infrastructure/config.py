@@ -194,6 +194,8 @@ class Settings:
     response_cache: bool = True
     # users extracted and decided at once in a bulk import, when an LLM extracts (ADR 0024)
     bulk_workers: int = 8
+    # MiB of item vectors the decider keeps between messages, across users (issue 24)
+    candidate_cache_mb: int = 128
     # bounds on one call's input (see factledger.application.validation.InputLimits)
     max_message_chars: int = DEFAULT_LIMITS.message_chars
     max_context_turns: int = DEFAULT_LIMITS.context_turns
@@ -398,6 +400,13 @@ SETTINGS: tuple[Setting, ...] = (
         "first backoff in seconds, doubled each retry (`Retry-After` wins)",
     ),
     Setting("response_cache", "FACTLEDGER_RESPONSE_CACHE", _bool, "answer repeated LLM requests from PostgreSQL"),
+    Setting(
+        "candidate_cache_mb",
+        "FACTLEDGER_CANDIDATE_CACHE_MB",
+        _int,
+        "MiB of item vectors kept between messages to find a new item's candidates (least recently "
+        "used users go first; a user not kept costs a rebuild that grows with their facts)",
+    ),
     Setting(
         "bulk_workers",
         "FACTLEDGER_BULK_WORKERS",

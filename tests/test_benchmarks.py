@@ -49,6 +49,11 @@ def test_ingest(database_url: str) -> None:
     assert result["library_msg_per_s"] > 0 and result["ceiling_copy_rows_per_s"] > 0  # type: ignore[operator]
 
 
+def test_long_import(database_url: str) -> None:
+    result = run("long_import.py", "--lines", "200", "--users", "10", url=database_url)
+    assert len(result["tenths_msg_per_s"]) == 10 and result["last_over_first"] > 0  # type: ignore[arg-type, operator]
+
+
 def test_history_length(database_url: str) -> None:
     result = run("history_length.py", "--messages", "10", "--probe", "3", "--runs", "1", url=database_url)
     assert result["latency_ratio"] > 0  # type: ignore[operator]
