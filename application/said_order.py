@@ -210,7 +210,8 @@ class SaidOrder:
             ):
                 return self._reinforced_then(memory, pref, span, Verdict.of(verdict, similarity), source)
         resumed = [r for s, _, _ in replaced if (r := Resumption.of("preference", memory, s, source.at)) is not None]
-        successor = self._later_preference(memory, pref, replaced, [r.ending() for r in resumed], later)
+        endings = [r.ending() for r in resumed]
+        successor = self._later_preference(memory, pref, source.at, replaced, endings, later)
         memory.observe_preference(
             preference_id=pref_id,
             text=pref.text,
@@ -272,6 +273,7 @@ class SaidOrder:
         self,
         memory: UserMemory,
         pref: ExtractedPreference,
+        at: datetime,
         replaced: Sequence[Ending],
         resumed: Sequence[Ending],
         later: Sequence[Span],
@@ -288,8 +290,8 @@ class SaidOrder:
             if verdict.relation is not Relation.DIFFERENT or similarity >= self.decider.preference_similarity:
                 found.append((span, verdict, similarity))
         free_judge = self.decider.free_judge
-        if free_judge is not None and later:
-            facts_later = memory.facts_around(later[0].valid_from)[1][-FREE_JUDGED:]
+        if free_judge is not None:
+            facts_later = memory.facts_around(at)[1][:FREE_JUDGED]  # the nearest after it
             for span in [f for f in facts_later if free_judge.judge(pref.text, f.text).relation in CHANGES]:
                 verdict = self.decider.judge.judge(pref.text, span.text)
                 if verdict.relation in CHANGES:

@@ -16,7 +16,7 @@ from psycopg.sql import SQL, Identifier
 
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory
-from factledger.entrypoints.cli.lines import line_message_id
+from factledger.entrypoints.cli.lines import file_source, line_message_id
 from factledger.infrastructure.config import Settings
 
 pytestmark = pytest.mark.slow
@@ -110,7 +110,8 @@ def test_four_parallel_imports_for_one_user_all_complete(
         ]
         path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
         paths.append(path)
-        expected |= {line_message_id(path.name, n, line.encode(), secret) for n, line in enumerate(lines, start=1)}
+        source = file_source(path, secret)
+        expected |= {line_message_id(source, n, line.encode(), secret) for n, line in enumerate(lines, start=1)}
     procs = [spawn_cli(cli_env, "ingest-file", str(path), "--json") for path in paths]
     summaries = []
     for proc in procs:

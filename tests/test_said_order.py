@@ -126,3 +126,19 @@ def test_a_message_said_between_two_moves_shortens_the_first(ledger: LedgerServi
         datetime(2025, 6, 1, tzinfo=UTC),
         "用户住在北京",
     )
+
+
+@pytest.mark.parametrize(
+    "said", [["我喜欢看科幻电影", "我现在只看纪录片了"], ["我喜欢用Python写代码", "我现在改用Go写代码了"]]
+)
+def test_a_liking_said_earlier_is_ended_by_a_later_fact_that_says_the_taste_changed(
+    ledger: LedgerService, said: list[str]
+) -> None:
+    check_any_order_gives_the_said_order_memory(ledger, said, [1, 0])
+    ledger.ingest("u", said[1], timestamp=datetime(2026, 3, 1, tzinfo=UTC))
+    (liking,) = ledger.ingest("u", said[0], timestamp=datetime(2025, 1, 1, tzinfo=UTC)).items
+    (fact,) = ledger.profile("u").facts
+    assert (liking.kind, liking.action, liking.replaced_by_text) == ("preference", "historical", fact.text)
+    then = ledger.profile("u", as_of=datetime(2025, 6, 1, tzinfo=UTC))
+    assert [p.text for p in then.preferences] == [liking.text] and not then.facts
+    assert not ledger.profile("u").preferences
