@@ -2,8 +2,9 @@
 
 Flow per message (the spec's ``process_message``):
 
-1. the SignalDetector looks for fact and preference signals; with gating on,
-   a message with neither costs no call (谢谢, 好的);
+1. the LLM gate (``gate.LLMGate``, ADR 0028) passes every message that may state
+   or change a fact; with gating on, only plain small talk, chit-chat and requests
+   that carry nothing stateable cost no call (谢谢, 好的, 今天好冷啊);
 2. prompt set ``separate`` (``seed``): a fact call when there is a fact signal
    (FACT_PROMPT, or FACT_PROMPT_WITH_CONTEXT given earlier turns) and a
    preference call when there is a preference signal (PREF_PROMPT);
@@ -27,6 +28,7 @@ from typing import Any, TypeVar
 from factledger.application.ports import ExtractionFailure
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 from factledger.infrastructure.llm.client import ChatAnswer, LLMClient, LLMRequestRejected, LLMUnavailable
+from factledger.infrastructure.llm.gate import LLMGate
 from factledger.infrastructure.llm.parsing import UnusableOutput, parse_combined, parse_facts, parse_preferences
 from factledger.infrastructure.llm.prompts import PromptSet
 from factledger.infrastructure.llm.usage import CallRecord
@@ -91,14 +93,13 @@ class LLMExtractor:
         parse_retries: int = 1,
         detector: Any = None,
     ):
-        from factledger.infrastructure.offline.signals import SignalDetector
-
         self.client = client
         self.model = model
         self.prompts = prompts
         self.signal_gating = signal_gating
         self.parse_retries = parse_retries
-        self.detector = detector or SignalDetector()
+        # the LLM path's own gate over the offline detector: it keeps only plain small talk from the model
+        self.gate = LLMGate(detector)
         # Structured output first; endpoints that refuse it step down (and stay down).
         self._formats: list[dict[str, Any] | None] = []
         if prompts.mode == "combined":
@@ -126,7 +127,7 @@ class LLMExtractor:
         return self.prompts.template_id("combined") if self.prompts.mode == "combined" else None
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
-        signals = self.detector.detect(message)
+        signals = self.gate.detect(message, known_facts)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
         message = bounded(message, MAX_MESSAGE_CHARS)
@@ -168,7 +169,7 @@ class LLMExtractor:
         tokens (a CJK character ≈ 1 token, other text ≈ 4 characters a token);
         the response cache may make a real run cheaper.
         """
-        signals = self.detector.detect(message)
+        signals = self.gate.detect(message)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
         prompts: list[str] = []
