@@ -131,6 +131,16 @@ def _backend(name: str, value: Any) -> str:
     return text
 
 
+MEMORY_LANGUAGES = ("auto", "zh", "en")
+
+
+def _language(name: str, value: Any) -> str:
+    text = str(value).strip().lower()
+    if text not in MEMORY_LANGUAGES:
+        raise ConfigError(f"{name} must be one of {', '.join(MEMORY_LANGUAGES)}, got {value!r}")
+    return text
+
+
 def _dimension(name: str, value: Any) -> int:
     return _int(name, value, minimum=8)
 
@@ -187,6 +197,8 @@ class Settings:
     prompts: str = "seed"
     # no LLM call for a message without any fact or preference signal
     signal_gating: bool = True
+    # the language the LLM writes memories in: each message's own (auto), or one for the installation
+    memory_language: str = "auto"
     llm_timeout: float = 30.0
     llm_max_retries: int = 3
     llm_retry_backoff: float = 1.0
@@ -388,6 +400,12 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("prompts", "FACTLEDGER_PROMPTS", _text, "prompt set: `seed`, `combined` or a prompt file (`--prompts`)"),
     Setting(
         "signal_gating", "FACTLEDGER_SIGNAL_GATING", _bool, "no call for a message without a fact or preference signal"
+    ),
+    Setting(
+        "memory_language",
+        "FACTLEDGER_MEMORY_LANGUAGE",
+        _language,
+        "language of the memories an LLM writes: `auto` (each message's main language), `zh` or `en`",
     ),
     Setting("llm_timeout", "FACTLEDGER_LLM_TIMEOUT", _timeout, "seconds per LLM request"),
     Setting(

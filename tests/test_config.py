@@ -82,6 +82,7 @@ def test_every_setting_is_read_from_its_variable(tmp_path: Path) -> None:
         "secret": "a secret of sixteen or more characters",
         "encryption_key": "MDEyMzQ1Njc4OWFiY2RlZg==",
         "sensitive": "redact,email=keep",
+        "memory_language": "en",
     }
     for setting in SETTINGS:
         raw = samples.get(setting.key, "0.5" if "similarity" in setting.key else "12")

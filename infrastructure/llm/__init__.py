@@ -72,8 +72,11 @@ def llm_parts(
     the prompt file is validated here."""
     prompts = load_prompt_set(settings.prompts)
     client = llm_client(settings, datastore, usage=usage)
-    extractor = LLMExtractor(client, settings.llm_model, prompts, signal_gating=settings.signal_gating)
-    judge = LLMJudge(client, settings.llm_model, prompts)
+    language = settings.memory_language
+    extractor = LLMExtractor(
+        client, settings.llm_model, prompts, signal_gating=settings.signal_gating, language=language
+    )
+    judge = LLMJudge(client, settings.llm_model, prompts, language=language)
     embedder: Embedder
     if settings.embedding_model == "offline":
         from factledger.infrastructure.offline import HashedNgramEmbedder

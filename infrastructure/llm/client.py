@@ -233,13 +233,16 @@ class LLMClient:
         prompt: str,
         response_format: dict[str, Any] | None = None,
         temperature: float | None = 0.0,
+        system: str | None = None,
     ) -> ChatAnswer:
-        """Send ``prompt`` as one user message; answered from the cache when seen before.
+        """Send ``prompt`` as one user message (after ``system`` as a system message, when given:
+        the memories' language, ADR 0029); answered from the cache when seen before.
 
         A fresh answer is *not* cached here: call ``remember`` once it proved
         usable, so a garbled answer is asked again instead of replayed forever.
         """
-        request: dict[str, Any] = {"messages": [{"role": "user", "content": prompt}]}
+        messages = [{"role": "system", "content": system}] if system else []
+        request: dict[str, Any] = {"messages": [*messages, {"role": "user", "content": prompt}]}
         if response_format is not None:
             request["response_format"] = response_format
         if temperature is not None:

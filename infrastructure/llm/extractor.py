@@ -29,6 +29,7 @@ from factledger.application.ports import ExtractionFailure
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 from factledger.infrastructure.llm.client import ChatAnswer, LLMClient, LLMRequestRejected, LLMUnavailable
 from factledger.infrastructure.llm.gate import LLMGate
+from factledger.infrastructure.llm.language import instruction
 from factledger.infrastructure.llm.parsing import UnusableOutput, parse_combined, parse_facts, parse_preferences
 from factledger.infrastructure.llm.prompts import PromptSet
 from factledger.infrastructure.llm.usage import CallRecord
@@ -68,10 +69,13 @@ def approximate_tokens(text: str) -> int:
 
 
 class _Attempts:
-    """The answers of the calls made for one extraction, for the Extraction's record."""
+    """The answers of the calls made for one extraction, for the Extraction's record, and the
+    language they ask for: a system message and the suffix of their prompt ids (ADR 0029)."""
 
-    def __init__(self) -> None:
+    def __init__(self, system: str | None = None, suffix: str = "") -> None:
         self.raw: dict[str, str] = {}
+        self.system = system
+        self.suffix = suffix
 
     def add(self, key: str, answer: ChatAnswer) -> None:
         self.raw[key] = answer.text
@@ -92,12 +96,14 @@ class LLMExtractor:
         signal_gating: bool = True,
         parse_retries: int = 1,
         detector: Any = None,
+        language: str = "auto",
     ):
         self.client = client
         self.model = model
         self.prompts = prompts
         self.signal_gating = signal_gating
         self.parse_retries = parse_retries
+        self.language = language  # the memories' language: "auto" (each message's own), "zh" or "en"
         # the LLM path's own gate over the offline detector: it keeps only plain small talk from the model
         self.gate = LLMGate(detector)
         # Structured output first; endpoints that refuse it step down (and stay down).
@@ -131,12 +137,13 @@ class LLMExtractor:
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
         message = bounded(message, MAX_MESSAGE_CHARS)
-        attempts = _Attempts()
+        attempts = _Attempts(*instruction(self.language, message))
+        prompt_id = self.prompts.id + attempts.suffix
         facts: list[ExtractedFact] = []
         prefs: list[ExtractedPreference] = []
         if not (want_facts or want_prefs):
             # The record of a message that cost nothing, so usage reports show it.
-            self.client.record(CallRecord("gated", self.model, self.prompts.id))
+            self.client.record(CallRecord("gated", self.model, prompt_id))
         else:
             try:
                 if self.prompts.mode == "combined":
@@ -151,13 +158,13 @@ class LLMExtractor:
                     str(exc),
                     extractor_id=self.extractor_id,
                     raw_output=attempts.raw_output(),
-                    prompt_id=self.prompts.id,
+                    prompt_id=prompt_id,
                 ) from exc
         return Extraction(
             extractor_id=self.extractor_id,
             facts=facts,
             preferences=prefs,
-            prompt_id=self.prompts.id,
+            prompt_id=prompt_id,
             raw_output=attempts.raw_output(),
             signals=signals,
         )
@@ -219,10 +226,11 @@ class LLMExtractor:
         for _ in range(self.parse_retries + 1):
             answer = self.client.chat(
                 model=self.model,
-                prompt_id=self.prompts.template_id(key),
+                prompt_id=self.prompts.template_id(key) + attempts.suffix,
                 prompt=prompt,
                 response_format=response_format,
                 temperature=self.prompts.temperature,
+                system=attempts.system,
             )
             attempts.add(key, answer)
             try:

@@ -16,6 +16,7 @@ import attrs
 from factledger.application.ports import RelationJudge
 from factledger.domain.values import RelationVerdict
 from factledger.infrastructure.llm.client import LLMClient, LLMUnavailable
+from factledger.infrastructure.llm.language import JUDGE_IN, instruction
 from factledger.infrastructure.llm.parsing import parse_relation
 from factledger.infrastructure.llm.prompts import PromptSet
 
@@ -25,8 +26,16 @@ logger = logging.getLogger(__name__)
 class LLMJudge:
     """Implements the ``RelationJudge`` port with the prompt set's ``conflict_check``."""
 
-    def __init__(self, client: LLMClient, model: str, prompts: PromptSet, fallback: RelationJudge | None = None):
+    def __init__(
+        self,
+        client: LLMClient,
+        model: str,
+        prompts: PromptSet,
+        fallback: RelationJudge | None = None,
+        language: str = "auto",
+    ):
         self.client = client
+        self.language = language  # facts in another language than the prompt's are said so (ADR 0029)
         self.model = model
         self.prompts = prompts
         self._fallback = fallback
@@ -44,11 +53,16 @@ class LLMJudge:
         return self._fallback
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
-        prompt_id = self.prompts.template_id("conflict_check")
+        system, suffix = instruction(self.language, f"{new_fact}\n{old_fact}", JUDGE_IN)
+        prompt_id = self.prompts.template_id("conflict_check") + suffix
         prompt = self.prompts.render("conflict_check", old_fact=old_fact, new_fact=new_fact)
         try:
             answer = self.client.chat(
-                model=self.model, prompt_id=prompt_id, prompt=prompt, temperature=self.prompts.temperature
+                model=self.model,
+                prompt_id=prompt_id,
+                prompt=prompt,
+                temperature=self.prompts.temperature,
+                system=system,
             )
         except LLMUnavailable as exc:
             logger.warning("relation check by LLM failed (%s); the offline judge decides", exc.reason)
