@@ -31,7 +31,7 @@ from factledger.application.outcomes import (
     cosine,
     named,
 )
-from factledger.application.ports import Embedder, RelationJudge
+from factledger.application.ports import Embedder, JudgesPreferences, RelationJudge
 from factledger.application.said_order import SaidOrder
 from factledger.domain.memory import Fact, Preference, UserMemory
 from factledger.domain.values import (
@@ -112,7 +112,7 @@ class Decider:
     ) -> Outcome:
         """The spec's FactManager.save_fact, judged against the best candidates, with authority.
 
-        Candidates (at most ``CANDIDATES``): the active fact the extractor named
+        Candidates (at most ``CANDIDATES``): the active facts the extractor named
         in ``conflicts_with``, then the facts at least ``fact_similarity``
         similar, then facts of the same category at least ``RELATED`` similar.
         The first ``duplicate`` confirms; every ``update``/``conflict`` replaces
@@ -217,11 +217,17 @@ class Decider:
         )
         recent = list(reversed(held))[:FREE_JUDGED]
         for pref in [p for p in recent if self.free_judge.judge(p.text, text).relation in changed][:CANDIDATES]:
-            verdict = self.judge.judge(pref.text, text)
+            verdict = self.preference_verdict(pref.text, text)
             if verdict.relation in changed:
                 memory.supersede_preference(
                     pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
                 )
+
+    def preference_verdict(self, old_preference: str, new_text: str) -> RelationVerdict:
+        """The judge's verdict on a preference: its own check where it has one (``JudgesPreferences``)."""
+        if isinstance(self.judge, JudgesPreferences):
+            return self.judge.judge_preference(old_preference, new_text)
+        return self.judge.judge(old_preference, new_text)
 
     def fact_verdict(self, existing: Said, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
         """How ``fact`` relates to ``existing``: from the extraction when it was shown ``existing``, else the judge.
@@ -235,16 +241,12 @@ class Decider:
         compared = source.compared
         if compared is None or existing.text not in compared.facts:
             verdict = self.judge.judge(existing.text, fact.text)
-            if (
-                source.names_replaced
-                and verdict.relation is Relation.DIFFERENT
-                and named(fact.conflicts_with, [existing])
-            ):
+            if source.names_replaced and verdict.relation is Relation.DIFFERENT and named(fact.conflicting, [existing]):
                 # a change the extractor read in the message, which the two facts alone do not show
                 return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=answer(fact))
             return verdict
         said = answer(fact)
-        if named(fact.conflicts_with, [existing]):
+        if named(fact.conflicting, [existing]):
             return RelationVerdict(
                 Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id
             )
@@ -277,7 +279,7 @@ class Decider:
             return []
         ranked = self._index.ranked((memory.id, "fact"), fact.text, [(f.id, f.text) for f in active])
         score = {item_id: similarity for similarity, item_id in ranked}
-        extractor_named = named(fact.conflicts_with, active)
+        extractor_named = named(fact.conflicting, active)
         similar = [memory.facts[i] for s, i in ranked if s >= self.fact_similarity]
         related = [memory.facts[i] for s, i in ranked if s >= RELATED and memory.facts[i].category == fact.category]
         # a change the extractor named may end more than one fact said in other words
@@ -336,7 +338,7 @@ class Decider:
         replaced: list[tuple[Preference, RelationVerdict, float]] = []
         for similarity, existing_id in [pair for pair in ranked if pair[0] >= RELATED][:CANDIDATES]:
             match = memory.preference(existing_id)
-            verdict = self.judge.judge(match.text, pref.text)
+            verdict = self.preference_verdict(match.text, pref.text)
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
                 replaced.append((match, verdict, similarity))
                 continue

@@ -95,16 +95,24 @@ class DecisionSource:
 
 
 def answer(fact: ExtractedFact) -> str:
-    """What the extraction said of ``fact``, recorded as the raw answer of the verdict it stands for."""
-    return json.dumps({"fact": fact.text, "conflicts_with": fact.conflicts_with}, ensure_ascii=False)
+    """What the extraction said of ``fact``, recorded as the raw answer of the verdict it stands for
+    (``conflicts_with`` a list only when it names more than one fact)."""
+    names = fact.conflicting
+    said: str | list[str] | None = list(names) if len(names) > 1 else fact.conflicts_with
+    return json.dumps({"fact": fact.text, "conflicts_with": said}, ensure_ascii=False)
 
 
-def named(conflicts_with: str | None, active: Sequence[_S]) -> list[_S]:
-    """The active fact the extractor said the new one contradicts, matched by its text."""
-    if not conflicts_with:
+def named(names: str | Sequence[str] | None, active: Sequence[_S]) -> list[_S]:
+    """The active facts the extractor said the new one contradicts, matched by text: one a name."""
+    if not names:
         return []
-    wanted = plain(conflicts_with)
-    return [f for f in active if plain(f.text) == wanted][:1]
+    wanted = {plain(n) for n in ([names] if isinstance(names, str) else names) if n}
+    found: dict[str, _S] = {}
+    for fact in active:
+        key = plain(fact.text)
+        if key in wanted and key not in found:
+            found[key] = fact
+    return list(found.values())
 
 
 @functools.lru_cache(maxsize=16_384)  # every active fact's text, for every new fact that names one

@@ -136,6 +136,16 @@ class RelationJudge(Protocol):
 
 
 @runtime_checkable
+class JudgesPreferences(Protocol):
+    """A judge with its own check for preferences (the relation check speaks of facts only)."""
+
+    def judge_preference(self, old_preference: str, new_text: str) -> RelationVerdict:
+        """How ``new_text`` (a preference, or a fact that may say the taste changed) relates to
+        ``old_preference``: duplicate / update / conflict / different."""
+        ...
+
+
+@runtime_checkable
 class Embedder(Protocol):
     """Turns texts into unit vectors of a fixed dimension."""
 

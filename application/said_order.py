@@ -76,7 +76,7 @@ class SaidOrder:
         ended by the earliest later statement that replaces or repeats it."""
         held, later = memory.facts_around(source.at)
         replaced: list[Ending] = []
-        for similarity, span in self._fact_candidates(fact.text, fact.category, held, fact.conflicts_with):
+        for similarity, span in self._fact_candidates(fact.text, fact.category, held, fact.conflicting):
             verdict = self.decider.fact_verdict(span, fact, source)
             if verdict.relation is Relation.DUPLICATE and not replaced:
                 return self._mentioned_then(memory, fact, span, verdict, similarity, source)
@@ -163,7 +163,7 @@ class SaidOrder:
         """The later facts to judge against ``fact``: similar or related ones, and the nearest few
         the free judge (no call) says change it; said in order, the later message's extractor
         would have been shown ``fact`` and could have named it, whatever its words."""
-        ranked = self._fact_candidates(fact.text, fact.category, later, None)
+        ranked = self._fact_candidates(fact.text, fact.category, later, ())
         free_judge = self.decider.free_judge
         if free_judge is None:
             return ranked
@@ -173,13 +173,13 @@ class SaidOrder:
         return ranked + [(0.0, span) for span in changing[:CANDIDATES]]
 
     def _fact_candidates(
-        self, text: str, category: str, spans: Sequence[Span], named_text: str | None
+        self, text: str, category: str, spans: Sequence[Span], names: Sequence[str]
     ) -> list[tuple[float, Span]]:
         """As the Decider's candidates, over facts held at some time: named, similar, then related."""
         ranked = self._ranked(text, spans)
         similar = [s for score, s in ranked if score >= self.decider.fact_similarity]
         related = [s for score, s in ranked if score >= RELATED and s.category == category]
-        chosen = list(dict.fromkeys([*named(named_text, spans), *similar, *related]))[:CANDIDATES]
+        chosen = list(dict.fromkeys([*named(names, spans), *similar, *related]))[:CANDIDATES]
         score = {s.id: sc for sc, s in ranked}
         return [(score[s.id], s) for s in chosen]
 
@@ -202,7 +202,7 @@ class SaidOrder:
         held, later = memory.preferences_around(source.at)
         replaced: list[Ending] = []
         for similarity, span in self._related(pref.text, [s for s in held if s.category == pref.category]):
-            verdict = self.decider.judge.judge(span.text, pref.text)
+            verdict = self.decider.preference_verdict(span.text, pref.text)
             if verdict.relation in CHANGES:
                 replaced.append((span, verdict, similarity))
             elif not replaced and (
@@ -286,14 +286,14 @@ class SaidOrder:
             return min(found, key=lambda f: f[0].valid_from)
         same_kind = [s for s in later if s.category == pref.category]
         for similarity, span in self._related(pref.text, same_kind):
-            verdict = self.decider.judge.judge(pref.text, span.text)
+            verdict = self.decider.preference_verdict(pref.text, span.text)
             if verdict.relation is not Relation.DIFFERENT or similarity >= self.decider.preference_similarity:
                 found.append((span, verdict, similarity))
         free_judge = self.decider.free_judge
         if free_judge is not None:
             facts_later = memory.facts_around(at)[1][:FREE_JUDGED]  # the nearest after it
             for span in [f for f in facts_later if free_judge.judge(pref.text, f.text).relation in CHANGES]:
-                verdict = self.decider.judge.judge(pref.text, span.text)
+                verdict = self.decider.preference_verdict(pref.text, span.text)
                 if verdict.relation in CHANGES:
                     found.append((span, verdict, 0.0))
         return min(found, key=lambda f: f[0].valid_from, default=None)
@@ -303,7 +303,7 @@ class SaidOrder:
         said in order, it would have reinforced ``text``; else the chain's update."""
         judged = []
         for similarity, span in self._ranked(text, [span for span, _, _ in chained]):
-            verdict = self.decider.judge.judge(text, span.text)
+            verdict = self.decider.preference_verdict(text, span.text)
             if self._repeats(verdict, similarity):
                 judged.append((span, verdict, similarity))
             else:

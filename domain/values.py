@@ -116,6 +116,14 @@ def _optional_text(value: object) -> str | None:
     return text or None
 
 
+def _more_texts(value: object) -> tuple[str, ...]:
+    """Texts as ``_optional_text`` keeps them, none empty, none twice, in order."""
+    if value is None:
+        return ()
+    items: Iterable[object] = [value] if isinstance(value, str) else value  # type: ignore[assignment]
+    return tuple(dict.fromkeys(t for t in map(_optional_text, items) if t))
+
+
 class Relation(str, enum.Enum):
     """How a newly extracted fact relates to a similar active one (spec's CONFLICT_CHECK)."""
 
@@ -185,15 +193,27 @@ class ExtractedFact:
     # True when the extractor inferred it from behaviour rather than reading it
     # stated; an inferred fact never invalidates a stated one.
     inferred: bool = attrs.field(default=False, converter=bool)
+    # Further known facts it replaces, after ``conflicts_with`` (a break-up ends both
+    # "女朋友叫小美" and "和小美异地"); empty when it names one, as every extraction
+    # recorded before lists were asked for does.
+    also_conflicts_with: tuple[str, ...] = attrs.field(default=(), converter=_more_texts)
+
+    @property
+    def conflicting(self) -> tuple[str, ...]:
+        """Every known fact it names as replaced: ``conflicts_with`` then ``also_conflicts_with``."""
+        return tuple(dict.fromkeys(t for t in (self.conflicts_with, *self.also_conflicts_with) if t))
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "fact": self.text,
             "category": self.category,
             "confidence": self.confidence,
             "conflicts_with": self.conflicts_with,
             "inferred": self.inferred,
         }
+        if self.also_conflicts_with:  # only then: an extraction naming one fact is stored as it always was
+            data["also_conflicts_with"] = list(self.also_conflicts_with)
+        return data
 
 
 @attrs.frozen
@@ -248,6 +268,7 @@ class Extraction:
                     f.get("confidence", 0.5),
                     f.get("conflicts_with"),
                     f.get("inferred", False),
+                    f.get("also_conflicts_with") or (),
                 )
                 for f in data.get("facts") or ()
             ],

@@ -166,7 +166,7 @@ class FakeOpenAI:
     def spec_answer(self, body: dict[str, Any]) -> str:
         """A model that answers the spec's prompts correctly for the messages it knows."""
         prompt = self.prompt(body)
-        if "判断这两个事实是否冲突" in prompt:
+        if "判断这两个事实" in prompt or "判断这两条偏好" in prompt:  # seed's relation check, combined's two
             return self.relation
         facts, prefs = self.answers.get(said(prompt), ([], []))
         if "提取事实信息和偏好" in prompt:

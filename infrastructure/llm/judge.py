@@ -53,9 +53,20 @@ class LLMJudge:
         return self._fallback
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
-        system, suffix = instruction(self.language, f"{new_fact}\n{old_fact}", JUDGE_IN)
-        prompt_id = self.prompts.template_id("conflict_check") + suffix
-        prompt = self.prompts.render("conflict_check", old_fact=old_fact, new_fact=new_fact)
+        return self._check("conflict_check", old_fact, new_fact, old_fact=old_fact, new_fact=new_fact)
+
+    def judge_preference(self, old_preference: str, new_text: str) -> RelationVerdict:
+        """``preference_check`` where the prompt set has one (combined: the relation check speaks of
+        facts only); else ``conflict_check``, as the spec's flow (seed) asks about preferences too."""
+        if "preference_check" not in self.prompts.templates:
+            return self.judge(old_preference, new_text)
+        values = {"old_preference": old_preference, "new_preference": new_text}
+        return self._check("preference_check", old_preference, new_text, **values)
+
+    def _check(self, key: str, old: str, new: str, **values: str) -> RelationVerdict:
+        system, suffix = instruction(self.language, f"{new}\n{old}", JUDGE_IN)
+        prompt_id = self.prompts.template_id(key) + suffix
+        prompt = self.prompts.render(key, **values)
         try:
             answer = self.client.chat(
                 model=self.model,
@@ -66,7 +77,7 @@ class LLMJudge:
             )
         except LLMUnavailable as exc:
             logger.warning("relation check by LLM failed (%s); the offline judge decides", exc.reason)
-            verdict = self.fallback.judge(old_fact, new_fact)
+            verdict = self.fallback.judge(old, new)
             return attrs.evolve(verdict, raw_answer=f"[LLM unavailable: {exc.reason}] {verdict.raw_answer}")
         if answer.text.strip():
             self.client.remember(answer)

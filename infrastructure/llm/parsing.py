@@ -164,6 +164,17 @@ def _optional_text(value: Any) -> str | None:
 
 
 FACT_TEXT_KEYS = ("fact", "text", "content", "事实")
+
+
+def named_facts(value: Any) -> list[str]:
+    """The known facts a ``conflicts_with`` names, in order: a list (what the combined prompt asks
+    for), or one text (what the seed prompt asks for, and what combined answers recorded before the
+    list was asked for hold); null words, empty entries and repeats name nothing more."""
+    items = value if isinstance(value, list) else [value]
+    names = [_text(i, FACT_TEXT_KEYS) if isinstance(i, dict) else _optional_text(i) for i in items]
+    return list(dict.fromkeys(n for n in names if n and n.lower() not in _NULL_WORDS))
+
+
 PREF_TEXT_KEYS = ("preference", "text", "content", "偏好")
 
 
@@ -185,12 +196,14 @@ def facts_from(items: list[Any]) -> list[ExtractedFact]:
         data = item if isinstance(item, dict) else {}
         if _marked_hypothetical(data):
             continue
+        names = named_facts(data.get("conflicts_with"))
         facts.append(
             ExtractedFact(
                 text,
                 category=data.get("category", "other"),  # unknown → other (domain)
                 confidence=_number(data.get("confidence")),
-                conflicts_with=_optional_text(data.get("conflicts_with")),
+                conflicts_with=names[0] if names else None,
+                also_conflicts_with=names[1:],
             )
         )
     return facts[:MAX_ITEMS]

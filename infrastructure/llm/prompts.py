@@ -30,6 +30,7 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "preference": frozenset({"user_message", "context"}),
     "combined": frozenset({"conversation", "user_message", "existing_facts"}),
     "conflict_check": frozenset({"old_fact", "new_fact"}),
+    "preference_check": frozenset({"old_preference", "new_preference"}),
 }
 
 # separate: the spec's flow (a fact call and a preference call); combined: one call.
@@ -37,6 +38,9 @@ MODE_TEMPLATES: dict[str, tuple[str, ...]] = {
     "separate": ("fact", "fact_with_context", "preference", "conflict_check"),
     "combined": ("combined", "conflict_check"),
 }
+
+# templates a mode may have: without one, the judge asks ``conflict_check`` instead
+MODE_OPTIONAL: dict[str, tuple[str, ...]] = {"separate": ("preference_check",), "combined": ("preference_check",)}
 
 BUILTIN = ("seed", "combined")
 
@@ -118,13 +122,14 @@ def parse_prompt_set(data: bytes, origin: str, default_name: str) -> PromptSet:
     missing = [k for k in needed if k not in templates]
     if missing:
         raise PromptError(f"prompt file {origin}: mode {mode!r} needs template(s) {', '.join(missing)}")
-    extra = sorted(set(templates) - set(needed))
+    optional = tuple(k for k in MODE_OPTIONAL[mode] if k in templates)
+    extra = sorted(set(templates) - set(needed) - set(optional))
     if extra:
         raise PromptError(
             f"prompt file {origin}: unknown template(s) {', '.join(extra)} for mode {mode!r} "
             f"(expected {', '.join(needed)})"
         )
-    checked = {k: _check_template(origin, k, templates[k]) for k in needed}
+    checked = {k: _check_template(origin, k, templates[k]) for k in (*needed, *optional)}
     schema = doc.get("json_schema")
     if isinstance(schema, str):
         try:

@@ -1,0 +1,194 @@
+"""Prompts a model cannot misread (issue 25, item 4): each rule of the combined set is stated in it,
+and the code does what the rule's answer means, through the fake OpenAI server over HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import attrs
+import pytest
+from fake_openai import FakeOpenAI
+
+from factledger.application.service import LedgerService
+from factledger.domain.values import ExtractedFact, Extraction
+from factledger.infrastructure.bootstrap import open_ledger
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.llm import load_prompt_set
+from factledger.infrastructure.llm.parsing import named_facts, parse_combined
+
+COMBINED = load_prompt_set("combined")
+RULES = COMBINED.templates["combined"]
+
+
+def rule(number: int) -> str:
+    """The text of the combined prompt's numbered fact rule."""
+    found = re.search(rf"^{number}\. (.*)$", RULES.split("事实分类")[0], re.MULTILINE)
+    assert found, f"rule {number}"
+    return found.group(1)
+
+
+def category_line(category: str) -> str:
+    found = re.search(rf"^- {category}: (.*)$", RULES.split("偏好（preferences）规则")[0], re.MULTILINE)
+    assert found, category
+    return found.group(1)
+
+
+# ---- what the prompts say ---------------------------------------------------------------------------
+
+
+def test_the_seed_set_stays_as_the_spec_wrote_it() -> None:
+    seed = load_prompt_set("seed")
+    assert seed.id == "seed@fa48ec2c"  # the file's hash: any edit of it changes this
+    assert "preference_check" not in seed.templates
+
+
+def test_conflicts_with_is_a_list_that_may_name_several_facts() -> None:
+    assert "conflicts_with 是一个列表" in rule(4) and "几条" in rule(4) and "[]" in rule(4)
+    assert '"conflicts_with": []' in RULES  # the example answers a list too
+
+
+def test_a_settled_plan_is_a_fact_and_a_wish_is_not() -> None:
+    assert "已经定下来的安排" in rule(6) and "是事实" in rule(6) and "hypothetical 为 false" in rule(6)
+    assert "不取代现在仍成立的事实" in rule(6)
+    assert "愿望" in rule(7) and "不是事实" in rule(7) and "hypothetical 为 true" in rule(7)
+
+
+def test_other_peoples_facts_are_about_them_and_never_replace_the_users() -> None:
+    assert "别人的事" in rule(8) and "主语写明是谁" in rule(8) and "hypothetical 为 false" in rule(8)
+    assert "不能取代用户本人的事实" in rule(8)
+
+
+def test_a_form_of_address_is_a_preference_and_a_name_a_fact() -> None:
+    assert "call me Mike" in rule(9) and "communication_style" in rule(9) and "不写成事实" in rule(9)
+    assert "personal_info" in rule(9)
+    assert "怎么称呼用户" in RULES.split("偏好分类")[1]
+
+
+@pytest.mark.parametrize(
+    ("kind", "category"),
+    [
+        ("健康", "personal_info"),
+        ("过敏", "personal_info"),
+        ("学历", "work"),
+        ("学校", "work"),
+        ("宠物", "relationship"),
+        ("老家", "location"),
+    ],
+)
+def test_common_kinds_of_fact_have_a_category(kind: str, category: str) -> None:
+    assert kind in category_line(category)
+    assert COMBINED.json_schema is not None
+    enum = COMBINED.json_schema["properties"]["facts"]["items"]["properties"]["category"]["enum"]
+    assert enum == ["personal_info", "location", "relationship", "work", "habit", "preference", "other"]
+
+
+def test_the_relation_check_tells_update_from_conflict_and_names_follows_from_as_different() -> None:
+    check = COMBINED.templates["conflict_check"]
+    lines = {line.split("：")[0].lstrip("- "): line for line in check.splitlines() if line.startswith("- ")}
+    assert "随时间" in lines["update"] and "同一时间" in lines["conflict"]
+    assert "推出" in lines["different"] and "一致" in lines["different"]
+    assert "偏好" not in check  # facts only
+    assert "偏好" in COMBINED.templates["preference_check"]
+
+
+# ---- what the code does with the answers ---------------------------------------------------------
+
+
+def test_conflicts_with_is_read_as_a_list_or_as_one_text() -> None:
+    assert named_facts("用户住在杭州") == ["用户住在杭州"]  # seed, and combined answers recorded before
+    assert named_facts(["A", "B", "A", None, "", "null"]) == ["A", "B"]
+    assert named_facts(None) == [] and named_facts([]) == []
+    facts, _ = parse_combined(json.dumps({"facts": [{"fact": "x", "conflicts_with": ["A", "B"]}], "preferences": []}))
+    assert (facts[0].conflicts_with, facts[0].also_conflicts_with, facts[0].conflicting) == ("A", ("B",), ("A", "B"))
+
+
+def test_an_extraction_naming_one_fact_is_stored_as_it_always_was_and_two_round_trip() -> None:
+    one = Extraction("x", [ExtractedFact("f", conflicts_with="A")])
+    assert "also_conflicts_with" not in one.as_dict()["facts"][0]
+    two = Extraction("x", [ExtractedFact("f", conflicts_with="A", also_conflicts_with=["B"])])
+    assert Extraction.from_dict(two.as_dict()).facts[0].conflicting == ("A", "B")
+    old = {"extractor_id": "x", "facts": [{"fact": "f", "conflicts_with": "A"}], "preferences": []}
+    assert Extraction.from_dict(old).facts[0].conflicting == ("A",)  # events recorded before lists
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeOpenAI]:
+    with FakeOpenAI() as server:
+        yield server
+
+
+@pytest.fixture
+def opener(settings: Settings, fake: FakeOpenAI) -> Iterator[Callable[..., LedgerService]]:
+    opened: list[LedgerService] = []
+
+    def factory(prompts: str = "combined") -> LedgerService:
+        changes: dict[str, Any] = {"openai_api_key": "test", "openai_base_url": fake.url + "/v1"}
+        service = open_ledger(attrs.evolve(settings, embedding_model="offline", prompts=prompts, **changes))
+        opened.append(service)
+        return service
+
+    yield factory
+    for service in opened:
+        service.close()
+
+
+def fact(text: str, category: str = "relationship", named: list[str] | None = None, **more: Any) -> dict[str, Any]:
+    return {"fact": text, "category": category, "confidence": 0.9, "conflicts_with": named or [], **more}
+
+
+def test_a_list_conflicts_with_ends_both_facts_a_break_up_retires(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我女朋友叫小美"] = ([fact("用户的女朋友叫小美")], [])
+    fake.answers["我和小美异地恋"] = ([fact("用户和小美异地恋")], [])
+    fake.answers["我们分手了"] = ([fact("用户已和小美分手", named=["用户的女朋友叫小美", "用户和小美异地恋"])], [])
+    fake.relation = "different"  # a judge asked would keep both
+    service = opener()
+    service.ingest("u", "我女朋友叫小美")
+    service.ingest("u", "我和小美异地恋")
+    service.ingest("u", "我们分手了")
+    assert [f.text for f in service.profile("u").facts] == ["用户已和小美分手"]
+    ended = [e for e in service.history("u") if e.to_dict()["event"] == "FactInvalidated"]
+    assert len(ended) == 2
+    answers = [json.loads(e.to_dict()["raw_answer"]) for e in ended]
+    assert all(a["conflicts_with"] == ["用户的女朋友叫小美", "用户和小美异地恋"] for a in answers)
+
+
+@pytest.mark.parametrize(
+    ("said", "answered"),
+    [
+        ("我同事刚搬去上海了", fact("用户的同事搬去了上海")),  # another person's fact
+        ("下个月我要调去上海分公司", fact("用户下个月将调去上海分公司", "work")),  # a settled plan
+        ("要是能去上海住就好了", fact("用户住在上海", "location", named=["用户住在青岛"], hypothetical=True)),
+    ],
+)
+def test_another_persons_fact_a_plan_or_a_wish_leaves_the_users_fact_standing(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI, said: str, answered: dict[str, Any]
+) -> None:
+    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
+    fake.answers[said] = ([answered], [])
+    fake.relation = "update"  # a judge asked would replace it
+    service = opener()
+    service.ingest("u", "我住在青岛")
+    service.ingest("u", said)
+    assert "用户住在青岛" in [f.text for f in service.profile("u").facts]
+
+
+def preference(text: str) -> dict[str, Any]:
+    return {"preference": text, "category": "communication_style", "strength": 0.8, "evidence": "e"}
+
+
+@pytest.mark.parametrize(("prompts", "asked"), [("combined", "判断这两条偏好"), ("seed", "判断这两个事实是否冲突")])
+def test_preferences_are_judged_with_their_own_check_where_the_set_has_one(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI, prompts: str, asked: str
+) -> None:
+    fake.answers["回答详细点"] = ([], [preference("偏好详细的回复")])
+    fake.answers["回答详细一些吧"] = ([], [preference("偏好详细一些的回复")])
+    service = opener(prompts)
+    service.ingest("u", "回答详细点")
+    service.ingest("u", "回答详细一些吧")
+    checks = [p for p in map(FakeOpenAI.prompt, fake.chat_requests()) if "判断这两" in p]
+    assert checks and all(asked in p for p in checks)
