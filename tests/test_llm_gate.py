@@ -99,3 +99,19 @@ def test_chit_chat_is_only_closed_class_words(text: str, chit_chat: bool) -> Non
 def test_a_reply_preference_alone_costs_the_seed_set_one_call(fake: FakeOpenAI) -> None:
     extractor(fake, "seed").extract("周末别给我发消息")
     assert chat_calls(fake) == 1
+
+
+def test_a_message_the_offline_detector_reads_nothing_in_gets_both_seed_calls(fake: FakeOpenAI) -> None:
+    from factledger.infrastructure.offline import SignalDetector
+
+    detector = SignalDetector()
+    unread = [
+        m for m in DEV["carrying"] if not any(detector.detect(m)[k] for k in ("has_fact_signal", "has_pref_signal"))
+    ]
+    assert unread, "the dev set has changes the offline detector misses"
+    llm = extractor(fake, "seed")
+    for message in unread:
+        llm.extract(message)
+    asked = [FakeOpenAI.prompt(body) for body in fake.chat_requests()]
+    assert sum("识别偏好" in p for p in asked) == len(unread)  # the preference prompt
+    assert len(asked) == 2 * len(unread)

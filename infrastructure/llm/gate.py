@@ -17,7 +17,9 @@ passes. Clause by clause:
 * any other clause is a statement and may state or change a fact: it passes.
 
 The detector's own signals still count (and alone decide the preference call of
-the ``separate`` prompt set), so the gate passes at least what it passed before.
+the ``separate`` prompt set, except for a message it read nothing in, which gets
+both calls: whether it is a fact or a preference is the prompts' to say), so the
+gate passes at least what it passed before.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ _ZH_CHIT_CHAT = re.compile(
     r"天气|下雨|下雪|晴天|阴天|太阳|刮风|雾霾|好冷|好热|冷|热|闷|凉快|暖和|"
     r"开心|高兴|难过|伤心|郁闷|无聊|紧张|激动|舒服|难受|崩溃|无语|累死|累|困|饿|渴|烦|忙|爽|不错|还行|一般|棒|糟糕|"
     r"好|挺|很|太|真的|真|超级|超|有点|有些|特别|非常|又|都|也|就|还|是|死了|"
+    r"确实|同意|没错|可不是|对|"
     r"啊|呀|呢|吧|了|哦|哈|嗯|唉|哎|诶|呜|嘿|耶|啦|嘛|噢|的|哇|呗"
 )
 _EN_CHIT_CHAT = _words(
@@ -50,7 +53,8 @@ _EN_CHIT_CHAT = _words(
     "morning evening night day week weather rain rainy raining snow snowy sunny cold hot warm chilly so "
     "such a an the it it's its is was what this that kinda kind of sort honestly really very pretty "
     "quite too totally jealous tired sleepy bored boring happy sad hungry busy great good bad nice cool "
-    "awesome terrible awful fun crazy fine ok okay well yeah yes no nope thanks thank you"
+    "awesome terrible awful fun crazy fine ok okay well yeah yes no nope thanks thank you same me agreed true "
+    "right exactly indeed definitely absolutely"
 )
 #: a clause said to the assistant: a request, or a question opening with what it asks
 _ZH_REQUEST = re.compile(
@@ -165,6 +169,11 @@ class LLMGate:
             statement = statement or not _is_request(clause)
         if statement and not signals.get("has_pref_signal") and "statement" not in found:
             found.append("statement")
-        if found:
-            signals = {**signals, "has_fact_signal": True, "fact_categories": [*signals["fact_categories"], *found]}
-        return signals
+        if not found:
+            return signals
+        widened = {**signals, "has_fact_signal": True, "fact_categories": [*signals["fact_categories"], *found]}
+        if not signals.get("has_pref_signal"):
+            # the detector read nothing: a fact or a preference ("还是改回整段写吧"), the prompts decide
+            widened["has_pref_signal"] = True
+            widened["pref_categories"] = [*signals["pref_categories"], "unread"]
+        return widened
