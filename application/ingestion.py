@@ -308,7 +308,7 @@ class Ingestion:
         extractor = self.extractor
         if not shown or not isinstance(extractor, ComparesKnownFacts) or said.extractor_id != extractor.extractor_id:
             return None
-        prompt_id = extractor.comparison_prompt_id
+        prompt_id = extractor.comparison_prompt_id(said)
         return KnownFactsCompared(frozenset(shown), prompt_id) if prompt_id else None
 
     def names_replaced(self, said: Extraction) -> bool:

@@ -103,10 +103,10 @@ class ComparesKnownFacts(Protocol):
     corrects; a known fact it names for no new fact does not conflict with any.
     """
 
-    @property
-    def comparison_prompt_id(self) -> str | None:
-        """The id of the prompt that answers so, recorded on the verdicts it stands for;
-        None when this extractor's answers do not (then a judge decides, as for any extractor)."""
+    def comparison_prompt_id(self, said: Extraction) -> str | None:
+        """The id of the prompt that answered ``said`` so (with what was asked beside it, such as
+        the memories' language), recorded on the verdicts it stands for; None when this
+        extractor's answers do not (then a judge decides, as for any extractor)."""
         ...
 
 

@@ -113,3 +113,23 @@ def test_english_in_english_memory_stored_through_the_service(settings: Settings
 def test_offline_english_in_english_memory() -> None:
     said = RuleExtractor().extract("I live in Chicago.")
     assert said.facts and all(main_language(f.text) == "en" for f in said.facts)
+
+
+def test_a_combined_verdict_on_english_facts_records_the_language(settings: Settings, fake: FakeOpenAI) -> None:
+    def model(body: dict[str, Any]) -> str:
+        boston = "Boston" in body["messages"][-1]["content"].split("已知事实")[0]
+        named = [] if boston else ["The user lives in Boston"]
+        text = "The user lives in Boston" if boston else "The user lives in Denver"
+        facts = [{"fact": text, "category": "location", "confidence": 0.9, "conflicts_with": named}]
+        return json.dumps({"facts": facts, "preferences": []})
+
+    fake.chat_handler = model
+    changes: dict[str, Any] = {"openai_api_key": "test", "openai_base_url": fake.url + "/v1"}
+    service = open_ledger(attrs.evolve(settings, embedding_model="offline", prompts="combined", **changes))
+    try:
+        service.ingest("u1", "I live in Boston.")
+        service.ingest("u1", "I just moved to Denver.")
+        [ended] = [e.to_dict() for e in service.history("u1") if e.to_dict()["event"] == "FactInvalidated"]
+        assert ended["judge_prompt_id"] == load_prompt_set("combined").template_id("combined") + "+lang=en"
+    finally:
+        service.close()

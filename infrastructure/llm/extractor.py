@@ -126,11 +126,15 @@ class LLMExtractor:
     def prompt_id(self) -> str:
         return self.prompts.id
 
-    @property
-    def comparison_prompt_id(self) -> str | None:
+    def comparison_prompt_id(self, said: Extraction) -> str | None:
         """``ComparesKnownFacts``: the combined prompt shows the known facts and answers ``conflicts_with``
-        for them, so it is their relation check (ADR 0019); the separate (seed) prompts leave it to the judge."""
-        return self.prompts.template_id("combined") if self.prompts.mode == "combined" else None
+        for them, so it is their relation check (ADR 0019); the separate (seed) prompts leave it to the judge.
+        The id carries the language ``said`` was asked in (``+lang=en``, ADR 0029)."""
+        if self.prompts.mode != "combined":
+            return None
+        recorded = said.prompt_id or ""
+        asked_beside = recorded[len(self.prompts.id) :] if recorded.startswith(self.prompts.id) else ""
+        return self.prompts.template_id("combined") + asked_beside
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
         signals = self.gate.detect(message, known_facts)
