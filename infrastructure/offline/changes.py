@@ -109,10 +109,14 @@ _EN_PAST = re.compile(r"\bused to\b|\bback then\b|\bformerly\b|\bonce was\b", re
 _EN_NOW = re.compile(r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
+    # memoised: the rules ask for the whole message's folded form once per clause; folding it anew
+    # each time made a long message cost its length times its number of clauses (issue 25)
     return unicodedata.normalize("NFKC", text or "").replace("’", "'")
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_correction(text: str) -> bool:
     """A message that corrects something said before ("说错了", "oops, I meant …"); not one that
     wonders whether it should ("要是说错了，是不是三年级？")."""
@@ -122,6 +126,7 @@ def is_correction(text: str) -> bool:
     return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_retraction(text: str) -> bool:
     """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
     text = _folded(text)
@@ -154,6 +159,7 @@ def strip_marker(clause: str) -> str:
     return text.strip()
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
@@ -167,6 +173,7 @@ _CONDITIONAL = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_conditional(text: str) -> bool:
     """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
     return bool(_CONDITIONAL.search(_folded(text)))
@@ -179,6 +186,7 @@ _PLANNED = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_plan(fact: str) -> bool:
     """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
     return bool(_PLANNED.search(_folded(fact)))
@@ -496,8 +504,10 @@ _EN_REPLACED = re.compile(
 _ZH_NOT_BUT = re.compile(
     r"不是(?P<old>[^，,。！!]{1,12}?)[，,]?(?:而)?是(?P<new>[^，,。！!]{1,12})|是(?P<new2>[^，,。！!不]{1,12}?)[，,]?(?:而)?不是(?P<old2>[^，,。！!]{1,12})"
 )
+# (a word is read from its start, "(?<!\w)", and up to 64 characters: tried from every letter of a
+# long run of them, it re-read the run each time: issue 25)
 _EN_NOT_BUT = re.compile(
-    r"(?P<new>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
+    r"(?<!\w)(?P<new>[\w][\w'-]{0,63}(?: [\w][\w'-]{0,63}){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
     r"|\bnot (?P<old2>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? (?:but )?(?P<new2>[\w][\w'-]*(?: [\w][\w'-]*){0,3})",
     re.IGNORECASE,
 )
@@ -506,7 +516,7 @@ _EN_NOT_BUT = re.compile(
 #: a figure or a letter with what it counts or names ("四年级", "三岁", "O型", "120斤"): two of the
 #: same unit are values of one kind
 _UNIT_VALUE = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?|[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
+    r"(?P<n>(?<!\d)\d+(?:\.\d+)?|(?<![零一二两三四五六七八九十百])[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
     r"(?P<u>年级|周岁|岁|公斤|千克|斤|型|楼|层|届|个月|厘米|cm|kg|点(?![心儿赞子]))"
 )
 
@@ -1593,6 +1603,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if m and home and m.group("v") not in home[0]:
                 found.append((f"用户住在{m.group('v')}", home[0]))
                 break
+    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
+    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
     for piece in pieces:
         # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
         m = _HOUSEHOLD_HOME.match(piece)
@@ -1676,7 +1688,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m and about and m.group("v") not in about[0]:
             found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
             continue
-        switched = any(_SWITCHED_TO.match(p) or _IN_TURN.match(p) for p in pieces if p != piece)
+        switched = bool(switching - {piece})
         if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)) and not switched:
             # ("日语放弃了，改学韩语": the switch says what ended and what took its place)
             pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
@@ -1986,6 +1998,7 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""

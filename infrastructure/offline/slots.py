@@ -499,7 +499,7 @@ _SPECIES: tuple[tuple[str, str], ...] = (
 _CONSUMED: tuple[tuple[str, str], ...] = (
     (
         "烟",
-        r"烟(?![台花火雾囱])|抽(?!空|奖|签|屉|时间|象|出)|吸(?!引|收|尘|管)|(?:\d|[一二两三四五六七八九十几半])+根|\bsmok|\bcigarette|\bvap",
+        r"烟(?![台花火雾囱])|抽(?!空|奖|签|屉|时间|象|出)|吸(?!引|收|尘|管)|(?<![\d一二两三四五六七八九十几半])(?:\d|[一二两三四五六七八九十几半])+根|\bsmok|\bcigarette|\bvap",
     ),
     ("酒", r"酒|啤的|白的|\bbeer|\bwine|\balcohol|\bdrinking\b"),
     ("咖啡", r"咖啡|\bcoffee"),
