@@ -2077,11 +2077,21 @@ _DOES = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
+def _advised_or_planned(message: str) -> bool:
+    return bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message)) or is_unreal(message)
+
+
+@functools.lru_cache(maxsize=256)
+def _gives_up(message: str) -> bool:
+    return bool(_GAVE_UP_WORDS.search(message))
+
+
 def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(what is done now, the known fact it replaces) for a change of what one does said without
     who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
     the last thing known to be done. None for anyone else's, or when nothing known is done."""
-    if re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message) or is_unreal(message):
+    if _advised_or_planned(message):
         return None  # advice, a plan, or someone else named: not what is done now
     m = _IN_TURN.match(clause)
     if m and re.match(
@@ -2101,7 +2111,7 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
             # a relative's pursuit changed once already, or the user's own, said given up in this message
             # ("韩语也学不下去了，现在学西班牙语")
             # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-            if (relative and "改" in fact) or (not who and (_GAVE_UP_WORDS.search(message) or "改" in fact)):
+            if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
                 return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
         return None
     if not m or is_unreal(clause):

@@ -527,8 +527,11 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
     ) or re.match(
         r"^(?:换了|买了|入手了|新买了|换成了?)(?:个|部|台|一部|一台)?(?:新的?)?(?P<v>[^，,]{1,8}?)手机$", core
     )
-    if m is None and re.search(r"手机", message):
-        m = re.match(r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core)
+    if m is None:  # (the clause first: the whole message once per clause made a long one quadratic)
+        bare = re.match(
+            r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core
+        )
+        m = bare if bare and "手机" in message else None
     if m and _tidy(m.group("v")):
         return _fact(f"{who}的手机是{_tidy(m.group('v'))}", "other")
     return None
@@ -664,11 +667,11 @@ def _salary_fact(core: str, who: str, message: str) -> _Item | None:
         + r"(?:块钱?|元)?(?:了|啦|左右)?$",
         core,
     )
-    if m is None and re.search(r"工资|薪|收入", message):
+    if m is None:  # a bare figure, in a message about pay (the clause first, as above)
         m = re.match(
             r"^(?P<n>)(?:涨到了?|变成了?|降到了?|到手)?" + _SALARY_NUMBER + r"(?:块钱?|元)?(?:了|啦|左右)?$", core
         )
-        if m and not re.search(r"[kKwW万千]|\d{4,}", m.group("v")):
+        if m and not (re.search(r"[kKwW万千]|\d{4,}", m.group("v")) and re.search(r"工资|薪|收入", message)):
             m = None
     if m is None:
         return None

@@ -1248,8 +1248,11 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 
 def _number(text: str) -> str:
     """'二十九' → '29', '029' → '29'; anything else ('几千', '上万') as said."""
+    if text.isdigit() and text.isascii():
+        # not int(): it refuses a run of over 4,300 digits (a 16,000-digit "age" raised: issue 25)
+        return text.lstrip("0") or "0"
     if text.isdigit():
-        return str(int(text))
+        return str(int(text)) if len(text) < 100 else text
     if not re.fullmatch(r"[零一二两三四五六七八九十百]+", text):
         return text
     total, current = 0, 0
