@@ -35,7 +35,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import emit, new_schema, note, parser, rounded, verdict
+from common import drop_schema, emit, new_schema, note, parser, rounded, verdict
 
 from factledger.application.service import LedgerService
 from factledger.application.validation import DEFAULT_LIMITS
@@ -89,6 +89,10 @@ def cases(size: int) -> dict[str, str]:
         "digits_then_斤": lambda n: _before("9", "斤", n),
         "digits_then_点": lambda n: _before("8", "点打扰", n),
         "han_numerals_then_岁": lambda n: _before("一", "岁了", n),
+        "我_digits_then_只": lambda n: "我" + _before("3", "只", n - 1),
+        "我_digits_then_%": lambda n: "我" + _before("3", "%", n - 1),
+        "我在_dashes_then_now": lambda n: "我在" + _before("-", " now", n - 2),
+        "了_then_now": lambda n: _before("了", " now", n),
         "digit_dots": lambda n: _filled("1.", n),
         "age_clause_repeated": lambda n: _filled("我今年35岁了，", n),
         "clause_repeated": lambda n: _filled("我搬到上海了，", n),
@@ -122,16 +126,17 @@ def _prose_of(name: str, text: str) -> str:
     return "prose_zh" if any("\u4e00" <= c <= "\u9fff" for c in text) or name == "prose_zh" else "prose_en"
 
 
-def _open(database_url: str | None, size: int) -> LedgerService:
+def _open(database_url: str | None, size: int, schema: str = "worst") -> LedgerService:
+    """A ledger in memory, or in ``schema`` of ``database_url``; messages of ``size`` accepted."""
     home = Path(tempfile.mkdtemp(prefix="flworst_"))
     limit = max(size, DEFAULT_LIMITS.message_chars)
     if database_url:
         return open_ledger(
-            Settings(home=home, database_url=database_url, schema=new_schema("worst"), max_message_chars=limit),
+            Settings(home=home, database_url=database_url, schema=schema, max_message_chars=limit),
             warn_if_offline=False,
         )
     return open_ledger(
-        Settings(home=home, backend="memory", schema="worst", max_message_chars=limit), warn_if_offline=False
+        Settings(home=home, backend="memory", schema=schema, max_message_chars=limit), warn_if_offline=False
     )
 
 
@@ -170,11 +175,14 @@ def main() -> None:
         kept = {n: t for n, t in messages.items() if any(o in n for o in args.only)}
         messages = {"prose_zh": messages["prose_zh"], "prose_en": messages["prose_en"], **kept}
     note(f"{len(messages)} messages of {args.chars:,} characters, median of {args.runs} runs each")
-    service = _open(args.database_url, args.chars)
+    schema = new_schema("worst")
+    service = _open(args.database_url, args.chars, schema)
     try:
         median = timed(service, messages, args.runs)
     finally:
         service.close()
+        if args.database_url:
+            drop_schema(args.database_url, schema)
     ratios = {n: median[n] / median[_prose_of(n, t)] for n, t in messages.items()}
     print(f"{'case':24s} {'seconds':>8s} {'÷ prose':>8s}")
     for name in messages:

@@ -113,7 +113,11 @@ def test_cost_grows_with_length_not_faster(unit: str, tail: str) -> None:
     assert took <= bound, f"{unit!r} then {tail!r}: {small:.3f} s at 2,000 characters, {took:.3f} s at 8,000"
 
 
-@pytest.mark.parametrize("figure", ["1" * 15_998 + "岁了", "我" + "7" * 5_000 + "岁", "我儿子" + "3" * 9_000 + "年级"])
+@pytest.mark.parametrize(
+    "figure",
+    ["1" * 15_998 + "岁了", "我" + "7" * 5_000 + "岁", "我儿子" + "3" * 9_000 + "年级了"],
+    ids=["15998-digits-岁了", "我-5000-digits-岁", "我儿子-9000-digits-年级了"],
+)
 def test_a_figure_of_thousands_of_digits_is_read_without_raising(figure: str, caplog: pytest.LogCaptureFixture) -> None:
     # int() refuses over 4,300 digits: such an "age" made ingest raise ValueError, or the rules
     # gave up on the whole message (issue 25)

@@ -632,7 +632,7 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     ]
     found += [(m.group("old"), m.group("new")) for m in _EN_REPLACED.finditer(text)]
     for old_word, new_value in found:
-        old_word, new_value = old_word.strip(), re.sub(r"[了啦吧呢]+$", "", new_value.strip())
+        old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
         for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -672,7 +672,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """
     text = _folded(message)
     for m in _ZH_SWAPPED.finditer(text):
-        new = re.sub(r"^(?:个|了)|(?:了|啦|吧)+$", "", m.group("new").strip())
+        new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
             continue  # "我同事换了台新车": someone else's
@@ -1020,7 +1020,7 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
         said = fact[2:] if fact.startswith("用户") else fact
         match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
         topic = text[match.a : match.a + match.size]
-        topic = re.sub(r"^[个的那这条是]+|[的了是]+$", "", _NOT_TOPIC.sub("", topic))
+        topic = re.sub(r"^[个的那这条是]+|(?<![的了是])[的了是]+$", "", _NOT_TOPIC.sub("", topic))
         if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not _TAKE_BACK.search(topic):
             return topic, fact
     return None
@@ -2032,7 +2032,9 @@ _RENAMED = re.compile(
     r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^(?:其实|应该)?它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
 )
 #: an emoji or a symbol at the end of a clause says nothing ("最爱的变成了榴莲😋")
-_TRAILING_SYMBOLS = re.compile(r"[^\w\u4e00-\u9fff%）)]+$")
+# a trailing run ("…]+$") is matched from its start only: tried from each character of a long run that
+# does not reach the end, it re-read the run each time (issue 25; the same in the other "+$" patterns)
+_TRAILING_SYMBOLS = re.compile(r"(?<![^\w\u4e00-\u9fff%）)])[^\w\u4e00-\u9fff%）)]+$")
 _PARTNER_ROLES = ("男朋友", "女朋友", "对象", "男友", "女友", "老公", "老婆", "伴侣")
 #: "分了。现在的男朋友叫小凯", "又分了…现在这个叫浩然": after a break-up, the one now
 _NEW_PARTNER = re.compile(

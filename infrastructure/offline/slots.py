@@ -456,7 +456,7 @@ def canonical(text: str) -> str:
 
 def _clean_value(value: str) -> str:
     value = value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")
-    value = re.sub(r"(?:了|啦|呢|的)+$", "", value)
+    value = re.sub(r"(?<![了啦呢的])(?:了|啦|呢|的)+$", "", value)
     return value.strip()
 
 
@@ -998,7 +998,9 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
         m = _ZH_INTEREST.match(predicate) or _ZH_LIKING.match(predicate)
         if not m:
             return None
-        thing = _ZH_LIGHT_VERB.sub("", _clean_value(re.sub(r"(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))))
+        thing = _ZH_LIGHT_VERB.sub(
+            "", _clean_value(re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v")))
+        )
         negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
     thing = _strip_measure(_clean_value(thing)).lower()
     if not thing:
@@ -1286,7 +1288,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # "用户家老爷子…": a relative of the user's, as "用户的老爷子…" says it
     text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
-    text = re.sub(r"[^\w\u4e00-\u9fff%)）]+$", "", text) or text
+    text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
     lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
     if (
