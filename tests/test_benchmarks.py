@@ -54,6 +54,13 @@ def test_long_import(database_url: str) -> None:
     assert len(result["tenths_msg_per_s"]) == 10 and result["last_over_first"] > 0  # type: ignore[arg-type, operator]
 
 
+def test_worst_case_input(database_url: str) -> None:
+    result = run("worst_case_input.py", "--quick", url=database_url)
+    seconds = result["seconds"]
+    assert result["chars"] == 400 and result["raised"] == [] and isinstance(seconds, dict)
+    assert {"prose_zh", "prose_en", "digits_then_岁了", "spaces"} <= set(seconds) and result["worst_ratio"] > 0  # type: ignore[operator]
+
+
 def test_history_length(database_url: str) -> None:
     result = run("history_length.py", "--messages", "10", "--probe", "3", "--runs", "1", url=database_url)
     assert result["latency_ratio"] > 0  # type: ignore[operator]

@@ -109,10 +109,14 @@ _EN_PAST = re.compile(r"\bused to\b|\bback then\b|\bformerly\b|\bonce was\b", re
 _EN_NOW = re.compile(r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b", re.IGNORECASE)
 
 
+@functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
+    # memoised: the rules ask for the whole message's folded form once per clause; folding it anew
+    # each time made a long message cost its length times its number of clauses (issue 25)
     return unicodedata.normalize("NFKC", text or "").replace("’", "'")
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_correction(text: str) -> bool:
     """A message that corrects something said before ("说错了", "oops, I meant …"); not one that
     wonders whether it should ("要是说错了，是不是三年级？")."""
@@ -122,6 +126,7 @@ def is_correction(text: str) -> bool:
     return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_retraction(text: str) -> bool:
     """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
     text = _folded(text)
@@ -154,6 +159,7 @@ def strip_marker(clause: str) -> str:
     return text.strip()
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
@@ -167,6 +173,7 @@ _CONDITIONAL = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_conditional(text: str) -> bool:
     """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
     return bool(_CONDITIONAL.search(_folded(text)))
@@ -179,6 +186,7 @@ _PLANNED = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_plan(fact: str) -> bool:
     """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
     return bool(_PLANNED.search(_folded(fact)))
@@ -496,8 +504,10 @@ _EN_REPLACED = re.compile(
 _ZH_NOT_BUT = re.compile(
     r"不是(?P<old>[^，,。！!]{1,12}?)[，,]?(?:而)?是(?P<new>[^，,。！!]{1,12})|是(?P<new2>[^，,。！!不]{1,12}?)[，,]?(?:而)?不是(?P<old2>[^，,。！!]{1,12})"
 )
+# (a word is read from its start, "(?<!\w)", and up to 64 characters: tried from every letter of a
+# long run of them, it re-read the run each time: issue 25)
 _EN_NOT_BUT = re.compile(
-    r"(?P<new>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
+    r"(?<!\w)(?P<new>[\w][\w'-]{0,63}(?: [\w][\w'-]{0,63}){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
     r"|\bnot (?P<old2>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? (?:but )?(?P<new2>[\w][\w'-]*(?: [\w][\w'-]*){0,3})",
     re.IGNORECASE,
 )
@@ -506,7 +516,7 @@ _EN_NOT_BUT = re.compile(
 #: a figure or a letter with what it counts or names ("四年级", "三岁", "O型", "120斤"): two of the
 #: same unit are values of one kind
 _UNIT_VALUE = re.compile(
-    r"(?P<n>\d+(?:\.\d+)?|[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
+    r"(?P<n>(?<!\d)\d+(?:\.\d+)?|(?<![零一二两三四五六七八九十百])[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
     r"(?P<u>年级|周岁|岁|公斤|千克|斤|型|楼|层|届|个月|厘米|cm|kg|点(?![心儿赞子]))"
 )
 
@@ -622,7 +632,7 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     ]
     found += [(m.group("old"), m.group("new")) for m in _EN_REPLACED.finditer(text)]
     for old_word, new_value in found:
-        old_word, new_value = old_word.strip(), re.sub(r"[了啦吧呢]+$", "", new_value.strip())
+        old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
         for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -662,7 +672,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """
     text = _folded(message)
     for m in _ZH_SWAPPED.finditer(text):
-        new = re.sub(r"^(?:个|了)|(?:了|啦|吧)+$", "", m.group("new").strip())
+        new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
             continue  # "我同事换了台新车": someone else's
@@ -1010,7 +1020,7 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
         said = fact[2:] if fact.startswith("用户") else fact
         match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
         topic = text[match.a : match.a + match.size]
-        topic = re.sub(r"^[个的那这条是]+|[的了是]+$", "", _NOT_TOPIC.sub("", topic))
+        topic = re.sub(r"^[个的那这条是]+|(?<![的了是])[的了是]+$", "", _NOT_TOPIC.sub("", topic))
         if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not _TAKE_BACK.search(topic):
             return topic, fact
     return None
@@ -1593,6 +1603,8 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if m and home and m.group("v") not in home[0]:
                 found.append((f"用户住在{m.group('v')}", home[0]))
                 break
+    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
+    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
     for piece in pieces:
         # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
         m = _HOUSEHOLD_HOME.match(piece)
@@ -1676,7 +1688,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         if m and about and m.group("v") not in about[0]:
             found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
             continue
-        switched = any(_SWITCHED_TO.match(p) or _IN_TURN.match(p) for p in pieces if p != piece)
+        switched = bool(switching - {piece})
         if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)) and not switched:
             # ("日语放弃了，改学韩语": the switch says what ended and what took its place)
             pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
@@ -1986,6 +1998,7 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""
@@ -2019,7 +2032,9 @@ _RENAMED = re.compile(
     r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^(?:其实|应该)?它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
 )
 #: an emoji or a symbol at the end of a clause says nothing ("最爱的变成了榴莲😋")
-_TRAILING_SYMBOLS = re.compile(r"[^\w\u4e00-\u9fff%）)]+$")
+# a trailing run ("…]+$") is matched from its start only: tried from each character of a long run that
+# does not reach the end, it re-read the run each time (issue 25; the same in the other "+$" patterns)
+_TRAILING_SYMBOLS = re.compile(r"(?<![^\w\u4e00-\u9fff%）)])[^\w\u4e00-\u9fff%）)]+$")
 _PARTNER_ROLES = ("男朋友", "女朋友", "对象", "男友", "女友", "老公", "老婆", "伴侣")
 #: "分了。现在的男朋友叫小凯", "又分了…现在这个叫浩然": after a break-up, the one now
 _NEW_PARTNER = re.compile(
@@ -2064,11 +2079,21 @@ _DOES = re.compile(
 )
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
+def _advised_or_planned(message: str) -> bool:
+    return bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message)) or is_unreal(message)
+
+
+@functools.lru_cache(maxsize=256)
+def _gives_up(message: str) -> bool:
+    return bool(_GAVE_UP_WORDS.search(message))
+
+
 def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(what is done now, the known fact it replaces) for a change of what one does said without
     who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
     the last thing known to be done. None for anyone else's, or when nothing known is done."""
-    if re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message) or is_unreal(message):
+    if _advised_or_planned(message):
         return None  # advice, a plan, or someone else named: not what is done now
     m = _IN_TURN.match(clause)
     if m and re.match(
@@ -2088,7 +2113,7 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
             # a relative's pursuit changed once already, or the user's own, said given up in this message
             # ("韩语也学不下去了，现在学西班牙语")
             # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-            if (relative and "改" in fact) or (not who and (_GAVE_UP_WORDS.search(message) or "改" in fact)):
+            if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
                 return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
         return None
     if not m or is_unreal(clause):

@@ -53,11 +53,13 @@ def fold_cjk_spaces(text: str) -> str:
     return _SPACE_IN_HAN.sub("", text)
 
 
+# A run of spaces is matched from its start only ("(?<!\s)\s+"): tried from every space of a long
+# run, "\s*—" re-read the run once a space (issue 25: a message of spaces took seconds).
 # Clause ends: CJK and ASCII punctuation; "." only before a space or the end,
 # so "3.5" and "v1.2" stay whole; a long dash ("oops — it's Ivy") too.
 # a full stop ends a clause, but not the one of a title or a saint ("St. Mary's", "Dr. Lee")
 _CLAUSE_BREAK = re.compile(
-    r"([，。；！？,;!?\n…~～]+|(?<!\bSt)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)(?<!\bMt)\.(?=\s|$)|\s*[—–]+\s*)"
+    r"([，。；！？,;!?\n…~～]+|(?<!\bSt)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)(?<!\bMt)\.(?=\s|$)|(?:(?<!\s)\s+)?[—–]+\s*)"
 )
 _SENTENCE_END = re.compile(r"[。！？!?.\n…]")
 # Conjunctions that start a new clause. They carry no fact themselves.
@@ -65,7 +67,7 @@ _SENTENCE_END = re.compile(r"[。！？!?.\n…]")
 _ZH_CONJUNCTIONS = re.compile(
     r"(?<![我你您他她它们])(但是|可是|不过(?![敏期关夜瘾])|而且|并且|另外|然后|所以|同时|还有就是)"
 )
-_EN_CONJUNCTIONS = re.compile(r"\s+(but|and then|and|so)\s+(?=(?:i|i'm|i m|my|i've|i ve)\b)", re.IGNORECASE)
+_EN_CONJUNCTIONS = re.compile(r"(?<!\s)\s+(but|and then|and|so)\s+(?=(?:i|i'm|i m|my|i've|i ve)\b)", re.IGNORECASE)
 
 
 def _split_on(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:

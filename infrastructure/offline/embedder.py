@@ -61,7 +61,7 @@ _ASKED = re.compile(
 )
 ASKED_WEIGHT_SQUARED = 2.5
 _PREFIX = re.compile(r"^\s*(?:用户的|用户|the user's|the user|偏好|prefers?)\s*", re.IGNORECASE)
-_TRAILING_PARTICLES = re.compile(r"(?:了|啦|呢|啊|吧)+$")
+_TRAILING_PARTICLES = re.compile(r"(?<![了啦呢啊吧])(?:了|啦|呢|啊|吧)+$")
 _TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+|[^\W_]+", re.UNICODE)
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
@@ -118,7 +118,7 @@ def _ngram_features(text: str) -> list[str]:
     """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased and stemmed."""
     text = unicodedata.normalize("NFKC", text).strip().replace("’", "'")
     text = _PREFIX.sub("", text, count=1)
-    text = _TRAILING_PARTICLES.sub("", re.sub(r"[\s\W_]+$", "", text))
+    text = _TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
     text = _ZH_SUBJECTS.sub("", text)
     lowered = text.lower()
     for pattern, replacement in _EN_CONTRACTIONS:

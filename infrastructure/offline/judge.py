@@ -660,7 +660,9 @@ def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
 
 
 #: a count of things: "五头", "两只", "二十来头", "一百多头"
-_COUNT = re.compile(r"(?:\d+|[一二两三四五六七八九十百千]+)(?:来|多)?(?=[只头条匹亩棵箱个套辆台])")
+_COUNT = re.compile(
+    r"(?:(?<!\d)\d+|(?<![一二两三四五六七八九十百千])[一二两三四五六七八九十百千]+)(?:来|多)?(?=[只头条匹亩棵箱个套辆台])"
+)
 
 
 def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
@@ -1017,7 +1019,8 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
 _UNITS = (
     r"杯|斤|公斤|千克|kg|级|段|码|根|包|瓶|罐|次|小时|公里|km|度|分|万|千|块|元|遍|圈|粉丝|本|集|页|单词|个月|cm|厘米"
 )
-_ZH_NUM = r"\d+(?:\.\d+)?|[零一二两三四五六七八九十百千万几半]+"
+#: (read from a run's start: tried from each digit of a long run, a unit not found re-read it: issue 25)
+_ZH_NUM = r"(?<!\d)\d+(?:\.\d+)?|(?<![零一二两三四五六七八九十百千万几半])[零一二两三四五六七八九十百千万几半]+"
 _QUANTITY = re.compile(r"(?P<n>" + _ZH_NUM + r")\s*(?P<u>" + _UNITS + r")", re.IGNORECASE)
 #: a level or grade written as a letter and a number: N1, C2, B2, HSK5, A1
 _CODE = re.compile(r"(?<![A-Za-z0-9])(?P<u>[A-Z]{1,6})(?P<n>\d{1,2})(?![A-Za-z0-9])")

@@ -87,4 +87,4 @@ def third_person(text: str) -> str:
 def _tidy(value: str) -> str:
     """A value as said, without trailing particles or quotes."""
     value = value.strip().strip("'\"“”‘’「」 ")
-    return re.sub(r"(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()
+    return re.sub(r"(?<![了啦呢哦喔呀啊吧])(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()

@@ -187,7 +187,8 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
 # ==========================================================================
 
 _PLACE_CUT = re.compile(
-    r"(?:很多|好多|好几|已经|快|有|了|啦|的时候|\d+|[一二两三四五六七八九十几半]+)(?:年|个月|月|天|周|星期)|(?:很多|好多|好几|已经|快要?|有|了|啦|的时候)"
+    r"(?:很多|好多|好几|已经|快|有|了|啦|的时候|(?<!\d)\d+|(?<![一二两三四五六七八九十几半])[一二两三四五六七八九十几半]+)"
+    r"(?:年|个月|月|天|周|星期)|(?:很多|好多|好几|已经|快要?|有|了|啦|的时候)"
 )
 _NOT_A_PLACE = re.compile(r"^(?:得|的|着|过|一下|不|很|这|那|哪)|去|来|看|玩|旅游|出差|吃|买|开会|附近吗")
 
@@ -527,8 +528,11 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
     ) or re.match(
         r"^(?:换了|买了|入手了|新买了|换成了?)(?:个|部|台|一部|一台)?(?:新的?)?(?P<v>[^，,]{1,8}?)手机$", core
     )
-    if m is None and re.search(r"手机", message):
-        m = re.match(r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core)
+    if m is None:  # (the clause first: the whole message once per clause made a long one quadratic)
+        bare = re.match(
+            r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core
+        )
+        m = bare if bare and "手机" in message else None
     if m and _tidy(m.group("v")):
         return _fact(f"{who}的手机是{_tidy(m.group('v'))}", "other")
     return None
@@ -575,7 +579,9 @@ def _partner_fact(core: str, who: str) -> _Item | None:
 
 
 _CONSUMED = (("烟", r"烟|抽|吸|根"), ("酒", r"酒"), ("咖啡", r"咖啡"), ("奶茶", r"奶茶"))
-_AMOUNT = r"(?:\d+|[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)"
+_AMOUNT = (
+    r"(?:(?<!\d)\d+|(?<![一二两三四五六七八九十几半])[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)"
+)
 
 
 def _amount_fact(core: str, who: str, message: str) -> _Item | None:
@@ -664,11 +670,11 @@ def _salary_fact(core: str, who: str, message: str) -> _Item | None:
         + r"(?:块钱?|元)?(?:了|啦|左右)?$",
         core,
     )
-    if m is None and re.search(r"工资|薪|收入", message):
+    if m is None:  # a bare figure, in a message about pay (the clause first, as above)
         m = re.match(
             r"^(?P<n>)(?:涨到了?|变成了?|降到了?|到手)?" + _SALARY_NUMBER + r"(?:块钱?|元)?(?:了|啦|左右)?$", core
         )
-        if m and not re.search(r"[kKwW万千]|\d{4,}", m.group("v")):
+        if m and not (re.search(r"[kKwW万千]|\d{4,}", m.group("v")) and re.search(r"工资|薪|收入", message)):
             m = None
     if m is None:
         return None
@@ -785,7 +791,7 @@ _ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "personal_info",
         re.compile(
-            r"\d+多?岁|[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
+            r"(?<!\d)\d+多?岁|(?<![一二三四五六七八九十两百])[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
             r"身高|体重|头发|眼睛|皮肤|血型|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|失聪|色盲|近视|过敏|身体"
         ),
     ),

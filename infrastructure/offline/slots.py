@@ -456,7 +456,7 @@ def canonical(text: str) -> str:
 
 def _clean_value(value: str) -> str:
     value = value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")
-    value = re.sub(r"(?:了|啦|呢|的)+$", "", value)
+    value = re.sub(r"(?<![了啦呢的])(?:了|啦|呢|的)+$", "", value)
     return value.strip()
 
 
@@ -499,7 +499,7 @@ _SPECIES: tuple[tuple[str, str], ...] = (
 _CONSUMED: tuple[tuple[str, str], ...] = (
     (
         "烟",
-        r"烟(?![台花火雾囱])|抽(?!空|奖|签|屉|时间|象|出)|吸(?!引|收|尘|管)|(?:\d|[一二两三四五六七八九十几半])+根|\bsmok|\bcigarette|\bvap",
+        r"烟(?![台花火雾囱])|抽(?!空|奖|签|屉|时间|象|出)|吸(?!引|收|尘|管)|(?<![\d一二两三四五六七八九十几半])(?:\d|[一二两三四五六七八九十几半])+根|\bsmok|\bcigarette|\bvap",
     ),
     ("酒", r"酒|啤的|白的|\bbeer|\bwine|\balcohol|\bdrinking\b"),
     ("咖啡", r"咖啡|\bcoffee"),
@@ -998,7 +998,9 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
         m = _ZH_INTEREST.match(predicate) or _ZH_LIKING.match(predicate)
         if not m:
             return None
-        thing = _ZH_LIGHT_VERB.sub("", _clean_value(re.sub(r"(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))))
+        thing = _ZH_LIGHT_VERB.sub(
+            "", _clean_value(re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v")))
+        )
         negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
     thing = _strip_measure(_clean_value(thing)).lower()
     if not thing:
@@ -1248,8 +1250,11 @@ _CN_DIGITS = {"零": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4, "五":
 
 def _number(text: str) -> str:
     """'二十九' → '29', '029' → '29'; anything else ('几千', '上万') as said."""
+    if text.isdigit() and text.isascii():
+        # not int(): it refuses a run of over 4,300 digits (a 16,000-digit "age" raised: issue 25)
+        return text.lstrip("0") or "0"
     if text.isdigit():
-        return str(int(text))
+        return str(int(text)) if len(text) < 100 else text
     if not re.fullmatch(r"[零一二两三四五六七八九十百]+", text):
         return text
     total, current = 0, 0
@@ -1283,7 +1288,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # "用户家老爷子…": a relative of the user's, as "用户的老爷子…" says it
     text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
-    text = re.sub(r"[^\w\u4e00-\u9fff%)）]+$", "", text) or text
+    text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
     lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
     if (
