@@ -6,7 +6,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
+
+from factledger.entrypoints.http.problems import Problem
+
+
+def json_content(request: Request) -> None:
+    """415 for a body declared as anything but JSON: FastAPI would read it as bytes and answer a
+    422 about the body's shape, which sends a caller looking in the wrong place."""
+    declared = request.headers.get("content-type")
+    if request.method not in ("POST", "PUT", "PATCH") or declared is None:
+        return  # no declared type is read as JSON (what curl -d and most clients send)
+    media_type = declared.split(";", 1)[0].strip().lower()
+    if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
+        return
+    raise Problem(
+        415,
+        "unsupported-media-type",
+        f"the body is declared as {media_type!r}; send it as application/json",
+        field="body",
+        headers={"Accept-Post": "application/json"},
+    )
 
 
 class _Body(BaseModel):

@@ -13,17 +13,17 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import attrs
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 
 from factledger.application.access import AccessDenied, Scope
 from factledger.application.json_values import json_ready
 from factledger.entrypoints.http.auth import Admin, Caller, Reader
-from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn
+from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn, json_content
 from factledger.entrypoints.http.problems import Problem, status_of
 from factledger.entrypoints.http.users import require_user
 
-router = APIRouter(prefix="/v1", tags=["tenant"])
+router = APIRouter(prefix="/v1", tags=["tenant"], dependencies=[Depends(json_content)])
 
 LedgerName = Annotated[str, Path(description="a ledger of your tenant (see GET /v1/ledgers)")]
 

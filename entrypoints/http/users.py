@@ -10,17 +10,17 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from factledger.application.errors import FactledgerError
 from factledger.application.ingestion import Incoming
 from factledger.entrypoints.http.auth import Caller, Reader, Writer, charge
-from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn
+from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn, json_content
 from factledger.entrypoints.http.metrics import MESSAGES
 from factledger.entrypoints.http.problems import Problem, error_body
 
-router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"])
+router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"], dependencies=[Depends(json_content)])
 
 Clock = Literal["said", "recorded"]
 HISTORY_PAGE = 50
