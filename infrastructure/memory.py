@@ -30,7 +30,7 @@ from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.embedding_cache import HASH_PURPOSE, SharedEmbeddings
 from factledger.infrastructure.erasure import USER_KEY_PURPOSE
-from factledger.infrastructure.ledgers import LIVE, NAME_PATTERN, LedgerError, UnknownLedger
+from factledger.infrastructure.ledgers import LIVE, LedgerError, UnknownLedger, check_ledger_name
 from factledger.infrastructure.secret import InstallationSecret
 from factledger.projections.memory_view import InMemoryMemoryView, ViewState
 from factledger.projections.rows import row_changes, texts_to_embed
@@ -187,8 +187,7 @@ class MemoryStore:
             return sorted((e.info for e in self._ledgers.values()), key=lambda i: (i.created_at, i.name))
 
     def create(self, name: str, extractor_id: str, source: str, users: list[str] | None) -> LedgerInfo:
-        if not NAME_PATTERN.match(name) or name == LIVE:
-            raise LedgerError(f"ledger name {name!r} must be lower-case letters, digits and _, not 'live'")
+        check_ledger_name(name)
         with self._lock:
             existing = self._ledgers.get(name)
             if existing is None:

@@ -58,3 +58,29 @@ def test_a_body_not_declared_as_json_is_a_415(client: tuple[TestClient, dict[str
         headers={**key, "Content-Type": "application/json; charset=utf-8"},
     )
     assert declared.status_code == 201, declared.text
+
+
+def test_a_replay_into_a_name_no_ledger_may_have_is_refused_before_it_starts(
+    client: tuple[TestClient, dict[str, str]],
+) -> None:
+    c, key = client
+    assert c.post("/v1/users/u1/messages", json={"message": "我在杭州工作"}, headers=key).status_code == 201
+    for bad in ("Bad-Name", "live", "9lives", "x" * 31, "名字"):
+        response = c.post(f"/v1/ledgers/{bad}/replay", json={"extractor": "offline"}, headers=key)
+        body = problem_of(response, 422)
+        assert body["field"] == "name" and "lower-case" in body["detail"], body
+        status = c.get(f"/v1/ledgers/{bad}/replay", headers=key)
+        assert status.status_code == 404 or status.json()["state"] == "not running here", status.text  # no job
+    assert [entry["name"] for entry in c.get("/v1/ledgers", headers=key).json()["ledgers"]] == ["live"]
+
+
+def test_restating_a_fact_in_an_unknown_category_is_refused(client: tuple[TestClient, dict[str, str]]) -> None:
+    c, key = client
+    response = c.post("/v1/users/u1/facts", json={"text": "用户住在南京", "category": "astrology"}, headers=key)
+    body = problem_of(response, 422)
+    assert body["field"] == "category" and "astrology" in body["detail"] and "location" in body["detail"], body
+    assert c.get("/v1/users/u1/profile", headers=key).status_code == 404  # nothing stored
+    named = c.post("/v1/users/u1/facts", json={"text": "用户住在南京", "category": "Location"}, headers=key)
+    assert named.status_code == 201, named.text
+    facts = c.get("/v1/users/u1/profile", headers=key).json()["facts"]
+    assert [f["fact"] for f in facts["location"]] == ["用户住在南京"], facts

@@ -22,6 +22,7 @@ from factledger.entrypoints.http.auth import Admin, Caller, Reader
 from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn, json_content
 from factledger.entrypoints.http.problems import Problem, status_of
 from factledger.entrypoints.http.users import require_user
+from factledger.infrastructure.ledgers import LedgerError, check_ledger_name
 
 router = APIRouter(prefix="/v1", tags=["tenant"], dependencies=[Depends(json_content)])
 
@@ -111,6 +112,10 @@ def ledgers(caller: Admin) -> dict[str, Any]:
 def start_replay(name: LedgerName, body: ReplayIn, caller: Admin, request: Request) -> JSONResponse:
     """Re-decides the live ledger's recorded messages with another extractor into ``name``,
     in the background; the live ledger is never written. Poll ``GET`` on the same path."""
+    try:  # refused now, not by a job that fails after the 202
+        check_ledger_name(name)
+    except LedgerError as exc:
+        raise Problem(422, "invalid-input", str(exc), field="name") from None
     for user in body.users or ():
         require_user(caller, user)
     job = request.app.state.replays.start(caller, name, body)
