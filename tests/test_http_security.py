@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import importlib.metadata
 import tomllib
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import pytest
+from fastapi.testclient import TestClient
 from packaging.requirements import Requirement
+
+from factledger.application.access import Scope
+from factledger.entrypoints.http import create_app
+from factledger.infrastructure.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -26,3 +35,39 @@ def test_the_mcp_pin_admits_the_api_the_code_imports_and_no_other_major() -> Non
             assert not pin.specifier.contains(outside), (pin, outside)
     import mcp.server.mcpserver  # noqa: F401  the modules the pin promises
     import mcp_types  # noqa: F401
+
+
+@pytest.fixture
+def app_and_keys(tmp_path: Path) -> Iterator[tuple[TestClient, Any]]:
+    settings = Settings(home=tmp_path, backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}", rate_limit=0)
+    app = create_app(settings, mount_mcp=False)
+    with TestClient(app) as client:
+        yield client, app.state.keys
+
+
+def test_a_correction_is_recorded_as_the_keys_and_a_body_actor_only_as_its_claim(
+    app_and_keys: tuple[TestClient, Any],
+) -> None:
+    client, keys = app_and_keys
+    issued = keys.create("acme", Scope.WRITE, "ops-console")
+    key = {"Authorization": f"Bearer {issued.token}"}
+    said = client.post("/v1/users/u1/messages", json={"message": "我在杭州工作，我住在杭州"}, headers=key)
+    assert said.status_code == 201, said.text
+    facts = client.get("/v1/users/u1/profile", headers=key).json()["facts"]
+    first = next(f["id"] for group in facts.values() for f in group)
+    forged = f"api:{'0' * 12} (admin)"
+    response = client.post(
+        f"/v1/users/u1/items/{first}/invalidate", json={"reason": "用户说不对", "actor": forged}, headers=key
+    )
+    assert response.status_code == 200, response.text
+    invalidation = client.get(f"/v1/users/u1/items/{first}", headers=key).json()["invalidated"]
+    assert invalidation["actor"] == f"api:{issued.key.key_id} (ops-console), claimed: {forged}", invalidation
+    restated = client.post(
+        "/v1/users/u1/facts", json={"text": "用户住在南京", "category": "location", "actor": "ops"}, headers=key
+    )
+    assert restated.status_code == 201, restated.text
+    observed = client.get(f"/v1/users/u1/items/{restated.json()['id']}", headers=key).json()["observed"]
+    assert observed["actor"] == f"api:{issued.key.key_id} (ops-console), claimed: ops", observed
+    plain = client.post("/v1/users/u1/facts", json={"text": "用户在南京工作", "category": "work"}, headers=key)
+    observed = client.get(f"/v1/users/u1/items/{plain.json()['id']}", headers=key).json()["observed"]
+    assert observed["actor"] == f"api:{issued.key.key_id} (ops-console)", observed  # no claim, nothing beside it

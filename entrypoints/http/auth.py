@@ -44,6 +44,12 @@ class Caller:
     def actor(self) -> str:
         return f"api:{self.key.key_id}" + (f" ({self.key.label})" if self.key.label else "")
 
+    def actor_claiming(self, claimed: str | None) -> str:
+        """Who a correction is recorded as: always the key; who the body says decided is kept
+        only as a claim beside it (``api:<key id> (label), claimed: ops``), so a caller cannot
+        record a correction in another's name."""
+        return self.actor if not claimed else f"{self.actor}, claimed: {claimed}"
+
 
 def _presented_key(
     request: Request,

@@ -63,14 +63,18 @@ class MessageBatchIn(_Body):
 
 class InvalidateIn(_Body):
     reason: str = Field(description="why the fact is wrong (shown by why)")
-    actor: str | None = Field(default=None, description="who decided (default: the API key)")
+    actor: str | None = Field(
+        default=None, description="who says they decided: recorded as a claim beside the API key, which is the actor"
+    )
 
 
 class RestateIn(_Body):
     text: str = Field(description="the fact, in the third person", examples=["用户在南京工作"])
     category: str = "other"
     confidence: float = 1.0
-    actor: str | None = None
+    actor: str | None = Field(
+        default=None, description="who says they decided: recorded as a claim beside the API key, which is the actor"
+    )
     at: datetime | None = Field(default=None, description="when it became true (default: now)")
 
 

@@ -189,7 +189,7 @@ def why(user_id: str, item_id: str, caller: Reader) -> dict[str, Any]:
 def invalidate(user_id: str, item_id: str, body: InvalidateIn, caller: Writer) -> dict[str, Any]:
     """Nothing automatic overrides it afterwards; ``why`` shows the reason."""
     require_user(caller, user_id)
-    fact_id = caller.service.invalidate(user_id, item_id, body.reason, body.actor or caller.actor)
+    fact_id = caller.service.invalidate(user_id, item_id, body.reason, caller.actor_claiming(body.actor))
     return {"user_id": user_id, "fact_id": fact_id, "invalidated": True, "reason": body.reason}
 
 
@@ -197,7 +197,7 @@ def invalidate(user_id: str, item_id: str, body: InvalidateIn, caller: Writer) -
 def restate(user_id: str, body: RestateIn, caller: Writer) -> dict[str, Any]:
     """The fact is kept until an operator invalidates it; the fact it replaces is invalidated."""
     outcome = caller.service.restate(
-        user_id, body.text, body.category, body.actor or caller.actor, body.confidence, body.at
+        user_id, body.text, body.category, caller.actor_claiming(body.actor), body.confidence, body.at
     )
     return outcome.to_dict()
 
