@@ -35,7 +35,7 @@ import json
 import logging
 import math
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -55,7 +55,6 @@ __all__ = ["McpHttpApp", "mcp_http_app", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 STANDALONE_PATH = "/mcp"
 
 
@@ -64,15 +63,25 @@ def serve_stdio(tenants: Tenants, caller: Callable[[], Caller]) -> None:
     build_server(tenants, caller).run("stdio")
 
 
-def _transport_security(host: str | None) -> TransportSecuritySettings:
-    """DNS-rebinding protection when listening on loopback only (as the SDK does); off otherwise."""
-    if host not in LOOPBACK:
+LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
+ANY_ADDRESS = ("", "0.0.0.0", "::")
+
+
+def transport_security(host: str | None, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection: the SDK answers 421 to a ``Host`` (and 403 to an ``Origin``)
+    that is not localhost, the address listened on (``host``, unless it is every address) or one
+    of ``allowed_hosts`` (``name`` for any port, ``name:port`` for that one); ``*`` turns it off."""
+    if "*" in allowed_hosts:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
+    bound = () if host is None or host in ANY_ADDRESS else (f"[{host}]" if ":" in host else host,)
+    hosts: list[str] = []
+    origins: list[str] = []
+    for name in (*LOCAL_NAMES, *bound, *allowed_hosts):
+        with_port = name.rpartition("]")[2].count(":") == 1 if name.startswith("[") else ":" in name
+        hosts += [name] if with_port else [name, f"{name}:*"]
+        for scheme in ("http", "https"):
+            origins += [f"{scheme}://{name}"] if with_port else [f"{scheme}://{name}", f"{scheme}://{name}:*"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -105,6 +114,7 @@ class McpHttpApp:
         host: str | None = None,
         path: str | None = None,
         limiter: RateLimiter | None = None,
+        allowed_hosts: Sequence[str] = (),
     ) -> None:
         self.keys = keys
         self.limiter = limiter or RateLimiter(tenants.settings.rate_limit)
@@ -112,7 +122,7 @@ class McpHttpApp:
         self.server = build_server(tenants)  # no fallback caller: a call without a key is refused
         # Built for its session manager and its lifespan (which runs that manager); requests
         # go to the manager directly, so the app answers wherever it is mounted.
-        self._sdk_app = self.server.streamable_http_app(transport_security=_transport_security(host))
+        self._sdk_app = self.server.streamable_http_app(transport_security=transport_security(host, allowed_hosts))
         self.session_manager = self.server.session_manager
         # Starlette-style too: ``app.router.lifespan_context(app)`` runs the session manager.
         self.router = self._sdk_app.router
@@ -170,14 +180,18 @@ def mcp_http_app(
     host: str | None = None,
     path: str | None = None,
     limiter: RateLimiter | None = None,
+    allowed_hosts: Sequence[str] | None = None,
 ) -> McpHttpApp:
     """The MCP streamable-HTTP endpoint behind API keys (see the module docstring to mount it).
 
-    ``host``: the address the server listens on (loopback enables the SDK's
-    DNS-rebinding checks); ``path``: answer on this path only (404 elsewhere); ``limiter``:
-    requests a minute per key (default: ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``).
+    ``host``: the address the server listens on; ``allowed_hosts``: the other ``Host`` names
+    it answers (default ``FACTLEDGER_ALLOWED_HOSTS``; see ``transport_security``); ``path``:
+    answer on this path only (404 elsewhere); ``limiter``: requests a minute per key (default:
+    ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``).
     """
-    return McpHttpApp(tenants, keys, host=host, path=path, limiter=limiter)
+    if allowed_hosts is None:
+        allowed_hosts = tenants.settings.allowed_host_names
+    return McpHttpApp(tenants, keys, host=host, path=path, limiter=limiter, allowed_hosts=allowed_hosts)
 
 
 def serve_http(tenants: Tenants, keys: KeyStore, host: str, port: int, ready: Callable[[], Any] | None = None) -> None:

@@ -15,6 +15,7 @@ from fastapi.testclient import TestClient
 from packaging.requirements import Requirement
 
 from factledger.application.access import Scope
+from factledger.application.errors import ConfigError
 from factledger.entrypoints.http import create_app
 from factledger.infrastructure.config import Settings
 
@@ -71,3 +72,61 @@ def test_a_correction_is_recorded_as_the_keys_and_a_body_actor_only_as_its_claim
     plain = client.post("/v1/users/u1/facts", json={"text": "用户在南京工作", "category": "work"}, headers=key)
     observed = client.get(f"/v1/users/u1/items/{plain.json()['id']}", headers=key).json()["observed"]
     assert observed["actor"] == f"api:{issued.key.key_id} (ops-console)", observed  # no claim, nothing beside it
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+}
+
+
+def mcp_answer(client: TestClient, token: str, host: str, origin: str | None = None) -> int:
+    headers = {
+        "Authorization": f"Bearer {token}",
+        "Host": host,
+        "Accept": "application/json, text/event-stream",
+        "Content-Type": "application/json",
+    } | ({"Origin": origin} if origin else {})
+    return client.post("/mcp/", json=INITIALIZE, headers=headers).status_code
+
+
+@pytest.mark.parametrize("bind", ["127.0.0.1", "0.0.0.0"])
+def test_mcp_under_serve_answers_only_the_hosts_it_is_meant_for(tmp_path: Path, bind: str) -> None:
+    """A page on evil.example whose name was rebound to this machine cannot reach ``/mcp``: the
+    Host must be localhost, the address listened on, or one of FACTLEDGER_ALLOWED_HOSTS."""
+    settings = Settings(
+        home=tmp_path,
+        backend="memory",
+        schema=f"m_{uuid.uuid4().hex[:12]}",
+        host=bind,
+        allowed_hosts="memory.example.com, 10.1.2.3:8443",
+    )
+    app = create_app(settings)
+    token = app.state.keys.create("acme", Scope.WRITE, "agent").token
+    with TestClient(app) as client:
+        assert mcp_answer(client, token, "evil.example") == 421
+        assert mcp_answer(client, token, "evil.example:8000") == 421
+        assert mcp_answer(client, token, "10.1.2.3:9999") == 421  # that host on another port only
+        assert mcp_answer(client, token, "localhost:8000", origin="http://evil.example") == 403
+        for good in (
+            "localhost:8000",
+            "127.0.0.1:8000",
+            "memory.example.com",
+            "memory.example.com:443",
+            "10.1.2.3:8443",
+        ):
+            assert mcp_answer(client, token, good) == 200, good
+        assert mcp_answer(client, token, "localhost:8000", origin="http://localhost:3000") == 200
+        assert client.get("/healthz", headers={"Host": "evil.example"}).status_code == 200  # REST is not MCP
+
+
+def test_allowed_hosts_star_turns_the_check_off_and_a_bad_entry_is_refused(tmp_path: Path) -> None:
+    settings = Settings(home=tmp_path, backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}", allowed_hosts="*")
+    app = create_app(settings)
+    token = app.state.keys.create("acme", Scope.WRITE, "agent").token
+    with TestClient(app) as client:
+        assert mcp_answer(client, token, "anything.example") == 200
+    with pytest.raises(ConfigError, match="FACTLEDGER_ALLOWED_HOSTS"):
+        Settings.load({"FACTLEDGER_ALLOWED_HOSTS": "http://memory.example.com/", "FACTLEDGER_HOME": str(tmp_path)})

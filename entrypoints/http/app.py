@@ -132,7 +132,7 @@ def create_app(
     tenants = tenants or Tenants(settings)
     keys = keys or open_key_store(settings)
     limiter = RateLimiter(settings.rate_limit)
-    mcp_app = _mcp_app(tenants, keys, limiter) if mount_mcp else None
+    mcp_app = _mcp_app(tenants, keys, limiter, settings) if mount_mcp else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -217,14 +217,17 @@ def create_app(
     return app
 
 
-def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter) -> Any:
+def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter, settings: Settings) -> Any:
     """The MCP server's streamable-HTTP app, when the MCP module is there to build it."""
     try:
         from factledger.entrypoints.mcp_server import mcp_http_app
     except ImportError:
         return None
     try:
-        return mcp_http_app(tenants, keys, limiter=limiter)
+        # The Host checks (DNS rebinding) of the address served on, as ``mcp --http`` has.
+        return mcp_http_app(
+            tenants, keys, host=settings.host, limiter=limiter, allowed_hosts=settings.allowed_host_names
+        )
     except Exception:  # the REST API must come up even if the MCP part cannot
         logger.exception("the MCP endpoint could not be built; /mcp is not served")
         return None
