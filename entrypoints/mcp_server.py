@@ -48,7 +48,7 @@ from starlette.types import Receive, Scope, Send
 from factledger.application.access import KeyStore, NotAuthenticated
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.mcp_tools import CALLER, Caller, build_server
-from factledger.entrypoints.ratelimit import RateLimiter
+from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.tenants import Tenants
 
 __all__ = ["McpHttpApp", "mcp_http_app", "serve_http", "serve_stdio"]
@@ -115,9 +115,11 @@ class McpHttpApp:
         path: str | None = None,
         limiter: RateLimiter | None = None,
         allowed_hosts: Sequence[str] = (),
+        failures: FailedAuthentications | None = None,
     ) -> None:
         self.keys = keys
-        self.limiter = limiter or RateLimiter(tenants.settings.rate_limit)
+        self.limiter = limiter if limiter is not None else RateLimiter(tenants.settings.rate_limit)
+        self.failures = failures if failures is not None else FailedAuthentications(tenants.settings.auth_failure_limit)
         self.path = path
         self.server = build_server(tenants)  # no fallback caller: a call without a key is refused
         # Built for its session manager and its lifespan (which runs that manager); requests
@@ -144,9 +146,16 @@ class McpHttpApp:
         if token is None:
             await _refuse(send, 401, "invalid_token", "send the API key as Authorization: Bearer flk_...")
             return
+        address = scope["client"][0] if scope.get("client") else "unknown"
+        held_back = self.failures.held_back_for(address)
+        if held_back > 0:  # before the lookup: a guesser's attempts cost no query
+            message = f"too many wrong API keys from {address}; retry later"
+            await _refuse(send, 429, "too_many_failures", message, retry_after=max(1, math.ceil(held_back)))
+            return
         try:
             key = await anyio.to_thread.run_sync(self.keys.authenticate, token)
         except NotAuthenticated as exc:
+            self.failures.failed(address)
             await _refuse(send, 401, "invalid_token", str(exc))
             return
         except Exception:
@@ -181,17 +190,21 @@ def mcp_http_app(
     path: str | None = None,
     limiter: RateLimiter | None = None,
     allowed_hosts: Sequence[str] | None = None,
+    failures: FailedAuthentications | None = None,
 ) -> McpHttpApp:
     """The MCP streamable-HTTP endpoint behind API keys (see the module docstring to mount it).
 
     ``host``: the address the server listens on; ``allowed_hosts``: the other ``Host`` names
     it answers (default ``FACTLEDGER_ALLOWED_HOSTS``; see ``transport_security``); ``path``:
     answer on this path only (404 elsewhere); ``limiter``: requests a minute per key (default:
-    ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``).
+    ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``); ``failures``: wrong keys a minute per
+    client address (default ``FACTLEDGER_AUTH_FAILURE_LIMIT``; past it, 429 before any lookup).
     """
     if allowed_hosts is None:
         allowed_hosts = tenants.settings.allowed_host_names
-    return McpHttpApp(tenants, keys, host=host, path=path, limiter=limiter, allowed_hosts=allowed_hosts)
+    return McpHttpApp(
+        tenants, keys, host=host, path=path, limiter=limiter, allowed_hosts=allowed_hosts, failures=failures
+    )
 
 
 def serve_http(tenants: Tenants, keys: KeyStore, host: str, port: int, ready: Callable[[], Any] | None = None) -> None:

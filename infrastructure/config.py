@@ -237,6 +237,8 @@ class Settings:
     allowed_hosts: str = ""
     # requests per minute per API key (0: no limit); bursts up to this many
     rate_limit: int = 600
+    # wrong or revoked keys a minute per client address before its requests are refused unread
+    auth_failure_limit: int = 30
     max_body_bytes: int = 1_048_576
     # /readyz fails while the read model is more events than this behind the log
     ready_max_lag: int = 1000
@@ -491,6 +493,13 @@ SETTINGS: tuple[Setting, ...] = (
         "FACTLEDGER_RATE_LIMIT",
         _count,
         "requests per minute per API key, in bursts up to as many (`0`: no limit); beyond: 429 + `Retry-After`",
+    ),
+    Setting(
+        "auth_failure_limit",
+        "FACTLEDGER_AUTH_FAILURE_LIMIT",
+        _count,
+        "wrong or revoked API keys a minute from one client address (`0`: no limit); beyond, every request "
+        "from it → 429 + `Retry-After` before its key is looked up",
     ),
     Setting("max_body_bytes", "FACTLEDGER_MAX_BODY_BYTES", _int, "largest HTTP request body; beyond: 413"),
     Setting(

@@ -23,7 +23,9 @@ from factledger.infrastructure.config import Settings
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> tuple[FastAPI, str]:
     home: Path = tmp_path_factory.mktemp("fuzz")
-    settings = Settings(home=home, backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}", rate_limit=0)
+    settings = Settings(
+        home=home, backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}", rate_limit=0, auth_failure_limit=0
+    )
     app = create_app(settings, mount_mcp=False)
     key = app.state.keys.create("fuzz", Scope.ADMIN, "schemathesis").token
     with TestClient(app) as client:  # a user with memories, so generated ids sometimes hit real data

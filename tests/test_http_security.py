@@ -130,3 +130,36 @@ def test_allowed_hosts_star_turns_the_check_off_and_a_bad_entry_is_refused(tmp_p
         assert mcp_answer(client, token, "anything.example") == 200
     with pytest.raises(ConfigError, match="FACTLEDGER_ALLOWED_HOSTS"):
         Settings.load({"FACTLEDGER_ALLOWED_HOSTS": "http://memory.example.com/", "FACTLEDGER_HOME": str(tmp_path)})
+
+
+def test_failed_authentications_are_limited_per_client_address_before_any_lookup(tmp_path: Path) -> None:
+    """Past FACTLEDGER_AUTH_FAILURE_LIMIT wrong keys a minute, an address gets 429 with Retry-After
+    on REST and MCP alike without its key being looked up; another address is not held back."""
+    settings = Settings(
+        home=tmp_path, backend="memory", schema=f"m_{uuid.uuid4().hex[:12]}", auth_failure_limit=3, host="127.0.0.1"
+    )
+    app = create_app(settings)
+    keys = app.state.keys
+    good = keys.create("acme", Scope.WRITE, "agent").token
+    lookups: list[str] = []
+    authenticate = keys.authenticate
+
+    def counted(token: str) -> Any:
+        lookups.append(token)
+        return authenticate(token)
+
+    keys.authenticate = counted
+    wrong = {"Authorization": "Bearer flk_000000000000_" + "x" * 43}
+    with TestClient(app, client=("203.0.113.7", 4000)) as attacker:
+        for _ in range(3):
+            assert attacker.get("/v1/users/u1/profile", headers=wrong).status_code == 401
+        assert len(lookups) == 3
+        for headers in (wrong, {"Authorization": f"Bearer {good}"}):
+            refused = attacker.get("/v1/users/u1/profile", headers=headers)
+            assert refused.status_code == 429, refused.text
+            assert int(refused.headers["Retry-After"]) >= 1 and refused.json()["type"].endswith("too-many-failures")
+        assert mcp_answer(attacker, good, "localhost:8000") == 429
+        assert len(lookups) == 3  # nothing was looked up once the address was held back
+        neighbour = TestClient(app, client=("198.51.100.9", 4000))  # the same app, another address
+        assert neighbour.get("/v1/users/u1/profile", headers={"Authorization": f"Bearer {good}"}).status_code == 404
+        assert len(lookups) == 4

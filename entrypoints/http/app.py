@@ -23,7 +23,7 @@ from factledger.application.access import KeyStore
 from factledger.entrypoints.http import ledgers, users
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
 from factledger.entrypoints.http.problems import PROBLEM_JSON, install, problem
-from factledger.entrypoints.ratelimit import RateLimiter
+from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import Tenants, open_key_store
 
@@ -132,7 +132,8 @@ def create_app(
     tenants = tenants or Tenants(settings)
     keys = keys or open_key_store(settings)
     limiter = RateLimiter(settings.rate_limit)
-    mcp_app = _mcp_app(tenants, keys, limiter, settings) if mount_mcp else None
+    failures = FailedAuthentications(settings.auth_failure_limit)
+    mcp_app = _mcp_app(tenants, keys, limiter, failures, settings) if mount_mcp else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -160,6 +161,7 @@ def create_app(
     app.state.tenants = tenants
     app.state.keys = keys
     app.state.limiter = limiter  # one budget per key, REST and MCP together
+    app.state.auth_failures = failures  # one per client address, REST and MCP together
     app.state.replays = ledgers.ReplayJobs()
     registry = registry_for(tenants)
     install(app)
@@ -217,7 +219,9 @@ def create_app(
     return app
 
 
-def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter, settings: Settings) -> Any:
+def _mcp_app(
+    tenants: Tenants, keys: KeyStore, limiter: RateLimiter, failures: FailedAuthentications, settings: Settings
+) -> Any:
     """The MCP server's streamable-HTTP app, when the MCP module is there to build it."""
     try:
         from factledger.entrypoints.mcp_server import mcp_http_app
@@ -226,7 +230,12 @@ def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter, settings: S
     try:
         # The Host checks (DNS rebinding) of the address served on, as ``mcp --http`` has.
         return mcp_http_app(
-            tenants, keys, host=settings.host, limiter=limiter, allowed_hosts=settings.allowed_host_names
+            tenants,
+            keys,
+            host=settings.host,
+            limiter=limiter,
+            failures=failures,
+            allowed_hosts=settings.allowed_host_names,
         )
     except Exception:  # the REST API must come up even if the MCP part cannot
         logger.exception("the MCP endpoint could not be built; /mcp is not served")
