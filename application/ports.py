@@ -286,6 +286,11 @@ class MessageIndex(Protocol):
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool: ...
 
+    def text_hash_of(self, originator_id: UUID, message_id: str) -> str | None:
+        """The hash of the text recorded under the message id (None: not recorded, or recorded
+        before hashes were kept)."""
+        ...
+
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         """Those of the (memory id, message id) pairs already recorded (one read for a batch)."""
         ...

@@ -44,17 +44,24 @@ class InMemoryRecorder(POPOApplicationRecorder):
     def __init__(self) -> None:
         super().__init__()
         self._message_ids: set[tuple[UUID, str]] = set()
+        self._text_hashes: dict[tuple[UUID, str], str] = {}
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool:
         with self._database_lock:
             return (originator_id, message_id) in self._message_ids
+
+    def text_hash_of(self, originator_id: UUID, message_id: str) -> str | None:
+        with self._database_lock:
+            return self._text_hashes.get((originator_id, message_id))
 
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         with self._database_lock:
             return {pair for pair in pairs if pair in self._message_ids}
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        pairs = list(kwargs.pop("message_ids", None) or ())
+        # (memory id, message id) or (memory id, message id, hash of its text)
+        given = list(kwargs.pop("message_ids", None) or ())
+        pairs = [(entry[0], entry[1]) for entry in given]
         with self._database_lock:  # re-entrant: the recorder takes it again inside
             taken = [message_id for pair in pairs if pair in self._message_ids for _, message_id in [pair]]
             if taken:
@@ -62,6 +69,7 @@ class InMemoryRecorder(POPOApplicationRecorder):
             _require_continuation(self, stored_events)
             ids = super().insert_events(stored_events, **kwargs)
             self._message_ids.update(pairs)
+            self._text_hashes.update(((e[0], e[1]), e[2]) for e in given if len(e) > 2 and e[2] is not None)
         return ids
 
     def erase(self, originator_id: UUID) -> int:
@@ -72,6 +80,7 @@ class InMemoryRecorder(POPOApplicationRecorder):
         """
         with self._database_lock:
             self._message_ids = {pair for pair in self._message_ids if pair[0] != originator_id}
+            self._text_hashes = {pair: h for pair, h in self._text_hashes.items() if pair[0] != originator_id}
             return _erase(self, originator_id)
 
     def select_notifications(

@@ -44,7 +44,9 @@ class MessageIn(_Body):
     session_id: str | None = None
     context: list[Turn] | None = Field(default=None, description="earlier turns, oldest first")
     message_id: str | None = Field(
-        default=None, description="your id for the message: sending it again records nothing (safe retries)"
+        default=None,
+        description="your id for the message: sending it again with the same text records nothing (safe "
+        "retries); with another text it is a 409",
     )
     timestamp: datetime | None = Field(default=None, description="when it was said (default: now)")
 
