@@ -151,6 +151,14 @@ class MemoryLedger(Application[UUID]):
             return self.recorder.text_hash_of(user_memory_id(user_id), message_id)
         return None
 
+    def recorded_text_hashes(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """Those of the (user id, message id) pairs ever recorded, with the hash of the text
+        recorded (None: unknown), in one read; with a store that indexes no ids, none."""
+        if not isinstance(self.recorder, MessageIndex) or not pairs:
+            return {}
+        by_memory = {(user_memory_id(user_id), message_id): (user_id, message_id) for user_id, message_id in pairs}
+        return {by_memory[pair]: h for pair, h in self.recorder.text_hashes_among(list(by_memory)).items()}
+
     def recorded_among(self, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         """Those of the (user id, message id) pairs ever recorded, in one read; with a store
         that indexes no message ids, none (a memory's window of recent ids still tells)."""

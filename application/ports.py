@@ -295,6 +295,11 @@ class MessageIndex(Protocol):
         """Those of the (memory id, message id) pairs already recorded (one read for a batch)."""
         ...
 
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        """Those of the pairs already recorded, each with the hash of its text (None: recorded
+        before hashes were kept), in one read."""
+        ...
+
 
 @runtime_checkable
 class StreamsReader(Protocol):

@@ -155,6 +155,21 @@ class LedgerRecorder(PostgresApplicationRecorder):
             )
             return curs.fetchone() is not None
 
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        """Those of the pairs already recorded, each with its text hash (None: from before hashes)."""
+        if not pairs:
+            return {}
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT m.originator_id, m.message_id, m.text_hash FROM {} AS m "
+                    "JOIN unnest(%s::uuid[], %s::text[]) AS p(originator_id, message_id) "
+                    "USING (originator_id, message_id)"
+                ).format(self.message_ids),
+                ([o for o, _ in pairs], [m for _, m in pairs]),
+            )
+            return {(row["originator_id"], row["message_id"]): row["text_hash"] for row in curs.fetchall()}
+
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         """Those of the (memory id, message id) pairs already recorded, in one statement."""
         if not pairs:

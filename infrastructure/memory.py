@@ -54,6 +54,10 @@ class InMemoryRecorder(POPOApplicationRecorder):
         with self._database_lock:
             return self._text_hashes.get((originator_id, message_id))
 
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        with self._database_lock:
+            return {pair: self._text_hashes.get(pair) for pair in pairs if pair in self._message_ids}
+
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         with self._database_lock:
             return {pair for pair in pairs if pair in self._message_ids}

@@ -18,6 +18,8 @@ from psycopg.sql import SQL, Identifier
 
 from factledger.application.access import Scope
 from factledger.application.errors import MessageIdReused
+from factledger.application.ingestion import Incoming
+from factledger.application.results import IngestResult
 from factledger.application.service import LedgerService
 from factledger.entrypoints.http import create_app
 from factledger.entrypoints.mcp_tools import Caller, build_server
@@ -96,3 +98,19 @@ def test_the_cli_exits_2_naming_the_reused_id(cli_env: dict[str, str]) -> None:
     assert again["status"] == "duplicate"
     reused = run_cli(cli_env, "ingest", "--user", "u", "--message-id", "m-1", "我住在南京", expect=2)
     assert "message_id 'm-1'" in reused.stderr and "another text" in reused.stderr, reused.stderr
+
+
+def test_a_batch_answers_each_reused_id_and_records_the_rest(service: LedgerService) -> None:
+    service.ingest("u", "我住在杭州", message_id="m-1")
+    outcomes = service.ingest_many(
+        [
+            Incoming("u", "我住在杭州", message_id="m-1"),  # a retry
+            Incoming("u", "我住在南京", message_id="m-1"),  # another message under a taken id
+            Incoming("u", "我在银行工作", message_id="m-2"),
+        ]
+    )
+    assert isinstance(outcomes[0], IngestResult) and outcomes[0].status == "duplicate"
+    assert isinstance(outcomes[1], MessageIdReused)
+    assert isinstance(outcomes[2], IngestResult) and outcomes[2].status == "recorded"
+    with pytest.raises(MessageIdReused):  # the batch kept the hash of what it recorded
+        service.ingest("u", "我在学校工作", message_id="m-2")
