@@ -22,7 +22,8 @@ from factledger import __version__
 from factledger.application.access import KeyStore
 from factledger.entrypoints.http import ledgers, users
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
-from factledger.entrypoints.http.problems import PROBLEM_JSON, install, problem
+from factledger.entrypoints.http.problems import install, problem
+from factledger.entrypoints.http.responses import HealthAnswer, ReadyAnswer, answers, problems
 from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import Tenants, open_key_store
@@ -152,10 +153,6 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        responses={
-            401: {"description": "no key, a wrong key or a revoked key", "content": {PROBLEM_JSON: {}}},
-            422: {"description": "invalid input: `field` names it", "content": {PROBLEM_JSON: {}}},
-        },
     )
     app.state.settings = settings
     app.state.tenants = tenants
@@ -184,11 +181,23 @@ def create_app(
 
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
-    @app.get("/healthz", tags=["operations"], summary="The process is up")
+    @app.get(
+        "/healthz",
+        tags=["operations"],
+        summary="The process is up",
+        response_model=None,
+        responses=answers(HealthAnswer),
+    )
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["operations"], summary="The database answers and the read models are current")
+    @app.get(
+        "/readyz",
+        tags=["operations"],
+        summary="The database answers and the read models are current",
+        response_model=None,
+        responses={**answers(ReadyAnswer), **problems(503, s503="not ready: the problem's `checks` say why")},
+    )
     def readyz() -> JSONResponse:
         checks: dict[str, Any] = {}
         ready = True
@@ -212,7 +221,13 @@ def create_app(
             return JSONResponse({"status": "ready", "checks": checks})
         return problem(503, "not-ready", f"not ready: {checks}", checks=checks)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    @app.get(
+        "/metrics",
+        tags=["operations"],
+        summary="Prometheus metrics",
+        response_class=PlainTextResponse,
+        responses={200: {"description": "Prometheus text format", "content": {CONTENT_TYPE_LATEST: {}}}},
+    )
     def metrics() -> Response:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 

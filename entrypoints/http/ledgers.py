@@ -21,6 +21,17 @@ from factledger.application.json_values import json_ready
 from factledger.entrypoints.http.auth import Admin, Caller, Reader
 from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn, json_content
 from factledger.entrypoints.http.problems import Problem, status_of
+from factledger.entrypoints.http.responses import (
+    KEYED,
+    WITH_BODY,
+    DiffAnswer,
+    LedgersAnswer,
+    PromoteAnswer,
+    ReplayJobAnswer,
+    UsageAnswer,
+    answers,
+    problems,
+)
 from factledger.entrypoints.http.users import require_user
 from factledger.infrastructure.ledgers import LedgerError, check_ledger_name
 
@@ -91,7 +102,12 @@ class ReplayJobs:
         return job
 
 
-@router.get("/usage", summary="LLM and embedding calls, tokens and cache hits")
+@router.get(
+    "/usage",
+    summary="LLM and embedding calls, tokens and cache hits",
+    response_model=None,
+    responses={**answers(UsageAnswer), **problems(*KEYED, 404)},
+)
 def usage(caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     """Per message for one user (``user_id``), or the tenant's totals."""
     if user_id is not None:
@@ -103,12 +119,26 @@ def usage(caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     return {"totals": caller.service.usage_totals()}
 
 
-@router.get("/ledgers", summary="The tenant's ledgers (live, replayed, previous)")
+@router.get(
+    "/ledgers",
+    summary="The tenant's ledgers (live, replayed, previous)",
+    response_model=None,
+    responses={**answers(LedgersAnswer), **problems(*KEYED)},
+)
 def ledgers(caller: Admin) -> dict[str, Any]:
     return {"ledgers": caller.service.ledgers()}
 
 
-@router.post("/ledgers/{name}/replay", status_code=202, summary="Start (or resume) a replay into a ledger")
+@router.post(
+    "/ledgers/{name}/replay",
+    status_code=202,
+    summary="Start (or resume) a replay into a ledger",
+    response_model=None,
+    responses={
+        **answers(ReplayJobAnswer, 202, "started: poll the Location"),
+        **problems(*KEYED, *WITH_BODY, 404, 409, s409="a replay into this ledger is running"),
+    },
+)
 def start_replay(name: LedgerName, body: ReplayIn, caller: Admin, request: Request) -> JSONResponse:
     """Re-decides the live ledger's recorded messages with another extractor into ``name``,
     in the background; the live ledger is never written. Poll ``GET`` on the same path."""
@@ -122,7 +152,12 @@ def start_replay(name: LedgerName, body: ReplayIn, caller: Admin, request: Reque
     return JSONResponse(job.to_dict(), status_code=202, headers={"Location": quote(request.url.path)})
 
 
-@router.get("/ledgers/{name}/replay", summary="A replay's progress")
+@router.get(
+    "/ledgers/{name}/replay",
+    summary="A replay's progress",
+    response_model=None,
+    responses={**answers(ReplayJobAnswer), **problems(*KEYED, 404)},
+)
 def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str, Any]:
     job: ReplayJob | None = request.app.state.replays.get(caller.tenant, name)
     if job is not None:
@@ -133,7 +168,12 @@ def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str
     raise Problem(404, "not-found", f"no ledger named {name!r}", field="name")
 
 
-@router.get("/ledgers/{name}/diff", summary="Compare the live ledger with another")
+@router.get(
+    "/ledgers/{name}/diff",
+    summary="Compare the live ledger with another",
+    response_model=None,
+    responses={**answers(DiffAnswer), **problems(*KEYED, 404)},
+)
 def diff(name: LedgerName, caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     """Per user: facts and preferences only one side has. All users need an admin key."""
     if user_id is None and not caller.key.allows(Scope.ADMIN):
@@ -143,7 +183,12 @@ def diff(name: LedgerName, caller: Reader, user_id: str | None = None) -> dict[s
     return caller.service.diff(name, user_id).to_dict()
 
 
-@router.post("/ledgers/{name}/promote", summary="Make a ledger live")
+@router.post(
+    "/ledgers/{name}/promote",
+    summary="Make a ledger live",
+    response_model=None,
+    responses={**answers(PromoteAnswer), **problems(*KEYED, *WITH_BODY, 404)},
+)
 def promote(name: LedgerName, body: PromoteIn, caller: Admin, request: Request) -> dict[str, Any]:
     """Atomically; the old live ledger is kept under the returned name. Refused (422) when the
     ledger lost an operator correction the live one has, unless ``force``."""
