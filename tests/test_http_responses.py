@@ -4,6 +4,7 @@ is documented for that route as a problem. A route added without a check here fa
 
 from __future__ import annotations
 
+import re
 import time
 import uuid
 from collections.abc import Iterator
@@ -174,3 +175,23 @@ def test_every_keyed_route_documents_the_errors_it_can_give(checked: tuple[Check
                 assert "404" in documented, (method, template, documented)
             success = [s for s in documented if s.startswith("2")]
             assert success and all(operation["responses"][s].get("content") for s in success), (method, template)
+
+
+def test_the_documentation_page_loads_nothing_from_another_host(checked: tuple[Checked, FastAPI]) -> None:
+    """``/docs`` works without internet: its script and style come from this server, its policy
+    forbids any other source, and it renders the schema this server serves."""
+    client = checked[0].client
+    page = client.get("/docs")
+    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
+    policy = page.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy and "http" not in policy
+    linked = re.findall(r"""(?:src|href|data-openapi)=["']([^"']+)""", page.text)
+    assert sorted(linked) == ["/docs/docs.css", "/docs/docs.js", "/openapi.json"], linked
+    for asset, media_type in (("/docs/docs.js", "text/javascript"), ("/docs/docs.css", "text/css")):
+        answer = client.get(asset)
+        assert answer.status_code == 200 and answer.headers["content-type"].startswith(media_type)
+        assert not re.search(r"https?://|//[a-z]|@import", answer.text), asset
+    script = client.get("/docs/docs.js").text
+    assert "dataset.openapi" in script and "textContent" in script and "innerHTML" not in script
+    assert client.get("/openapi.json").json()["paths"]
+    assert client.get("/redoc").status_code == 404  # ReDoc from a CDN is not served

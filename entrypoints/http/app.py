@@ -20,7 +20,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger import __version__
 from factledger.application.access import KeyStore
-from factledger.entrypoints.http import ledgers, users
+from factledger.entrypoints.http import docs, ledgers, users
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
 from factledger.entrypoints.http.problems import install, problem
 from factledger.entrypoints.http.responses import HealthAnswer, ReadyAnswer, answers, problems
@@ -153,6 +153,9 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
+        # FastAPI's pages load Swagger UI and ReDoc from a CDN; ours is served from the package.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.tenants = tenants
@@ -164,6 +167,7 @@ def create_app(
     install(app)
     app.include_router(users.router)
     app.include_router(ledgers.router)
+    app.include_router(docs.router)
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)
 
