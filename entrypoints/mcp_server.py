@@ -24,6 +24,12 @@ Mounting the HTTP app in another ASGI application (``factledger serve``)::
     app = FastAPI(lifespan=lifespan)
     app.mount("/mcp", mcp)  # clients use http://HOST:PORT/mcp/ (/mcp is redirected there)
 
+Against DNS rebinding it answers only a ``Host`` that is localhost, the
+address given as ``host`` or one of ``allowed_hosts`` (default
+``FACTLEDGER_ALLOWED_HOSTS``; ``["*"]``: any), else 421. Past
+``FACTLEDGER_AUTH_FAILURE_LIMIT`` wrong keys a minute from one client
+address, that address gets 429 before any key lookup.
+
 A mounted app answers on any path below its mount point; run standalone
 (``serve_http``) it answers on ``/mcp`` only. Its own ASGI ``lifespan``
 events start the session manager too, so ``uvicorn.run(mcp)`` works alone.

@@ -45,12 +45,14 @@ class RateLimiter:
         tokens = min(self.capacity, tokens + (now - then) * self.rate)
         return 0.0 if tokens >= 1 else (1 - tokens) / self.rate
 
-    def forget_idle(self) -> None:
-        """Drop the buckets that have refilled (they mean the same as no bucket)."""
+    def forget_idle(self, holding: float | None = None) -> None:
+        """Drop the buckets holding at least ``holding`` tokens now (default: the refilled ones,
+        which mean the same as no bucket)."""
+        threshold = self.capacity if holding is None else holding
         now = time.monotonic()
         with self._lock:
             for key_id, (tokens, then) in list(self._buckets.items()):
-                if tokens + (now - then) * self.rate >= self.capacity:
+                if tokens + (now - then) * self.rate >= threshold:
                     del self._buckets[key_id]
 
 
@@ -75,3 +77,7 @@ class FailedAuthentications:
         self._buckets.charge(address)
         if self._buckets.tracked() > self.PRUNE_AT:
             self._buckets.forget_idle()
+            if self._buckets.tracked() > self.PRUNE_AT:
+                # Many addresses failing at once: keep only those held back (each cost `limit`
+                # failed lookups to get there), so the table stays bounded by what was paid.
+                self._buckets.forget_idle(holding=1)

@@ -17,6 +17,7 @@ from packaging.requirements import Requirement
 from factledger.application.access import Scope
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.http import create_app
+from factledger.entrypoints.ratelimit import FailedAuthentications
 from factledger.infrastructure.config import Settings
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -163,3 +164,18 @@ def test_failed_authentications_are_limited_per_client_address_before_any_lookup
         neighbour = TestClient(app, client=("198.51.100.9", 4000))  # the same app, another address
         assert neighbour.get("/v1/users/u1/profile", headers={"Authorization": f"Bearer {good}"}).status_code == 404
         assert len(lookups) == 4
+
+
+def test_the_failure_budgets_of_addresses_that_stopped_are_dropped() -> None:
+    """Many addresses failing once each do not grow the table without end."""
+    failures = FailedAuthentications(per_minute=60)
+    failures.PRUNE_AT = 100
+    for n in range(250):
+        failures.failed(f"198.51.100.{n}")
+        assert failures.held_back_for(f"198.51.100.{n}") == 0  # one failure holds nobody back
+    assert failures._buckets.tracked() <= 101  # addresses not held back went at each pruning
+    for _ in range(60):
+        failures.failed("203.0.113.7")
+    for n in range(250):
+        failures.failed(f"192.0.2.{n}")
+    assert failures.held_back_for("203.0.113.7") > 0  # a guesser held back stays held back
