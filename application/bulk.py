@@ -35,6 +35,7 @@ from factledger.application.errors import (
     FactledgerError,
     InvalidInput,
     MessageAlreadyRecorded,
+    MessageIdReused,
     StoreBusy,
     WriteConflict,
 )
@@ -74,11 +75,11 @@ class BulkIngestion:
             except InvalidInput as exc:
                 outcomes[n] = exc
         ledger = self.ingestion.ledger
-        recorded = ledger.recorded_among([(m.user_id, m.message_id) for _, m in prepared if m.given_id])
+        recorded = ledger.recorded_text_hashes([(m.user_id, m.message_id) for _, m in prepared if m.given_id])
         todo = []
         for n, message in prepared:
             if (message.user_id, message.message_id) in recorded:
-                outcomes[n] = self.ingestion.already_done(message.user_id, message.message_id)
+                outcomes[n] = self._repeated(message, recorded[(message.user_id, message.message_id)])
             else:
                 todo.append((n, message))
         if self.workers > 1:
@@ -104,7 +105,9 @@ class BulkIngestion:
                 (d for chain_decided in self._each(decide, list(chains.values()), first) for d in chain_decided),
                 key=lambda d: d.n,
             )
-            recordings = ledger.save(*memories.values(), message_ids=[(d.memory_id, d.message_id) for d in decided])
+            recordings = ledger.save(
+                *memories.values(), message_ids=[(d.memory_id, d.message_id, d.text_hash) for d in decided]
+            )
         except (DecisionsUnavailable, MessageAlreadyRecorded, IntegrityError, StoreBusy) as exc:
             # Nothing of the group was kept; the memories changed here are dropped with it.
             logger.info("a group of %d messages goes one by one (%s)", len(group), exc)
@@ -140,7 +143,11 @@ class BulkIngestion:
             except NothingToWrite as done:  # the same message twice in the group
                 outcomes[n] = done.value
                 continue
-            decided.append(_Decided(n, result, memory.id, message.message_id, memory.version))
+            except MessageIdReused as exc:  # recorded meanwhile with another text
+                outcomes[n] = exc
+                continue
+            text_hash = self.ingestion.ledger.text_hash(message.text)
+            decided.append(_Decided(n, result, memory.id, message.message_id, memory.version, text_hash))
         return decided
 
     def _each(
@@ -168,8 +175,14 @@ class BulkIngestion:
     def _one(self, message: Prepared, extracted: tuple[Said, Sequence[str]] | None) -> Outcome:
         try:
             return self.ingestion.ingest_prepared(message, extracted)
-        except (InvalidInput, WriteConflict, StoreBusy) as exc:
+        except (InvalidInput, MessageIdReused, WriteConflict, StoreBusy) as exc:
             return exc
+
+    def _repeated(self, message: Prepared, recorded_hash: str | None) -> Outcome:
+        """A message whose id is recorded: a duplicate, or ``MessageIdReused`` for another text."""
+        if recorded_hash is not None and recorded_hash != self.ingestion.ledger.text_hash(message.text):
+            return MessageIdReused(message.user_id, message.message_id)
+        return self.ingestion.already_done(message.user_id, message.message_id)
 
 
 @attrs.frozen
@@ -179,6 +192,7 @@ class _Decided:
     memory_id: Any
     message_id: str
     version: int  # the memory's version after the message
+    text_hash: str  # kept beside the message id (a retry with another text is refused)
 
 
 def _users_taking_turns(todo: list[tuple[int, Prepared]]) -> list[tuple[int, Prepared]]:

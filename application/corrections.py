@@ -16,6 +16,7 @@ import attrs
 
 from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, DecisionSource, Outcome
+from factledger.application.errors import InvalidInput
 from factledger.application.ledger import MemoryLedger
 from factledger.application.screening import DEFAULT_POLICIES, screen_text
 from factledger.application.sensitive import Kind, Policy
@@ -28,8 +29,18 @@ from factledger.application.validation import (
     utc,
 )
 from factledger.application.writing import MemoryWriter, NothingToWrite
+from factledger.domain.categories import FACT_CATEGORIES, fact_category
 from factledger.domain.memory import UserMemory
 from factledger.domain.values import Authority, ExtractedFact, InvalidationRelation
+
+
+def known_fact_category(category: str) -> str:
+    """The fact category ``category`` names (any case, ``-`` or a space for ``_``); an operator's
+    unknown category is refused rather than filed under ``other`` as an extractor's would be."""
+    named = fact_category(category)
+    if named == "other" and str(category).strip().lower() != "other":
+        raise InvalidInput(f"category {category!r} is not a fact category: one of {', '.join(FACT_CATEGORIES)}")
+    return named
 
 
 @attrs.define
@@ -101,7 +112,7 @@ class Corrections:
         actor = optional_id("actor", actor, self.limits)
         fact = ExtractedFact(
             self._screened("text", text),
-            category,
+            known_fact_category(category),
             require_unit("confidence", confidence),
         )
 

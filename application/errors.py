@@ -30,6 +30,7 @@ __all__ = [
     "LLMRequestRejected",
     "LLMUnavailable",
     "MessageAlreadyRecorded",
+    "MessageIdReused",
     "NotFound",
     "RebuildRunning",
     "StoreBusy",
@@ -112,6 +113,19 @@ class MessageAlreadyRecorded(FactledgerError):
 
     def __init__(self, message_id: str) -> None:
         super().__init__(f"message {message_id!r} is already recorded")
+        self.message_id = message_id
+
+
+class MessageIdReused(FactledgerError):
+    """A message id already recorded for the user came again with another text: a retry sends the
+    same text, so this is another message under a taken id. Nothing was recorded."""
+
+    def __init__(self, user_id: str, message_id: str) -> None:
+        super().__init__(
+            f"message_id {message_id!r} is already recorded for user {user_id!r} with another text; "
+            "a retry must send the same text (a new message needs a new message_id)"
+        )
+        self.user_id = user_id
         self.message_id = message_id
 
 

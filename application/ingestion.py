@@ -19,7 +19,7 @@ import attrs
 
 from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, KnownFactsCompared
-from factledger.application.errors import ExtractionFailure, LLMUnavailable
+from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageIdReused
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import ComparesKnownFacts, Extractor, NamesReplacedFacts
 from factledger.application.results import IngestResult
@@ -152,14 +152,16 @@ class Ingestion:
             memory = self.ledger.find_memory(user_id)
             # An id made here was never recorded (the save's index insert still guards it).
             if message.given_id and self.ledger.has_message(user_id, message_id, memory):
-                return self.already_done(user_id, message_id)
+                return self.repeated(message)
             shown = known_facts(memory, message.at)
             said = self.extract(user_id, message_id, message.text, message.turns, shown)
         else:
             said, shown = extracted
 
         def duplicate() -> IngestResult:
-            return self.already_done(user_id, message_id)
+            return self.repeated(message)
+
+        text_hash = self.ledger.text_hash(message.text)
 
         try:
             return self._write(
@@ -167,6 +169,7 @@ class Ingestion:
                 self.recording(message, said, shown),
                 loaded=memory,
                 new_message_id=message_id,
+                new_message_hash=text_hash,
                 on_duplicate=duplicate,
             )
         except DecisionsUnavailable as exc:
@@ -174,6 +177,7 @@ class Ingestion:
                 user_id,
                 self.recording(message, exc.as_failure(), shown),
                 new_message_id=message_id,
+                new_message_hash=text_hash,
                 on_duplicate=duplicate,
             )
 
@@ -183,7 +187,7 @@ class Ingestion:
 
         def change(memory: UserMemory) -> IngestResult:
             if message.message_id in memory.recent_message_ids:  # a concurrent delivery got there first
-                raise NothingToWrite(self.already_done(message.user_id, message.message_id))
+                raise NothingToWrite(self.repeated(message))
             memory.ingest_message(
                 message_id=message.message_id,
                 text=message.text,
@@ -320,6 +324,14 @@ class Ingestion:
             and extractor.names_replaced_facts
         )
 
+    def repeated(self, message: Prepared) -> IngestResult:
+        """The answer to a message whose id is recorded already: ``duplicate`` for a retry (the
+        text recorded, or one recorded before texts were hashed), else ``MessageIdReused``."""
+        recorded = self.ledger.recorded_text_hash(message.user_id, message.message_id)
+        if recorded is not None and recorded != self.ledger.text_hash(message.text):
+            raise MessageIdReused(message.user_id, message.message_id)
+        return self.already_done(message.user_id, message.message_id)
+
     def already_done(self, user_id: str, message_id: str) -> IngestResult:
         """A message already recorded (or extracted meanwhile): nothing new is written."""
         return IngestResult(
@@ -341,9 +353,16 @@ class Ingestion:
         create: bool = True,
         loaded: UserMemory | None = None,
         new_message_id: str | None = None,
+        new_message_hash: str | None = None,
         on_duplicate: Callable[[], IngestResult] | None = None,
     ) -> IngestResult:
         result, position = self.writer.write(
-            user_id, change, create=create, loaded=loaded, new_message_id=new_message_id, on_duplicate=on_duplicate
+            user_id,
+            change,
+            create=create,
+            loaded=loaded,
+            new_message_id=new_message_id,
+            new_message_hash=new_message_hash,
+            on_duplicate=on_duplicate,
         )
         return result if position is None else attrs.evolve(result, notification_id=position)

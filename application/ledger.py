@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import copy
 import functools
+import hashlib
 import logging
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
@@ -58,6 +59,9 @@ class MemoryLedger(Application[UUID]):
 
     def __init__(self, env: EnvType | None = None, snapshot_interval: int | None = None) -> None:
         super().__init__(env)
+        # The hash kept beside a message id, to tell a retry (same text) from another message
+        # under a taken id; the opener sets a keyed one (the installation secret): texts are personal.
+        self.text_hash: Callable[[str], str] = lambda text: hashlib.sha256(text.encode("utf-8")).hexdigest()
         if snapshot_interval is not None:
             self.snapshotting_intervals = {UserMemory: snapshot_interval}  # type: ignore[misc]
 
@@ -139,6 +143,21 @@ class MemoryLedger(Application[UUID]):
         if isinstance(self.recorder, MessageIndex):
             return self.recorder.has_message(user_memory_id(user_id), message_id)
         return memory is not None and message_id in memory.recent_message_ids
+
+    def recorded_text_hash(self, user_id: str, message_id: str) -> str | None:
+        """The hash of the text recorded under the user's message id (``text_hash``), if the
+        store kept one (None: a store that keeps none, or an id recorded before it did)."""
+        if isinstance(self.recorder, MessageIndex):
+            return self.recorder.text_hash_of(user_memory_id(user_id), message_id)
+        return None
+
+    def recorded_text_hashes(self, pairs: Sequence[tuple[str, str]]) -> dict[tuple[str, str], str | None]:
+        """Those of the (user id, message id) pairs ever recorded, with the hash of the text
+        recorded (None: unknown), in one read; with a store that indexes no ids, none."""
+        if not isinstance(self.recorder, MessageIndex) or not pairs:
+            return {}
+        by_memory = {(user_memory_id(user_id), message_id): (user_id, message_id) for user_id, message_id in pairs}
+        return {by_memory[pair]: h for pair, h in self.recorder.text_hashes_among(list(by_memory)).items()}
 
     def recorded_among(self, pairs: Sequence[tuple[str, str]]) -> set[tuple[str, str]]:
         """Those of the (user id, message id) pairs ever recorded, in one read; with a store

@@ -296,8 +296,18 @@ class MessageIndex(Protocol):
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool: ...
 
+    def text_hash_of(self, originator_id: UUID, message_id: str) -> str | None:
+        """The hash of the text recorded under the message id (None: not recorded, or recorded
+        before hashes were kept)."""
+        ...
+
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         """Those of the (memory id, message id) pairs already recorded (one read for a batch)."""
+        ...
+
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        """Those of the pairs already recorded, each with the hash of its text (None: recorded
+        before hashes were kept), in one read."""
         ...
 
 

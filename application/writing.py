@@ -53,6 +53,7 @@ class MemoryWriter:
         create: bool = True,
         loaded: UserMemory | None = None,
         new_message_id: str | None = None,
+        new_message_hash: str | None = None,
         on_duplicate: Callable[[], T] | None = None,
     ) -> tuple[T, int | None]:
         """Apply ``change`` to the user's memory and save its events; return its value
@@ -62,8 +63,8 @@ class MemoryWriter:
         growing pause the memory is loaded again and ``change`` decides again on
         the fresh state, up to ``attempts`` times, then ``WriteConflict``.
         ``new_message_id``: the message this write records, kept in the store's
-        message-id index in the same transaction; if the store already holds it,
-        ``on_duplicate()`` is returned instead.
+        message-id index in the same transaction (with ``new_message_hash``, the hash of its
+        text); if the store already holds it, ``on_duplicate()`` is returned instead.
         """
         for attempt in range(1, self.attempts + 1):
             # The caller's freshly loaded copy saves a load on the first attempt;
@@ -77,7 +78,7 @@ class MemoryWriter:
                 value = change(memory)
             except NothingToWrite as done:
                 return done.value, None
-            message_ids = [(memory.id, new_message_id)] if new_message_id is not None else []
+            message_ids = [(memory.id, new_message_id, new_message_hash)] if new_message_id is not None else []
             try:
                 recordings = self.ledger.save(memory, message_ids=message_ids)
             except MessageAlreadyRecorded:

@@ -24,6 +24,12 @@ Mounting the HTTP app in another ASGI application (``factledger serve``)::
     app = FastAPI(lifespan=lifespan)
     app.mount("/mcp", mcp)  # clients use http://HOST:PORT/mcp/ (/mcp is redirected there)
 
+Against DNS rebinding it answers only a ``Host`` that is localhost, the
+address given as ``host`` or one of ``allowed_hosts`` (default
+``FACTLEDGER_ALLOWED_HOSTS``; ``["*"]``: any), else 421. Past
+``FACTLEDGER_AUTH_FAILURE_LIMIT`` wrong keys a minute from one client
+address, that address gets 429 before any key lookup.
+
 A mounted app answers on any path below its mount point; run standalone
 (``serve_http``) it answers on ``/mcp`` only. Its own ASGI ``lifespan``
 events start the session manager too, so ``uvicorn.run(mcp)`` works alone.
@@ -35,7 +41,7 @@ import json
 import logging
 import math
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
 
@@ -48,14 +54,13 @@ from starlette.types import Receive, Scope, Send
 from factledger.application.access import KeyStore, NotAuthenticated
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.mcp_tools import CALLER, Caller, build_server
-from factledger.entrypoints.ratelimit import RateLimiter
+from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.tenants import Tenants
 
 __all__ = ["McpHttpApp", "mcp_http_app", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger(__name__)
 
-LOOPBACK = ("127.0.0.1", "localhost", "::1")
 STANDALONE_PATH = "/mcp"
 
 
@@ -64,15 +69,25 @@ def serve_stdio(tenants: Tenants, caller: Callable[[], Caller]) -> None:
     build_server(tenants, caller).run("stdio")
 
 
-def _transport_security(host: str | None) -> TransportSecuritySettings:
-    """DNS-rebinding protection when listening on loopback only (as the SDK does); off otherwise."""
-    if host not in LOOPBACK:
+LOCAL_NAMES = ("localhost", "127.0.0.1", "[::1]")
+ANY_ADDRESS = ("", "0.0.0.0", "::")
+
+
+def transport_security(host: str | None, allowed_hosts: Sequence[str] = ()) -> TransportSecuritySettings:
+    """DNS-rebinding protection: the SDK answers 421 to a ``Host`` (and 403 to an ``Origin``)
+    that is not localhost, the address listened on (``host``, unless it is every address) or one
+    of ``allowed_hosts`` (``name`` for any port, ``name:port`` for that one); ``*`` turns it off."""
+    if "*" in allowed_hosts:
         return TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*"],
-        allowed_origins=["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
-    )
+    bound = () if host is None or host in ANY_ADDRESS else (f"[{host}]" if ":" in host else host,)
+    hosts: list[str] = []
+    origins: list[str] = []
+    for name in (*LOCAL_NAMES, *bound, *allowed_hosts):
+        with_port = name.rpartition("]")[2].count(":") == 1 if name.startswith("[") else ":" in name
+        hosts += [name] if with_port else [name, f"{name}:*"]
+        for scheme in ("http", "https"):
+            origins += [f"{scheme}://{name}"] if with_port else [f"{scheme}://{name}", f"{scheme}://{name}:*"]
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 def _bearer(scope: Scope) -> str | None:
@@ -105,14 +120,17 @@ class McpHttpApp:
         host: str | None = None,
         path: str | None = None,
         limiter: RateLimiter | None = None,
+        allowed_hosts: Sequence[str] = (),
+        failures: FailedAuthentications | None = None,
     ) -> None:
         self.keys = keys
-        self.limiter = limiter or RateLimiter(tenants.settings.rate_limit)
+        self.limiter = limiter if limiter is not None else RateLimiter(tenants.settings.rate_limit)
+        self.failures = failures if failures is not None else FailedAuthentications(tenants.settings.auth_failure_limit)
         self.path = path
         self.server = build_server(tenants)  # no fallback caller: a call without a key is refused
         # Built for its session manager and its lifespan (which runs that manager); requests
         # go to the manager directly, so the app answers wherever it is mounted.
-        self._sdk_app = self.server.streamable_http_app(transport_security=_transport_security(host))
+        self._sdk_app = self.server.streamable_http_app(transport_security=transport_security(host, allowed_hosts))
         self.session_manager = self.server.session_manager
         # Starlette-style too: ``app.router.lifespan_context(app)`` runs the session manager.
         self.router = self._sdk_app.router
@@ -134,9 +152,16 @@ class McpHttpApp:
         if token is None:
             await _refuse(send, 401, "invalid_token", "send the API key as Authorization: Bearer flk_...")
             return
+        address = scope["client"][0] if scope.get("client") else "unknown"
+        held_back = self.failures.held_back_for(address)
+        if held_back > 0:  # before the lookup: a guesser's attempts cost no query
+            message = f"too many wrong API keys from {address}; retry later"
+            await _refuse(send, 429, "too_many_failures", message, retry_after=max(1, math.ceil(held_back)))
+            return
         try:
             key = await anyio.to_thread.run_sync(self.keys.authenticate, token)
         except NotAuthenticated as exc:
+            self.failures.failed(address)
             await _refuse(send, 401, "invalid_token", str(exc))
             return
         except Exception:
@@ -170,14 +195,22 @@ def mcp_http_app(
     host: str | None = None,
     path: str | None = None,
     limiter: RateLimiter | None = None,
+    allowed_hosts: Sequence[str] | None = None,
+    failures: FailedAuthentications | None = None,
 ) -> McpHttpApp:
     """The MCP streamable-HTTP endpoint behind API keys (see the module docstring to mount it).
 
-    ``host``: the address the server listens on (loopback enables the SDK's
-    DNS-rebinding checks); ``path``: answer on this path only (404 elsewhere); ``limiter``:
-    requests a minute per key (default: ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``).
+    ``host``: the address the server listens on; ``allowed_hosts``: the other ``Host`` names
+    it answers (default ``FACTLEDGER_ALLOWED_HOSTS``; see ``transport_security``); ``path``:
+    answer on this path only (404 elsewhere); ``limiter``: requests a minute per key (default:
+    ``FACTLEDGER_RATE_LIMIT``; 429 with ``Retry-After``); ``failures``: wrong keys a minute per
+    client address (default ``FACTLEDGER_AUTH_FAILURE_LIMIT``; past it, 429 before any lookup).
     """
-    return McpHttpApp(tenants, keys, host=host, path=path, limiter=limiter)
+    if allowed_hosts is None:
+        allowed_hosts = tenants.settings.allowed_host_names
+    return McpHttpApp(
+        tenants, keys, host=host, path=path, limiter=limiter, allowed_hosts=allowed_hosts, failures=failures
+    )
 
 
 def serve_http(tenants: Tenants, keys: KeyStore, host: str, port: int, ready: Callable[[], Any] | None = None) -> None:

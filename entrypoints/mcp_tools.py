@@ -29,6 +29,7 @@ from factledger.application.errors import (
     FactledgerError,
     InvalidInput,
     LLMUnavailable,
+    MessageIdReused,
     NotFound,
     StoreBusy,
     UnknownItem,
@@ -74,10 +75,11 @@ INSTRUCTIONS = (
 DESCRIPTIONS = {
     "remember": (
         "Record one message the user wrote: facts and preferences are extracted from it and stored with "
-        "their history. Pass message_id to make retries safe (an id seen before records nothing again). "
+        "their history. Pass message_id to make retries safe (an id seen before with the same text records "
+        "nothing again; with another text it is a conflict). "
         "Needs a write key.\n"
         "记录用户的一条消息：从中提取事实和偏好，连同来历一起保存。传入 message_id 可安全重试（已记录过的 id "
-        "不会重复记录）。需要 write 权限的密钥。"
+        "且文本相同不会重复记录；文本不同则报冲突）。需要 write 权限的密钥。"
     ),
     "recall": (
         "Find the user's active memories (facts and preferences) most similar to a query, best first, "
@@ -118,6 +120,7 @@ _KINDS: tuple[tuple[type[FactledgerError], str], ...] = (
     (AccessDenied, "access denied"),
     (NotFound, "not found"),
     (UnknownItem, "not found"),
+    (MessageIdReused, "conflict"),
     (InvalidInput, "invalid input"),
     (WriteConflict, "busy, nothing was recorded; try again"),
     (StoreBusy, "busy, nothing was recorded; try again"),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,6 +27,12 @@ from factledger.projections.postgres_view import PostgresMemoryView
 from factledger.projections.projector import Projector
 
 logger = logging.getLogger(__name__)
+
+
+def message_text_hash(settings: Settings) -> Callable[[str], str]:
+    """The hash kept beside a message id: keyed (the installation secret), since texts are personal."""
+    secret = settings.installation_secret()
+    return lambda text: secret.hexdigest("message-text", text)
 
 
 def database_uri(settings: Settings) -> str:
@@ -222,6 +228,7 @@ def _open_on_postgres(
         memory_ledger = MemoryLedger(
             env=eventsourcing_env(uri, entry.schema, settings), snapshot_interval=settings.snapshot_interval
         )
+        memory_ledger.text_hash = message_text_hash(settings)
         try:
             recorder = memory_ledger.recorder
             assert isinstance(recorder, LedgerRecorder)
@@ -293,6 +300,7 @@ def _open_in_memory(
 
     store = memory_store(settings)
     entry = store.get(name)
+    entry.ledger.text_hash = message_text_hash(settings)
     extractor, judge, embedder = _parts(settings, None, extractor, judge, embedder)
     cached = CachedEmbedder(embedder, None, settings.installation_secret(), shared=store.embeddings)
     view = view_for(entry, cached.embedder_id, cached.dimension, check_embedder)

@@ -91,6 +91,22 @@ def _text(name: str, value: Any) -> str:
     return str(value)
 
 
+# A Host header's name (letters, digits, . - _) or a bracketed IPv6 address, and a port if any.
+HOST_PATTERN = re.compile(r"^(?:[A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(?::\d{1,5})?$")
+
+
+def _hosts(name: str, value: Any) -> str:
+    """Comma-separated host names, each with a port or not, or ``*``."""
+    entries = [entry.strip() for entry in str(value).split(",") if entry.strip()]
+    for entry in entries:
+        if entry != "*" and not HOST_PATTERN.match(entry):
+            raise ConfigError(
+                f"{name}: {entry!r} is not a host name (like memory.example.com or 10.0.0.5:8000, "
+                "no scheme or path), nor *"
+            )
+    return ", ".join(entries)
+
+
 def _schema(name: str, value: Any) -> str:
     text = str(value)
     if not SCHEMA_PATTERN.match(text):
@@ -229,8 +245,12 @@ class Settings:
     # the HTTP server (``factledger serve``) and the MCP server over HTTP
     host: str = "127.0.0.1"
     port: int = 8000
+    # Host headers /mcp answers besides localhost and ``host`` (DNS-rebinding protection); "*": any
+    allowed_hosts: str = ""
     # requests per minute per API key (0: no limit); bursts up to this many
     rate_limit: int = 600
+    # wrong or revoked keys a minute per client address before its requests are refused unread
+    auth_failure_limit: int = 30
     max_body_bytes: int = 1_048_576
     # /readyz fails while the read model is more events than this behind the log
     ready_max_lag: int = 1000
@@ -239,6 +259,11 @@ class Settings:
     @property
     def sensitive_policies(self) -> dict[Kind, Policy]:
         return parse_policies("FACTLEDGER_SENSITIVE", self.sensitive)
+
+    @property
+    def allowed_host_names(self) -> tuple[str, ...]:
+        """``allowed_hosts`` as a tuple (``*`` when any host may be named)."""
+        return tuple(entry.strip() for entry in self.allowed_hosts.split(",") if entry.strip())
 
     @property
     def secret_path(self) -> Path:
@@ -474,10 +499,25 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("host", "FACTLEDGER_HOST", _text, "address `serve` and `mcp --http` listen on (`0.0.0.0` in a container)"),
     Setting("port", "FACTLEDGER_PORT", _port, "port `serve` and `mcp --http` listen on"),
     Setting(
+        "allowed_hosts",
+        "FACTLEDGER_ALLOWED_HOSTS",
+        _hosts,
+        "host names (`name` or `name:port`, comma-separated) `/mcp` answers besides localhost and "
+        "`FACTLEDGER_HOST`; any other `Host` → 421 (DNS-rebinding protection); `*`: any",
+        "unset: localhost and `FACTLEDGER_HOST`",
+    ),
+    Setting(
         "rate_limit",
         "FACTLEDGER_RATE_LIMIT",
         _count,
         "requests per minute per API key, in bursts up to as many (`0`: no limit); beyond: 429 + `Retry-After`",
+    ),
+    Setting(
+        "auth_failure_limit",
+        "FACTLEDGER_AUTH_FAILURE_LIMIT",
+        _count,
+        "wrong or revoked API keys a minute from one client address (`0`: no limit); beyond, every request "
+        "from it → 429 + `Retry-After` before its key is looked up",
     ),
     Setting("max_body_bytes", "FACTLEDGER_MAX_BODY_BYTES", _int, "largest HTTP request body; beyond: 413"),
     Setting(

@@ -90,9 +90,10 @@ class LedgerRecorder(PostgresApplicationRecorder):
         ]
         # The table lock and the notification in one round trip (no parameters: one simple query).
         self._lock_and_notify = SQL("; ").join(self._lock_and_notify_statements)
-        self._take_message_id = SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING RETURNING 1").format(
-            self.message_ids
-        )
+        self._take_message_id = SQL(
+            "INSERT INTO {} (originator_id, message_id, text_hash) VALUES (%s, %s, %s) "
+            "ON CONFLICT DO NOTHING RETURNING 1"
+        ).format(self.message_ids)
         self._version_stored = SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
             Identifier(self.datastore.schema, self.events_table_name)
         )
@@ -109,10 +110,11 @@ class LedgerRecorder(PostgresApplicationRecorder):
             curs.execute("SELECT to_regclass(%s) AS t", (f'"{self.datastore.schema}"."{self.message_ids_table_name}"',))
             row = curs.fetchone()
             if row is not None and row["t"] is not None:
+                self._add_text_hashes(curs)
                 return
             curs.execute(
                 SQL(
-                    "CREATE TABLE {} (originator_id uuid NOT NULL, message_id text NOT NULL, "
+                    "CREATE TABLE {} (originator_id uuid NOT NULL, message_id text NOT NULL, text_hash text, "
                     "PRIMARY KEY (originator_id, message_id))"
                 ).format(self.message_ids)
             )
@@ -123,6 +125,27 @@ class LedgerRecorder(PostgresApplicationRecorder):
                     SQL("INSERT INTO {} VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.message_ids), pairs
                 )
 
+    def _add_text_hashes(self, curs: Any) -> None:
+        """A table from before the text hashes gets their column; its rows keep none (unknown:
+        an id sent again is a duplicate, as it was)."""
+        curs.execute(
+            "SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND table_name = %s "
+            "AND column_name = 'text_hash'",
+            (self.datastore.schema, self.message_ids_table_name),
+        )
+        if curs.fetchone() is None:
+            curs.execute(SQL("ALTER TABLE {} ADD COLUMN text_hash text").format(self.message_ids))
+
+    def text_hash_of(self, originator_id: UUID, message_id: str) -> str | None:
+        """The hash of the text recorded under ``message_id`` (None: not recorded, or before hashes)."""
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL("SELECT text_hash FROM {} WHERE originator_id = %s AND message_id = %s").format(self.message_ids),
+                (originator_id, message_id),
+            )
+            row = curs.fetchone()
+            return None if row is None else row["text_hash"]
+
     def has_message(self, originator_id: UUID, message_id: str) -> bool:
         """Whether ``message_id`` was recorded for the memory ``originator_id``."""
         with self.datastore.cursor() as curs:
@@ -131,6 +154,21 @@ class LedgerRecorder(PostgresApplicationRecorder):
                 (originator_id, message_id),
             )
             return curs.fetchone() is not None
+
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        """Those of the pairs already recorded, each with its text hash (None: from before hashes)."""
+        if not pairs:
+            return {}
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT m.originator_id, m.message_id, m.text_hash FROM {} AS m "
+                    "JOIN unnest(%s::uuid[], %s::text[]) AS p(originator_id, message_id) "
+                    "USING (originator_id, message_id)"
+                ).format(self.message_ids),
+                ([o for o, _ in pairs], [m for _, m in pairs]),
+            )
+            return {(row["originator_id"], row["message_id"]): row["text_hash"] for row in curs.fetchall()}
 
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         """Those of the (memory id, message id) pairs already recorded, in one statement."""
@@ -171,8 +209,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
     def _insert_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
         # Before the table lock: a concurrent save of the same message id waits
         # here on the key, then finds it taken, without ever holding the lock.
-        for originator_id, message_id in kwargs.get("message_ids") or ():
-            curs.execute(self._take_message_id, (originator_id, message_id))
+        for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
+            curs.execute(self._take_message_id, (originator_id, message_id, text_hash[0] if text_hash else None))
             if curs.fetchone() is None:
                 raise MessageAlreadyRecorded(message_id)
 
@@ -249,9 +287,9 @@ class LedgerRecorder(PostgresApplicationRecorder):
         with conn.pipeline():
             conn.execute(_BEGIN)
             taken = []
-            for originator_id, message_id in kwargs.get("message_ids") or ():
+            for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
                 taken.append((conn.cursor(), message_id))
-                taken[-1][0].execute(self._take_message_id, (originator_id, message_id))
+                taken[-1][0].execute(self._take_message_id, (originator_id, message_id, *(text_hash or [None])))
             events = conn.cursor()
             for statement in self._lock_and_notify_statements:
                 events.execute(statement)

@@ -33,6 +33,15 @@ class UnknownLedger(LedgerError, NotFound):
     """No ledger has this name."""
 
 
+def check_ledger_name(name: str) -> str:
+    """``name`` if a replay may create a ledger by that name, else ``LedgerError`` saying why."""
+    if not NAME_PATTERN.match(name) or name == LIVE:
+        raise LedgerError(
+            f"ledger name {name!r} must be lower-case letters, digits and _ (start with a letter, ≤ 30), not 'live'"
+        )
+    return name
+
+
 class LedgerCatalog:
     """The ``factledger_ledgers`` table of a base schema."""
 
@@ -80,10 +89,7 @@ class LedgerCatalog:
         An existing ledger is only resumed with the extractor and the user
         filter it was started with: its position means nothing for another.
         """
-        if not NAME_PATTERN.match(name) or name == LIVE:
-            raise LedgerError(
-                f"ledger name {name!r} must be lower-case letters, digits and _ (start with a letter, ≤ 30), not 'live'"
-            )
+        check_ledger_name(name)
         wanted_users = json.dumps(sorted(users)) if users else None
         with self._connect() as conn:
             row = conn.execute(SQL("SELECT * FROM {} WHERE name = %s").format(self.table), (name,)).fetchone()

@@ -30,7 +30,7 @@ from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.embedding_cache import HASH_PURPOSE, SharedEmbeddings
 from factledger.infrastructure.erasure import USER_KEY_PURPOSE
-from factledger.infrastructure.ledgers import LIVE, NAME_PATTERN, LedgerError, UnknownLedger
+from factledger.infrastructure.ledgers import LIVE, LedgerError, UnknownLedger, check_ledger_name
 from factledger.infrastructure.secret import InstallationSecret
 from factledger.projections.memory_view import InMemoryMemoryView, ViewState
 from factledger.projections.rows import row_changes, texts_to_embed
@@ -44,17 +44,28 @@ class InMemoryRecorder(POPOApplicationRecorder):
     def __init__(self) -> None:
         super().__init__()
         self._message_ids: set[tuple[UUID, str]] = set()
+        self._text_hashes: dict[tuple[UUID, str], str] = {}
 
     def has_message(self, originator_id: UUID, message_id: str) -> bool:
         with self._database_lock:
             return (originator_id, message_id) in self._message_ids
+
+    def text_hash_of(self, originator_id: UUID, message_id: str) -> str | None:
+        with self._database_lock:
+            return self._text_hashes.get((originator_id, message_id))
+
+    def text_hashes_among(self, pairs: Sequence[tuple[UUID, str]]) -> dict[tuple[UUID, str], str | None]:
+        with self._database_lock:
+            return {pair: self._text_hashes.get(pair) for pair in pairs if pair in self._message_ids}
 
     def recorded_among(self, pairs: Sequence[tuple[UUID, str]]) -> set[tuple[UUID, str]]:
         with self._database_lock:
             return {pair for pair in pairs if pair in self._message_ids}
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
-        pairs = list(kwargs.pop("message_ids", None) or ())
+        # (memory id, message id) or (memory id, message id, hash of its text)
+        given = list(kwargs.pop("message_ids", None) or ())
+        pairs = [(entry[0], entry[1]) for entry in given]
         with self._database_lock:  # re-entrant: the recorder takes it again inside
             taken = [message_id for pair in pairs if pair in self._message_ids for _, message_id in [pair]]
             if taken:
@@ -62,6 +73,7 @@ class InMemoryRecorder(POPOApplicationRecorder):
             _require_continuation(self, stored_events)
             ids = super().insert_events(stored_events, **kwargs)
             self._message_ids.update(pairs)
+            self._text_hashes.update(((e[0], e[1]), e[2]) for e in given if len(e) > 2 and e[2] is not None)
         return ids
 
     def erase(self, originator_id: UUID) -> int:
@@ -72,6 +84,7 @@ class InMemoryRecorder(POPOApplicationRecorder):
         """
         with self._database_lock:
             self._message_ids = {pair for pair in self._message_ids if pair[0] != originator_id}
+            self._text_hashes = {pair: h for pair, h in self._text_hashes.items() if pair[0] != originator_id}
             return _erase(self, originator_id)
 
     def select_notifications(
@@ -187,8 +200,7 @@ class MemoryStore:
             return sorted((e.info for e in self._ledgers.values()), key=lambda i: (i.created_at, i.name))
 
     def create(self, name: str, extractor_id: str, source: str, users: list[str] | None) -> LedgerInfo:
-        if not NAME_PATTERN.match(name) or name == LIVE:
-            raise LedgerError(f"ledger name {name!r} must be lower-case letters, digits and _, not 'live'")
+        check_ledger_name(name)
         with self._lock:
             existing = self._ledgers.get(name)
             if existing is None:

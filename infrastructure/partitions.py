@@ -356,18 +356,19 @@ class PostgresPartitions:
         return MoveReport(user_id, source, to, len(events) + len(late), span, tombstone)
 
     @staticmethod
-    def _read(service: LedgerService, user_id: str) -> tuple[list[Any], list[tuple[Any, str]], Any]:
-        """The user's stored events (as stored: encrypted payloads stay encrypted), message ids, last snapshot."""
+    def _read(service: LedgerService, user_id: str) -> tuple[list[Any], list[tuple[Any, str, str | None]], Any]:
+        """The user's stored events (as stored: encrypted payloads stay encrypted), message ids with their
+        text hashes, and last snapshot."""
         originator_id = user_memory_id(user_id)
         recorder = service.ledger.recorder
         assert isinstance(recorder, LedgerRecorder)
         events = list(recorder.select_events(originator_id))
         with recorder.datastore.transaction(commit=False) as curs:
             curs.execute(
-                SQL("SELECT message_id FROM {} WHERE originator_id = %s").format(recorder.message_ids),
+                SQL("SELECT message_id, text_hash FROM {} WHERE originator_id = %s").format(recorder.message_ids),
                 (originator_id,),
             )
-            message_ids = [(originator_id, str(row["message_id"])) for row in curs.fetchall()]
+            message_ids = [(originator_id, str(row["message_id"]), row["text_hash"]) for row in curs.fetchall()]
         snapshots = service.ledger.snapshots
         latest = snapshots.recorder.select_events(originator_id, desc=True, limit=1) if snapshots else []
         return events, message_ids, latest[0] if latest else None

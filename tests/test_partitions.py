@@ -247,7 +247,7 @@ def test_a_moved_user_keeps_their_memory_and_the_source_keeps_only_a_tombstone(
     [user] = _users_in("main", store.table(), 1, "mover")
     for i, message in enumerate(MESSAGES[:4]):
         ledger.ingest(user, message, message_id=f"m{i}")
-    fact = ledger.restate(user, "用户的生日是五月一日", category="personal")
+    fact = ledger.restate(user, "用户的生日是五月一日", category="personal_info")
     profile, history = ledger.profile(user).to_dict(), ledger.history(user)
     oid = user_memory_id(user)
     stored = _count(store, "main", "factledger_events", "originator_id", oid)

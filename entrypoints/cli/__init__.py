@@ -19,6 +19,7 @@ from factledger.application.errors import (
     InvalidInput,
     LLMError,
     LLMUnavailable,
+    MessageIdReused,
     NotFound,
     StoreBusy,
     UnknownItem,
@@ -53,6 +54,7 @@ EXIT_STATUSES: tuple[tuple[type[FactledgerError], int], ...] = (
     (StoreBusy, 4),
     (LLMUnavailable, 5),  # the LLM endpoint is down: nothing recorded for this command
     (InvalidInput, 2),  # bad input or configuration, a key the endpoint refused
+    (MessageIdReused, 2),  # a message id recorded before, sent with another text
     (ConfigError, 2),
     (LLMError, 2),
     (DomainError, 2),

@@ -274,7 +274,11 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("--user", required=True, help="the user's id")
     p.add_argument("--session", help="the session id")
     p.add_argument("--context", help='earlier turns as JSON: [{"role": "assistant", "content": "..."}]')
-    p.add_argument("--message-id", help="the message's id: sending it again records nothing (idempotent retries)")
+    p.add_argument(
+        "--message-id",
+        help="the message's id: sending it again with the same text records nothing (idempotent retries); "
+        "with another text it is refused (exit 2)",
+    )
     p.add_argument("--timestamp", metavar="TIME", help="when the message was sent (ISO 8601; default now)")
     p.add_argument("text", help="the message text")
     p.set_defaults(func=cmd_ingest)

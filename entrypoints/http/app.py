@@ -20,10 +20,11 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger import __version__
 from factledger.application.access import KeyStore
-from factledger.entrypoints.http import ledgers, users
+from factledger.entrypoints.http import docs, ledgers, users
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
-from factledger.entrypoints.http.problems import PROBLEM_JSON, install, problem
-from factledger.entrypoints.ratelimit import RateLimiter
+from factledger.entrypoints.http.problems import install, problem
+from factledger.entrypoints.http.responses import HealthAnswer, ReadyAnswer, answers, problems
+from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import Tenants, open_key_store
 
@@ -132,7 +133,8 @@ def create_app(
     tenants = tenants or Tenants(settings)
     keys = keys or open_key_store(settings)
     limiter = RateLimiter(settings.rate_limit)
-    mcp_app = _mcp_app(tenants, keys, limiter) if mount_mcp else None
+    failures = FailedAuthentications(settings.auth_failure_limit)
+    mcp_app = _mcp_app(tenants, keys, limiter, failures, settings) if mount_mcp else None
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
@@ -151,20 +153,21 @@ def create_app(
         version=__version__,
         description=DESCRIPTION,
         lifespan=lifespan,
-        responses={
-            401: {"description": "no key, a wrong key or a revoked key", "content": {PROBLEM_JSON: {}}},
-            422: {"description": "invalid input: `field` names it", "content": {PROBLEM_JSON: {}}},
-        },
+        # FastAPI's pages load Swagger UI and ReDoc from a CDN; ours is served from the package.
+        docs_url=None,
+        redoc_url=None,
     )
     app.state.settings = settings
     app.state.tenants = tenants
     app.state.keys = keys
     app.state.limiter = limiter  # one budget per key, REST and MCP together
+    app.state.auth_failures = failures  # one per client address, REST and MCP together
     app.state.replays = ledgers.ReplayJobs()
     registry = registry_for(tenants)
     install(app)
     app.include_router(users.router)
     app.include_router(ledgers.router)
+    app.include_router(docs.router)
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)
 
@@ -182,11 +185,23 @@ def create_app(
 
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
-    @app.get("/healthz", tags=["operations"], summary="The process is up")
+    @app.get(
+        "/healthz",
+        tags=["operations"],
+        summary="The process is up",
+        response_model=None,
+        responses=answers(HealthAnswer),
+    )
     def healthz() -> dict[str, str]:
         return {"status": "ok", "version": __version__}
 
-    @app.get("/readyz", tags=["operations"], summary="The database answers and the read models are current")
+    @app.get(
+        "/readyz",
+        tags=["operations"],
+        summary="The database answers and the read models are current",
+        response_model=None,
+        responses={**answers(ReadyAnswer), **problems(503, s503="not ready: the problem's `checks` say why")},
+    )
     def readyz() -> JSONResponse:
         checks: dict[str, Any] = {}
         ready = True
@@ -210,21 +225,37 @@ def create_app(
             return JSONResponse({"status": "ready", "checks": checks})
         return problem(503, "not-ready", f"not ready: {checks}", checks=checks)
 
-    @app.get("/metrics", tags=["operations"], summary="Prometheus metrics", response_class=PlainTextResponse)
+    @app.get(
+        "/metrics",
+        tags=["operations"],
+        summary="Prometheus metrics",
+        response_class=PlainTextResponse,
+        responses={200: {"description": "Prometheus text format", "content": {CONTENT_TYPE_LATEST: {}}}},
+    )
     def metrics() -> Response:
         return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
 
     return app
 
 
-def _mcp_app(tenants: Tenants, keys: KeyStore, limiter: RateLimiter) -> Any:
+def _mcp_app(
+    tenants: Tenants, keys: KeyStore, limiter: RateLimiter, failures: FailedAuthentications, settings: Settings
+) -> Any:
     """The MCP server's streamable-HTTP app, when the MCP module is there to build it."""
     try:
         from factledger.entrypoints.mcp_server import mcp_http_app
     except ImportError:
         return None
     try:
-        return mcp_http_app(tenants, keys, limiter=limiter)
+        # The Host checks (DNS rebinding) of the address served on, as ``mcp --http`` has.
+        return mcp_http_app(
+            tenants,
+            keys,
+            host=settings.host,
+            limiter=limiter,
+            failures=failures,
+            allowed_hosts=settings.allowed_host_names,
+        )
     except Exception:  # the REST API must come up even if the MCP part cannot
         logger.exception("the MCP endpoint could not be built; /mcp is not served")
         return None

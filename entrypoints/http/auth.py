@@ -19,6 +19,7 @@ from fastapi.security import APIKeyHeader, HTTPAuthorizationCredentials, HTTPBea
 from factledger.application.access import AccessDenied, ApiKey, KeyStore, NotAuthenticated, Scope
 from factledger.application.service import LedgerService
 from factledger.entrypoints.http.problems import Problem
+from factledger.entrypoints.ratelimit import FailedAuthentications
 from factledger.infrastructure.tenants import Tenants
 
 bearer = HTTPBearer(
@@ -44,6 +45,12 @@ class Caller:
     def actor(self) -> str:
         return f"api:{self.key.key_id}" + (f" ({self.key.label})" if self.key.label else "")
 
+    def actor_claiming(self, claimed: str | None) -> str:
+        """Who a correction is recorded as: always the key; who the body says decided is kept
+        only as a claim beside it (``api:<key id> (label), claimed: ops``), so a caller cannot
+        record a correction in another's name."""
+        return self.actor if not claimed else f"{self.actor}, claimed: {claimed}"
+
 
 def _presented_key(
     request: Request,
@@ -54,10 +61,30 @@ def _presented_key(
     if not token:
         raise NotAuthenticated("no API key: send `Authorization: Bearer <key>`")
     keys: KeyStore = request.app.state.keys
-    key = keys.authenticate(token)
+    failures: FailedAuthentications = request.app.state.auth_failures
+    address = client_address(request)
+    held_back = failures.held_back_for(address)
+    if held_back > 0:  # before the lookup: a guesser's attempts cost no query
+        raise Problem(
+            429,
+            "too-many-failures",
+            f"more than {failures.limit} wrong API keys a minute from {address} (FACTLEDGER_AUTH_FAILURE_LIMIT); "
+            "retry later",
+            headers={"Retry-After": str(max(1, math.ceil(held_back)))},
+        )
+    try:
+        key = keys.authenticate(token)
+    except NotAuthenticated:
+        failures.failed(address)
+        raise
     charge(request, key.key_id)
     request.state.key_id = key.key_id
     return key
+
+
+def client_address(request: Request) -> str:
+    """The address the request came from (the proxy's, behind one: its clients share a budget)."""
+    return request.client.host if request.client is not None else "unknown"
 
 
 def charge(request: Request, key_id: str, cost: int = 1, what: str = "") -> None:

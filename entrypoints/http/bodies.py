@@ -6,7 +6,28 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal
 
+from fastapi import Request
 from pydantic import BaseModel, ConfigDict, Field
+
+from factledger.entrypoints.http.problems import Problem
+
+
+def json_content(request: Request) -> None:
+    """415 for a body declared as anything but JSON: FastAPI would read it as bytes and answer a
+    422 about the body's shape, which sends a caller looking in the wrong place."""
+    declared = request.headers.get("content-type")
+    if request.method not in ("POST", "PUT", "PATCH") or declared is None:
+        return  # no declared type is read as JSON (what curl -d and most clients send)
+    media_type = declared.split(";", 1)[0].strip().lower()
+    if media_type == "application/json" or (media_type.startswith("application/") and media_type.endswith("+json")):
+        return
+    raise Problem(
+        415,
+        "unsupported-media-type",
+        f"the body is declared as {media_type!r}; send it as application/json",
+        field="body",
+        headers={"Accept-Post": "application/json"},
+    )
 
 
 class _Body(BaseModel):
@@ -23,7 +44,9 @@ class MessageIn(_Body):
     session_id: str | None = None
     context: list[Turn] | None = Field(default=None, description="earlier turns, oldest first")
     message_id: str | None = Field(
-        default=None, description="your id for the message: sending it again records nothing (safe retries)"
+        default=None,
+        description="your id for the message: sending it again with the same text records nothing (safe "
+        "retries); with another text it is a 409",
     )
     timestamp: datetime | None = Field(default=None, description="when it was said (default: now)")
 
@@ -42,14 +65,18 @@ class MessageBatchIn(_Body):
 
 class InvalidateIn(_Body):
     reason: str = Field(description="why the fact is wrong (shown by why)")
-    actor: str | None = Field(default=None, description="who decided (default: the API key)")
+    actor: str | None = Field(
+        default=None, description="who says they decided: recorded as a claim beside the API key, which is the actor"
+    )
 
 
 class RestateIn(_Body):
     text: str = Field(description="the fact, in the third person", examples=["用户在南京工作"])
     category: str = "other"
     confidence: float = 1.0
-    actor: str | None = None
+    actor: str | None = Field(
+        default=None, description="who says they decided: recorded as a claim beside the API key, which is the actor"
+    )
     at: datetime | None = Field(default=None, description="when it became true (default: now)")
 
 

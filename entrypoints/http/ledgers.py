@@ -13,17 +13,29 @@ from typing import Annotated, Any
 from urllib.parse import quote
 
 import attrs
-from fastapi import APIRouter, Path, Request
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.responses import JSONResponse
 
 from factledger.application.access import AccessDenied, Scope
 from factledger.application.json_values import json_ready
 from factledger.entrypoints.http.auth import Admin, Caller, Reader
-from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn
+from factledger.entrypoints.http.bodies import PromoteIn, ReplayIn, json_content
 from factledger.entrypoints.http.problems import Problem, status_of
+from factledger.entrypoints.http.responses import (
+    KEYED,
+    WITH_BODY,
+    DiffAnswer,
+    LedgersAnswer,
+    PromoteAnswer,
+    ReplayJobAnswer,
+    UsageAnswer,
+    answers,
+    problems,
+)
 from factledger.entrypoints.http.users import require_user
+from factledger.infrastructure.ledgers import LedgerError, check_ledger_name
 
-router = APIRouter(prefix="/v1", tags=["tenant"])
+router = APIRouter(prefix="/v1", tags=["tenant"], dependencies=[Depends(json_content)])
 
 LedgerName = Annotated[str, Path(description="a ledger of your tenant (see GET /v1/ledgers)")]
 
@@ -90,7 +102,12 @@ class ReplayJobs:
         return job
 
 
-@router.get("/usage", summary="LLM and embedding calls, tokens and cache hits")
+@router.get(
+    "/usage",
+    summary="LLM and embedding calls, tokens and cache hits",
+    response_model=None,
+    responses={**answers(UsageAnswer), **problems(*KEYED, 404)},
+)
 def usage(caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     """Per message for one user (``user_id``), or the tenant's totals."""
     if user_id is not None:
@@ -102,22 +119,45 @@ def usage(caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     return {"totals": caller.service.usage_totals()}
 
 
-@router.get("/ledgers", summary="The tenant's ledgers (live, replayed, previous)")
+@router.get(
+    "/ledgers",
+    summary="The tenant's ledgers (live, replayed, previous)",
+    response_model=None,
+    responses={**answers(LedgersAnswer), **problems(*KEYED)},
+)
 def ledgers(caller: Admin) -> dict[str, Any]:
     return {"ledgers": caller.service.ledgers()}
 
 
-@router.post("/ledgers/{name}/replay", status_code=202, summary="Start (or resume) a replay into a ledger")
+@router.post(
+    "/ledgers/{name}/replay",
+    status_code=202,
+    summary="Start (or resume) a replay into a ledger",
+    response_model=None,
+    responses={
+        **answers(ReplayJobAnswer, 202, "started: poll the Location"),
+        **problems(*KEYED, *WITH_BODY, 404, 409, s409="a replay into this ledger is running"),
+    },
+)
 def start_replay(name: LedgerName, body: ReplayIn, caller: Admin, request: Request) -> JSONResponse:
     """Re-decides the live ledger's recorded messages with another extractor into ``name``,
     in the background; the live ledger is never written. Poll ``GET`` on the same path."""
+    try:  # refused now, not by a job that fails after the 202
+        check_ledger_name(name)
+    except LedgerError as exc:
+        raise Problem(422, "invalid-input", str(exc), field="name") from None
     for user in body.users or ():
         require_user(caller, user)
     job = request.app.state.replays.start(caller, name, body)
     return JSONResponse(job.to_dict(), status_code=202, headers={"Location": quote(request.url.path)})
 
 
-@router.get("/ledgers/{name}/replay", summary="A replay's progress")
+@router.get(
+    "/ledgers/{name}/replay",
+    summary="A replay's progress",
+    response_model=None,
+    responses={**answers(ReplayJobAnswer), **problems(*KEYED, 404)},
+)
 def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str, Any]:
     job: ReplayJob | None = request.app.state.replays.get(caller.tenant, name)
     if job is not None:
@@ -128,7 +168,12 @@ def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str
     raise Problem(404, "not-found", f"no ledger named {name!r}", field="name")
 
 
-@router.get("/ledgers/{name}/diff", summary="Compare the live ledger with another")
+@router.get(
+    "/ledgers/{name}/diff",
+    summary="Compare the live ledger with another",
+    response_model=None,
+    responses={**answers(DiffAnswer), **problems(*KEYED, 404)},
+)
 def diff(name: LedgerName, caller: Reader, user_id: str | None = None) -> dict[str, Any]:
     """Per user: facts and preferences only one side has. All users need an admin key."""
     if user_id is None and not caller.key.allows(Scope.ADMIN):
@@ -138,7 +183,12 @@ def diff(name: LedgerName, caller: Reader, user_id: str | None = None) -> dict[s
     return caller.service.diff(name, user_id).to_dict()
 
 
-@router.post("/ledgers/{name}/promote", summary="Make a ledger live")
+@router.post(
+    "/ledgers/{name}/promote",
+    summary="Make a ledger live",
+    response_model=None,
+    responses={**answers(PromoteAnswer), **problems(*KEYED, *WITH_BODY, 404)},
+)
 def promote(name: LedgerName, body: PromoteIn, caller: Admin, request: Request) -> dict[str, Any]:
     """Atomically; the old live ledger is kept under the returned name. Refused (422) when the
     ledger lost an operator correction the live one has, unless ``force``."""

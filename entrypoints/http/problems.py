@@ -28,6 +28,7 @@ from factledger.application.errors import (
     LLMError,
     LLMUnavailable,
     MessageAlreadyRecorded,
+    MessageIdReused,
     NotFound,
     RebuildRunning,
     StoreBusy,
@@ -67,6 +68,7 @@ ERROR_STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
     (AccessDenied, 403, "scope-too-low"),
     (UnknownItem, 404, "not-found"),
     (NotFound, 404, "not-found"),
+    (MessageIdReused, 409, "message-id-reused"),
     (MessageAlreadyRecorded, 409, "conflict"),
     (DomainError, 409, "conflict"),
     (WriteConflict, 503, "busy"),
@@ -195,6 +197,19 @@ def _location(loc: Sequence[Any]) -> str:
     return ".".join(parts) or "body"
 
 
+async def _malformed_json(request: Request, error: dict[str, Any]) -> JSONResponse:
+    """400 for a body that is not JSON at all, saying where (line and column, not the byte
+    offset FastAPI reports as the error's location) and what the parser expected there."""
+    loc = error.get("loc", ())
+    offset = loc[-1] if loc and isinstance(loc[-1], int) else None
+    reason = str((error.get("ctx") or {}).get("error") or "not JSON")
+    where = ""
+    if offset is not None:
+        text = (await request.body()).decode("utf-8", errors="replace")[:offset]
+        where = f" at line {text.count(chr(10)) + 1} column {offset - (text.rfind(chr(10)) + 1) + 1}"
+    return problem(400, "malformed-json", f"the body is not valid JSON: {reason}{where}", request, field="body")
+
+
 def install(app: FastAPI) -> None:
     """Register the handlers that turn every error into a problem."""
 
@@ -214,6 +229,9 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+        malformed = next((e for e in exc.errors() if e.get("type") == "json_invalid"), None)
+        if malformed is not None:
+            return await _malformed_json(request, malformed)
         errors = [{"field": _location(e.get("loc", ())), "message": str(e.get("msg", "invalid"))} for e in exc.errors()]
         first = errors[0] if errors else {"field": "body", "message": "invalid"}
         detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors[:5])

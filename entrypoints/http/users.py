@@ -10,17 +10,34 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Annotated, Any, Literal
 
-from fastapi import APIRouter, Query, Request
+from fastapi import APIRouter, Depends, Query, Request
 from fastapi.responses import JSONResponse
 
 from factledger.application.errors import FactledgerError
 from factledger.application.ingestion import Incoming
 from factledger.entrypoints.http.auth import Caller, Reader, Writer, charge
-from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn
+from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn, json_content
 from factledger.entrypoints.http.metrics import MESSAGES
 from factledger.entrypoints.http.problems import Problem, error_body
+from factledger.entrypoints.http.responses import (
+    KEYED,
+    WITH_BODY,
+    BatchAnswer,
+    ContextAnswer,
+    Explanation,
+    ExportAnswer,
+    HistoryAnswer,
+    IngestAnswer,
+    InvalidateAnswer,
+    ItemOutcome,
+    ProfileAnswer,
+    RecallAnswer,
+    TombstoneAnswer,
+    answers,
+    problems,
+)
 
-router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"])
+router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"], dependencies=[Depends(json_content)])
 
 Clock = Literal["said", "recorded"]
 HISTORY_PAGE = 50
@@ -37,7 +54,12 @@ def require_user(caller: Caller, user_id: str) -> None:
     "/messages",
     status_code=201,
     summary="Ingest one user message",
-    responses={200: {"description": "a message with this message_id was recorded before: nothing new"}},
+    response_model=None,
+    responses={
+        **answers(IngestAnswer, 201, "recorded"),
+        **answers(IngestAnswer, 200, "a message with this message_id and text was recorded before: nothing new"),
+        **problems(*KEYED, *WITH_BODY, 409, 502, s409="this message_id was recorded with another text"),
+    },
 )
 def ingest(user_id: str, body: MessageIn, caller: Writer) -> JSONResponse:
     """Extract facts and preferences from the message and record them (all or nothing).
@@ -53,7 +75,11 @@ def ingest(user_id: str, body: MessageIn, caller: Writer) -> JSONResponse:
 @router.post(
     "/messages/batch",
     summary="Ingest many messages of the user, in order",
-    responses={429: {"description": "the batch costs one request per message against the key's rate limit"}},
+    response_model=None,
+    responses={
+        **answers(BatchAnswer),
+        **problems(*KEYED, *WITH_BODY, 502, s429="the batch costs one request per message against the rate limit"),
+    },
 )
 def ingest_batch(user_id: str, body: MessageBatchIn, caller: Writer, request: Request) -> dict[str, Any]:
     """Each message as ``POST /messages`` would record it, one after another, saved in groups
@@ -108,7 +134,12 @@ def _charge_the_rest(request: Request, caller: Caller, messages: int) -> None:
     charge(request, caller.key.key_id, messages - 1, f" and a batch of {messages} messages costs {messages}")
 
 
-@router.get("/profile", summary="Active facts and preferences, a page of each")
+@router.get(
+    "/profile",
+    summary="Active facts and preferences, a page of each",
+    response_model=None,
+    responses={**answers(ProfileAnswer), **problems(*KEYED, 404)},
+)
 def profile(
     user_id: str,
     caller: Reader,
@@ -130,7 +161,12 @@ def profile(
     return found.to_dict()
 
 
-@router.get("/context", summary="A prompt-ready memory block for a query")
+@router.get(
+    "/context",
+    summary="A prompt-ready memory block for a query",
+    response_model=None,
+    responses={**answers(ContextAnswer), **problems(*KEYED, 404, 502)},
+)
 def context(
     user_id: str,
     caller: Reader,
@@ -145,7 +181,12 @@ def context(
     return memory.to_dict()
 
 
-@router.get("/recall", summary="Memories similar to a query")
+@router.get(
+    "/recall",
+    summary="Memories similar to a query",
+    response_model=None,
+    responses={**answers(RecallAnswer), **problems(*KEYED, 404, 502)},
+)
 def recall(
     user_id: str,
     caller: Reader,
@@ -160,7 +201,12 @@ def recall(
     return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
 
 
-@router.get("/history", summary="The user's events, paged")
+@router.get(
+    "/history",
+    summary="The user's events, paged",
+    response_model=None,
+    responses={**answers(HistoryAnswer), **problems(*KEYED, 404)},
+)
 def history(
     user_id: str,
     caller: Reader,
@@ -177,7 +223,12 @@ def history(
     return {**page.to_dict(), "next_offset": page.offset + len(page) if page.has_more else None}
 
 
-@router.get("/items/{item_id}", summary="Why: the whole life of a fact or preference")
+@router.get(
+    "/items/{item_id}",
+    summary="Why: the whole life of a fact or preference",
+    response_model=None,
+    responses={**answers(Explanation), **problems(*KEYED, 404)},
+)
 def why(user_id: str, item_id: str, caller: Reader) -> dict[str, Any]:
     """Who said it, what confirmed, reinforced or invalidated it, with each decision's provenance.
     ``item_id`` may be a unique prefix."""
@@ -185,31 +236,52 @@ def why(user_id: str, item_id: str, caller: Reader) -> dict[str, Any]:
     return caller.service.why(user_id, item_id).to_dict()
 
 
-@router.post("/items/{item_id}/invalidate", summary="Mark a fact wrong (an operator's correction)")
+@router.post(
+    "/items/{item_id}/invalidate",
+    summary="Mark a fact wrong (an operator's correction)",
+    response_model=None,
+    responses={**answers(InvalidateAnswer), **problems(*KEYED, *WITH_BODY, 404, 409)},
+)
 def invalidate(user_id: str, item_id: str, body: InvalidateIn, caller: Writer) -> dict[str, Any]:
     """Nothing automatic overrides it afterwards; ``why`` shows the reason."""
     require_user(caller, user_id)
-    fact_id = caller.service.invalidate(user_id, item_id, body.reason, body.actor or caller.actor)
+    fact_id = caller.service.invalidate(user_id, item_id, body.reason, caller.actor_claiming(body.actor))
     return {"user_id": user_id, "fact_id": fact_id, "invalidated": True, "reason": body.reason}
 
 
-@router.post("/facts", status_code=201, summary="Record a fact (an operator's restatement)")
+@router.post(
+    "/facts",
+    status_code=201,
+    summary="Record a fact (an operator's restatement)",
+    response_model=None,
+    responses={**answers(ItemOutcome, 201, "recorded"), **problems(*KEYED, *WITH_BODY, 409, 502)},
+)
 def restate(user_id: str, body: RestateIn, caller: Writer) -> dict[str, Any]:
     """The fact is kept until an operator invalidates it; the fact it replaces is invalidated."""
     outcome = caller.service.restate(
-        user_id, body.text, body.category, body.actor or caller.actor, body.confidence, body.at
+        user_id, body.text, body.category, caller.actor_claiming(body.actor), body.confidence, body.at
     )
     return outcome.to_dict()
 
 
-@router.get("/export", summary="The user's whole memory (an access request)")
+@router.get(
+    "/export",
+    summary="The user's whole memory (an access request)",
+    response_model=None,
+    responses={**answers(ExportAnswer), **problems(*KEYED, 404)},
+)
 def export(user_id: str, caller: Reader) -> dict[str, Any]:
     """Every message, fact and preference with its history."""
     require_user(caller, user_id)
     return caller.service.export(user_id)
 
 
-@router.delete("", summary="Forget the user in every ledger of the tenant")
+@router.delete(
+    "",
+    summary="Forget the user in every ledger of the tenant",
+    response_model=None,
+    responses={**answers(TombstoneAnswer), **problems(*KEYED, 404)},
+)
 def forget(user_id: str, caller: Writer) -> dict[str, Any]:
     """Deletes the user's events, snapshots, rows, cached vectors and LLM answers in every ledger
     of this tenant, and keeps a tombstone without personal data. The id may be used again."""
