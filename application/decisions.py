@@ -223,6 +223,18 @@ class Decider:
                     pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
                 )
 
+    def reinforces(self, verdict: RelationVerdict, similarity: float) -> bool:
+        """Whether a preference so judged, this similar, is the same preference said again: a
+        ``duplicate``, or one at least ``preference_similarity`` similar the judge does not call
+        ``different`` (a judge that compared two likings and says they differ is heard, however
+        alike their words; the offline rules' ``different`` for want of any rule that reads the
+        pair is no such answer, and similarity decides as in the spec's PreferenceManager)."""
+        if verdict.relation is Relation.DUPLICATE:
+            return True
+        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or verdict.compared:
+            return False
+        return similarity >= self.preference_similarity
+
     def preference_verdict(self, old_preference: str, new_text: str) -> RelationVerdict:
         """The judge's verdict on a preference: its own check where it has one (``JudgesPreferences``)."""
         if isinstance(self.judge, JudgesPreferences):
@@ -342,8 +354,7 @@ class Decider:
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
                 replaced.append((match, verdict, similarity))
                 continue
-            reinforce = verdict.relation is Relation.DUPLICATE or similarity >= self.preference_similarity
-            if reinforce and not replaced:
+            if self.reinforces(verdict, similarity) and not replaced:
                 memory.reinforce_preference(
                     preference_id=existing_id,
                     observed_strength=pref.strength,

@@ -292,6 +292,9 @@ class RelationVerdict:
     judge_id: str
     raw_answer: str = ""
     prompt_id: str | None = None
+    # False when the judge could not read the pair at all and answered ``different`` for want of a
+    # reason (the offline rules with no slot or rule in common): a default, not a comparison
+    compared: bool = True
 
 
 @attrs.frozen

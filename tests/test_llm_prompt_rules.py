@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import attrs
@@ -192,3 +193,32 @@ def test_preferences_are_judged_with_their_own_check_where_the_set_has_one(
     service.ingest("u", "回答详细一些吧")
     checks = [p for p in map(FakeOpenAI.prompt, fake.chat_requests()) if "判断这两" in p]
     assert checks and all(asked in p for p in checks)
+
+
+def test_a_judge_that_calls_two_alike_preferences_different_keeps_both(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    """The preference check's ``different`` is heard however alike the words: a formal style for
+    writing and a casual one for chatting are two preferences, not one said again."""
+    fake.answers["写材料的时候正式一点"] = ([], [preference("偏好正式的回复风格（用于写材料）")])
+    fake.answers["平时聊天随意点"] = ([], [preference("偏好随意的回复风格（用于平时聊天）")])
+    fake.relation = "different"
+    service = opener()
+    service.ingest("u", "写材料的时候正式一点")
+    outcome = service.ingest("u", "平时聊天随意点")
+    assert [o.action for o in outcome.items] == ["observed"]
+    texts = sorted(p.text for p in service.profile("u").preferences)
+    assert texts == ["偏好正式的回复风格（用于写材料）", "偏好随意的回复风格（用于平时聊天）"]
+
+
+def test_said_earlier_a_preference_the_judge_calls_different_is_not_absorbed_by_a_later_alike_one(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["写材料的时候正式一点"] = ([], [preference("偏好正式的回复风格（用于写材料）")])
+    fake.answers["平时聊天随意点"] = ([], [preference("偏好随意的回复风格（用于平时聊天）")])
+    fake.relation = "different"
+    service = opener()
+    service.ingest("u", "写材料的时候正式一点", timestamp=datetime(2026, 3, 2, tzinfo=UTC))
+    service.ingest("u", "平时聊天随意点", timestamp=datetime(2026, 3, 1, tzinfo=UTC))  # said before it
+    texts = sorted(p.text for p in service.profile("u").preferences)
+    assert texts == ["偏好正式的回复风格（用于写材料）", "偏好随意的回复风格（用于平时聊天）"]
