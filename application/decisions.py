@@ -11,6 +11,7 @@ those facts: no judge is asked again about them.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
@@ -33,7 +34,7 @@ from factledger.application.outcomes import (
 )
 from factledger.application.ports import Embedder, JudgesPreferences, RelationJudge
 from factledger.application.said_order import SaidOrder
-from factledger.domain.memory import Fact, Preference, UserMemory
+from factledger.domain.memory import Fact, Preference, Span, UserMemory
 from factledger.domain.values import (
     Authority,
     ExtractedFact,
@@ -100,6 +101,39 @@ class Decider:
         for index, pref in enumerate(extraction.preferences):
             pref_id = str(uuid.uuid5(memory.id, f"{message_id}/preference/{index}"))
             outcomes.append(self._save_preference(memory, pref, pref_id, source))
+        outcomes += self.retract(memory, extraction, source)
+        return outcomes
+
+    def retract(self, memory: UserMemory, extraction: Extraction, source: DecisionSource) -> list[Outcome]:
+        """End the known facts the message takes back with nothing in their place (``retracted``).
+
+        Only a fact the extractor was shown and named word for word (``named``)
+        ends, as it held at the message's said time: the extraction is the
+        relation check for what it was shown (ADR 0019), and a text naming no
+        fact it saw ends nothing. A fact set by an operator is never ended so.
+        """
+        compared = source.compared
+        if not extraction.retracted or compared is None or source.message_id is None:
+            return []
+        held: Sequence[Fact | Span] = (
+            memory.facts_around(source.at)[0] if memory.said_before(source.at) else memory.active_facts()
+        )
+        shown = [f for f in held if f.text in compared.facts]
+        said = json.dumps({"retracted": list(extraction.retracted)}, ensure_ascii=False)
+        verdict = RelationVerdict(Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id)
+        outcomes = []
+        for fact in named(extraction.retracted, shown):
+            if Authority(fact.authority).outranks(Authority.STATED):
+                continue
+            memory.invalidate_fact(
+                fact_id=fact.id,
+                relation=InvalidationRelation.RETRACTED,
+                reason=f"用户收回或取消: {fact.text}",
+                at=source.at,
+                message_id=source.message_id,
+                verdict=Verdict.of(verdict, 1.0),
+            )
+            outcomes.append(Outcome("fact", fact.id, fact.text, fact.category, "retracted", relation="retracted"))
         return outcomes
 
     def save_fact(

@@ -18,7 +18,7 @@ from factledger.domain.values import ExtractedFact, Extraction
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.llm import load_prompt_set
-from factledger.infrastructure.llm.parsing import named_facts, parse_combined
+from factledger.infrastructure.llm.parsing import named_facts, parse_combined, parse_combined_answer
 
 COMBINED = load_prompt_set("combined")
 RULES = COMBINED.templates["combined"]
@@ -52,19 +52,19 @@ def test_conflicts_with_is_a_list_that_may_name_several_facts() -> None:
 
 
 def test_a_settled_plan_is_a_fact_and_a_wish_is_not() -> None:
-    assert "已经定下来的安排" in rule(6) and "是事实" in rule(6) and "hypothetical 为 false" in rule(6)
-    assert "不取代现在仍成立的事实" in rule(6)
-    assert "愿望" in rule(7) and "不是事实" in rule(7) and "hypothetical 为 true" in rule(7)
+    assert "已经定下来的安排" in rule(7) and "是事实" in rule(7) and "hypothetical 为 false" in rule(7)
+    assert "不取代现在仍成立的事实" in rule(7)
+    assert "愿望" in rule(8) and "不是事实" in rule(8) and "hypothetical 为 true" in rule(8)
 
 
 def test_other_peoples_facts_are_about_them_and_never_replace_the_users() -> None:
-    assert "别人的事" in rule(8) and "主语写明是谁" in rule(8) and "hypothetical 为 false" in rule(8)
-    assert "不能取代用户本人的事实" in rule(8)
+    assert "别人的事" in rule(9) and "主语写明是谁" in rule(9) and "hypothetical 为 false" in rule(9)
+    assert "不能取代用户本人的事实" in rule(9)
 
 
 def test_a_form_of_address_is_a_preference_and_a_name_a_fact() -> None:
-    assert "call me Mike" in rule(9) and "communication_style" in rule(9) and "不写成事实" in rule(9)
-    assert "personal_info" in rule(9)
+    assert "call me Mike" in rule(10) and "communication_style" in rule(10) and "不写成事实" in rule(10)
+    assert "personal_info" in rule(10)
     assert "怎么称呼用户" in RULES.split("偏好分类")[1]
 
 
@@ -222,3 +222,99 @@ def test_said_earlier_a_preference_the_judge_calls_different_is_not_absorbed_by_
     service.ingest("u", "平时聊天随意点", timestamp=datetime(2026, 3, 1, tzinfo=UTC))  # said before it
     texts = sorted(p.text for p in service.profile("u").preferences)
     assert texts == ["偏好正式的回复风格（用于写材料）", "偏好随意的回复风格（用于平时聊天）"]
+
+
+# ---- retracted: taken back with nothing in its place ---------------------------------------------
+
+
+def test_the_prompt_asks_for_what_holds_now_and_a_retracted_list() -> None:
+    assert "retracted" in rule(5) and "不要写被收回内容的否定句" in rule(5)
+    assert "现在成立的状态" in rule(6) and "不写进新事实的文字" in rule(6) and "不写事件" in rule(6)
+    assert COMBINED.json_schema is not None
+    assert "retracted" in COMBINED.json_schema["required"]
+    assert COMBINED.json_schema["properties"]["retracted"]["items"] == {"type": "string"}
+
+
+@pytest.mark.parametrize(
+    ("value", "read"),
+    [(None, []), ("用户住在青岛", ["用户住在青岛"]), (["A", "", "A", {"fact": "B"}], ["A", "B"]), ([], [])],
+)
+def test_retracted_is_read_absent_null_a_text_or_a_list(value: Any, read: list[str]) -> None:
+    body: dict[str, Any] = {"facts": [], "preferences": []}
+    if value is not None:
+        body["retracted"] = value
+    assert parse_combined_answer(json.dumps(body)).retracted == read
+    assert parse_combined_answer(json.dumps({**body, "retracted": None})).retracted == []
+
+
+def test_an_extraction_without_retracted_loads_and_one_with_it_round_trips() -> None:
+    old = {"extractor_id": "x", "prompt_id": "p", "facts": [], "preferences": [], "raw_output": "", "signals": {}}
+    assert Extraction.from_dict(old).retracted == ()
+    assert "retracted" not in Extraction.from_dict(old).as_dict()  # stored as it always was
+    said = Extraction("x", retracted=["用户下周去大理"])
+    assert Extraction.from_dict(said.as_dict()).retracted == ("用户下周去大理",)
+
+
+def ended(service: LedgerService) -> list[dict[str, Any]]:
+    return [e.to_dict() for e in service.history("u") if e.to_dict()["event"] == "FactInvalidated"]
+
+
+def test_a_cancelled_plan_leaves_no_active_fact_about_it(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我下周去大理玩"] = ([fact("用户下周去大理旅游", "other")], [])
+    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
+    fake.retracted["大理不去了"] = ["用户下周去大理旅游"]
+    service = opener()
+    service.ingest("u", "我住在青岛")
+    service.ingest("u", "我下周去大理玩")
+    result = service.ingest("u", "大理不去了")
+    assert [(o.action, o.text) for o in result.items] == [("retracted", "用户下周去大理旅游")]
+    assert [f.text for f in service.profile("u").facts] == ["用户住在青岛"]
+    [retraction] = ended(service)
+    assert retraction["relation"] == "retracted"
+    assert json.loads(retraction["raw_answer"]) == {"retracted": ["用户下周去大理旅游"]}
+    assert retraction["judge_id"].startswith("openai:") and retraction["judge_prompt_id"].startswith("combined@")
+    why = service.why("u", retraction["fact_id"]).to_dict()
+    assert "retracted" in json.dumps(why, ensure_ascii=False)
+
+
+def test_a_take_back_with_nothing_new_ends_the_fact_and_replays_without_a_call(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我钢琴考过十级"] = ([fact("用户钢琴考过十级", "work")], [])
+    fake.retracted["开玩笑的，没考过"] = ["用户钢琴考过十级"]
+    service = opener()
+    service.ingest("u", "我钢琴考过十级")
+    service.ingest("u", "开玩笑的，没考过")
+    assert service.profile("u").facts == ()
+    calls = len(fake.chat_requests())
+    service.rebuild_read_model()
+    assert service.profile("u").facts == () and len(fake.chat_requests()) == calls
+
+
+def test_a_retracted_text_naming_no_known_fact_ends_nothing(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
+    fake.retracted["算了不说了"] = ["用户住在烟台"]
+    service = opener()
+    service.ingest("u", "我住在青岛")
+    result = service.ingest("u", "算了不说了")
+    assert result.items == () and [f.text for f in service.profile("u").facts] == ["用户住在青岛"]
+    assert ended(service) == []
+
+
+def test_said_before_later_statements_a_retraction_ends_the_fact_at_its_own_time(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["我下周去大理玩"] = ([fact("用户下周去大理旅游", "other")], [])
+    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
+    fake.retracted["大理不去了"] = ["用户下周去大理旅游"]
+    service = opener()
+    service.ingest("u", "我下周去大理玩", timestamp=datetime(2026, 3, 1, tzinfo=UTC))
+    service.ingest("u", "我住在青岛", timestamp=datetime(2026, 3, 5, tzinfo=UTC))
+    service.ingest("u", "大理不去了", timestamp=datetime(2026, 3, 3, tzinfo=UTC))  # recorded late
+    assert [f.text for f in service.profile("u").facts] == ["用户住在青岛"]
+    [retraction] = ended(service)
+    assert retraction["relation"] == "retracted" and retraction["at"].startswith("2026-03-03")
