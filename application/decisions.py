@@ -15,6 +15,7 @@ import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import attrs
 
@@ -45,6 +46,8 @@ from factledger.domain.values import (
     RelationVerdict,
     Verdict,
 )
+
+_P = TypeVar("_P", bound=Said)
 
 
 @attrs.define
@@ -269,6 +272,19 @@ class Decider:
             return False
         return similarity >= self.preference_similarity
 
+    def named_preferences(
+        self, pref: ExtractedPreference, held: Sequence[_P], source: DecisionSource
+    ) -> list[tuple[_P, RelationVerdict, float]]:
+        """The known preferences ``pref`` names in ``replaces`` (matched by text, ``named``), each with
+        the extractor's verdict: it was shown them and read the change in the message, so its word
+        is the relation check (as ``conflicts_with`` for facts, ADR 0019)."""
+        if not pref.replaces:
+            return []
+        said = json.dumps({"preference": pref.text, "replaces": list(pref.replaces)}, ensure_ascii=False)
+        prompt_id = source.compared.prompt_id if source.compared is not None else source.prompt_id
+        verdict = RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=said, prompt_id=prompt_id)
+        return [(old, verdict, 1.0) for old in named(pref.replaces, held)]
+
     def preference_verdict(self, old_preference: str, new_text: str) -> RelationVerdict:
         """The judge's verdict on a preference: its own check where it has one (``JudgesPreferences``)."""
         if isinstance(self.judge, JudgesPreferences):
@@ -372,7 +388,9 @@ class Decider:
         (at most ``CANDIDATES``): the first ``duplicate``, or one at least
         ``preference_similarity`` similar that the judge does not call
         different, is reinforced with the spec's formula; every ``update`` or
-        ``conflict`` (以前喜欢…现在…) is superseded by the new preference.
+        ``conflict`` (以前喜欢…现在…) is superseded by the new preference, as is
+        every active preference the extractor names in ``replaces`` (whatever its
+        category; no judge is asked about those).
         """
         assert source.message_id is not None
         if memory.said_before(source.at):
@@ -381,8 +399,12 @@ class Decider:
         # Only the same category can be reinforced or replaced: filter before ranking.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
         ranked = self._index.ranked((memory.id, "preference", pref.category), pref.text, existing)
-        replaced: list[tuple[Preference, RelationVerdict, float]] = []
+        replaced: list[tuple[Preference, RelationVerdict, float]] = self.named_preferences(
+            pref, memory.all_preferences(), source
+        )
         for similarity, existing_id in [pair for pair in ranked if pair[0] >= RELATED][:CANDIDATES]:
+            if any(old.id == existing_id for old, _, _ in replaced):
+                continue  # named by the extractor: replaced on its word
             match = memory.preference(existing_id)
             verdict = self.preference_verdict(match.text, pref.text)
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):

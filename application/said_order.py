@@ -200,8 +200,10 @@ class SaidOrder:
         and is ended by the earliest later statement that replaces or repeats it."""
         assert source.message_id is not None
         held, later = memory.preferences_around(source.at)
-        replaced: list[Ending] = []
+        replaced: list[Ending] = self.decider.named_preferences(pref, held, source)
         for similarity, span in self._related(pref.text, [s for s in held if s.category == pref.category]):
+            if any(old.id == span.id for old, _, _ in replaced):
+                continue  # named by the extractor: replaced on its word
             verdict = self.decider.preference_verdict(span.text, pref.text)
             if verdict.relation in CHANGES:
                 replaced.append((span, verdict, similarity))

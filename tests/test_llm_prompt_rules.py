@@ -318,3 +318,63 @@ def test_said_before_later_statements_a_retraction_ends_the_fact_at_its_own_time
     assert [f.text for f in service.profile("u").facts] == ["用户住在青岛"]
     [retraction] = ended(service)
     assert retraction["relation"] == "retracted" and retraction["at"].startswith("2026-03-03")
+
+
+# ---- preferences: the known ones shown, the replaced ones named ----------------------------------
+
+
+def pref_replacing(text: str, category: str, replaces: list[str]) -> dict[str, Any]:
+    return {"preference": text, "category": category, "strength": 0.8, "evidence": "e", "replaces": replaces}
+
+
+def test_the_prompt_shows_known_preferences_and_asks_which_are_replaced(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    assert "{existing_preferences}" in RULES and "replaces" in RULES.split("偏好（preferences）规则")[1]
+    assert COMBINED.json_schema is not None
+    items = COMBINED.json_schema["properties"]["preferences"]["items"]
+    assert "replaces" in items["required"] and items["properties"]["replaces"]["items"] == {"type": "string"}
+    fake.answers["回复里多用表情吧"] = ([], [preference("偏好回复里多用表情符号")])
+    service = opener()
+    service.ingest("u", "回复里多用表情吧")
+    service.ingest("u", "我住在青岛")
+    last = FakeOpenAI.prompt(fake.chat_requests()[-1])
+    assert "已知偏好：\n- 偏好回复里多用表情符号" in last
+
+
+@pytest.mark.parametrize("said_earlier", [False, True])
+def test_a_preference_the_extractor_says_replaces_a_known_one_supersedes_it(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI, said_earlier: bool
+) -> None:
+    """However unlike in words (a judge asked would call them different), and of another category."""
+    fake.answers["回复里多用表情吧"] = ([], [preference("偏好回复里多用表情符号")])
+    fake.answers["以后别加表情了，纯文字就好"] = (
+        [],
+        [pref_replacing("偏好纯文字的回复", "format", ["偏好回复里多用表情符号"])],
+    )
+    fake.relation = "different"
+    service = opener()
+    first, second = datetime(2026, 3, 1, tzinfo=UTC), datetime(2026, 3, 3, tzinfo=UTC)
+    service.ingest("u", "回复里多用表情吧", timestamp=first)
+    if said_earlier:  # something later was said already: the change is decided in said order
+        service.ingest("u", "我住在青岛", timestamp=datetime(2026, 3, 9, tzinfo=UTC))
+    result = service.ingest("u", "以后别加表情了，纯文字就好", timestamp=second)
+    assert [p.text for p in service.profile("u").preferences] == ["偏好纯文字的回复"]
+    assert result.items[0].action == "superseded"
+    [ended_pref] = [e.to_dict() for e in service.history("u") if e.to_dict()["event"] == "PreferenceSuperseded"]
+    assert json.loads(ended_pref["raw_answer"])["replaces"] == ["偏好回复里多用表情符号"]
+
+
+def test_a_replaces_naming_no_known_preference_replaces_nothing_and_old_answers_name_none(
+    opener: Callable[..., LedgerService], fake: FakeOpenAI
+) -> None:
+    fake.answers["回复里多用表情吧"] = ([], [preference("偏好回复里多用表情符号")])
+    fake.answers["周末别找我"] = ([], [pref_replacing("偏好周末不被打扰", "time", ["偏好早上联系"])])
+    fake.relation = "different"
+    service = opener()
+    service.ingest("u", "回复里多用表情吧")
+    service.ingest("u", "周末别找我")
+    assert sorted(p.text for p in service.profile("u").preferences) == ["偏好周末不被打扰", "偏好回复里多用表情符号"]
+    old = {"extractor_id": "x", "preferences": [{"preference": "p", "category": "format"}]}
+    assert Extraction.from_dict(old).preferences[0].replaces == ()
+    assert "replaces" not in Extraction.from_dict(old).preferences[0].as_dict()

@@ -143,6 +143,17 @@ class LLMExtractor:
         return self.prompts.template_id("combined") + asked_beside
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
+        return self.extract_knowing_preferences(message, context, known_facts, ())
+
+    def extract_knowing_preferences(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+    ) -> Extraction:
+        """``ReadsKnownPreferences``: a combined prompt with ``{existing_preferences}`` shows them (and
+        its answer names those a new preference replaces); any other prompt goes without."""
         signals = self.gate.detect(message, known_facts)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
@@ -158,7 +169,7 @@ class LLMExtractor:
         else:
             try:
                 if self.prompts.mode == "combined":
-                    facts, prefs, retracted = self._combined(message, context, known_facts, attempts)
+                    facts, prefs, retracted = self._combined(message, context, known_facts, known_preferences, attempts)
                 else:
                     if want_facts:
                         facts = self._facts(message, context, known_facts, attempts)
@@ -199,6 +210,7 @@ class LLMExtractor:
                     conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
                     user_message=message,
                     existing_facts=NOTHING,
+                    existing_preferences=NOTHING,
                 )
             )
         elif self.prompts.mode != "combined":
@@ -276,13 +288,19 @@ class LLMExtractor:
         return self._ask("preference", prompt, parse_preferences, attempts)
 
     def _combined(
-        self, message: str, context: Sequence[Turn], known: Sequence[str], attempts: _Attempts
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known: Sequence[str],
+        known_preferences: Sequence[str],
+        attempts: _Attempts,
     ) -> CombinedAnswer:
         prompt = self.prompts.render(
             "combined",
             conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
             user_message=message,
             existing_facts=known_list(known),
+            existing_preferences=known_list(known_preferences),
         )
         while True:
             response_format = self._formats[0]
