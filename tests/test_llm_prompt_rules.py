@@ -7,18 +7,23 @@ import json
 import re
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 from typing import Any
 
 import attrs
 import pytest
 from fake_openai import FakeOpenAI
 
+from factledger.application.ports import ReadsKnownPreferences
 from factledger.application.service import LedgerService
 from factledger.domain.values import ExtractedFact, Extraction
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.llm import load_prompt_set
+from factledger.infrastructure.llm.client import LLMClient
+from factledger.infrastructure.llm.extractor import LLMExtractor
 from factledger.infrastructure.llm.parsing import named_facts, parse_combined, parse_combined_answer
+from factledger.infrastructure.rule_overrides import OverriddenExtractor, RuleOverrides
 
 COMBINED = load_prompt_set("combined")
 RULES = COMBINED.templates["combined"]
@@ -378,3 +383,15 @@ def test_a_replaces_naming_no_known_preference_replaces_nothing_and_old_answers_
     old = {"extractor_id": "x", "preferences": [{"preference": "p", "category": "format"}]}
     assert Extraction.from_dict(old).preferences[0].replaces == ()
     assert "replaces" not in Extraction.from_dict(old).preferences[0].as_dict()
+
+
+def test_a_rules_file_over_the_llm_extractor_keeps_showing_it_the_known_preferences(
+    fake: FakeOpenAI, tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text('name = "r"\n[[drop]]\nkind = "fact"\ncategory = "relationship"\n', encoding="utf-8")
+    client = LLMClient(api_key="test", base_url=fake.url + "/v1")
+    wrapped = OverriddenExtractor(LLMExtractor(client, "m", COMBINED), RuleOverrides(rules))
+    assert isinstance(wrapped, ReadsKnownPreferences)
+    wrapped.extract_knowing_preferences("我住在青岛", (), (), ["偏好纯文字的回复"])
+    assert "已知偏好：\n- 偏好纯文字的回复" in FakeOpenAI.prompt(fake.chat_requests()[-1])
