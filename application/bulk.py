@@ -39,7 +39,15 @@ from factledger.application.errors import (
     StoreBusy,
     WriteConflict,
 )
-from factledger.application.ingestion import DecisionsUnavailable, Incoming, Ingestion, Prepared, Said, known_facts
+from factledger.application.ingestion import (
+    DecisionsUnavailable,
+    Incoming,
+    Ingestion,
+    Prepared,
+    Said,
+    known_facts,
+    known_preferences,
+)
 from factledger.application.results import IngestResult
 from factledger.application.writing import MemoryWriter, NothingToWrite
 from factledger.domain.memory import UserMemory
@@ -136,7 +144,10 @@ class BulkIngestion:
             if stop.is_set():
                 break
             shown = known_facts(memory, message.at)
-            said = self.ingestion.extract(message.user_id, message.message_id, message.text, message.turns, shown)
+            tastes = known_preferences(memory, message.at)
+            said = self.ingestion.extract(
+                message.user_id, message.message_id, message.text, message.turns, shown, tastes
+            )
             extracted[n] = (said, shown)
             try:
                 result = self.ingestion.recording(message, said, shown)(memory)

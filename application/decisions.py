@@ -11,9 +11,11 @@ those facts: no judge is asked again about them.
 
 from __future__ import annotations
 
+import json
 import uuid
 from collections.abc import Sequence
 from datetime import datetime
+from typing import TypeVar
 
 import attrs
 
@@ -33,7 +35,7 @@ from factledger.application.outcomes import (
 )
 from factledger.application.ports import Embedder, JudgesPreferences, RelationJudge
 from factledger.application.said_order import SaidOrder
-from factledger.domain.memory import Fact, Preference, UserMemory
+from factledger.domain.memory import Fact, Preference, Span, UserMemory
 from factledger.domain.values import (
     Authority,
     ExtractedFact,
@@ -44,6 +46,8 @@ from factledger.domain.values import (
     RelationVerdict,
     Verdict,
 )
+
+_P = TypeVar("_P", bound=Said)
 
 
 @attrs.define
@@ -100,6 +104,39 @@ class Decider:
         for index, pref in enumerate(extraction.preferences):
             pref_id = str(uuid.uuid5(memory.id, f"{message_id}/preference/{index}"))
             outcomes.append(self._save_preference(memory, pref, pref_id, source))
+        outcomes += self.retract(memory, extraction, source)
+        return outcomes
+
+    def retract(self, memory: UserMemory, extraction: Extraction, source: DecisionSource) -> list[Outcome]:
+        """End the known facts the message takes back with nothing in their place (``retracted``).
+
+        Only a fact the extractor was shown and named word for word (``named``)
+        ends, as it held at the message's said time: the extraction is the
+        relation check for what it was shown (ADR 0019), and a text naming no
+        fact it saw ends nothing. A fact set by an operator is never ended so.
+        """
+        compared = source.compared
+        if not extraction.retracted or compared is None or source.message_id is None:
+            return []
+        held: Sequence[Fact | Span] = (
+            memory.facts_around(source.at)[0] if memory.said_before(source.at) else memory.active_facts()
+        )
+        shown = [f for f in held if f.text in compared.facts]
+        said = json.dumps({"retracted": list(extraction.retracted)}, ensure_ascii=False)
+        verdict = RelationVerdict(Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id)
+        outcomes = []
+        for fact in named(extraction.retracted, shown):
+            if Authority(fact.authority).outranks(Authority.STATED):
+                continue
+            memory.invalidate_fact(
+                fact_id=fact.id,
+                relation=InvalidationRelation.RETRACTED,
+                reason=f"用户收回或取消: {fact.text}",
+                at=source.at,
+                message_id=source.message_id,
+                verdict=Verdict.of(verdict, 1.0),
+            )
+            outcomes.append(Outcome("fact", fact.id, fact.text, fact.category, "retracted", relation="retracted"))
         return outcomes
 
     def save_fact(
@@ -223,6 +260,31 @@ class Decider:
                     pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
                 )
 
+    def reinforces(self, verdict: RelationVerdict, similarity: float) -> bool:
+        """Whether a preference so judged, this similar, is the same preference said again: a
+        ``duplicate``, or one at least ``preference_similarity`` similar the judge does not call
+        ``different`` (a judge that compared two likings and says they differ is heard, however
+        alike their words; the offline rules' ``different`` for want of any rule that reads the
+        pair is no such answer, and similarity decides as in the spec's PreferenceManager)."""
+        if verdict.relation is Relation.DUPLICATE:
+            return True
+        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or verdict.compared:
+            return False
+        return similarity >= self.preference_similarity
+
+    def named_preferences(
+        self, pref: ExtractedPreference, held: Sequence[_P], source: DecisionSource
+    ) -> list[tuple[_P, RelationVerdict, float]]:
+        """The known preferences ``pref`` names in ``replaces`` (matched by text, ``named``), each with
+        the extractor's verdict: it was shown them and read the change in the message, so its word
+        is the relation check (as ``conflicts_with`` for facts, ADR 0019)."""
+        if not pref.replaces:
+            return []
+        said = json.dumps({"preference": pref.text, "replaces": list(pref.replaces)}, ensure_ascii=False)
+        prompt_id = source.compared.prompt_id if source.compared is not None else source.prompt_id
+        verdict = RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=said, prompt_id=prompt_id)
+        return [(old, verdict, 1.0) for old in named(pref.replaces, held)]
+
     def preference_verdict(self, old_preference: str, new_text: str) -> RelationVerdict:
         """The judge's verdict on a preference: its own check where it has one (``JudgesPreferences``)."""
         if isinstance(self.judge, JudgesPreferences):
@@ -326,7 +388,9 @@ class Decider:
         (at most ``CANDIDATES``): the first ``duplicate``, or one at least
         ``preference_similarity`` similar that the judge does not call
         different, is reinforced with the spec's formula; every ``update`` or
-        ``conflict`` (以前喜欢…现在…) is superseded by the new preference.
+        ``conflict`` (以前喜欢…现在…) is superseded by the new preference, as is
+        every active preference the extractor names in ``replaces`` (whatever its
+        category; no judge is asked about those).
         """
         assert source.message_id is not None
         if memory.said_before(source.at):
@@ -335,15 +399,18 @@ class Decider:
         # Only the same category can be reinforced or replaced: filter before ranking.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
         ranked = self._index.ranked((memory.id, "preference", pref.category), pref.text, existing)
-        replaced: list[tuple[Preference, RelationVerdict, float]] = []
+        replaced: list[tuple[Preference, RelationVerdict, float]] = self.named_preferences(
+            pref, memory.all_preferences(), source
+        )
         for similarity, existing_id in [pair for pair in ranked if pair[0] >= RELATED][:CANDIDATES]:
+            if any(old.id == existing_id for old, _, _ in replaced):
+                continue  # named by the extractor: replaced on its word
             match = memory.preference(existing_id)
             verdict = self.preference_verdict(match.text, pref.text)
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
                 replaced.append((match, verdict, similarity))
                 continue
-            reinforce = verdict.relation is Relation.DUPLICATE or similarity >= self.preference_similarity
-            if reinforce and not replaced:
+            if self.reinforces(verdict, similarity) and not replaced:
                 memory.reinforce_preference(
                     preference_id=existing_id,
                     observed_strength=pref.strength,

@@ -21,7 +21,7 @@ from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, KnownFactsCompared
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageIdReused
 from factledger.application.ledger import MemoryLedger
-from factledger.application.ports import ComparesKnownFacts, Extractor, NamesReplacedFacts
+from factledger.application.ports import ComparesKnownFacts, Extractor, NamesReplacedFacts, ReadsKnownPreferences
 from factledger.application.results import IngestResult
 from factledger.application.screening import DEFAULT_POLICIES, screen
 from factledger.application.sensitive import Kind, Policy
@@ -70,6 +70,16 @@ def known_facts(memory: UserMemory | None, at: datetime | None = None) -> list[s
     if at is not None and memory.said_before(at):
         return [span.text for span in memory.facts_around(at)[0]][-KNOWN_FACTS_FOR_EXTRACTOR:]
     return [f.text for f in memory.active_facts()][-KNOWN_FACTS_FOR_EXTRACTOR:]
+
+
+def known_preferences(memory: UserMemory | None, at: datetime | None = None) -> list[str]:
+    """The preferences an extractor that reads them is shown with a message, as ``known_facts``:
+    the latest active ones, or those that held when a message said before them was said."""
+    if memory is None:
+        return []
+    if at is not None and memory.said_before(at):
+        return [span.text for span in memory.preferences_around(at)[0]][-KNOWN_FACTS_FOR_EXTRACTOR:]
+    return [p.text for p in memory.all_preferences()][-KNOWN_FACTS_FOR_EXTRACTOR:]
 
 
 @attrs.frozen
@@ -154,7 +164,8 @@ class Ingestion:
             if message.given_id and self.ledger.has_message(user_id, message_id, memory):
                 return self.repeated(message)
             shown = known_facts(memory, message.at)
-            said = self.extract(user_id, message_id, message.text, message.turns, shown)
+            tastes = known_preferences(memory, message.at)
+            said = self.extract(user_id, message_id, message.text, message.turns, shown, tastes)
         else:
             said, shown = extracted
 
@@ -231,7 +242,7 @@ class Ingestion:
         )
         turns = [Turn.from_dict(t) for t in message.context]
         shown = known_facts(memory, message.at)
-        said = self.extract(user_id, message_id, message.text, turns, shown)
+        said = self.extract(user_id, message_id, message.text, turns, shown, known_preferences(memory, message.at))
 
         def extract_again(said: Said) -> Callable[[UserMemory], IngestResult]:
             def change(memory: UserMemory) -> IngestResult:
@@ -248,11 +259,23 @@ class Ingestion:
 
     # ---- the pipeline's steps -------------------------------------------------------
 
-    def extract(self, user_id: str, message_id: str, message: str, turns: Sequence[Turn], known: Sequence[str]) -> Said:
-        """The extractor's answer, or why there is none (the message is recorded either way)."""
+    def extract(
+        self,
+        user_id: str,
+        message_id: str,
+        message: str,
+        turns: Sequence[Turn],
+        known: Sequence[str],
+        known_prefs: Sequence[str] = (),
+    ) -> Said:
+        """The extractor's answer, or why there is none (the message is recorded either way);
+        an extractor that reads known preferences (``ReadsKnownPreferences``) is shown ``known_prefs``."""
+        extractor = self.extractor
         with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
             try:
-                return self.extractor.extract(message, turns, known)
+                if isinstance(extractor, ReadsKnownPreferences):
+                    return extractor.extract_knowing_preferences(message, turns, known, known_prefs)
+                return extractor.extract(message, turns, known)
             except ExtractionFailure as exc:
                 logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc.reason)
                 return exc

@@ -33,7 +33,7 @@ class Outcome:
     id: str
     text: str
     category: str
-    action: str  # observed | confirmed | superseded | reinforced | contested | historical
+    action: str  # observed | confirmed | superseded | reinforced | contested | historical | retracted
     superseded_id: str | None = None
     superseded_text: str | None = None
     # historical: said before a later statement that replaces it (ADR 0025), which is this one

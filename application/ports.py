@@ -96,6 +96,22 @@ class CostEstimator(Protocol):
 
 
 @runtime_checkable
+class ReadsKnownPreferences(Protocol):
+    """An extractor shown the user's known preferences with a message, which names in each new
+    preference's ``replaces`` the known ones it replaces (a taste that changed)."""
+
+    def extract_knowing_preferences(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+    ) -> Extraction:
+        """As ``Extractor.extract``, shown ``known_preferences`` (the user's, oldest first) too."""
+        ...
+
+
+@runtime_checkable
 class ComparesKnownFacts(Protocol):
     """An extractor whose answer is also the relation check for the known facts it was shown (ADR 0019).
 

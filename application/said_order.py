@@ -200,14 +200,14 @@ class SaidOrder:
         and is ended by the earliest later statement that replaces or repeats it."""
         assert source.message_id is not None
         held, later = memory.preferences_around(source.at)
-        replaced: list[Ending] = []
+        replaced: list[Ending] = self.decider.named_preferences(pref, held, source)
         for similarity, span in self._related(pref.text, [s for s in held if s.category == pref.category]):
+            if any(old.id == span.id for old, _, _ in replaced):
+                continue  # named by the extractor: replaced on its word
             verdict = self.decider.preference_verdict(span.text, pref.text)
             if verdict.relation in CHANGES:
                 replaced.append((span, verdict, similarity))
-            elif not replaced and (
-                verdict.relation is Relation.DUPLICATE or similarity >= self.decider.preference_similarity
-            ):
+            elif not replaced and self.decider.reinforces(verdict, similarity):
                 return self._reinforced_then(memory, pref, span, Verdict.of(verdict, similarity), source)
         resumed = [r for s, _, _ in replaced if (r := Resumption.of("preference", memory, s, source.at)) is not None]
         endings = [r.ending() for r in resumed]
@@ -287,7 +287,7 @@ class SaidOrder:
         same_kind = [s for s in later if s.category == pref.category]
         for similarity, span in self._related(pref.text, same_kind):
             verdict = self.decider.preference_verdict(pref.text, span.text)
-            if verdict.relation is not Relation.DIFFERENT or similarity >= self.decider.preference_similarity:
+            if verdict.relation in CHANGES or self._repeats(verdict, similarity):
                 found.append((span, verdict, similarity))
         free_judge = self.decider.free_judge
         if free_judge is not None:
@@ -314,7 +314,7 @@ class SaidOrder:
         """Whether a preference said later, so judged, would have reinforced the earlier one."""
         if verdict.relation in CHANGES:
             return False
-        return verdict.relation is Relation.DUPLICATE or similarity >= self.decider.preference_similarity
+        return self.decider.reinforces(verdict, similarity)
 
     def _related(self, text: str, spans: Sequence[Span]) -> list[tuple[float, Span]]:
         """The spans at least ``RELATED`` similar to ``text``, most similar first, at most ``CANDIDATES``."""

@@ -224,14 +224,20 @@ class ExtractedPreference:
     category: str = attrs.field(default="other", converter=preference_category)
     strength: float = attrs.field(default=0.5, converter=unit_interval)
     evidence: str = attrs.field(default="", converter=_evidence)
+    # Known preferences it replaces, as the extractor was shown them (a taste that changed);
+    # empty for an extractor shown none, and in every extraction recorded before it was asked.
+    replaces: tuple[str, ...] = attrs.field(default=(), converter=_more_texts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "preference": self.text,
             "category": self.category,
             "strength": self.strength,
             "evidence": self.evidence,
         }
+        if self.replaces:  # only then: a preference naming none is stored as it always was
+            data["replaces"] = list(self.replaces)
+        return data
 
 
 @attrs.frozen
@@ -245,9 +251,12 @@ class Extraction:
     raw_output: str = ""
     # what the signal detector saw (categories), the reason a call was made or not
     signals: dict[str, Any] = attrs.field(factory=dict)
+    # Known facts, as shown, that the message says are no longer true or never were, with
+    # nothing new in their place (a plan cancelled, a statement taken back)
+    retracted: tuple[str, ...] = attrs.field(default=(), converter=_more_texts)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
             "facts": [f.as_dict() for f in self.facts],
@@ -255,6 +264,9 @@ class Extraction:
             "raw_output": self.raw_output,
             "signals": dict(self.signals),
         }
+        if self.retracted:  # only then: every extraction that retracts nothing is stored as it always was
+            data["retracted"] = list(self.retracted)
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Extraction:
@@ -274,13 +286,18 @@ class Extraction:
             ],
             preferences=[
                 ExtractedPreference(
-                    p["preference"], p.get("category", "other"), p.get("strength", 0.5), p.get("evidence") or ""
+                    p["preference"],
+                    p.get("category", "other"),
+                    p.get("strength", 0.5),
+                    p.get("evidence") or "",
+                    p.get("replaces") or (),
                 )
                 for p in data.get("preferences") or ()
             ],
             prompt_id=data.get("prompt_id"),
             raw_output=data.get("raw_output") or "",
             signals=dict(data.get("signals") or {}),
+            retracted=data.get("retracted") or (),
         )
 
 
@@ -292,6 +309,9 @@ class RelationVerdict:
     judge_id: str
     raw_answer: str = ""
     prompt_id: str | None = None
+    # False when the judge could not read the pair at all and answered ``different`` for want of a
+    # reason (the offline rules with no slot or rule in common): a default, not a comparison
+    compared: bool = True
 
 
 @attrs.frozen

@@ -37,7 +37,7 @@ from typing import Any
 import attrs
 
 from factledger.application.errors import ConfigError
-from factledger.application.ports import Extractor
+from factledger.application.ports import Extractor, ReadsKnownPreferences
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
 SECTIONS = {"drop", "recategorise", "adjust", "add"}
@@ -161,7 +161,18 @@ class OverriddenExtractor:
         raise AttributeError(name)
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
-        found = self.inner.extract(message, context, known_facts)
+        return self._overridden(message, self.inner.extract(message, context, known_facts))
+
+    def extract_knowing_preferences(
+        self, message: str, context: Sequence[Turn], known_facts: Sequence[str], known_preferences: Sequence[str]
+    ) -> Extraction:
+        """``ReadsKnownPreferences`` whenever the wrapped extractor is."""
+        if not isinstance(self.inner, ReadsKnownPreferences):
+            return self.extract(message, context, known_facts)
+        found = self.inner.extract_knowing_preferences(message, context, known_facts, known_preferences)
+        return self._overridden(message, found)
+
+    def _overridden(self, message: str, found: Extraction) -> Extraction:
         facts = [self._fact(f) for f in found.facts if not self._dropped("fact", f.category, f.text)]
         prefs = [self._preference(p) for p in found.preferences if not self._dropped("preference", p.category, p.text)]
         for pattern, rule in self.rules.add:

@@ -74,6 +74,8 @@ class FakeOpenAI:
             EXAMPLE: (EXAMPLE_FACTS, EXAMPLE_PREFERENCES)
         }
         self.relation = "different"
+        # message → the known facts the combined answer retracts (only such messages answer the key)
+        self.retracted: dict[str, list[str]] = {}
         self.reject_formats: set[str] = set()  # response_format types answered with 400
         self.chat_handler: Callable[[dict[str, Any]], str] = self.spec_answer
         # An outage: every request of these kinds ("chat", "embeddings") gets this status, until cleared.
@@ -170,7 +172,10 @@ class FakeOpenAI:
             return self.relation
         facts, prefs = self.answers.get(said(prompt), ([], []))
         if "提取事实信息和偏好" in prompt:
-            return json.dumps({"facts": facts, "preferences": prefs}, ensure_ascii=False)
+            combined: dict[str, Any] = {"facts": facts, "preferences": prefs}
+            if said(prompt) in self.retracted:
+                combined["retracted"] = self.retracted[said(prompt)]
+            return json.dumps(combined, ensure_ascii=False)
         if "提取事实信息" in prompt:
             return json.dumps(facts, ensure_ascii=False)
         if "识别偏好" in prompt:

@@ -29,7 +29,7 @@ def test_seed_holds_the_spec_prompts() -> None:
 
 def test_combined_has_a_schema() -> None:
     combined = load_prompt_set("combined")
-    assert combined.mode == "combined" and combined.json_schema["required"] == ["facts", "preferences"]
+    assert combined.mode == "combined" and combined.json_schema["required"] == ["facts", "preferences", "retracted"]
     item = combined.json_schema["properties"]["facts"]["items"]["properties"]
     assert item["conflicts_with"] == {"type": "array", "items": {"type": "string"}}  # one change may end several
 

@@ -30,7 +30,13 @@ from factledger.domain.values import ExtractedFact, ExtractedPreference, Extract
 from factledger.infrastructure.llm.client import ChatAnswer, LLMClient, LLMRequestRejected, LLMUnavailable
 from factledger.infrastructure.llm.gate import LLMGate
 from factledger.infrastructure.llm.language import instruction
-from factledger.infrastructure.llm.parsing import UnusableOutput, parse_combined, parse_facts, parse_preferences
+from factledger.infrastructure.llm.parsing import (
+    CombinedAnswer,
+    UnusableOutput,
+    parse_combined_answer,
+    parse_facts,
+    parse_preferences,
+)
 from factledger.infrastructure.llm.prompts import PromptSet
 from factledger.infrastructure.llm.usage import CallRecord
 
@@ -137,6 +143,17 @@ class LLMExtractor:
         return self.prompts.template_id("combined") + asked_beside
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
+        return self.extract_knowing_preferences(message, context, known_facts, ())
+
+    def extract_knowing_preferences(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+    ) -> Extraction:
+        """``ReadsKnownPreferences``: a combined prompt with ``{existing_preferences}`` shows them (and
+        its answer names those a new preference replaces); any other prompt goes without."""
         signals = self.gate.detect(message, known_facts)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
@@ -145,13 +162,14 @@ class LLMExtractor:
         prompt_id = self.prompts.id + attempts.suffix
         facts: list[ExtractedFact] = []
         prefs: list[ExtractedPreference] = []
+        retracted: list[str] = []
         if not (want_facts or want_prefs):
             # The record of a message that cost nothing, so usage reports show it.
             self.client.record(CallRecord("gated", self.model, prompt_id))
         else:
             try:
                 if self.prompts.mode == "combined":
-                    facts, prefs = self._combined(message, context, known_facts, attempts)
+                    facts, prefs, retracted = self._combined(message, context, known_facts, known_preferences, attempts)
                 else:
                     if want_facts:
                         facts = self._facts(message, context, known_facts, attempts)
@@ -171,6 +189,7 @@ class LLMExtractor:
             prompt_id=prompt_id,
             raw_output=attempts.raw_output(),
             signals=signals,
+            retracted=retracted,
         )
 
     def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
@@ -191,6 +210,7 @@ class LLMExtractor:
                     conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
                     user_message=message,
                     existing_facts=NOTHING,
+                    existing_preferences=NOTHING,
                 )
             )
         elif self.prompts.mode != "combined":
@@ -268,18 +288,24 @@ class LLMExtractor:
         return self._ask("preference", prompt, parse_preferences, attempts)
 
     def _combined(
-        self, message: str, context: Sequence[Turn], known: Sequence[str], attempts: _Attempts
-    ) -> tuple[list[ExtractedFact], list[ExtractedPreference]]:
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known: Sequence[str],
+        known_preferences: Sequence[str],
+        attempts: _Attempts,
+    ) -> CombinedAnswer:
         prompt = self.prompts.render(
             "combined",
             conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
             user_message=message,
             existing_facts=known_list(known),
+            existing_preferences=known_list(known_preferences),
         )
         while True:
             response_format = self._formats[0]
             try:
-                return self._ask("combined", prompt, parse_combined, attempts, response_format)
+                return self._ask("combined", prompt, parse_combined_answer, attempts, response_format)
             except LLMRequestRejected as exc:
                 # 400/422 to a response_format: this endpoint lacks it; use the next one down.
                 if response_format is None or len(self._formats) == 1 or exc.status not in (400, 422):

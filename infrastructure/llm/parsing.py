@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from factledger.domain.values import (
     MAX_TEXT_LENGTH,
@@ -170,8 +170,14 @@ def named_facts(value: Any) -> list[str]:
     """The known facts a ``conflicts_with`` names, in order: a list (what the combined prompt asks
     for), or one text (what the seed prompt asks for, and what combined answers recorded before the
     list was asked for hold); null words, empty entries and repeats name nothing more."""
+    return named_known(value, FACT_TEXT_KEYS)
+
+
+def named_known(value: Any, keys: tuple[str, ...]) -> list[str]:
+    """The known items a list of names names (``conflicts_with``, ``retracted``, ``replaces``): a
+    list, one text, or items as objects with their text under ``keys``; absent or null names none."""
     items = value if isinstance(value, list) else [value]
-    names = [_text(i, FACT_TEXT_KEYS) if isinstance(i, dict) else _optional_text(i) for i in items]
+    names = [_text(i, keys) if isinstance(i, dict) else _optional_text(i) for i in items]
     return list(dict.fromkeys(n for n in names if n and n.lower() not in _NULL_WORDS))
 
 
@@ -222,6 +228,7 @@ def preferences_from(items: list[Any]) -> list[ExtractedPreference]:
                 category=data.get("category", "other"),
                 strength=_number(data.get("strength")),
                 evidence=_optional_text(data.get("evidence")) or "",
+                replaces=named_known(data.get("replaces"), PREF_TEXT_KEYS),
             )
         )
     return prefs[:MAX_ITEMS]
@@ -237,23 +244,39 @@ def parse_preferences(text: str) -> list[ExtractedPreference]:
     return preferences_from(_as_items(find_json(text), ("preferences", "items", "results", "data")))
 
 
-def parse_combined(text: str) -> tuple[list[ExtractedFact], list[ExtractedPreference]]:
-    """Facts and preferences of a combined answer: ``{"facts": [...], "preferences": [...]}``.
+class CombinedAnswer(NamedTuple):
+    """What a combined answer says: new facts, preferences, and the known facts it retracts."""
 
-    A bare array (or a lone item) is sorted by its keys: items with a
-    ``preference`` key are preferences, the rest facts.
+    facts: list[ExtractedFact]
+    preferences: list[ExtractedPreference]
+    retracted: list[str]
+
+
+def parse_combined(text: str) -> tuple[list[ExtractedFact], list[ExtractedPreference]]:
+    """Facts and preferences of a combined answer (``parse_combined_answer`` without what it retracts)."""
+    answer = parse_combined_answer(text)
+    return answer.facts, answer.preferences
+
+
+def parse_combined_answer(text: str) -> CombinedAnswer:
+    """A combined answer: ``{"facts": [...], "preferences": [...], "retracted": [...]}``.
+
+    ``retracted`` may be absent or null (none), one text, or a list of texts or
+    of objects with the fact's text. A bare array (or a lone item) is sorted by
+    its keys: items with a ``preference`` key are preferences, the rest facts.
     """
     value = find_json(text)
-    if isinstance(value, dict) and ("facts" in value or "preferences" in value):
+    if isinstance(value, dict) and ("facts" in value or "preferences" in value or "retracted" in value):
         facts = value.get("facts") or []
         prefs = value.get("preferences") or []
         facts = facts if isinstance(facts, list) else [facts]
         prefs = prefs if isinstance(prefs, list) else [prefs]
-        return facts_from(facts), preferences_from(prefs)
+        retracted = named_known(value.get("retracted"), FACT_TEXT_KEYS)[:MAX_ITEMS]
+        return CombinedAnswer(facts_from(facts), preferences_from(prefs), retracted)
     items = _as_items(value, ("items", "results", "data"))
     prefs = [i for i in items if isinstance(i, dict) and "preference" in i]
     facts = [i for i in items if not (isinstance(i, dict) and "preference" in i)]
-    return facts_from(facts), preferences_from(prefs)
+    return CombinedAnswer(facts_from(facts), preferences_from(prefs), [])
 
 
 # The spec's _check_relation order, then the same words in Chinese for models

@@ -33,6 +33,10 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
     "preference_check": frozenset({"old_preference", "new_preference"}),
 }
 
+# The placeholders a template may go without: a combined prompt without ``{existing_preferences}``
+# (one written before it was offered) is shown no known preferences and names none replaced.
+OPTIONAL_FIELDS: dict[str, frozenset[str]] = {"combined": frozenset({"existing_preferences"})}
+
 # separate: the spec's flow (a fact call and a preference call); combined: one call.
 MODE_TEMPLATES: dict[str, tuple[str, ...]] = {
     "separate": ("fact", "fact_with_context", "preference", "conflict_check"),
@@ -67,6 +71,10 @@ class PromptSet:
         """``seed@1a2b3c4d``: recorded on every event this set decided."""
         return f"{self.name}@{self.digest}"
 
+    def uses(self, key: str, field: str) -> bool:
+        """Whether template ``key`` shows ``field`` (an optional placeholder, such as known preferences)."""
+        return key in self.templates and field in _placeholders(self.origin, key, self.templates[key])
+
     def template_id(self, key: str) -> str:
         """Id of one template of the set, e.g. ``seed@1a2b3c4d#fact``."""
         return f"{self.id}#{key}"
@@ -95,10 +103,11 @@ def _check_template(origin: str, key: str, template: Any) -> str:
     if missing:
         names = ", ".join("{" + m + "}" for m in missing)
         raise PromptError(f"prompt file {origin}: template {key!r} is missing the placeholder(s) {names}")
-    unknown = sorted(used - wanted)
+    optional = OPTIONAL_FIELDS.get(key, frozenset())
+    unknown = sorted(used - wanted - optional)
     if unknown:
         names = ", ".join("{" + u + "}" for u in unknown)
-        allowed = ", ".join("{" + w + "}" for w in sorted(wanted))
+        allowed = ", ".join("{" + w + "}" for w in sorted(wanted | optional))
         raise PromptError(
             f"prompt file {origin}: template {key!r} uses unknown placeholder(s) {names} "
             f"(it may use {allowed}; write literal braces as {{{{ and }}}})"

@@ -151,6 +151,10 @@ _COMMON_BIGRAMS = frozenset(
 )
 
 
+#: the answer when no slot and no rule reads the pair: ``different`` for want of a reason
+UNREAD = "different: no shared slot"
+
+
 class RuleJudge:
     """Implements ``RelationJudge`` with slot and negation rules; no network, deterministic."""
 
@@ -160,7 +164,8 @@ class RuleJudge:
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
         relation, reason = _decide(old_fact or "", new_fact or "")
-        return RelationVerdict(relation=relation, judge_id=JUDGE_ID, raw_answer=reason)
+        compared = reason != UNREAD
+        return RelationVerdict(relation=relation, judge_id=JUDGE_ID, raw_answer=reason, compared=compared)
 
 
 # A pure function of the two texts: extraction (which known fact a new one replaces, what only
@@ -282,7 +287,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
 
     if old_slots and new_slots:
         return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
-    return Relation.DIFFERENT, "different: no shared slot"
+    return Relation.DIFFERENT, UNREAD
 
 
 #: how the extractor marks a fact restated by a correcting message
