@@ -210,7 +210,7 @@ class Settings:
     # None: the model's native size (probed once for models factledger does not know)
     embedding_dimension: int | None = None
     # a bundled prompt set ("seed", "combined") or the path of a prompt file
-    prompts: str = "seed"
+    prompts: str = "combined"
     # no LLM call for a message without any fact or preference signal
     signal_gating: bool = True
     # the language the LLM writes memories in: each message's own (auto), or one for the installation

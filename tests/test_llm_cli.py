@@ -30,6 +30,7 @@ def llm_env(cli_env: dict[str, str], fake: FakeOpenAI) -> dict[str, str]:
         "OPENAI_BASE_URL": fake.url + "/v1",
         "FACTLEDGER_EMBEDDING_DIMENSION": "64",
         "FACTLEDGER_LLM_RETRY_BACKOFF": "0.01",
+        "FACTLEDGER_PROMPTS": "seed",  # the spec's prompts, asked as it counts them
     }
 
 

@@ -41,6 +41,7 @@ def llm_settings(settings: Settings, fake: FakeOpenAI) -> Settings:
         llm_timeout=5.0,
         llm_max_retries=2,
         llm_retry_backoff=0.01,
+        prompts="seed",  # the spec's prompts: the tests below count its calls
     )
 
 

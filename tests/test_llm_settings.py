@@ -15,7 +15,7 @@ from factledger.infrastructure.config import ConfigError, Settings
 def test_defaults(tmp_path: Path) -> None:
     s = Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
     assert (s.llm_model, s.embedding_model, s.embedding_dimension) == ("gpt-4o-mini", "text-embedding-3-small", None)
-    assert (s.prompts, s.signal_gating, s.response_cache) == ("seed", True, True)
+    assert (s.prompts, s.signal_gating, s.response_cache) == ("combined", True, True)
     assert s.openai_base_url is None and s.llm_max_retries == 3
 
 

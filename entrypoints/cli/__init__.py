@@ -90,7 +90,7 @@ def _common_options() -> argparse.ArgumentParser:
         "--prompts",
         default=argparse.SUPPRESS,
         metavar="PATH",
-        help="LLM prompt set: seed (default), combined, or a prompt file (FACTLEDGER_PROMPTS)",
+        help="LLM prompt set: combined (default), seed, or a prompt file (FACTLEDGER_PROMPTS)",
     )
     return common
 
