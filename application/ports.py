@@ -166,7 +166,7 @@ class MemoryRecord:
 
     id: str
     user_id: str
-    type: str  # "fact" | "preference"
+    type: str  # "fact" | "preference" | "message" (what the user said, as said)
     content: str
     category: str
     metadata: dict[str, Any]
@@ -179,10 +179,13 @@ class MemoryRecord:
 
 @attrs.frozen
 class RecallHit:
-    """A memory found by ``recall``, with its cosine similarity to the query."""
+    """An item found by ``recall``: its cosine similarity to the query (None for a message, which
+    is found by its words and has no vector) and ``score``, the rank fusion that ordered it
+    (ADR 0030; 0 when only one ranking was asked for)."""
 
     record: MemoryRecord
-    similarity: float
+    similarity: float | None
+    score: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         r = self.record
@@ -192,9 +195,21 @@ class RecallHit:
             "content": r.content,
             "category": r.category,
             "similarity": self.similarity,
+            "score": self.score,
             "importance": r.importance,
+            "said_at": r.metadata.get("said_at") if r.type == "message" else None,
             "metadata": json_ready(r.metadata),
         }
+
+
+@attrs.frozen
+class LexicalHit:
+    """A row that shares words with the query: its BM25 score among the user's rows searched and,
+    when it has a vector, its cosine similarity to the query's."""
+
+    record: MemoryRecord
+    score: float
+    similarity: float | None
 
 
 class MemoryReadModel(Protocol):
@@ -207,7 +222,8 @@ class MemoryReadModel(Protocol):
         ...
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
-        """Every item, active or not, of one user (or all users), by user and id."""
+        """Every fact and preference, active or not, of one user (or all users), by user and id
+        (messages are recall items only)."""
         ...
 
     def search(
@@ -218,7 +234,14 @@ class MemoryReadModel(Protocol):
         top_k: int,
         min_similarity: float,
     ) -> list[RecallHit]:
-        """Active items closest to ``vector``, best first."""
+        """Active items closest to ``vector``, best first (rows without a vector: never)."""
+        ...
+
+    def search_words(
+        self, user_id: str, terms: Sequence[str], types: Sequence[str], top_k: int, vector: Vector | None = None
+    ) -> list[LexicalHit]:
+        """Active items of ``types`` sharing a term with ``terms`` (``lexical.terms``), best BM25
+        first (then id), over exactly the user's rows; each with its cosine to ``vector`` if given."""
         ...
 
     def all_rows(self) -> list[dict[str, Any]]:

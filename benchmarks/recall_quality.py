@@ -100,10 +100,12 @@ def by_category(questions: Sequence[Question], ranks: Sequence[int | None]) -> d
     return {"all": scores(ranks), **{c: scores(rs) for c, rs in sorted(groups.items())}}
 
 
-def run_set(recall_set: RecallSet, uri: str | None, backend: str) -> dict[str, Any]:
+def run_set(recall_set: RecallSet, uri: str | None, backend: str, types: list[str] | None = None) -> dict[str, Any]:
     """Ingest the set into a new ledger, ask every question; the library's and BM25's scores."""
     overrides: dict[str, Any] = {"backend": backend} if backend == "memory" else {}
-    with ledger(uri or "", f"rq_{recall_set.name.replace('-', '_')}", **overrides) as (service, _schema):
+    # keep: a memory ledger has no schema to drop
+    prefix = f"rq_{recall_set.name.replace('-', '_')}"
+    with ledger(uri or "", prefix, keep=backend == "memory", **overrides) as (service, _schema):
         started = time.perf_counter()
         outcomes = service.ingest_many([t.incoming() for t in recall_set.turns])
         ingest_s = time.perf_counter() - started
@@ -113,7 +115,7 @@ def run_set(recall_set: RecallSet, uri: str | None, backend: str) -> dict[str, A
         ranks, latencies = [], []
         for q in recall_set.questions:
             t0 = time.perf_counter()
-            hits = service.recall(q.user_id, q.text, top_k=TOP_K)
+            hits = service.recall(q.user_id, q.text, types=types, top_k=TOP_K)
             latencies.append((time.perf_counter() - t0) * 1000)
             ranks.append(first_hit([h.record.metadata.get("source_message") for h in hits], q.evidence))
         items = sum(1 for r in service.read_model.all_items() if r.is_active)
@@ -190,6 +192,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--limit", type=int, help="only the first N questions of each set")
     p.add_argument("--sets", default="locomo,memorybank-cn", help="which sets, comma-separated")
     p.add_argument("--backend", choices=("postgres", "memory"), default="postgres", help="default: postgres")
+    p.add_argument("--types", help="recall these types only, comma-separated (default: recall's own default)")
     p.add_argument("--json", action="store_true", help="print only the JSON object")
     args = p.parse_args(argv)
     if args.quick:  # --runs is not used: the figures are counts over the questions, the same each run
@@ -201,12 +204,13 @@ def main(argv: Sequence[str] | None = None) -> None:
         "memorybank-cn": lambda: load_memorybank(args.memorybank, args.half),
     }
     uri = server_uri(args.database_url) if args.backend == "postgres" else None
-    out: dict[str, Any] = {"backend": args.backend, "top_k": TOP_K}
+    out: dict[str, Any] = {"backend": args.backend, "top_k": TOP_K, "types": args.types or "default"}
     for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
         if name not in loaders:
             raise SystemExit(f"--sets: unknown set {name!r}; use locomo, memorybank-cn")
         recall_set = trimmed(loaders[name](), args.conversations, args.limit)
-        result = run_set(recall_set, uri, args.backend)
+        types = [t.strip() for t in args.types.split(",")] if args.types else None
+        result = run_set(recall_set, uri, args.backend, types)
         report(name, result)
         out[name] = result
     latencies = [out[n]["recall_p95_ms"] for n in out if isinstance(out[n], dict) and out[n].get("recall_p95_ms")]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from datetime import datetime
 from functools import singledispatch
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid5
 
 import attrs
 from eventsourcing.domain import Aggregate
@@ -41,6 +41,12 @@ class ItemAdded:
     importance: float
     session_id: str | None
     at: datetime
+    # Words the lexical index holds beside ``content`` (a message: the turn it answers).
+    indexed_also: str = ""
+
+    @property
+    def indexed_text(self) -> str:
+        return f"{self.indexed_also}\n{self.content}" if self.indexed_also else self.content
 
 
 @attrs.frozen
@@ -58,8 +64,12 @@ RowChange = UserNamed | ItemAdded | ItemChanged
 
 
 def texts_to_embed(changes: list[RowChange]) -> list[str]:
-    """Texts of the rows these changes add: embedded in one batch before writing."""
-    return [c.content for c in changes if isinstance(c, ItemAdded)]
+    """Texts of the memories these changes add: embedded in one batch before writing. A message
+    is found by its words alone (ADR 0030): no vector, no embedding call per message."""
+    return [c.content for c in changes if isinstance(c, ItemAdded) and c.type in EMBEDDED_TYPES]
+
+
+EMBEDDED_TYPES = ("fact", "preference")
 
 
 @singledispatch
@@ -83,6 +93,32 @@ def rowless_topics() -> frozenset[str]:
 @row_changes.register
 def _(e: UserMemory.Started) -> list[RowChange]:
     return [UserNamed(e.originator_id, e.user_id)]
+
+
+def message_row_id(originator_id: UUID, message_id: str) -> str:
+    """A message's row id: made from its memory and its message id (each recorded once)."""
+    return str(uuid5(originator_id, "message:" + message_id))
+
+
+@row_changes.register
+def _(e: UserMemory.MessageIngested) -> list[RowChange]:
+    # What the user said, as they said it (secrets already replaced), with the turn it answers:
+    # a reply's words ("it went great") are about the question before it.
+    answered = e.context[-1].get("content", "") if e.context else ""
+    return [
+        ItemAdded(
+            e.originator_id,
+            message_row_id(e.originator_id, e.message_id),
+            "message",
+            e.text,
+            "message",
+            metadata={"source_message": e.message_id, "source_session": e.session_id, "said_at": e.at.isoformat()},
+            importance=0.0,
+            session_id=e.session_id,
+            at=e.at,
+            indexed_also=answered,
+        )
+    ]
 
 
 @row_changes.register
