@@ -25,8 +25,8 @@ from factledger.application.audit import select_history as select_events
 from factledger.application.calls import calls_for
 from factledger.application.errors import InvalidInput, NotFound
 from factledger.application.ledger import MemoryLedger
-from factledger.application.lexical import fuse, query_terms
-from factledger.application.ports import Embedder, MemoryReadModel, RecallHit
+from factledger.application.lexical import query_terms
+from factledger.application.ports import Embedder, MemoryReadModel, RecallHit, RecallQuery
 from factledger.application.results import (
     Explanation,
     HistoryEntry,
@@ -149,23 +149,28 @@ class Queries:
             self.embedder.recall_threshold if min_similarity is None else require_unit("min_similarity", min_similarity)
         )
         embedded = tuple(t for t in chosen if t in MEMORY_TYPES)
-        depth = max(FUSION_DEPTH, top_k)
         vector = None
         if embedded:
             # Attributed to the user: the query is their words, and forgetting them drops its vector.
+            # (``embed_query``: a cache that need not keep a query's vector does not.)
+            embed = getattr(self.embedder, "embed_query", self.embedder.embed)
             with calls_for(user_id, None, "recall", self.ledger.storage_key):
-                vector = self.embedder.embed([query])[0]
-        near = self.read_model.search(user_id, vector, embedded, depth, threshold) if vector is not None else []
-        worded = self.read_model.search_words(user_id, query_terms(query), chosen, depth, vector)
-        if min_similarity is not None:
-            # Asked for items this near in meaning: a word in common is not enough, and a message
-            # (no vector) cannot be.
-            worded = [h for h in worded if h.similarity is not None and h.similarity >= threshold]
-        records = {h.record.id: (h.record, h.similarity) for h in worded}
-        records.update({h.record.id: (h.record, h.similarity) for h in near})
-        fused = fuse([([h.record.id for h in near], MEANING_WEIGHT), ([h.record.id for h in worded], WORDS_WEIGHT)])
-        best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
-        return [RecallHit(records[key][0], records[key][1], round(score, 6)) for key, score in best]
+                vector = embed([query])[0]
+        return self.read_model.recall(
+            RecallQuery(
+                user_id,
+                vector,
+                tuple(query_terms(query)),
+                chosen,
+                embedded,
+                top_k,
+                threshold,
+                strict=min_similarity is not None,
+                depth=max(FUSION_DEPTH, top_k),
+                meaning_weight=MEANING_WEIGHT,
+                words_weight=WORDS_WEIGHT,
+            )
+        )
 
     def memory_context(
         self, user_id: str, query: str, top_k: int = CONTEXT_ITEMS, language: str = "zh"

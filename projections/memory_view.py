@@ -19,7 +19,7 @@ import numpy as np
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
 from factledger.application.lexical import bm25, term_counts
-from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, Vector
+from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector, fused_recall
 from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.view import Entry
 
@@ -250,6 +250,9 @@ class InMemoryMemoryView:
             LexicalHit(self._record(matching[k]), score, _cosine(matching[k]["embedding"], vector))
             for k, score in ranked
         ]
+
+    def recall(self, query: RecallQuery) -> list[RecallHit]:
+        return fused_recall(self, query)
 
     def all_rows(self) -> list[dict[str, Any]]:
         with self._lock:

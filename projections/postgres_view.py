@@ -28,7 +28,7 @@ from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
 from factledger.application.lexical import K1, B
-from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, Vector
+from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector
 from factledger.domain.values import storable_text
 from factledger.infrastructure.embedding_cache import BinaryVector, bind_binary_vectors, vector_binary
 from factledger.infrastructure.event_store import datastore_for_schema
@@ -62,6 +62,21 @@ _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9
 # json.dumps(…, ensure_ascii=False), without making an encoder a call
 _JSON = json.JSONEncoder(ensure_ascii=False)
 USER_TYPE_INDEX = "memories_user_type_active"
+# BM25 over exactly one user's rows (``{0}``: the memories table). ``searched``: how many rows are
+# searched and their mean length in terms; ``matched``: each (row, query term) it holds, with the
+# term's frequency there; ``df``: how many rows hold each term (all of them are matched).
+_MINE = "user_id = %(user)s AND type = ANY(%(types)s::text[]) AND is_active"
+_WORDS_CTES = (
+    "searched AS (SELECT count(*)::float8 AS n, avg(terms_count)::float8 AS avgdl FROM {0} WHERE " + _MINE + "), "
+    "matched AS (SELECT m.id, m.terms_count AS dl, l.lexeme, cardinality(l.positions) AS tf "
+    "FROM {0} AS m, unnest(m.lexemes) AS l WHERE m." + _MINE.replace(" AND ", " AND m.") + " "
+    "AND m.lexemes @@ %(query)s::tsquery AND l.lexeme = ANY(%(terms)s::text[])), "
+    "df AS (SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme)"
+)
+_BM25_TERM = (
+    "ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) * m.tf * (%(k1)s + 1) "
+    "/ (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / s.avgdl))"
+)
 OWNERS_KEPT = 100_000
 
 
@@ -741,19 +756,58 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                 for row in curs.fetchall()
             ]
 
+    def recall(self, query: RecallQuery) -> list[RecallHit]:
+        # One statement: both rankings, their fusion and the rows of the best (fused_recall's
+        # result, without a round trip or a record built for each candidate).
+        q = query
+        params = {
+            "user": q.user_id, "types": list(q.types),
+            "embedded": list(q.embedded_types) if q.vector is not None else [],
+            "terms": list(q.terms), "query": tsquery_any(q.terms) if q.terms else "", "depth": q.depth,
+            "vector": None if q.vector is None else BinaryVector.of(q.vector), "k1": K1, "b": B,
+            "threshold": q.threshold, "strict": q.strict, "wm": q.meaning_weight, "ww": q.words_weight,
+            "c": q.rank_constant, "top_k": q.top_k,
+        }  # fmt: skip
+        with self.datastore.cursor() as curs:
+            bind_binary_vectors(curs)
+            curs.execute(self._recall_sql, params)
+            return [
+                RecallHit(
+                    self._record(row),
+                    None if row["similarity"] is None else round(float(row["similarity"]), 6),
+                    round(float(row["score"]), 6),
+                )
+                for row in curs.fetchall()
+            ]
+
+    @property
+    def _recall_sql(self) -> Composed:
+        return SQL(
+            "WITH " + _WORDS_CTES + ", "
+            "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score, "
+            "1 - (min(r.embedding <=> %(vector)s::vector)) AS sim FROM matched AS m JOIN df AS d USING (lexeme) "
+            "CROSS JOIN searched AS s JOIN {0} AS r ON r.id = m.id "
+            "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
+            "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words "
+            "WHERE NOT %(strict)s OR round(sim::numeric, 6) >= %(threshold)s), "
+            "nearest AS (SELECT id, embedding <=> %(vector)s::vector AS distance FROM {0} WHERE user_id = %(user)s "
+            "AND type = ANY(%(embedded)s::text[]) AND is_active AND embedding IS NOT NULL "
+            "ORDER BY embedding <=> %(vector)s::vector, id LIMIT %(depth)s), "
+            "near AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest "
+            "WHERE round((1 - distance)::numeric, 6) >= %(threshold)s), "
+            "fused AS (SELECT id, sum(w) AS score FROM (SELECT id, %(wm)s / (%(c)s + rank) AS w FROM near "
+            "UNION ALL SELECT id, %(ww)s / (%(c)s + rank) FROM worded) AS x "
+            "GROUP BY id ORDER BY score DESC, id LIMIT %(top_k)s) "
+            "SELECT " + ", ".join("r." + c for c in COLUMNS.split(", ")) + ", fused.score, "
+            "1 - (r.embedding <=> %(vector)s::vector) AS similarity "
+            "FROM fused JOIN {0} AS r USING (id) ORDER BY fused.score DESC, r.id"
+        ).format(self.memories)
+
     @property
     def _words_sql(self) -> Composed:
-        mine = "user_id = %(user)s AND type = ANY(%(types)s) AND is_active"
         return SQL(
-            "WITH searched AS (SELECT count(*)::float8 AS n, avg(terms_count)::float8 AS avgdl FROM {0} WHERE "
-            + mine
-            + "), "
-            "matched AS (SELECT m.id, m.terms_count AS dl, l.lexeme, cardinality(l.positions) AS tf "
-            "FROM {0} AS m, unnest(m.lexemes) AS l WHERE m." + mine.replace(" AND ", " AND m.") + " "
-            "AND m.lexemes @@ %(query)s::tsquery AND l.lexeme = ANY(%(terms)s)), "
-            "df AS (SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme), "
-            "scored AS (SELECT m.id, sum(ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) * m.tf * (%(k1)s + 1) "
-            "/ (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / s.avgdl))) AS score "
+            "WITH " + _WORDS_CTES + ", "
+            "scored AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score "
             "FROM matched AS m JOIN df AS d USING (lexeme) CROSS JOIN searched AS s GROUP BY m.id "
             "ORDER BY score DESC, m.id LIMIT %(k)s) "
             "SELECT " + ", ".join("r." + c for c in COLUMNS.split(", ")) + ", scored.score, "

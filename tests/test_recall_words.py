@@ -10,6 +10,7 @@ import pytest
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.lexical import bm25, fuse, query_terms, term_counts, terms
+from factledger.application.ports import RecallQuery, fused_recall
 from factledger.application.service import LedgerService
 from factledger.projections.tsvector import tsquery_any, tsvector_binary, tsvector_from_binary, tsvector_literal
 
@@ -146,3 +147,33 @@ def test_a_read_model_made_before_the_lexical_columns_is_migrated(
     assert [h.record.type for h in again.recall("u", "西湖", types=["message"])] == ["message"]
     again.rebuild_read_model()  # and the messages said before come back with a rebuild
     assert len(again.recall("u", "杭州", types=["message"])) == 1
+
+
+@pytest.mark.pg_only
+def test_postgresqls_one_statement_gives_what_the_two_searches_and_the_fusion_give(service: LedgerService) -> None:
+    said = [
+        "I adopted a grey cat called Miso last week",
+        "My sister moved to Lisbon for work",
+        "We went hiking near Lisbon with the cat",
+        "我住在杭州，周末常去西湖",
+        "I started learning the cello",
+        "The cello teacher is strict but kind",
+    ]
+    for n, text in enumerate(said):
+        service.ingest("u", text, timestamp=datetime(2023, 5, n + 1, tzinfo=UTC))
+    service.ingest("v", "I adopted a cat too", timestamp=SAID)
+    embedder = service.embedder
+    for question, types, threshold, strict in [
+        ("What is the name of the cat?", ("fact", "preference", "message"), embedder.recall_threshold, False),
+        ("Where did the sister move?", ("fact", "preference", "message"), 0.0, False),
+        ("西湖 杭州", ("fact", "message"), 0.2, True),
+        ("cello lessons", ("message",), 0.5, False),
+        ("nothing in common here", ("fact", "preference", "message"), 0.0, False),
+    ]:
+        embedded = tuple(t for t in types if t != "message")
+        query = RecallQuery(
+            "u", embedder.embed([question])[0], tuple(query_terms(question)), types, embedded, 4, threshold, strict
+        )
+        expected = fused_recall(service.read_model, query)
+        assert service.read_model.recall(query) == expected, question
+        assert all(h.record.user_id == "u" for h in expected)
