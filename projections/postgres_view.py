@@ -759,6 +759,22 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def recall(self, query: RecallQuery) -> list[RecallHit]:
         # One statement: both rankings, their fusion and the rows of the best (fused_recall's
         # result, without a round trip or a record built for each candidate).
+        statement, params = self.recall_statement(query)
+        with self.datastore.cursor() as curs:
+            bind_binary_vectors(curs)
+            curs.execute(statement, params)
+            return [
+                RecallHit(
+                    self._record(row),
+                    None if row["similarity"] is None else round(float(row["similarity"]), 6),
+                    round(float(row["score"]), 6),
+                )
+                for row in curs.fetchall()
+            ]
+
+    def recall_statement(self, query: RecallQuery) -> tuple[Composed, dict[str, Any]]:
+        """The statement ``recall`` runs and its parameters (the vector as a ``BinaryVector``:
+        a cursor needs ``bind_binary_vectors``); ``benchmarks/recall.py`` times it bare."""
         q = query
         params = {
             "user": q.user_id, "types": list(q.types),
@@ -768,17 +784,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             "threshold": q.threshold, "strict": q.strict, "wm": q.meaning_weight, "ww": q.words_weight,
             "c": q.rank_constant, "top_k": q.top_k,
         }  # fmt: skip
-        with self.datastore.cursor() as curs:
-            bind_binary_vectors(curs)
-            curs.execute(self._recall_sql, params)
-            return [
-                RecallHit(
-                    self._record(row),
-                    None if row["similarity"] is None else round(float(row["similarity"]), 6),
-                    round(float(row["score"]), 6),
-                )
-                for row in curs.fetchall()
-            ]
+        return self._recall_sql, params
 
     @property
     def _recall_sql(self) -> Composed:

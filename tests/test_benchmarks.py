@@ -68,7 +68,7 @@ def test_rebuild(database_url: str) -> None:
 
 def test_recall(database_url: str) -> None:
     result = run("recall.py", "--users", "20", "--per-user", "20", "--queries", "10", "--runs", "1", url=database_url)
-    assert result["exactness"] == 1.0
+    assert result["exactness"] == 1.0 and result["fused_as_two_searches"] == 1.0
 
 
 def test_economy(database_url: str) -> None:
