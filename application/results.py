@@ -237,13 +237,24 @@ class MemoryContext:
         said = sorted((h for h in self.recalled if h.record.type == "message"), key=lambda h: h.record.created_at)
         lines = [block]
         if memories:
-            lines += [headings[2], *(f"- {hit.record.content}" for hit in memories)]
+            lines += [headings[2], *(f"- {hit.record.content}{self._when(hit)}" for hit in memories)]
         if said:
             lines += [
                 headings[4],
-                *(f"- [{h.record.created_at.date().isoformat()}] {snippet(h.record.content)}" for h in said),
+                *(
+                    f"- [{h.record.created_at.date().isoformat()}] {snippet(h.record.content)}{self._when(h)}"
+                    for h in said
+                ),
             ]
         return "\n".join(filter(None, lines))
+
+    def _when(self, hit: RecallHit) -> str:
+        """The days a memory's relative time refers to (ADR 0030): 上周 → （上周: 2023-05-01/2023-05-07）."""
+        refs = hit.record.metadata.get("refers_to") or []
+        if not refs:
+            return ""
+        shown = ", ".join(f"{r['phrase']}: {_span(r)}" for r in refs)
+        return f"（{shown}）" if self.language == "zh" else f" ({shown})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -253,6 +264,10 @@ class MemoryContext:
             "profile": self.profile.to_dict(),
             "recalled": [hit.to_dict() for hit in self.recalled],
         }
+
+
+def _span(ref: dict[str, str]) -> str:
+    return ref["start"] if ref["start"] == ref["end"] else f"{ref['start']}/{ref['end']}"
 
 
 #: A message in a prompt: its first characters, enough to answer from without flooding the prompt.

@@ -18,6 +18,7 @@ from eventsourcing.domain import Aggregate
 from eventsourcing.utils import get_topic
 
 from factledger.domain.memory import UserMemory
+from factledger.domain.relative_time import time_refs
 
 
 @attrs.frozen
@@ -61,6 +62,12 @@ class ItemChanged:
 
 
 RowChange = UserNamed | ItemAdded | ItemChanged
+
+
+def _when(text: str, said: datetime) -> dict[str, Any]:
+    """``refers_to``: the days the text's relative time (上周, yesterday) means, said when it was."""
+    refs = time_refs(text, said)
+    return {"refers_to": [r.to_dict() for r in refs]} if refs else {}
 
 
 def texts_to_embed(changes: list[RowChange]) -> list[str]:
@@ -112,7 +119,12 @@ def _(e: UserMemory.MessageIngested) -> list[RowChange]:
             "message",
             e.text,
             "message",
-            metadata={"source_message": e.message_id, "source_session": e.session_id, "said_at": e.at.isoformat()},
+            metadata={
+                "source_message": e.message_id,
+                "source_session": e.session_id,
+                "said_at": e.at.isoformat(),
+                **_when(e.text, e.at),
+            },
             importance=0.0,
             session_id=e.session_id,
             at=e.at,
@@ -140,6 +152,7 @@ def _(e: UserMemory.FactObserved) -> list[RowChange]:
                 "last_confirmed": e.at.isoformat(),
                 "times_mentioned": 1,
                 "conflicts_with": e.conflicts_with,
+                **_when(e.text, e.at),
             },
             importance=e.confidence,
             session_id=e.session_id,
@@ -196,6 +209,7 @@ def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
                 "source_session": e.session_id,
                 "source_message": e.message_id,
                 "extractor_id": e.extractor_id,
+                **_when(e.text, e.at),
             },
             importance=e.strength,
             session_id=e.session_id,
