@@ -29,6 +29,7 @@ import json
 import random
 import time
 import uuid
+from collections.abc import Callable
 from hashlib import md5
 from typing import Any
 
@@ -147,6 +148,88 @@ def brute_force_exactness(u: int, per_user: int, pool_vectors: np.ndarray, query
     return sum(by_id[uuid.UUID(str(i))] <= kth + 1e-6 for i in got) / k
 
 
+def alternated(
+    sample: list[tuple[int, str]],
+    bare: Callable[[int, str], tuple[float, list[Any]]],
+    library: Callable[[int, str], float],
+    run: int,
+    runs_wanted: int,
+) -> dict[str, float]:
+    """One run over the sample: the bare statement and the library, who goes first alternating."""
+    bare_ms, lib_ms = [], []
+    for n, (u, q) in enumerate(sample):
+        if (n + run) % 2:
+            bare_ms.append(bare(u, q)[0])
+            lib_ms.append(library(u, q))
+        else:
+            lib_ms.append(library(u, q))
+            bare_ms.append(bare(u, q)[0])
+    figures = {
+        "bare_p50_ms": percentile(bare_ms, 50),
+        "bare_p99_ms": percentile(bare_ms, 99),
+        "library_p50_ms": percentile(lib_ms, 50),
+        "library_p99_ms": percentile(lib_ms, 99),
+    }
+    note(f"  run {run + 1}/{runs_wanted}: " + ", ".join(f"{k} {v:.2f}" for k, v in figures.items()))
+    return figures
+
+
+def timed(
+    uri: str,
+    schema: str,
+    service: Any,
+    sample: list[tuple[int, str]],
+    qvec: dict[str, np.ndarray],
+    pool_vectors: np.ndarray,
+    per_user: int,
+    runs_wanted: int,
+) -> tuple[list[dict[str, float]], list[float], list[bool]]:
+    """The bare statement and service.recall over the sample, alternately; exactness on a warm-up pass."""
+    bare_sql = SQL(
+        "SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
+        "WHERE user_id = %s AND type = ANY(%s) AND is_active ORDER BY embedding <=> %s::vector, id LIMIT %s"
+    ).format(Identifier(schema, "memories"))
+    view = service.read_model
+
+    def plan(u: int, q: str) -> RecallQuery:  # what service.recall(user, q) asks of the view
+        return RecallQuery(
+            f"u{u:06d}", qvec[q], tuple(query_terms(q)), RECALL_TYPES, ("fact", "preference"), 5,
+            service.embedder.recall_threshold, depth=FUSION_DEPTH, meaning_weight=MEANING_WEIGHT,
+            words_weight=WORDS_WEIGHT,
+        )  # fmt: skip
+
+    with psycopg.connect(uri, autocommit=True) as conn:
+        hybrid = conn.cursor()
+        bind_binary_vectors(hybrid)
+
+        def nearest(u: int, q: str) -> list[Any]:
+            # The ranking by meaning alone, checked against numpy.
+            literal = vector_literal(qvec[q])
+            rows = conn.execute(bare_sql, (literal, f"u{u:06d}", ["fact", "preference"], literal, 5)).fetchall()
+            return [r[0] for r in rows]
+
+        def bare(u: int, q: str) -> tuple[float, list[Any]]:
+            # The statement service.recall runs (both rankings, fused), parameters made beforehand.
+            statement, params = view.recall_statement(plan(u, q))
+            t = time.perf_counter()
+            rows = hybrid.execute(statement, params).fetchall()
+            return (time.perf_counter() - t) * 1000, [r[0] for r in rows]
+
+        def library(u: int, q: str) -> float:
+            t = time.perf_counter()
+            service.recall(f"u{u:06d}", q)
+            return (time.perf_counter() - t) * 1000
+
+        exact, fused_same = [], []
+        for u, q in sample:  # warm-up pass, and exactness
+            bare(u, q)
+            library(u, q)
+            exact.append(brute_force_exactness(u, per_user, pool_vectors, qvec[q], nearest(u, q)))
+            fused_same.append(view.recall(plan(u, q)) == fused_recall(view, plan(u, q)))
+        runs = [alternated(sample, bare, library, run, runs_wanted) for run in range(runs_wanted)]
+    return runs, exact, fused_same
+
+
 def main() -> None:
     p = parser(__doc__)
     p.add_argument("--users", type=int, default=20_000)
@@ -169,66 +252,7 @@ def main() -> None:
             q: np.asarray(v, dtype=np.float64)
             for q, v in zip(QUESTIONS, service.embedder.embed(QUESTIONS), strict=True)
         }
-        bare_sql = SQL(
-            "SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
-            "WHERE user_id = %s AND type = ANY(%s) AND is_active ORDER BY embedding <=> %s::vector, id LIMIT %s"
-        ).format(Identifier(schema, "memories"))
-        view = service.read_model
-
-        def plan(u: int, q: str) -> RecallQuery:  # what service.recall(user, q) asks of the view
-            return RecallQuery(
-                f"u{u:06d}", qvec[q], tuple(query_terms(q)), RECALL_TYPES, ("fact", "preference"), 5,
-                service.embedder.recall_threshold, depth=FUSION_DEPTH, meaning_weight=MEANING_WEIGHT,
-                words_weight=WORDS_WEIGHT,
-            )  # fmt: skip
-
-        with psycopg.connect(uri, autocommit=True) as conn:
-            hybrid = conn.cursor()
-            bind_binary_vectors(hybrid)
-
-            def nearest(u: int, q: str) -> list[Any]:
-                # The ranking by meaning alone, checked against numpy.
-                literal = vector_literal(qvec[q])
-                rows = conn.execute(bare_sql, (literal, f"u{u:06d}", ["fact", "preference"], literal, 5)).fetchall()
-                return [r[0] for r in rows]
-
-            def bare(u: int, q: str) -> tuple[float, list[Any]]:
-                # The statement service.recall runs (both rankings, fused), parameters made beforehand.
-                statement, params = view.recall_statement(plan(u, q))
-                t = time.perf_counter()
-                rows = hybrid.execute(statement, params).fetchall()
-                return (time.perf_counter() - t) * 1000, [r[0] for r in rows]
-
-            def library(u: int, q: str) -> float:
-                t = time.perf_counter()
-                service.recall(f"u{u:06d}", q)
-                return (time.perf_counter() - t) * 1000
-
-            exact, fused_same = [], []
-            for u, q in sample:  # warm-up pass, and exactness
-                bare(u, q)
-                library(u, q)
-                exact.append(brute_force_exactness(u, args.per_user, pool_vectors, qvec[q], nearest(u, q)))
-                fused_same.append(view.recall(plan(u, q)) == fused_recall(view, plan(u, q)))
-            runs = []
-            for run in range(args.runs):
-                bare_ms, lib_ms = [], []
-                for n, (u, q) in enumerate(sample):
-                    if (n + run) % 2:  # alternate who goes first
-                        bare_ms.append(bare(u, q)[0])
-                        lib_ms.append(library(u, q))
-                    else:
-                        lib_ms.append(library(u, q))
-                        bare_ms.append(bare(u, q)[0])
-                runs.append(
-                    {
-                        "bare_p50_ms": percentile(bare_ms, 50),
-                        "bare_p99_ms": percentile(bare_ms, 99),
-                        "library_p50_ms": percentile(lib_ms, 50),
-                        "library_p99_ms": percentile(lib_ms, 99),
-                    }
-                )
-                note(f"  run {run + 1}/{args.runs}: " + ", ".join(f"{k} {v:.2f}" for k, v in runs[-1].items()))
+        runs, exact, fused_same = timed(uri, schema, service, sample, qvec, pool_vectors, args.per_user, args.runs)
     m = medians(runs)
     m["exactness"] = sum(exact) / len(exact)
     m["fused_as_two_searches"] = sum(fused_same) / len(fused_same)

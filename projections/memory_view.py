@@ -20,7 +20,7 @@ import numpy as np
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
 from factledger.application.lexical import bm25, term_counts
 from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector, fused_recall
-from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.projections.rows import EMBEDDED_TYPES, ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.view import Entry
 
 
@@ -145,7 +145,9 @@ class InMemoryMemoryView:
                 "created_at": change.at,
                 "updated_at": change.at,
                 "embedding": (
-                    np.asarray(vectors[change.content], dtype=np.float32) if change.content in vectors else None
+                    np.asarray(vectors[change.content], dtype=np.float32)
+                    if change.type in EMBEDDED_TYPES
+                    else None  # a message: found by its words (ADR 0030)
                 ),
                 "terms": term_counts(change.indexed_text),
             }
