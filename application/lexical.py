@@ -14,6 +14,7 @@ for the in-memory view and the tests: the same formula on both backends.
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections import Counter
@@ -170,6 +171,7 @@ STOPWORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A light suffix stripper: enough to meet inflections, never a dictionary."""
     if len(word) <= 3 or not word.isascii() or not word.isalpha():
@@ -198,10 +200,23 @@ def terms(text: str) -> list[str]:
     out: list[str] = []
     for token in _TOKEN.findall(text.lower()):
         if _HAN_RUN.match(token):
-            out += [token] if len(token) == 1 else [token[i : i + 2] for i in range(len(token) - 1)]
+            if len(token) == 1:
+                out.append(token)
+            else:
+                out += map(
+                    token.__getitem__, _BIGRAMS[len(token)] if len(token) < len(_BIGRAMS) else _bigrams(len(token))
+                )
         elif token not in STOPWORDS and len(token) <= MAX_TERM_CHARS:
             out.append(_stem(token))
     return out
+
+
+def _bigrams(length: int) -> list[slice]:
+    return [slice(i, i + 2) for i in range(length - 1)]
+
+
+# The bigram slices of a Chinese run of each length up to 64 (a run's terms without a loop here).
+_BIGRAMS = [_bigrams(n) for n in range(64)]
 
 
 def query_terms(text: str) -> list[str]:

@@ -21,11 +21,17 @@ def lexemes_of(text: str) -> tuple[dict[str, list[int]], int]:
     return positions, sum(len(p) for p in positions.values())
 
 
+_ONE_POSITION = struct.Struct("!HH")
+
+
 def tsvector_binary(positions: Mapping[str, Sequence[int]]) -> bytes:
     parts = [struct.pack("!i", len(positions))]
+    one = _ONE_POSITION.pack
     for term, where in positions.items():
-        parts.append(term.encode() + b"\x00")
-        parts.append(struct.pack(f"!H{len(where)}H", len(where), *where))
+        if len(where) == 1:  # most terms of a message: one position
+            parts.append(term.encode() + b"\x00" + one(1, where[0]))
+        else:
+            parts.append(term.encode() + b"\x00" + struct.pack(f"!H{len(where)}H", len(where), *where))
     return b"".join(parts)
 
 
