@@ -781,22 +781,34 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             "embedded": list(q.embedded_types) if q.vector is not None else [],
             "terms": list(q.terms), "query": tsquery_any(q.terms) if q.terms else "", "depth": q.depth,
             "vector": None if q.vector is None else BinaryVector.of(q.vector), "k1": K1, "b": B,
-            "threshold": q.threshold, "strict": q.strict, "wm": q.meaning_weight, "ww": q.words_weight,
+            "threshold": q.threshold, "wm": q.meaning_weight, "ww": q.words_weight,
             "c": q.rank_constant, "top_k": q.top_k,
         }  # fmt: skip
-        return self._recall_sql, params
+        return self._recall_sql(q.strict), params
 
-    @property
-    def _recall_sql(self) -> Composed:
+    def _recall_sql(self, strict: bool) -> Composed:
+        # Only a strict recall needs each worded row's similarity (its vector read for every match).
+        if strict:
+            words = (
+                "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score, "
+                "1 - (min(r.embedding <=> %(vector)s::vector)) AS sim FROM matched AS m JOIN df AS d USING (lexeme) "
+                "CROSS JOIN searched AS s JOIN {0} AS r ON r.id = m.id "
+                "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
+                "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words "
+                "WHERE round(sim::numeric, 6) >= %(threshold)s), "
+            )
+        else:
+            words = (
+                "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score FROM matched AS m JOIN df AS d "
+                "USING (lexeme) CROSS JOIN searched AS s GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
+                "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words), "
+            )
         return SQL(
-            "WITH " + _WORDS_CTES + ", "
-            "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score, "
-            "1 - (min(r.embedding <=> %(vector)s::vector)) AS sim FROM matched AS m JOIN df AS d USING (lexeme) "
-            "CROSS JOIN searched AS s JOIN {0} AS r ON r.id = m.id "
-            "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
-            "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words "
-            "WHERE NOT %(strict)s OR round(sim::numeric, 6) >= %(threshold)s), "
-            "nearest AS (SELECT id, embedding <=> %(vector)s::vector AS distance FROM {0} WHERE user_id = %(user)s "
+            "WITH "
+            + _WORDS_CTES
+            + ", "
+            + words
+            + "nearest AS (SELECT id, embedding <=> %(vector)s::vector AS distance FROM {0} WHERE user_id = %(user)s "
             "AND type = ANY(%(embedded)s::text[]) AND is_active AND embedding IS NOT NULL "
             "ORDER BY embedding <=> %(vector)s::vector, id LIMIT %(depth)s), "
             "near AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest "
