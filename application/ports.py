@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageAlreadyRecorded, StoreBusy
 from factledger.application.json_values import iso, json_ready
+from factledger.application.lexical import fuse
 from factledger.domain.values import Extraction, RelationVerdict, Turn
 
 if TYPE_CHECKING:
@@ -192,7 +193,7 @@ class MemoryRecord:
 
     id: str
     user_id: str
-    type: str  # "fact" | "preference"
+    type: str  # "fact" | "preference" | "message" (what the user said, as said)
     content: str
     category: str
     metadata: dict[str, Any]
@@ -205,10 +206,13 @@ class MemoryRecord:
 
 @attrs.frozen
 class RecallHit:
-    """A memory found by ``recall``, with its cosine similarity to the query."""
+    """An item found by ``recall``: its cosine similarity to the query (None for a message, which
+    is found by its words and has no vector) and ``score``, the rank fusion that ordered it
+    (ADR 0030; 0 when only one ranking was asked for)."""
 
     record: MemoryRecord
-    similarity: float
+    similarity: float | None
+    score: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
         r = self.record
@@ -218,9 +222,65 @@ class RecallHit:
             "content": r.content,
             "category": r.category,
             "similarity": self.similarity,
+            "score": self.score,
             "importance": r.importance,
+            "said_at": r.metadata.get("said_at") if r.type == "message" else None,
             "metadata": json_ready(r.metadata),
         }
+
+
+@attrs.frozen
+class LexicalHit:
+    """A row that shares words with the query: its BM25 score among the user's rows searched and,
+    when it has a vector, its cosine similarity to the query's."""
+
+    record: MemoryRecord
+    score: float
+    similarity: float | None
+
+
+@attrs.frozen
+class RecallQuery:
+    """One ``recall`` as the read model runs it (ADR 0030): two rankings over exactly the user's
+    active rows, fused by weighted reciprocal rank.
+
+    By meaning: rows of ``embedded_types`` closest to ``vector`` (the first ``depth``, those at
+    ``threshold`` or nearer). By words: rows of ``types`` with BM25 over ``terms`` (the first
+    ``depth``; with ``strict``, only those at ``threshold`` or nearer in meaning). Each row's
+    score: the sum over the rankings it is in of weight / (``rank_constant`` + its rank); the
+    ``top_k`` best, then by id.
+    """
+
+    user_id: str
+    vector: Vector | None
+    terms: tuple[str, ...]
+    types: tuple[str, ...]
+    embedded_types: tuple[str, ...]
+    top_k: int
+    threshold: float
+    strict: bool = False
+    depth: int = 50
+    meaning_weight: float = 0.25
+    words_weight: float = 1.0
+    rank_constant: int = 60
+
+
+def fused_recall(read_model: MemoryReadModel, query: RecallQuery) -> list[RecallHit]:
+    """``RecallQuery`` run as two searches and a fusion here: the in-memory view's recall, and the
+    reference the PostgreSQL view's single statement is checked against."""
+    q = query
+    near: Sequence[RecallHit] = []
+    if q.vector is not None and q.embedded_types:
+        near = read_model.search(q.user_id, q.vector, q.embedded_types, q.depth, q.threshold)
+    worded = read_model.search_words(q.user_id, q.terms, q.types, q.depth, q.vector)
+    if q.strict:
+        worded = [h for h in worded if h.similarity is not None and h.similarity >= q.threshold]
+    records = {h.record.id: (h.record, h.similarity) for h in worded}
+    records.update({h.record.id: (h.record, h.similarity) for h in near})
+    rankings = [([h.record.id for h in near], q.meaning_weight), ([h.record.id for h in worded], q.words_weight)]
+    fused = fuse(rankings, q.rank_constant)
+    best = sorted(fused.items(), key=lambda kv: (-kv[1], kv[0]))[: q.top_k]
+    return [RecallHit(records[key][0], records[key][1], round(score, 6)) for key, score in best]
 
 
 class MemoryReadModel(Protocol):
@@ -233,7 +293,8 @@ class MemoryReadModel(Protocol):
         ...
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
-        """Every item, active or not, of one user (or all users), by user and id."""
+        """Every fact and preference, active or not, of one user (or all users), by user and id
+        (messages are recall items only)."""
         ...
 
     def search(
@@ -244,7 +305,18 @@ class MemoryReadModel(Protocol):
         top_k: int,
         min_similarity: float,
     ) -> list[RecallHit]:
-        """Active items closest to ``vector``, best first."""
+        """Active items closest to ``vector``, best first (rows without a vector: never)."""
+        ...
+
+    def search_words(
+        self, user_id: str, terms: Sequence[str], types: Sequence[str], top_k: int, vector: Vector | None = None
+    ) -> list[LexicalHit]:
+        """Active items of ``types`` sharing a term with ``terms`` (``lexical.terms``), best BM25
+        first (then id), over exactly the user's rows; each with its cosine to ``vector`` if given."""
+        ...
+
+    def recall(self, query: RecallQuery) -> list[RecallHit]:
+        """``query`` run: the same hits, scores and order as ``fused_recall`` gives."""
         ...
 
     def all_rows(self) -> list[dict[str, Any]]:

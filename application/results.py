@@ -112,8 +112,20 @@ class ProfilePreference:
 
 
 _PROMPT_HEADINGS = {
-    "zh": ("已知的用户信息：", "用户的偏好：", "与当前话题相关的记忆：", "强度"),
-    "en": ("What is known about the user:", "The user's preferences:", "Memories relevant to this topic:", "strength"),
+    "zh": (
+        "已知的用户信息：",
+        "用户的偏好：",
+        "与当前话题相关的记忆：",
+        "强度",
+        "用户说过的相关的话（日期为说的时间）：",
+    ),
+    "en": (
+        "What is known about the user:",
+        "The user's preferences:",
+        "Memories relevant to this topic:",
+        "strength",
+        "What the user said that bears on it (dated when said):",
+    ),
 }
 
 
@@ -187,7 +199,7 @@ class Profile:
 
     def as_prompt(self, language: str = "zh") -> str:
         """The profile as a compact block for a system prompt ("" when there is nothing to say)."""
-        facts, prefs, _, strength = _PROMPT_HEADINGS.get(language, _PROMPT_HEADINGS["zh"])
+        facts, prefs, _, strength, _ = _PROMPT_HEADINGS.get(language, _PROMPT_HEADINGS["zh"])
         lines: list[str] = []
         if self.facts:
             lines += [facts, *(f"- {f.text}" for f in self.facts)]
@@ -216,14 +228,33 @@ class MemoryContext:
 
     @property
     def text(self) -> str:
-        """A compact system-prompt block: the profile, then the recalled items it does not already list."""
+        """A compact system-prompt block: the profile, then the recalled memories it does not already
+        list, then the recalled messages: dated snippets of what the user said, oldest first."""
+        headings = _PROMPT_HEADINGS.get(self.language, _PROMPT_HEADINGS["zh"])
         block = self.profile.as_prompt(self.language)
         shown = {f.id for f in self.profile.facts} | {p.id for p in self.profile.preferences}
-        extra = [hit for hit in self.recalled if hit.record.id not in shown]
-        if extra:
-            heading = _PROMPT_HEADINGS.get(self.language, _PROMPT_HEADINGS["zh"])[2]
-            block = "\n".join(filter(None, [block, heading, *(f"- {hit.record.content}" for hit in extra)]))
-        return block
+        memories = [h for h in self.recalled if h.record.type != "message" and h.record.id not in shown]
+        said = sorted((h for h in self.recalled if h.record.type == "message"), key=lambda h: h.record.created_at)
+        lines = [block]
+        if memories:
+            lines += [headings[2], *(f"- {hit.record.content}{self._when(hit)}" for hit in memories)]
+        if said:
+            lines += [
+                headings[4],
+                *(
+                    f"- [{h.record.created_at.date().isoformat()}] {snippet(h.record.content)}{self._when(h)}"
+                    for h in said
+                ),
+            ]
+        return "\n".join(filter(None, lines))
+
+    def _when(self, hit: RecallHit) -> str:
+        """The days a memory's relative time refers to (ADR 0030): 上周 → （上周: 2023-05-01/2023-05-07）."""
+        refs = hit.record.metadata.get("refers_to") or []
+        if not refs:
+            return ""
+        shown = ", ".join(f"{r['phrase']}: {_span(r)}" for r in refs)
+        return f"（{shown}）" if self.language == "zh" else f" ({shown})"
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -233,6 +264,19 @@ class MemoryContext:
             "profile": self.profile.to_dict(),
             "recalled": [hit.to_dict() for hit in self.recalled],
         }
+
+
+def _span(ref: dict[str, str]) -> str:
+    return ref["start"] if ref["start"] == ref["end"] else f"{ref['start']}/{ref['end']}"
+
+
+#: A message in a prompt: its first characters, enough to answer from without flooding the prompt.
+SNIPPET_CHARS = 300
+
+
+def snippet(text: str, limit: int = SNIPPET_CHARS) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 # ---- why --------------------------------------------------------------------------------

@@ -82,9 +82,11 @@ DESCRIPTIONS = {
         "且文本相同不会重复记录；文本不同则报冲突）。需要 write 权限的密钥。"
     ),
     "recall": (
-        "Find the user's active memories (facts and preferences) most similar to a query, best first, "
-        "each with its id and similarity.\n"
-        "按与查询的相似度查找用户当前有效的记忆（事实和偏好），最相关的在前，每条带 id 和相似度。"
+        "Find the user's active memories (facts and preferences) and their own past messages that bear on a "
+        "query, best first (by meaning and by words), each with its id, similarity and, for a message, when "
+        "it was said.\n"
+        "查找与查询相关的用户当前有效的记忆（事实和偏好）以及用户说过的话，最相关的在前（按语义和词语），"
+        "每条带 id、相似度，消息还带说的时间。"
     ),
     "get_profile": (
         "The user's profile: their active facts and preferences, most important first, a page of each "
@@ -95,9 +97,10 @@ DESCRIPTIONS = {
     ),
     "memory_context": (
         "What to know about the user before answering a query: a text block ready for a system prompt "
-        "(the profile, then memories relevant to the query), plus the same data structured. "
+        "(the profile, then memories relevant to the query, then dated snippets of what the user said), plus "
+        "the same data structured. "
         "language: 'zh' or 'en' headings.\n"
-        "回答某个问题前应了解的用户信息：可直接放入系统提示词的文本块（用户画像，以及与问题相关的记忆），"
+        "回答某个问题前应了解的用户信息：可直接放入系统提示词的文本块（用户画像、与问题相关的记忆，以及带日期的用户原话片段），"
         "并附结构化数据。language 取 'zh' 或 'en'，决定标题语言。"
     ),
     "explain": (

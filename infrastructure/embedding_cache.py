@@ -207,6 +207,15 @@ class CachedEmbedder:
         self._own(texts)
         return [found[t] for t in texts]
 
+    def embed_query(self, texts: Sequence[str]) -> list[np.ndarray]:
+        """Vectors of texts asked about, not kept (a recall query): an embedder that computes here
+        computes them again, cheaper than the two round trips of looking them up and recording
+        them with their user (nothing of the user's words is stored then); any other goes through
+        the cache as ``embed`` does."""
+        if getattr(self.inner, "computed_locally", False):
+            return [as_float32(v) for v in self.inner.embed(texts)]
+        return self.embed(texts)
+
     def remembered(self, texts: Sequence[str]) -> dict[str, np.ndarray] | None:
         """The vectors of ``texts`` this process holds already, or None if any is missing
         (never a round trip or a call: for work done while holding a lock)."""

@@ -18,8 +18,9 @@ from typing import Any
 import numpy as np
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
-from factledger.application.ports import MemoryRecord, RecallHit, Vector
-from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.application.lexical import bm25, term_counts
+from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector, fused_recall
+from factledger.projections.rows import EMBEDDED_TYPES, ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.view import Entry
 
 
@@ -143,7 +144,12 @@ class InMemoryMemoryView:
                 "session_id": change.session_id,
                 "created_at": change.at,
                 "updated_at": change.at,
-                "embedding": np.asarray(vectors[change.content], dtype=np.float32),
+                "embedding": (
+                    np.asarray(vectors[change.content], dtype=np.float32)
+                    if change.type in EMBEDDED_TYPES
+                    else None  # a message: found by its words (ADR 0030)
+                ),
+                "terms": term_counts(change.indexed_text),
             }
         elif isinstance(change, ItemChanged) and change.id in rows:
             row = dict(rows[change.id])
@@ -185,7 +191,7 @@ class InMemoryMemoryView:
 
     @staticmethod
     def _record(row: dict[str, Any]) -> MemoryRecord:
-        return MemoryRecord(**{k: v for k, v in row.items() if k != "embedding"})
+        return MemoryRecord(**{k: v for k, v in row.items() if k not in ("embedding", "terms")})
 
     def page(self, user_id: str, type: str, limit: int, offset: int = 0) -> tuple[list[MemoryRecord], int]:
         with self._lock:
@@ -197,7 +203,11 @@ class InMemoryMemoryView:
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
         with self._lock:
-            rows = [r for r in self.state.rows.values() if user_id is None or r["user_id"] == user_id]
+            rows = [
+                r
+                for r in self.state.rows.values()
+                if (user_id is None or r["user_id"] == user_id) and r["type"] != "message"
+            ]
         return [self._record(r) for r in sorted(rows, key=lambda r: (r["user_id"], r["id"]))]
 
     def search(
@@ -205,7 +215,9 @@ class InMemoryMemoryView:
     ) -> list[RecallHit]:
         with self._lock:
             rows = [
-                r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] in types and r["is_active"]
+                r
+                for r in self.state.rows.values()
+                if r["user_id"] == user_id and r["type"] in types and r["is_active"] and r["embedding"] is not None
             ]
         if not rows:
             return []
@@ -214,10 +226,52 @@ class InMemoryMemoryView:
         norms = np.linalg.norm(matrix, axis=1) * (np.linalg.norm(query) or 1.0)
         similarity = (matrix @ query) / np.where(norms == 0, 1.0, norms)
         ranked = sorted(zip(similarity, rows, strict=False), key=lambda pair: (-pair[0], pair[1]["id"]))[:top_k]
-        hits = [RecallHit(self._record(row), round(float(score), 6)) for score, row in ranked]
-        return [hit for hit in hits if hit.similarity >= min_similarity]
+        return [
+            RecallHit(self._record(row), round(float(score), 6))
+            for score, row in ranked
+            if round(float(score), 6) >= min_similarity
+        ]
+
+    def search_words(
+        self, user_id: str, terms: Sequence[str], types: Sequence[str], top_k: int, vector: Vector | None = None
+    ) -> list[LexicalHit]:
+        """BM25 over the user's active rows of ``types`` (the PostgreSQL view's SQL, in Python)."""
+        with self._lock:
+            rows = [
+                r for r in self.state.rows.values() if r["user_id"] == user_id and r["type"] in types and r["is_active"]
+            ]
+        if not rows or not terms:
+            return []
+        average = sum(r["terms"][1] for r in rows) / len(rows)
+        matching = {r["id"]: r for r in rows if any(t in r["terms"][0] for t in terms)}
+        scores = bm25(
+            terms, {k: r["terms"] for k, r in matching.items()}, corpus_size=len(rows), average_length=average
+        )
+        ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:top_k]
+        return [
+            LexicalHit(self._record(matching[k]), score, _cosine(matching[k]["embedding"], vector))
+            for k, score in ranked
+        ]
+
+    def recall(self, query: RecallQuery) -> list[RecallHit]:
+        return fused_recall(self, query)
 
     def all_rows(self) -> list[dict[str, Any]]:
         with self._lock:
             rows = sorted(self.state.rows.values(), key=lambda r: r["id"])
-        return [{**r, "embedding": tuple(float(x) for x in r["embedding"])} for r in rows]
+        return [
+            {
+                **{k: v for k, v in r.items() if k != "terms"},
+                "embedding": None if r["embedding"] is None else tuple(float(x) for x in r["embedding"]),
+                "terms_count": r["terms"][1],
+            }
+            for r in rows
+        ]
+
+
+def _cosine(embedding: Any, vector: Vector | None) -> float | None:
+    if embedding is None or vector is None:
+        return None
+    query = np.asarray(vector, dtype=np.float64)
+    norm = float(np.linalg.norm(embedding) * np.linalg.norm(query))
+    return round(float(np.dot(embedding.astype(np.float64), query)) / norm, 6) if norm else 0.0

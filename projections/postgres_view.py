@@ -27,11 +27,19 @@ from psycopg import Cursor
 from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.errors import EmbedderMismatch, RebuildRunning
-from factledger.application.ports import MemoryRecord, RecallHit, Vector
+from factledger.application.lexical import K1, B
+from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector
 from factledger.domain.values import storable_text
 from factledger.infrastructure.embedding_cache import BinaryVector, bind_binary_vectors, vector_binary
 from factledger.infrastructure.event_store import datastore_for_schema
-from factledger.projections.rows import ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.projections.rows import EMBEDDED_TYPES, ItemAdded, ItemChanged, RowChange, UserNamed
+from factledger.projections.tsvector import (
+    lexemes_of,
+    tsquery_any,
+    tsvector_binary,
+    tsvector_from_binary,
+    tsvector_literal,
+)
 from factledger.projections.view import Entry
 
 logger = logging.getLogger(__name__)
@@ -43,26 +51,44 @@ COLUMNS = "id, user_id, type, content, category, metadata, importance, is_active
 # New rows go in with COPY … (FORMAT BINARY): these columns, sent as these types. The uuid, the
 # jsonb and the vector go as their binary forms already made (``bytea`` here: COPY sends the bytes
 # as they are, and the server reads them with the column's own uuid_recv, jsonb_recv, vector_recv).
-COPY_COLUMNS = COLUMNS + ", embedding"
+COPY_COLUMNS = COLUMNS + ", embedding, lexemes, terms_count"
 COPY_TYPES = ("bytea", "text", "text", "text", "text", "bytea", "float8", "bool", "text", "timestamptz", "timestamptz",
-              "bytea")  # fmt: skip
+              "bytea", "bytea", "int4")  # fmt: skip
+ROW_TYPES = "type IN ('fact', 'preference', 'message')"
 JSONB_VERSION = b"\x01"
 # The same row as an INSERT's parameters (a save's own rows, in a pipeline where COPY cannot go).
-_INSERT_ROW = SQL("(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s::vector)")
+_INSERT_ROW = SQL("(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s::vector, %s::tsvector, %s)")
 _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # json.dumps(…, ensure_ascii=False), without making an encoder a call
 _JSON = json.JSONEncoder(ensure_ascii=False)
 USER_TYPE_INDEX = "memories_user_type_active"
+# BM25 over exactly one user's rows (``{0}``: the memories table). ``searched``: how many rows are
+# searched and their mean length in terms; ``matched``: each (row, query term) it holds, with the
+# term's frequency there; ``df``: how many rows hold each term (all of them are matched).
+_MINE = "user_id = %(user)s AND type = ANY(%(types)s::text[]) AND is_active"
+_WORDS_CTES = (
+    "searched AS (SELECT count(*)::float8 AS n, avg(terms_count)::float8 AS avgdl FROM {0} WHERE " + _MINE + "), "
+    "matched AS (SELECT m.id, m.terms_count AS dl, l.lexeme, cardinality(l.positions) AS tf "
+    "FROM {0} AS m, unnest(m.lexemes) AS l WHERE m." + _MINE.replace(" AND ", " AND m.") + " "
+    "AND m.lexemes @@ %(query)s::tsquery AND l.lexeme = ANY(%(terms)s::text[])), "
+    "df AS (SELECT lexeme, count(*)::float8 AS df FROM matched GROUP BY lexeme)"
+)
+_BM25_TERM = (
+    "ln(1 + (s.n - d.df + 0.5) / (d.df + 0.5)) * m.tf * (%(k1)s + 1) "
+    "/ (m.tf + %(k1)s * (1 - %(b)s + %(b)s * m.dl / s.avgdl))"
+)
 OWNERS_KEPT = 100_000
 
 
 def _insert_form(row: tuple[Any, ...]) -> tuple[Any, ...]:
     """A COPY row (``PostgresMemoryView._copy_row``) as INSERT parameters: the uuid, the jsonb and
     the vector from their binary forms to what the casts in ``_INSERT_ROW`` read."""
-    uuid, user_id, kind, content, category, metadata, importance, is_active, session_id, created, updated, vector = row
+    (uuid, user_id, kind, content, category, metadata, importance, is_active, session_id, created, updated, vector,
+     lexemes, terms_count) = row  # fmt: skip
     return (
         UUID(bytes=uuid), user_id, kind, content, category, metadata[len(JSONB_VERSION) :].decode(),
-        importance, is_active, session_id, created, updated, BinaryVector(vector),
+        importance, is_active, session_id, created, updated, None if vector is None else BinaryVector(vector),
+        tsvector_literal(tsvector_from_binary(lexemes)), terms_count,
     )  # fmt: skip
 
 
@@ -126,10 +152,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             [
                 SQL(
                     "CREATE TABLE IF NOT EXISTS {} (id uuid PRIMARY KEY, user_id text NOT NULL, "
-                    "type text NOT NULL CHECK (type IN ('fact', 'preference')), content text NOT NULL, "
-                    "category text NOT NULL, embedding vector({}) NOT NULL, metadata jsonb NOT NULL, "
+                    "type text NOT NULL CONSTRAINT memories_type_check CHECK (" + ROW_TYPES + "), "
+                    "content text NOT NULL, category text NOT NULL, embedding vector({}), metadata jsonb NOT NULL, "
                     "importance double precision NOT NULL, is_active boolean NOT NULL, session_id text, "
-                    "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL)"
+                    "created_at timestamptz NOT NULL, updated_at timestamptz NOT NULL, "
+                    "lexemes tsvector NOT NULL DEFAULT '', terms_count integer NOT NULL DEFAULT 0)"
                 ).format(self.memories, dimension),
                 SQL("CREATE TABLE IF NOT EXISTS {} (key text PRIMARY KEY, value text NOT NULL)").format(self.meta),
                 # Events carry the aggregate id; this maps it back to the user id.
@@ -168,12 +195,51 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             )
             curs.execute(SQL("SELECT value FROM {} WHERE key = 'embedder_id'").format(self.meta))
             row = curs.fetchone()
+        self._add_lexical_columns()
         stored = row["value"] if row else self.embedder_id
         if check_embedder and stored != self.embedder_id:
             raise EmbedderMismatch(
                 f"the read model holds vectors from embedder {stored!r} but the active embedder is "
                 f"{self.embedder_id!r}; run `factledger projection rebuild` to re-embed it"
             )
+
+    def _add_lexical_columns(self) -> None:
+        """A read model made before ADR 0030 gets the lexical columns, message rows allowed and the
+        terms of its memories (computed here, in batches); its messages come with a rebuild."""
+        with self.datastore.transaction(commit=True) as curs:
+            curs.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_schema = %s AND table_name = 'memories' "
+                "AND column_name = 'lexemes'",
+                (self.datastore.schema,),
+            )
+            if curs.fetchone() is not None:
+                return
+            curs.execute("SET LOCAL statement_timeout = 0")
+            curs.execute(SQL("SELECT pg_advisory_xact_lock(%s)").format(), (self._lock_key,))
+            curs.execute(
+                SQL(
+                    "ALTER TABLE {0} ADD COLUMN IF NOT EXISTS lexemes tsvector NOT NULL DEFAULT '', "
+                    "ADD COLUMN IF NOT EXISTS terms_count integer NOT NULL DEFAULT 0, "
+                    "ALTER COLUMN embedding DROP NOT NULL, DROP CONSTRAINT IF EXISTS memories_type_check, "
+                    "ADD CONSTRAINT memories_type_check CHECK (" + ROW_TYPES + ")"
+                ).format(self.memories)
+            )
+            curs.execute(SQL("SELECT id, content FROM {}").format(self.memories))
+            rows = [(row["id"], *lexemes_of(row["content"])) for row in curs.fetchall()]
+            for start in range(0, len(rows), 5000):
+                batch = rows[start : start + 5000]
+                curs.execute(
+                    SQL(
+                        "UPDATE {} AS m SET lexemes = v.l::tsvector, terms_count = v.n "
+                        "FROM unnest(%s::uuid[], %s::text[], %s::int[]) AS v(id, l, n) WHERE m.id = v.id"
+                    ).format(self.memories),
+                    ([r[0] for r in batch], [tsvector_literal(r[1]) for r in batch], [r[2] for r in batch]),
+                )
+        logger.warning(
+            "the read model of %s now searches words too; run `factledger projection rebuild` to add the "
+            "messages said before",
+            self.datastore.schema,
+        )
 
     # ---- writes -----------------------------------------------------------------------
 
@@ -446,10 +512,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             if change.is_active is not None:
                 is_active = change.is_active
             updated_at = max(updated_at, change.at)
+        positions, length = lexemes_of(c.indexed_text)
         return (
             bytes.fromhex(c.id.replace("-", "")), owners[c.originator_id], c.type, c.content, c.category,
-            JSONB_VERSION + _JSON.encode(metadata).encode(),
-            importance, is_active, c.session_id, c.at, updated_at, vector_binary(vectors[c.content]),
+            JSONB_VERSION + _JSON.encode(metadata).encode(), importance, is_active, c.session_id, c.at, updated_at,
+            vector_binary(vectors[c.content]) if c.type in EMBEDDED_TYPES else None,
+            tsvector_binary(positions), length,
         )  # fmt: skip
 
     def _apply_entry(self, curs: Cursor[Any], entry: Entry, vectors: Mapping[str, Vector]) -> None:
@@ -473,11 +541,12 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             row = curs.fetchone()
             if row is None:
                 raise LookupError(f"no Started event projected for memory {change.originator_id}")
+            positions, length = lexemes_of(change.indexed_text)
             curs.execute(
                 SQL(
                     "INSERT INTO {} (id, user_id, type, content, category, metadata, importance, is_active, "
-                    "session_id, created_at, updated_at, embedding) "
-                    "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector)"
+                    "session_id, created_at, updated_at, embedding, lexemes, terms_count) "
+                    "VALUES (%s, %s, %s, %s, %s, %s::jsonb, %s, true, %s, %s, %s, %s::vector, %s::tsvector, %s)"
                 ).format(self.memories),
                 (
                     change.id,
@@ -490,7 +559,9 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     change.session_id,
                     change.at,
                     change.at,
-                    BinaryVector.of(vectors[change.content]),
+                    BinaryVector.of(vectors[change.content]) if change.type in EMBEDDED_TYPES else None,
+                    tsvector_literal(positions),
+                    length,
                 ),
             )
         elif isinstance(change, ItemChanged):
@@ -633,7 +704,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         return [self._record(row) for row in rows if row["id"] is not None], total
 
     def all_items(self, user_id: str | None = None) -> list[MemoryRecord]:
-        where = SQL("WHERE user_id = %s") if user_id is not None else SQL("")
+        where = SQL("WHERE type <> 'message' AND user_id = %s" if user_id is not None else "WHERE type <> 'message'")
         with self.datastore.cursor() as curs:
             curs.execute(
                 SQL("SELECT " + COLUMNS + " FROM {} {} ORDER BY user_id, id").format(self.memories, where),
@@ -652,13 +723,115 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             curs.execute(
                 SQL(
                     "SELECT " + COLUMNS + ", 1 - (embedding <=> %s::vector) AS similarity FROM {} "
-                    "WHERE user_id = %s AND type = ANY(%s) AND is_active "
+                    "WHERE user_id = %s AND type = ANY(%s) AND is_active AND embedding IS NOT NULL "
                     "ORDER BY embedding <=> %s::vector, id LIMIT %s"
                 ).format(self.memories),
                 (literal, user_id, list(types), literal, top_k),
             )
-            hits = [RecallHit(self._record(row), round(float(row["similarity"]), 6)) for row in curs.fetchall()]
-        return [hit for hit in hits if hit.similarity >= min_similarity]
+            scored = [(self._record(row), round(float(row["similarity"]), 6)) for row in curs.fetchall()]
+        return [RecallHit(record, similarity) for record, similarity in scored if similarity >= min_similarity]
+
+    def search_words(
+        self, user_id: str, terms: Sequence[str], types: Sequence[str], top_k: int, vector: Vector | None = None
+    ) -> list[LexicalHit]:
+        # BM25 over exactly the user's rows (btree on user_id, as ``search``): the document
+        # frequencies come from the rows that match, which are all the rows holding a term.
+        if not terms:
+            return []
+        with self.datastore.cursor() as curs:
+            bind_binary_vectors(curs)
+            curs.execute(
+                self._words_sql,
+                {
+                    "user": user_id, "types": list(types), "terms": list(terms), "query": tsquery_any(terms),
+                    "k": top_k, "vector": None if vector is None else BinaryVector.of(vector), "k1": K1, "b": B,
+                },
+            )  # fmt: skip
+            return [
+                LexicalHit(
+                    self._record(row),
+                    float(row["score"]),
+                    None if row["similarity"] is None else round(float(row["similarity"]), 6),
+                )
+                for row in curs.fetchall()
+            ]
+
+    def recall(self, query: RecallQuery) -> list[RecallHit]:
+        # One statement: both rankings, their fusion and the rows of the best (fused_recall's
+        # result, without a round trip or a record built for each candidate).
+        statement, params = self.recall_statement(query)
+        with self.datastore.cursor() as curs:
+            bind_binary_vectors(curs)
+            curs.execute(statement, params)
+            return [
+                RecallHit(
+                    self._record(row),
+                    None if row["similarity"] is None else round(float(row["similarity"]), 6),
+                    round(float(row["score"]), 6),
+                )
+                for row in curs.fetchall()
+            ]
+
+    def recall_statement(self, query: RecallQuery) -> tuple[Composed, dict[str, Any]]:
+        """The statement ``recall`` runs and its parameters (the vector as a ``BinaryVector``:
+        a cursor needs ``bind_binary_vectors``); ``benchmarks/recall.py`` times it bare."""
+        q = query
+        params = {
+            "user": q.user_id, "types": list(q.types),
+            "embedded": list(q.embedded_types) if q.vector is not None else [],
+            "terms": list(q.terms), "query": tsquery_any(q.terms) if q.terms else "", "depth": q.depth,
+            "vector": None if q.vector is None else BinaryVector.of(q.vector), "k1": K1, "b": B,
+            "threshold": q.threshold, "wm": q.meaning_weight, "ww": q.words_weight,
+            "c": q.rank_constant, "top_k": q.top_k,
+        }  # fmt: skip
+        return self._recall_sql(q.strict), params
+
+    def _recall_sql(self, strict: bool) -> Composed:
+        # Only a strict recall needs each worded row's similarity (its vector read for every match).
+        if strict:
+            words = (
+                "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score, "
+                "1 - (min(r.embedding <=> %(vector)s::vector)) AS sim FROM matched AS m JOIN df AS d USING (lexeme) "
+                "CROSS JOIN searched AS s JOIN {0} AS r ON r.id = m.id "
+                "GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
+                "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words "
+                "WHERE round(sim::numeric, 6) >= %(threshold)s), "
+            )
+        else:
+            words = (
+                "words AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score FROM matched AS m JOIN df AS d "
+                "USING (lexeme) CROSS JOIN searched AS s GROUP BY m.id ORDER BY score DESC, m.id LIMIT %(depth)s), "
+                "worded AS (SELECT id, row_number() OVER (ORDER BY score DESC, id) AS rank FROM words), "
+            )
+        return SQL(
+            "WITH "
+            + _WORDS_CTES
+            + ", "
+            + words
+            + "nearest AS (SELECT id, embedding <=> %(vector)s::vector AS distance FROM {0} WHERE user_id = %(user)s "
+            "AND type = ANY(%(embedded)s::text[]) AND is_active AND embedding IS NOT NULL "
+            "ORDER BY embedding <=> %(vector)s::vector, id LIMIT %(depth)s), "
+            "near AS (SELECT id, row_number() OVER (ORDER BY distance, id) AS rank FROM nearest "
+            "WHERE round((1 - distance)::numeric, 6) >= %(threshold)s), "
+            "fused AS (SELECT id, sum(w) AS score FROM (SELECT id, %(wm)s / (%(c)s + rank) AS w FROM near "
+            "UNION ALL SELECT id, %(ww)s / (%(c)s + rank) FROM worded) AS x "
+            "GROUP BY id ORDER BY score DESC, id LIMIT %(top_k)s) "
+            "SELECT " + ", ".join("r." + c for c in COLUMNS.split(", ")) + ", fused.score, "
+            "1 - (r.embedding <=> %(vector)s::vector) AS similarity "
+            "FROM fused JOIN {0} AS r USING (id) ORDER BY fused.score DESC, r.id"
+        ).format(self.memories)
+
+    @property
+    def _words_sql(self) -> Composed:
+        return SQL(
+            "WITH " + _WORDS_CTES + ", "
+            "scored AS (SELECT m.id, sum(" + _BM25_TERM + ") AS score "
+            "FROM matched AS m JOIN df AS d USING (lexeme) CROSS JOIN searched AS s GROUP BY m.id "
+            "ORDER BY score DESC, m.id LIMIT %(k)s) "
+            "SELECT " + ", ".join("r." + c for c in COLUMNS.split(", ")) + ", scored.score, "
+            "1 - (r.embedding <=> %(vector)s::vector) AS similarity "
+            "FROM scored JOIN {0} AS r USING (id) ORDER BY scored.score DESC, r.id"
+        ).format(self.memories)
 
     def all_rows(self) -> list[dict[str, Any]]:
         with self.datastore.cursor() as curs:

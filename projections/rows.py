@@ -11,13 +11,14 @@ from __future__ import annotations
 from datetime import datetime
 from functools import singledispatch
 from typing import Any
-from uuid import UUID
+from uuid import UUID, uuid5
 
 import attrs
 from eventsourcing.domain import Aggregate
 from eventsourcing.utils import get_topic
 
 from factledger.domain.memory import UserMemory
+from factledger.domain.relative_time import time_refs
 
 
 @attrs.frozen
@@ -41,6 +42,12 @@ class ItemAdded:
     importance: float
     session_id: str | None
     at: datetime
+    # Words the lexical index holds beside ``content`` (a message: the turn it answers).
+    indexed_also: str = ""
+
+    @property
+    def indexed_text(self) -> str:
+        return f"{self.indexed_also}\n{self.content}" if self.indexed_also else self.content
 
 
 @attrs.frozen
@@ -57,9 +64,19 @@ class ItemChanged:
 RowChange = UserNamed | ItemAdded | ItemChanged
 
 
+def _when(text: str, said: datetime) -> dict[str, Any]:
+    """``refers_to``: the days the text's relative time (上周, yesterday) means, said when it was."""
+    refs = time_refs(text, said)
+    return {"refers_to": [r.to_dict() for r in refs]} if refs else {}
+
+
 def texts_to_embed(changes: list[RowChange]) -> list[str]:
-    """Texts of the rows these changes add: embedded in one batch before writing."""
-    return [c.content for c in changes if isinstance(c, ItemAdded)]
+    """Texts of the memories these changes add: embedded in one batch before writing. A message
+    is found by its words alone (ADR 0030): no vector, no embedding call per message."""
+    return [c.content for c in changes if isinstance(c, ItemAdded) and c.type in EMBEDDED_TYPES]
+
+
+EMBEDDED_TYPES = ("fact", "preference")
 
 
 @singledispatch
@@ -85,6 +102,37 @@ def _(e: UserMemory.Started) -> list[RowChange]:
     return [UserNamed(e.originator_id, e.user_id)]
 
 
+def message_row_id(originator_id: UUID, message_id: str) -> str:
+    """A message's row id: made from its memory and its message id (each recorded once)."""
+    return str(uuid5(originator_id, "message:" + message_id))
+
+
+@row_changes.register
+def _(e: UserMemory.MessageIngested) -> list[RowChange]:
+    # What the user said, as they said it (secrets already replaced), with the turn it answers:
+    # a reply's words ("it went great") are about the question before it.
+    answered = e.context[-1].get("content", "") if e.context else ""
+    return [
+        ItemAdded(
+            e.originator_id,
+            message_row_id(e.originator_id, e.message_id),
+            "message",
+            e.text,
+            "message",
+            metadata={
+                "source_message": e.message_id,
+                "source_session": e.session_id,
+                "said_at": e.at.isoformat(),
+                **_when(e.text, e.at),
+            },
+            importance=0.0,
+            session_id=e.session_id,
+            at=e.at,
+            indexed_also=answered,
+        )
+    ]
+
+
 @row_changes.register
 def _(e: UserMemory.FactObserved) -> list[RowChange]:
     return [
@@ -104,6 +152,7 @@ def _(e: UserMemory.FactObserved) -> list[RowChange]:
                 "last_confirmed": e.at.isoformat(),
                 "times_mentioned": 1,
                 "conflicts_with": e.conflicts_with,
+                **_when(e.text, e.at),
             },
             importance=e.confidence,
             session_id=e.session_id,
@@ -160,6 +209,7 @@ def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
                 "source_session": e.session_id,
                 "source_message": e.message_id,
                 "extractor_id": e.extractor_id,
+                **_when(e.text, e.at),
             },
             importance=e.strength,
             session_id=e.session_id,

@@ -125,6 +125,9 @@ def test_a_forgotten_canary_is_nowhere_in_a_dump_of_the_database(
         before = dump(pg_uri)
         for person in (victim, bystander):
             assert person.zh in before and person.en in before and person.user_id in before
+            # What they said is a recall item too (ADR 0030): its row must go with them.
+            said = service.recall(person.user_id, person.message, types=["message"])
+            assert [h.record.content for h in said] == [person.message]
 
         tombstone = service.forget(victim.user_id, actor="privacy-officer")
 

@@ -57,7 +57,7 @@ def test_an_id_composed_either_way_is_one_user_in_every_call(service: LedgerServ
         assert profile["user_id"] == COMPOSED
         [fact] = profile["facts"]["location"]
         assert fact["fact"] == "用户住在杭州"
-        assert [h.record.content for h in service.recall(user, "杭州")] == ["用户住在杭州"]
+        assert [h.record.content for h in service.recall(user, "杭州")] == ["用户住在杭州", "我住在杭州"]
         fact_id = fact["id"]
         assert service.why(user, fact_id[:8]).to_dict()["text"] == "用户住在杭州"
         messages = [e for e in service.history(user) if e.event == "MessageIngested"]

@@ -152,8 +152,11 @@ def test_recall_filters_by_type_similarity_and_top_k(service: LedgerService) -> 
     strict = service.recall("u", "用户住在杭州", min_similarity=0.99)
     assert [h.record.content for h in strict] == ["用户住在杭州"]
     assert service.recall("someone-else", "杭州") == []
-    # By default only what is related: the embedder's threshold, not every row of the user.
-    assert [h.record.content for h in service.recall("u", "住在哪里")] == ["用户住在杭州"]
+    # By default only what is related: the embedder's threshold, not every row of the user;
+    # and what the user said that shares the question's words (ADR 0030), after the fact.
+    assert [h.record.content for h in service.recall("u", "住在哪里")] == ["用户住在杭州", "我住在杭州"]
+    memories = service.recall("u", "住在哪里", types=["fact", "preference"])
+    assert [h.record.content for h in memories] == ["用户住在杭州"]
     with pytest.raises(InvalidInput, match="unknown memory type"):
         service.recall("u", "x", types=["facts"])
 
@@ -227,7 +230,7 @@ def test_concurrent_processes_never_duplicate_a_fact(settings: Settings, service
     assert memory.messages_ingested == 15
     facts = memory.active_facts()
     assert [(f.text, f.times_mentioned) for f in facts] == [("用户住在杭州", 15)]
-    rows = [r for r in service.read_model.all_rows() if r["user_id"] == "shared"]
+    rows = [r for r in service.read_model.all_rows() if r["user_id"] == "shared" and r["type"] != "message"]
     assert len(rows) == 1 and rows[0]["metadata"]["times_mentioned"] == 15
 
 

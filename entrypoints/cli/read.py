@@ -71,7 +71,7 @@ def cmd_recall(args: argparse.Namespace) -> int:
         return 0
     rows = [
         (
-            f"{hit.similarity:.3f}",
+            "—" if hit.similarity is None else f"{hit.similarity:.3f}",  # a message: found by its words
             hit.record.type,
             shown(hit.record.category),
             shown(hit.record.content),
@@ -159,7 +159,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("user")
     p.add_argument("query")
     p.add_argument("--top-k", type=int, default=5, help="how many (default 5)")
-    p.add_argument("--types", help="fact, preference or both (comma-separated)")
+    p.add_argument("--types", help="fact, preference, message (comma-separated; default all three)")
     p.add_argument(
         "--min-similarity",
         type=float,

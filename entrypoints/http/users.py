@@ -191,11 +191,12 @@ def recall(
     user_id: str,
     caller: Reader,
     query: str,
-    types: Annotated[list[Literal["fact", "preference"]] | None, Query()] = None,
+    types: Annotated[list[Literal["fact", "preference", "message"]] | None, Query()] = None,
     top_k: int = 5,
     min_similarity: float | None = None,
 ) -> dict[str, Any]:
-    """Active facts and preferences, most similar first."""
+    """Active facts and preferences and what the user said (``message``: similarity null, ``said_at``
+    when), best evidence first: ranked by meaning and by words, fused (ADR 0030)."""
     require_user(caller, user_id)
     hits = caller.service.recall(user_id, query, types, top_k, min_similarity)
     return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
