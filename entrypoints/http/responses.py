@@ -101,11 +101,13 @@ class ProfileAnswer(_Answer):
 
 class RecallHitAnswer(_Answer):
     id: str
-    type: Literal["fact", "preference"]
+    type: Literal["fact", "preference", "message"]
     content: str
     category: str
-    similarity: float
+    similarity: float | None = Field(description="closeness in meaning; null for a message (no vector)")
+    score: float | None = Field(default=None, description="the fused rank score recall ordered by")
     importance: float | None = None
+    said_at: str | None = Field(default=None, description="a message's said time (ISO 8601)")
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
