@@ -74,3 +74,26 @@ def test_a_past_clause_said_again_reads_the_message_once(monkeypatch: pytest.Mon
     monkeypatch.setattr(changes, "_ZH_NOW", Counting())
     answers = {changes.is_past_against_now("以前喜欢猫", message) for _ in range(500)}
     assert answers == {True} and len(reads) == 1
+
+
+def test_clauses_that_tell_a_change_read_their_message_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each clause told as a change ("搬到…") is weighed against the facts known; what that asks of the
+    whole message (a change told, a correction, a plan, its kinds) is worked out once, not per clause."""
+    from factledger.infrastructure.offline import RuleExtractor, replacement
+
+    message = "。搬到「其实搬到" * 200
+    for cached in ("_marks", "_kinds", "_someone_else"):
+        getattr(getattr(replacement, cached, None), "cache_clear", lambda: None)()
+    reads = []
+    real = replacement._ZH_CHANGE
+
+    class Counting:
+        def search(self, text: str) -> re.Match[str] | None:
+            reads.append(text)
+            return real.search(text)
+
+    monkeypatch.setattr(replacement, "_ZH_CHANGE", Counting())
+    # (known as said, so that no fact read already names what it replaces)
+    RuleExtractor().extract(message, known_facts=["我住在北京", "我在腾讯工作", "I live in London"])
+    assert len(reads) >= 1
+    assert sum(len(r) >= len(message) - 1 for r in reads) == 1
