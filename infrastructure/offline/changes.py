@@ -192,6 +192,10 @@ def is_plan(fact: str) -> bool:
     return bool(_PLANNED.search(_folded(fact)))
 
 
+# memoised: asked once per clause of a message, and each answer reads the whole message (a message of
+# one past clause said again and again cost its length times its clauses: issue 25); as few entries
+# as ``_folded`` keeps, since each holds its message
+@functools.lru_cache(maxsize=256)
 def is_past_against_now(clause: str, message: str) -> bool:
     """'以前喜欢X' in a message that also says what holds now: the past clause states nothing current."""
     clause, message = _folded(clause), _folded(message)

@@ -135,8 +135,12 @@ _ADDRESSES_ASSISTANT = re.compile(
 )
 
 
+_LATIN_LETTER = re.compile(r"[A-Za-z]")
+_HAN_CHARACTER = re.compile(r"[\u3400-\u9fff]")
+
+
 def is_english(text: str) -> bool:
-    return bool(re.search(r"[A-Za-z]", text)) and not re.search(r"[\u3400-\u9fff]", text)
+    return bool(_LATIN_LETTER.search(text)) and not _HAN_CHARACTER.search(text)
 
 
 def is_question(clause: Clause) -> bool:

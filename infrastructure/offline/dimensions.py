@@ -224,6 +224,26 @@ _REPLY_LANGUAGE = re.compile(
 _REPLY_WORDS = re.compile(r"(?<=用)(?!户)(?:[\u4e00-\u9fff]{1,3}(?<!用)(?:话|语|文)|简体字?|繁体字?|拼音)")
 
 
+#: ``_POLES`` compiled once: ``dimensions`` reads every clause of a message that may ask
+#: something of replies (issue 25: per clause, a string pattern is a look-up in ``re``'s cache)
+_POLE_PATTERNS = tuple(
+    (name, ((first, re.compile(first_words, re.IGNORECASE)), (second, re.compile(second_words, re.IGNORECASE))))
+    for name, ((first, first_words), (second, second_words)) in _POLES
+)
+#: a pole's own words that refuse ("少说废话" asks for short, whatever refusal comes before)
+_REFUSING_WORD = re.compile(r"(?:少|不|别|避免|不要)")
+_ZH_WORD_LIMIT = re.compile(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?")
+_EN_WORD_LIMIT = re.compile(
+    r"\b(?:under|within|below|less than|no more than|at most|max(?:imum)?(?: of)?) (?P<n>\d{2,4}) words\b", re.I
+)
+#: a figure of characters or words is a limit only next to a word that limits
+_LIMITING = re.compile(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数|\bwords\b")
+#: a language is the reply's only next to a word of replying or talking
+_SPEAKING = re.compile(
+    r"回复|回答|回我|答我|交流|沟通|说|讲|聊|\brepl(?:y|ies)|\brespond|\banswer|\btalk|\bwrite", re.IGNORECASE
+)
+
+
 def code_language(text: str) -> str | None:
     """The programming language a preference asks code examples in ("偏好用Rust写代码示例" → rust)."""
     text = unicodedata.normalize("NFKC", text or "")
@@ -237,21 +257,17 @@ def dimensions(text: str) -> dict[str, str]:
     """{dimension: pole or value} for everything the preference text asks of replies."""
     text = unicodedata.normalize("NFKC", text or "")
     found: dict[str, str] = {}
-    for name, ((first, first_words), (second, second_words)) in _POLES:
+    for name, ((first, first_words), (second, second_words)) in _POLE_PATTERNS:
         for pole, other, words in ((first, second, first_words), (second, first, second_words)):
-            m = re.search(words, text, re.IGNORECASE)
+            m = words.search(text)
             if m:
                 before = text[: m.start()]
-                refused = bool(_REFUSAL.search(before)) and not re.match(r"(?:少|不|别|避免|不要)", m.group(0))
+                refused = bool(_REFUSAL.search(before)) and not _REFUSING_WORD.match(m.group(0))
                 found[name] = other if refused or _EXCESS.search(before) else pole
                 break
     # how many characters an answer may run to: "控制在80字以内" → 80 ("放宽到200字左右")
-    limit = re.search(r"(?P<n>\d{2,4})\s*(?:个)?字(?:以内|左右|以下|之内)?", text) or re.search(
-        r"\b(?:under|within|below|less than|no more than|at most|max(?:imum)?(?: of)?) (?P<n>\d{2,4}) words\b",
-        text,
-        re.I,
-    )
-    if limit and re.search(r"控制|以内|之内|以下|左右|放宽|不超过|别超过|限制|缩短|压缩|字数|\bwords\b", text):
+    limit = _ZH_WORD_LIMIT.search(text) or _EN_WORD_LIMIT.search(text)
+    if limit and _LIMITING.search(text):
         found["word_limit"] = limit.group("n")
     language = code_language(text)
     if language:
@@ -260,11 +276,7 @@ def dimensions(text: str) -> dict[str, str]:
         found["code_language"] = f"not {language}" if refused else language
     else:
         m = _REPLY_LANGUAGE.search(text) or _REPLY_WORDS.search(text)
-        if m and re.search(
-            r"回复|回答|回我|答我|交流|沟通|说|讲|聊|\brepl(?:y|ies)|\brespond|\banswer|\btalk|\bwrite",
-            text,
-            re.IGNORECASE,
-        ):
+        if m and _SPEAKING.search(text):
             language = _REPLY_LANGUAGES.get(m.group(0).lower(), m.group(0))
             found["reply_language"] = f"not {language}" if _REFUSAL.search(text[: m.start()]) else language
     return found

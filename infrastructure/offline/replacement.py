@@ -19,6 +19,7 @@ addendum 11).
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 
@@ -149,6 +150,7 @@ def _owner(fact: str) -> str | None:
     return None
 
 
+@functools.lru_cache(maxsize=256)  # asked of one whole message once per fact it may replace with
 def _someone_else(message: str, owner: str, english: bool) -> bool:
     """Whether the message tells of someone other than the fact's owner: their change is not the owner's."""
     if english and not owner:
@@ -202,10 +204,11 @@ _EN_KINDS = {
 }
 
 
-def _kinds(fact: str) -> set[str]:
+@functools.lru_cache(maxsize=256)  # asked of the whole message once per clause that tells a change
+def _kinds(fact: str) -> frozenset[str]:
     if not is_english(fact):
-        return {k for k, words in _ZH_KINDS.items() if re.search(words, fact.removeprefix("用户"))}
-    return {k for k, words in _EN_KINDS.items() if re.search(words, fact, re.IGNORECASE)}
+        return frozenset(k for k, words in _ZH_KINDS.items() if re.search(words, fact.removeprefix("用户")))
+    return frozenset(k for k, words in _EN_KINDS.items() if re.search(words, fact, re.IGNORECASE))
 
 
 def _slot_names(fact: str) -> set[str]:
@@ -254,30 +257,42 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
     return told
 
 
+@functools.lru_cache(maxsize=256)
+def _marks(message: str) -> tuple[bool, bool, bool, bool, bool]:
+    """What ``replaced_fact`` asks of the whole message, worked out once per message, not once per
+    fact or clause that tells a change (issue 25: a message of 2,000 such clauses read itself 2,000
+    times): (a correction or retraction, English, a condition, plan or "someday", no change told
+    (nor a correction), no verb of change)."""
+    correcting = is_correction(message) or is_retraction(message)
+    english = is_english(message)
+    unsure = is_conditional(message) or is_plan(message) or bool(_SOMEDAY.search(message))
+    change = _EN_CHANGE if english else _ZH_CHANGE
+    adding = _EN_ADDING if english else _ZH_ADDING
+    unchanged = not correcting and (not change.search(message) or bool(adding.search(message)))
+    apart = not (_EN_CHANGED if english else _ZH_CHANGED).search(message)
+    return correcting, english, unsure, unchanged, apart
+
+
 def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool = False) -> str | None:
     """The known fact ``new_fact`` (read from ``message``) replaces, when the message marks a change
     and one of the latest facts about the same person shares its frame; else None.
 
     ``told``: ``new_fact`` is a clause restated by ``told_changes``, whose kind may be said in
     another clause of the message ("手机掉厕所了，一咬牙上了台一加13")."""
-    correcting = is_correction(message) or is_retraction(message)
-    english = is_english(message)
-    change = _EN_CHANGE if english else _ZH_CHANGE
-    adding = _EN_ADDING if english else _ZH_ADDING
+    correcting, english, unsure, unchanged, apart = _marks(message)
     moment = _EN_MOMENT if english else _ZH_MOMENT
-    if is_conditional(message) or is_plan(new_fact) or is_plan(message) or _SOMEDAY.search(message):
+    if unsure or is_plan(new_fact):
         return None
     if moment.search(new_fact):
         return None
     history = _EN_HISTORY if english else _ZH_HISTORY
-    if not correcting and (not change.search(message) or adding.search(message)):
+    if unchanged:
         return None
     owner = _owner(new_fact)
     if owner is None or _someone_else(message, owner, english):
         return None
     frame, slots, kinds = _frame(new_fact), _slot_names(new_fact), _kinds(new_fact)
     liking = any(is_liking_slot(s) for s in slots)
-    apart = not (_EN_CHANGED if english else _ZH_CHANGED).search(message)
     if told:
         kinds |= _kinds(message)
     best: tuple[float, int, str] | None = None

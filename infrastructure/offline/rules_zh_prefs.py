@@ -76,6 +76,18 @@ _CODE_EXAMPLES = re.compile(
 )
 
 
+# Compiled once (issue 25): each clause of a message that may ask something of replies is read
+# through these; a string pattern is a look-up in ``re``'s cache of 512, which the rules' many
+# more patterns keep evicting.
+_EMOJI_WITHOUT_RE = re.compile(_EMOJI_WITHOUT, re.IGNORECASE)
+_EMOJI_WITH_RE = re.compile(_EMOJI_WITH, re.IGNORECASE)
+_PLAIN_WORDS_RE = re.compile(_PLAIN_WORDS)
+_TECHNICAL_WORDS_RE = re.compile(_TECHNICAL_WORDS)
+_FEWER_TERMS = re.compile(r"(?:少|不|别|避免|不要)(?:用|说)?(?:专业)?术语")
+_UNIT_ASKED = re.compile(r"(?:用|换成|改用|切换到|切到|换到)(?P<u>公制|英制|摄氏度?|华氏度?|公里|英里|公斤|千克|磅)")
+_SWITCHED_TO_TOOL = re.compile(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$")
+
+
 def _reply_content_preference(rest: str, said: str) -> _Item | None:
     """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
     m = _CODE_LANGUAGE.search(rest)
@@ -83,21 +95,21 @@ def _reply_content_preference(rest: str, said: str) -> _Item | None:
         language = m.group("l")
         language = {"golang": "Go"}.get(language.lower(), language)
         return _pref(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
-    if re.search(_EMOJI_WITHOUT, rest, re.IGNORECASE):
+    if _EMOJI_WITHOUT_RE.search(rest):
         return _pref("偏好纯文字的回复", "format", said, behaviour=True)
-    if re.search(_EMOJI_WITH, rest, re.IGNORECASE):
+    if _EMOJI_WITH_RE.search(rest):
         return _pref("偏好回复里带emoji表情", "format", said, behaviour=True)
-    if re.search(_PLAIN_WORDS, rest):
+    if _PLAIN_WORDS_RE.search(rest):
         return _pref("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
-    if re.search(_TECHNICAL_WORDS, rest) and not re.search(r"(?:少|不|别|避免|不要)(?:用|说)?(?:专业)?术语", rest):
+    if _TECHNICAL_WORDS_RE.search(rest) and not _FEWER_TERMS.search(rest):
         return _pref("偏好使用专业术语的讲解", "language", said, behaviour=True)
-    m = re.search(r"(?:用|换成|改用|切换到|切到|换到)(?P<u>公制|英制|摄氏度?|华氏度?|公里|英里|公斤|千克|磅)", rest)
+    m = _UNIT_ASKED.search(rest)
     if m:
         unit = m.group("u")
         side = "英制" if unit in ("英制", "华氏", "华氏度", "英里", "磅") else "公制"
         named = "" if unit == side else f"（{unit}）"
         return _pref(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
-    m = re.match(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$", rest)
+    m = _SWITCHED_TO_TOOL.match(rest)
     if m and not _DEVICE_BRANDS.match(m.group("tool")):
         return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
     return None
@@ -138,11 +150,28 @@ _TOOL = re.compile(
 )
 
 
+_TIME_NOT_TO_CONTACT = re.compile(
+    _TIME + r".{0,4}?(?P<neg>别|不要|不用|勿|不想|不希望)(?:再)?(?:被)?(?:给我)?" + _CONTACT
+)
+_TIME_TO_CONTACT = re.compile(r"(?:请|最好|可以|尽量)?(?:在)?" + _TIME + r"(?:再)?(?:给我)?" + _CONTACT)
+#: "叫我“老板”吧哈哈": a laugh after the name asked for
+_TRAILING_LAUGH = re.compile(r"(?:哈|嘿|嘻|hh|😂|🤣|😄|😆)+$")
+_CALL_ME = re.compile(
+    r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$"
+)
+_NOT_TO_CALL = re.compile(r"不要|别|不用|不许|谁")
+_WHAT_TO_CALL = re.compile(r"(?:什么|啥)")
+_WORD_LIMIT_ASKED = re.compile(
+    r"(?:控制在|不超过|别超过|不要超过|限制在|放宽到|缩短到|压缩到|改成|改为)(?P<n>\d{2,4})\s*(?:个)?字(?P<q>以内|左右|以下|之内)?"
+)
+_ASKING = re.compile(r"[?？吗]")
+
+
 def _time_preference(rest: str, said: str) -> _Item | None:
-    m = re.search(_TIME + r".{0,4}?(?P<neg>别|不要|不用|勿|不想|不希望)(?:再)?(?:被)?(?:给我)?" + _CONTACT, rest)
+    m = _TIME_NOT_TO_CONTACT.search(rest)
     if m:
         return _pref(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
-    m = re.search(r"(?:请|最好|可以|尽量)?(?:在)?" + _TIME + r"(?:再)?(?:给我)?" + _CONTACT, rest)
+    m = _TIME_TO_CONTACT.search(rest)
     if m and m.group("act") != "打扰":
         return _pref(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
     return None
@@ -166,21 +195,16 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
     # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
     # (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")
-    called = re.sub(r"(?:哈|嘿|嘻|hh|😂|🤣|😄|😆)+$", "", rest).replace("“", "").replace("”", "").replace('"', "")
-    m = re.search(
-        r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$", called
-    )
-    if m and not re.search(r"不要|别|不用|不许|谁", rest[: m.start()]) and not re.match(r"(?:什么|啥)", m.group("n")):
+    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
+    m = _CALL_ME.search(called)
+    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
         return _pref(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
     item = _time_preference(rest, said) or _recommendation_preference(rest, said)
     if item:
         return item
     # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
-    limit = re.search(
-        r"(?:控制在|不超过|别超过|不要超过|限制在|放宽到|缩短到|压缩到|改成|改为)(?P<n>\d{2,4})\s*(?:个)?字(?P<q>以内|左右|以下|之内)?",
-        rest,
-    )
-    if limit and not re.search(r"[?？吗]", rest):
+    limit = _WORD_LIMIT_ASKED.search(rest)
+    if limit and not _ASKING.search(rest):
         return _pref(
             f"偏好回答控制在{limit.group('n')}字{limit.group('q') or '以内'}",
             "communication_style",

@@ -163,6 +163,33 @@ _EN_LANGUAGE_FROM_NOW = re.compile(
 )
 
 
+#: each pattern table's patterns compiled once: the detector reads every clause of a message
+#: through about a hundred of them, and ``re.search`` with a string looks each up in the ``re``
+#: module's cache of 512, which the offline rules' many more patterns keep evicting (issue 25)
+_COMPILED_TABLES: dict[int, tuple[dict[str, list[str]], dict[str, tuple[re.Pattern[str], ...]]]] = {}
+
+
+def _compiled(table: dict[str, list[str]]) -> dict[str, tuple[re.Pattern[str], ...]]:
+    """``table``'s patterns, compiled, by category (compiled again if the table was replaced)."""
+    if not table:
+        return {}
+    entry = _COMPILED_TABLES.get(id(table))
+    if entry is None or entry[0] is not table:
+        entry = (table, {category: tuple(re.compile(p) for p in patterns) for category, patterns in table.items()})
+        _COMPILED_TABLES[id(table)] = entry
+    return entry[1]
+
+
+#: the listener named (a clause put to the assistant, or advice to it)
+_LISTENER = re.compile(r"你|您")
+_EN_LISTENER = re.compile(r"\byou\b")
+#: what the asker owns, named in a question
+_MINE = re.compile(r"我(?:的|最喜欢的|家的?)")
+#: a clause that opens on someone else or on a thing pointed at
+_SOMEONE_ELSE_FIRST = re.compile(r"^(?:他|她|它|他们|她们|这|那|人家|别人)")
+_EN_WORK_OPINION_RE = re.compile(_EN_WORK_OPINION)
+
+
 class SignalDetector:
     """检测消息中是否可能包含 fact 或 preference (the spec's detector, extended)."""
 
@@ -372,9 +399,9 @@ class SignalDetector:
             asked = self._hits(text, {}, self.REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            if not english and not re.search(r"你|您", text):
+            if not english and not _LISTENER.search(text):
                 # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
-                if re.search(r"我(?:的|最喜欢的|家的?)", text):
+                if _MINE.search(text):
                     return ["possession"], []
                 # or the pastime they propose sharing: "明天一起去钓鱼吗"
                 if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
@@ -382,7 +409,7 @@ class SignalDetector:
             return [], []
 
         about_self = en_mentions_self(text) if english else zh_mentions_self(text)
-        addressed = (english and re.search(r"\byou\b", text)) or (not english and re.search(r"你|您", text))
+        addressed = (english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text))
         facts: list[str] = []
         prefs: list[str] = []
         if about_self:
@@ -395,13 +422,13 @@ class SignalDetector:
         elif not addressed:
             facts = self._hits(text, {"location": ["坐标"]}, self.TOPIC_PATTERNS)
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
-            if not english and not re.match(r"^(?:他|她|它|他们|她们|这|那|人家|别人)", text):
+            if not english and not _SOMEONE_ELSE_FIRST.match(text):
                 prefs = self._hits(text, {}, self.PREF_PATTERNS)
         if english:
             # a value or an opinion of a work is the speaker's even when "I" is left out
             opinions = self._hits(text.replace("’", "'"), {}, self.OPINION_PATTERNS)
             if addressed:  # "it's important that you rest" is advice; a work stays an opinion
-                opinions = [c for c in opinions if re.search(_EN_WORK_OPINION, text.replace("’", "'"))]
+                opinions = [c for c in opinions if _EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
             prefs += [c for c in opinions if c not in prefs]
         elif not _ZH_OTHER_SUBJECT.search(text) and not addressed:
             facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
@@ -438,10 +465,11 @@ class SignalDetector:
         """Categories whose spec keywords or added patterns occur in ``text``."""
         if not text:
             return []
+        compiled = _compiled(patterns)
         hits: list[str] = []
         for category in list(signals) + [c for c in patterns if c not in signals]:
             if any(s in text for s in signals.get(category, ())) or any(
-                re.search(p, text) for p in patterns.get(category, ())
+                p.search(text) for p in compiled.get(category, ())
             ):
                 hits.append(category)
         return hits
