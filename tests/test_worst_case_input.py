@@ -95,7 +95,10 @@ def _extraction_seconds(extractor: RuleExtractor, text: str) -> float:
 
 
 @pytest.mark.slow
-@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# derandomized: the same 25 shapes on every run, so a gate run never hinges on which shapes chance
+# drew; drop derandomize locally to explore new shapes when working on the rules (one found this way
+# was quadratic: replacement re-read the message for every clause telling a change)
+@settings(max_examples=25, deadline=None, derandomize=True, suppress_health_check=[HealthCheck.too_slow])
 @given(unit=st.lists(_PIECES, min_size=1, max_size=6).map("".join), tail=st.lists(_PIECES, max_size=3).map("".join))
 def test_cost_grows_with_length_not_faster(unit: str, tail: str) -> None:
     """Any shape (a unit repeated, then a tail): four times the length costs at most about four
