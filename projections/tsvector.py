@@ -18,7 +18,7 @@ from factledger.application.lexical import MAX_POSITION, term_positions
 def lexemes_of(text: str) -> tuple[dict[str, list[int]], int]:
     """The text's terms with their positions, and how many positions in all (its length)."""
     positions = term_positions(text)
-    return positions, sum(len(p) for p in positions.values())
+    return positions, sum(map(len, positions.values()))
 
 
 _COUNT = struct.Struct("!i").pack
