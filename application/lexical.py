@@ -273,9 +273,18 @@ MAX_POSITIONS_PER_TERM = 256
 
 def term_positions(text: str) -> dict[str, list[int]]:
     """Each term's positions (1-based, ascending, as a tsvector holds them)."""
-    positions: dict[str, list[int]] = {}
-    for at, term in enumerate(terms(text)[:MAX_POSITION], 1):
-        held = positions.setdefault(term, [])
-        if len(held) < MAX_POSITIONS_PER_TERM:
+    found = terms(text)
+    if len(found) > MAX_POSITION:
+        del found[MAX_POSITION:]
+    # Most texts a rebuild projects (a chat turn) say each term once: one comprehension, no loop.
+    positions = {term: [at] for at, term in enumerate(found, 1)}
+    if len(positions) == len(found):
+        return positions
+    positions = {}
+    for at, term in enumerate(found, 1):
+        held = positions.get(term)
+        if held is None:
+            positions[term] = [at]
+        elif len(held) < MAX_POSITIONS_PER_TERM:
             held.append(at)
     return positions

@@ -16,12 +16,15 @@ rebuild ÷ decode: target ≥ 0.40. Checks that nothing was quarantined.
 
     python3 benchmarks/rebuild.py [--events 1000000] [--seed-messages 3000] [--runs 5]
     python3 benchmarks/rebuild.py --quick       # smoke run: 2,000 events, 1 run
+    python3 benchmarks/rebuild.py --profile FILE   # cProfile of the first run's rebuild into FILE
 """
 
 from __future__ import annotations
 
 import argparse
+import cProfile
 import json
+import pstats
 import random
 import subprocess
 import sys
@@ -91,14 +94,22 @@ def multiply(uri: str, schema: str, base: int, events: int) -> int:
         return conn.execute(SQL("SELECT count(*) FROM {}").format(table)).fetchone()[0]  # type: ignore[index]
 
 
-def child(uri: str, schema: str, home: str) -> None:
+def child(uri: str, schema: str, home: str, profile: str | None = None) -> None:
     """One run, in its own process: rebuild, then read + decode the same notifications."""
     service = open_ledger(Settings(home=Path(home), database_url=uri, schema=schema), warn_if_offline=False)
     try:
         rss_before = peak_rss_mb()
+        profiler = cProfile.Profile() if profile else None
         start = time.perf_counter()
+        if profiler is not None:
+            profiler.enable()
         rebuilt = service.rebuild_read_model()
         rebuild_s = time.perf_counter() - start
+        if profiler is not None and profile:
+            profiler.disable()
+            with open(profile, "w") as out:
+                pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(40)
+                pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(30)
         rss_peak = peak_rss_mb()
         quarantined = service.read_model_status().quarantined
         with psycopg.connect(uri) as conn:
@@ -143,10 +154,11 @@ def main() -> None:
     p.add_argument("--seed-messages", type=int, default=3000)
     p.add_argument("--seed-users", type=int, default=300)
     p.add_argument("--seed", type=int, default=20260101)
+    p.add_argument("--profile", metavar="FILE", help="cProfile of the first run's rebuild, written to FILE")
     p.add_argument("--child", nargs=3, metavar=("URI", "SCHEMA", "HOME"), help=argparse.SUPPRESS)
     args = p.parse_args()
     if args.child:
-        child(*args.child)
+        child(*args.child, profile=args.profile)
         return
     if args.quick:
         args.events, args.seed_messages, args.seed_users, args.runs = 2000, 100, 10, 1
@@ -164,8 +176,12 @@ def main() -> None:
         note(f"log: {base} seeded events ({seed_s:.0f} s), {total} in all ({copy_s:.0f} s to copy)")
         runs = []
         for run in range(args.runs):
+            profiling = ["--profile", args.profile] if args.profile and run == 0 else []
             done = subprocess.run(
-                [sys.executable, __file__, "--child", uri, schema, home], capture_output=True, text=True, check=False
+                [sys.executable, __file__, "--child", uri, schema, home, *profiling],
+                capture_output=True,
+                text=True,
+                check=False,
             )
             if done.returncode != 0:
                 raise SystemExit(f"rebuild run failed: {done.stderr[-3000:]}")

@@ -353,12 +353,14 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         if self.events_table is None:
             return list(entries), []
         # Only the missing ones come back (usually none); the positions go as one array literal.
+        # One range scan of the batch's positions, not a probe of the index per event.
+        positions = [int(e.position) for e in entries]
         curs.execute(
             SQL(
-                "SELECT p AS notification_id FROM unnest(%s::bigint[]) AS p "
-                "WHERE NOT EXISTS (SELECT FROM {} WHERE notification_id = p)"
+                "SELECT p AS notification_id FROM unnest(%s::bigint[]) AS p EXCEPT "
+                "SELECT notification_id FROM {} WHERE notification_id BETWEEN %s AND %s"
             ).format(self.events_table),
-            ("{" + ",".join(str(int(e.position)) for e in entries) + "}",),
+            ("{" + ",".join(map(str, positions)) + "}", min(positions), max(positions)),
         )
         missing = {row["notification_id"] for row in curs.fetchall()}
         if not missing:

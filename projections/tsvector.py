@@ -12,26 +12,38 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 
-from factledger.application.lexical import term_positions
+from factledger.application.lexical import MAX_POSITION, term_positions
 
 
 def lexemes_of(text: str) -> tuple[dict[str, list[int]], int]:
     """The text's terms with their positions, and how many positions in all (its length)."""
     positions = term_positions(text)
-    return positions, sum(len(p) for p in positions.values())
+    return positions, sum(map(len, positions.values()))
 
 
-_ONE_POSITION = struct.Struct("!HH")
+_COUNT = struct.Struct("!i").pack
+# A lexeme held at one position, as its binary tail (count 1, the position), for every position a
+# tsvector keeps: most terms of a message are there once, and a list lookup beats a pack.
+_ONE_POSITION = [struct.pack("!HH", 1, at) for at in range(MAX_POSITION + 1)]
+# A term's UTF-8 text and its ending zero byte, for the terms seen lately (words recur from one
+# message to the next; cleared when full, so it stays bounded).
+_TERM_HEADS: dict[str, bytes] = {}
+TERM_HEADS_KEPT = 100_000
 
 
 def tsvector_binary(positions: Mapping[str, Sequence[int]]) -> bytes:
-    parts = [struct.pack("!i", len(positions))]
-    one = _ONE_POSITION.pack
+    parts = [_COUNT(len(positions))]
+    heads, one = _TERM_HEADS, _ONE_POSITION
     for term, where in positions.items():
-        if len(where) == 1:  # most terms of a message: one position
-            parts.append(term.encode() + b"\x00" + one(1, where[0]))
+        head = heads.get(term)
+        if head is None:
+            if len(heads) >= TERM_HEADS_KEPT:
+                heads.clear()
+            head = heads[term] = term.encode() + b"\x00"
+        if len(where) == 1:
+            parts.append(head + one[where[0]])
         else:
-            parts.append(term.encode() + b"\x00" + struct.pack(f"!H{len(where)}H", len(where), *where))
+            parts.append(head + struct.pack(f"!H{len(where)}H", len(where), *where))
     return b"".join(parts)
 
 

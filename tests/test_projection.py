@@ -238,3 +238,30 @@ def test_projecting_decodes_only_the_events_that_change_rows() -> None:
         UserMemory.PreferenceReinforced,
     ):
         assert get_topic(with_rows) not in skipped
+
+
+def test_a_batch_is_checked_for_events_erased_meanwhile_exactly_and_within_its_range(
+    service: LedgerService, pg_uri: str
+) -> None:
+    from factledger.projections.postgres_view import PostgresMemoryView
+    from factledger.projections.view import Entry
+
+    view = service.read_model
+    if not isinstance(view, PostgresMemoryView) or view.events_table is None:
+        pytest.skip("only the PostgreSQL view checks the events table")
+    for i in range(6):
+        service.ingest("eraser", f"message number {i}")
+    recorded = service.ledger.recorder.select_notifications(start=1, limit=1000)
+    assert len(recorded) >= 12
+    erased = [recorded[2].id, recorded[-1].id]
+    with psycopg.connect(pg_uri, autocommit=True) as conn:
+        conn.execute(
+            psycopg.sql.SQL("DELETE FROM {} WHERE notification_id = ANY(%s)").format(view.events_table), (erased,)
+        )
+    # Every event, then every other one (the range holds events that are not in the batch).
+    for batch in (recorded, recorded[::2], recorded[2:3]):
+        entries = [Entry(n.id, n.originator_id, n.topic, []) for n in batch]
+        with view.datastore.transaction(commit=False) as curs:
+            kept, gone = view._still_recorded(curs, entries)
+        assert [e.position for e in gone] == [n.id for n in batch if n.id in erased]
+        assert [e.position for e in kept] == [n.id for n in batch if n.id not in erased]
