@@ -260,6 +260,13 @@ def test_an_extraction_without_retracted_loads_and_one_with_it_round_trips() -> 
     assert Extraction.from_dict(said.as_dict()).retracted == ("用户下周去大理",)
 
 
+def a_trip_planned_then_called_off(fake: FakeOpenAI) -> None:
+    """The model's answers for a home, a trip planned, and the trip called off (retracted)."""
+    fake.answers["我下周去大理玩"] = ([fact("用户下周去大理旅游", "other")], [])
+    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
+    fake.retracted["大理不去了"] = ["用户下周去大理旅游"]
+
+
 def ended(service: LedgerService) -> list[dict[str, Any]]:
     return [e.to_dict() for e in service.history("u") if e.to_dict()["event"] == "FactInvalidated"]
 
@@ -267,9 +274,7 @@ def ended(service: LedgerService) -> list[dict[str, Any]]:
 def test_a_cancelled_plan_leaves_no_active_fact_about_it(
     opener: Callable[..., LedgerService], fake: FakeOpenAI
 ) -> None:
-    fake.answers["我下周去大理玩"] = ([fact("用户下周去大理旅游", "other")], [])
-    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
-    fake.retracted["大理不去了"] = ["用户下周去大理旅游"]
+    a_trip_planned_then_called_off(fake)
     service = opener()
     service.ingest("u", "我住在青岛")
     service.ingest("u", "我下周去大理玩")
@@ -313,9 +318,7 @@ def test_a_retracted_text_naming_no_known_fact_ends_nothing(
 def test_said_before_later_statements_a_retraction_ends_the_fact_at_its_own_time(
     opener: Callable[..., LedgerService], fake: FakeOpenAI
 ) -> None:
-    fake.answers["我下周去大理玩"] = ([fact("用户下周去大理旅游", "other")], [])
-    fake.answers["我住在青岛"] = ([fact("用户住在青岛", "location")], [])
-    fake.retracted["大理不去了"] = ["用户下周去大理旅游"]
+    a_trip_planned_then_called_off(fake)
     service = opener()
     service.ingest("u", "我下周去大理玩", timestamp=datetime(2026, 3, 1, tzinfo=UTC))
     service.ingest("u", "我住在青岛", timestamp=datetime(2026, 3, 5, tzinfo=UTC))
