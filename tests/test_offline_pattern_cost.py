@@ -97,3 +97,27 @@ def test_clauses_that_tell_a_change_read_their_message_once(monkeypatch: pytest.
     RuleExtractor().extract(message, known_facts=["我住在北京", "我在腾讯工作", "I live in London"])
     assert len(reads) >= 1
     assert sum(len(r) >= len(message) - 1 for r in reads) == 1
+
+
+@pytest.mark.parametrize("unit", ["1-年级!", "她上四年级了，"], ids=["figure-grade", "she-grade"])
+def test_a_change_told_a_thousand_times_is_judged_as_often_as_once(unit: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # every change the message told was judged against every item before it: a clause telling one
+    # change, repeated, cost the square of its count (a property test drew "1-年级!" repeated)
+    from factledger.infrastructure.offline.extractor import RuleExtractor
+    from factledger.infrastructure.offline.judge import RuleJudge
+
+    judged: list[int] = []
+    real = RuleJudge.judge
+
+    def counted(self: RuleJudge, old: str, new: str) -> Any:
+        judged.append(1)
+        return real(self, old, new)
+
+    monkeypatch.setattr(RuleJudge, "judge", counted)
+    extractor = RuleExtractor()
+    known = ["我住在北京", "我今年30岁", "我女儿上三年级", "我喜欢喝咖啡", "我在腾讯工作", "I live in London"]
+    extractor.extract(unit * 40, known_facts=known)
+    forty = len(judged)
+    judged.clear()
+    extractor.extract(unit * 400, known_facts=known)
+    assert len(judged) <= 12 * max(forty, 1), (forty, len(judged))

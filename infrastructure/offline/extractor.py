@@ -82,6 +82,9 @@ log = logging.getLogger(__name__)
 
 EXTRACTOR_ID = "offline-rules/15"
 
+#: the changes one message may tell that the rules read (a real message tells a few)
+MAX_CHANGES = 64
+
 
 class _Reading:
     """What one clause gave: an item, nothing, or a piece that joins a neighbour."""
@@ -769,7 +772,9 @@ class RuleExtractor:
             if ended and not any(said == i.text for i in items):
                 items.append(_Item("fact", said, _category(said)))
         if not changes.is_conditional(message.text):
-            for text, old in changes.events(message.text, message.known):
+            # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
+            # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
+            for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
                 if not any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
                     # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
                     new = set(text) - set(old) - set(" ，,")
