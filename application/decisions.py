@@ -395,7 +395,6 @@ class Decider:
         assert source.message_id is not None
         if memory.said_before(source.at):
             return self._said_order.save_preference(memory, pref, pref_id, source)
-        message_id, at, session_id = source.message_id, source.at, source.session_id
         # Only the same category can be reinforced or replaced: filter before ranking.
         existing = [(p.id, p.text) for p in memory.all_preferences() if p.category == pref.category]
         ranked = self._index.ranked((memory.id, "preference", pref.category), pref.text, existing)
@@ -411,25 +410,50 @@ class Decider:
                 replaced.append((match, verdict, similarity))
                 continue
             if self.reinforces(verdict, similarity) and not replaced:
-                memory.reinforce_preference(
-                    preference_id=existing_id,
-                    observed_strength=pref.strength,
-                    message_id=message_id,
-                    at=at,
-                    similarity=similarity,
-                    evidence=pref.evidence,
-                    session_id=session_id,
-                    said_text=pref.text,
-                )
-                return Outcome(
-                    "preference",
-                    existing_id,
-                    match.text,
-                    match.category,
-                    "reinforced",
-                    similarity=similarity,
-                    strength=memory.preference(existing_id).strength,
-                )
+                return self._reinforced(memory, pref, match, similarity, source)
+        return self._observed(memory, pref, pref_id, replaced, source)
+
+    def _reinforced(
+        self,
+        memory: UserMemory,
+        pref: ExtractedPreference,
+        match: Preference,
+        similarity: float,
+        source: DecisionSource,
+    ) -> Outcome:
+        """The spec's reinforcement: ``match`` said again, its strength raised by the formula."""
+        assert source.message_id is not None
+        memory.reinforce_preference(
+            preference_id=match.id,
+            observed_strength=pref.strength,
+            message_id=source.message_id,
+            at=source.at,
+            similarity=similarity,
+            evidence=pref.evidence,
+            session_id=source.session_id,
+            said_text=pref.text,
+        )
+        return Outcome(
+            "preference",
+            match.id,
+            match.text,
+            match.category,
+            "reinforced",
+            similarity=similarity,
+            strength=memory.preference(match.id).strength,
+        )
+
+    def _observed(
+        self,
+        memory: UserMemory,
+        pref: ExtractedPreference,
+        pref_id: str,
+        replaced: list[tuple[Preference, RelationVerdict, float]],
+        source: DecisionSource,
+    ) -> Outcome:
+        """A new preference, superseding every one in ``replaced``."""
+        assert source.message_id is not None
+        message_id, at, session_id = source.message_id, source.at, source.session_id
         memory.observe_preference(
             preference_id=pref_id,
             text=pref.text,
