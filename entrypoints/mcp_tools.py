@@ -25,16 +25,8 @@ from pydantic import Field
 
 from factledger import __version__
 from factledger.application.access import AccessDenied, ApiKey, NotAuthenticated, Scope
-from factledger.application.errors import (
-    FactledgerError,
-    InvalidInput,
-    LLMUnavailable,
-    MessageIdReused,
-    NotFound,
-    StoreBusy,
-    UnknownItem,
-    WriteConflict,
-)
+from factledger.application.error_kinds import ErrorKind, kind_of
+from factledger.application.errors import FactledgerError, NotFound
 from factledger.application.service import LedgerService
 from factledger.infrastructure.tenants import Tenants
 
@@ -117,18 +109,20 @@ DESCRIPTIONS = {
     ),
 }
 
-# Error kinds as the agent reads them (the most specific first).
-_KINDS: tuple[tuple[type[FactledgerError], str], ...] = (
-    (NotAuthenticated, "not authenticated"),
-    (AccessDenied, "access denied"),
-    (NotFound, "not found"),
-    (UnknownItem, "not found"),
-    (MessageIdReused, "conflict"),
-    (InvalidInput, "invalid input"),
-    (WriteConflict, "busy, nothing was recorded; try again"),
-    (StoreBusy, "busy, nothing was recorded; try again"),
-    (LLMUnavailable, "the LLM endpoint is unavailable; try again later"),
-)
+# Each kind of error as the agent reads it (application/error_kinds.py decides the kind).
+MCP_LABELS: dict[ErrorKind, str] = {
+    ErrorKind.NOT_AUTHENTICATED: "not authenticated",
+    ErrorKind.SCOPE_TOO_LOW: "access denied",
+    ErrorKind.NOT_FOUND: "not found",
+    ErrorKind.MESSAGE_ID_REUSED: "conflict",
+    ErrorKind.CONFLICT: "conflict",
+    ErrorKind.BUSY: "busy, nothing was recorded; try again",
+    ErrorKind.READ_MODEL_MISMATCH: "the read model holds another embedder's vectors; rebuild it",
+    ErrorKind.LLM_UNAVAILABLE: "the LLM endpoint is unavailable; try again later",
+    ErrorKind.LLM_REFUSED: "the LLM endpoint refused the request (key, model or URL)",
+    ErrorKind.INVALID_INPUT: "invalid input",
+    ErrorKind.ERROR: "error",
+}
 
 UserId = Annotated[str, Field(description="the user's id in your system / 用户在你系统中的 id")]
 Query = Annotated[str, Field(description="what to look for / 要查找的内容")]
@@ -137,7 +131,7 @@ ItemId = Annotated[str, Field(description="a fact or preference id, or a unique 
 
 
 def tool_error(exc: FactledgerError) -> ToolError:
-    kind = next((label for cls, label in _KINDS if isinstance(exc, cls)), "error")
+    kind = MCP_LABELS[kind_of(exc)]
     return ToolError(f"{kind}: {exc}")
 
 

@@ -12,19 +12,8 @@ import sys
 from collections.abc import Sequence
 
 from factledger import __version__
-from factledger.application.errors import (
-    ConfigError,
-    DomainError,
-    FactledgerError,
-    InvalidInput,
-    LLMError,
-    LLMUnavailable,
-    MessageIdReused,
-    NotFound,
-    StoreBusy,
-    UnknownItem,
-    WriteConflict,
-)
+from factledger.application.error_kinds import ErrorKind, kind_of
+from factledger.application.errors import FactledgerError
 from factledger.entrypoints.cli import (
     audit,
     ingest,
@@ -46,26 +35,28 @@ __all__ = ["EXIT_STATUSES", "build_parser", "exit_status", "main"]
 #: The command groups, in the order ``factledger --help`` lists them.
 COMMAND_GROUPS = (ingest, read, audit, privacy, ledgers, partitions, projection, llm, scoring, updates, server, mcp)
 
-# Exit statuses (README "Reliability"): which kind of failure, for scripts.
-EXIT_STATUSES: tuple[tuple[type[FactledgerError], int], ...] = (
-    (NotFound, 3),  # no such user, item or ledger
-    (UnknownItem, 3),
-    (WriteConflict, 4),  # the database was too busy: nothing recorded, run it again
-    (StoreBusy, 4),
-    (LLMUnavailable, 5),  # the LLM endpoint is down: nothing recorded for this command
-    (InvalidInput, 2),  # bad input or configuration, a key the endpoint refused
-    (MessageIdReused, 2),  # a message id recorded before, sent with another text
-    (ConfigError, 2),
-    (LLMError, 2),
-    (DomainError, 2),
-)
+# Exit statuses (README "Reliability"): which kind of failure, for scripts (application/error_kinds.py
+# decides the kind). 2: what was given (input, a setting, a key) must change before a retry can work.
+EXIT_STATUSES: dict[ErrorKind, int] = {
+    ErrorKind.NOT_FOUND: 3,  # no such user, item or ledger
+    ErrorKind.BUSY: 4,  # the database was too busy: nothing recorded, run it again
+    ErrorKind.LLM_UNAVAILABLE: 5,  # the LLM endpoint is down: nothing recorded for this command
+    ErrorKind.INVALID_INPUT: 2,
+    ErrorKind.MESSAGE_ID_REUSED: 2,  # a message id recorded before, sent with another text
+    ErrorKind.CONFLICT: 2,  # the memory refused the command (an item invalidated already …)
+    ErrorKind.LLM_REFUSED: 2,  # the endpoint refused the key, the model or the URL
+    ErrorKind.READ_MODEL_MISMATCH: 2,  # rebuild the read model first
+    ErrorKind.NOT_AUTHENTICATED: 2,
+    ErrorKind.SCOPE_TOO_LOW: 2,
+    ErrorKind.ERROR: 1,
+}
 
 GLOBAL_DEFAULTS = {"json": False, "quiet": False, "verbose": 0, "ledger": None, "prompts": None}
 
 
 def exit_status(exc: FactledgerError) -> int:
     """The exit status for an error (1 for a kind the table does not name)."""
-    return next((status for kind, status in EXIT_STATUSES if isinstance(exc, kind)), 1)
+    return EXIT_STATUSES[kind_of(exc)]
 
 
 def _common_options() -> argparse.ArgumentParser:

@@ -1,6 +1,6 @@
 """Every error as ``application/problem+json`` (RFC 9457), naming the field at fault when there is one.
 
-The service's errors map to statuses by kind (``ERROR_STATUSES``); FastAPI's
+The service's errors map to statuses by kind (``HTTP_STATUSES``, by ``application.error_kinds``); FastAPI's
 own validation errors become 422 problems listing each field; anything
 unexpected is a 500 problem that says nothing about the internals (the
 traceback goes to the log).
@@ -18,23 +18,8 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from factledger.application.access import AccessDenied, NotAuthenticated
-from factledger.application.errors import (
-    ConfigError,
-    DomainError,
-    EmbedderMismatch,
-    FactledgerError,
-    InvalidInput,
-    LLMError,
-    LLMUnavailable,
-    MessageAlreadyRecorded,
-    MessageIdReused,
-    NotFound,
-    RebuildRunning,
-    StoreBusy,
-    UnknownItem,
-    WriteConflict,
-)
+from factledger.application.error_kinds import ErrorKind, kind_of
+from factledger.application.errors import FactledgerError
 
 logger = logging.getLogger(__name__)
 
@@ -62,24 +47,20 @@ class Problem(Exception):
         self.headers = headers or {}
 
 
-# Most specific first: the first kind an error is an instance of decides.
-ERROR_STATUSES: tuple[tuple[type[Exception], int, str], ...] = (
-    (NotAuthenticated, 401, "not-authenticated"),
-    (AccessDenied, 403, "scope-too-low"),
-    (UnknownItem, 404, "not-found"),
-    (NotFound, 404, "not-found"),
-    (MessageIdReused, 409, "message-id-reused"),
-    (MessageAlreadyRecorded, 409, "conflict"),
-    (DomainError, 409, "conflict"),
-    (WriteConflict, 503, "busy"),
-    (StoreBusy, 503, "busy"),
-    (RebuildRunning, 503, "busy"),
-    (EmbedderMismatch, 503, "read-model-mismatch"),
-    (LLMUnavailable, 503, "llm-unavailable"),
-    (LLMError, 502, "llm-refused"),
-    (InvalidInput, 422, "invalid-input"),
-    (ConfigError, 422, "invalid-input"),
-)
+# The status of each kind of service error (application/error_kinds.py decides the kind).
+HTTP_STATUSES: dict[ErrorKind, int] = {
+    ErrorKind.NOT_AUTHENTICATED: 401,
+    ErrorKind.SCOPE_TOO_LOW: 403,
+    ErrorKind.NOT_FOUND: 404,
+    ErrorKind.MESSAGE_ID_REUSED: 409,
+    ErrorKind.CONFLICT: 409,
+    ErrorKind.BUSY: 503,
+    ErrorKind.READ_MODEL_MISMATCH: 503,
+    ErrorKind.LLM_UNAVAILABLE: 503,
+    ErrorKind.LLM_REFUSED: 502,
+    ErrorKind.INVALID_INPUT: 422,
+    ErrorKind.ERROR: 400,
+}
 TITLES = {
     400: "Bad request",
     401: "Not authenticated",
@@ -184,10 +165,9 @@ def error_body(exc: FactledgerError) -> dict[str, Any]:
 
 
 def status_of(exc: Exception) -> tuple[int, str]:
-    for kind, status, slug in ERROR_STATUSES:
-        if isinstance(exc, kind):
-            return status, slug
-    return 400, "error"
+    """The status and problem type of a service error."""
+    kind = kind_of(exc)
+    return HTTP_STATUSES[kind], kind.value
 
 
 def _location(loc: Sequence[Any]) -> str:
