@@ -46,7 +46,7 @@ __all__ = ["EXIT_STATUSES", "build_parser", "exit_status", "main"]
 #: The command groups, in the order ``factledger --help`` lists them.
 COMMAND_GROUPS = (ingest, read, audit, privacy, ledgers, partitions, projection, llm, scoring, updates, server, mcp)
 
-# Exit statuses (README "Reliability"): which kind of failure, for scripts.
+# Exit statuses (docs/cli.md, docs/reliability.md): which kind of failure, for scripts.
 EXIT_STATUSES: tuple[tuple[type[FactledgerError], int], ...] = (
     (NotFound, 3),  # no such user, item or ledger
     (UnknownItem, 3),
