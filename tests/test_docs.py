@@ -98,3 +98,9 @@ def test_every_relative_link_leads_to_a_file(page: str) -> None:
     path = ROOT / page
     broken = [t for t in LINK.findall(path.read_text(encoding="utf-8")) if not (path.parent / t).exists()]
     assert not broken, f"{page} links to files that do not exist: {broken}"
+
+
+def test_the_readme_shows_the_command_ci_runs() -> None:
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    [command] = [line for line in ci.splitlines() if line.startswith("python3 -m pip install")]
+    assert command in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
