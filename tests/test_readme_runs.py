@@ -10,6 +10,7 @@ installs, runs the whole suite, or serves until stopped) is preceded by
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -67,6 +68,14 @@ def test_only_a_few_blocks_are_not_run_and_each_says_why() -> None:
     assert len(runnable) - len(skipped) >= 3, "the README's tour, embedding and serving blocks run"
     assert len(skipped) <= MOST_NOT_RUN, f"too many blocks not run: {skipped}"
     assert all(why.strip() for why in skipped)
+
+
+def test_every_json_block_of_the_readme_parses() -> None:
+    """A configuration file the README shows is pasted whole into a client: it must be JSON."""
+    bodies = [body for lang, body, _ in readme_blocks(README.read_text(encoding="utf-8")) if lang == "json"]
+    assert bodies
+    for body in bodies:
+        json.loads(body)
 
 
 def environment(cli_env: dict[str, str]) -> dict[str, str]:
