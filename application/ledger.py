@@ -45,7 +45,7 @@ def is_correction(event: Any) -> bool:
 class MemoryLedger(Application[UUID]):
     """Stores and loads ``UserMemory`` aggregates.
 
-    Snapshots every ``FACTLEDGER_SNAPSHOT_INTERVAL`` events (default 50) keep
+    Snapshots every ``FACTLEDGER_SNAPSHOT_INTERVAL`` events (default 200) keep
     the load time of a long-lived user flat, and the aggregate cache keeps a
     hot user in memory between messages (ADR 0002).
     """

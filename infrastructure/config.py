@@ -328,7 +328,7 @@ class Setting:
     """One setting: its config-file key, environment variable, parser and meaning.
 
     Parsers name the variable in their errors. The default is the ``Settings``
-    field's; ``shown_default`` overrides how the README shows it.
+    field's; ``shown_default`` overrides how docs/configuration.md shows it.
     """
 
     key: str
@@ -530,7 +530,7 @@ SETTINGS: tuple[Setting, ...] = (
 
 
 def settings_table() -> str:
-    """The README's table of settings, made from ``SETTINGS`` (a test keeps the README in step)."""
+    """The table of settings in docs/configuration.md, made from ``SETTINGS`` (a test keeps the page in step)."""
     rows = [
         "| variable | config-file key | default | meaning |",
         "|---|---|---|---|",

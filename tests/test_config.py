@@ -59,15 +59,15 @@ def test_bad_config_files_are_reported(tmp_path: Path) -> None:
         Settings.load({"FACTLEDGER_HOME": str(tmp_path)})
 
 
-def test_the_readme_settings_table_is_the_one_the_code_reads() -> None:
+def test_the_settings_table_is_the_one_the_code_reads() -> None:
     from factledger.infrastructure.config import settings_table
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+    page = (Path(__file__).resolve().parents[1] / "docs" / "configuration.md").read_text(encoding="utf-8")
     start, end = "<!-- settings:start -->\n", "\n<!-- settings:end -->"
-    assert start in readme and end in readme, "README lacks the generated settings table"
-    shown = readme[readme.index(start) + len(start) : readme.index(end)]
+    assert start in page and end in page, "docs/configuration.md lacks the generated settings table"
+    shown = page[page.index(start) + len(start) : page.index(end)]
     assert shown == settings_table(), (
-        "README's settings table is stale: paste the output of "
+        "docs/configuration.md's settings table is stale: paste the output of "
         "python3 -c 'from factledger.infrastructure.config import settings_table; print(settings_table())'"
     )
 

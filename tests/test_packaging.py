@@ -72,7 +72,7 @@ def test_a_backend_with_its_own_domain_package_can_embed_us(tmp_path: Path) -> N
 
 # ---- the container image and compose.yaml --------------------------------------------------------
 
-# Variables the image and compose may set besides ``SETTINGS``: the README documents them too.
+# Variables the image and compose may set besides ``SETTINGS``: docs/configuration.md documents them too.
 DOCUMENTED = {s.env for s in SETTINGS} | {"FACTLEDGER_HOME", "FACTLEDGER_CONFIG", "DATABASE_URL"}
 
 
@@ -225,7 +225,7 @@ def test_every_variable_the_image_and_compose_set_is_a_documented_setting() -> N
     env = image_env()
     assert env, "the image sets its settings with ENV"
     undocumented = [name for name in env if not documented(name)]
-    assert not undocumented, f"not settings (README table): {undocumented}"
+    assert not undocumented, f"not settings (docs/configuration.md table): {undocumented}"
     # They parse, and the server listens on every interface, on the port the image exposes.
     settings = Settings.load(environ=env)
     assert settings.host == "0.0.0.0"

@@ -1,6 +1,6 @@
 """Bad input is refused at the boundary, with an error naming the field and the limit, and nothing is written.
 
-``CASES`` is the README's table of input checks ("Reliability"), one row each;
+``CASES`` is the table of input checks in docs/reliability.md, one row each;
 ``test_the_readme_lists_every_case`` keeps the two in step.
 """
 
@@ -20,7 +20,7 @@ from factledger.application.service import InvalidInput, LedgerService
 from factledger.domain.values import has_unstorable
 from factledger.infrastructure.llm.parsing import UnusableOutput, parse_combined, parse_facts, parse_preferences
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+RELIABILITY = Path(__file__).resolve().parents[1] / "docs" / "reliability.md"
 LONG = "我" * 16_001
 
 
@@ -30,7 +30,7 @@ def ingest(**changes: Any) -> dict[str, Any]:
     return call
 
 
-# (case id as in the README, call, the words the error must contain)
+# (case id as in docs/reliability.md, call, the words the error must contain)
 CASES: list[tuple[str, dict[str, Any], str]] = [
     ("user_id-type", ingest(user_id=42), "user_id must be a string, got int"),
     ("user_id-list", ingest(user_id=["f1"]), "user_id must be a string, got list"),
@@ -116,10 +116,10 @@ def test_bad_recall_is_refused(service: LedgerService, case: str, call: dict[str
     assert words in str(refused.value)
 
 
-def test_the_readme_lists_every_case() -> None:
-    table = README.read_text(encoding="utf-8")
+def test_the_reliability_page_lists_every_case() -> None:
+    table = RELIABILITY.read_text(encoding="utf-8")
     missing = [case for case, _, _ in CASES + RECALL_CASES if f"`{case}`" not in table]
-    assert not missing, f"README's input table lacks {missing}"
+    assert not missing, f"docs/reliability.md's input table lacks {missing}"
 
 
 def test_control_characters_are_removed_from_text_not_refused(service: LedgerService) -> None:

@@ -35,7 +35,7 @@ __all__ = ["EXIT_STATUSES", "build_parser", "exit_status", "main"]
 #: The command groups, in the order ``factledger --help`` lists them.
 COMMAND_GROUPS = (ingest, read, audit, privacy, ledgers, partitions, projection, llm, scoring, updates, server, mcp)
 
-# Exit statuses (README "Reliability"): which kind of failure, for scripts (application/error_kinds.py
+# Exit statuses (docs/cli.md, docs/reliability.md): which kind of failure, for scripts (application/error_kinds.py
 # decides the kind). 2: what was given (input, a setting, a key) must change before a retry can work.
 EXIT_STATUSES: dict[ErrorKind, int] = {
     ErrorKind.NOT_FOUND: 3,  # no such user, item or ledger

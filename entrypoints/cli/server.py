@@ -112,7 +112,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
         "(`factledger keys create --tenant T`) and acts on that tenant's users only. "
         "OpenAPI at /docs, health at /healthz and /readyz, Prometheus metrics at /metrics. "
         "Settings: FACTLEDGER_HOST, FACTLEDGER_PORT, FACTLEDGER_RATE_LIMIT, FACTLEDGER_MAX_BODY_BYTES, "
-        "FACTLEDGER_READY_MAX_LAG (see the README's table).",
+        "FACTLEDGER_READY_MAX_LAG (see docs/configuration.md).",
     )
     p.add_argument("--host", help="address to listen on (FACTLEDGER_HOST; default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to listen on (FACTLEDGER_PORT; default 8000)")
