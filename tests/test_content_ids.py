@@ -58,6 +58,7 @@ def copy_of_package(into: Path) -> Path:
 
 
 def run_child(site: Path, env: dict[str, str] | None = None) -> dict[str, object]:
+    """The child's report, run with ``site`` (a folder or a wheel) first on its path."""
     environment = dict(env) if env else {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
     environment["PYTHONPATH"] = str(site)
     proc = subprocess.run(
@@ -134,6 +135,16 @@ def test_the_ids_are_the_same_in_another_process_another_install_and_with_crlf_l
     slots.write_bytes(crlf)
     first, second = run_child(tmp_path / "site"), run_child(tmp_path / "site")
     assert first["ids"] == second["ids"] == ids_here()
+
+
+@pytest.mark.slow
+def test_the_ids_are_the_same_from_a_wheel_imported_as_a_zip(tmp_path: Path) -> None:
+    """A third install mode: the built wheel itself on PYTHONPATH (zipimport, resources read from the zip)."""
+    root = Path(__file__).resolve().parents[1]
+    build = [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(root)]
+    subprocess.run(build, check=True, capture_output=True, timeout=300)
+    [wheel] = tmp_path.glob("factledger-*.whl")
+    assert run_child(wheel)["ids"] == ids_here()
 
 
 def test_a_changed_rule_of_the_judge_is_a_new_judge_and_extractor_but_the_same_embedder(tmp_path: Path) -> None:
