@@ -297,19 +297,20 @@ class Decider:
         for pref in list(reversed(held))[:FREE_JUDGED]:
             if len(judged) == CANDIDATES:
                 break
-            ruling = self._retiring(pref.text, text, judged)
+            ruling = self.retiring(pref.text, text, judged)
             if ruling.action is Action.SUPERSEDE and ruling.verdict is not None:
                 reason = f"被新事实替代: {text}"
                 memory.supersede_preference(
                     pref.id, fact_id, reason, source.message_id, source.at, Verdict.of(ruling.verdict, 0.0)
                 )
 
-    def _retiring(self, preference: str, text: str, judged: list[str]) -> Ruling:
+    def retiring(self, preference: str, text: str, judged: list[str] | None = None) -> Ruling:
         """The table's ruling on a fact against a known preference; ``judged`` gains it when the judge is asked."""
         free = self.free_judge
 
         def ask_judge() -> RelationVerdict:
-            judged.append(preference)
+            if judged is not None:
+                judged.append(preference)
             return self.preference_verdict(preference, text)
 
         return rule(
@@ -326,6 +327,10 @@ class Decider:
         alike their words; the offline rules' ``different`` for want of any rule that reads the
         pair is no such answer, and similarity decides as in the spec's PreferenceManager)."""
         return self.preference_ruling(verdict, similarity).action is Action.REINFORCE
+
+    def judged_fact_ruling(self, verdict: RelationVerdict) -> Ruling:
+        """The table's ruling on a known fact the extraction said nothing of, so judged."""
+        return rule(Pair.FACT, Claim.NONE, ask_judge=lambda: verdict)
 
     def preference_ruling(self, verdict: RelationVerdict, similarity: float) -> Ruling:
         """The table's ruling on a known preference the extraction did not name, so judged, this similar."""
