@@ -6,8 +6,8 @@ transitively (a late import inside a function counts), plus every data file ship
 package (rule tables, lexicons). The hash covers the names of those files relative to the
 package and their bytes with line endings normalised, read through ``importlib.resources``:
 an editable install whose package is a tree of links, a wheel and a copy of the files give
-the same id on any machine. Computed once per process, on first use (about a millisecond for
-the offline package's 11,000 lines), so importing or ``--help`` pays nothing.
+the same id on any machine. Computed once per process, on first use (10–50 ms for all three
+on a 2-core VM at load average 12: each module read and scanned once), so importing or ``--help`` pays nothing.
 """
 
 from __future__ import annotations
@@ -27,11 +27,10 @@ OFFLINE_PACKAGE = "factledger.infrastructure.offline"
 DIGEST_LENGTH = 12
 
 # ``from <package>[.sub] import a, b`` (names in parentheses may span lines) and ``import <package>.sub``;
-# relative imports are not used in the package (a test checks this reading against the AST).
-_IMPORT_TEMPLATE = (
-    r"^[ \t]*(?:from[ \t]+{pkg}(?:\.(?P<sub>[\w.]+))?[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n]*)"
-    r"|import[ \t]+{pkg}\.(?P<mod>[\w.]+))"
-)
+# unanchored, so the engine looks for the literal (2.5 times faster than anchoring each line); a match
+# in a string or comment can only add a module. Relative imports are not used in the package (a test
+# checks this reading against the AST).
+_IMPORT_TEMPLATE = r"(?:from|import)[ \t]+{pkg}(?:\.(?P<sub>[\w.]+))?(?:[ \t]+import[ \t]+(?P<names>\([^)]*\)|[^\n]*))?"
 
 
 def _import_pattern(package: str) -> re.Pattern[str]:
@@ -73,14 +72,12 @@ def _imported(source: str, pattern: re.Pattern[str], package: _Package) -> set[s
     """The package's modules that ``source`` imports (dotted names relative to the package)."""
     found: set[str] = set()
     for match in pattern.finditer(source):
-        if match.group("mod"):
-            found.add(match.group("mod"))
-            continue
-        sub = match.group("sub")
-        if sub:
+        sub, names = match.group("sub"), match.group("names")
+        if sub in package.modules:
             found.add(sub)
-        names = re.sub(r"#[^\n]*", "", match.group("names")).strip("()")
-        for name in (n.split(" as ")[0].strip() for n in names.split(",")):
+        if names is None:
+            continue
+        for name in (n.split(" as ")[0].strip() for n in re.sub(r"#[^\n]*", "", names).strip("()").split(",")):
             dotted = f"{sub}.{name}" if sub else name
             if dotted in package.modules:
                 found.add(dotted)
@@ -99,19 +96,24 @@ def _listed(package: str) -> _Package:
 
 def _closure(module: str, package: str) -> dict[str, bytes]:
     """The modules of the behaviour, each with its source bytes."""
-    listed = _listed(package)
-    pattern = _import_pattern(package)
     sources: dict[str, bytes] = {}
     waiting = [module]
     while waiting:
         name = waiting.pop()
-        if name in sources:
-            continue
-        if name not in listed.modules:
-            raise LookupError(f"{package}.{name} is not a module of {package}")
-        sources[name] = listed.modules[name][1].read_bytes()
-        waiting.extend(_imported(sources[name].decode("utf-8"), pattern, listed) - set(sources))
+        if name not in sources:
+            sources[name], imported = _read(package, name)
+            waiting.extend(imported - set(sources))
     return sources
+
+
+@functools.cache
+def _read(package: str, name: str) -> tuple[bytes, frozenset[str]]:
+    """A module's source and the package's modules it imports: read once for all three ids."""
+    listed = _listed(package)
+    if name not in listed.modules:
+        raise LookupError(f"{package}.{name} is not a module of {package}")
+    source = listed.modules[name][1].read_bytes()
+    return source, frozenset(_imported(source.decode("utf-8"), _import_pattern(package), listed))
 
 
 def _normalised(data: bytes) -> bytes:
