@@ -34,6 +34,7 @@ from factledger.application.outcomes import (
     named,
 )
 from factledger.application.ports import Embedder, JudgesPreferences, RelationJudge
+from factledger.application.precedence import Action, Claim, Pair, Ruling, rule
 from factledger.application.said_order import SaidOrder
 from factledger.domain.memory import Fact, Preference, Span, UserMemory
 from factledger.domain.values import (
@@ -161,57 +162,97 @@ class Decider:
         superseded: list[tuple[Fact, RelationVerdict, float]] = []
         contested: Outcome | None = None
         for similarity, existing in self._fact_candidates(memory, fact):
-            verdict = self.fact_verdict(existing, fact, source)
-            provenance = Verdict.of(verdict, similarity)
-            relation = verdict.relation.value
-            if verdict.relation is Relation.DUPLICATE and source.message_id is not None and not superseded:
-                memory.confirm_fact(
-                    fact_id=existing.id,
-                    message_id=source.message_id,
-                    at=source.at,
-                    verdict=provenance,
-                    session_id=source.session_id,
-                    said_text=fact.text,
-                )
-                return Outcome(
-                    "fact",
-                    existing.id,
-                    existing.text,
-                    existing.category,
-                    "confirmed",
-                    relation=relation,
-                    similarity=similarity,
-                    confidence=existing.confidence,
-                )
-            replaces = verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or (
-                verdict.relation is Relation.DUPLICATE and authority is Authority.MANUAL
+            ruling = self.fact_ruling(existing, fact, source)
+            verdict = ruling.verdict
+            assert verdict is not None  # every row for facts records one
+            if ruling.action is Action.CONFIRM and source.message_id is not None and not superseded:
+                return self._confirmed(memory, fact, existing, verdict, similarity, source)
+            # authority, after the table: an operator's restatement replaces even a duplicate
+            replaces = ruling.action is Action.SUPERSEDE or (
+                ruling.action is Action.CONFIRM and authority is Authority.MANUAL
             )
             if not replaces:
                 continue
             if Authority(existing.authority).outranks(authority):
-                assert source.message_id is not None  # a manual fact outranks nothing above it
-                memory.contest_fact(
-                    fact_id=existing.id,
-                    challenger_text=fact.text,
-                    relation=relation,
-                    message_id=source.message_id,
-                    at=source.at,
-                    verdict=provenance,
-                )
-                contested = contested or Outcome(
-                    "fact",
-                    existing.id,
-                    existing.text,
-                    existing.category,
-                    "contested",
-                    relation=relation,
-                    similarity=similarity,
-                    confidence=existing.confidence,
-                )
+                outcome = self._contested(memory, fact, existing, verdict, similarity, source)
+                contested = contested or outcome
             else:
                 superseded.append((existing, verdict, similarity))
         if contested is not None and not superseded:
             return contested
+        return self._observed_fact(memory, fact, fact_id, authority, source, superseded)
+
+    def _confirmed(
+        self,
+        memory: UserMemory,
+        fact: ExtractedFact,
+        existing: Fact,
+        verdict: RelationVerdict,
+        similarity: float,
+        source: DecisionSource,
+    ) -> Outcome:
+        """``existing`` said again by ``fact``."""
+        assert source.message_id is not None
+        memory.confirm_fact(
+            fact_id=existing.id,
+            message_id=source.message_id,
+            at=source.at,
+            verdict=Verdict.of(verdict, similarity),
+            session_id=source.session_id,
+            said_text=fact.text,
+        )
+        return Outcome(
+            "fact",
+            existing.id,
+            existing.text,
+            existing.category,
+            "confirmed",
+            relation=verdict.relation.value,
+            similarity=similarity,
+            confidence=existing.confidence,
+        )
+
+    def _contested(
+        self,
+        memory: UserMemory,
+        fact: ExtractedFact,
+        existing: Fact,
+        verdict: RelationVerdict,
+        similarity: float,
+        source: DecisionSource,
+    ) -> Outcome:
+        """``existing`` outranks ``fact``, which would replace it: recorded as contesting it."""
+        assert source.message_id is not None  # a manual fact outranks nothing above it
+        relation = verdict.relation.value
+        memory.contest_fact(
+            fact_id=existing.id,
+            challenger_text=fact.text,
+            relation=relation,
+            message_id=source.message_id,
+            at=source.at,
+            verdict=Verdict.of(verdict, similarity),
+        )
+        return Outcome(
+            "fact",
+            existing.id,
+            existing.text,
+            existing.category,
+            "contested",
+            relation=relation,
+            similarity=similarity,
+            confidence=existing.confidence,
+        )
+
+    def _observed_fact(
+        self,
+        memory: UserMemory,
+        fact: ExtractedFact,
+        fact_id: str,
+        authority: Authority,
+        source: DecisionSource,
+        superseded: list[tuple[Fact, RelationVerdict, float]],
+    ) -> Outcome:
+        """A new fact, replacing every one in ``superseded``, and the preferences it says changed."""
         self.observe(memory, fact, fact_id, authority, source)
         for existing, verdict, similarity in superseded:
             manual = authority is Authority.MANUAL
@@ -244,21 +285,40 @@ class Decider:
 
     def retire_preferences(self, memory: UserMemory, text: str, fact_id: str, source: DecisionSource) -> None:
         """A preference the new fact says changed ("用户现在天天玩原神" after 最爱玩王者荣耀) gives way
-        to it: picked by the free judge (no call), however unlike in words, then judged."""
-        if self.free_judge is None or source.message_id is None:
+        to it: picked by the free judge (no call), however unlike in words, then judged (the
+        precedence table's rows for a fact against a preference); at most ``CANDIDATES`` judged."""
+        if source.message_id is None:
             return
-        changed = (Relation.UPDATE, Relation.CONFLICT)
         # said before later statements: the preferences that held then (ADR 0025)
         held: Sequence[Said] = (
             memory.preferences_around(source.at)[0] if memory.said_before(source.at) else memory.all_preferences()
         )
-        recent = list(reversed(held))[:FREE_JUDGED]
-        for pref in [p for p in recent if self.free_judge.judge(p.text, text).relation in changed][:CANDIDATES]:
-            verdict = self.preference_verdict(pref.text, text)
-            if verdict.relation in changed:
+        judged: list[str] = []
+        for pref in list(reversed(held))[:FREE_JUDGED]:
+            if len(judged) == CANDIDATES:
+                break
+            ruling = self.retiring(pref.text, text, judged)
+            if ruling.action is Action.SUPERSEDE and ruling.verdict is not None:
+                reason = f"被新事实替代: {text}"
                 memory.supersede_preference(
-                    pref.id, fact_id, f"被新事实替代: {text}", source.message_id, source.at, Verdict.of(verdict, 0.0)
+                    pref.id, fact_id, reason, source.message_id, source.at, Verdict.of(ruling.verdict, 0.0)
                 )
+
+    def retiring(self, preference: str, text: str, judged: list[str] | None = None) -> Ruling:
+        """The table's ruling on a fact against a known preference; ``judged`` gains it when the judge is asked."""
+        free = self.free_judge
+
+        def ask_judge() -> RelationVerdict:
+            if judged is not None:
+                judged.append(preference)
+            return self.preference_verdict(preference, text)
+
+        return rule(
+            Pair.FACT_ON_PREFERENCE,
+            Claim.NONE,
+            ask_free_judge=lambda: free.judge(preference, text) if free is not None else None,
+            ask_judge=ask_judge,
+        )
 
     def reinforces(self, verdict: RelationVerdict, similarity: float) -> bool:
         """Whether a preference so judged, this similar, is the same preference said again: a
@@ -266,11 +326,21 @@ class Decider:
         ``different`` (a judge that compared two likings and says they differ is heard, however
         alike their words; the offline rules' ``different`` for want of any rule that reads the
         pair is no such answer, and similarity decides as in the spec's PreferenceManager)."""
-        if verdict.relation is Relation.DUPLICATE:
-            return True
-        if verdict.relation in (Relation.UPDATE, Relation.CONFLICT) or verdict.compared:
-            return False
-        return similarity >= self.preference_similarity
+        return self.preference_ruling(verdict, similarity).action is Action.REINFORCE
+
+    def judged_fact_ruling(self, verdict: RelationVerdict) -> Ruling:
+        """The table's ruling on a known fact the extraction said nothing of, so judged."""
+        return rule(Pair.FACT, Claim.NONE, ask_judge=lambda: verdict)
+
+    def preference_ruling(self, verdict: RelationVerdict, similarity: float) -> Ruling:
+        """The table's ruling on a known preference the extraction did not name, so judged, this similar."""
+        return rule(
+            Pair.PREFERENCE,
+            Claim.NONE,
+            ask_judge=lambda: verdict,
+            similarity=similarity,
+            threshold=self.preference_similarity,
+        )
 
     def named_preferences(
         self, pref: ExtractedPreference, held: Sequence[_P], source: DecisionSource
@@ -282,8 +352,15 @@ class Decider:
             return []
         said = json.dumps({"preference": pref.text, "replaces": list(pref.replaces)}, ensure_ascii=False)
         prompt_id = source.compared.prompt_id if source.compared is not None else source.prompt_id
-        verdict = RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=said, prompt_id=prompt_id)
-        return [(old, verdict, 1.0) for old in named(pref.replaces, held)]
+        ruling = rule(
+            Pair.PREFERENCE,
+            Claim.NAMED_SHOWN,
+            extractor_says=lambda relation: RelationVerdict(
+                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id
+            ),
+        )
+        assert ruling.verdict is not None and ruling.action is Action.SUPERSEDE
+        return [(old, ruling.verdict, 1.0) for old in named(pref.replaces, held)]
 
     def preference_verdict(self, old_preference: str, new_text: str) -> RelationVerdict:
         """The judge's verdict on a preference: its own check where it has one (``JudgesPreferences``)."""
@@ -292,32 +369,38 @@ class Decider:
         return self.judge.judge(old_preference, new_text)
 
     def fact_verdict(self, existing: Said, fact: ExtractedFact, source: DecisionSource) -> RelationVerdict:
-        """How ``fact`` relates to ``existing``: from the extraction when it was shown ``existing``, else the judge.
+        """How ``fact`` relates to ``existing``: the verdict of ``fact_ruling``."""
+        verdict = self.fact_ruling(existing, fact, source).verdict
+        assert verdict is not None  # every row for facts records one
+        return verdict
 
-        Shown (ADR 0019): named in ``conflicts_with`` → ``conflict``, in the
-        extractor's name and prompt; not named → the extraction says they do
-        not conflict, so only a duplicate is looked for, by the free judge,
-        whose verdict is recorded as its own. Not shown (older than what the
-        extractor sees, or written meanwhile): ``judge``, as for any extractor.
+    def fact_ruling(self, existing: Said, fact: ExtractedFact, source: DecisionSource) -> Ruling:
+        """The precedence table's row for ``fact`` against ``existing`` (application/precedence.py).
+
+        The extraction's claim: shown ``existing`` (ADR 0019), it names it in ``conflicts_with``
+        (``conflict``, in the extractor's name and prompt) or says they do not conflict (only a
+        duplicate is looked for, by the free judge); not shown, a replacement it names from a
+        change read in the message (``NamesReplacedFacts``) stands where the judge finds the two
+        different; otherwise the judge decides, as for any extractor.
         """
         compared = source.compared
-        if compared is None or existing.text not in compared.facts:
-            verdict = self.judge.judge(existing.text, fact.text)
-            if source.names_replaced and verdict.relation is Relation.DIFFERENT and named(fact.conflicting, [existing]):
-                # a change the extractor read in the message, which the two facts alone do not show
-                return RelationVerdict(Relation.UPDATE, source.extractor_id, raw_answer=answer(fact))
-            return verdict
-        said = answer(fact)
-        if named(fact.conflicting, [existing]):
-            return RelationVerdict(
-                Relation.CONFLICT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id
-            )
-        if self.free_judge is None:
-            return self.judge.judge(existing.text, fact.text)
-        verdict = self.free_judge.judge(existing.text, fact.text)
-        if verdict.relation is Relation.DUPLICATE:
-            return verdict
-        return RelationVerdict(Relation.DIFFERENT, source.extractor_id, raw_answer=said, prompt_id=compared.prompt_id)
+        shown = compared is not None and existing.text in compared.facts
+        names_it = bool(named(fact.conflicting, [existing]))
+        if shown:
+            claim = Claim.NAMED_SHOWN if names_it else Claim.UNNAMED_SHOWN
+        else:
+            claim = Claim.NAMED_REPLACEMENT if names_it and source.names_replaced else Claim.NONE
+        prompt_id = compared.prompt_id if shown and compared is not None else None
+        said, free = answer(fact), self.free_judge
+        return rule(
+            Pair.FACT,
+            claim,
+            ask_free_judge=lambda: free.judge(existing.text, fact.text) if free is not None else None,
+            ask_judge=lambda: self.judge.judge(existing.text, fact.text),
+            extractor_says=lambda relation: RelationVerdict(
+                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id
+            ),
+        )
 
     def matching_fact(self, memory: UserMemory, text: str) -> Fact | None:
         """The active fact that says ``text``: the same words, else the most similar at least
@@ -406,10 +489,11 @@ class Decider:
                 continue  # named by the extractor: replaced on its word
             match = memory.preference(existing_id)
             verdict = self.preference_verdict(match.text, pref.text)
-            if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
+            ruling = self.preference_ruling(verdict, similarity)
+            if ruling.action is Action.SUPERSEDE:
                 replaced.append((match, verdict, similarity))
                 continue
-            if self.reinforces(verdict, similarity) and not replaced:
+            if ruling.action is Action.REINFORCE and not replaced:
                 return self._reinforced(memory, pref, match, similarity, source)
         return self._observed(memory, pref, pref_id, replaced, source)
 

@@ -38,6 +38,7 @@ from factledger.application.outcomes import (
     Outcome,
     named,
 )
+from factledger.application.precedence import Action
 from factledger.domain.memory import Mention, Span, UserMemory
 from factledger.domain.values import (
     Authority,
@@ -146,7 +147,7 @@ class SaidOrder:
         if not found:
             for similarity, span in self._later_candidates(fact, later):
                 verdict = self.decider.judge.judge(fact.text, span.text)
-                if verdict.relation is not Relation.DIFFERENT:
+                if self.decider.judged_fact_ruling(verdict).action is not Action.KEEP:  # replaces or repeats
                     found.append((span, verdict, similarity))
         return min(found, key=lambda f: f[0].valid_from, default=None)
 
@@ -287,15 +288,12 @@ class SaidOrder:
         same_kind = [s for s in later if s.category == pref.category]
         for similarity, span in self._related(pref.text, same_kind):
             verdict = self.decider.preference_verdict(pref.text, span.text)
-            if verdict.relation in CHANGES or self._repeats(verdict, similarity):
+            if self.decider.preference_ruling(verdict, similarity).action is not Action.KEEP:  # replaces or repeats
                 found.append((span, verdict, similarity))
-        free_judge = self.decider.free_judge
-        if free_judge is not None:
-            facts_later = memory.facts_around(at)[1][:FREE_JUDGED]  # the nearest after it
-            for span in [f for f in facts_later if free_judge.judge(pref.text, f.text).relation in CHANGES]:
-                verdict = self.decider.preference_verdict(pref.text, span.text)
-                if verdict.relation in CHANGES:
-                    found.append((span, verdict, 0.0))
+        for span in memory.facts_around(at)[1][:FREE_JUDGED]:  # the nearest facts after it
+            ruling = self.decider.retiring(pref.text, span.text)
+            if ruling.action is Action.SUPERSEDE and ruling.verdict is not None:
+                found.append((span, ruling.verdict, 0.0))
         return min(found, key=lambda f: f[0].valid_from, default=None)
 
     def _judged_preferences(self, text: str, chained: Sequence[Ending]) -> list[Ending]:

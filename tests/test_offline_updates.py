@@ -16,6 +16,7 @@ import pytest
 from factledger.domain.values import Relation
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline import RuleExtractor
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rules_en import en_third_person
@@ -27,9 +28,10 @@ def texts(extractor: RuleExtractor, message: str, known: tuple[str, ...] = ()) -
     return [f.text for f in result.facts] + [p.text for p in result.preferences]
 
 
-def test_ids_are_bumped(extractor, judge):
-    assert extractor.extractor_id == "offline-rules/15"
-    assert judge.judge_id == "offline-rules/13"
+def test_ids_name_the_rules_by_their_content(extractor, judge):
+    # never bumped by hand (ADR 0031): tests/test_content_ids.py shows a changed rule is a new id
+    assert extractor.extractor_id == behaviour_id("offline-rules", "extractor")
+    assert judge.judge_id == behaviour_id("offline-rules", "judge")
 
 
 # -- changes told as events: the extractor restates them in the slot's canonical form ------------

@@ -13,7 +13,8 @@ for this project's short third-person texts:
   "用户住在杭州" stay apart despite sharing 杭州.
 
 Hashing uses blake2b, never ``hash()``, whose value changes between
-processes: vectors are cached under ``embedder_id`` and must not drift.
+processes: vectors are cached under ``embedder_id`` and must not drift; the id itself is a
+hash of this code (ADR 0031).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.slots import slot_of
 
@@ -165,10 +167,9 @@ class HashedNgramEmbedder:
 
     @property
     def embedder_id(self) -> str:
-        # /2: subject words of both persons dropped, English words stemmed
-        # /3: more slots; reply-dimension and work features
-        # /4: any language or script to answer in is a reply language; standing requests by their verb
-        return f"offline-ngram/4:{self._dimension}"
+        # from the content of the code that makes the vectors (ADR 0031): a change to it is a new
+        # id, so no cached vector of the old code is mixed with the new ones
+        return f"{behaviour_id('offline-ngram', 'embedder')}:{self._dimension}"
 
     @property
     def recall_threshold(self) -> float:

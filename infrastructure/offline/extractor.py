@@ -36,6 +36,7 @@ from factledger.domain.values import (
     Relation,
     Turn,
 )
+from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline import changes, rules_common, rules_en, rules_zh_facts
 from factledger.infrastructure.offline.clauses import (
     Clause,
@@ -80,7 +81,11 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 log = logging.getLogger(__name__)
 
-EXTRACTOR_ID = "offline-rules/15"
+
+def offline_extractor_id() -> str:
+    """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
+    return behaviour_id("offline-rules", "extractor")
+
 
 #: the changes one message may tell that the rules read (a real message tells a few)
 MAX_CHANGES = 64
@@ -238,7 +243,7 @@ class RuleExtractor:
 
     @property
     def extractor_id(self) -> str:
-        return EXTRACTOR_ID
+        return offline_extractor_id()
 
     @property
     def names_replaced_facts(self) -> bool:
@@ -437,7 +442,9 @@ class RuleExtractor:
 
     def _empty(self, signals: dict[str, Any]) -> Extraction:
         return Extraction(
-            extractor_id=EXTRACTOR_ID, raw_output=json.dumps({"facts": [], "preferences": []}), signals=dict(signals)
+            extractor_id=offline_extractor_id(),
+            raw_output=json.dumps({"facts": [], "preferences": []}),
+            signals=dict(signals),
         )
 
     def _items(self, message: _Message) -> list[_Item]:
@@ -683,7 +690,7 @@ class RuleExtractor:
             ensure_ascii=False,
         )
         return Extraction(
-            extractor_id=EXTRACTOR_ID,
+            extractor_id=offline_extractor_id(),
             facts=facts,
             preferences=preferences,
             prompt_id=None,
@@ -1416,4 +1423,4 @@ def _category(text: str) -> str:
     return rules_zh_facts.zh_category(text, _USER)
 
 
-__all__ = ["EXTRACTOR_ID", "RuleExtractor"]
+__all__ = ["RuleExtractor", "offline_extractor_id"]

@@ -29,6 +29,7 @@ import unicodedata
 from difflib import SequenceMatcher
 
 from factledger.domain.values import Relation, RelationVerdict
+from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline.changes import (
     BROKE_UP,
     EN_QUITTABLE,
@@ -61,7 +62,11 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
-JUDGE_ID = "offline-rules/13"
+
+def offline_judge_id() -> str:
+    """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
+    return behaviour_id("offline-rules", "judge")
+
 
 _WORK_SLOTS = frozenset(
     {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
@@ -160,12 +165,12 @@ class RuleJudge:
 
     @property
     def judge_id(self) -> str:
-        return JUDGE_ID
+        return offline_judge_id()
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
         relation, reason = _decide(old_fact or "", new_fact or "")
         compared = reason != UNREAD
-        return RelationVerdict(relation=relation, judge_id=JUDGE_ID, raw_answer=reason, compared=compared)
+        return RelationVerdict(relation=relation, judge_id=offline_judge_id(), raw_answer=reason, compared=compared)
 
 
 # A pure function of the two texts: extraction (which known fact a new one replaces, what only
