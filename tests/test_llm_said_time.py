@@ -14,6 +14,7 @@ import attrs
 import pytest
 from fake_openai import FakeOpenAI, Reply
 
+from factledger.application.ingestion import Incoming
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
@@ -186,3 +187,26 @@ class Calls:
 
 def client(fake: FakeOpenAI, usage: Any = None) -> LLMClient:
     return LLMClient(api_key="test", base_url=fake.url + "/v1", timeout=5.0, max_retries=1, backoff=0.01, usage=usage)
+
+
+def test_a_bulk_import_tells_each_message_its_own_time(ledger: Any, fake: FakeOpenAI) -> None:
+    service = ledger("combined")
+    later = MAY_8 + timedelta(days=3)
+    outcomes = service.ingest_many(
+        [Incoming("u1", "我在杭州工作", timestamp=later), Incoming("u1", DEAL, timestamp=MAY_8)]
+    )
+    assert not [o for o in outcomes if isinstance(o, Exception)]
+    prompts = [b["messages"][-1]["content"] for b in extraction_calls(fake)]
+    assert [p.split("，用户最新说")[0].rsplit("\n", 1)[-1] for p in prompts] == [
+        "2023-05-11 周四 UTC+08:00",
+        "2023-05-08 周一 UTC+08:00",
+    ]
+
+
+def test_a_replay_re_decides_each_message_told_its_said_time(ledger: Any, fake: FakeOpenAI) -> None:
+    service = ledger("combined")
+    service.ingest("u1", DEAL, timestamp=MAY_8)
+    fake.requests.clear()
+    service.replay("told", "llm", prompts="seed")
+    [call] = extraction_calls(fake)
+    assert systems(call) == ["这句话说于2023-05-08 周一 UTC+08:00：相对时间（昨天、上周、下个月）写成具体日期。"]
