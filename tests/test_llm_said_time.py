@@ -20,8 +20,9 @@ from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.llm import LLMExtractor, load_prompt_set
 from factledger.infrastructure.llm.client import LLMClient
+from factledger.infrastructure.llm.extractor import approximate_tokens
 from factledger.infrastructure.llm.prompts import PromptError
-from factledger.infrastructure.llm.said_time import said_label
+from factledger.infrastructure.llm.said_time import said_label, said_line
 from factledger.infrastructure.llm.usage import CallRecord
 
 SHANGHAI = timezone(timedelta(hours=8))
@@ -210,3 +211,11 @@ def test_a_replay_re_decides_each_message_told_its_said_time(ledger: Any, fake: 
     service.replay("told", "llm", prompts="seed")
     [call] = extraction_calls(fake)
     assert systems(call) == ["这句话说于2023-05-08 周一 UTC+08:00：相对时间（昨天、上周、下个月）写成具体日期。"]
+
+
+def test_a_replay_estimate_counts_the_line_beside_the_prompt(fake: FakeOpenAI) -> None:
+    llm = LLMExtractor(client(fake), "m", load_prompt_set("seed"))
+    calls, tokens = llm.estimate_cost(DEAL)
+    told_calls, told_tokens = llm.estimate_cost(DEAL, (), MAY_8)
+    assert calls == told_calls == 1 and told_tokens - tokens == approximate_tokens(said_line(MAY_8, "zh"))
+    assert fake.chat_requests() == []  # an estimate asks nothing

@@ -269,7 +269,8 @@ class LLMExtractor:
                 prompts["preference"] = self.prompts.render(
                     "preference", user_message=message, context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING
                 )
-        tokens = sum(approximate_tokens(p + (attempts.system_for(k) or "")) for k, p in prompts.items())
+        beside = {k: attempts.system_for(k) or "" for k in prompts}
+        tokens = sum(approximate_tokens(p) + approximate_tokens(beside[k]) for k, p in prompts.items())
         return len(prompts), tokens
 
     # ---- the calls ------------------------------------------------------------
