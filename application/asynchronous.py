@@ -71,7 +71,7 @@ class AsyncLedger:
     ) -> list[RecallHit]:
         return await asyncio.to_thread(self.service.recall, user_id, query, types, top_k, min_similarity)
 
-    async def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "zh") -> MemoryContext:
+    async def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "auto") -> MemoryContext:
         """See ``LedgerService.memory_context``: ``.text`` is a system-prompt block."""
         return await asyncio.to_thread(self.service.memory_context, user_id, query, top_k, language)
 

@@ -146,7 +146,7 @@ class BulkIngestion:
             shown = known_facts(memory, message.at)
             tastes = known_preferences(memory, message.at)
             said = self.ingestion.extract(
-                message.user_id, message.message_id, message.text, message.turns, shown, tastes
+                message.user_id, message.message_id, message.text, message.turns, shown, tastes, message.at
             )
             extracted[n] = (said, shown)
             try:

@@ -21,7 +21,13 @@ from factledger.application.calls import calls_for
 from factledger.application.decisions import Decider, KnownFactsCompared
 from factledger.application.errors import ExtractionFailure, LLMUnavailable, MessageIdReused
 from factledger.application.ledger import MemoryLedger
-from factledger.application.ports import ComparesKnownFacts, Extractor, NamesReplacedFacts, ReadsKnownPreferences
+from factledger.application.ports import (
+    ComparesKnownFacts,
+    Extractor,
+    HearsWhenSaid,
+    NamesReplacedFacts,
+    ReadsKnownPreferences,
+)
 from factledger.application.results import IngestResult
 from factledger.application.screening import DEFAULT_POLICIES, screen
 from factledger.application.sensitive import Kind, Policy
@@ -165,7 +171,7 @@ class Ingestion:
                 return self.repeated(message)
             shown = known_facts(memory, message.at)
             tastes = known_preferences(memory, message.at)
-            said = self.extract(user_id, message_id, message.text, message.turns, shown, tastes)
+            said = self.extract(user_id, message_id, message.text, message.turns, shown, tastes, message.at)
         else:
             said, shown = extracted
 
@@ -242,7 +248,8 @@ class Ingestion:
         )
         turns = [Turn.from_dict(t) for t in message.context]
         shown = known_facts(memory, message.at)
-        said = self.extract(user_id, message_id, message.text, turns, shown, known_preferences(memory, message.at))
+        tastes = known_preferences(memory, message.at)
+        said = self.extract(user_id, message_id, message.text, turns, shown, tastes, message.at)
 
         def extract_again(said: Said) -> Callable[[UserMemory], IngestResult]:
             def change(memory: UserMemory) -> IngestResult:
@@ -267,12 +274,16 @@ class Ingestion:
         turns: Sequence[Turn],
         known: Sequence[str],
         known_prefs: Sequence[str] = (),
+        said_at: datetime | None = None,
     ) -> Said:
         """The extractor's answer, or why there is none (the message is recorded either way);
-        an extractor that reads known preferences (``ReadsKnownPreferences``) is shown ``known_prefs``."""
+        an extractor that reads known preferences (``ReadsKnownPreferences``) is shown ``known_prefs``,
+        one that hears when a message was said (``HearsWhenSaid``) is told ``said_at`` too."""
         extractor = self.extractor
         with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
             try:
+                if isinstance(extractor, HearsWhenSaid):
+                    return extractor.extract_said_at(message, turns, known, known_prefs, said_at)
                 if isinstance(extractor, ReadsKnownPreferences):
                     return extractor.extract_knowing_preferences(message, turns, known, known_prefs)
                 return extractor.extract(message, turns, known)

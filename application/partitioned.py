@@ -309,7 +309,7 @@ class PartitionedLedger:
     ) -> list[RecallHit]:
         return self._on_user(user_id, lambda s: s.recall(user_id, query, types, top_k, min_similarity))
 
-    def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "zh") -> MemoryContext:
+    def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "auto") -> MemoryContext:
         return self._on_user(user_id, lambda s: s.memory_context(user_id, query, top_k, language))
 
     def why(self, user_id: str, item_id: str) -> Explanation:

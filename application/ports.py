@@ -39,6 +39,7 @@ __all__ = [
     "Eraser",
     "ExtractionFailure",
     "Extractor",
+    "HearsWhenSaid",
     "LLMUnavailable",
     "LedgerDirectory",
     "LedgerInfo",
@@ -91,8 +92,10 @@ class Extractor(Protocol):
 class CostEstimator(Protocol):
     """An extractor that calls a paid model says what a message would cost (replay estimates)."""
 
-    def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
-        """(calls, input tokens) extracting ``message`` would cost at most."""
+    def estimate_cost(
+        self, message: str, context: Sequence[Turn] = (), said_at: datetime | None = None
+    ) -> tuple[int, int]:
+        """(calls, input tokens) extracting ``message`` (said at ``said_at``) would cost at most."""
         ...
 
 
@@ -109,6 +112,24 @@ class ReadsKnownPreferences(Protocol):
         known_preferences: Sequence[str],
     ) -> Extraction:
         """As ``Extractor.extract``, shown ``known_preferences`` (the user's, oldest first) too."""
+        ...
+
+
+@runtime_checkable
+class HearsWhenSaid(Protocol):
+    """An extractor told when a message was said, so that relative time in it ("last week", 上个月)
+    is written as the dates it means; a message said before others gets its own time (ADR 0025)."""
+
+    def extract_said_at(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+        said_at: datetime | None,
+    ) -> Extraction:
+        """As ``ReadsKnownPreferences.extract_knowing_preferences``, for a message said at ``said_at``
+        (with the time zone it was recorded with; None: not known)."""
         ...
 
 

@@ -46,6 +46,7 @@ from factledger.application.validation import (
     utc,
 )
 from factledger.application.writing import require_memory
+from factledger.domain.language import main_language
 
 MEMORY_TYPES = ("fact", "preference")
 # What ``recall`` searches unless told otherwise: memories and what the user said (ADR 0030).
@@ -173,7 +174,7 @@ class Queries:
         )
 
     def memory_context(
-        self, user_id: str, query: str, top_k: int = CONTEXT_ITEMS, language: str = "zh"
+        self, user_id: str, query: str, top_k: int = CONTEXT_ITEMS, language: str = "auto"
     ) -> MemoryContext:
         """What an assistant should know about the user to answer ``query``: the
         profile and the recalled items, and ``.text`` for a system prompt.
@@ -183,15 +184,21 @@ class Queries:
         the query is about are recalled whatever their rank. ``profile.facts_total``
         says how many there are. Recalled: the ``top_k`` best memories and the ``top_k``
         best messages (``recall`` with each kind); ``.text`` shows the memories first, then
-        the messages as dated snippets (the date they were said answers "when").
+        the messages as dated snippets (the date they were said answers "when"). Its headings are
+        in ``language``: ``zh``, ``en``, or under ``auto`` the language most of what it shows is in
+        (the memories are in the user's, ADR 0029), the query's when it shows nothing.
         """
-        if language not in ("zh", "en"):
-            raise InvalidInput(f"language must be 'zh' or 'en', got {language!r}")
+        if language not in ("auto", "zh", "en"):
+            raise InvalidInput(f"language must be 'auto', 'zh' or 'en', got {language!r}")
         profile = self.profile(user_id, limit=None, offset=0)
         hits: list[RecallHit] = []
         if profile.known:
             hits = self.recall(user_id, query, types=MEMORY_TYPES, top_k=top_k)
             hits += self.recall(user_id, query, types=("message",), top_k=top_k)
+        if language == "auto":
+            shown = [f.text for f in profile.facts] + [p.text for p in profile.preferences]
+            shown += [h.record.content for h in hits]
+            language = main_language("\n".join(shown) or query)
         return MemoryContext(user_id, query, profile, tuple(hits), language)
 
     def why(self, user_id: str, item_id: str) -> Explanation:

@@ -196,7 +196,8 @@ def estimate(source: MemoryLedger, extractor: Extractor, users: set[str] | None 
         messages += 1
         if not isinstance(extractor, CostEstimator):
             continue
-        n_calls, n_tokens = extractor.estimate_cost(message.text, [Turn.from_dict(t) for t in message.context])
+        turns = [Turn.from_dict(t) for t in message.context]
+        n_calls, n_tokens = extractor.estimate_cost(message.text, turns, message.at)
         if n_calls:
             llm_messages += 1
         calls += n_calls

@@ -224,7 +224,7 @@ class LedgerService:
         """Active memories similar to ``query``, best first (threshold: the embedder's by default)."""
         return self.queries.recall(user_id, query, types, top_k, min_similarity)
 
-    def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "zh") -> MemoryContext:
+    def memory_context(self, user_id: str, query: str, top_k: int = 5, language: str = "auto") -> MemoryContext:
         """The profile and the items relevant to ``query``; ``.text`` is a system-prompt block."""
         return self.queries.memory_context(user_id, query, top_k, language)
 

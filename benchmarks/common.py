@@ -23,6 +23,7 @@ from typing import Any
 import psycopg
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.ports import Embedder
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
@@ -71,10 +72,13 @@ def settings(uri: str, schema: str, **overrides: Any) -> Settings:
 
 
 @contextmanager
-def ledger(uri: str, prefix: str, keep: bool = False, **overrides: Any) -> Iterator[tuple[LedgerService, str]]:
-    """A ledger in a new schema, closed and dropped afterwards (unless ``keep``)."""
+def ledger(
+    uri: str, prefix: str, keep: bool = False, embedder: Embedder | None = None, **overrides: Any
+) -> Iterator[tuple[LedgerService, str]]:
+    """A ledger in a new schema, closed and dropped afterwards (unless ``keep``); ``embedder``
+    instead of the one the settings name."""
     schema = new_schema(prefix)
-    service = open_ledger(settings(uri, schema, **overrides), warn_if_offline=False)
+    service = open_ledger(settings(uri, schema, **overrides), embedder=embedder, warn_if_offline=False)
     try:
         yield service, schema
     finally:

@@ -13,6 +13,14 @@ and how long ingesting took.
     python3 benchmarks/recall_quality.py                      # both dev sets (about 10 minutes here)
     python3 benchmarks/recall_quality.py --conversations 1 --limit 50   # a quick look
     python3 benchmarks/recall_quality.py --json               # only the JSON object
+    python3 benchmarks/recall_quality.py --embedder llm       # the LLM embedder, through a fake server
+
+``--embedder llm``: the same run with the LLM embedder (``OpenAIEmbedder``, model
+text-embedding-3-small at ``--embedding-dimension``, sent as ``dimensions``) against the local fake
+OpenAI-compatible server of the tests (tests/fake_openai.py: real HTTP, hashed n-gram vectors), the
+offline extractor deciding as before. Plumbing only: its figures say the path works end to end
+(vectors of that size in the read model, queries embedded over HTTP), not what a real model scores;
+recall times include the fake's answers, served in this process.
 
 Targets (issue 26): LoCoMo hit@10 ≥ 0.75 and hit@5 ≥ 0.65; MemoryBank-cn hit@10 ≥ 0.85; recall
 p95 ≤ 25 ms; hit@10 above BM25's on both sets.
@@ -26,7 +34,8 @@ import re
 import sys
 import time
 from collections import Counter, defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +57,7 @@ _EVAL_CANDIDATES = [_HERE.parent / "shared/data/eval", _HERE.parent.parent / "sh
 DEFAULT_EVAL = Path(
     os.environ.get("FACTLEDGER_EVAL_DATA") or next((p for p in _EVAL_CANDIDATES if p.is_dir()), _EVAL_CANDIDATES[0])
 )
+LLM_EMBEDDING_MODEL = "text-embedding-3-small"
 TARGETS = {"locomo": {"hit@10": 0.75, "hit@5": 0.65}, "memorybank-cn": {"hit@10": 0.85}}
 P95_TARGET_MS = 25.0
 
@@ -100,12 +110,29 @@ def by_category(questions: Sequence[Question], ranks: Sequence[int | None]) -> d
     return {"all": scores(ranks), **{c: scores(rs) for c, rs in sorted(groups.items())}}
 
 
-def run_set(recall_set: RecallSet, uri: str | None, backend: str, types: list[str] | None = None) -> dict[str, Any]:
+@contextmanager
+def llm_embedder(dimension: int) -> Iterator[tuple[Any, Any]]:
+    """(the LLM embedder, the fake server it asks): a local OpenAI-compatible server for the run."""
+    sys.path.insert(0, str(_HERE / "tests"))
+    from fake_openai import FakeOpenAI
+
+    from factledger.infrastructure.llm.client import LLMClient
+    from factledger.infrastructure.llm.embedder import OpenAIEmbedder
+
+    with FakeOpenAI() as fake:
+        client = LLMClient(api_key="sk-fake", base_url=fake.url + "/v1", timeout=30.0, max_retries=1, backoff=0.1)
+        yield OpenAIEmbedder(client, LLM_EMBEDDING_MODEL, dimension), fake
+
+
+def run_set(
+    recall_set: RecallSet, uri: str | None, backend: str, types: list[str] | None = None, embedder: Any = None
+) -> dict[str, Any]:
     """Ingest the set into a new ledger, ask every question; the library's and BM25's scores."""
     overrides: dict[str, Any] = {"backend": backend} if backend == "memory" else {}
     # keep: a memory ledger has no schema to drop
     prefix = f"rq_{recall_set.name.replace('-', '_')}"
-    with ledger(uri or "", prefix, keep=backend == "memory", **overrides) as (service, _schema):
+    with ledger(uri or "", prefix, keep=backend == "memory", embedder=embedder, **overrides) as (service, _schema):
+        embedder_id = service.embedder.embedder_id
         started = time.perf_counter()
         outcomes = service.ingest_many([t.incoming() for t in recall_set.turns])
         ingest_s = time.perf_counter() - started
@@ -128,6 +155,7 @@ def run_set(recall_set: RecallSet, uri: str | None, backend: str, types: list[st
     for q in recall_set.questions:
         baseline_ranks.append(first_hit(indexes[q.user_id].top(q.text, TOP_K), q.evidence))
     return {
+        "embedder": embedder_id,
         "turns": len(recall_set.turns),
         "questions": len(recall_set.questions),
         "ingest_s": ingest_s,
@@ -166,7 +194,8 @@ def report(name: str, result: dict[str, Any]) -> None:
     note(
         f"{name}: {result['turns']} turns ingested in {result['ingest_s']:.1f} s "
         f"({result['ingest_msg_per_s']:.0f} msg/s), {result['active_items']} active items; "
-        f"{result['questions']} questions"
+        f"{result['questions']} questions; embedder {result['embedder']}"
+        + (f" ({result['embedding_requests']} embedding requests)" if "embedding_requests" in result else "")
     )
     lib, base = result["recall"], result["bm25_raw_turns"]
     head = f"{name:14} {'category':12} {'n':>4}  {'hit@5':>6} {'hit@10':>6} {'MRR':>6}"
@@ -183,6 +212,29 @@ def report(name: str, result: dict[str, Any]) -> None:
     print(f"{name:14} hit@10 − BM25's: {verdict(lib['all']['hit@10'] - base['all']['hit@10'], 0.0, True)}")
 
 
+def run_sets(args: Any, embedder: Any = None, fake: Any = None) -> dict[str, Any]:
+    """Every set of ``--sets``, reported as it ends; with the LLM embedder, how many requests it made."""
+    loaders = {
+        "locomo": lambda: load_locomo(args.locomo),
+        "memorybank-cn": lambda: load_memorybank(args.memorybank, args.half),
+    }
+    uri = server_uri(args.database_url) if args.backend == "postgres" else None
+    out: dict[str, Any] = {"backend": args.backend, "top_k": TOP_K, "types": args.types or "default"}
+    out["embedder_kind"] = args.embedder
+    for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
+        if name not in loaders:
+            raise SystemExit(f"--sets: unknown set {name!r}; use locomo, memorybank-cn")
+        recall_set = trimmed(loaders[name](), args.conversations, args.limit)
+        types = [t.strip() for t in args.types.split(",")] if args.types else None
+        asked_before = len(fake.embedding_requests()) if fake is not None else 0
+        result = run_set(recall_set, uri, args.backend, types, embedder)
+        if fake is not None:
+            result["embedding_requests"] = len(fake.embedding_requests()) - asked_before
+        report(name, result)
+        out[name] = result
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     p = parser(__doc__)
     p.add_argument("--locomo", type=Path, default=DEFAULT_EVAL / "locomo_dev", help="a LoCoMo folder (*.json)")
@@ -193,26 +245,20 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--sets", default="locomo,memorybank-cn", help="which sets, comma-separated")
     p.add_argument("--backend", choices=("postgres", "memory"), default="postgres", help="default: postgres")
     p.add_argument("--types", help="recall these types only, comma-separated (default: recall's own default)")
+    p.add_argument("--embedder", choices=("offline", "llm"), default="offline", help="llm: through a local fake server")
+    p.add_argument("--embedding-dimension", type=int, default=256, help="the LLM embedder's size (default 256)")
     p.add_argument("--json", action="store_true", help="print only the JSON object")
     args = p.parse_args(argv)
     if args.quick:  # --runs is not used: the figures are counts over the questions, the same each run
         args.conversations, args.limit = args.conversations or 1, args.limit or 20
     if args.json:
         sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the human lines go nowhere; emit writes to the real one
-    loaders = {
-        "locomo": lambda: load_locomo(args.locomo),
-        "memorybank-cn": lambda: load_memorybank(args.memorybank, args.half),
-    }
-    uri = server_uri(args.database_url) if args.backend == "postgres" else None
-    out: dict[str, Any] = {"backend": args.backend, "top_k": TOP_K, "types": args.types or "default"}
-    for name in [s.strip() for s in args.sets.split(",") if s.strip()]:
-        if name not in loaders:
-            raise SystemExit(f"--sets: unknown set {name!r}; use locomo, memorybank-cn")
-        recall_set = trimmed(loaders[name](), args.conversations, args.limit)
-        types = [t.strip() for t in args.types.split(",")] if args.types else None
-        result = run_set(recall_set, uri, args.backend, types)
-        report(name, result)
-        out[name] = result
+    if args.embedder == "llm":
+        with llm_embedder(args.embedding_dimension) as (embedder, fake):
+            note(f"embedder: {embedder.embedder_id} through the fake server at {fake.url} (plumbing only)")
+            out = run_sets(args, embedder, fake)
+    else:
+        out = run_sets(args)
     latencies = [out[n]["recall_p95_ms"] for n in out if isinstance(out[n], dict) and out[n].get("recall_p95_ms")]
     if latencies:
         print(f"recall p95 (worst set): {verdict(max(latencies), P95_TARGET_MS, at_least=False)} ms")

@@ -91,9 +91,9 @@ DESCRIPTIONS = {
         "What to know about the user before answering a query: a text block ready for a system prompt "
         "(the profile, then memories relevant to the query, then dated snippets of what the user said), plus "
         "the same data structured. "
-        "language: 'zh' or 'en' headings.\n"
+        "language: 'zh' or 'en' headings; 'auto' (default): the language of what it shows.\n"
         "回答某个问题前应了解的用户信息：可直接放入系统提示词的文本块（用户画像、与问题相关的记忆，以及带日期的用户原话片段），"
-        "并附结构化数据。language 取 'zh' 或 'en'，决定标题语言。"
+        "并附结构化数据。language 取 'zh' 或 'en'，决定标题语言；默认 'auto'：跟随所示内容的语言。"
     ),
     "explain": (
         "The whole life of one fact or preference (item_id, or a unique prefix of it): the message it came "
@@ -213,7 +213,9 @@ class MemoryTools:
         user_id: UserId,
         query: Query,
         top_k: TopK = 5,
-        language: Annotated[Literal["zh", "en"], Field(description="headings in Chinese or English / 标题语言")] = "zh",
+        language: Annotated[
+            Literal["auto", "zh", "en"], Field(description="headings: auto (the memories' own), zh or en / 标题语言")
+        ] = "auto",
     ) -> CallToolResult:
         service, _ = self._service("memory_context", Scope.READ)
         context = service.memory_context(user_id, query, top_k=top_k, language=language)

@@ -31,13 +31,14 @@ import re
 import string
 import tomllib
 from collections.abc import Sequence
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import attrs
 
 from factledger.application.errors import ConfigError
-from factledger.application.ports import Extractor, ReadsKnownPreferences
+from factledger.application.ports import Extractor, HearsWhenSaid, ReadsKnownPreferences
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 
 SECTIONS = {"drop", "recategorise", "adjust", "add"}
@@ -170,6 +171,20 @@ class OverriddenExtractor:
         if not isinstance(self.inner, ReadsKnownPreferences):
             return self.extract(message, context, known_facts)
         found = self.inner.extract_knowing_preferences(message, context, known_facts, known_preferences)
+        return self._overridden(message, found)
+
+    def extract_said_at(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+        said_at: datetime | None,
+    ) -> Extraction:
+        """``HearsWhenSaid`` whenever the wrapped extractor is."""
+        if not isinstance(self.inner, HearsWhenSaid):
+            return self.extract_knowing_preferences(message, context, known_facts, known_preferences)
+        found = self.inner.extract_said_at(message, context, known_facts, known_preferences, said_at)
         return self._overridden(message, found)
 
     def _overridden(self, message: str, found: Extraction) -> Extraction:

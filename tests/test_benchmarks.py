@@ -90,8 +90,8 @@ def test_llm_import(database_url: str) -> None:
     assert result["calls_per_msg"] == 1.0 and result["most_in_flight"] >= 2  # type: ignore[operator]
 
 
-def test_recall_quality(database_url: str, tmp_path: Path) -> None:
-    # A tiny set of each format, written here (the real ones are not shipped: licence).
+def tiny_recall_sets(tmp_path: Path) -> tuple[Path, Path]:
+    """A tiny set of each format, written here (the real ones are not shipped: licence)."""
     locomo, memorybank = tmp_path / "locomo", tmp_path / "mb"
     locomo.mkdir(), memorybank.mkdir()
     session = [
@@ -116,8 +116,26 @@ def test_recall_quality(database_url: str, tmp_path: Path) -> None:
     evidence = [{"user": "u1", "question": "我最近在读什么书？", "evidence": ["2023-05-01#0"], "answer_in": "user"}]
     (memorybank / "turns_dev.jsonl").write_text("\n".join(json.dumps(t, ensure_ascii=False) for t in turns))
     (memorybank / "evidence_dev.jsonl").write_text("\n".join(json.dumps(e, ensure_ascii=False) for e in evidence))
+    return locomo, memorybank
+
+
+def test_recall_quality(database_url: str, tmp_path: Path) -> None:
+    locomo, memorybank = tiny_recall_sets(tmp_path)
     result = run("recall_quality.py", "--locomo", str(locomo), "--memorybank", str(memorybank), url=database_url)
     assert result["locomo"]["questions"] == 3 and result["memorybank-cn"]["questions"] == 1  # type: ignore[index]
     # The baseline finds the one turn that shares the question's words.
     assert result["memorybank-cn"]["bm25_raw_turns"]["all"]["hit@10"] == 1.0  # type: ignore[index]
     assert result["locomo"]["recall_p95_ms"] > 0  # type: ignore[index, operator]
+
+
+def test_recall_quality_with_an_llm_embedder_through_the_fake_server(database_url: str, tmp_path: Path) -> None:
+    locomo, memorybank = tiny_recall_sets(tmp_path)
+    sets = ("--locomo", str(locomo), "--memorybank", str(memorybank))
+    result = run("recall_quality.py", *sets, "--embedder", "llm", "--embedding-dimension", "48", url=database_url)
+    for name, questions in (("locomo", 3), ("memorybank-cn", 1)):
+        figures = result[name]
+        assert isinstance(figures, dict) and figures["questions"] == questions
+        # vectors of the size asked for went into the read model's column, over HTTP
+        assert figures["embedder"] == "openai:text-embedding-3-small@48" and figures["embedding_requests"] > 0
+        assert figures["active_items"] > 0 and figures["recall_p95_ms"] > 0
+    assert result["memorybank-cn"]["recall"]["all"]["hit@10"] == 1.0  # type: ignore[index]

@@ -71,7 +71,7 @@ def test_the_seed_example_costs_two_calls_and_thanks_none(llm_env: dict[str, str
     assert by_id[example["message_id"]]["input_tokens"] > 0
     assert report["totals"]["calls"] == 2 == len(fake.chat_requests())
     history = run_json(llm_env, "history", "u")
-    prompt_id = load_prompt_set("seed").id
+    prompt_id = load_prompt_set("seed").id + "+said"  # told when each message was said, beside the spec's prompts
     assert {e["extraction"]["prompt_id"] for e in history if e["event"] == "ExtractionRecorded"} == {prompt_id}
     assert {e["prompt_id"] for e in history if e["event"] in ("FactObserved", "PreferenceObserved")} == {prompt_id}
 

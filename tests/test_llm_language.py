@@ -11,6 +11,7 @@ import attrs
 import pytest
 from fake_openai import FakeOpenAI
 
+from factledger.application.errors import InvalidInput
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import ConfigError, Settings
 from factledger.infrastructure.llm import LLMExtractor, LLMJudge, load_prompt_set
@@ -131,5 +132,23 @@ def test_a_combined_verdict_on_english_facts_records_the_language(settings: Sett
         service.ingest("u1", "I just moved to Denver.")
         [ended] = [e.to_dict() for e in service.history("u1") if e.to_dict()["event"] == "FactInvalidated"]
         assert ended["judge_prompt_id"] == load_prompt_set("combined").template_id("combined") + "+lang=en"
+    finally:
+        service.close()
+
+
+def test_memory_context_headings_follow_the_language_of_the_memories(settings: Settings) -> None:
+    service = open_ledger(settings, warn_if_offline=False)
+    try:
+        service.ingest("en", "I live in Chicago and I work as a nurse.")
+        service.ingest("zh", "我住在芝加哥，在一家医院当护士")
+        english = service.memory_context("en", "Where do I live?").text
+        assert english.startswith("What is known about the user:") and "已知" not in english
+        assert service.memory_context("zh", "我住在哪").text.startswith("已知的用户信息：")
+        # Chinese memories asked about in English: the block is in the memories' language
+        assert service.memory_context("zh", "where?").text.startswith("已知的用户信息：")
+        # a language asked for is the one given
+        assert service.memory_context("en", "Where do I live?", language="zh").text.startswith("已知的用户信息：")
+        with pytest.raises(InvalidInput, match="language must be 'auto', 'zh' or 'en', got 'fr'"):
+            service.memory_context("en", "x", language="fr")
     finally:
         service.close()

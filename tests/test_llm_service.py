@@ -93,7 +93,7 @@ def test_the_spec_example_through_the_seed_prompts(opener: Callable[..., LedgerS
     assert "从用户的话或行为中识别偏好" in prompts[1] and "上下文：assistant: 你好" in prompts[1]
     assert all(b["model"] == "gpt-4o-mini" and b["temperature"] == 0 for b in fake.chat_requests())
 
-    seed_id = load_prompt_set("seed").id
+    seed_id = load_prompt_set("seed").id + "+said"  # told when the message was said, beside the spec's prompts
     [recorded] = events(service, "user_123", "ExtractionRecorded")
     assert recorded["extraction"]["prompt_id"] == seed_id
     assert list(json.loads(recorded["extraction"]["raw_output"])) == ["fact_with_context", "preference"]
@@ -233,7 +233,7 @@ def test_a_prompt_file_of_ones_own_is_used_and_named(
     assert service.extractor.extractor_id == "openai:gpt-4o-mini/mine"
     assert_spec_result(service.ingest("u", EXAMPLE))
     [recorded] = events(service, "u", "ExtractionRecorded")
-    assert recorded["extraction"]["prompt_id"] == load_prompt_set(str(mine)).id
+    assert recorded["extraction"]["prompt_id"] == load_prompt_set(str(mine)).id + "+said"
     assert recorded["extraction"]["prompt_id"].startswith("mine@")
     assert "绝不推测" in FakeOpenAI.prompt(fake.chat_requests()[0])
 
@@ -347,7 +347,7 @@ def test_combined_a_named_known_fact_is_replaced_without_a_judge_call_and_the_ve
     [item] = service.ingest("u", "我搬到上海了").items
     assert (item.action, item.superseded_text, item.relation) == ("superseded", "用户住在杭州", "conflict")
     assert len(fake.chat_requests()) == 2 and judge_prompts(fake) == [], "one extraction call a message, no judge"
-    assert "已知事实（避免重复）：\n- 用户住在杭州" in FakeOpenAI.prompt(fake.chat_requests()[-1])
+    assert "已知事实：\n- 用户住在杭州" in FakeOpenAI.prompt(fake.chat_requests()[-1])
     combined = load_prompt_set("combined")
     [invalidated] = events(service, "u", "FactInvalidated")
     assert (invalidated["judge_id"], invalidated["judge_prompt_id"]) == (

@@ -187,5 +187,10 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p.add_argument("user")
     p.add_argument("query", help="what the user is asking now")
     p.add_argument("--top-k", type=int, default=5, help="how many memories to recall for the query (default 5)")
-    p.add_argument("--language", choices=["zh", "en"], default="zh", help="language of the headings (default zh)")
+    p.add_argument(
+        "--language",
+        choices=["auto", "zh", "en"],
+        default="auto",
+        help="language of the headings (default auto: the language of what it shows)",
+    )
     p.set_defaults(func=cmd_context)

@@ -172,7 +172,7 @@ def context(
     caller: Reader,
     query: Annotated[str, Query(description="the user's current message or topic")],
     top_k: int = 5,
-    language: Literal["zh", "en"] = "zh",
+    language: Literal["auto", "zh", "en"] = "auto",
 ) -> dict[str, Any]:
     """The profile and the memories relevant to ``query``; ``text`` goes into a system prompt."""
     memory = caller.service.memory_context(user_id, query, top_k, language)

@@ -23,13 +23,14 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any, TypeVar
 
 from factledger.application.ports import ExtractionFailure
 from factledger.domain.values import ExtractedFact, ExtractedPreference, Extraction, Turn
 from factledger.infrastructure.llm.client import ChatAnswer, LLMClient, LLMRequestRejected, LLMUnavailable
 from factledger.infrastructure.llm.gate import LLMGate
-from factledger.infrastructure.llm.language import instruction
+from factledger.infrastructure.llm.language import instruction, memory_language
 from factledger.infrastructure.llm.parsing import (
     CombinedAnswer,
     UnusableOutput,
@@ -38,6 +39,7 @@ from factledger.infrastructure.llm.parsing import (
     parse_preferences,
 )
 from factledger.infrastructure.llm.prompts import PromptSet
+from factledger.infrastructure.llm.said_time import FACT_TEMPLATES, SUFFIX, said_label, said_line
 from factledger.infrastructure.llm.usage import CallRecord
 
 logger = logging.getLogger(__name__)
@@ -75,19 +77,48 @@ def approximate_tokens(text: str) -> int:
 
 
 class _Attempts:
-    """The answers of the calls made for one extraction, for the Extraction's record, and the
-    language they ask for: a system message and the suffix of their prompt ids (ADR 0029)."""
+    """The answers of the calls made for one extraction, for the Extraction's record, and what
+    is asked beside the prompts: the language (a system message and the suffix of their prompt
+    ids, ADR 0029) and, for a fact template without ``{said_at}``, when the message was said."""
 
-    def __init__(self, system: str | None = None, suffix: str = "") -> None:
+    def __init__(
+        self,
+        prompts: PromptSet,
+        language: tuple[str | None, str] = (None, ""),
+        said_at: datetime | None = None,
+        said_language: str = "zh",
+    ) -> None:
         self.raw: dict[str, str] = {}
-        self.system = system
-        self.suffix = suffix
+        self.prompts = prompts
+        self.system, self.suffix = language
+        self.said_at = said_at
+        self.said_language = said_language
+        self.label = said_label(said_at)  # ``{said_at}`` of a template that shows it
 
     def add(self, key: str, answer: ChatAnswer) -> None:
         self.raw[key] = answer.text
 
     def raw_output(self) -> str:
         return json.dumps(self.raw, ensure_ascii=False)
+
+    def said_beside(self, key: str) -> bool:
+        """Whether template ``key`` is told the said-time in a system line (it does not show it)."""
+        return self.said_at is not None and key in FACT_TEMPLATES and not self.prompts.uses(key, "said_at")
+
+    def system_for(self, key: str) -> str | None:
+        lines = [self.system] if self.system else []
+        if self.said_beside(key):
+            assert self.said_at is not None
+            lines.append(said_line(self.said_at, self.said_language))
+        return "\n".join(lines) or None
+
+    def suffix_for(self, key: str) -> str:
+        return self.suffix + (SUFFIX if self.said_beside(key) else "")
+
+    def extraction_suffix(self) -> str:
+        """The suffix of the Extraction's prompt id: what any of its fact calls is asked beside."""
+        said = any(self.said_beside(key) for key in FACT_TEMPLATES if key in self.prompts.templates)
+        return self.suffix + (SUFFIX if said else "")
 
 
 class LLMExtractor:
@@ -143,7 +174,7 @@ class LLMExtractor:
         return self.prompts.template_id("combined") + asked_beside
 
     def extract(self, message: str, context: Sequence[Turn] = (), known_facts: Sequence[str] = ()) -> Extraction:
-        return self.extract_knowing_preferences(message, context, known_facts, ())
+        return self.extract_said_at(message, context, known_facts, (), None)
 
     def extract_knowing_preferences(
         self,
@@ -154,12 +185,25 @@ class LLMExtractor:
     ) -> Extraction:
         """``ReadsKnownPreferences``: a combined prompt with ``{existing_preferences}`` shows them (and
         its answer names those a new preference replaces); any other prompt goes without."""
+        return self.extract_said_at(message, context, known_facts, known_preferences, None)
+
+    def extract_said_at(
+        self,
+        message: str,
+        context: Sequence[Turn],
+        known_facts: Sequence[str],
+        known_preferences: Sequence[str],
+        said_at: datetime | None,
+    ) -> Extraction:
+        """``HearsWhenSaid``: as ``extract_knowing_preferences``, the fact prompts told when the message
+        was said (``said_time``), so relative time in it is written as the dates it means."""
         signals = self.gate.detect(message, known_facts)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
         message = bounded(message, MAX_MESSAGE_CHARS)
-        attempts = _Attempts(*instruction(self.language, message))
-        prompt_id = self.prompts.id + attempts.suffix
+        language = memory_language(self.language, message)
+        attempts = _Attempts(self.prompts, instruction(self.language, message), said_at, language)
+        prompt_id = self.prompts.id + attempts.extraction_suffix()
         facts: list[ExtractedFact] = []
         prefs: list[ExtractedPreference] = []
         retracted: list[str] = []
@@ -192,48 +236,42 @@ class LLMExtractor:
             retracted=retracted,
         )
 
-    def estimate_cost(self, message: str, context: Sequence[Turn] = ()) -> tuple[int, int]:
+    def estimate_cost(
+        self, message: str, context: Sequence[Turn] = (), said_at: datetime | None = None
+    ) -> tuple[int, int]:
         """(calls, input tokens) extracting ``message`` would cost at most, for replay estimates.
 
         Counts the calls the gating lets through and the rendered prompts'
-        tokens (a CJK character ≈ 1 token, other text ≈ 4 characters a token);
-        the response cache may make a real run cheaper.
+        tokens with what is asked beside them (a CJK character ≈ 1 token, other
+        text ≈ 4 characters a token); the response cache may make a real run cheaper.
         """
         signals = self.gate.detect(message)
         want_facts = not self.signal_gating or bool(signals.get("has_fact_signal"))
         want_prefs = not self.signal_gating or bool(signals.get("has_pref_signal"))
-        prompts: list[str] = []
+        attempts = _Attempts(
+            self.prompts, instruction(self.language, message), said_at, memory_language(self.language, message)
+        )
+        facts, turns, label = NOTHING, conversation(context, FACT_CONTEXT_TURNS), attempts.label
+        prompts: dict[str, str] = {}
         if self.prompts.mode == "combined" and (want_facts or want_prefs):
-            prompts.append(
-                self.prompts.render(
-                    "combined",
-                    conversation=conversation(context, FACT_CONTEXT_TURNS) or NOTHING,
-                    user_message=message,
-                    existing_facts=NOTHING,
-                    existing_preferences=NOTHING,
-                )
+            values = {"conversation": turns or NOTHING, "existing_preferences": NOTHING}
+            prompts["combined"] = self.prompts.render(
+                "combined", user_message=message, existing_facts=facts, said_at=label, **values
             )
         elif self.prompts.mode != "combined":
             if want_facts and context:
-                prompts.append(
-                    self.prompts.render(
-                        "fact_with_context",
-                        conversation=conversation(context, FACT_CONTEXT_TURNS),
-                        user_message=message,
-                        existing_facts=NOTHING,
-                    )
+                prompts["fact_with_context"] = self.prompts.render(
+                    "fact_with_context", conversation=turns, user_message=message, existing_facts=facts, said_at=label
                 )
             elif want_facts:
-                prompts.append(self.prompts.render("fact", user_message=message))
+                prompts["fact"] = self.prompts.render("fact", user_message=message, said_at=label)
             if want_prefs:
-                prompts.append(
-                    self.prompts.render(
-                        "preference",
-                        user_message=message,
-                        context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING,
-                    )
+                prompts["preference"] = self.prompts.render(
+                    "preference", user_message=message, context=conversation(context, PREF_CONTEXT_TURNS) or NOTHING
                 )
-        return len(prompts), sum(approximate_tokens(p) for p in prompts)
+        beside = {k: attempts.system_for(k) or "" for k in prompts}
+        tokens = sum(approximate_tokens(p) + approximate_tokens(beside[k]) for k, p in prompts.items())
+        return len(prompts), tokens
 
     # ---- the calls ------------------------------------------------------------
 
@@ -250,11 +288,11 @@ class LLMExtractor:
         for _ in range(self.parse_retries + 1):
             answer = self.client.chat(
                 model=self.model,
-                prompt_id=self.prompts.template_id(key) + attempts.suffix,
+                prompt_id=self.prompts.template_id(key) + attempts.suffix_for(key),
                 prompt=prompt,
                 response_format=response_format,
                 temperature=self.prompts.temperature,
-                system=attempts.system,
+                system=attempts.system_for(key),
             )
             attempts.add(key, answer)
             try:
@@ -277,9 +315,11 @@ class LLMExtractor:
                 conversation=conversation(context, FACT_CONTEXT_TURNS),
                 user_message=message,
                 existing_facts=known_list(known),
+                said_at=attempts.label,
             )
             return self._ask("fact_with_context", prompt, parse_facts, attempts)
-        return self._ask("fact", self.prompts.render("fact", user_message=message), parse_facts, attempts)
+        prompt = self.prompts.render("fact", user_message=message, said_at=attempts.label)
+        return self._ask("fact", prompt, parse_facts, attempts)
 
     def _preferences(self, message: str, context: Sequence[Turn], attempts: _Attempts) -> list[ExtractedPreference]:
         prompt = self.prompts.render(
@@ -301,6 +341,7 @@ class LLMExtractor:
             user_message=message,
             existing_facts=known_list(known),
             existing_preferences=known_list(known_preferences),
+            said_at=attempts.label,
         )
         while True:
             response_format = self._formats[0]

@@ -11,13 +11,10 @@ replay under another setting, show the difference.
 
 from __future__ import annotations
 
-import re
-import unicodedata
+from factledger.domain.language import main_language
 
 PROMPT_LANGUAGE = "zh"  # the bundled prompts' own
-
-_HAN = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
+__all__ = ["JUDGE_IN", "PROMPT_LANGUAGE", "WRITE_IN", "instruction", "main_language", "memory_language"]
 
 WRITE_IN = {
     "en": (
@@ -35,17 +32,6 @@ JUDGE_IN = {
     "en": "The two facts below are in English. Answer with one word: update / conflict / different / duplicate.",
     "zh": "下面两条事实是中文的。只返回一个词：update / conflict / different / duplicate。",
 }
-
-
-def main_language(text: str) -> str:
-    """``zh`` or ``en``: the language most of ``text`` is in, a Han character against a Latin word
-    ("我喜欢用VS Code写Python" is Chinese, "call me 小王 please" English); no letters at all: Chinese."""
-    folded = unicodedata.normalize("NFKC", text or "")
-    han = len(_HAN.findall(folded))
-    words = len(_LATIN_WORD.findall(folded))
-    # a character against a word: Latin words inside Chinese are mostly names and terms (VS Code,
-    # Python), so a sentence's grammar, which is most of it, decides
-    return "en" if words > han else "zh"
 
 
 def memory_language(setting: str, text: str) -> str:

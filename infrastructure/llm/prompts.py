@@ -34,8 +34,14 @@ TEMPLATE_FIELDS: dict[str, frozenset[str]] = {
 }
 
 # The placeholders a template may go without: a combined prompt without ``{existing_preferences}``
-# (one written before it was offered) is shown no known preferences and names none replaced.
-OPTIONAL_FIELDS: dict[str, frozenset[str]] = {"combined": frozenset({"existing_preferences"})}
+# (one written before it was offered) is shown no known preferences and names none replaced; a
+# fact template without ``{said_at}`` (the seed set's) is told when the message was said in a
+# system line beside it (``said_time``).
+OPTIONAL_FIELDS: dict[str, frozenset[str]] = {
+    "fact": frozenset({"said_at"}),
+    "fact_with_context": frozenset({"said_at"}),
+    "combined": frozenset({"existing_preferences", "said_at"}),
+}
 
 # separate: the spec's flow (a fact call and a preference call); combined: one call.
 MODE_TEMPLATES: dict[str, tuple[str, ...]] = {
