@@ -24,6 +24,7 @@ from factledger.application.ingestion import Incoming, Ingestion
 from factledger.application.json_values import json_ready
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
+from factledger.application.people import USERS_PAGE, UserPage, list_users
 from factledger.application.ports import (
     Embedder,
     Eraser,
@@ -196,6 +197,11 @@ class LedgerService:
     def knows(self, user_id: str) -> bool:
         """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
         return self.queries.knows(user_id)
+
+    def users(self, search: str = "", offset: int = 0, limit: int = USERS_PAGE) -> UserPage:
+        """A page of this ledger's users (ids containing ``search``), each with its messages, active
+        and retired items and last activity (an operator's list: it reads every message recorded)."""
+        return list_users(self.ledger, self.read_model, self.limits, search, offset, limit)
 
     def profile(
         self,

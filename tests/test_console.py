@@ -1,0 +1,346 @@
+"""The operator's console over HTTP (FastAPI's TestClient), on both backends: signing in,
+sessions and CSRF, scopes, tenancy, escaping, every page and every action."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+from urllib.parse import quote
+
+import attrs
+import pytest
+from fastapi.testclient import TestClient
+
+from factledger.application.access import Scope
+from factledger.entrypoints.http import create_app
+from factledger.infrastructure.config import Settings
+
+PAGE_BUDGET = 300 * 1024
+HOSTILE = "I prefer tea <script>alert('x')</script> and <img src=x onerror=alert(1)>"
+
+
+@attrs.define
+class Console:
+    client: TestClient
+    keys: Any
+    issued: dict[tuple[str, str], str] = attrs.field(factory=dict)
+
+    def token(self, tenant: str = "acme", scope: str = "write") -> str:
+        if (tenant, scope) not in self.issued:
+            self.issued[(tenant, scope)] = self.keys.create(tenant, Scope.parse(scope), "console test").token
+        return self.issued[(tenant, scope)]
+
+    def bearer(self, tenant: str = "acme", scope: str = "write") -> dict[str, str]:
+        return {"Authorization": f"Bearer {self.token(tenant, scope)}"}
+
+    def say(self, user: str, message: str, tenant: str = "acme") -> dict[str, Any]:
+        response = self.client.post(
+            f"/v1/users/{user}/messages", json={"message": message}, headers=self.bearer(tenant)
+        )
+        assert response.status_code == 201, response.text
+        data: dict[str, Any] = response.json()
+        return data
+
+    def sign_in(self, tenant: str = "acme", scope: str = "write") -> str:
+        """Sign in through the form; the CSRF token of the session's pages."""
+        form = self.client.get("/console/sign-in")
+        csrf = csrf_of(form.text)
+        done = self.client.post(
+            "/console/sign-in",
+            data={"csrf": csrf, "key": self.token(tenant, scope), "next": "/console/users"},
+            follow_redirects=False,
+        )
+        assert done.status_code == 303, done.text
+        return csrf_of(self.client.get("/console/users").text)
+
+
+def csrf_of(page: str) -> str:
+    found = re.search(r'name="csrf" value="([^"]+)"', page)
+    assert found, page
+    return found.group(1)
+
+
+@pytest.fixture
+def console(settings: Settings) -> Iterator[Console]:
+    app = create_app(settings, mount_mcp=False)
+    with TestClient(app) as client:
+        yield Console(client, app.state.keys)
+
+
+@pytest.fixture
+def moved(console: Console) -> Console:
+    """u1 worked in Hangzhou, then moved to Shanghai (a supersession), told a password, and
+    wrote something hostile."""
+    console.say("u1", "我在杭州工作，喜欢喝美式咖啡")
+    console.say("u1", "我搬到上海了，现在在上海工作。我的密码是 hunter2abc")
+    console.say("u1", HOSTILE)
+    return console
+
+
+def fact_id(console: Console, user: str, part: str) -> str:
+    profile = console.client.get(f"/v1/users/{user}/profile", headers=console.bearer()).json()
+    for facts in profile["facts"].values():
+        for fact in facts:
+            if part in fact["fact"]:
+                return str(fact["id"])
+    raise AssertionError(f"no fact with {part!r}")
+
+
+def test_a_visitor_without_a_session_is_sent_to_sign_in_and_a_wrong_key_is_refused(console: Console) -> None:
+    c = console.client
+    away = c.get("/console/users/u1", follow_redirects=False)
+    assert away.status_code == 303 and away.headers["location"].startswith("/console/sign-in?next=")
+    form = c.get("/console/sign-in")
+    assert form.status_code == 200 and 'type="password"' in form.text and '<label for="f-key">' in form.text
+    wrong = c.post("/console/sign-in", data={"csrf": csrf_of(form.text), "key": "flk_000000000000_" + "x" * 40})
+    assert wrong.status_code == 401 and "problem" in wrong.text
+    assert "factledger_console=" not in wrong.headers.get("set-cookie", "")
+
+
+def test_signing_in_sets_an_opaque_strict_http_only_cookie_and_signing_out_ends_it(console: Console) -> None:
+    c = console.client
+    token = console.token()
+    form = c.get("/console/sign-in")
+    done = c.post(
+        "/console/sign-in",
+        data={"csrf": csrf_of(form.text), "key": token, "next": "/console/users"},
+        follow_redirects=False,
+    )
+    assert done.status_code == 303 and done.headers["location"] == "/console/users"
+    cookie = done.headers["set-cookie"]
+    assert "factledger_console=" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    secret_part = token.rsplit("_", 1)[1]
+    assert secret_part not in cookie and token not in cookie
+    page = c.get("/console/users")
+    assert page.status_code == 200 and "acme" in page.text
+    out = c.post("/console/sign-out", data={"csrf": csrf_of(page.text)}, follow_redirects=False)
+    assert out.status_code == 303
+    assert c.get("/console/users", follow_redirects=False).status_code == 303
+
+
+def test_the_sign_in_form_refuses_a_post_without_its_csrf_token(console: Console) -> None:
+    console.client.get("/console/sign-in")
+    refused = console.client.post("/console/sign-in", data={"key": console.token()}, follow_redirects=False)
+    assert refused.status_code == 403
+    assert "factledger_console=" not in refused.headers.get("set-cookie", "")
+
+
+def test_after_sign_in_the_visitor_goes_only_to_a_console_page(console: Console) -> None:
+    c = console.client
+    for target in ("https://evil.example/", "//evil.example/console", "/v1/users"):
+        form = c.get("/console/sign-in")
+        done = c.post(
+            "/console/sign-in",
+            data={"csrf": csrf_of(form.text), "key": console.token(), "next": target},
+            follow_redirects=False,
+        )
+        assert done.headers["location"] == "/console/users", target
+    switched = c.get("/console/language/zh", params={"next": "https://evil.example/"}, follow_redirects=False)
+    assert switched.headers["location"] == "/console/users"
+
+
+def test_every_page_answers_under_the_budget_with_no_script_and_a_strict_policy(moved: Console) -> None:
+    c, headers = moved.client, moved.bearer()
+    item = fact_id(moved, "u1", "上海工作")
+    message_id = c.get("/v1/users/u1/history", headers=headers).json()["entries"][1]["message_id"]
+    pages = [
+        "/console/users",
+        "/console/users?q=u",
+        "/console/users/u1",
+        "/console/users/u1?as_of=2020-01-01&clock=recorded",
+        f"/console/users/u1/items/{item}",
+        "/console/users/u1/messages",
+        f"/console/users/u1/messages/{message_id}",
+        "/console/users/u1/forget",
+        "/console/tombstones",
+    ]
+    for path in pages:
+        page = c.get(path, headers=headers)
+        assert page.status_code == 200, (path, page.text)
+        assert page.headers["content-type"].startswith("text/html")
+        assert len(page.content) < PAGE_BUDGET, path
+        assert "script-src" not in page.headers["content-security-policy"]
+        assert "default-src 'none'" in page.headers["content-security-policy"]
+        assert "<script" not in page.text.lower(), path
+        assert '<main id="main"' in page.text and 'class="skip"' in page.text
+    assert c.get("/console", headers=headers, follow_redirects=False).headers["location"] == "/console/users"
+
+
+def test_a_message_with_markup_is_shown_as_text_everywhere(moved: Console) -> None:
+    c, headers = moved.client, moved.bearer()
+    for path in ("/console/users/u1", "/console/users/u1/messages"):
+        page = c.get(path, headers=headers).text
+        assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page, path
+        assert "<img src=x" not in page and "<script>" not in page
+    hostile_user = '"><svg onload=alert(1)>'
+    moved.say(quote(hostile_user, safe=""), "我在成都工作")
+    listing = c.get("/console/users", headers=headers).text
+    assert "&quot;&gt;&lt;svg onload=alert(1)&gt;" in listing and "<svg" not in listing
+
+
+def test_the_users_list_searches_pages_and_counts(console: Console) -> None:
+    for n in range(55):
+        console.say(f"person{n:02d}", "我在西安工作")
+    console.say("person00", "我搬到成都了，现在在成都工作")
+    c, headers = console.client, console.bearer()
+    first = c.get("/console/users", headers=headers).text
+    assert "person00" in first and "person49" in first and "person50" not in first
+    assert 'rel="next"' in first and "1–50" in first and "55" in first
+    second = c.get("/console/users", params={"offset": 50}, headers=headers).text
+    assert "person54" in second and "person00" not in second and 'rel="prev"' in second
+    found = c.get("/console/users", params={"q": "ON00"}, headers=headers).text
+    row = re.search(r"<tr><td><a href=\"/console/users/person00\">person00</a></td>(.*?)</tr>", found)
+    assert row, found
+    cells = re.findall(r"<td>(.*?)</td>", row.group(1))
+    assert cells[:3] == ["2", "2", "1"]  # two messages, two active facts, one retired (Xi'an)
+    assert "person01" not in found
+
+
+def test_a_persons_page_draws_each_supersession_with_its_message_relation_and_judge(moved: Console) -> None:
+    page = moved.client.get("/console/users/u1", headers=moved.bearer()).text
+    li = re.search(r'<li class="supersession">(.*?)</li>', page, re.S)
+    assert li, page
+    drawn = li.group(1)
+    assert drawn.index("用户在杭州工作") < drawn.index("→") < drawn.index("用户在上海工作")
+    assert "update" in drawn and "offline-rules/" in drawn
+    assert 'href="/console/users/u1/messages/' in drawn
+    message_url = re.search(r'href="(/console/users/u1/messages/[^"]+)"', drawn)
+    assert message_url
+    message = moved.client.get(message_url.group(1), headers=moved.bearer()).text
+    assert "我搬到上海了" in message and "用户在上海工作" in message
+
+
+def test_the_profile_as_of_a_date_shows_what_was_true_then(moved: Console) -> None:
+    c, headers = moved.client, moved.bearer()
+    history = c.get("/v1/users/u1/history", headers=headers).json()["entries"]
+    first_said = history[1]["said_at"]
+    then = c.get("/console/users/u1", params={"as_of": first_said, "clock": "said"}, headers=headers).text
+    profile = then.split("<h2>", 2)[1]
+    assert "用户在杭州工作" in profile and "用户在上海工作" not in profile
+    now = c.get("/console/users/u1", headers=headers).text.split("<h2>", 2)[1]
+    assert "用户在上海工作" in now
+    bad = c.get("/console/users/u1", params={"as_of": "last tuesday"}, headers=headers)
+    assert bad.status_code == 422 and "as_of" in bad.text
+
+
+def test_secrets_are_shown_as_their_placeholders(moved: Console) -> None:
+    page = moved.client.get("/console/users/u1/messages", headers=moved.bearer()).text
+    assert "hunter2abc" not in page and "[密码]" in page and "password ×1" in page
+
+
+def test_an_item_page_shows_its_whole_life(moved: Console) -> None:
+    old = fact_id(moved, "u1", "上海工作")
+    c, headers = moved.client, moved.bearer()
+    hangzhou = next(
+        e["fact_id"]
+        for e in c.get("/v1/users/u1/history", headers=headers).json()["entries"]
+        if e["event"] == "FactObserved" and "杭州" in e["text"]
+    )
+    page = c.get(f"/console/users/u1/items/{hangzhou}", headers=headers).text
+    assert "用户在杭州工作" in page and "我在杭州工作" in page and f"/console/users/u1/items/{old}" in page
+    assert "update" in page and 'class="retired"' in page
+    assert c.get(f"/console/users/u1/items/{hangzhou[:8]}", headers=headers).status_code == 200
+    assert c.get("/console/users/u1/items/nothing", headers=headers).status_code == 404
+
+
+def test_a_correction_is_recorded_with_the_keys_identity_and_changes_the_timeline(moved: Console) -> None:
+    csrf = moved.sign_in()
+    c = moved.client
+    item = fact_id(moved, "u1", "上海工作")
+    done = c.post(f"/console/users/u1/items/{item}/invalidate", data={"csrf": csrf, "reason": "用户说错了"})
+    assert done.status_code == 200 and "?done=invalidated" in str(done.url)
+    page = done.text
+    key_id = moved.token().split("_")[1]
+    li = re.search(r'<li class="invalidation">(.*?)</li>', page, re.S)
+    assert li and "用户在上海工作" in li.group(1) and "用户说错了" in li.group(1) and f"api:{key_id}" in li.group(1)
+    why = c.get(f"/v1/users/u1/items/{item}", headers=moved.bearer()).json()
+    assert why["is_active"] is False and why["invalidated"]["actor"].startswith(f"api:{key_id}")
+    restated = c.post("/console/users/u1/facts", data={"csrf": csrf, "text": "用户在南京工作", "category": "location"})
+    assert restated.status_code == 200 and "用户在南京工作" in restated.text.split("<h2>", 2)[1]
+
+
+def test_a_form_without_its_csrf_token_changes_nothing(moved: Console) -> None:
+    csrf = moved.sign_in()
+    c = moved.client
+    item = fact_id(moved, "u1", "上海工作")
+    for data in ({"reason": "x"}, {"reason": "x", "csrf": csrf[:-2] + "zz"}):
+        refused = c.post(f"/console/users/u1/items/{item}/invalidate", data=data)
+        assert refused.status_code == 403, refused.text
+    assert c.post("/console/users/u1/facts", data={"text": "用户养猫"}).status_code == 403
+    assert c.post("/console/users/u1/forget", data={"confirm": "u1"}).status_code == 403
+    assert c.get(f"/v1/users/u1/items/{item}", headers=moved.bearer()).json()["is_active"] is True
+    assert c.get("/v1/users/u1/profile", headers=moved.bearer()).status_code == 200
+
+
+def test_a_read_key_looks_but_cannot_post(moved: Console) -> None:
+    c = moved.client
+    item = fact_id(moved, "u1", "上海工作")
+    for headers in (moved.bearer(scope="read"), None):
+        if headers is None:  # the same through a session
+            csrf = moved.sign_in(scope="read")
+        kwargs: dict[str, Any] = {"headers": headers} if headers else {}
+        data = {} if headers else {"csrf": csrf}
+        page = c.get("/console/users/u1", **kwargs)
+        assert page.status_code == 200 and "/invalidate" not in page.text and "/forget" not in page.text
+        why = c.get(f"/console/users/u1/items/{item}", **kwargs)
+        assert why.status_code == 200 and "/invalidate" not in why.text
+        assert (
+            c.post(f"/console/users/u1/items/{item}/invalidate", data={**data, "reason": "r"}, **kwargs).status_code
+            == 403
+        )
+        assert c.post("/console/users/u1/facts", data={**data, "text": "用户养猫"}, **kwargs).status_code == 403
+        assert c.post("/console/users/u1/forget", data={**data, "confirm": "u1"}, **kwargs).status_code == 403
+        assert c.get("/console/users/u1/forget", **kwargs).status_code == 403
+    assert c.get(f"/v1/users/u1/items/{item}", headers=moved.bearer()).json()["is_active"] is True
+
+
+def test_another_tenants_user_is_404_on_every_console_route(moved: Console) -> None:
+    c, other = moved.client, moved.bearer("globex", "admin")
+    moved.say("mine", "我在苏州工作", tenant="globex")
+    item = fact_id(moved, "u1", "上海工作")
+    message_id = c.get("/v1/users/u1/history", headers=moved.bearer()).json()["entries"][1]["message_id"]
+    for user in ("u1", "nobody"):
+        for path in ("", "/messages", f"/messages/{message_id}", f"/items/{item}", "/export", "/forget"):
+            assert c.get(f"/console/users/{user}{path}", headers=other).status_code == 404, (user, path)
+        for path, data in (
+            (f"/items/{item}/invalidate", {"reason": "hostile"}),
+            ("/facts", {"text": "用户养猫"}),
+            ("/forget", {"confirm": user}),
+        ):
+            assert c.post(f"/console/users/{user}{path}", data=data, headers=other).status_code == 404, (user, path)
+    listing = c.get("/console/users", headers=other).text
+    assert "mine" in listing and "u1" not in listing
+    assert c.get(f"/v1/users/u1/items/{item}", headers=moved.bearer()).json()["is_active"] is True
+
+
+def test_forgetting_needs_the_user_id_typed_and_leaves_a_tombstone(moved: Console) -> None:
+    csrf = moved.sign_in()
+    c = moved.client
+    wrong = c.post("/console/users/u1/forget", data={"csrf": csrf, "confirm": "u2"})
+    assert wrong.status_code == 422 and c.get("/v1/users/u1/profile", headers=moved.bearer()).status_code == 200
+    done = c.post("/console/users/u1/forget", data={"csrf": csrf, "confirm": "u1"})
+    assert done.status_code == 200 and "/console/tombstones" in str(done.url)
+    assert "<td>" in done.text and "api:" in done.text and "u1" not in done.text.split("<main", 1)[1]
+    assert c.get("/console/users/u1").status_code == 404
+    assert "/console/users/u1" not in c.get("/console/users").text
+
+
+def test_export_downloads_the_persons_memory_as_json(moved: Console) -> None:
+    answer = moved.client.get("/console/users/u1/export", headers=moved.bearer(scope="read"))
+    assert answer.status_code == 200 and answer.headers["content-type"].startswith("application/json")
+    assert answer.headers["content-disposition"] == 'attachment; filename="factledger-u1.json"'
+    assert "用户在上海工作" in answer.text
+
+
+def test_the_interface_follows_the_browser_and_the_switch(moved: Console) -> None:
+    c, headers = moved.client, moved.bearer()
+    chinese = c.get("/console/users", headers={**headers, "Accept-Language": "zh-CN,zh;q=0.9,en;q=0.5"}).text
+    assert '<html lang="zh-CN">' in chinese and "用户" in chinese and ">English<" in chinese
+    english = c.get("/console/users", headers={**headers, "Accept-Language": "en-GB,zh;q=0.3"}).text
+    assert '<html lang="en">' in english and ">中文<" in english
+    switched = c.get("/console/language/zh", params={"next": "/console/users/u1"}, follow_redirects=False)
+    assert switched.status_code == 303 and switched.headers["location"] == "/console/users/u1"
+    assert "factledger_console_lang=zh" in switched.headers["set-cookie"]
+    page = c.get("/console/users/u1", headers={**headers, "Accept-Language": "en"}).text
+    assert '<html lang="zh-CN">' in page and "时间线" in page
