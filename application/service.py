@@ -263,6 +263,13 @@ class LedgerService:
         report["redacted"] = self.ledger.redaction_counts(user_id)
         return report
 
+    def usage_by_day(self, days: int = 30) -> list[dict[str, Any]] | None:
+        """LLM and embedding calls, tokens and failures per UTC day of the last ``days`` days, oldest
+        first; None when the ledger keeps no usage log (the in-memory backend)."""
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 366:
+            raise InvalidInput(f"days must be an integer from 1 to 366, got {days!r}")
+        return self.usage_log.daily(days) if self.usage_log is not None else None
+
     def usage_totals(self) -> dict[str, int]:
         """Calls, tokens and cache hits of the whole ledger, without per-message rows (for metrics);
         empty when the ledger keeps no usage log."""

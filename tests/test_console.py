@@ -154,6 +154,7 @@ def test_every_page_answers_under_the_budget_with_no_script_and_a_strict_policy(
         f"/console/users/u1/messages/{message_id}",
         "/console/users/u1/forget",
         "/console/tombstones",
+        "/console/health",
     ]
     for path in pages:
         page = c.get(path, headers=headers)
@@ -344,3 +345,25 @@ def test_the_interface_follows_the_browser_and_the_switch(moved: Console) -> Non
     assert "factledger_console_lang=zh" in switched.headers["set-cookie"]
     page = c.get("/console/users/u1", headers={**headers, "Accept-Language": "en"}).text
     assert '<html lang="zh-CN">' in page and "时间线" in page
+
+
+def test_health_shows_the_lag_the_usage_per_day_and_the_errors(console: Console, backend: str) -> None:
+    console.say("u1", "我在杭州工作")
+    app: Any = console.client.app
+    service = app.state.tenants.service("acme")
+    if backend == "postgres":
+        from factledger.infrastructure.llm.usage import CallRecord
+
+        service.usage_log.record(CallRecord("chat", "gpt-test", input_tokens=120, output_tokens=30))
+        service.usage_log.record(CallRecord("chat", "gpt-test", ok=False, error="timeout"))
+    page = console.client.get("/console/health", headers=console.bearer(scope="read"))
+    assert page.status_code == 200 and len(page.content) < PAGE_BUDGET
+    text = page.text
+    assert re.search(r"Lag \(events behind\)</td><td><strong>0</strong>", text), text
+    if backend == "postgres":
+        assert '<svg role="img"' in text and "2 calls, 150 tokens" in text
+        assert re.search(r"failed LLM calls</td><td>1</td>", text), text
+    else:
+        assert "keeps no usage log" in text and "<svg" not in text
+    with pytest.raises(Exception, match="days must be"):
+        service.usage_by_day(0)

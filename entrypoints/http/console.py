@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from factledger.application.access import NotAuthenticated, Scope
 from factledger.application.errors import FactledgerError, InvalidInput, NotFound
 from factledger.entrypoints.http.auth import key_for_token
+from factledger.entrypoints.http.console_health import health_page
 from factledger.entrypoints.http.console_html import CONTENT_SECURITY_POLICY, esc, href, layout, link, text_input
 from factledger.entrypoints.http.console_person import person_page, user_path, users_page
 from factledger.entrypoints.http.console_records import (
@@ -315,3 +316,8 @@ def tombstones(request: Request, done: str = "") -> Response:
         return tombstones_page(who, notice)
 
     return _page(request, Scope.READ, build)
+
+
+@router.get("/health")
+def health(request: Request) -> Response:
+    return _page(request, Scope.READ, health_page)
