@@ -4,6 +4,7 @@ sessions and CSRF, scopes, tenancy, escaping, every page and every action."""
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
@@ -367,3 +368,53 @@ def test_health_shows_the_lag_the_usage_per_day_and_the_errors(console: Console,
         assert "keeps no usage log" in text and "<svg" not in text
     with pytest.raises(Exception, match="days must be"):
         service.usage_by_day(0)
+
+
+def replayed(console: Console, name: str) -> None:
+    admin = console.bearer(scope="admin")
+    started = console.client.post(f"/v1/ledgers/{name}/replay", json={"extractor": "offline"}, headers=admin)
+    assert started.status_code == 202, started.text
+    for _ in range(600):
+        if console.client.get(f"/v1/ledgers/{name}/replay", headers=admin).json()["state"] != "running":
+            return
+        time.sleep(0.05)
+    raise AssertionError("the replay did not finish")
+
+
+def test_ledgers_show_a_replay_its_diff_side_by_side_and_promote_after_typing_its_name(moved: Console) -> None:
+    c, admin = moved.client, moved.bearer(scope="admin")
+    replayed(moved, "again")
+    item = fact_id(moved, "u1", "上海工作")
+    c.post(f"/v1/users/u1/items/{item}/invalidate", json={"reason": "wrong"}, headers=admin)
+    listing = c.get("/console/ledgers", headers=admin)
+    assert listing.status_code == 200 and 'href="/console/ledgers/again"' in listing.text
+    assert "finished" in listing.text and "offline-rules/" in listing.text
+    summary = c.get("/console/ledgers/again", headers=admin).text
+    assert 'href="/console/ledgers/again?user=u1"' in summary
+    side = c.get("/console/ledgers/again", params={"user": "u1"}, headers=admin).text
+    row = re.search(r"<tr><td>(<span class=\"fact old\">用户在上海工作.*?)</tr>", side, re.S)
+    assert row and '<span class="fact">用户在上海工作' in row.group(1) and "is_active: False → True" in row.group(1)
+    path = "/console/ledgers/again/promote"
+    assert c.post(path, data={"confirm": "agian"}, headers=admin).status_code == 422
+    refused = c.post(path, data={"confirm": "again"}, headers=admin)
+    assert refused.status_code == 422 and "operator correction" in refused.text
+    done = c.post(path, data={"confirm": "again", "force": "yes"}, headers=admin)
+    assert done.status_code == 200 and "done=promoted" in str(done.url)
+    assert re.search(r"<tr><td>live</td><td>offline-rules/", done.text), done.text
+
+
+def test_ledgers_need_an_admin_key_and_stay_in_the_tenant(moved: Console) -> None:
+    c = moved.client
+    replayed(moved, "again")
+    write = moved.bearer()
+    assert "/console/ledgers" not in c.get("/console/users", headers=write).text
+    for path in ("/console/ledgers", "/console/ledgers/again"):
+        assert c.get(path, headers=write).status_code == 403
+    assert c.post("/console/ledgers/again/promote", data={"confirm": "again"}, headers=write).status_code == 403
+    other = moved.bearer("globex", "admin")
+    assert "again" not in c.get("/console/ledgers", headers=other).text
+    assert c.get("/console/ledgers/again", headers=other).status_code == 404
+    assert c.post("/console/ledgers/again/promote", data={"confirm": "again"}, headers=other).status_code == 404
+    assert (
+        c.get("/console/ledgers/again", params={"user": "u1"}, headers=moved.bearer(scope="admin")).status_code == 200
+    )

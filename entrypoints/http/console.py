@@ -24,6 +24,7 @@ from factledger.application.errors import FactledgerError, InvalidInput, NotFoun
 from factledger.entrypoints.http.auth import key_for_token
 from factledger.entrypoints.http.console_health import health_page
 from factledger.entrypoints.http.console_html import CONTENT_SECURITY_POLICY, esc, href, layout, link, text_input
+from factledger.entrypoints.http.console_ledgers import ledger_page, ledgers_page
 from factledger.entrypoints.http.console_person import person_page, user_path, users_page
 from factledger.entrypoints.http.console_records import (
     forget_page,
@@ -55,7 +56,7 @@ router = APIRouter(prefix="/console", include_in_schema=False)
 Build = Callable[[Visitor], tuple[str, str]]
 Action = Callable[[Visitor, dict[str, str]], str]
 # What a redirect after an action may announce (a fixed set: the URL never carries text to show).
-NOTICES = {"done": "done", "restated": "done", "invalidated": "done", "forgotten": "done"}
+NOTICES = {"done": "done", "restated": "done", "invalidated": "done", "forgotten": "done", "promoted": "done"}
 
 
 def html(page: str, status: int = 200) -> HTMLResponse:
@@ -321,3 +322,37 @@ def tombstones(request: Request, done: str = "") -> Response:
 @router.get("/health")
 def health(request: Request) -> Response:
     return _page(request, Scope.READ, health_page)
+
+
+# ---- ledgers (admin) ------------------------------------------------------------------------
+
+
+@router.get("/ledgers")
+def ledgers(request: Request, done: str = "") -> Response:
+    def build(who: Visitor) -> tuple[str, str]:
+        notice = say(who.language, NOTICES[done]) if done in NOTICES else ""
+        return ledgers_page(who, request.app.state.replays, notice)
+
+    return _page(request, Scope.ADMIN, build)
+
+
+@router.get("/ledgers/{name}")
+def ledger(request: Request, name: str, user: str = "") -> Response:
+    def build(who: Visitor) -> tuple[str, str]:
+        if user:
+            require_user(who, user)
+        return ledger_page(who, name, user)
+
+    return _page(request, Scope.ADMIN, build)
+
+
+@router.post("/ledgers/{name}/promote")
+async def promote(request: Request, name: str) -> Response:
+    def act(who: Visitor, form: dict[str, str]) -> str:
+        if form.get("confirm", "") != name:
+            raise InvalidInput(say(who.language, "confirmation_wrong_ledger"))
+        who.caller.service.promote(name, force=form.get("force") == "yes")
+        request.app.state.tenants.reopen(who.caller.tenant)
+        return href("/console/ledgers", done="promoted")
+
+    return await _act(request, Scope.ADMIN, act)

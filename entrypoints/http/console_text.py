@@ -141,6 +141,17 @@ WORDS: dict[str, tuple[str, str]] = {
         "{name} 已成为 live；原 live 账本保存为 {old}。",
     ),
     "live": ("live", "live"),
+    "confirmation_wrong_ledger": (
+        "The confirmation did not match the ledger's name; nothing was promoted.",
+        "确认内容与账本名称不符，未提升任何账本。",
+    ),
+    "all_users": ("All users", "全部用户"),
+    "same": ("Same", "相同"),
+    "no_difference": ("No difference.", "没有差异。"),
+    "force": (
+        "Promote even if it loses an operator's correction the live ledger has",
+        "即使会丢失 live 账本中操作员的更正也要提升",
+    ),
 }
 
 
