@@ -211,6 +211,10 @@ def test_a_persons_page_draws_each_supersession_with_its_message_relation_and_ju
     assert message_url
     message = moved.client.get(message_url.group(1), headers=moved.bearer()).text
     assert "我搬到上海了" in message and "用户在上海工作" in message
+    # the old fact came from an earlier message: the arrow still names it
+    there = re.search(r'<li class="supersession">(.*?)</li>', message, re.S)
+    assert there and there.group(1).index("用户在杭州工作") < there.group(1).index("→")
+    assert "prompt: <span>—</span>" in there.group(1)  # the offline rules use no prompt
 
 
 def test_the_profile_as_of_a_date_shows_what_was_true_then(moved: Console) -> None:
@@ -418,3 +422,37 @@ def test_ledgers_need_an_admin_key_and_stay_in_the_tenant(moved: Console) -> Non
     assert (
         c.get("/console/ledgers/again", params={"user": "u1"}, headers=moved.bearer(scope="admin")).status_code == 200
     )
+
+
+def test_over_https_the_session_cookie_is_secure(settings: Settings) -> None:
+    app = create_app(settings, mount_mcp=False)
+    with TestClient(app, base_url="https://testserver") as client:
+        token = app.state.keys.create("acme", Scope.READ, "tls").token
+        form = client.get("/console/sign-in")
+        assert "Secure" in form.headers["set-cookie"]
+        done = client.post("/console/sign-in", data={"csrf": csrf_of(form.text), "key": token}, follow_redirects=False)
+        assert done.status_code == 303 and "Secure" in done.headers["set-cookie"]
+
+
+def test_revoking_the_key_ends_its_sessions(moved: Console) -> None:
+    moved.sign_in(scope="read")
+    assert moved.client.get("/console/users").status_code == 200
+    key_id = moved.token(scope="read").split("_")[1]
+    moved.keys.revoke(key_id)
+    assert moved.client.get("/console/users", follow_redirects=False).status_code == 303
+
+
+def test_a_long_history_keeps_every_page_under_the_budget(console: Console) -> None:
+    """Each page shows a bounded part: the newest 200 changes of the timeline, 50 messages."""
+    cities = ["杭州", "上海", "北京", "深圳", "成都", "西安", "南京", "苏州"]
+    batch = [
+        {"message": f"我搬到{cities[n % 8]}了，现在在{cities[n % 8]}工作，第{n}次 <b>搬家</b>"} for n in range(400)
+    ]
+    answer = console.client.post("/v1/users/mover/messages/batch", json={"messages": batch}, headers=console.bearer())
+    assert answer.status_code == 200 and answer.json()["recorded"] == 400, answer.text[:500]
+    headers = console.bearer()
+    for path in ("/console/users/mover", "/console/users/mover/messages", "/console/users/mover/messages?offset=350"):
+        page = console.client.get(path, headers=headers)
+        assert page.status_code == 200 and len(page.content) < PAGE_BUDGET, (path, len(page.content))
+    timeline = console.client.get("/console/users/mover", headers=headers).text
+    assert timeline.count("<li class=") == 200

@@ -23,7 +23,7 @@ CONTENT_SECURITY_POLICY = (
 STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;margin:0;color:#1b1f24;background:#f6f7f9}
 header{background:#1f3a5f;color:#fff;padding:.5rem 1rem;display:flex;flex-wrap:wrap;gap:1rem;align-items:center}
-header a,header button{color:#fff}header nav{display:flex;gap:1rem;flex-wrap:wrap}
+header a,header button{color:#fff}header .muted{color:#d5deea}header nav{display:flex;gap:1rem;flex-wrap:wrap}
 header form{margin:0}header button{background:none;border:1px solid #fff;border-radius:4px;cursor:pointer}
 main{padding:1rem 1.5rem;max-width:72rem}
 a{color:#0b57b0}a:focus,button:focus,input:focus,select:focus{outline:3px solid #f4b400;outline-offset:1px}

@@ -134,12 +134,23 @@ def _restate_form(visitor: Visitor, user_id: str) -> str:
     return f'<details class="card"><summary>{esc(say(lang, "restate"))}</summary>{body}</details>'
 
 
-def timeline(visitor: Visitor, user_id: str, entries: list[dict[str, Any]]) -> str:
+def observed_items(entries: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
+    """Each fact's and preference's observation, by id: its text and the prompt that extracted it."""
+    return {e.get("fact_id") or e.get("preference_id"): e for e in entries if e["event"].endswith("Observed")}
+
+
+def _text(known: dict[Any, dict[str, Any]], item_id: Any) -> Any:
+    return known.get(item_id, {}).get("text")
+
+
+def timeline(
+    visitor: Visitor, user_id: str, entries: list[dict[str, Any]], known: dict[Any, dict[str, Any]] | None = None
+) -> str:
     """Each change to the person's facts and preferences, oldest first (the newest
     ``TIMELINE_ITEMS`` of them): an observed item, a confirmation, a supersession (old → new,
     with its message, relation, judge and prompt), an operator's invalidation."""
-    texts = {e.get("fact_id") or e.get("preference_id"): e.get("text") for e in entries if "text" in e}
-    drawn = [line for e in entries if (line := _timeline_entry(visitor, user_id, e, texts))]
+    known = observed_items(entries) if known is None else known
+    drawn = [line for e in entries if (line := _timeline_entry(visitor, user_id, e, known))]
     if not drawn:
         return f"<p>{esc(say(visitor.language, 'none'))}</p>"
     shown = drawn[-TIMELINE_ITEMS:]
@@ -147,7 +158,7 @@ def timeline(visitor: Visitor, user_id: str, entries: list[dict[str, Any]]) -> s
     return f'{note}<ol class="timeline">{"".join(shown)}</ol>'
 
 
-def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], texts: dict[Any, Any]) -> str:
+def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], known: dict[Any, dict[str, Any]]) -> str:
     lang, event = visitor.language, e["event"]
     stamp = when(e.get("said_at") or e.get("at"))
     cause = message_link(visitor, user_id, e.get("message_id"))
@@ -162,16 +173,18 @@ def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], texts: di
         body = f"+ {item_link(user_id, item_id, e.get('text'))} <span class='muted'>{esc(verb)} · {esc(measure)}</span>"
         return _li("observed", stamp, body, cause)
     if event in ("FactInvalidated", "PreferenceSuperseded") and e.get("superseded_by"):
-        return _li("supersession", stamp, supersession(visitor, user_id, e, texts), cause)
+        return _li("supersession", stamp, supersession(visitor, user_id, e, known), cause)
     if event == "FactInvalidated":
-        old = item_link(user_id, e.get("fact_id"), texts.get(e.get("fact_id")), "fact old")
+        old = item_link(user_id, e.get("fact_id"), _text(known, e.get("fact_id")), "fact old")
         by = f" · {esc(say(lang, 'by', actor=e.get('actor')))}" if e.get("actor") else ""
         body = f"✕ {old} <span class='muted'>{esc(say(lang, 'invalidated'))}: {esc(e.get('reason'))}{by}</span>"
         return _li("invalidation", stamp, body, cause)
     if event in ("FactConfirmed", "PreferenceReinforced", "FactContested"):
         item_id = e.get("fact_id") or e.get("preference_id")
         verbs = {"FactConfirmed": "confirmed", "PreferenceReinforced": "reinforced", "FactContested": "contested"}
-        body = f"= {item_link(user_id, item_id, texts.get(item_id))} <span class='muted'>{esc(say(lang, verbs[event]))}"
+        body = (
+            f"= {item_link(user_id, item_id, _text(known, item_id))} <span class='muted'>{esc(say(lang, verbs[event]))}"
+        )
         if event == "PreferenceReinforced":
             body += f" {e.get('old_strength', 0):.2f} → {e.get('new_strength', 0):.2f}"
         if event == "FactContested":
@@ -180,17 +193,19 @@ def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], texts: di
     return ""
 
 
-def supersession(visitor: Visitor, user_id: str, e: dict[str, Any], texts: dict[Any, Any]) -> str:
-    """Old fact → new fact, and what decided it: relation, judge or rule, prompt, similarity."""
+def supersession(visitor: Visitor, user_id: str, e: dict[str, Any], known: dict[Any, dict[str, Any]]) -> str:
+    """Old fact → new fact, and what decided it: relation, judge or rule, prompt (the judge's, else
+    the one that extracted the new fact; "—" for rules), similarity."""
     lang = visitor.language
     old_id = e.get("fact_id") or e.get("preference_id")
     new_id = e.get("superseded_by")
-    old = item_link(user_id, old_id, texts.get(old_id), "fact old")
-    new = item_link(user_id, new_id, texts.get(new_id))
+    old = item_link(user_id, old_id, _text(known, old_id), "fact old")
+    new = item_link(user_id, new_id, _text(known, new_id))
+    prompt = e.get("judge_prompt_id") or known.get(new_id, {}).get("prompt_id") or "—"
     facts = [
         (say(lang, "relation"), e.get("relation")),
         (say(lang, "judge"), e.get("judge_id")),
-        (say(lang, "prompt"), e.get("judge_prompt_id") or e.get("prompt_id")),
+        (say(lang, "prompt"), prompt),
         (say(lang, "similarity"), e.get("similarity")),
         (say(lang, "reason"), e.get("reason")),
     ]

@@ -10,6 +10,7 @@ from factledger.application.access import Scope
 from factledger.entrypoints.http.console_html import esc, form, link, pager, table, text_input, when
 from factledger.entrypoints.http.console_person import (
     message_link,
+    observed_items,
     supersession,
     timeline,
     user_path,
@@ -65,7 +66,11 @@ def _life(visitor: Visitor, user_id: str, why: dict[str, Any]) -> str:
     if why.get("supersedes"):
         old = why["supersedes"]
         entry = {"fact_id": old["id"], "superseded_by": why["id"], "relation": old.get("relation")}
-        lines.append(supersession(visitor, user_id, entry, {old["id"]: old.get("text"), why["id"]: why["text"]}))
+        known = {
+            old["id"]: {"text": old.get("text")},
+            why["id"]: {"text": why["text"], "prompt_id": why["observed"]["prompt_id"]},
+        }
+        lines.append(supersession(visitor, user_id, entry, known))
     for name, key in (("confirmed", "confirmations"), ("contested", "contested"), ("reinforced", "reinforcements")):
         for step in why.get(key, []):
             judged = " · ".join(esc(step[k]) for k in ("judge_id", "judge_prompt_id", "similarity") if step.get(k))
@@ -74,9 +79,9 @@ def _life(visitor: Visitor, user_id: str, why: dict[str, Any]) -> str:
     gone = why.get("invalidated")
     if gone:
         entry = {**gone, "fact_id": why["id"], "superseded_by": (gone.get("superseded_by") or {}).get("id")}
-        texts = {why["id"]: why["text"], entry["superseded_by"]: (gone.get("superseded_by") or {}).get("text")}
+        known = {why["id"]: {"text": why["text"]}, entry["superseded_by"]: gone.get("superseded_by") or {}}
         if entry["superseded_by"]:
-            drawn = supersession(visitor, user_id, entry, texts)
+            drawn = supersession(visitor, user_id, entry, known)
         else:
             by = say(lang, "by", actor=gone.get("actor")) if gone.get("actor") else ""
             drawn = f"✕ {esc(say(lang, 'invalidated'))}: {esc(gone.get('reason'))} {esc(by)}"
@@ -91,12 +96,13 @@ def messages_page(visitor: Visitor, user_id: str, offset: int) -> tuple[str, str
     lang = visitor.language
     entries = visitor.caller.service.history(user_id).to_dict()["entries"]
     by_message = _by_message(entries)
+    known = observed_items(entries)
     messages = [e for e in reversed(entries) if e["event"] == "MessageIngested"]
     shown = messages[offset : offset + MESSAGES_PAGE]
     days: dict[str, list[str]] = defaultdict(list)
     for message in shown:
         day = str(message.get("said_at") or message["at"])[:10]
-        days[day].append(_message_card(visitor, user_id, message, by_message[message["message_id"]]))
+        days[day].append(_message_card(visitor, user_id, message, by_message[message["message_id"]], known))
     body = "".join(f"<h2>{esc(day)}</h2>{''.join(cards)}" for day, cards in days.items())
     nav = pager(visitor, user_path(user_id, "messages"), offset, len(shown), len(messages), MESSAGES_PAGE)
     back = link(user_path(user_id), say(lang, "back_to_user", user=user_id))
@@ -111,7 +117,7 @@ def message_page(visitor: Visitor, user_id: str, message_id: str) -> tuple[str, 
         from factledger.application.errors import NotFound
 
         raise NotFound(f"no message {message_id!r} of user {user_id!r}")
-    card = _message_card(visitor, user_id, found[0], _by_message(entries)[message_id])
+    card = _message_card(visitor, user_id, found[0], _by_message(entries)[message_id], observed_items(entries))
     back = link(user_path(user_id, "messages"), say(lang, "all_messages"))
     return f"{say(lang, 'message')} {message_id}", back + card
 
@@ -124,7 +130,13 @@ def _by_message(entries: list[dict[str, Any]]) -> dict[str, list[dict[str, Any]]
     return grouped
 
 
-def _message_card(visitor: Visitor, user_id: str, message: dict[str, Any], caused: list[dict[str, Any]]) -> str:
+def _message_card(
+    visitor: Visitor,
+    user_id: str,
+    message: dict[str, Any],
+    caused: list[dict[str, Any]],
+    known: dict[Any, dict[str, Any]],
+) -> str:
     """A message as recorded (secrets already replaced by their placeholders), the extractor's
     decision and the changes it caused."""
     lang = visitor.language
@@ -135,7 +147,7 @@ def _message_card(visitor: Visitor, user_id: str, message: dict[str, Any], cause
         secrets_note = f"<p class='muted'>{esc(say(lang, 'redacted', kinds=kinds))}</p>"
     decisions = [_decision(lang, e) for e in caused if e["event"] in ("ExtractionRecorded", "ExtractionFailed")]
     changes = [e for e in caused if e["event"] not in ("ExtractionRecorded", "ExtractionFailed")]
-    changed = timeline(visitor, user_id, changes) if changes else f"<p>{esc(say(lang, 'nothing_changed'))}</p>"
+    changed = timeline(visitor, user_id, changes, known) if changes else f"<p>{esc(say(lang, 'nothing_changed'))}</p>"
     anchor = f"m-{message['message_id']}"
     session = f" · {esc(say(lang, 'session'))} {esc(message['session_id'])}" if message.get("session_id") else ""
     return (
