@@ -41,7 +41,7 @@ CHROMIUM = chromium_path()
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.skipif(
-        CHROMIUM is None, reason="no Chromium: apt-get install -y chromium (see README, Testing) for the browser tests"
+        CHROMIUM is None, reason="no Chromium for the browser tests: apt-get install -y chromium (ADR 0031)"
     ),
 ]
 

@@ -56,7 +56,12 @@ router = APIRouter(prefix="/console", include_in_schema=False)
 Build = Callable[[Visitor], tuple[str, str]]
 Action = Callable[[Visitor, dict[str, str]], str]
 # What a redirect after an action may announce (a fixed set: the URL never carries text to show).
-NOTICES = {"done": "done", "restated": "done", "invalidated": "done", "forgotten": "done", "promoted": "done"}
+NOTICES = {
+    "restated": "restated_done",
+    "invalidated": "invalidated_done",
+    "forgotten": "forgotten_done",
+    "promoted": "promoted_done",
+}
 
 
 def html(page: str, status: int = 200) -> HTMLResponse:
@@ -313,7 +318,7 @@ async def forget(request: Request, user_id: str) -> Response:
 @router.get("/tombstones")
 def tombstones(request: Request, done: str = "") -> Response:
     def build(who: Visitor) -> tuple[str, str]:
-        notice = say(who.language, "done") if done in NOTICES else ""
+        notice = say(who.language, NOTICES[done]) if done in NOTICES else ""
         return tombstones_page(who, notice)
 
     return _page(request, Scope.READ, build)
