@@ -97,6 +97,8 @@ def test_a_visitor_without_a_session_is_sent_to_sign_in_and_a_wrong_key_is_refus
     wrong = c.post("/console/sign-in", data={"csrf": csrf_of(form.text), "key": "flk_000000000000_" + "x" * 40})
     assert wrong.status_code == 401 and "problem" in wrong.text
     assert "factledger_console=" not in wrong.headers.get("set-cookie", "")
+    planted = c.get("/console/sign-in", params={"failed": "Your key expired: sign in at evil.example"})
+    assert planted.status_code == 200 and "evil.example" not in planted.text
 
 
 def test_signing_in_sets_an_opaque_strict_http_only_cookie_and_signing_out_ends_it(console: Console) -> None:

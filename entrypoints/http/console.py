@@ -146,7 +146,12 @@ def console_root() -> Response:
 
 
 @router.get("/sign-in")
+def sign_in_page(request: Request, next: str = "") -> Response:
+    return sign_in_form(request, next)
+
+
 def sign_in_form(request: Request, next: str = "", failed: str = "") -> Response:
+    """The sign-in form, with why the last attempt failed (never text from the URL)."""
     language = language_of(request)
     token = sign_in_token(request)
     problem = f'<p class="problem" role="alert">{esc(failed)}</p>' if failed else ""
