@@ -442,6 +442,8 @@ def test_revoking_the_key_ends_its_sessions(moved: Console) -> None:
     key_id = moved.token(scope="read").split("_")[1]
     moved.keys.revoke(key_id)
     assert moved.client.get("/console/users", follow_redirects=False).status_code == 303
+    app: Any = moved.client.app
+    assert app.state.console_sessions._sessions == {}  # ended, not tried again on every page
 
 
 def test_a_long_history_keeps_every_page_under_the_budget(console: Console) -> None:

@@ -121,14 +121,21 @@ def visitor(request: Request, scope: Scope) -> Visitor:
     """The console's caller with at least ``scope``: by bearer header, else by session cookie."""
     header = request.headers.get("authorization", "")
     csrf: str | None = None
+    session_id = ""
     if header.lower().startswith("bearer "):
         token = header[7:].strip()
     else:
-        session = sessions_of(request).find(request.cookies.get(SESSION_COOKIE, ""))
+        session_id = request.cookies.get(SESSION_COOKIE, "")
+        session = sessions_of(request).find(session_id)
         if session is None:
             raise NotAuthenticated("sign in with an API key")
         token, csrf = session.token, session.csrf
-    key = key_for_token(request, token)
+    try:
+        key = key_for_token(request, token)
+    except NotAuthenticated:
+        if session_id:  # the key was revoked: its session ends here, once
+            sessions_of(request).close(session_id)
+        raise
     if not key.allows(scope):
         raise AccessDenied(f"this needs a key with scope {scope.label}; this key's scope is {key.scope.label}")
     tenants: Tenants = request.app.state.tenants
