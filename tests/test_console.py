@@ -460,3 +460,18 @@ def test_a_long_history_keeps_every_page_under_the_budget(console: Console) -> N
         assert page.status_code == 200 and len(page.content) < PAGE_BUDGET, (path, len(page.content))
     timeline = console.client.get("/console/users/mover", headers=headers).text
     assert timeline.count("<li class=") == 200
+
+
+def test_an_admin_starts_a_replay_from_the_ledgers_page(moved: Console) -> None:
+    c, admin = moved.client, moved.bearer(scope="admin")
+    started = c.post("/console/ledgers/replay", data={"name": "tuned", "extractor": "offline"}, headers=admin)
+    assert started.status_code == 200 and "done=replaying" in str(started.url)
+    for _ in range(600):
+        if c.get("/v1/ledgers/tuned/replay", headers=admin).json()["state"] != "running":
+            break
+        time.sleep(0.05)
+    listing = c.get("/console/ledgers", headers=admin).text
+    assert 'href="/console/ledgers/tuned"' in listing and re.search(r"finished \d+/\d+", listing), listing
+    for bad in ({"name": "live"}, {"name": "Bad Name"}, {"name": "ok_name", "extractor": "gpt"}):
+        assert c.post("/console/ledgers/replay", data=bad, headers=admin).status_code == 422, bad
+    assert c.post("/console/ledgers/replay", data={"name": "x2"}, headers=moved.bearer()).status_code == 403

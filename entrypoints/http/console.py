@@ -22,6 +22,7 @@ from starlette.concurrency import run_in_threadpool
 from factledger.application.access import NotAuthenticated, Scope
 from factledger.application.errors import FactledgerError, InvalidInput, NotFound
 from factledger.entrypoints.http.auth import key_for_token
+from factledger.entrypoints.http.bodies import ReplayIn
 from factledger.entrypoints.http.console_health import health_page
 from factledger.entrypoints.http.console_html import CONTENT_SECURITY_POLICY, esc, href, layout, link, text_input
 from factledger.entrypoints.http.console_ledgers import ledger_page, ledgers_page
@@ -50,6 +51,7 @@ from factledger.entrypoints.http.console_session import (
 )
 from factledger.entrypoints.http.console_text import say
 from factledger.entrypoints.http.problems import Problem, status_of
+from factledger.infrastructure.ledgers import LedgerError, check_ledger_name
 
 router = APIRouter(prefix="/console", include_in_schema=False)
 
@@ -61,6 +63,7 @@ NOTICES = {
     "invalidated": "invalidated_done",
     "forgotten": "forgotten_done",
     "promoted": "promoted_done",
+    "replaying": "replay_started",
 }
 
 
@@ -344,6 +347,21 @@ def ledgers(request: Request, done: str = "") -> Response:
         return ledgers_page(who, request.app.state.replays, notice)
 
     return _page(request, Scope.ADMIN, build)
+
+
+@router.post("/ledgers/replay")
+async def replay(request: Request) -> Response:
+    def act(who: Visitor, form: dict[str, str]) -> str:
+        name = form.get("name", "").strip()
+        try:
+            check_ledger_name(name)
+            body = ReplayIn.model_validate({"extractor": form.get("extractor") or None})
+        except (LedgerError, ValueError) as error:
+            raise InvalidInput(f"name: {error}" if isinstance(error, LedgerError) else str(error)) from None
+        request.app.state.replays.start(who.caller, name, body)
+        return href("/console/ledgers", done="replaying")
+
+    return await _act(request, Scope.ADMIN, act)
 
 
 @router.get("/ledgers/{name}")

@@ -5,7 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
-from factledger.entrypoints.http.console_html import esc, form, href, link, path_part, table, text_input, when
+from factledger.entrypoints.http.console_html import (
+    esc,
+    form,
+    href,
+    link,
+    path_part,
+    select,
+    table,
+    text_input,
+    when,
+)
 from factledger.entrypoints.http.console_session import Visitor
 from factledger.entrypoints.http.console_text import say
 
@@ -37,7 +47,20 @@ def ledgers_page(visitor: Visitor, jobs: Any, notice: str) -> tuple[str, str]:
         )
     headers = [say(lang, k) for k in ("ledger", "extractor", "source", "events", "position", "at", "state")]
     shown = f'<p class="notice" role="status">{esc(notice)}</p>' if notice else ""
-    return say(lang, "ledgers"), shown + table(headers, rows)
+    return say(lang, "ledgers"), shown + table(headers, rows) + _replay_form(visitor)
+
+
+def _replay_form(visitor: Visitor) -> str:
+    """Start (or resume) a replay of the live ledger into a new one, in the background."""
+    lang = visitor.language
+    choices = [("", say(lang, "configured")), ("offline", "offline"), ("llm", "llm")]
+    fields = (
+        f"<p class='muted'>{esc(say(lang, 'replay_hint'))}</p>"
+        + text_input("name", say(lang, "ledger"))
+        + select("extractor", say(lang, "extractor"), choices)
+    )
+    body = form(visitor, "/console/ledgers/replay", fields, say(lang, "replay"))
+    return f"<h2>{esc(say(lang, 'replay'))}</h2>{body}"
 
 
 def ledger_page(visitor: Visitor, name: str, user_id: str) -> tuple[str, str]:

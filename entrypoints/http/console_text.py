@@ -149,6 +149,14 @@ WORDS: dict[str, tuple[str, str]] = {
         "The confirmation did not match the ledger's name; nothing was promoted.",
         "确认内容与账本名称不符，未提升任何账本。",
     ),
+    "replay": ("Replay into a new ledger", "重放到新账本"),
+    "replay_hint": (
+        "Re-decides the live ledger's messages with an extractor, in the background; the live ledger is not "
+        "written. Reload this page for its progress.",
+        "在后台用抽取器重新判定 live 账本的消息，不写入 live 账本。刷新本页查看进度。",
+    ),
+    "configured": ("the configured one", "当前配置的"),
+    "replay_started": ("The replay started; reload for its progress.", "重放已开始；刷新查看进度。"),
     "all_users": ("All users", "全部用户"),
     "same": ("Same", "相同"),
     "no_difference": ("No difference.", "没有差异。"),
