@@ -71,8 +71,10 @@ def served(settings: Settings) -> Iterator[dict[str, Any]]:
     service.ingest("u1", "我搬到上海了，现在在上海工作。")
     service.ingest("u1", "I prefer tea <script>document.title='owned'</script>")
     token = app.state.keys.create("acme", Scope.WRITE, "browser test").token
+    admin = app.state.keys.create("acme", Scope.ADMIN, "browser test admin").token
+    service.replay("tuned", "offline")
     try:
-        yield {"base": f"http://127.0.0.1:{port}", "token": token}
+        yield {"base": f"http://127.0.0.1:{port}", "token": token, "admin": admin}
     finally:
         server.should_exit = True
         thread.join(timeout=30)
@@ -162,3 +164,29 @@ def test_the_console_is_usable_by_keyboard_and_every_field_has_a_label(
     assert page.locator("html").get_attribute("lang") == "zh-CN"
     assert page.get_by_role("button", name="遗忘此人").count() == 1
     shoot(page, tmp_path, "zh-forget")
+
+
+def test_every_page_renders_in_the_browser_and_is_screenshotted(
+    served: dict[str, Any], page: Any, tmp_path: Path
+) -> None:
+    page.goto(served["base"] + "/console/sign-in")
+    page.get_by_label("API key").fill(served["admin"])
+    page.get_by_role("button", name="Sign in").click()
+    page.wait_for_url(re.compile(r"/console/users$"))
+    pages = {
+        "users": "/console/users",
+        "messages": "/console/users/u1/messages",
+        "health": "/console/health",
+        "ledgers": "/console/ledgers",
+        "diff": "/console/ledgers/tuned",
+        "diff-u1": "/console/ledgers/tuned?user=u1",
+        "tombstones": "/console/tombstones",
+    }
+    for name, path in pages.items():
+        answer = page.goto(served["base"] + path)
+        assert answer is not None and answer.status == 200, (path, answer and answer.status)
+        assert page.locator("h1").count() == 1
+        shoot(page, tmp_path, f"page-{name}")
+    page.goto(served["base"] + "/console/ledgers")
+    assert page.get_by_role("link", name="tuned").count() == 1
+    assert len(list((tmp_path / "screenshots").glob("page-*.png"))) == len(pages)
