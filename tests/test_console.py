@@ -458,8 +458,26 @@ def test_a_long_history_keeps_every_page_under_the_budget(console: Console) -> N
     for path in ("/console/users/mover", "/console/users/mover/messages", "/console/users/mover/messages?offset=350"):
         page = console.client.get(path, headers=headers)
         assert page.status_code == 200 and len(page.content) < PAGE_BUDGET, (path, len(page.content))
+    said: list[str] = []
+    offset: int | None = 0
+    while offset is not None:
+        page = console.client.get(
+            "/v1/users/mover/history", params={"kind": "message", "limit": 500, "offset": offset}, headers=headers
+        ).json()
+        said += [e["message_id"] for e in page["entries"] if e["event"] == "MessageIngested"]
+        offset = page["next_offset"]
+    assert len(said) == 400
+    first, last = f"/messages/{said[0]}", f"/messages/{said[-1]}"
     timeline = console.client.get("/console/users/mover", headers=headers).text
-    assert timeline.count("<li class=") == 200
+    assert timeline.count("<li class=") == 200 and last in timeline and first not in timeline
+    counted = re.search(r"of (\d+)</span>", timeline.split("id='timeline'")[1])
+    assert counted and int(counted.group(1)) > 400
+    total = int(counted.group(1))
+    older = re.search(r'href="(/console/users/mover\?older=200#timeline)" rel="prev"', timeline)
+    assert older, timeline[-3000:]
+    oldest = console.client.get(f"/console/users/mover?older={total - 1}", headers=headers).text
+    assert oldest.count("<li class=") == 1 and first in oldest and "Newer changes" in oldest
+    assert 'rel="prev"' not in oldest.split("id='timeline'")[1]
 
 
 def test_an_admin_starts_a_replay_from_the_ledgers_page(moved: Console) -> None:

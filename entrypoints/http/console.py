@@ -223,11 +223,18 @@ def users(request: Request, q: str = "", offset: Annotated[int, Query(ge=0)] = 0
 
 
 @router.get("/users/{user_id}")
-def person(request: Request, user_id: str, as_of: str = "", clock: str = "said", done: str = "") -> Response:
+def person(
+    request: Request,
+    user_id: str,
+    as_of: str = "",
+    clock: str = "said",
+    done: str = "",
+    older: Annotated[int, Query(ge=0)] = 0,
+) -> Response:
     def build(who: Visitor) -> tuple[str, str]:
         require_user(who, user_id)
         notice = say(who.language, NOTICES[done]) if done in NOTICES else ""
-        return person_page(who, user_id, _moment(as_of), clock, notice)
+        return person_page(who, user_id, _moment(as_of), clock, notice, older)
 
     return _page(request, Scope.READ, build)
 

@@ -12,6 +12,7 @@ from factledger.domain.categories import FACT_CATEGORIES
 from factledger.entrypoints.http.console_html import (
     esc,
     form,
+    href,
     link,
     pager,
     path_part,
@@ -68,7 +69,9 @@ def users_page(visitor: Visitor, search: str, offset: int) -> tuple[str, str]:
     return say(lang, "users"), search_form + listing + nav
 
 
-def person_page(visitor: Visitor, user_id: str, as_of: datetime | None, clock: str, notice: str) -> tuple[str, str]:
+def person_page(
+    visitor: Visitor, user_id: str, as_of: datetime | None, clock: str, notice: str, older: int = 0
+) -> tuple[str, str]:
     lang, service = visitor.language, visitor.caller.service
     profile = service.profile(user_id, as_of, clock, limit=PROFILE_ITEMS).to_dict()
     history = service.history(user_id).to_dict()["entries"]
@@ -84,8 +87,8 @@ def person_page(visitor: Visitor, user_id: str, as_of: datetime | None, clock: s
         f"<h2>{esc(heading or say(lang, 'profile_now'))}</h2>",
         _profile(visitor, user_id, profile),
         _restate_form(visitor, user_id) if visitor.allows(Scope.WRITE) else "",
-        f"<h2>{esc(say(lang, 'timeline'))}</h2><p class='muted'>{esc(say(lang, 'timeline_hint'))}</p>",
-        timeline(visitor, user_id, history),
+        f"<h2 id='timeline'>{esc(say(lang, 'timeline'))}</h2><p class='muted'>{esc(say(lang, 'timeline_hint'))}</p>",
+        timeline(visitor, user_id, history, older=older),
     ]
     return f"{say(lang, 'user')} {user_id}", "".join(parts)
 
@@ -144,18 +147,33 @@ def _text(known: dict[Any, dict[str, Any]], item_id: Any) -> Any:
 
 
 def timeline(
-    visitor: Visitor, user_id: str, entries: list[dict[str, Any]], known: dict[Any, dict[str, Any]] | None = None
+    visitor: Visitor,
+    user_id: str,
+    entries: list[dict[str, Any]],
+    known: dict[Any, dict[str, Any]] | None = None,
+    older: int = 0,
 ) -> str:
-    """Each change to the person's facts and preferences, oldest first (the newest
-    ``TIMELINE_ITEMS`` of them): an observed item, a confirmation, a supersession (old → new,
-    with its message, relation, judge and prompt), an operator's invalidation."""
+    """Each change to the person's facts and preferences, oldest first, ``TIMELINE_ITEMS`` at a
+    time (the newest, after skipping the ``older`` newest): an observed item, a confirmation, a
+    supersession (old → new, with its message, relation, judge and prompt), an invalidation."""
     known = observed_items(entries) if known is None else known
     drawn = [line for e in entries if (line := _timeline_entry(visitor, user_id, e, known))]
     if not drawn:
         return f"<p>{esc(say(visitor.language, 'none'))}</p>"
-    shown = drawn[-TIMELINE_ITEMS:]
-    note = f"<p class='muted'>{len(shown)}/{len(drawn)}</p>" if len(shown) < len(drawn) else ""
-    return f'{note}<ol class="timeline">{"".join(shown)}</ol>'
+    end = max(0, len(drawn) - older)
+    start = max(0, end - TIMELINE_ITEMS)
+    shown = drawn[start:end]
+    if len(shown) == len(drawn):
+        return f'<ol class="timeline">{"".join(shown)}</ol>'
+    lang, path = visitor.language, user_path(user_id)
+    links = []
+    if start > 0:
+        links.append(link(href(path, older=older + TIMELINE_ITEMS) + "#timeline", say(lang, "older"), rel="prev"))
+    if older > 0:
+        links.append(link(href(path, older=max(0, older - TIMELINE_ITEMS)) + "#timeline", say(lang, "newer")))
+    count = esc(say(lang, "shown", first=start + 1 if shown else 0, last=end, total=len(drawn)))
+    nav = f'<nav class="flow" aria-label="timeline"><span class="muted">{count}</span>{" ".join(links)}</nav>'
+    return f'{nav}<ol class="timeline">{"".join(shown)}</ol>'
 
 
 def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], known: dict[Any, dict[str, Any]]) -> str:

@@ -26,6 +26,8 @@ WORDS: dict[str, tuple[str, str]] = {
     "last_activity": ("Last activity", "最近活动"),
     "no_users": ("No users.", "没有用户。"),
     "previous": ("Previous", "上一页"),
+    "older": ("Older changes", "更早的变化"),
+    "newer": ("Newer changes", "更新的变化"),
     "next": ("Next", "下一页"),
     "shown": ("{first}–{last} of {total}", "第 {first}–{last} 个，共 {total} 个"),
     "profile": ("Profile", "画像"),
