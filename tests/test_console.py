@@ -11,9 +11,11 @@ from urllib.parse import quote
 
 import attrs
 import pytest
+from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
 
 from factledger.application.access import Scope
+from factledger.entrypoints.http import console as console_routes
 from factledger.entrypoints.http import create_app
 from factledger.infrastructure.config import Settings
 
@@ -320,6 +322,18 @@ def test_another_tenants_user_is_404_on_every_console_route(moved: Console) -> N
             assert c.post(f"/console/users/{user}{path}", data=data, headers=other).status_code == 404, (user, path)
     listing = c.get("/console/users", headers=other).text
     assert "mine" in listing and "u1" not in listing
+    tried = {
+        ("GET", "/console/users/{user_id}" + tail)
+        for tail in ("", "/messages", "/messages/{message_id}", "/items/{item_id}", "/export", "/forget")
+    } | {("POST", "/console/users/{user_id}" + tail) for tail in ("/items/{item_id}/invalidate", "/facts", "/forget")}
+    # (the console's own router: FastAPI 0.16x wraps an included router, app.routes no longer lists its routes)
+    routes = {
+        (method, route.path)
+        for route in console_routes.router.routes
+        if isinstance(route, APIRoute) and "{user_id}" in route.path
+        for method in route.methods
+    }
+    assert routes and routes == tried, "a console route on a user has no cross-tenant attempt here"
     assert c.get(f"/v1/users/u1/items/{item}", headers=moved.bearer()).json()["is_active"] is True
 
 

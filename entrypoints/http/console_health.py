@@ -55,7 +55,7 @@ def _usage(lang: str, days: list[dict[str, Any]]) -> str:
         [esc(d["day"]), esc(d["calls"]), esc(d["embedding_calls"]), esc(d["input_tokens"] + d["output_tokens"])]
         for d in days
     ]
-    headers = [say(lang, "day"), say(lang, "calls"), "embedding", say(lang, "tokens")]
+    headers = [say(lang, "day"), say(lang, "calls"), say(lang, "embedding_calls"), say(lang, "tokens")]
     return usage_chart(lang, days) + table(headers, rows)
 
 

@@ -116,6 +116,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "no_usage_log": ("This ledger keeps no usage log (in-memory backend).", "此账本没有用量日志（内存后端）。"),
     "calls": ("calls", "调用"),
     "tokens": ("tokens", "token"),
+    "embedding_calls": ("embedding calls", "向量化调用"),
     "errors": ("Errors", "错误"),
     "failed_calls": ("failed LLM calls", "失败的 LLM 调用"),
     "http_errors": ("HTTP errors since this server started (all tenants)", "本服务启动以来的 HTTP 错误（所有租户）"),
