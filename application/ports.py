@@ -494,6 +494,10 @@ class UsageReport(Protocol):
 
     def report(self, user_id: str | None = None) -> dict[str, Any]: ...
 
+    def daily(self, days: int = 30) -> list[dict[str, Any]]:
+        """Calls, tokens and failures per UTC day (``day``: an ISO date) of the last ``days``, oldest first."""
+        ...
+
     def totals(self) -> dict[str, int]:
         """Calls, tokens, cache hits of the whole ledger (no per-message rows)."""
         ...

@@ -24,6 +24,7 @@ from factledger.application.ingestion import Incoming, Ingestion
 from factledger.application.json_values import json_ready
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
+from factledger.application.people import USERS_PAGE, UserPage, list_users
 from factledger.application.ports import (
     Embedder,
     Eraser,
@@ -197,6 +198,11 @@ class LedgerService:
         """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
         return self.queries.knows(user_id)
 
+    def users(self, search: str = "", offset: int = 0, limit: int = USERS_PAGE) -> UserPage:
+        """A page of this ledger's users (ids containing ``search``), each with its messages, active
+        and retired items and last activity (an operator's list: it reads every message recorded)."""
+        return list_users(self.ledger, self.read_model, self.limits, search, offset, limit)
+
     def profile(
         self,
         user_id: str,
@@ -256,6 +262,13 @@ class LedgerService:
         report = self.usage_log.report(user_id)
         report["redacted"] = self.ledger.redaction_counts(user_id)
         return report
+
+    def usage_by_day(self, days: int = 30) -> list[dict[str, Any]] | None:
+        """LLM and embedding calls, tokens and failures per UTC day of the last ``days`` days, oldest
+        first; None when the ledger keeps no usage log (the in-memory backend)."""
+        if isinstance(days, bool) or not isinstance(days, int) or not 1 <= days <= 366:
+            raise InvalidInput(f"days must be an integer from 1 to 366, got {days!r}")
+        return self.usage_log.daily(days) if self.usage_log is not None else None
 
     def usage_totals(self) -> dict[str, int]:
         """Calls, tokens and cache hits of the whole ledger, without per-message rows (for metrics);

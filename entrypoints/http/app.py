@@ -20,7 +20,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger import __version__
 from factledger.application.access import KeyStore
-from factledger.entrypoints.http import docs, ledgers, users
+from factledger.entrypoints.http import console, docs, ledgers, users
+from factledger.entrypoints.http.console_session import Sessions
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
 from factledger.entrypoints.http.problems import install, problem
 from factledger.entrypoints.http.responses import HealthAnswer, ReadyAnswer, answers, problems
@@ -163,11 +164,13 @@ def create_app(
     app.state.limiter = limiter  # one budget per key, REST and MCP together
     app.state.auth_failures = failures  # one per client address, REST and MCP together
     app.state.replays = ledgers.ReplayJobs()
+    app.state.console_sessions = Sessions()  # the operator's console: signed-in sessions of this process
     registry = registry_for(tenants)
     install(app)
     app.include_router(users.router)
     app.include_router(ledgers.router)
     app.include_router(docs.router)
+    app.include_router(console.router)
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)
 

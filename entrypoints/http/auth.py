@@ -60,6 +60,12 @@ def _presented_key(
     token = credentials.credentials if credentials is not None else header
     if not token:
         raise NotAuthenticated("no API key: send `Authorization: Bearer <key>`")
+    return key_for_token(request, token)
+
+
+def key_for_token(request: Request, token: str) -> ApiKey:
+    """The active key of ``token``, charged against its rate limit; wrong keys count against
+    the client's address (the API and the console's sign-in share one budget)."""
     keys: KeyStore = request.app.state.keys
     failures: FailedAuthentications = request.app.state.auth_failures
     address = client_address(request)

@@ -213,6 +213,19 @@ class UsageLog:
             row = curs.fetchone()
         return {key: int(row[key]) if row else 0 for key in _NUMBERS}
 
+    def daily(self, days: int = 30) -> list[dict[str, Any]]:
+        """This ledger's calls per UTC day of the last ``days`` days (an operator's chart)."""
+        with self.datastore.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT (at AT TIME ZONE 'UTC')::date AS day, " + _TOTALS + " FROM {} "
+                    "WHERE ledger = %s AND at >= now() - make_interval(days => %s) GROUP BY 1 ORDER BY 1"
+                ).format(self.table),
+                (self.ledger, days),
+            )
+            rows = curs.fetchall()
+        return [{"day": row["day"].isoformat(), **{key: int(row[key]) for key in _NUMBERS}} for row in rows]
+
     def report(self, user_id: str | None = None, ledger: str | None = None) -> dict[str, Any]:
         """Calls, tokens, latency and cache hits per message, oldest first, and totals.
 
