@@ -235,6 +235,37 @@ class RecallHit:
     similarity: float | None
     score: float = 0.0
 
+    # The JSON's keys as attributes too (``hit.content`` as ``to_dict()["content"]``): a caller who
+    # read the HTTP or MCP answer should not have to learn that the library nests them in ``record``.
+    @property
+    def id(self) -> str:
+        return self.record.id
+
+    @property
+    def type(self) -> str:
+        return self.record.type
+
+    @property
+    def content(self) -> str:
+        return self.record.content
+
+    @property
+    def category(self) -> str:
+        return self.record.category
+
+    @property
+    def importance(self) -> float:
+        return self.record.importance
+
+    @property
+    def said_at(self) -> Any:
+        """When a message was said (its ``metadata["said_at"]``); None for a fact or preference."""
+        return self.record.metadata.get("said_at") if self.record.type == "message" else None
+
+    @property
+    def metadata(self) -> dict[str, Any]:
+        return self.record.metadata
+
     def to_dict(self) -> dict[str, Any]:
         r = self.record
         return {
@@ -245,7 +276,7 @@ class RecallHit:
             "similarity": self.similarity,
             "score": self.score,
             "importance": r.importance,
-            "said_at": r.metadata.get("said_at") if r.type == "message" else None,
+            "said_at": self.said_at,
             "metadata": json_ready(r.metadata),
         }
 

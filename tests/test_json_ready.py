@@ -176,3 +176,14 @@ def test_what_a_ledger_returns_serialises_with_plain_json(open_service: Callable
     assert life["observed"]["at"] == said.isoformat() and life["observed"]["message"]["at"] == said.isoformat()
     assert datetime.fromisoformat(life["invalidated"]["at"]).utcoffset() is not None
     assert [c["at"] for c in life["confirmations"]] == [(said + timedelta(hours=1)).isoformat()]
+
+
+def test_a_recall_hit_has_its_json_keys_as_attributes(service: LedgerService) -> None:
+    """``RecallHit`` answered ``.record.content`` where its JSON says ``content``."""
+    service.ingest("u", "我在杭州工作", message_id="m1")
+    hits = service.recall("u", "杭州", top_k=5)
+    assert {h.type for h in hits} == {"fact", "message"}
+    for hit in hits:
+        as_json = hit.to_dict()
+        for key in ("id", "type", "content", "category", "importance", "said_at", "metadata"):
+            assert getattr(hit, key) == as_json[key], key
