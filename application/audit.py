@@ -6,7 +6,7 @@ same answer however the read model stands.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -115,26 +115,32 @@ def memory_as_of(events: Sequence[Any], until: datetime, clock: str = "said") ->
     return memory
 
 
-def explain(events: Sequence[Any], item_id: str) -> Explanation:
-    """The whole life of one fact or preference, from its events."""
-    messages = {e.message_id: e for e in events if isinstance(e, UserMemory.MessageIngested)}
-    texts = {
-        e.fact_id if isinstance(e, UserMemory.FactObserved) else e.preference_id: e.text
-        for e in events
-        if isinstance(e, (UserMemory.FactObserved, UserMemory.PreferenceObserved))
-    }
+class _Life:
+    """One item's life gathered from a user's events: a handler per kind of event (``_READERS``)."""
 
-    def message(message_id: str | None) -> MessageRef | None:
-        m = messages.get(message_id) if message_id is not None else None
+    def __init__(self, events: Sequence[Any], item_id: str) -> None:
+        self.item_id = item_id
+        self.messages = {e.message_id: e for e in events if isinstance(e, UserMemory.MessageIngested)}
+        self.texts = {
+            e.fact_id if isinstance(e, UserMemory.FactObserved) else e.preference_id: e.text
+            for e in events
+            if isinstance(e, (UserMemory.FactObserved, UserMemory.PreferenceObserved))
+        }
+        self.found: dict[str, Any] = {}
+        self.confirmations: list[Confirmation] = []
+        self.contests: list[Contest] = []
+        self.reinforcements: list[Reinforcement] = []
+
+    def message(self, message_id: str | None) -> MessageRef | None:
+        m = self.messages.get(message_id) if message_id is not None else None
         return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
 
-    found: dict[str, Any] = {}
-    confirmations: list[Confirmation] = []
-    contests: list[Contest] = []
-    reinforcements: list[Reinforcement] = []
-    for e in events:
-        if isinstance(e, UserMemory.FactObserved) and e.fact_id == item_id:
-            found.update(
+    def ref(self, item_id: str | None, relation: str | None = None) -> ItemRef | None:
+        return ItemRef(item_id, self.texts.get(item_id), relation) if item_id else None
+
+    def fact_observed(self, e: Any) -> None:
+        if e.fact_id == self.item_id:
+            self.found.update(
                 kind="fact",
                 text=e.text,
                 category=e.category,
@@ -145,31 +151,39 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
                     extractor_id=e.extractor_id,
                     prompt_id=e.prompt_id,
                     session_id=e.session_id,
-                    message=message(e.message_id),
+                    message=self.message(e.message_id),
                     confidence=e.confidence,
                     actor=e.actor,
                 ),
             )
-        elif isinstance(e, UserMemory.FactInvalidated) and e.superseded_by == item_id:
-            found["supersedes"] = ItemRef(e.fact_id, texts.get(e.fact_id), e.relation)
-        elif isinstance(e, UserMemory.FactConfirmed) and e.fact_id == item_id:
-            confirmations.append(
-                Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict, message(e.message_id))
-            )
-        elif isinstance(e, UserMemory.FactContested) and e.fact_id == item_id:
-            contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, message(e.message_id)))
-        elif isinstance(e, UserMemory.FactInvalidated) and e.fact_id == item_id:
-            found["invalidated"] = Invalidation(
+
+    def fact_invalidated(self, e: Any) -> None:
+        if e.superseded_by == self.item_id:
+            self.found["supersedes"] = self.ref(e.fact_id, e.relation)
+        elif e.fact_id == self.item_id:
+            self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation=e.relation,
                 reason=e.reason,
                 actor=e.actor,
-                superseded_by=ItemRef(e.superseded_by, texts.get(e.superseded_by)) if e.superseded_by else None,
+                superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
-                message=message(e.message_id),
+                message=self.message(e.message_id),
             )
-        elif isinstance(e, UserMemory.PreferenceObserved) and e.preference_id == item_id:
-            found.update(
+
+    def fact_confirmed(self, e: Any) -> None:
+        if e.fact_id == self.item_id:
+            self.confirmations.append(
+                Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict, self.message(e.message_id))
+            )
+
+    def fact_contested(self, e: Any) -> None:
+        if e.fact_id == self.item_id:
+            self.contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, self.message(e.message_id)))
+
+    def preference_observed(self, e: Any) -> None:
+        if e.preference_id == self.item_id:
+            self.found.update(
                 kind="preference",
                 text=e.text,
                 category=e.category,
@@ -179,25 +193,29 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
                     extractor_id=e.extractor_id,
                     prompt_id=e.prompt_id,
                     session_id=e.session_id,
-                    message=message(e.message_id),
+                    message=self.message(e.message_id),
                     strength=e.strength,
                     evidence=tuple(e.evidence),
                 ),
             )
-        elif isinstance(e, UserMemory.PreferenceSuperseded) and e.superseded_by == item_id:
-            found["supersedes"] = ItemRef(e.preference_id, texts.get(e.preference_id), "update")
-        elif isinstance(e, UserMemory.PreferenceSuperseded) and e.preference_id == item_id:
-            found["invalidated"] = Invalidation(
+
+    def preference_superseded(self, e: Any) -> None:
+        if e.superseded_by == self.item_id:
+            self.found["supersedes"] = self.ref(e.preference_id, "update")
+        elif e.preference_id == self.item_id:
+            self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation="update",
                 reason=e.reason,
                 actor=None,
-                superseded_by=ItemRef(e.superseded_by, texts.get(e.superseded_by)),
+                superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
-                message=message(e.message_id),
+                message=self.message(e.message_id),
             )
-        elif isinstance(e, UserMemory.PreferenceReinforced) and e.preference_id == item_id:
-            reinforcements.append(
+
+    def preference_reinforced(self, e: Any) -> None:
+        if e.preference_id == self.item_id:
+            self.reinforcements.append(
                 Reinforcement(
                     at=e.at,
                     observed_strength=e.observed_strength,
@@ -206,17 +224,37 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
                     evidence=tuple(e.evidence),
                     times_observed=e.times_observed,
                     similarity=e.similarity,
-                    message=message(e.message_id),
+                    message=self.message(e.message_id),
                 )
             )
-    if "kind" not in found:
+
+
+_READERS: dict[type, Callable[[_Life, Any], None]] = {
+    UserMemory.FactObserved: _Life.fact_observed,
+    UserMemory.FactInvalidated: _Life.fact_invalidated,
+    UserMemory.FactConfirmed: _Life.fact_confirmed,
+    UserMemory.FactContested: _Life.fact_contested,
+    UserMemory.PreferenceObserved: _Life.preference_observed,
+    UserMemory.PreferenceSuperseded: _Life.preference_superseded,
+    UserMemory.PreferenceReinforced: _Life.preference_reinforced,
+}
+
+
+def explain(events: Sequence[Any], item_id: str) -> Explanation:
+    """The whole life of one fact or preference, from its events."""
+    life = _Life(events, item_id)
+    for e in events:
+        reader = _READERS.get(type(e))
+        if reader is not None:
+            reader(life, e)
+    if "kind" not in life.found:
         raise LookupError(item_id)
     return Explanation(
         id=item_id,
-        confirmations=tuple(confirmations),
-        contested=tuple(contests),
-        reinforcements=tuple(reinforcements),
-        **found,
+        confirmations=tuple(life.confirmations),
+        contested=tuple(life.contests),
+        reinforcements=tuple(life.reinforcements),
+        **life.found,
     )
 
 
