@@ -78,93 +78,118 @@ def replay(
     """Feed the source's messages through ``extractor`` into the ledger ``into``."""
     entry = directory.create(into, extractor.extractor_id, source=source_name, users=sorted(users) if users else None)
     target = directory.open(into, extractor=extractor, judge=judge, inline_projection=False)
-    position = entry.replay_position
-    total = source.count_messages(after=position)
+    run = _Replay(source, directory, into, target, users, entry.replay_position)
+    total = source.count_messages(after=run.position)
     if limit is not None:
         total = min(total, limit)
-    replayed = already = skipped = refused = corrections = unmatched = done = 0
-    texts: dict[str, dict[str, str]] = {}  # user -> fact id -> text, in the source
-    pending: list[tuple[int, Incoming]] = []  # (position in the source, message), not yet ingested
-    seen = position  # the last message looked at: ingested, pending, or of a user left out
-
-    def ingest_pending() -> None:
-        """Ingest what is pending in one ``ingest_many``, then move the position past ``seen``."""
-        nonlocal replayed, already, refused, position
-        for (notification_id, incoming), outcome in zip(
-            pending, target.ingest_many([incoming for _, incoming in pending]) if pending else [], strict=True
-        ):
-            if isinstance(outcome, InvalidInput):
-                logger.warning(
-                    "message %r of user %r cannot be replayed: %s", incoming.message_id, incoming.user_id, outcome
-                )
-                refused += 1
-            elif isinstance(outcome, FactledgerError):  # too busy: resume from this message
-                directory.set_position(into, position)
-                raise outcome
-            elif outcome.status == "duplicate":
-                already += 1
-            else:
-                replayed += 1
-            position = notification_id
-        pending.clear()
-        position = seen
-        directory.set_position(into, position)
-
     try:
-        for notification_id, user_id, message in source.recorded_history(position):
+        done = 0
+        for notification_id, user_id, message in source.recorded_history(run.position):
             if not isinstance(message, UserMemory.MessageIngested):
-                # An operator's decision, not the extractor's: carried as it is, at its place in time.
-                ingest_pending()
-                if users is None or user_id in users:
-                    carried = _carry(source, target, user_id, message, texts)
-                    corrections += 1
-                    unmatched += not carried
-                position = seen = notification_id
-                directory.set_position(into, position)
+                run.correction(notification_id, user_id, message)
                 continue
             done += 1
             if limit is not None and done > limit:
                 break
-            if users is None or user_id in users:
-                pending.append(
-                    (
-                        notification_id,
-                        Incoming(
-                            user_id,
-                            message.text,
-                            session_id=message.session_id,
-                            context=list(message.context),
-                            message_id=message.message_id,
-                            timestamp=message.at,
-                        ),
-                    )
-                )
-            else:
-                skipped += 1
-            seen = notification_id
-            if len(pending) == REPLAY_GROUP:
-                ingest_pending()
+            run.message(notification_id, user_id, message)
             if progress:
                 progress(done, total)
-        ingest_pending()
+        run.ingest_pending()
         projected = target.catch_up()
     finally:
         target.close()
-    remaining = source.count_messages(after=position)
-    return ReplayReport(
-        into=into,
-        extractor_id=extractor.extractor_id,
-        replayed=replayed,
-        already_there=already,
-        skipped_users=skipped,
-        position=position,
-        head=source.head(),
-        finished=remaining == 0,
-        events_projected=projected,
-        refused=refused,
-        corrections=corrections,
-        corrections_without_fact=unmatched,
-    )
+    return run.report(extractor.extractor_id, projected)
+
+
+@attrs.define
+class _Replay:
+    """One replay's progress: what is pending, where the source's position stands, the counts."""
+
+    source: MemoryLedger
+    directory: LedgerDirectory
+    into: str
+    target: LedgerService
+    users: set[str] | None
+    position: int
+    seen: int = 0  # the last message looked at: ingested, pending, or of a user left out
+    pending: list[tuple[int, Incoming]] = attrs.Factory(list)  # (position in the source, message)
+    texts: dict[str, dict[str, str]] = attrs.Factory(dict)  # user -> fact id -> text, in the source
+    replayed: int = 0
+    already: int = 0
+    skipped: int = 0
+    refused: int = 0
+    corrections: int = 0
+    unmatched: int = 0
+
+    def __attrs_post_init__(self) -> None:
+        self.seen = self.position
+
+    def wanted(self, user_id: str) -> bool:
+        return self.users is None or user_id in self.users
+
+    def correction(self, notification_id: int, user_id: str, event: Any) -> None:
+        """An operator's decision, not the extractor's: carried as it is, at its place in time."""
+        self.ingest_pending()
+        if self.wanted(user_id):
+            carried = _carry(self.source, self.target, user_id, event, self.texts)
+            self.corrections += 1
+            self.unmatched += not carried
+        self.position = self.seen = notification_id
+        self.directory.set_position(self.into, self.position)
+
+    def message(self, notification_id: int, user_id: str, message: Any) -> None:
+        if self.wanted(user_id):
+            incoming = Incoming(
+                user_id,
+                message.text,
+                session_id=message.session_id,
+                context=list(message.context),
+                message_id=message.message_id,
+                timestamp=message.at,
+            )
+            self.pending.append((notification_id, incoming))
+        else:
+            self.skipped += 1
+        self.seen = notification_id
+        if len(self.pending) == REPLAY_GROUP:
+            self.ingest_pending()
+
+    def ingest_pending(self) -> None:
+        """Ingest what is pending in one ``ingest_many``, then move the position past ``seen``."""
+        outcomes = self.target.ingest_many([incoming for _, incoming in self.pending]) if self.pending else []
+        for (notification_id, incoming), outcome in zip(self.pending, outcomes, strict=True):
+            if isinstance(outcome, InvalidInput):
+                logger.warning(
+                    "message %r of user %r cannot be replayed: %s", incoming.message_id, incoming.user_id, outcome
+                )
+                self.refused += 1
+            elif isinstance(outcome, FactledgerError):  # too busy: resume from this message
+                self.directory.set_position(self.into, self.position)
+                raise outcome
+            elif outcome.status == "duplicate":
+                self.already += 1
+            else:
+                self.replayed += 1
+            self.position = notification_id
+        self.pending.clear()
+        self.position = self.seen
+        self.directory.set_position(self.into, self.position)
+
+    def report(self, extractor_id: str, projected: int) -> ReplayReport:
+        return ReplayReport(
+            into=self.into,
+            extractor_id=extractor_id,
+            replayed=self.replayed,
+            already_there=self.already,
+            skipped_users=self.skipped,
+            position=self.position,
+            head=self.source.head(),
+            finished=self.source.count_messages(after=self.position) == 0,
+            events_projected=projected,
+            refused=self.refused,
+            corrections=self.corrections,
+            corrections_without_fact=self.unmatched,
+        )
 
 
 def _carry(
