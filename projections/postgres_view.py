@@ -428,64 +428,80 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             if isinstance(c, ItemChanged):
                 folded[c.id] = _fold(folded.get(c.id), c)
         if named:
-            # Fixed statements with the rows as one JSON parameter: prepared once, nothing to
-            # build or parse per batch; jsonb_to_recordset reads each value with its column's type.
-            curs.execute(
-                SQL(
-                    "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
-                    "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
-                ).format(self.users),
-                (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
-            )
+            self._insert_owners(curs, named)
         if added:
-            wanted = {c.originator_id for c in added}
-            owners = {o: self._owners[o] for o in wanted if o in self._owners}
-            owners.update(named)
-            unknown = list(wanted - owners.keys())
-            if unknown:
-                curs.execute(
-                    SQL("SELECT originator_id, user_id FROM {} WHERE originator_id = ANY(%s)").format(self.users),
-                    (unknown,),
-                )
-                owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
-            self._remember_owners(owners)
-            rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
-            if inline:
-                curs.execute(
-                    SQL("INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {}").format(
-                        self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
-                    ),
-                    [value for row in rows for value in _insert_form(row)],
-                )
-            else:
-                # What can fail in the block (the server refusing a value, psycopg unable to encode
-                # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
-                with curs.copy(
-                    SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)
-                ) as copy:
-                    copy.set_types(COPY_TYPES)
-                    for row in rows:
-                        copy.write_row(row)
+            self._insert_rows(curs, added, named, folded, vectors, inline)
         if folded:
+            self._update_rows(curs, folded)
+
+    def _insert_owners(self, curs: Cursor[Any], named: Mapping[UUID, str]) -> None:
+        # Fixed statements with the rows as one JSON parameter: prepared once, nothing to
+        # build or parse per batch; jsonb_to_recordset reads each value with its column's type.
+        curs.execute(
+            SQL(
+                "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
+                "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
+            ).format(self.users),
+            (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
+        )
+
+    def _insert_rows(
+        self,
+        curs: Cursor[Any],
+        added: Sequence[ItemAdded],
+        named: Mapping[UUID, str],
+        folded: dict[str, ItemChanged],
+        vectors: Mapping[str, Vector],
+        inline: bool,
+    ) -> None:
+        """New rows with their changes of this batch folded in (taken out of ``folded``)."""
+        wanted = {c.originator_id for c in added}
+        owners = {o: self._owners[o] for o in wanted if o in self._owners}
+        owners.update(named)
+        unknown = list(wanted - owners.keys())
+        if unknown:
             curs.execute(
-                SQL(
-                    "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
-                    "importance = COALESCE(v.importance, m.importance), "
-                    "is_active = COALESCE(v.is_active, m.is_active), "
-                    "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
-                    "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
-                    "WHERE m.id = v.id"
-                ).format(self.memories),
-                (
-                    _JSON.encode(
-                        [
-                            {"id": c.id, "metadata": c.metadata, "importance": c.importance,
-                             "is_active": c.is_active, "at": c.at.isoformat()}
-                            for c in folded.values()
-                        ]
-                    ),
+                SQL("SELECT originator_id, user_id FROM {} WHERE originator_id = ANY(%s)").format(self.users),
+                (unknown,),
+            )
+            owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
+        self._remember_owners(owners)
+        rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
+        if inline:
+            curs.execute(
+                SQL("INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {}").format(
+                    self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
                 ),
-            )  # fmt: skip
+                [value for row in rows for value in _insert_form(row)],
+            )
+            return
+        # What can fail in the block (the server refusing a value, psycopg unable to encode
+        # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
+        with curs.copy(SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)) as copy:
+            copy.set_types(COPY_TYPES)
+            for row in rows:
+                copy.write_row(row)
+
+    def _update_rows(self, curs: Cursor[Any], folded: Mapping[str, ItemChanged]) -> None:
+        curs.execute(
+            SQL(
+                "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
+                "importance = COALESCE(v.importance, m.importance), "
+                "is_active = COALESCE(v.is_active, m.is_active), "
+                "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
+                "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
+                "WHERE m.id = v.id"
+            ).format(self.memories),
+            (
+                _JSON.encode(
+                    [
+                        {"id": c.id, "metadata": c.metadata, "importance": c.importance,
+                         "is_active": c.is_active, "at": c.at.isoformat()}
+                        for c in folded.values()
+                    ]
+                ),
+            ),
+        )  # fmt: skip
 
     def _remember_owners(self, owners: Mapping[UUID, str]) -> None:
         # A memory's id is made from its user's id, so the pair never changes: no lookup for a
