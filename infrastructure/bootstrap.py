@@ -239,27 +239,12 @@ def _open_on_postgres(
             usage = UsageLog(datastore, settings.schema, hold=True)
             extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder, usage)
             cached = CachedEmbedder(embedder, datastore, settings.installation_secret())
-            view = PostgresMemoryView(
-                datastore,
-                embedder_id=cached.embedder_id,
-                dimension=cached.dimension,
-                application_name=memory_ledger.name,
-                channel=recorder.channel_name,
-                events_table=Identifier(entry.schema, recorder.events_table_name),
-            )
-            view.create_table(check_embedder=check_embedder)
+            view = _read_model(datastore, cached, memory_ledger.name, recorder, entry.schema, check_embedder)
         except Exception:
             memory_ledger.close()
             raise
     projector = Projector(memory_ledger, view, cached)
-    # One commit a message: the vectors deciding made, and the read model's rows when it is
-    # projected inline, go in with the events (ADR 0020).
-    cached.defer_writes = True
-    recorder.written_in_save = [cached.write_within_save, usage.write_within_save]
-    inline = settings.inline_projection
-    recorder.checked_in_save = [projector.queue_within_save_check] if inline else []
-    recorder.within_save = [projector.project_within_save] if inline else []
-    recorder.after_commit = [usage.committed]
+    _write_with_the_events(recorder, projector, cached, usage, settings.inline_projection)
     return LedgerService(
         memory_ledger,
         extractor,
@@ -286,6 +271,34 @@ def _open_on_postgres(
         bulk_workers=settings.bulk_workers,
         candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
     )
+
+
+def _read_model(
+    datastore: Any, cached: CachedEmbedder, name: str, recorder: LedgerRecorder, schema: str, check_embedder: bool
+) -> PostgresMemoryView:
+    """The ledger's read model, its table made (or checked against the embedder) now."""
+    view = PostgresMemoryView(
+        datastore,
+        embedder_id=cached.embedder_id,
+        dimension=cached.dimension,
+        application_name=name,
+        channel=recorder.channel_name,
+        events_table=Identifier(schema, recorder.events_table_name),
+    )
+    view.create_table(check_embedder=check_embedder)
+    return view
+
+
+def _write_with_the_events(
+    recorder: LedgerRecorder, projector: Projector, cached: CachedEmbedder, usage: UsageLog, inline: bool
+) -> None:
+    """One commit a message: the vectors deciding made, the call log's rows, and the read model's rows
+    when it is projected inline, go in with the events (ADR 0020)."""
+    cached.defer_writes = True
+    recorder.written_in_save = [cached.write_within_save, usage.write_within_save]
+    recorder.checked_in_save = [projector.queue_within_save_check] if inline else []
+    recorder.within_save = [projector.project_within_save] if inline else []
+    recorder.after_commit = [usage.committed]
 
 
 def _open_in_memory(
