@@ -23,7 +23,7 @@ def prefs(extraction: Extraction) -> list[tuple[str, str]]:
 
 def test_implements_the_extractor_port(extractor):
     assert isinstance(extractor, Extractor)
-    assert extractor.extractor_id == "offline-rules/15"
+    assert extractor.extractor_id == "offline-rules/16"
 
 
 # -- the spec's worked example ---------------------------------------------
@@ -45,7 +45,7 @@ def test_spec_worked_example_exactly(extractor):
 
 def test_extraction_records_provenance(extractor):
     result = extractor.extract("我在杭州工作，老板姓张，平时喜欢简短的回复")
-    assert result.extractor_id == "offline-rules/15"
+    assert result.extractor_id == "offline-rules/16"
     assert result.prompt_id is None
     assert set(result.signals) == {"has_fact_signal", "has_pref_signal", "fact_categories", "pref_categories"}
     assert result.signals["has_fact_signal"] is True

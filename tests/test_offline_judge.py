@@ -12,9 +12,9 @@ from factledger.infrastructure.offline.slots import negation_pair, slot_of
 
 def test_implements_the_judge_port(judge):
     assert isinstance(judge, RelationJudge)
-    assert judge.judge_id == "offline-rules/13"
+    assert judge.judge_id == "offline-rules/14"
     verdict = judge.judge("用户住在杭州", "用户住在上海")
-    assert verdict.judge_id == "offline-rules/13"
+    assert verdict.judge_id == "offline-rules/14"
     assert verdict.prompt_id is None
 
 

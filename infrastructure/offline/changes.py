@@ -59,9 +59,11 @@ _ZH_CORRECTION = (
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
     r"mix(?:ed)? up|mixed them up|mix(?:ed|ing)? (?:them|those|these|the two|it) up|"
-    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
+    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|(?:that(?:'s| is| was)|no,?) not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
-    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
+    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|or rather|make (?:that|it)(?= \d))\b"
+    # "make that three": the figure said again, at the start of what is said (not "help make that happen")
+    r"|(?:^|[.!?;,]\s*)(?:(?:no|sorry|wait|oops)[, ]+)*make that\b"
     # "actually he's a golden retriever": at the start, of the thing just said
     r"|^(?:(?:oh|oops|sorry|wait|no|hmm)[, ]+)*actually,? (?:he|she|it)(?:'s| is)\b"
 )
