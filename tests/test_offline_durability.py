@@ -180,3 +180,32 @@ def test_a_denial_that_answers_a_question_takes_nothing_back(extractor: RuleExtr
     own = [Turn("user", "My cat has been a great addition to my life")]
     taken = extractor.extract("lol no I don't", own, ["The user owns a boat"]).facts
     assert any(f.conflicts_with == "The user owns a boat" for f in taken)
+
+
+def test_joining_a_group_names_no_employer(extractor: RuleExtractor) -> None:
+    # "joined" names an employer only by a name in capitals (the pattern ran case-insensitively)
+    said = extractor.extract("so I just joined a volunteer rescue team.", (), ["The user works at Acme"]).facts
+    assert all(f.conflicts_with is None and not f.text.startswith("The user works at") for f in said), said
+    hired = extractor.extract("I joined Globex last month.", (), ["The user works at Acme"]).facts
+    assert any(f.conflicts_with == "The user works at Acme" for f in hired), hired
+
+
+def test_a_many_valued_slot_of_the_same_kind_replaces_nothing() -> None:
+    # "has had some great games" fills no one-value slot; a shared kind (career) is not enough
+    message = "I've had some great games in my career. I hit the winning shot once."
+    known = ["The user had a career-high in rebounds last week in the big game"]
+    assert replaced_fact("The user has had some great games in the user's career", message, known) is None
+
+
+def test_made_up_on_the_spot_takes_nothing_back(extractor: RuleExtractor) -> None:
+    said = extractor.extract(
+        "Ha, I kind of made it up on the spot.", (), ["The user has been trying out baking recipes"]
+    )
+    assert all(f.conflicts_with is None for f in said.facts), said.facts
+
+
+def test_not_really_answering_a_question_takes_nothing_back(extractor: RuleExtractor) -> None:
+    known = ["The user really recommends keeping a few plants for times of stress"]
+    asked = [Turn("assistant", "Are they hard to look after?")]
+    reply = "No, not really. Just water them weekly. It's actually kind of relaxing."
+    assert all(f.conflicts_with is None for f in extractor.extract(reply, asked, known).facts)

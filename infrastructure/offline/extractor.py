@@ -959,8 +959,8 @@ _EN_SWITCHED_NAMED = re.compile(
 
 #: "No, I didn't.", "不是，我没去": a bare denial, said first, with nothing of its own
 _BARE_DENIAL = re.compile(
-    r"^\W*(?:(?:lol|haha|ok|okay|nah|nope|well)[, ]+)*(?:no|nope|nah),? i (?:don't|do not|didn't|did not|am not|'m not|"
-    r"wasn't|was not|haven't|have not)\s*[.!,;]+\s*"
+    r"^\W*(?:(?:lol|haha|ok|okay|nah|nope|well)[, ]+)*(?:no|nope|nah),? (?:i (?:don't|do not|didn't|did not|am not|"
+    r"'m not|wasn't|was not|haven't|have not)|not really|not at all|not yet)\s*[.!,;]+\s*"
     r"|^(?:不是|没有|没)[，,。！!]\s*",
     re.IGNORECASE,
 )
@@ -969,7 +969,7 @@ _BARE_DENIAL = re.compile(
 def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
     """``message`` without a bare denial that answers the question asked just before it.
 
-    "No, I didn't." after someone asked "Did you go?" answers that question; it takes back nothing
+    "No, I didn't." or "No, not really." after someone asked "Did you go?" answers that question; it takes back nothing
     the user said, so it must not retract the user's latest fact (it did on LoCoMo: "She's been a great
     addition to my life" was ended by a reply to "Did you adopt her from a shelter?")."""
     last = context[-1] if context else None

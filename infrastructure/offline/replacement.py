@@ -309,13 +309,14 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
         shared = len(frame & its_frame)
         same_slot = bool(slots & its_slots)
         same_kind = bool(kinds & _kinds(fact))
-        # A fact replaces another only in a slot: the same one, or one of the same kind that the new
-        # fact fills, or (a change told by its verb, "入职顺丰了") that the old fact held alone. Words
+        # A fact replaces another only in a slot: the same one, or a one-value slot of the same kind
+        # that the new fact fills, or (a change told by its verb, "入职顺丰了") that the old fact held alone. Words
         # or a kind in common are no slot: "is living their true self" replaces nothing of "is
         # determined to make this studio work", nor "新买了个猫爬架" 养了只猫 (issue 26). A
         # correction names what it replaces whatever its slot.
         held_alone = told and any(is_exclusive_slot(s) for s in its_slots)
-        if not (same_slot or correcting or (same_kind and (slots or held_alone))):
+        fills_one = any(is_exclusive_slot(s) for s in slots)  # "has had some games" holds no one value
+        if not (same_slot or correcting or (same_kind and (fills_one or held_alone))):
             continue
         score = shared / max(1, min(len(frame), len(its_frame))) + same_slot + same_kind
         if best is None or (score, -age) > (best[0], -best[1]):
