@@ -209,3 +209,29 @@ def test_not_really_answering_a_question_takes_nothing_back(extractor: RuleExtra
     asked = [Turn("assistant", "Are they hard to look after?")]
     reply = "No, not really. Just water them weekly. It's actually kind of relaxing."
     assert all(f.conflicts_with is None for f in extractor.extract(reply, asked, known).facts)
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "When I was little.",  # a scene set for a statement never said
+        "Enough about me though!",
+        "Here's my vegetable patch!",  # points at a photo: nothing of its own to keep
+        "They're my biggest fans.",
+        "I gotta say!",
+    ],
+)
+def test_a_fragment_or_a_pointer_into_the_chat_is_no_memory(extractor: RuleExtractor, message: str) -> None:
+    assert facts(extractor, message) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("Since we last spoke I've started working at the bakery downtown", "bakery"),
+        ("When I turned ten, my dad signed me up for a swim club", "swim club"),
+    ],
+)
+def test_a_statement_after_its_scene_stays(extractor: RuleExtractor, message: str, kept: str) -> None:
+    said = facts(extractor, message)
+    assert any(kept in f for f in said), said

@@ -55,7 +55,9 @@ _EN_EMPTY = frozenset(
         "again as well much lot lots bit little kind sort of how what way oh wow yes yeah "
         "agree agreed love loved loves like liked likes enjoy enjoyed enjoys try tried see saw take took "
         "go went check do means meant mean thing things glad same there though hoping hope "
-        "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally",
+        "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
+        # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
+        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies",
     )
 )
 #: a span of time that makes a feeling a condition, not a mood
@@ -89,10 +91,19 @@ _DEICTIC = re.compile(
 _VOCATIVE = re.compile(r"^(?:hey |hi )?[A-Z][a-z]+, |, [A-Z][a-z]+$")
 
 
+#: a clause that only sets the scene, with no statement after it: "When the user was younger",
+#: "Enough about the user", "And in the user's free time", "As for the user"
+_EN_SCENE_ONLY = re.compile(
+    r"^(?:and |but |so )?(?:when|while|if|because|since|as for|enough about|in|for|after|before|until)\b", re.I
+)
+
+
 def _en_momentary(text: str) -> bool:
     said = re.sub(r"[.!?…]+$", "", text.strip())
     if _EN_ASKS_LISTENER.match(said):
         return True
+    if _EN_SCENE_ONLY.match(said) and re.search(r"\bthe user\b(?:\W+\w+){0,3}$", said, re.I) and "," not in said:
+        return True  # a clause that sets a scene for a statement never said: nothing to remember
     said = _VOCATIVE.sub("", said)
     said = _EN_RESOLVE.sub(" ", said)
     if _EN_SPAN.search(said):
