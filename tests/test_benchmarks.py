@@ -139,3 +139,23 @@ def test_recall_quality_with_an_llm_embedder_through_the_fake_server(database_ur
         assert figures["embedder"] == "openai:text-embedding-3-small@48" and figures["embedding_requests"] > 0
         assert figures["active_items"] > 0 and figures["recall_p95_ms"] > 0
     assert result["memorybank-cn"]["recall"]["all"]["hit@10"] == 1.0  # type: ignore[index]
+
+
+def test_memory_quality(database_url: str, tmp_path: Path) -> None:
+    locomo = tmp_path / "locomo"
+    locomo.mkdir()
+    session = [
+        {"speaker": "Ann", "dia_id": "D1:1", "text": "I live in Boston with my two cats."},
+        {"speaker": "Bob", "dia_id": "D1:2", "text": "Nice! How are you?"},
+        {"speaker": "Ann", "dia_id": "D1:3", "text": "I'm so excited!"},
+        {"speaker": "Ann", "dia_id": "D1:4", "text": "I moved to Denver last month."},
+    ]
+    conversation = {"session_1": session, "session_1_date_time": "1:56 pm on 8 May, 2023", "qa": []}
+    (locomo / "1.json").write_text(json.dumps(conversation))
+    sample = tmp_path / "sample.jsonl"
+    result = run("memory_quality.py", "--locomo", str(locomo), "--sample-out", str(sample), url=database_url)
+    assert result["turns"] == 4 and result["memories"] >= 2 and result["active_memories"] >= 1  # type: ignore[operator]
+    assert 0 <= result["short_share"] <= 1 and result["invalidations"] == 1  # type: ignore[operator]
+    drawn = [json.loads(line) for line in sample.read_text().splitlines()]
+    assert len(drawn) == result["sampled"] == 1
+    assert "Boston" in drawn[0]["old"] and "Denver" in drawn[0]["new"] and drawn[0]["message_id"] == "D1:4"

@@ -59,9 +59,11 @@ _ZH_CORRECTION = (
 _EN_CORRECTION = (
     r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
     r"mix(?:ed)? up|mixed them up|mix(?:ed|ing)? (?:them|those|these|the two|it) up|"
-    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
+    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|(?:that(?:'s| is| was)|no,?) not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
     r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
-    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|rather|make that|make it(?= \d))\b"
+    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|or rather|make (?:that|it)(?= \d))\b"
+    # "make that three": the figure said again, at the start of what is said (not "help make that happen")
+    r"|(?:^|[.!?;,]\s*)(?:(?:no|sorry|wait|oops)[, ]+)*make that\b"
     # "actually he's a golden retriever": at the start, of the thing just said
     r"|^(?:(?:oh|oops|sorry|wait|no|hmm)[, ]+)*actually,? (?:he|she|it)(?:'s| is)\b"
 )
@@ -72,7 +74,7 @@ _ZH_RETRACTION = (
     r"夸张了|夸大了|说夸张|吹过头了?|吹大了|说大了|说得?太满了?|装的|凡尔赛的?"
 )
 _EN_RETRACTION = (
-    r"\b(?:just kidding|kidding|jk|j/k|joking|i lied|(?:was|is|that's) a lie|lying|made (?:that|it) up|not true|never mind|nvm|nevermind|"
+    r"\b(?:just kidding|kidding|jk|j/k|joking|i lied|(?:was|is|that's) a lie|lying|made (?:that|it) up(?! on the spot| as i went| as we went| myself)|not true|never mind|nvm|nevermind|"
     r"disregard (?:that|it)|ignore (?:that|what i said)|take (?:that|it) back|"
     r"(?:was|is|that's|bit of) (?:a )?stretch|exaggerat\w*|overstat\w*|(?:wasn't|isn't|not) (?:really|exactly|entirely) true|"
     r"not really true|wishful thinking)\b"
@@ -730,7 +732,7 @@ _MAY_CHANGE = re.compile(
     r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
     r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
     r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
-    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
+    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up(?! on the spot| as i went| as we went| myself)\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
     r"\bbought\b|\bclosed on\b|\bfell through\b|\bgot scrapped\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
     r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|one|two|three|four|five|six|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是"
     # something called off, or said to be over ("全黄了", "走不成了", "so that's done")
@@ -947,7 +949,7 @@ _EN_FIGURE_SAID = re.compile(
 #: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
 _EN_MADE_UP = re.compile(
     r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
-    r"made (?:that|it) up|that's not true|misdiagnos\w*|false alarm|(?:that|it) was (?:a lie|a joke|fake)|none of that is true"
+    r"made (?:that|it) up(?! on the spot| as i went| as we went| myself)|that's not true|misdiagnos\w*|false alarm|(?:that|it) was (?:a lie|a joke|fake)|none of that is true"
     r"|(?:that was|that's) (?:an|a bit of an) exaggeration)\b"
     # "lol no I don't, I wish": the thing just said, denied
     r"|^(?:(?:lol|haha|ha|ok|okay|jk|nah)[, ]+)*no,? i (?:don't|do not|didn't|am not|'m not|wasn't)(?=\s*[,.!]|\s*$)",

@@ -50,6 +50,7 @@ from factledger.infrastructure.offline.clauses import (
     zh_mentions_self,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.durability import is_momentary
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
 from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
 from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
@@ -265,6 +266,7 @@ class RuleExtractor:
         """
         # before any rule reads it: a space inside Chinese text splits no word ("北", U+3000, "京" is 北京)
         message = fold_cjk_spaces(message) if isinstance(message, str) else ""
+        message = _without_answered_denial(message, context)
         known = tuple(k for k in known_facts or () if isinstance(k, str) and k.strip())
         return self._with_replacements(self._extract(message, known), message, known)
 
@@ -675,7 +677,8 @@ class RuleExtractor:
                 conflicts_with=i.replaces or self._conflict(i.text, known_facts),
             )
             for i in items
-            if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text)
+            # a mood of the moment or a reaction to the chat is nothing to remember (``durability``)
+            if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text) and not is_momentary(i.text)
         ]
         preferences = [
             ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)
@@ -959,6 +962,30 @@ _EN_SWITCHED_NAMED = re.compile(
     r"(?P<v>(?!I\b)(?-i:[A-Z])[\w'-]*[a-z][\w'-]*(?: (?-i:[A-Z])[\w'-]*[a-z][\w'-]*)*)",
     re.IGNORECASE,
 )
+
+
+#: "No, I didn't.", "不是，我没去": a bare denial, said first, with nothing of its own
+_BARE_DENIAL = re.compile(
+    r"^\W*(?:(?:lol|haha|ok|okay|nah|nope|well)[, ]+)*(?:no|nope|nah),? (?:i (?:don't|do not|didn't|did not|am not|"
+    r"'m not|wasn't|was not|haven't|have not)|not really|not at all|not yet)\s*[.!,;]+\s*"
+    r"|^(?:不是|没有|没)[，,。！!]\s*",
+    re.IGNORECASE,
+)
+
+
+def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
+    """``message`` without a bare denial that answers the question asked just before it.
+
+    "No, I didn't." or "No, not really." after someone asked "Did you go?" answers that question; it takes back nothing
+    the user said, so it must not retract the user's latest fact (it did on LoCoMo: "She's been a great
+    addition to my life" was ended by a reply to "Did you adopt her from a shelter?")."""
+    last = context[-1] if context else None
+    asked = (
+        last is not None
+        and getattr(last, "role", "") != "user"
+        and re.search(r"[?？]\s*\W*$", str(getattr(last, "content", "")) or "") is not None
+    )
+    return _BARE_DENIAL.sub("", message, count=1) if asked else message
 
 
 def _one_name(fact: str) -> str:

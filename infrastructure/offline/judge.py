@@ -484,6 +484,12 @@ def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
         return None
     if canonical(obj) == canonical(m_old.group("obj")):
         return None
+    # "is more into reading" with no time word compares with what was just said ("never been on a
+    # sports team, I'm more into reading"), not with what the user liked before (issue 26)
+    if re.search(r"\bis more into\b", new, re.I) and not re.search(
+        r"\b(?:now|these days|lately|nowadays)\b", new, re.I
+    ):
+        return None
     return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
 
 
@@ -508,12 +514,21 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
+#: "just" before a verb in the past says when ("just submitted"), not how little ("just has one")
+_EN_RECENTLY = re.compile(
+    r"\bjust (?:\w+ed|made|got|had|went|did|took|sent|came|left|sold|bought|began|won|ran|wrote|saw|sorts? of|kinds? of)\b",
+    re.IGNORECASE,
+)
+
+
 def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
     if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
         return None
     if re.search(r"不|没|\bnot\b|\bnever\b", old) or not _is_fact(old):
         return None
+    if _EN_RECENTLY.search(new):
+        return None  # "actually just submitted a few more": just done, not only done
     m = re.search(r"(?:就|只|才|仅|顶多)(?:只)?(?P<verb>会|有|能|是|去过|考了|考过|学过|拿了)", new) or re.search(
         r"\b(?:only|just|merely) (?P<verb>\w+)", new, re.IGNORECASE
     )
@@ -724,6 +739,14 @@ def _frame_tokens(text: str, whole: bool = False) -> list[str]:
         return list(_ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
     words = re.findall(r"[a-z0-9']+", (text if whole else re.split(r"[,;—–]", text)[0]).lower())
     return [w for w in words if w not in _EN_FRAME_NOISE]
+
+
+def _said_of(text: str, whole: bool = False) -> list[str]:
+    """The frame's words after its subject: 用户 is two characters, "the user" one word once "the"
+    is dropped as a particle (taking two dropped the English verb: "is determined to make it work"
+    and "is trying to make the plan work" then differed in "it" alone)."""
+    tokens = _frame_tokens(text, whole)
+    return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
 def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
@@ -982,9 +1005,9 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     if bool(_NEGATED.search(first_old)) != bool(_NEGATED.search(first_new)) or _NEGATED.search(first_new):
         return None
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
-    a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]  # without 用户 / the user
+    a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
-        a, b = _frame_tokens(old, whole=True)[2:], _frame_tokens(new, whole=True)[2:]
+        a, b = _said_of(old, whole=True), _said_of(new, whole=True)
     # the words both start and end with; what is left in between is each one's value
     head = 0
     while head < min(len(a), len(b)) and a[head] == b[head]:

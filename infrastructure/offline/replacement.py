@@ -39,6 +39,7 @@ from factledger.infrastructure.offline.slots import (
     ROLE_SYNONYMS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    is_exclusive_slot,
     is_liking_slot,
     slots_of,
 )
@@ -208,7 +209,8 @@ _EN_KINDS = {
 def _kinds(fact: str) -> frozenset[str]:
     if not is_english(fact):
         return frozenset(k for k, words in _ZH_KINDS.items() if re.search(words, fact.removeprefix("用户")))
-    return frozenset(k for k, words in _EN_KINDS.items() if re.search(words, fact, re.IGNORECASE))
+    # each word from its start: "train" is no commute in "training", nor "car" in "career"
+    return frozenset(k for k, words in _EN_KINDS.items() if re.search(rf"(?<![a-z])(?:{words})", fact, re.IGNORECASE))
 
 
 def _slot_names(fact: str) -> set[str]:
@@ -307,7 +309,14 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
         shared = len(frame & its_frame)
         same_slot = bool(slots & its_slots)
         same_kind = bool(kinds & _kinds(fact))
-        if shared == 0 and not (same_slot or same_kind):
+        # A fact replaces another only in a slot: the same one, or a one-value slot of the same kind
+        # that the new fact fills, or (a change told by its verb, "入职顺丰了") that the old fact held alone. Words
+        # or a kind in common are no slot: "is living their true self" replaces nothing of "is
+        # determined to make this studio work", nor "新买了个猫爬架" 养了只猫 (issue 26). A
+        # correction names what it replaces whatever its slot.
+        held_alone = told and any(is_exclusive_slot(s) for s in its_slots)
+        fills_one = any(is_exclusive_slot(s) for s in slots)  # "has had some games" holds no one value
+        if not (same_slot or correcting or (same_kind and (fills_one or held_alone))):
             continue
         score = shared / max(1, min(len(frame), len(its_frame))) + same_slot + same_kind
         if best is None or (score, -age) > (best[0], -best[1]):

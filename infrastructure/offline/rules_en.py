@@ -287,7 +287,8 @@ def _en_change(t: str, message: str) -> _Item | None:
         return _fact(f"The user works as {_article(job)} {job}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:got|landed|started|accepted|took) (?:a |my )?(?:new )?job (?:at|with) (?P<v>.+)$"
-        rf"|^{_SUBJ}{_EN_ADV}joined (?P<v2>[A-Z][\w&'.-]*(?: [A-Z][\w&'.-]*)*)",
+        # a name, in capitals whatever the flag: "joined a fire-fighting brigade" names no employer
+        rf"|^{_SUBJ}{_EN_ADV}joined (?P<v2>(?-i:[A-Z])[\w&'.-]*(?: (?-i:[A-Z])[\w&'.-]*)*)",
         t,
         re.IGNORECASE,
     )

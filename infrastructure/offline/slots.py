@@ -755,13 +755,30 @@ _ZH_POLARITY: tuple[tuple[str, str], ...] = (
     (r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳).+)$", "can:"),
 )
 
-EN_JOB_WORD = _EN_JOB_WORD = re.compile(
-    r"(?:er|or|ist|ian|ant|ent|ee|chef|cook|nurse|doctor|manager|engineer|student|teacher|lawyer|pilot|clerk|"
+_EN_JOB_TITLES = (
+    r"chef|cook|nurse|doctor|manager|engineer|student|teacher|lawyer|pilot|clerk|"
     r"intern|analyst|scientist|professor|dentist|vet|pharmacist|officer|consultant|director|founder|owner|"
     r"ceo|cto|cfo|head|lead|architect|barista|cashier|nanny|medic|paramedic|firefighter|attorney|"
-    r"paralegal|mechanic|coach|surgeon|guard|secretary|midwife|actuary|associate|apprentice|trainee)$",
-    re.IGNORECASE,
+    r"paralegal|mechanic|coach|surgeon|guard|secretary|midwife|actuary|associate|apprentice|trainee"
 )
+EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
+#: a title said without an article ("is CEO", "is head of sales"): only a word that is one
+_EN_BARE_TITLE = re.compile(r"(?:^|\s)(?:" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
+
+
+def _en_job(value: str, counted: bool) -> str | None:
+    """The job in "is a nurse" (``counted``: said with an article), else None.
+
+    A job is a noun, and English counts it: "is a nurse", "is an engineer", "is the head of …".
+    Without an article the word after "is" is an adjective or a participle, a state and not a
+    job ("is confident", "is getting better", "is more excited than ever", "is off to dinner"),
+    unless it is a bare title ("is CEO"). The suffixes (-er, -ent …) alone only say so of a noun.
+    """
+    job = _strip_measure(value)
+    if not counted:
+        return job if _EN_BARE_TITLE.search(job) else None
+    return job if _EN_JOB_WORD.search(job) else None
+
 
 _EN_PREDICATES: tuple[tuple[str, str], ...] = (
     # "goes to Lincoln Elementary", "is at Desert Ridge Middle now": one school at a time
@@ -1188,8 +1205,8 @@ def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str
     if slot == "en_is":
         if re.search(r"\band\b|^\d", value):
             return None  # "is 27 and works as a nurse": two statements, read one at a time
-        job = _strip_measure(value)
-        return ("job", job) if _EN_JOB_WORD.search(job) else None
+        job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
+        return ("job", job) if job else None
     if slot in ("job", "vehicle", "phone") and english:
         return slot, _strip_measure(value)
     if slot == "age":

@@ -1,0 +1,144 @@
+"""Whether a statement says anything durable about the user, or only how the moment feels.
+
+A memory is worth keeping when it can still be true, and of use, later. Two kinds of statement
+the user makes in conversation are neither (issue 26: a tenth of LoCoMo's memories were such):
+
+* **a mood of the moment**: a state of feeling said with a copula (is, am, feel, feeling, 好, 很)
+  and nothing it is about: no object ("excited *about the new job*", "怕*狗*"), no topic, no time
+  span that makes it a condition ("*for months*", "*一直*", "lately"). "I'm so excited",
+  "The user is feeling confident", "好开心", "累死了", "用户心情不错".
+* **a reaction to the chat**: a statement whose only content is a word of feeling, agreeing or a
+  light verb and a pronoun that points back into the conversation: "I could not agree more",
+  "I got this", "I loved it", "It really inspired me", "I'll do that", "Makes me feel connected".
+
+Near misses that stay memories, and why:
+
+* "I'm allergic to peanuts", "I'm a nurse", "I'm unemployed": a condition, a noun, a status, not a
+  feeling (allergic, unemployed are not words of feeling).
+* "I've been feeling depressed for months", "我最近一直很焦虑": a feeling with a time span is a
+  condition of health the user may want remembered (an assistant should know it); kept.
+* "I'm excited about my new job", "I'm nervous about the exam tomorrow", "我怕狗": the feeling has
+  an object, which names something of the user's life (the job, the exam, dogs); kept.
+* "I love creating art": a liking with an object; kept.
+
+Read on the restated fact ("The user …", "用户…"), so it applies to whatever rule produced it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+
+# -- English ------------------------------------------------------------------------------------
+
+#: adjectives and participles of feeling: a state of the moment when nothing follows them
+_EN_FEELING = (
+    r"excited|happy|glad|thrilled|grateful|thankful|stoked|pumped|psyched|delighted|overjoyed|ecstatic|"
+    r"nervous|anxious|scared|worried|tired|exhausted|bored|sad|upset|sorry|proud|amazed|impressed|relieved|"
+    r"confident|hopeful|optimistic|positive|stressed|overwhelmed|lucky|blessed|touched|moved|inspired|"
+    r"motivated|encouraged|curious|jealous|speechless|fine|okay|ok|good|great|awesome|well|ready|determined|"
+    r"connected|appreciated|honou?red|flattered|humbled|content|calm|peaceful|energi[sz]ed|refreshed|fulfilled|"
+    r"satisfied|pleased|bummed|disappointed|frustrated|annoyed|angry|mad|confused|surprised|shocked|"
+    r"heartbroken|emotional|nostalgic|elated|bummed(?: out)?|accepted|fired up|on cloud nine|over the moon|in awe|"
+    r"blown away|on fire"
+)
+#: words that say nothing of their own: subject, copulas, auxiliaries, pronouns, degree, the moment
+_EN_EMPTY = frozenset(
+    re.findall(
+        r"\S+",
+        "the user user's i i'm me my myself it it's its that that's this these those one so too such "
+        "them they there here you your yours is am are was were be been being feel feels feeling felt "
+        "makes make made keep keeps kept get gets got getting will would could can can't cannot may might "
+        "must should shall do does did done doing have has had having gonna going to not no never really "
+        "very super pretty totally truly quite just also more most ever than even still all a an and or "
+        "but definitely absolutely certainly for sure now today tonight right at the moment sometime "
+        "again as well much lot lots bit little kind sort of how what way oh wow yes yeah "
+        "agree agreed love loved loves like liked likes enjoy enjoyed enjoys try tried see saw take took "
+        "go went check do means meant mean thing things glad same there though hoping hope "
+        "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
+        # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
+        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies",
+    )
+)
+#: a span of time that makes a feeling a condition, not a mood
+_EN_SPAN = re.compile(
+    r"\b(?:for (?:\w+ )?(?:days|weeks|months|years|a while|a long time|ages)|since|lately|these days|"
+    r"always|often|usually|every|constantly|chronic(?:ally)?|ever since|all the time)\b",
+    re.IGNORECASE,
+)
+_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+
+
+#: a resolve said back to encouragement: "won't give up", "I'm staying positive", "I'll keep working hard"
+_EN_RESOLVE = re.compile(
+    r"\b(?:(?:not|never) (?:give|giving|gonna give) up|(?:not|never) quit(?:ting)?|"
+    r"(?:keep|keeps|keeping) (?:going|pushing|working hard|at it)|pushing on|getting there|"
+    r"staying (?:positive|hopeful|strong|optimistic))\b",
+    re.IGNORECASE,
+)
+#: the listener asked to do something for the user: "Count me in", "Keep me updated", "Trust me, …"
+_EN_ASKS_LISTENER = re.compile(
+    r"^(?:thanks?|count|keep|let|trust|tell|call|text|ping|send|show|remind|check)\b(?: \w+){0,2}? the user\b",
+    re.IGNORECASE,
+)
+#: a subject that points into the conversation: what it is, the reader of the memory cannot know
+_DEICTIC = re.compile(
+    r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:here's|here is|that's|that is|this is|those are|these are|"
+    r"they're|they are|it's|it is|it|they|their|those|these|that|this)\b",
+    re.IGNORECASE,
+)
+#: a name said to the listener, at either end ("Glad I could help, Jon", "John, I'm good")
+_VOCATIVE = re.compile(r"^(?:hey |hi )?[A-Z][a-z]+, |, [A-Z][a-z]+$")
+
+
+#: a clause that only sets the scene, with no statement after it: "When the user was younger",
+#: "Enough about the user", "And in the user's free time", "As for the user"
+_EN_SCENE_ONLY = re.compile(
+    r"^(?:and |but |so )?(?:when|while|if|because|since|as for|enough about|in|for|after|before|until)\b", re.I
+)
+
+
+def _en_momentary(text: str) -> bool:
+    said = re.sub(r"[.!?…]+$", "", text.strip())
+    if _EN_ASKS_LISTENER.match(said):
+        return True
+    if _EN_SCENE_ONLY.match(said) and re.search(r"\bthe user\b(?:\W+\w+){0,3}$", said, re.I) and "," not in said:
+        return True  # a clause that sets a scene for a statement never said: nothing to remember
+    said = _VOCATIVE.sub("", said)
+    said = _EN_RESOLVE.sub(" ", said)
+    if _EN_SPAN.search(said):
+        return False
+    if not re.search(r"\bthe user\b", said, re.IGNORECASE):
+        return False
+    feelings = re.compile(r"\b(?:" + _EN_FEELING + r")\b", re.IGNORECASE)
+    # every word is empty of content or a word of feeling: "The user is so excited",
+    # "The user could not agree more", "It really inspired the user", "The user got this"
+    rest = feelings.sub(" ", said.lower())
+    words = [w for w in _EN_WORD.findall(rest) if w not in _EN_EMPTY]
+    # "It's special to the user", "Here's the user's workout plan", "Their support keeps the user
+    # motivated": said of something that lives in the conversation (a photo, a thing just named),
+    # with too little of its own to be understood later
+    if _DEICTIC.match(said):
+        return len(words) <= 2
+    return not words
+
+
+# -- Chinese ------------------------------------------------------------------------------------
+
+_ZH_FEELING = (
+    r"开心|高兴|快乐|激动|兴奋|难过|伤心|累|困|饿|烦|无聊|郁闷|紧张|感动|生气|委屈|失望|满足|幸福|爽|舒服|"
+    r"崩溃|放松|轻松|愉快|沮丧|心累|难受|头大|感激|欣慰|骄傲|自豪|害羞|尴尬|无语|心情(?:不错|很好|好|不好|很差|差|美美的)"
+)
+_ZH_DEGREE = r"(?:好|很|太|超级?|真的?|特别|非常|有点|有些|挺|蛮|十分|可|巨|贼|老|这么|那么|也|都|还|又|快|要|今天|现在|刚才|这会儿|此刻)*"
+_ZH_TAIL = r"(?:了|啊|呀|啦|哦|呢|哈|死了|坏了|极了|炸了|得不行|得很|死我了|不行了|一天了|一整天)*"
+_ZH_MOOD = re.compile(r"^用户" + _ZH_DEGREE + r"(?:" + _ZH_FEELING + r")" + _ZH_TAIL + r"[。！!~～…]*$")
+
+
+@functools.lru_cache(maxsize=4096)
+def is_momentary(fact: str) -> bool:
+    """True when ``fact`` (restated: "The user …", "用户…") says only a mood of the moment or a
+    reaction to the chat: nothing durable about the user to remember."""
+    text = fact.strip()
+    if re.search(r"[\u4e00-\u9fff]", text):
+        return bool(_ZH_MOOD.match(text))
+    return _en_momentary(text)
