@@ -14,17 +14,14 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, Response
-from fastapi.responses import JSONResponse, PlainTextResponse
-from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from factledger import __version__
 from factledger.application.access import KeyStore
-from factledger.entrypoints.http import console, docs, ledgers, users
+from factledger.entrypoints.http import console, docs, ledgers, operations, users
 from factledger.entrypoints.http.console_session import Sessions
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
 from factledger.entrypoints.http.problems import install, problem
-from factledger.entrypoints.http.responses import HealthAnswer, ReadyAnswer, answers, problems
 from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.tenants import Tenants, open_key_store
@@ -165,8 +162,9 @@ def create_app(
     app.state.auth_failures = failures  # one per client address, REST and MCP together
     app.state.replays = ledgers.ReplayJobs()
     app.state.console_sessions = Sessions()  # the operator's console: signed-in sessions of this process
-    registry = registry_for(tenants)
+    app.state.metrics_registry = registry_for(tenants)
     install(app)
+    app.include_router(operations.router)
     app.include_router(users.router)
     app.include_router(ledgers.router)
     app.include_router(docs.router)
@@ -174,71 +172,23 @@ def create_app(
     if mcp_app is not None:
         app.mount("/mcp", mcp_app)
 
-    @app.middleware("http")
-    async def measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
-        started = time.perf_counter()
-        response = await call_next(request)
-        route = _route_of(request.scope)
-        method = request.method if request.method in METHODS else "other"  # a client cannot add series
-        LATENCY.labels(method=method, route=route).observe(time.perf_counter() - started)
-        REQUESTS.labels(method=method, route=route, status=str(response.status_code)).inc()
-        if response.status_code >= 400:
-            ERRORS.labels(status=str(response.status_code)).inc()
-        return response
-
+    app.middleware("http")(_measure)
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
-    @app.get(
-        "/healthz",
-        tags=["operations"],
-        summary="The process is up",
-        response_model=None,
-        responses=answers(HealthAnswer),
-    )
-    def healthz() -> dict[str, str]:
-        return {"status": "ok", "version": __version__}
-
-    @app.get(
-        "/readyz",
-        tags=["operations"],
-        summary="The database answers and the read models are current",
-        response_model=None,
-        responses={**answers(ReadyAnswer), **problems(503, s503="not ready: the problem's `checks` say why")},
-    )
-    def readyz() -> JSONResponse:
-        checks: dict[str, Any] = {}
-        ready = True
-        try:
-            keys.ping()
-            checks["database"] = "ok"
-        except Exception as exc:
-            ready = False
-            checks["database"] = f"unreachable: {type(exc).__name__}"
-        lag = 0
-        for name, service in tenants.opened().items():
-            try:
-                lag = max(lag, service.read_model_status().lag)
-            except Exception as exc:
-                ready = False
-                checks[f"tenant {name}"] = f"unreadable: {type(exc).__name__}"
-        checks["projection_lag"] = lag
-        if lag > settings.ready_max_lag:
-            ready = False
-        if ready:
-            return JSONResponse({"status": "ready", "checks": checks})
-        return problem(503, "not-ready", f"not ready: {checks}", checks=checks)
-
-    @app.get(
-        "/metrics",
-        tags=["operations"],
-        summary="Prometheus metrics",
-        response_class=PlainTextResponse,
-        responses={200: {"description": "Prometheus text format", "content": {CONTENT_TYPE_LATEST: {}}}},
-    )
-    def metrics() -> Response:
-        return Response(generate_latest(registry), media_type=CONTENT_TYPE_LATEST)
-
     return app
+
+
+async def _measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
+    """Every request counted and timed by method, route template and status (never by user)."""
+    started = time.perf_counter()
+    response = await call_next(request)
+    route = _route_of(request.scope)
+    method = request.method if request.method in METHODS else "other"  # a client cannot add series
+    LATENCY.labels(method=method, route=route).observe(time.perf_counter() - started)
+    REQUESTS.labels(method=method, route=route, status=str(response.status_code)).inc()
+    if response.status_code >= 400:
+        ERRORS.labels(status=str(response.status_code)).inc()
+    return response
 
 
 def _mcp_app(
