@@ -7,6 +7,7 @@ import json
 import logging
 import uuid
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -163,11 +164,13 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     processes = 1 if settings.backend == "memory" else (args.processes or default_processes())
     # With several processes each runs its share of the threads: as many LLM calls in flight as one would.
     overrides: dict[str, Any] = {"bulk_workers": -(-(args.workers or settings.bulk_workers) // processes)}
-    pool = WorkerPool(processes, batch_lines=LINES_AT_ONCE) if processes > 1 else None
-    if pool is not None:
-        pool.start()  # first: before this process opens a connection or a thread (ADR 0031)
     run = _FileImport(source, secret)
-    with opened(args, inline_projection=False, **overrides) as service, progress(args, "ingesting") as bar, stream:
+    with (
+        _workers(processes) as pool,  # first: before this process opens a connection or a thread (ADR 0031)
+        opened(args, inline_projection=False, **overrides) as service,
+        progress(args, "ingesting") as bar,
+        stream,
+    ):
         task = bar.add_task("ingest", total=total)
         projecting = bar.add_task("projecting", total=None, visible=False)
         projected = 0
@@ -201,6 +204,20 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     else:
         _print_file_summary(summary)
     return 1 if summary["failed"] else 0
+
+
+@contextmanager
+def _workers(processes: int) -> Iterator[WorkerPool | None]:
+    """The worker processes of an import on several (None for one), stopped at the end."""
+    if processes == 1:
+        yield None
+        return
+    pool = WorkerPool(processes, batch_lines=LINES_AT_ONCE)
+    pool.start()
+    try:
+        yield pool
+    finally:
+        pool.close()
 
 
 def _ingest_here(
@@ -239,17 +256,14 @@ def _ingest_in_processes(
         advance(count)
 
     pool.on_done = done
-    try:
-        pool.open(setup)
-        for number, raw in lines:
-            line = run.read(number, raw)
-            if line is None:
-                advance(1)
-            else:
-                pool.put(line)
-        pool.finish()
-    finally:
-        pool.close()
+    pool.open(setup)
+    for number, raw in lines:
+        line = run.read(number, raw)
+        if line is None:
+            advance(1)
+        else:
+            pool.put(line)
+    pool.finish()
 
 
 def _print_file_summary(summary: dict[str, Any]) -> None:
