@@ -161,9 +161,11 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     settings = Settings.load(prompts=getattr(args, "prompts", None))
     secret = settings.installation_secret()
     source = _source(args.source) if args.source is not None else file_source(path, secret)
+    workers = args.workers or settings.bulk_workers
     processes = 1 if settings.backend == "memory" else (args.processes or default_processes())
-    # With several processes each runs its share of the threads: as many LLM calls in flight as one would.
-    overrides: dict[str, Any] = {"bulk_workers": -(-(args.workers or settings.bulk_workers) // processes)}
+    if settings.openai_api_key:  # --workers bounds the LLM calls in flight: each process runs its share
+        processes = min(processes, workers)
+    overrides: dict[str, Any] = {"bulk_workers": max(1, workers // processes)}
     run = _FileImport(source, secret)
     with (
         _workers(processes) as pool,  # first: before this process opens a connection or a thread (ADR 0031)
@@ -396,7 +398,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         type=_at_least_one,
         metavar="N",
         help="worker processes ingesting at once, each user's lines in one of them, in order "
-        "(default: the number of cores; 1 ingests in this process; ADR 0031)",
+        "(default: the number of cores; with an LLM at most --workers, which they share; "
+        "1 ingests in this process; ADR 0031)",
     )
     p.set_defaults(func=cmd_ingest_file)
 
