@@ -402,8 +402,8 @@ class ProjectionStatus:
 class ReadModelUpdater(Protocol):
     """Brings the read model up to the head of the event log."""
 
-    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Project every pending event; return how many were processed."""
+    def catch_up(self, progress: Callable[[int, int], None] | None = None, most: int | None = None) -> int:
+        """Project every pending event (``most``: stop after the batch that reaches it); return how many."""
         ...
 
     def catch_up_after_save(self) -> int:

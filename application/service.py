@@ -354,9 +354,9 @@ class LedgerService:
         except Exception:  # the events are recorded; the read model can catch up later
             logger.exception("inline projection failed; run `factledger projection follow` or rebuild")
 
-    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Project every event not yet in the read model."""
-        return self._require_projector().catch_up(progress)
+    def catch_up(self, progress: Callable[[int, int], None] | None = None, most: int | None = None) -> int:
+        """Project every event not yet in the read model (``most``: stop after the batch that reaches it)."""
+        return self._require_projector().catch_up(progress, most)
 
     def rebuild_read_model(self, progress: Callable[[int, int], None] | None = None) -> int:
         """Build the read model again from the events (no LLM is called), swapped in when complete."""

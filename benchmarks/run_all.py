@@ -6,7 +6,8 @@ target, then (last line) one JSON object combining the scripts' JSON results.
 
 Default sizes (smaller than the issue's, to fit the budget; each script's own
 defaults are the issue's sizes):
-  ingest.py          1,500 messages over 150 users, 5 runs (+ a profiled run)
+  ingest.py          1,500 messages over 150 users, 5 runs (+ a profiled run, + a counted one)
+  ingest_processes.py 3,000 messages over 300 users, --processes 1 and 2, 5 runs
   history_length.py  1,500 earlier messages, 20 probes per user, 5 runs
   rebuild.py         100,000 events (600 ingested messages copied), 5 runs
   recall.py          1,000,000 memories of 20,000 users (the issue's size), 300 queries, 5 runs
@@ -31,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 PROFILE = Path(tempfile.gettempdir()) / "factledger_ingest_profile.txt"
 SIZES = {
     "ingest": ["--messages", "1500", "--users", "150", "--profile", str(PROFILE)],
+    "ingest_processes": ["--messages", "3000", "--users", "300"],
     "history_length": ["--messages", "1500", "--probe", "20"],
     "rebuild": ["--events", "100000", "--seed-messages", "600", "--seed-users", "60"],
     "recall": ["--users", "20000", "--per-user", "50", "--queries", "300"],
@@ -47,6 +49,13 @@ ROWS: list[tuple[str, str, str, float | None, bool]] = [
     ("ingest", "ceiling_copy_rows_per_s", "ingest (c) PostgreSQL COPY, rows/s", None, True),
     ("ingest", "ratio_library_vs_txn_ceiling", "ratio (a) / one-txn ceiling", 0.5, True),
     ("ingest", "ratio_bulk_events_vs_copy", "ratio (b) events/s / COPY rows/s", 0.10, True),
+    ("ingest", "statements_per_msg", "ingest (d) SQL statements / message", 4, False),
+    ("ingest", "transactions_per_msg", "ingest (d) transactions / message", None, True),
+    ("ingest", "round_trips_per_msg", "ingest (d) round trips / message", None, True),
+    ("ingest_processes", "one_process_msg_per_s", "ingest-file --processes 1, msg/s", None, True),
+    ("ingest_processes", "two_processes_msg_per_s", "ingest-file --processes 2, msg/s", None, True),
+    ("ingest_processes", "load_average_1min", "  (machine's 1-min load average then)", None, True),
+    ("ingest_processes", "ratio_two_vs_one_process", "ratio --processes 2 / --processes 1", 1.6, True),
     ("history_length", "fresh_p50_ms", "history: fresh user p50 ms", None, True),
     ("history_length", "long_p50_ms", "history: long-history user p50 ms", None, True),
     ("history_length", "latency_ratio", "ratio long / fresh p50", 1.5, False),

@@ -84,8 +84,10 @@ class LedgerRecorder(PostgresApplicationRecorder):
         self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int], Sequence[Any] | None], None]] = []
         # Run once that transaction committed (what a hook wrote is then kept for good).
         self.after_commit: list[Callable[[], None]] = []
+        # The library's lock statements less its SET LOCAL lock_timeout: every connection has
+        # that timeout already (``connection_options``, the same value), so a save need not send it.
         self._lock_and_notify_statements = [
-            *self.lock_table_statements,
+            SQL("LOCK TABLE {} IN EXCLUSIVE MODE").format(Identifier(self.datastore.schema, events_table_name)),
             SQL("NOTIFY {}").format(Identifier(self.channel_name)),
         ]
         # The table lock and the notification in one round trip (no parameters: one simple query).

@@ -62,17 +62,21 @@ class Projector:
     def quarantined(self, limit: int = 100) -> list[dict[str, object]]:
         return self.view.quarantined(limit)
 
-    def catch_up(self, progress: Callable[[int, int], None] | None = None) -> int:
-        """Project every event after the view's position; return how many."""
-        return self._catch_up(self.view, progress)
+    def catch_up(self, progress: Callable[[int, int], None] | None = None, most: int | None = None) -> int:
+        """Project every event after the view's position (or batches until ``most`` are done); return how many."""
+        return self._catch_up(self.view, progress, most=most)
 
     def _catch_up(
-        self, view: MemoryView, progress: Callable[[int, int], None] | None, batch_size: int = BATCH_SIZE
+        self,
+        view: MemoryView,
+        progress: Callable[[int, int], None] | None,
+        batch_size: int = BATCH_SIZE,
+        most: int | None = None,
     ) -> int:
         processed = 0
         start = first = view.position()
         head = self.head() if progress else 0
-        while True:
+        while most is None or processed < most:
             notifications = self.app.recorder.select_notifications(
                 start=start, limit=batch_size, inclusive_of_start=False
             )
@@ -90,6 +94,7 @@ class Projector:
             processed += len(notifications)
             if progress:
                 progress(processed, max(head - first, processed))
+        return processed
 
     def queue_within_save_check(self, conn: Any) -> Callable[[], Any]:
         """The view's check for ``project_within_save``, sent in the save's pipeline

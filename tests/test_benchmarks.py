@@ -47,6 +47,14 @@ def run(script: str, *args: str, url: str) -> dict[str, object]:
 def test_ingest(database_url: str) -> None:
     result = run("ingest.py", "--messages", "12", "--users", "3", "--runs", "1", "--no-bulk", url=database_url)
     assert result["library_msg_per_s"] > 0 and result["ceiling_copy_rows_per_s"] > 0  # type: ignore[operator]
+    # Every message is saved in one transaction: at least its events' insert and one COMMIT.
+    assert result["commits_per_msg"] == 1.0 and result["statements_per_msg"] >= 2  # type: ignore[operator]
+    assert any("factledger_events" in source for source in result["statements_by_source"])  # type: ignore[attr-defined]
+
+
+def test_ingest_processes(database_url: str) -> None:
+    result = run("ingest_processes.py", "--quick", url=database_url)
+    assert result["one_process_msg_per_s"] > 0 and result["ratio_two_vs_one_process"] > 0  # type: ignore[operator]
 
 
 def test_long_import(database_url: str) -> None:

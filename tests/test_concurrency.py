@@ -141,7 +141,7 @@ def test_an_import_killed_and_run_again_records_each_line_once(
             ).fetchone()
         return int(row[0]) if row else 0
 
-    proc = spawn_cli(cli_env, "ingest-file", str(path), "-q")
+    proc = spawn_cli(cli_env, "ingest-file", str(path), "-q", "--processes", "1")  # two: test_ingest_processes.py
     wait_until(lambda: recorded() >= 200, timeout=120, what="the import to record 200 lines")
     proc.send_signal(signal.SIGKILL)
     proc.wait()

@@ -171,13 +171,18 @@ def test_an_import_asks_for_as_many_users_at_once_as_workers_says(
     assert (fake.most_in_flight >= 2) == (workers != "1")
 
 
-def test_a_wrong_key_stops_a_bulk_import_at_once(llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path) -> None:
+@pytest.mark.parametrize("processes", ["1", "2"])
+def test_a_wrong_key_stops_a_bulk_import_at_once(
+    llm_env: dict[str, str], fake: FakeOpenAI, tmp_path: Path, processes: str
+) -> None:
     fake.down = {"chat": 401, "embeddings": 401}
     path = tmp_path / "many.jsonl"
     path.write_text(
         "".join(json.dumps({"user_id": f"u{n}", "message": EXAMPLE}, ensure_ascii=False) + "\n" for n in range(20)),
         encoding="utf-8",
     )
-    proc = run(llm_env, "ingest-file", str(path), expect=2)
+    proc = run(llm_env, "ingest-file", str(path), "--processes", processes, expect=2)
     assert proc.stderr.count("OPENAI_API_KEY") == 1 and "Traceback" not in proc.stderr
-    assert len(fake.requests) == 1, "one refused call, not one per line"
+    assert len(fake.requests) == 1, "one refused call, not one per line (nor one per process)"
+    if processes != "1":  # the first line goes alone to its worker: the error names it
+        assert "line 1 (worker " in proc.stderr and "run the same command again" in proc.stderr

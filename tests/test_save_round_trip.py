@@ -145,3 +145,23 @@ def test_a_lock_held_too_long_is_store_busy_and_keeps_no_message_id(service: Led
         release()
     assert not recorder.has_message(stream, "m1")
     assert recorder.insert_events(events(stream, 1, 2), message_ids=[(stream, "m1")])
+
+
+def test_a_save_sends_no_statement_its_connection_has_made_already(
+    service: LedgerService, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    recorder = recorder_of(service)
+    sent: list[str] = []
+    execute = psycopg.Cursor.execute
+
+    def recording(curs: Any, query: Any, *args: Any, **kwargs: Any) -> Any:
+        sent.append(query.as_string(curs.connection) if hasattr(query, "as_string") else str(query))
+        return execute(curs, query, *args, **kwargs)
+
+    monkeypatch.setattr(psycopg.Cursor, "execute", recording)
+    stream = uuid4()
+    recorder.insert_events(events(stream, 1, 1), message_ids=[(stream, "m1")])
+    recorder.insert_events(events(stream, 2, 1), message_ids=[(stream, "m2")])
+    # Every connection's own lock_timeout bounds the wait (test_a_lock_held_too_long_...): not SET LOCAL again.
+    assert not [q for q in sent if "lock_timeout" in q]
+    assert sum("LOCK TABLE" in q for q in sent) == 2

@@ -6,17 +6,28 @@ import argparse
 import json
 import logging
 import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import attrs
 
-from factledger.application.errors import FactledgerError, InvalidInput
+from factledger.application.errors import InvalidInput
 from factledger.application.ingestion import Incoming
 from factledger.application.results import HistoryEntry, IngestResult
 from factledger.application.service import LedgerService
 from factledger.application.validation import require_id
+from factledger.entrypoints.cli.import_processes import (
+    TALLIED,
+    Line,
+    WorkerPool,
+    WorkerSetup,
+    count_outcomes,
+    default_processes,
+    line_failure,
+)
 from factledger.entrypoints.cli.lines import file_source, line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
     count,
@@ -32,6 +43,7 @@ from factledger.entrypoints.cli.present import (
     styled,
 )
 from factledger.entrypoints.cli.session import opened, parse_time
+from factledger.infrastructure.bootstrap import database_uri
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.secret import InstallationSecret
 
@@ -39,6 +51,8 @@ logger = logging.getLogger("factledger.cli")
 
 # Lines read before they are ingested together (``LedgerService.ingest_many`` saves them in groups).
 LINES_AT_ONCE = 256
+# Events this process projects at a time while its workers ingest (it must not keep them waiting).
+PROJECTED_AT_ONCE = 500
 
 
 def _items_extracted(result: IngestResult) -> str:
@@ -78,34 +92,28 @@ def cmd_ingest(args: argparse.Namespace) -> int:
 
 @attrs.define
 class _FileImport:
-    """What ``ingest-file`` has done so far: counts, failed lines, lines waiting to be ingested."""
+    """What ``ingest-file`` has done so far: counts and failed lines."""
 
-    service: LedgerService
     source: str
     secret: InstallationSecret
     lines: int = 0
     blank: int = 0
-    tally: dict[str, int] = attrs.field(
-        factory=lambda: dict.fromkeys(
-            ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted"), 0
-        )
-    )
+    tally: dict[str, int] = attrs.field(factory=lambda: dict.fromkeys(TALLIED, 0))
     failures: list[dict[str, Any]] = attrs.field(factory=list)
-    pending: list[tuple[int, Incoming]] = attrs.field(factory=list)
 
-    def read(self, number: int, raw: bytes | None) -> bool:
-        """Take line ``number``: a blank line is counted, a bad one reported, a message queued
-        (then True)."""
+    def read(self, number: int, raw: bytes | None) -> Line | None:
+        """Line ``number`` as a message to ingest; None for a blank line (counted) or a bad one
+        (reported)."""
         self.lines = number
         try:
             record = parse_message(raw, number)
         except InvalidInput as exc:
             self.failed(number, exc)
-            return False
+            return None
         if record is None:
             self.blank += 1
             logger.info("line %d: blank, skipped", number)
-            return False
+            return None
         message_id = record.get("message_id")
         if message_id is None:
             message_id = line_message_id(self.source, number, raw or b"", self.secret)
@@ -117,30 +125,18 @@ class _FileImport:
             message_id=message_id,
             timestamp=record["timestamp"],
         )
-        self.pending.append((number, incoming))
-        return True
+        return number, incoming
 
     def failed(self, number: int, exc: Exception) -> None:
-        message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"
-        self.failures.append({"line": number, "error": message})
-        logger.info("%s", shown(message))  # all are listed at the end; -v shows them as they come
+        self.add({}, [line_failure(number, exc)])
 
-    def ingest_pending(self) -> int:
-        """Ingest the queued lines; how many they were."""
-        done = len(self.pending)
-        outcomes = self.service.ingest_many([m for _, m in self.pending])
-        for (number, _), outcome in zip(self.pending, outcomes, strict=True):
-            if isinstance(outcome, FactledgerError):
-                self.failed(number, outcome)
-            elif outcome.status == "duplicate":
-                self.tally["already_recorded"] += 1
-            else:
-                self.tally["ingested"] += 1
-                self.tally["extraction_pending"] += outcome.status == "extraction_failed"
-                self.tally["facts_extracted"] += outcome.facts_extracted
-                self.tally["preferences_extracted"] += outcome.preferences_extracted
-        self.pending.clear()
-        return done
+    def add(self, tally: dict[str, int], failures: list[dict[str, Any]]) -> None:
+        """Count what a batch became (here, or in a worker process)."""
+        for key, value in tally.items():
+            self.tally[key] += value
+        for failure in failures:
+            self.failures.append(failure)
+            logger.info("%s", shown(failure["error"]))  # all are listed at the end; -v shows them as they come
 
     def summary(self, projected: int) -> dict[str, Any]:
         self.failures.sort(key=lambda failure: int(failure["line"]))
@@ -162,26 +158,114 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     """Record every line of a JSONL file; bad lines are reported by number and the rest recorded (exit 1)."""
     path = Path(args.file)
     stream, total = open_lines(path)
-    secret = Settings.load().installation_secret()
+    settings = Settings.load(prompts=getattr(args, "prompts", None))
+    secret = settings.installation_secret()
     source = _source(args.source) if args.source is not None else file_source(path, secret)
-    workers = {"bulk_workers": args.workers} if args.workers else {}
-    with opened(args, inline_projection=False, **workers) as service, progress(args, "ingesting") as bar, stream:
+    workers = args.workers or settings.bulk_workers
+    processes = 1 if settings.backend == "memory" else (args.processes or default_processes())
+    if settings.openai_api_key:  # --workers bounds the LLM calls in flight: each process runs its share
+        processes = min(processes, workers)
+    overrides: dict[str, Any] = {"bulk_workers": max(1, workers // processes)}
+    run = _FileImport(source, secret)
+    with (
+        _workers(processes) as pool,  # first: before this process opens a connection or a thread (ADR 0034)
+        opened(args, inline_projection=False, **overrides) as service,
+        progress(args, "ingesting") as bar,
+        stream,
+    ):
         task = bar.add_task("ingest", total=total)
-        run = _FileImport(service, source, secret)
-        for number, raw in numbered_lines(stream):
-            if not run.read(number, raw):  # blank or bad: nothing to wait for
-                bar.advance(task)
-            if len(run.pending) == LINES_AT_ONCE:
-                bar.advance(task, run.ingest_pending())
-        bar.advance(task, run.ingest_pending())
-        projecting = bar.add_task("projecting", total=None)
-        projected = service.catch_up(lambda done, total: bar.update(projecting, completed=done, total=total))
+        projecting = bar.add_task("projecting", total=None, visible=False)
+        projected = 0
+
+        def project(most: int | None = None) -> int:
+            nonlocal projected
+            done = service.catch_up(lambda done, total: bar.update(projecting, completed=done, total=total), most)
+            projected += done
+            return done
+
+        if pool is None:
+            _ingest_here(service, run, numbered_lines(stream), lambda done: bar.advance(task, done))
+        else:
+            pool.gated, pool.idle = not service.offline, lambda: project(most=PROJECTED_AT_ONCE)
+            setup = WorkerSetup(
+                {
+                    **overrides,
+                    "inline_projection": False,  # this process projects what they save, while they work
+                    "prompts": getattr(args, "prompts", None),
+                    "database_url": database_uri(settings),
+                },
+                getattr(args, "ledger", None),
+                logging.getLogger().level,
+            )
+            _ingest_in_processes(pool, setup, run, numbered_lines(stream), lambda done: bar.advance(task, done))
+        bar.update(projecting, visible=True)
+        project()
     summary = run.summary(projected)
     if args.json:
         print_json(summary)
     else:
         _print_file_summary(summary)
     return 1 if summary["failed"] else 0
+
+
+@contextmanager
+def _workers(processes: int) -> Iterator[WorkerPool | None]:
+    """The worker processes of an import on several (None for one), stopped at the end."""
+    if processes == 1:
+        yield None
+        return
+    pool = WorkerPool(processes, batch_lines=LINES_AT_ONCE)
+    pool.start()
+    try:
+        yield pool
+    finally:
+        pool.close()
+
+
+def _ingest_here(
+    service: LedgerService, run: _FileImport, lines: Iterator[tuple[int, bytes | None]], advance: Callable[[int], None]
+) -> None:
+    """The import in this process: ``LINES_AT_ONCE`` lines to each ``ingest_many``."""
+    pending: list[Line] = []
+
+    def ingest_pending() -> None:
+        run.add(*count_outcomes(pending, service.ingest_many([m for _, m in pending])))
+        advance(len(pending))
+        pending.clear()
+
+    for number, raw in lines:
+        line = run.read(number, raw)
+        if line is None:  # blank or bad: nothing to wait for
+            advance(1)
+            continue
+        pending.append(line)
+        if len(pending) == LINES_AT_ONCE:
+            ingest_pending()
+    ingest_pending()
+
+
+def _ingest_in_processes(
+    pool: WorkerPool,
+    setup: WorkerSetup,
+    run: _FileImport,
+    lines: Iterator[tuple[int, bytes | None]],
+    advance: Callable[[int], None],
+) -> None:
+    """The import in worker processes (ADR 0034): lines are read and checked here, ingested there."""
+
+    def done(count: int, tally: dict[str, int], failures: list[dict[str, Any]]) -> None:
+        run.add(tally, failures)
+        advance(count)
+
+    pool.on_done = done
+    pool.open(setup)
+    for number, raw in lines:
+        line = run.read(number, raw)
+        if line is None:
+            advance(1)
+        else:
+            pool.put(line)
+    pool.finish()
 
 
 def _print_file_summary(summary: dict[str, Any]) -> None:
@@ -308,6 +392,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         metavar="N",
         help="with an LLM: users extracted at once, each user's lines in order "
         "(default FACTLEDGER_BULK_WORKERS, 8; the offline extractor uses one)",
+    )
+    p.add_argument(
+        "--processes",
+        type=_at_least_one,
+        metavar="N",
+        help="worker processes ingesting at once, each user's lines in one of them, in order "
+        "(default: the number of cores; with an LLM at most --workers, which they share; "
+        "1 ingests in this process; ADR 0034)",
     )
     p.set_defaults(func=cmd_ingest_file)
 
