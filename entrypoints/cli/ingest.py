@@ -8,14 +8,11 @@ import logging
 import uuid
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from factledger.application.errors import FactledgerError, InvalidInput
-from factledger.application.ingestion import Incoming
-from factledger.application.results import HistoryEntry, IngestResult
-from factledger.application.service import LedgerService
 from factledger.application.validation import require_id
 from factledger.entrypoints.cli.lines import file_source, line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
@@ -32,8 +29,14 @@ from factledger.entrypoints.cli.present import (
     styled,
 )
 from factledger.entrypoints.cli.session import opened, parse_time
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.secret import InstallationSecret
+
+# The commands import the application and the settings when they run: the parser is built without
+# them (fast start, tests/test_fast_start.py).
+if TYPE_CHECKING:
+    from factledger.application.ingestion import Incoming
+    from factledger.application.results import HistoryEntry, IngestResult
+    from factledger.application.service import LedgerService
+    from factledger.infrastructure.secret import InstallationSecret
 
 logger = logging.getLogger("factledger.cli")
 
@@ -96,6 +99,8 @@ class _FileImport:
     def read(self, number: int, raw: bytes | None) -> bool:
         """Take line ``number``: a blank line is counted, a bad one reported, a message queued
         (then True)."""
+        from factledger.application.ingestion import Incoming
+
         self.lines = number
         try:
             record = parse_message(raw, number)
@@ -160,6 +165,8 @@ class _FileImport:
 
 def cmd_ingest_file(args: argparse.Namespace) -> int:
     """Record every line of a JSONL file; bad lines are reported by number and the rest recorded (exit 1)."""
+    from factledger.infrastructure.config import Settings
+
     path = Path(args.file)
     stream, total = open_lines(path)
     secret = Settings.load().installation_secret()

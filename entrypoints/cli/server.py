@@ -10,13 +10,15 @@ from contextlib import contextmanager
 from factledger.application.access import KeyStore, Scope
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.cli.present import err, out, print_json, shown, styled, table, when
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.tenants import open_key_store
 
 
 @contextmanager
 def key_store() -> Iterator[KeyStore]:
     """The installation's key store, closed afterwards."""
+    # Imported when a command runs: the parser is built without psycopg (tests/test_fast_start.py).
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.tenants import open_key_store
+
     keys = open_key_store(Settings.load())
     try:
         yield keys
@@ -84,6 +86,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from factledger.entrypoints.http import create_app
+        from factledger.infrastructure.config import Settings
     except ImportError as exc:
         missing = exc.name
         raise ConfigError(
