@@ -121,3 +121,15 @@ def test_recall_quality(database_url: str, tmp_path: Path) -> None:
     # The baseline finds the one turn that shares the question's words.
     assert result["memorybank-cn"]["bm25_raw_turns"]["all"]["hit@10"] == 1.0  # type: ignore[index]
     assert result["locomo"]["recall_p95_ms"] > 0  # type: ignore[index, operator]
+
+
+def test_startup_script() -> None:
+    # No database: fresh interpreters importing factledger (issue 28).
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "startup.py"), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    cases = json.loads(done.stdout.strip().splitlines()[-1])["cases"]
+    assert cases["import factledger"]["heavy_imported"] == cases["factledger --help"]["heavy_imported"] == []
+    assert "psycopg" in cases["import factledger.infrastructure.bootstrap"]["heavy_imported"]
+    assert all(case["wall_s"] > 0 for case in cases.values())
