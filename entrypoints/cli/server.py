@@ -86,12 +86,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
         import uvicorn
 
         from factledger.entrypoints.http import create_app
-        from factledger.infrastructure.config import Settings
     except ImportError as exc:
         missing = exc.name
         raise ConfigError(
             f"serve needs the server extra: pip install 'factledger[server]' ({missing} is missing)"
         ) from None
+    from factledger.infrastructure.config import Settings
+
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = Settings.load(**overrides)
     app = create_app(settings)
