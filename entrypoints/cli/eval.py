@@ -11,16 +11,18 @@ import argparse
 import json
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from typing import TYPE_CHECKING
 
 from factledger.application.errors import InvalidInput
-from factledger.application.ports import Extractor
 from factledger.domain.values import Turn
 from factledger.entrypoints.cli.files import json_text, write_private_file
 from factledger.entrypoints.cli.present import err, human, out, print_json, progress, shown, styled, table
-from factledger.evaluation import SAMPLE, Prediction, Report, Scores, evaluate, load_lines, load_sample, predict_all
-from factledger.infrastructure.bootstrap import open_ledger
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.offline import RuleExtractor
+
+# The commands import the extractor, the ledger and the scoring when they run: the parser is
+# built without them (fast start, tests/test_fast_start.py).
+if TYPE_CHECKING:
+    from factledger.application.ports import Extractor
+    from factledger.evaluation import Prediction, Report, Scores
 
 
 @contextmanager
@@ -31,6 +33,10 @@ def active_extractor(args: argparse.Namespace) -> Iterator[Extractor]:
     extractor needs the database for its response cache and call log, so the
     ledger is opened for it (and nothing is recorded in the ledger).
     """
+    from factledger.infrastructure.bootstrap import open_ledger
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.offline import RuleExtractor
+
     settings = Settings.load(prompts=getattr(args, "prompts", None))
     if not settings.openai_api_key:
         yield RuleExtractor()
@@ -145,6 +151,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     """Score the active detector and extractor on a labelled file, or on the shipped sample."""
     if args.sample == bool(args.file):
         raise InvalidInput("eval needs a labelled FILE or --sample (not both)")
+    from factledger.evaluation import SAMPLE, evaluate, load_lines, load_sample, predict_all
+
     # DatasetError is an InvalidInput: an unreadable file or bad line exits 2 naming it.
     lines = load_sample() if args.sample else load_lines(args.file)
     source = f"{SAMPLE} (shipped with factledger)" if args.sample else str(args.file)

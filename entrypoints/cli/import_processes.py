@@ -34,19 +34,20 @@ import zlib
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from factledger.application.errors import FactledgerError
-from factledger.application.ingestion import Incoming
-from factledger.application.results import IngestResult
-from factledger.infrastructure.bootstrap import open_ledger
-from factledger.infrastructure.config import Settings
+
+# The CLI's parser imports this module: what ingests is imported when a worker runs (fast start).
+if TYPE_CHECKING:
+    from factledger.application.ingestion import Incoming
+    from factledger.application.results import IngestResult
 
 logger = logging.getLogger("factledger.cli")
 
-Line = tuple[int, Incoming]  # (line number, message)
+Line = tuple[int, "Incoming"]  # (line number, message)
 TALLIED = ("ingested", "already_recorded", "extraction_pending", "facts_extracted", "preferences_extracted")
 #: batches waiting for a worker: enough to keep it busy, few enough to bound memory (and what a kill drops)
 QUEUED_BATCHES = 2
@@ -119,6 +120,9 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
             return  # stopped before the parent opened the ledger
         logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")  # spawned: nothing configured yet
         logging.getLogger().setLevel(setup.log_level)
+        from factledger.infrastructure.bootstrap import open_ledger
+        from factledger.infrastructure.config import Settings
+
         service = open_ledger(Settings.load(**setup.overrides), ledger=setup.ledger, warn_if_offline=False)
         try:
             while (batch := _next_batch(inbox, stop)) is not None:

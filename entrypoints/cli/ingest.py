@@ -10,14 +10,11 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from factledger.application.errors import InvalidInput
-from factledger.application.ingestion import Incoming
-from factledger.application.results import HistoryEntry, IngestResult
-from factledger.application.service import LedgerService
 from factledger.application.validation import require_id
 from factledger.entrypoints.cli.import_processes import (
     TALLIED,
@@ -43,9 +40,13 @@ from factledger.entrypoints.cli.present import (
     styled,
 )
 from factledger.entrypoints.cli.session import opened, parse_time
-from factledger.infrastructure.bootstrap import database_uri
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.secret import InstallationSecret
+
+# The commands import the application and the settings when they run: the parser is built without
+# them (fast start, tests/test_fast_start.py).
+if TYPE_CHECKING:
+    from factledger.application.results import HistoryEntry, IngestResult
+    from factledger.application.service import LedgerService
+    from factledger.infrastructure.secret import InstallationSecret
 
 logger = logging.getLogger("factledger.cli")
 
@@ -117,6 +118,8 @@ class _FileImport:
         message_id = record.get("message_id")
         if message_id is None:
             message_id = line_message_id(self.source, number, raw or b"", self.secret)
+        from factledger.application.ingestion import Incoming
+
         incoming = Incoming(
             record["user_id"],
             record["message"],
@@ -158,6 +161,8 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     """Record every line of a JSONL file; bad lines are reported by number and the rest recorded (exit 1)."""
     path = Path(args.file)
     stream, total = open_lines(path)
+    from factledger.infrastructure.config import Settings
+
     settings = Settings.load(prompts=getattr(args, "prompts", None))
     secret = settings.installation_secret()
     source = _source(args.source) if args.source is not None else file_source(path, secret)
@@ -192,7 +197,7 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
                     **overrides,
                     "inline_projection": False,  # this process projects what they save, while they work
                     "prompts": getattr(args, "prompts", None),
-                    "database_url": database_uri(settings),
+                    "database_url": _database_uri(settings),
                 },
                 getattr(args, "ledger", None),
                 logging.getLogger().level,
@@ -406,3 +411,9 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     p = sub.add_parser("demo", parents=[common], help="ingest a short bundled Chinese conversation and show the result")
     p.add_argument("--user", help="user id to use (default: a fresh demo-XXXXXX)")
     p.set_defaults(func=cmd_demo)
+
+
+def _database_uri(settings: Any) -> str:
+    from factledger.infrastructure.bootstrap import database_uri
+
+    return database_uri(settings)

@@ -9,11 +9,13 @@ LLM was down, or answered nothing usable) and records what it finds.
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from factledger.application.service import LedgerService
 from factledger.entrypoints.cli.present import count, out, print_json, progress, short, shown, styled, table
 from factledger.entrypoints.cli.session import opened
+
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
 
 COUNTERS = ("calls", "embedding_calls", "cache_hits", "input_tokens", "output_tokens", "latency_ms")
 USAGE_HEADINGS = ("calls", "embed-\ndings", "cache\nhits", "tokens\nin", "tokens\nout", "ms")

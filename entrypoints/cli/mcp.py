@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING
 from factledger.application.access import check_tenant
 from factledger.application.errors import ConfigError, InvalidInput
 from factledger.entrypoints.cli.present import err
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.tenants import Tenants, open_key_store
 
+# The settings, the tenants' ledgers and the MCP server are imported when the command runs: the
+# parser is built without them (fast start, tests/test_fast_start.py).
 if TYPE_CHECKING:
     from factledger.entrypoints.mcp_tools import Caller
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.tenants import Tenants
 
 API_KEY_ENV = "FACTLEDGER_API_KEY"
 
@@ -37,6 +39,7 @@ def _stdout_to_stderr() -> Iterator[None]:
 def _stdio_caller(args: argparse.Namespace, settings: Settings, stack: ExitStack) -> tuple[str, Callable[[], Caller]]:
     """The tenant served, and who calls: the operator, or a key (checked again at every call)."""
     from factledger.entrypoints.mcp_tools import Caller
+    from factledger.infrastructure.tenants import open_key_store
 
     token = args.key or os.environ.get(API_KEY_ENV)
     if args.tenant and token:
@@ -70,6 +73,7 @@ def _stdio(args: argparse.Namespace, settings: Settings, tenants: Tenants) -> in
 
 def _http(args: argparse.Namespace, settings: Settings, tenants: Tenants) -> int:
     from factledger.entrypoints.mcp_server import STANDALONE_PATH, serve_http
+    from factledger.infrastructure.tenants import open_key_store
 
     if args.tenant or args.key:
         raise InvalidInput("over HTTP every request's API key names its tenant: drop --tenant / --key")
@@ -104,6 +108,9 @@ def cmd_mcp(args: argparse.Namespace) -> int:
         ) from None
     if getattr(args, "ledger", None):
         raise InvalidInput("mcp serves each tenant's live ledger; --ledger does not apply")
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.tenants import Tenants
+
     settings = Settings.load(prompts=getattr(args, "prompts", None), host=args.host, port=args.port)
     tenants = Tenants(settings)
     try:

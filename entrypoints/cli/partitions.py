@@ -5,16 +5,21 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from factledger.application.partitioned import parse_slices, ranges_text
 from factledger.entrypoints.cli.present import count, out, print_json, shown, styled
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.partitions import PostgresPartitions
+
+# The partitions, the settings and the ledgers are imported when a command runs: the parser is
+# built without them (fast start, tests/test_fast_start.py).
+if TYPE_CHECKING:
+    from factledger.infrastructure.partitions import PostgresPartitions
 
 
 @contextmanager
 def _router(args: argparse.Namespace) -> Iterator[PostgresPartitions]:
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.partitions import PostgresPartitions
+
     store = PostgresPartitions(Settings.load(prompts=getattr(args, "prompts", None)))
     try:
         yield store
@@ -29,6 +34,8 @@ def _where(entry: dict[str, Any]) -> str:
 
 def cmd_list(args: argparse.Namespace) -> int:
     """Each partition: where, its slices, its events, whether it answers."""
+    from factledger.application.partitioned import ranges_text
+
     with _router(args) as store:
         described = store.describe()
     if args.json:
@@ -73,6 +80,8 @@ def cmd_add(args: argparse.Namespace) -> int:
 
 def cmd_assign(args: argparse.Namespace) -> int:
     """Route a slice range to a partition; users already stored elsewhere for it stay where they are."""
+    from factledger.application.partitioned import parse_slices
+
     lo, hi = parse_slices(args.slices)
     with _router(args) as store:
         pinned = store.assign(args.name, lo, hi)
@@ -89,6 +98,7 @@ def cmd_assign(args: argparse.Namespace) -> int:
 
 def cmd_move(args: argparse.Namespace) -> int:
     """Move one user's memory to another partition (their writes wait while it runs)."""
+    from factledger.infrastructure.config import Settings
     from factledger.infrastructure.partitions import open_partitioned
 
     with open_partitioned(Settings.load(prompts=getattr(args, "prompts", None))) as ledger:

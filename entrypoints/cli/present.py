@@ -17,12 +17,13 @@ spaces to break at, folds between characters, two columns each. Piped without
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sys
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
@@ -30,18 +31,19 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 from rich.text import Text
 
-from factledger.application.decisions import Outcome
-from factledger.application.results import HistoryEntry
-from factledger.domain.memory import UserMemory
 from factledger.domain.values import is_invisible
 from factledger.entrypoints.cli.files import json_text
 
+if TYPE_CHECKING:  # the parser is built without the application (fast start: tests/test_fast_start.py)
+    from factledger.application.decisions import Outcome
+    from factledger.application.results import HistoryEntry
+
 __all__ = [
-    "EVENT_DESCRIPTIONS",
     "NOTHING",
     "count",
     "describe_event",
     "err",
+    "event_descriptions",
     "human",
     "message_line",
     "out",
@@ -354,41 +356,47 @@ def _invalidation(f: _Fields) -> str:
     return f"fact {f.id('fact_id')} invalidated ({f['relation']}): {f['reason']}{by}{judge}{actor}"
 
 
-#: One line per kind of event (``history``, ``demo``); every value in it is escaped.
-EVENT_DESCRIPTIONS: Mapping[type, Callable[[_Fields], str]] = {
-    UserMemory.Started: lambda f: f"memory of {f['user_id']} started",
-    UserMemory.MessageIngested: lambda f: f"message {f.id('message_id')} (session {f['session_id']}): {f['text']}",
-    UserMemory.ExtractionRecorded: _extraction,
-    UserMemory.ExtractionFailed: lambda f: f"extraction failed ({f['extractor_id']}): {f['error']}",
-    UserMemory.FactObserved: lambda f: (
-        f"fact {f.id('fact_id')} observed: {f['text']} [{f['category']}], confidence {f['confidence']}"
-    ),
-    UserMemory.FactConfirmed: lambda f: (
-        f"fact {f.id('fact_id')} confirmed: {count(f.raw['times_mentioned'], 'mention')}, similarity {f['similarity']}"
-    ),
-    UserMemory.FactContested: lambda f: (
-        f"fact {f.id('fact_id')} contested by {quoted(f.raw['challenger_text'])} ({f['relation']}): kept"
-    ),
-    UserMemory.FactInvalidated: _invalidation,
-    UserMemory.PreferenceObserved: lambda f: (
-        f"preference {f.id('preference_id')} observed: {f['text']} [{f['category']}], strength {f['strength']}"
-    ),
-    UserMemory.PreferenceReinforced: lambda f: (
-        f"preference {f.id('preference_id')} reinforced: strength {f['old_strength']} → {f['new_strength']}"
-    ),
-    UserMemory.PreferenceSuperseded: lambda f: (
-        f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f['reason']}"
-    ),
-    UserMemory.FactMentioned: lambda f: f"fact {f.id('fact_id')} said again at {f['said_at']}, while it held",
-    UserMemory.PreferenceMentioned: lambda f: (
-        f"preference {f.id('preference_id')} said again at {f['said_at']}, while it held"
-    ),
-}
-# History entries name their event's class.
-_BY_NAME = {kind.__name__: describe for kind, describe in EVENT_DESCRIPTIONS.items()}
+@functools.cache
+def event_descriptions() -> Mapping[str, Callable[[_Fields], str]]:
+    """One line per kind of event (``history``, ``demo``), by the event's class name; every value in
+    it is escaped. Built when first needed: the aggregate imports the event library."""
+    from factledger.domain.memory import UserMemory
+
+    descriptions: dict[type, Callable[[_Fields], str]] = {
+        UserMemory.Started: lambda f: f"memory of {f['user_id']} started",
+        UserMemory.MessageIngested: lambda f: f"message {f.id('message_id')} (session {f['session_id']}): {f['text']}",
+        UserMemory.ExtractionRecorded: _extraction,
+        UserMemory.ExtractionFailed: lambda f: f"extraction failed ({f['extractor_id']}): {f['error']}",
+        UserMemory.FactObserved: lambda f: (
+            f"fact {f.id('fact_id')} observed: {f['text']} [{f['category']}], confidence {f['confidence']}"
+        ),
+        UserMemory.FactConfirmed: lambda f: (
+            f"fact {f.id('fact_id')} confirmed: {count(f.raw['times_mentioned'], 'mention')}, "
+            f"similarity {f['similarity']}"
+        ),
+        UserMemory.FactContested: lambda f: (
+            f"fact {f.id('fact_id')} contested by {quoted(f.raw['challenger_text'])} ({f['relation']}): kept"
+        ),
+        UserMemory.FactInvalidated: _invalidation,
+        UserMemory.PreferenceObserved: lambda f: (
+            f"preference {f.id('preference_id')} observed: {f['text']} [{f['category']}], strength {f['strength']}"
+        ),
+        UserMemory.PreferenceReinforced: lambda f: (
+            f"preference {f.id('preference_id')} reinforced: strength {f['old_strength']} → {f['new_strength']}"
+        ),
+        UserMemory.PreferenceSuperseded: lambda f: (
+            f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f['reason']}"
+        ),
+        UserMemory.FactMentioned: lambda f: f"fact {f.id('fact_id')} said again at {f['said_at']}, while it held",
+        UserMemory.PreferenceMentioned: lambda f: (
+            f"preference {f.id('preference_id')} said again at {f['said_at']}, while it held"
+        ),
+    }
+    # History entries name their event's class.
+    return {kind.__name__: describe for kind, describe in descriptions.items()}
 
 
 def describe_event(entry: HistoryEntry) -> str:
     """One line saying what an event recorded (its class name for a kind this version does not know)."""
-    describe = _BY_NAME.get(entry.event)
+    describe = event_descriptions().get(entry.event)
     return describe(_Fields(entry.fields)) if describe else shown(entry.event)

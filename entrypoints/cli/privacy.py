@@ -10,7 +10,6 @@ from factledger.application.errors import InvalidInput
 from factledger.entrypoints.cli.files import json_text, write_private_file
 from factledger.entrypoints.cli.present import count, out, print_json, shown, styled
 from factledger.entrypoints.cli.session import opened
-from factledger.infrastructure.encryption import new_key
 
 
 def _default_actor() -> str:
@@ -81,6 +80,8 @@ def cmd_export(args: argparse.Namespace) -> int:
 
 def cmd_new_key(args: argparse.Namespace) -> int:
     """Print a fresh key for FACTLEDGER_ENCRYPTION_KEY (it is not stored anywhere)."""
+    from factledger.infrastructure.encryption import new_key  # psycopg: only for this command
+
     key = new_key()
     if args.json:
         print_json({"encryption_key": key})

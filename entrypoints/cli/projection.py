@@ -5,11 +5,13 @@ from __future__ import annotations
 import argparse
 import signal
 import threading
+from typing import TYPE_CHECKING
 
-from factledger.application.service import LedgerService
 from factledger.entrypoints.cli.present import count, err, out, print_json, progress, shown, when
 from factledger.entrypoints.cli.session import opened
-from factledger.projections.projector import MIN_POLL_INTERVAL
+
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
 
 
 def _status(args: argparse.Namespace, service: LedgerService) -> None:
@@ -81,6 +83,9 @@ def cmd_projection(args: argparse.Namespace) -> int:
 
 def poll_interval(value: str) -> float:
     """``--poll-interval``: a finite number of seconds, at least MIN_POLL_INTERVAL."""
+    # The projector (psycopg) only when the option is given: ``--help`` stays light.
+    from factledger.projections.projector import MIN_POLL_INTERVAL
+
     try:
         seconds = float(value)
     except ValueError:
@@ -105,6 +110,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         "--poll-interval",
         type=poll_interval,
         default=1.0,
-        help=f"follow: seconds between polls (default 1, at least {MIN_POLL_INTERVAL})",
+        # The projector's MIN_POLL_INTERVAL, written out: importing it would cost ``--help`` psycopg
+        # (tests/test_fast_start.py checks the two agree).
+        help="follow: seconds between polls (default 1, at least 0.1)",
     )
     p.set_defaults(func=cmd_projection)

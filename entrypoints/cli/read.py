@@ -7,8 +7,8 @@ answer: at a prompt, an unknown user id is most likely a typing mistake.
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
-from factledger.application.results import Profile
 from factledger.entrypoints.cli.present import (
     count,
     describe_event,
@@ -23,6 +23,9 @@ from factledger.entrypoints.cli.present import (
     when,
 )
 from factledger.entrypoints.cli.session import opened, parse_time, require_known
+
+if TYPE_CHECKING:
+    from factledger.application.results import Profile
 
 
 def cmd_profile(args: argparse.Namespace) -> int:

@@ -10,13 +10,15 @@ from contextlib import contextmanager
 from factledger.application.access import KeyStore, Scope
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.cli.present import err, out, print_json, shown, styled, table, when
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.tenants import open_key_store
 
 
 @contextmanager
 def key_store() -> Iterator[KeyStore]:
     """The installation's key store, closed afterwards."""
+    # Imported when a command runs: the parser is built without psycopg (tests/test_fast_start.py).
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.tenants import open_key_store
+
     keys = open_key_store(Settings.load())
     try:
         yield keys
@@ -89,6 +91,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
         raise ConfigError(
             f"serve needs the server extra: pip install 'factledger[server]' ({missing} is missing)"
         ) from None
+    from factledger.infrastructure.config import Settings
+
     overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = Settings.load(**overrides)
     app = create_app(settings)

@@ -6,13 +6,13 @@ import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factledger.application.errors import InvalidInput, NotFound
-from factledger.application.service import LedgerService
 from factledger.entrypoints.cli.present import err
-from factledger.infrastructure.bootstrap import describe_components, open_ledger
-from factledger.infrastructure.config import Settings
+
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
 
 
 @contextmanager
@@ -23,6 +23,11 @@ def opened(args: argparse.Namespace, *, check_embedder: bool = True, **overrides
     vectors: they work whatever embedder built it. Says on stderr (unless
     ``-q``) which database and extractor are in use.
     """
+    # Imported here, when a command opens its ledger: the parser and ``--help`` never pay for
+    # psycopg, asyncio or the offline rules (tests/test_fast_start.py).
+    from factledger.infrastructure.bootstrap import describe_components, open_ledger
+    from factledger.infrastructure.config import Settings
+
     settings = Settings.load(prompts=getattr(args, "prompts", None), **overrides)
     service = open_ledger(
         settings, check_embedder=check_embedder, ledger=getattr(args, "ledger", None), warn_if_offline=False

@@ -11,17 +11,22 @@ import argparse
 import tempfile
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from factledger.entrypoints.cli.present import err, out, print_json, progress, shown, styled, table
-from factledger.evaluation.updates import UpdatesReport, evaluate_updates, load_conversations
-from factledger.infrastructure.bootstrap import open_ledger
-from factledger.infrastructure.config import Settings
+
+if TYPE_CHECKING:
+    from factledger.evaluation.updates import UpdatesReport
 
 
 def cmd_eval_updates(args: argparse.Namespace) -> int:
+    # Imported when the command runs: the parser is built without them (tests/test_fast_start.py).
+    from factledger.evaluation.updates import evaluate_updates, load_conversations
+    from factledger.infrastructure.bootstrap import open_ledger
+    from factledger.infrastructure.config import Settings
+
     conversations = load_conversations(args.file)  # a DatasetError is an InvalidInput: exit 2
     base = attrs.evolve(
         Settings.load(prompts=getattr(args, "prompts", None)), backend="memory", inline_projection=False

@@ -9,17 +9,22 @@ when ``OPENAI_API_KEY`` is set.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from factledger.application.ports import Embedder
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.llm.cache import ResponseCache
 from factledger.infrastructure.llm.client import LLMAuthError, LLMClient, LLMConfigError, LLMUnavailable
 from factledger.infrastructure.llm.embedder import OpenAIEmbedder
-from factledger.infrastructure.llm.extractor import LLMExtractor
 from factledger.infrastructure.llm.judge import LLMJudge
 from factledger.infrastructure.llm.prompts import PromptError, PromptSet, load_prompt_set
 from factledger.infrastructure.llm.usage import UsageLog
+
+if TYPE_CHECKING:
+    # At run time imported where an extractor is built (``llm_parts``) or asked for (``__getattr__``):
+    # its gate compiles the offline signal rules, which the response cache and the call log (imported
+    # by every ledger) do not need.
+    from factledger.infrastructure.llm.extractor import LLMExtractor
 
 __all__ = [
     "LLMAuthError",
@@ -70,6 +75,8 @@ def llm_parts(
 ) -> tuple[LLMExtractor, LLMJudge, Embedder]:
     """Extractor, judge and embedder for ``settings`` (metered into ``usage`` when given);
     the prompt file is validated here."""
+    from factledger.infrastructure.llm.extractor import LLMExtractor
+
     prompts = load_prompt_set(settings.prompts)
     client = llm_client(settings, datastore, usage=usage)
     language = settings.memory_language
@@ -87,3 +94,12 @@ def llm_parts(
         embedding_client = llm_client(settings, datastore, embeddings=True, usage=usage) if separate else client
         embedder = OpenAIEmbedder(embedding_client, settings.embedding_model, settings.embedding_dimension)
     return extractor, judge, embedder
+
+
+def __getattr__(name: str) -> Any:
+    """``LLMExtractor``, imported when first asked for (see the imports above)."""
+    if name != "LLMExtractor":
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from factledger.infrastructure.llm.extractor import LLMExtractor
+
+    return LLMExtractor
