@@ -259,17 +259,22 @@ def _open_on_postgres(
         directory=PostgresLedgerDirectory(settings, catalog, datastore),
         usage=usage,
         limits=settings.limits,
-        eraser=PostgresEraser(
-            uri,
-            catalog,
-            settings.installation_secret(),
-            mapper_env(settings),
-            connection_options(settings.statement_timeout, settings.lock_timeout),
-        ),
+        eraser=_eraser(settings, uri, catalog),
         policies=settings.sensitive_policies,
         free_judge=free_judge(),
         bulk_workers=settings.bulk_workers,
         candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
+    )
+
+
+def _eraser(settings: Settings, uri: str, catalog: LedgerCatalog) -> PostgresEraser:
+    """Forgetting on PostgreSQL: across every ledger of the catalog, with the keys it erases by."""
+    return PostgresEraser(
+        uri,
+        catalog,
+        settings.installation_secret(),
+        mapper_env(settings),
+        connection_options(settings.statement_timeout, settings.lock_timeout),
     )
 
 

@@ -134,23 +134,11 @@ def create_app(
     failures = FailedAuthentications(settings.auth_failure_limit)
     mcp_app = _mcp_app(tenants, keys, limiter, failures, settings) if mount_mcp else None
 
-    @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        if mcp_app is not None and hasattr(mcp_app, "router"):
-            async with mcp_app.router.lifespan_context(mcp_app):
-                yield
-        else:
-            yield
-        if owned_tenants:
-            app.state.tenants.close()
-        if owned_keys:
-            app.state.keys.close()
-
     app = FastAPI(
         title="factledger",
         version=__version__,
         description=DESCRIPTION,
-        lifespan=lifespan,
+        lifespan=_lifespan(mcp_app, close_tenants=owned_tenants, close_keys=owned_keys),
         # FastAPI's pages load Swagger UI and ReDoc from a CDN; ours is served from the package.
         docs_url=None,
         redoc_url=None,
@@ -176,6 +164,24 @@ def create_app(
     app.add_middleware(BodyLimit, limit=settings.max_body_bytes)
 
     return app
+
+
+def _lifespan(mcp_app: Any, *, close_tenants: bool, close_keys: bool) -> Any:
+    """The MCP app's lifespan inside the API's; what this app opened is closed when it stops."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        if mcp_app is not None and hasattr(mcp_app, "router"):
+            async with mcp_app.router.lifespan_context(mcp_app):
+                yield
+        else:
+            yield
+        if close_tenants:
+            app.state.tenants.close()
+        if close_keys:
+            app.state.keys.close()
+
+    return lifespan
 
 
 async def _measure(request: Request, call_next: Callable[[Request], Awaitable[Response]]) -> Response:
