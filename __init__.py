@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # the names as type checkers and editors see them; at run time: ``__getattr__``
     from factledger.application.asynchronous import AsyncLedger
+    from factledger.application.error_kinds import ErrorKind, kind_of
     from factledger.application.errors import (
         ConfigError,
         FactledgerError,
@@ -32,7 +33,10 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; at run tim
         WriteConflict,
     )
     from factledger.application.ingestion import Incoming
-    from factledger.application.ports import RecallHit
+    from factledger.application.outcomes import Outcome
+    from factledger.application.people import UserPage
+    from factledger.application.ports import ProjectionStatus, RecallHit, Tombstone
+    from factledger.application.replay import ReplayEstimate, ReplayReport
     from factledger.application.results import (
         Diff,
         Explanation,
@@ -42,6 +46,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; at run tim
         Profile,
     )
     from factledger.application.service import LedgerService
+    from factledger.domain.errors import DomainError, UnknownItem
     from factledger.infrastructure.bootstrap import open_ledger
     from factledger.infrastructure.config import Settings
 
@@ -60,8 +65,18 @@ _PUBLIC_NAMES: dict[str, str] = {
     "NotFound": "factledger.application.errors",
     "StoreBusy": "factledger.application.errors",
     "WriteConflict": "factledger.application.errors",
+    "ErrorKind": "factledger.application.error_kinds",
+    "kind_of": "factledger.application.error_kinds",
     "Incoming": "factledger.application.ingestion",
+    "Outcome": "factledger.application.outcomes",
+    "UserPage": "factledger.application.people",
+    "ProjectionStatus": "factledger.application.ports",
     "RecallHit": "factledger.application.ports",
+    "Tombstone": "factledger.application.ports",
+    "ReplayEstimate": "factledger.application.replay",
+    "ReplayReport": "factledger.application.replay",
+    "DomainError": "factledger.domain.errors",
+    "UnknownItem": "factledger.domain.errors",
     "Diff": "factledger.application.results",
     "Explanation": "factledger.application.results",
     "HistoryPage": "factledger.application.results",
@@ -77,6 +92,8 @@ __all__ = [
     "AsyncLedger",
     "ConfigError",
     "Diff",
+    "DomainError",
+    "ErrorKind",
     "Explanation",
     "FactledgerError",
     "HistoryPage",
@@ -90,12 +107,20 @@ __all__ = [
     "MemoryContext",
     "MessageIdReused",
     "NotFound",
+    "Outcome",
     "Profile",
+    "ProjectionStatus",
     "RecallHit",
+    "ReplayEstimate",
+    "ReplayReport",
     "Settings",
     "StoreBusy",
+    "Tombstone",
+    "UnknownItem",
+    "UserPage",
     "WriteConflict",
     "__version__",
+    "kind_of",
     "open_ledger",
 ]
 
