@@ -9,6 +9,8 @@ counterparts); none is LoCoMo's own.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from factledger.domain.values import Relation, Turn
@@ -235,3 +237,84 @@ def test_a_fragment_or_a_pointer_into_the_chat_is_no_memory(extractor: RuleExtra
 def test_a_statement_after_its_scene_stays(extractor: RuleExtractor, message: str, kept: str) -> None:
     said = facts(extractor, message)
     assert any(kept in f for f in said), said
+
+
+# -- (a) a pointer into the chat as the only object; (b) "we" is not "I" -------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I painted it!",  # what was painted is in the chat (a photo), not in the memory
+        "I was in it too.",
+        "Honestly I'm really enjoying it.",
+        "I can dig some up for you.",
+        "I also love cuddling them.",
+        "I adore this album!",  # a demonstrative and one word: which album, the chat knew
+        "I sold that one.",
+        "I'll hang on to them.",
+    ],
+)
+def test_a_verb_and_a_pointer_into_the_chat_is_no_memory(extractor: RuleExtractor, message: str) -> None:
+    assert facts(extractor, message) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("I painted a lighthouse!", "painted a lighthouse"),  # the object is named
+        ("I adore this album by Bjork", "album by Bjork"),  # what follows the demonstrative names it
+        ("I sold it last spring", "sold it last spring"),  # a dated event of the user's life
+        ("I grew up in Ohio", "Ohio"),  # a named place, not "there"
+        ("I have three of them", "three"),  # a number is content
+    ],
+)
+def test_a_pointer_with_something_of_its_own_stays(extractor: RuleExtractor, message: str, kept: str) -> None:
+    said = facts(extractor, message)
+    assert any(kept in f for f in said), said
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "We all deserve a break sometimes.",  # people at large: nothing of the user's own
+        "We all have our own struggles.",
+        "We both have busy schedules!",  # the speaker and the listener
+        "We both got lucky there.",
+        "And we each have our quirks.",
+    ],
+)
+def test_a_we_with_a_quantifier_is_no_statement_of_the_user(extractor: RuleExtractor, message: str) -> None:
+    said = facts(extractor, message)
+    assert said == [], said
+    assert not any(re.search(r"\bthe user (?:all|both|each)s?\b", f, re.IGNORECASE) for f in said)
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("We just moved to Tucson.", "Tucson"),  # the household's move is the user's
+        ("We have three cats.", "three cats"),
+        ("We finally bought a house in Leeds", "house in Leeds"),
+    ],
+)
+def test_a_household_we_stays_the_users(extractor: RuleExtractor, message: str, kept: str) -> None:
+    said = facts(extractor, message)
+    assert any(kept in f for f in said), said
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        ("The user drew it", True),
+        ("The user is loving it", True),
+        ("The user loves this series", True),
+        ("The user lives there", True),  # "there" names no place
+        ("The user drew a dragon", False),
+        ("The user quit it last year", False),
+        ("The user was in Chicago", False),
+        ("The user has two", False),
+    ],
+)
+def test_momentary_reads_a_pointer_object(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary

@@ -21,6 +21,20 @@ Near misses that stay memories, and why:
   an object, which names something of the user's life (the job, the exam, dogs); kept.
 * "I love creating art": a liking with an object; kept.
 
+A third kind, **a pointer into the chat**: a statement whose only content beyond the subject and
+its verb is a pronoun or a demonstrative that points at something said or shown in the
+conversation (it, them, one, some, here, there, "this pic", "that one"): "I drew it", "I was in
+it", "I'm loving it", "I can look some up", "I love this series". Who reads the memory later cannot
+know what it was. Near misses, and why:
+
+* "I drew a dragon", "I love this series about dragons": the object, or what follows the
+  demonstrative, says what the thing is; kept.
+* "I quit it last year", "I took this pic in Paris": a time or a place of the user's life is said,
+  so the statement dates or places an event of theirs; kept (the pointer stays unread).
+* "I love it here", "I grew up there": here and there point into the chat as much as "it" does (the
+  place is not named), so nothing is kept; a named place ("I grew up in Ohio") is kept.
+* "I have two", "I'm one of them": a number is content ("two"); "one of them" is a pointer.
+
 Read on the restated fact ("The user …", "用户…"), so it applies to whatever rule produced it.
 """
 
@@ -108,6 +122,8 @@ def _en_momentary(text: str) -> bool:
     said = _EN_RESOLVE.sub(" ", said)
     if _EN_SPAN.search(said):
         return False
+    if _en_points_into_the_chat(said):
+        return True
     if not re.search(r"\bthe user\b", said, re.IGNORECASE):
         return False
     feelings = re.compile(r"\b(?:" + _EN_FEELING + r")\b", re.IGNORECASE)
@@ -121,6 +137,34 @@ def _en_momentary(text: str) -> bool:
     if _DEICTIC.match(said):
         return len(words) <= 2
     return not words
+
+
+#: what points into the conversation in place of a noun: it, them, one, some, here, there, "that one",
+#: "this pic" (a demonstrative and one word: the thing is in the chat, its name is not said)
+_EN_POINTER = r"(?:it|them|one|ones|some|here|there|(?:this|that|these|those)(?: [a-z]+)?)(?: of (?:it|them|those|these))?"
+#: words around the verb that say nothing of the thing: auxiliaries, modals, degree, "too"
+_EN_FILLER = frozenset(
+    "is am are was were be been being do does did has have had will would could can should may might must "
+    "just also really still even too so totally definitely absolutely actually already now again not "
+    "gonna going got".split()
+)
+_EN_PARTICLE = r"(?:up|out|in|on|with|at|back|about|into|from|over|off|to|for|by|through|around|after|down|away)"
+#: after the fillers: a verb (and a second one: "likes holding them"), a particle, the pointer, a particle
+_EN_ONLY_POINTER = re.compile(
+    rf"^(?:to )?(?:[a-z]+(?:'[a-z]+)? )?(?:(?:[a-z]+ing|to [a-z]+) )?(?:{_EN_PARTICLE} )?{_EN_POINTER}"
+    rf"(?: {_EN_POINTER})*(?: {_EN_PARTICLE})?(?: (?:too|as well|a lot|so much|anymore))?$"
+)
+
+
+def _en_points_into_the_chat(said: str) -> bool:
+    """"The user drew it", "The user can look some up", "The user loves this series": nothing but a
+    verb and a pointer into the conversation after "the user"."""
+    # an opener before the subject says nothing of the thing ("Honestly, …", "And so …")
+    m = re.match(r"^(?:(?:[a-z]+ly|and|but|so|oh|yeah|plus|well)[, ]+)*the user (?P<rest>.+)$", said, re.IGNORECASE)
+    if m is None:
+        return False
+    words = [w for w in _EN_WORD.findall(m.group("rest").lower()) if w not in _EN_FILLER]
+    return bool(words) and bool(_EN_ONLY_POINTER.match(" ".join(words)))
 
 
 # -- Chinese ------------------------------------------------------------------------------------
