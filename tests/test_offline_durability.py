@@ -318,3 +318,51 @@ def test_a_household_we_stays_the_users(extractor: RuleExtractor, message: str, 
 )
 def test_momentary_reads_a_pointer_object(fact: str, momentary: bool) -> None:
     assert is_momentary(fact) is momentary
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        # a subject that can only point into the chat, with nothing that names what it is
+        ("They're the user's refuge from the noise", True),
+        ("Their laughter lifted the user's spirits", True),
+        ("The photo brings the user back", True),
+        ("Definitely one of the user's favourites", True),
+        ("The user had a similar day", True),  # like the one just told
+        ("The user is a massive fan", True),  # a fan of what was just said
+        ("The user is part of it", True),
+        # near misses: a name, a number, a time, or a clause of the user's own is said
+        ("They're the user's grandparents, Rosa and Luis", False),
+        ("Those 2 summers in Porto shaped the user", False),
+        ("That photo was from a gig the user went to", False),
+        ("This picture reminds the user of a trip last spring", False),
+        ("One of the nurses came over and thanked the user for the cookies the user baked", False),
+        ("The user had a similar day in Madrid", False),
+        ("The user is a massive fan of jazz", False),
+        ("Tennis is one of the user's favourites", False),
+        ("It's been a year since the user moved to Reno", False),  # an empty "it": not a pointer
+    ],
+)
+def test_momentary_reads_a_pointer_subject_or_an_elided_complement(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        # the subject left out, the user as the object: what reminds or helps, the chat said
+        ("Reminds the user patience pays off", True),
+        ("Helps the user unwind", True),
+        # what passed between the two speakers is no fact of the user's life
+        ("Glad the user's advice helped", True),
+        # near misses
+        ("Reminds the user how much the user misses Kyoto", False),  # goes on about the user
+        ("Helps the user sleep since 2019", False),  # a number, a time
+        ("Likes hiking", False),  # the user is the one who likes: "The user" left out
+        ("Sometimes the user bakes bread for neighbours", False),  # an adverb ending in -s, no verb
+        ("Plus the user met a potter", False),
+        ("The user gives advice to new parents", False),  # advice as the user's own doing
+    ],
+)
+def test_momentary_reads_an_elided_subject_and_the_exchange_itself(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary

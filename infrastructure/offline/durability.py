@@ -71,7 +71,9 @@ _EN_EMPTY = frozenset(
         "go went check do means meant mean thing things glad same there though hoping hope "
         "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
         # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
-        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies",
+        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies "
+        # what passes between the two speakers: "Glad my encouragement helped", "Thanks for the advice"
+        "encouragement advice support",
     )
 )
 #: a span of time that makes a feeling a condition, not a mood
@@ -98,8 +100,32 @@ _EN_ASKS_LISTENER = re.compile(
 #: a subject that points into the conversation: what it is, the reader of the memory cannot know
 _DEICTIC = re.compile(
     r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:here's|here is|that's|that is|this is|those are|these are|"
-    r"they're|they are|it's|it is|it|they|their|those|these|that|this)\b",
+    r"they're|they are|it's|it is|it|they|their|those|these|that|this|one of)\b",
     re.IGNORECASE,
+)
+#: a subject that can only point at something in the chat (never an empty "it" as in "it's been a
+#: year since …"): they, their …, these, those, a photo just shown ("the pic"), "one of …"
+_EN_POINTER_SUBJECT = re.compile(
+    r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:they|they're|they've|they'll|their|these|those|"
+    r"(?:the|this|that|these|those) (?:pic|pics|photo|photos|picture|pictures|video|videos|image|images|shot|shots))\b",
+    re.IGNORECASE,
+)
+#: a statement that starts with its verb and has the user as its object: its subject was left out,
+#: as something just said ("Reminds the user of home", "Helps the user unwind"); "Likes reading"
+#: (the user is the one who likes) is not this, nor one that goes on to say something of the user
+#: ("Reminds the user how much the user loves singing")
+_EN_ELIDED_SUBJECT = re.compile(
+    r"^(?:(?:and|so|plus|also|really|definitely)[, ]+)?"
+    r"(?!(?:plus|sometimes|always|perhaps|besides|afterwards|thanks|yes|unless|thus|this|is|was|has|does|as)\b)"
+    r"[a-z]+s the user\b(?!'s)(?P<rest>.*)$",
+    re.I,
+)
+#: what makes such a statement readable later all the same: a name or a number ("They're the
+#: user's parents, Ann and Joe", "Those 3 years in Lisbon changed the user"), a time ("… last year"),
+#: or a clause of the user's own inside it ("That pic was from a show the user went to")
+_EN_NAMED = r"\b(?!The user\b|I\b)[A-Z][\w'-]*|\d|\b(?:yesterday|last|ago|when|since)\b"
+_EN_NAMES_SOMETHING = re.compile(
+    _EN_NAMED + r"|\bthe user (?!'s\b|(?:back|up|down|out|of|to|in|on|with|and|so|through|at|for|a|an|the)\b)[a-z]+",
 )
 #: a name said to the listener, at either end ("Glad I could help, Jon", "John, I'm good")
 _VOCATIVE = re.compile(r"^(?:hey |hi )?[A-Z][a-z]+, |, [A-Z][a-z]+$")
@@ -134,19 +160,29 @@ def _en_momentary(text: str) -> bool:
     # "It's special to the user", "Here's the user's workout plan", "Their support keeps the user
     # motivated": said of something that lives in the conversation (a photo, a thing just named),
     # with too little of its own to be understood later
+    elided = _EN_ELIDED_SUBJECT.match(said)
+    if elided and not _EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
+        return True  # "Reminds the user being kind matters": what reminds, the chat said
+    if _EN_POINTER_SUBJECT.match(said) and not _EN_NAMES_SOMETHING.search(said[1:]):
+        return True  # "They're the user's escape from reality": what "they" are, the chat knew
     if _DEICTIC.match(said):
         return len(words) <= 2
     return not words
 
 
 #: what points into the conversation in place of a noun: it, them, one, some, here, there, "that one",
-#: "this pic" (a demonstrative and one word: the thing is in the chat, its name is not said)
-_EN_POINTER = r"(?:it|them|one|ones|some|here|there|(?:this|that|these|those)(?: [a-z]+)?)(?: of (?:it|them|those|these))?"
+#: "this pic" (a demonstrative and one word: the thing is in the chat, its name is not said), "a similar
+#: experience", "the same thing" (like the one just told: what it was, the chat knew), and a noun that
+#: needs what it is of, said without it: "a huge fan", "a member", "part of it" (of what, the chat said)
+_EN_POINTER = r"(?:it|them|one|ones|some|here|there|(?:this|that|these|those|a similar|the same)(?: [a-z]+)?|an? (?:[a-z]+ )?(?:fan|member)|part)(?: of (?:it|them|those|these))?"
 #: words around the verb that say nothing of the thing: auxiliaries, modals, degree, "too"
 _EN_FILLER = frozenset(
-    "is am are was were be been being do does did has have had will would could can should may might must "
-    "just also really still even too so totally definitely absolutely actually already now again not "
-    "gonna going got".split()
+    re.findall(
+        r"\S+",
+        "is am are was were be been being do does did has have had will would could can should may might must "
+        "just also really still even too so totally definitely absolutely actually already now again not "
+        "gonna going got",
+    )
 )
 _EN_PARTICLE = r"(?:up|out|in|on|with|at|back|about|into|from|over|off|to|for|by|through|around|after|down|away)"
 #: after the fillers: a verb (and a second one: "likes holding them"), a particle, the pointer, a particle
@@ -157,7 +193,7 @@ _EN_ONLY_POINTER = re.compile(
 
 
 def _en_points_into_the_chat(said: str) -> bool:
-    """"The user drew it", "The user can look some up", "The user loves this series": nothing but a
+    """ "The user drew it", "The user can look some up", "The user loves this series": nothing but a
     verb and a pointer into the conversation after "the user"."""
     # an opener before the subject says nothing of the thing ("Honestly, …", "And so …")
     m = re.match(r"^(?:(?:[a-z]+ly|and|but|so|oh|yeah|plus|well)[, ]+)*the user (?P<rest>.+)$", said, re.IGNORECASE)
