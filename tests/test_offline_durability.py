@@ -366,3 +366,14 @@ def test_momentary_reads_a_pointer_subject_or_an_elided_complement(fact: str, mo
 )
 def test_momentary_reads_an_elided_subject_and_the_exchange_itself(fact: str, momentary: bool) -> None:
     assert is_momentary(fact) is momentary
+
+
+def test_a_pointer_that_replaces_a_known_fact_stays(extractor: RuleExtractor) -> None:
+    # "stopped doing that" ends the known fact: what "that" is, the fact it replaces says
+    assert is_momentary("The user stopped doing that")
+    assert not is_momentary("The user stopped doing that", names_a_known_fact=True)
+    known = [f.text for f in extractor.extract("I play squash every Tuesday.").facts]
+    ended = [
+        f for f in extractor.extract("I stopped going, my knee hurts", known_facts=known).facts if f.conflicts_with
+    ]
+    assert [f.conflicts_with for f in ended] == known, ended

@@ -138,7 +138,19 @@ _EN_SCENE_ONLY = re.compile(
 )
 
 
-def _en_momentary(text: str) -> bool:
+def _en_only_points(said: str) -> bool:
+    """A statement whose subject or object only points into the chat ("The user drew it", "They're
+    the user's escape", "Reminds the user being kind matters")."""
+    if _en_points_into_the_chat(said):
+        return True
+    elided = _EN_ELIDED_SUBJECT.match(said)
+    if elided and not _EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
+        return True  # "Reminds the user being kind matters": what reminds, the chat said
+    # "They're the user's escape from reality": what "they" are, the chat knew
+    return bool(_EN_POINTER_SUBJECT.match(said)) and not _EN_NAMES_SOMETHING.search(said[1:])
+
+
+def _en_momentary(text: str, resolved: bool) -> bool:
     said = re.sub(r"[.!?…]+$", "", text.strip())
     if _EN_ASKS_LISTENER.match(said):
         return True
@@ -148,7 +160,7 @@ def _en_momentary(text: str) -> bool:
     said = _EN_RESOLVE.sub(" ", said)
     if _EN_SPAN.search(said):
         return False
-    if _en_points_into_the_chat(said):
+    if not resolved and _en_only_points(said):
         return True
     if not re.search(r"\bthe user\b", said, re.IGNORECASE):
         return False
@@ -160,11 +172,6 @@ def _en_momentary(text: str) -> bool:
     # "It's special to the user", "Here's the user's workout plan", "Their support keeps the user
     # motivated": said of something that lives in the conversation (a photo, a thing just named),
     # with too little of its own to be understood later
-    elided = _EN_ELIDED_SUBJECT.match(said)
-    if elided and not _EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
-        return True  # "Reminds the user being kind matters": what reminds, the chat said
-    if _EN_POINTER_SUBJECT.match(said) and not _EN_NAMES_SOMETHING.search(said[1:]):
-        return True  # "They're the user's escape from reality": what "they" are, the chat knew
     if _DEICTIC.match(said):
         return len(words) <= 2
     return not words
@@ -215,10 +222,13 @@ _ZH_MOOD = re.compile(r"^用户" + _ZH_DEGREE + r"(?:" + _ZH_FEELING + r")" + _Z
 
 
 @functools.lru_cache(maxsize=4096)
-def is_momentary(fact: str) -> bool:
+def is_momentary(fact: str, names_a_known_fact: bool = False) -> bool:
     """True when ``fact`` (restated: "The user …", "用户…") says only a mood of the moment or a
-    reaction to the chat: nothing durable about the user to remember."""
+    reaction to the chat: nothing durable about the user to remember.
+
+    ``names_a_known_fact``: the fact replaces one already known ("The user stopped doing that" for
+    "The user swims laps"), so what its pointer points at is known, and a pointer is kept."""
     text = fact.strip()
     if re.search(r"[\u4e00-\u9fff]", text):
         return bool(_ZH_MOOD.match(text))
-    return _en_momentary(text)
+    return _en_momentary(text, names_a_known_fact)

@@ -681,7 +681,10 @@ class RuleExtractor:
             )
             for i in items
             # a mood of the moment or a reaction to the chat is nothing to remember (``durability``)
-            if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text) and not is_momentary(i.text)
+            if i.kind == "fact"
+            and not _ABOUT_THE_LISTENER.search(i.text)
+            # a pointer in a fact that replaces a known one points at that one ("stopped doing that")
+            and not is_momentary(i.text, names_a_known_fact=bool(i.replaces))
         ]
         preferences = [
             ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)
