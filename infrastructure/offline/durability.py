@@ -35,6 +35,13 @@ know what it was. Near misses, and why:
   place is not named), so nothing is kept; a named place ("I grew up in Ohio") is kept.
 * "I have two", "I'm one of them": a number is content ("two"); "one of them" is a pointer.
 
+The same kind on the subject's side: "They're my escape from reality", "The pic takes me back",
+"Reminds me being kind matters" (the subject left out), "I'm a huge fan" (of what, the chat said).
+A name, a number, a time or a clause of the user's own keeps it ("They're my grandparents, Rosa and
+Luis", "That photo was from a gig I went to"); an empty "it" ("It's been a year since …") is no
+pointer. A fact that replaces a known one keeps its pointer: it points at that fact ("stopped doing
+that").
+
 Read on the restated fact ("The user …", "用户…"), so it applies to whatever rule produced it.
 """
 
