@@ -18,6 +18,7 @@ Then, over every fact and preference of every user:
     python3 benchmarks/memory_quality.py                        # LoCoMo dev, embedded PostgreSQL
     python3 benchmarks/memory_quality.py --backend memory --sample   # print the sample too
     python3 benchmarks/memory_quality.py --json                 # only the JSON object
+    python3 benchmarks/memory_quality.py --backend memory --short    # list every short memory
 
 Targets (issue 26 item 4): ≤ 3% short memories; ≥ 90% of the sampled invalidations right (read by
 hand: docs/memory-quality.md).
@@ -109,6 +110,7 @@ def measure(service: LedgerService, users: Sequence[str]) -> dict[str, Any]:
             sum(1 for r in short if r.is_active) / max(1, sum(1 for r in rows if r.is_active)) if rows else 0.0
         ),
         "short_examples": Counter(r.content for r in short).most_common(15),
+        "short_listing": sorted(r.content for r in short),
         "invalidations": len(invalidations),
         "by_relation": dict(Counter(i["relation"] for i in invalidations).most_common()),
         "ended": invalidations,
@@ -121,7 +123,7 @@ def sample(invalidations: Sequence[dict[str, Any]], size: int, seed: int = SEED)
     return random.Random(seed).sample(ending, min(size, len(ending)))
 
 
-def report(result: dict[str, Any], drawn: Sequence[dict[str, Any]], show: bool) -> None:
+def report(result: dict[str, Any], drawn: Sequence[dict[str, Any]], show: bool, every_short: bool = False) -> None:
     print(f"locomo: {result['turns']} turns, {len(result['users'])} users")
     print(f"memories: {result['memories']} ({result['active_memories']} active)")
     print(
@@ -131,6 +133,10 @@ def report(result: dict[str, Any], drawn: Sequence[dict[str, Any]], show: bool) 
     )
     for text, n in result["short_examples"]:
         print(f"    {n:4} × {text}")
+    if every_short:
+        print("every short memory:")
+        for text in result["short_listing"]:
+            print(f"    {text}")
     print(f"invalidations: {result['invalidations']} {result['by_relation']}; sampled {len(drawn)}")
     if show:
         for n, i in enumerate(drawn, 1):
@@ -148,6 +154,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--sample-out", type=Path, help="write the sample here, one JSON object a line")
     p.add_argument("--sample", action="store_true", help="print the sample too")
     p.add_argument("--json", action="store_true", help="print only the JSON object")
+    p.add_argument("--short", action="store_true", help="list every short memory too (to read them by hand)")
     args = p.parse_args(argv)
     if args.quick:
         args.conversations = args.conversations or 1
@@ -167,7 +174,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     drawn = sample(result.pop("ended"), args.sample_size, args.seed)
     if args.sample_out:
         args.sample_out.write_text("".join(json.dumps(i, ensure_ascii=False) + "\n" for i in drawn), encoding="utf-8")
-    report(result, drawn, args.sample)
+    report(result, drawn, args.sample, args.short)
     if args.json:
         sys.stdout = sys.__stdout__
     emit({**result, "sampled": len(drawn), "seed": args.seed, "backend": args.backend})

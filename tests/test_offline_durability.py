@@ -9,6 +9,8 @@ counterparts); none is LoCoMo's own.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from factledger.domain.values import Relation, Turn
@@ -235,3 +237,143 @@ def test_a_fragment_or_a_pointer_into_the_chat_is_no_memory(extractor: RuleExtra
 def test_a_statement_after_its_scene_stays(extractor: RuleExtractor, message: str, kept: str) -> None:
     said = facts(extractor, message)
     assert any(kept in f for f in said), said
+
+
+# -- (a) a pointer into the chat as the only object; (b) "we" is not "I" -------------------------
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "I painted it!",  # what was painted is in the chat (a photo), not in the memory
+        "I was in it too.",
+        "Honestly I'm really enjoying it.",
+        "I can dig some up for you.",
+        "I also love cuddling them.",
+        "I adore this album!",  # a demonstrative and one word: which album, the chat knew
+        "I sold that one.",
+        "I'll hang on to them.",
+    ],
+)
+def test_a_verb_and_a_pointer_into_the_chat_is_no_memory(extractor: RuleExtractor, message: str) -> None:
+    assert facts(extractor, message) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("I painted a lighthouse!", "painted a lighthouse"),  # the object is named
+        ("I adore this album by Bjork", "album by Bjork"),  # what follows the demonstrative names it
+        ("I sold it last spring", "sold it last spring"),  # a dated event of the user's life
+        ("I grew up in Ohio", "Ohio"),  # a named place, not "there"
+        ("I have three of them", "three"),  # a number is content
+    ],
+)
+def test_a_pointer_with_something_of_its_own_stays(extractor: RuleExtractor, message: str, kept: str) -> None:
+    said = facts(extractor, message)
+    assert any(kept in f for f in said), said
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "We all deserve a break sometimes.",  # people at large: nothing of the user's own
+        "We all have our own struggles.",
+        "We both have busy schedules!",  # the speaker and the listener
+        "We both got lucky there.",
+        "And we each have our quirks.",
+    ],
+)
+def test_a_we_with_a_quantifier_is_no_statement_of_the_user(extractor: RuleExtractor, message: str) -> None:
+    said = facts(extractor, message)
+    assert said == [], said
+    assert not any(re.search(r"\bthe user (?:all|both|each)s?\b", f, re.IGNORECASE) for f in said)
+
+
+@pytest.mark.parametrize(
+    ("message", "kept"),
+    [
+        ("We just moved to Tucson.", "Tucson"),  # the household's move is the user's
+        ("We have three cats.", "three cats"),
+        ("We finally bought a house in Leeds", "house in Leeds"),
+    ],
+)
+def test_a_household_we_stays_the_users(extractor: RuleExtractor, message: str, kept: str) -> None:
+    said = facts(extractor, message)
+    assert any(kept in f for f in said), said
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        ("The user drew it", True),
+        ("The user is loving it", True),
+        ("The user loves this series", True),
+        ("The user lives there", True),  # "there" names no place
+        ("The user drew a dragon", False),
+        ("The user quit it last year", False),
+        ("The user was in Chicago", False),
+        ("The user has two", False),
+    ],
+)
+def test_momentary_reads_a_pointer_object(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        # a subject that can only point into the chat, with nothing that names what it is
+        ("They're the user's refuge from the noise", True),
+        ("Their laughter lifted the user's spirits", True),
+        ("The photo brings the user back", True),
+        ("Definitely one of the user's favourites", True),
+        ("The user had a similar day", True),  # like the one just told
+        ("The user is a massive fan", True),  # a fan of what was just said
+        ("The user is part of it", True),
+        # near misses: a name, a number, a time, or a clause of the user's own is said
+        ("They're the user's grandparents, Rosa and Luis", False),
+        ("Those 2 summers in Porto shaped the user", False),
+        ("That photo was from a gig the user went to", False),
+        ("This picture reminds the user of a trip last spring", False),
+        ("One of the nurses came over and thanked the user for the cookies the user baked", False),
+        ("The user had a similar day in Madrid", False),
+        ("The user is a massive fan of jazz", False),
+        ("Tennis is one of the user's favourites", False),
+        ("It's been a year since the user moved to Reno", False),  # an empty "it": not a pointer
+    ],
+)
+def test_momentary_reads_a_pointer_subject_or_an_elided_complement(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary
+
+
+@pytest.mark.parametrize(
+    ("fact", "momentary"),
+    [
+        # the subject left out, the user as the object: what reminds or helps, the chat said
+        ("Reminds the user patience pays off", True),
+        ("Helps the user unwind", True),
+        # what passed between the two speakers is no fact of the user's life
+        ("Glad the user's advice helped", True),
+        # near misses
+        ("Reminds the user how much the user misses Kyoto", False),  # goes on about the user
+        ("Helps the user sleep since 2019", False),  # a number, a time
+        ("Likes hiking", False),  # the user is the one who likes: "The user" left out
+        ("Sometimes the user bakes bread for neighbours", False),  # an adverb ending in -s, no verb
+        ("Plus the user met a potter", False),
+        ("The user gives advice to new parents", False),  # advice as the user's own doing
+    ],
+)
+def test_momentary_reads_an_elided_subject_and_the_exchange_itself(fact: str, momentary: bool) -> None:
+    assert is_momentary(fact) is momentary
+
+
+def test_a_pointer_that_replaces_a_known_fact_stays(extractor: RuleExtractor) -> None:
+    # "stopped doing that" ends the known fact: what "that" is, the fact it replaces says
+    assert is_momentary("The user stopped doing that")
+    assert not is_momentary("The user stopped doing that", names_a_known_fact=True)
+    known = [f.text for f in extractor.extract("I play squash every Tuesday.").facts]
+    ended = [
+        f for f in extractor.extract("I stopped going, my knee hurts", known_facts=known).facts if f.conflicts_with
+    ]
+    assert [f.conflicts_with for f in ended] == known, ended

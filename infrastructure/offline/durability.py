@@ -21,6 +21,27 @@ Near misses that stay memories, and why:
   an object, which names something of the user's life (the job, the exam, dogs); kept.
 * "I love creating art": a liking with an object; kept.
 
+A third kind, **a pointer into the chat**: a statement whose only content beyond the subject and
+its verb is a pronoun or a demonstrative that points at something said or shown in the
+conversation (it, them, one, some, here, there, "this pic", "that one"): "I drew it", "I was in
+it", "I'm loving it", "I can look some up", "I love this series". Who reads the memory later cannot
+know what it was. Near misses, and why:
+
+* "I drew a dragon", "I love this series about dragons": the object, or what follows the
+  demonstrative, says what the thing is; kept.
+* "I quit it last year", "I took this pic in Paris": a time or a place of the user's life is said,
+  so the statement dates or places an event of theirs; kept (the pointer stays unread).
+* "I love it here", "I grew up there": here and there point into the chat as much as "it" does (the
+  place is not named), so nothing is kept; a named place ("I grew up in Ohio") is kept.
+* "I have two", "I'm one of them": a number is content ("two"); "one of them" is a pointer.
+
+The same kind on the subject's side: "They're my escape from reality", "The pic takes me back",
+"Reminds me being kind matters" (the subject left out), "I'm a huge fan" (of what, the chat said).
+A name, a number, a time or a clause of the user's own keeps it ("They're my grandparents, Rosa and
+Luis", "That photo was from a gig I went to"); an empty "it" ("It's been a year since …") is no
+pointer. A fact that replaces a known one keeps its pointer: it points at that fact ("stopped doing
+that").
+
 Read on the restated fact ("The user …", "用户…"), so it applies to whatever rule produced it.
 """
 
@@ -57,7 +78,9 @@ _EN_EMPTY = frozenset(
         "go went check do means meant mean thing things glad same there though hoping hope "
         "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
         # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
-        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies",
+        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies "
+        # what passes between the two speakers: "Glad my encouragement helped", "Thanks for the advice"
+        "encouragement advice support",
     )
 )
 #: a span of time that makes a feeling a condition, not a mood
@@ -84,8 +107,32 @@ _EN_ASKS_LISTENER = re.compile(
 #: a subject that points into the conversation: what it is, the reader of the memory cannot know
 _DEICTIC = re.compile(
     r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:here's|here is|that's|that is|this is|those are|these are|"
-    r"they're|they are|it's|it is|it|they|their|those|these|that|this)\b",
+    r"they're|they are|it's|it is|it|they|their|those|these|that|this|one of)\b",
     re.IGNORECASE,
+)
+#: a subject that can only point at something in the chat (never an empty "it" as in "it's been a
+#: year since …"): they, their …, these, those, a photo just shown ("the pic"), "one of …"
+_EN_POINTER_SUBJECT = re.compile(
+    r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:they|they're|they've|they'll|their|these|those|"
+    r"(?:the|this|that|these|those) (?:pic|pics|photo|photos|picture|pictures|video|videos|image|images|shot|shots))\b",
+    re.IGNORECASE,
+)
+#: a statement that starts with its verb and has the user as its object: its subject was left out,
+#: as something just said ("Reminds the user of home", "Helps the user unwind"); "Likes reading"
+#: (the user is the one who likes) is not this, nor one that goes on to say something of the user
+#: ("Reminds the user how much the user loves singing")
+_EN_ELIDED_SUBJECT = re.compile(
+    r"^(?:(?:and|so|plus|also|really|definitely)[, ]+)?"
+    r"(?!(?:plus|sometimes|always|perhaps|besides|afterwards|thanks|yes|unless|thus|this|is|was|has|does|as)\b)"
+    r"[a-z]+s the user\b(?!'s)(?P<rest>.*)$",
+    re.I,
+)
+#: what makes such a statement readable later all the same: a name or a number ("They're the
+#: user's parents, Ann and Joe", "Those 3 years in Lisbon changed the user"), a time ("… last year"),
+#: or a clause of the user's own inside it ("That pic was from a show the user went to")
+_EN_NAMED = r"\b(?!The user\b|I\b)[A-Z][\w'-]*|\d|\b(?:yesterday|last|ago|when|since)\b"
+_EN_NAMES_SOMETHING = re.compile(
+    _EN_NAMED + r"|\bthe user (?!'s\b|(?:back|up|down|out|of|to|in|on|with|and|so|through|at|for|a|an|the)\b)[a-z]+",
 )
 #: a name said to the listener, at either end ("Glad I could help, Jon", "John, I'm good")
 _VOCATIVE = re.compile(r"^(?:hey |hi )?[A-Z][a-z]+, |, [A-Z][a-z]+$")
@@ -98,7 +145,19 @@ _EN_SCENE_ONLY = re.compile(
 )
 
 
-def _en_momentary(text: str) -> bool:
+def _en_only_points(said: str) -> bool:
+    """A statement whose subject or object only points into the chat ("The user drew it", "They're
+    the user's escape", "Reminds the user being kind matters")."""
+    if _en_points_into_the_chat(said):
+        return True
+    elided = _EN_ELIDED_SUBJECT.match(said)
+    if elided and not _EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
+        return True  # "Reminds the user being kind matters": what reminds, the chat said
+    # "They're the user's escape from reality": what "they" are, the chat knew
+    return bool(_EN_POINTER_SUBJECT.match(said)) and not _EN_NAMES_SOMETHING.search(said[1:])
+
+
+def _en_momentary(text: str, resolved: bool) -> bool:
     said = re.sub(r"[.!?…]+$", "", text.strip())
     if _EN_ASKS_LISTENER.match(said):
         return True
@@ -108,6 +167,8 @@ def _en_momentary(text: str) -> bool:
     said = _EN_RESOLVE.sub(" ", said)
     if _EN_SPAN.search(said):
         return False
+    if not resolved and _en_only_points(said):
+        return True
     if not re.search(r"\bthe user\b", said, re.IGNORECASE):
         return False
     feelings = re.compile(r"\b(?:" + _EN_FEELING + r")\b", re.IGNORECASE)
@@ -123,6 +184,39 @@ def _en_momentary(text: str) -> bool:
     return not words
 
 
+#: what points into the conversation in place of a noun: it, them, one, some, here, there, "that one",
+#: "this pic" (a demonstrative and one word: the thing is in the chat, its name is not said), "a similar
+#: experience", "the same thing" (like the one just told: what it was, the chat knew), and a noun that
+#: needs what it is of, said without it: "a huge fan", "a member", "part of it" (of what, the chat said)
+_EN_POINTER = r"(?:it|them|one|ones|some|here|there|(?:this|that|these|those|a similar|the same)(?: [a-z]+)?|an? (?:[a-z]+ )?(?:fan|member)|part)(?: of (?:it|them|those|these))?"
+#: words around the verb that say nothing of the thing: auxiliaries, modals, degree, "too"
+_EN_FILLER = frozenset(
+    re.findall(
+        r"\S+",
+        "is am are was were be been being do does did has have had will would could can should may might must "
+        "just also really still even too so totally definitely absolutely actually already now again not "
+        "gonna going got",
+    )
+)
+_EN_PARTICLE = r"(?:up|out|in|on|with|at|back|about|into|from|over|off|to|for|by|through|around|after|down|away)"
+#: after the fillers: a verb (and a second one: "likes holding them"), a particle, the pointer, a particle
+_EN_ONLY_POINTER = re.compile(
+    rf"^(?:to )?(?:[a-z]+(?:'[a-z]+)? )?(?:(?:[a-z]+ing|to [a-z]+) )?(?:{_EN_PARTICLE} )?{_EN_POINTER}"
+    rf"(?: {_EN_POINTER})*(?: {_EN_PARTICLE})?(?: (?:too|as well|a lot|so much|anymore))?$"
+)
+
+
+def _en_points_into_the_chat(said: str) -> bool:
+    """ "The user drew it", "The user can look some up", "The user loves this series": nothing but a
+    verb and a pointer into the conversation after "the user"."""
+    # an opener before the subject says nothing of the thing ("Honestly, …", "And so …")
+    m = re.match(r"^(?:(?:[a-z]+ly|and|but|so|oh|yeah|plus|well)[, ]+)*the user (?P<rest>.+)$", said, re.IGNORECASE)
+    if m is None:
+        return False
+    words = [w for w in _EN_WORD.findall(m.group("rest").lower()) if w not in _EN_FILLER]
+    return bool(words) and bool(_EN_ONLY_POINTER.match(" ".join(words)))
+
+
 # -- Chinese ------------------------------------------------------------------------------------
 
 _ZH_FEELING = (
@@ -135,10 +229,13 @@ _ZH_MOOD = re.compile(r"^用户" + _ZH_DEGREE + r"(?:" + _ZH_FEELING + r")" + _Z
 
 
 @functools.lru_cache(maxsize=4096)
-def is_momentary(fact: str) -> bool:
+def is_momentary(fact: str, names_a_known_fact: bool = False) -> bool:
     """True when ``fact`` (restated: "The user …", "用户…") says only a mood of the moment or a
-    reaction to the chat: nothing durable about the user to remember."""
+    reaction to the chat: nothing durable about the user to remember.
+
+    ``names_a_known_fact``: the fact replaces one already known ("The user stopped doing that" for
+    "The user swims laps"), so what its pointer points at is known, and a pointer is kept."""
     text = fact.strip()
     if re.search(r"[\u4e00-\u9fff]", text):
         return bool(_ZH_MOOD.match(text))
-    return _en_momentary(text)
+    return _en_momentary(text, names_a_known_fact)

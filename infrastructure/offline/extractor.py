@@ -616,9 +616,12 @@ class RuleExtractor:
             english_role = english_role or (None if role or someone else _english_pet(message.known))
             if english_role:  # "he turned 8" after "The user's son is 7"
                 said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
-        # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's
+        # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's;
+        # not "we all / we both have …": a quantifier makes "we" a group wider than the household
+        # (people at large, the speaker and the listener), and no "I" may take its place
         said = re.sub(
-            r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?(?= (?:\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
+            r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?"
+            r"(?= (?:(?!(?:all|both|each|too|two|three|ourselves)\b)\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
             lambda m: "I",
             said,
             flags=re.IGNORECASE,
@@ -678,7 +681,10 @@ class RuleExtractor:
             )
             for i in items
             # a mood of the moment or a reaction to the chat is nothing to remember (``durability``)
-            if i.kind == "fact" and not _ABOUT_THE_LISTENER.search(i.text) and not is_momentary(i.text)
+            if i.kind == "fact"
+            and not _ABOUT_THE_LISTENER.search(i.text)
+            # a pointer in a fact that replaces a known one points at that one ("stopped doing that")
+            and not is_momentary(i.text, names_a_known_fact=bool(i.replaces))
         ]
         preferences = [
             ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)
