@@ -82,6 +82,15 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 log = logging.getLogger(__name__)
 
+# "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's;
+# not "we all / we both have …": a quantifier makes "we" a group wider than the household
+# (people at large, the speaker and the listener), and no "I" may take its place
+_HOUSEHOLD_WE = re.compile(
+    r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?"
+    r"(?= (?:(?!(?:all|both|each|too|two|three|ourselves)\b)\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
+    re.IGNORECASE,
+)
+
 
 def offline_extractor_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
@@ -616,16 +625,7 @@ class RuleExtractor:
             english_role = english_role or (None if role or someone else _english_pet(message.known))
             if english_role:  # "he turned 8" after "The user's son is 7"
                 said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
-        # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's;
-        # not "we all / we both have …": a quantifier makes "we" a group wider than the household
-        # (people at large, the speaker and the listener), and no "I" may take its place
-        said = re.sub(
-            r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?"
-            r"(?= (?:(?!(?:all|both|each|too|two|three|ourselves)\b)\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
-            lambda m: "I",
-            said,
-            flags=re.IGNORECASE,
-        )
+        said = _HOUSEHOLD_WE.sub("I", said)
         item = rules_en._en_clause(said, said, message.text)
         dropped = _with_dropped_english_subject(said)
         if item is None and dropped != said:
