@@ -36,6 +36,30 @@ hypothesis_settings.register_profile("explore", derandomize=False)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
 
 
+def _record_extractions(path: str) -> None:
+    """Append every message the rule extractor reads to ``path``: the golden corpus's inputs
+    (tests/golden_corpus.py --collect). Off unless FACTLEDGER_RECORD_EXTRACTIONS names a file."""
+    import json
+
+    read = RuleExtractor.extract
+
+    def recording(self: RuleExtractor, message: str, context=(), known_facts=()):  # type: ignore[no-untyped-def]
+        try:
+            turns = [{"role": t.role, "content": t.content} for t in context]
+            row = {"message": message, "context": turns, "known": [k for k in known_facts if isinstance(k, str)]}
+            with open(path, "a", encoding="utf-8") as out:
+                out.write(json.dumps(row, ensure_ascii=False) + "\n")
+        except (TypeError, AttributeError):  # a test feeding the extractor nonsense on purpose
+            pass
+        return read(self, message, context, known_facts)
+
+    RuleExtractor.extract = recording  # type: ignore[method-assign]
+
+
+if os.environ.get("FACTLEDGER_RECORD_EXTRACTIONS"):
+    _record_extractions(os.environ["FACTLEDGER_RECORD_EXTRACTIONS"])
+
+
 @pytest.fixture(scope="session")
 def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     external = os.environ.get("FACTLEDGER_TEST_DATABASE_URL")
