@@ -176,12 +176,20 @@ class _Life:
     def fact_confirmed(self, e: Any) -> None:
         if e.fact_id == self.item_id:
             self.confirmations.append(
-                Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict, self.message(e.message_id))
+                Confirmation(
+                    e.last_confirmed,
+                    e.times_mentioned,
+                    e.importance,
+                    e.verdict,
+                    self.message(e.message_id),
+                    tuple(e.rules),
+                )
             )
 
     def fact_contested(self, e: Any) -> None:
         if e.fact_id == self.item_id:
-            self.contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, self.message(e.message_id)))
+            said = self.message(e.message_id)
+            self.contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, said, tuple(e.rules)))
 
     def preference_observed(self, e: Any) -> None:
         if e.preference_id == self.item_id:

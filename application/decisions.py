@@ -200,6 +200,7 @@ class Decider:
             verdict=Verdict.of(verdict, similarity),
             session_id=source.session_id,
             said_text=fact.text,
+            rules=verdict.rules,
         )
         return Outcome(
             "fact",
@@ -231,6 +232,7 @@ class Decider:
             message_id=source.message_id,
             at=source.at,
             verdict=Verdict.of(verdict, similarity),
+            rules=verdict.rules,
         )
         return Outcome(
             "fact",

@@ -343,6 +343,7 @@ class Confirmation:
     importance: float
     verdict: Verdict
     message: MessageRef | None
+    rules: tuple[str, ...] = ()  # the ids of the rules that found it said again
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -350,6 +351,7 @@ class Confirmation:
             "times_mentioned": self.times_mentioned,
             "importance": self.importance,
             **_verdict(self.verdict),
+            "rules": list(self.rules),
             "message": _message(self.message),
         }
 
@@ -361,6 +363,7 @@ class Contest:
     relation: str
     verdict: Verdict
     message: MessageRef | None
+    rules: tuple[str, ...] = ()  # the ids of the rules that decided the challenge
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -368,6 +371,7 @@ class Contest:
             "challenger": self.challenger,
             "relation": self.relation,
             **_verdict(self.verdict),
+            "rules": list(self.rules),
             "message": _message(self.message),
         }
 
@@ -444,11 +448,14 @@ class Explanation:
     @property
     def rules(self) -> tuple[str, ...]:
         """The ids of every rule that fired in its life, in order, once each: those that produced
-        it, decided what it replaced and decided its end (issue 27). Empty where a language
-        model or an operator decided everything: their prompt ids and actors say so."""
+        it, decided what it replaced, found it said again or challenged, and decided its end
+        (issue 27). Empty where a language model or an operator decided everything: their prompt
+        ids and actors say so."""
         said = (
             self.observed.rules,
             self.supersedes.rules if self.supersedes is not None else (),
+            *(c.rules for c in self.confirmations),
+            *(c.rules for c in self.contested),
             self.invalidated.rules if self.invalidated is not None else (),
         )
         return tuple(dict.fromkeys(rule for rules in said for rule in rules))

@@ -133,7 +133,9 @@ class SaidOrder:
         assert source.message_id is not None
         provenance = Verdict.of(verdict, similarity)
         if span.valid_until is None:
-            memory.confirm_fact(span.id, source.message_id, source.at, provenance, source.session_id, fact.text)
+            memory.confirm_fact(
+                span.id, source.message_id, source.at, provenance, source.session_id, fact.text, verdict.rules
+            )
         else:
             memory.mention_fact(span.id, source.message_id, source.at, provenance, fact.text)
         relation = verdict.relation.value

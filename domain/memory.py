@@ -312,7 +312,8 @@ class UserMemory(Aggregate):
         # 2: the judge's provenance as one Verdict (version 1 had four flat fields).
         # 3: ``said_at`` and ``said_text``: when the mention was said (``last_confirmed`` is the
         # latest of all) and in what words (ADR 0025).
-        class_version = 3
+        # 4: ``rules``, the ids of the rules that found it said again (issue 27).
+        class_version = 4
         fact_id: str
         message_id: str
         session_id: str | None
@@ -322,6 +323,7 @@ class UserMemory(Aggregate):
         verdict: Verdict
         said_at: datetime
         said_text: str | None
+        rules: list[str]
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -332,6 +334,10 @@ class UserMemory(Aggregate):
             # mentions were recorded in the order said, so the latest time was this one's
             state["said_at"] = state["last_confirmed"]
             state["said_text"] = None
+
+        @staticmethod
+        def upcast_v3_v4(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
@@ -396,17 +402,23 @@ class UserMemory(Aggregate):
     class FactContested(Aggregate.Event):
         """A message contradicted a fact that outranks it; the fact stays, the challenge is kept."""
 
-        class_version = 2
+        # 3: ``rules``, the ids of the rules that decided the challenge (issue 27).
+        class_version = 3
         fact_id: str
         challenger_text: str
         relation: str
         message_id: str
         at: datetime
         verdict: Verdict
+        rules: list[str]
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             _group_verdict(state)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
@@ -753,9 +765,10 @@ class UserMemory(Aggregate):
         verdict: Verdict,
         session_id: str | None = None,
         said_text: str | None = None,
+        rules: Sequence[str] = (),
     ) -> None:
         """The user said an active fact again (in the words ``said_text``, if known): one more
-        mention, a little more importance."""
+        mention, a little more importance; ``rules``: the ids of the rules that found it so."""
         fact = self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
@@ -769,6 +782,7 @@ class UserMemory(Aggregate):
             verdict=verdict,
             said_at=at,
             said_text=said_text,
+            rules=list(rules),
         )
 
     def invalidate_fact(
@@ -901,6 +915,7 @@ class UserMemory(Aggregate):
                 verdict=verdict,
                 said_at=said.at,
                 said_text=said.text,
+                rules=[],
             )
 
     def absorb_preference(self, preference_id: str, into: str, message_id: str, verdict: Verdict) -> None:
@@ -943,8 +958,10 @@ class UserMemory(Aggregate):
         message_id: str,
         at: datetime,
         verdict: Verdict,
+        rules: Sequence[str] = (),
     ) -> None:
-        """Keep a contradiction of a fact that outranks its challenger, without invalidating it."""
+        """Keep a contradiction of a fact that outranks its challenger, without invalidating it;
+        ``rules``: the ids of the rules that decided the challenge."""
         self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
@@ -955,6 +972,7 @@ class UserMemory(Aggregate):
             message_id=message_id,
             at=at,
             verdict=verdict,
+            rules=list(rules),
         )
 
     def observe_preference(

@@ -119,6 +119,22 @@ def test_a_rebuilt_read_model_keeps_the_rules(service: LedgerService) -> None:
     assert rows[old_id].metadata["invalidation_rules"] == before["invalidated"]["rules"]
 
 
+def test_a_confirmation_and_a_challenge_name_the_rules_that_decided(service: LedgerService) -> None:
+    known, change, module = SUPERSESSIONS["moved-zh"]
+    [said] = service.ingest("c", known).items
+    [again] = service.ingest("c", known).items
+    assert again.action == "confirmed"
+    [confirmation] = service.why("c", said.id).confirmations
+    assert "judge" in rule_modules(confirmation.rules)
+    # an operator's fact is challenged, never replaced, by the change: the challenge names its rules
+    restated = service.restate("c", said.text)
+    [challenge] = [i for i in service.ingest("c", change).items if i.action == "contested"]
+    assert challenge.id == restated.id
+    [contest] = service.why("c", restated.id).contested
+    assert module in rule_modules(contest.rules)
+    assert set(contest.rules) <= set(service.why("c", restated.id).rules)
+
+
 def test_a_preference_replaced_offline_names_its_rules(service: LedgerService) -> None:
     service.ingest("p", "回复尽量简短一些")
     [item] = service.ingest("p", "以后回复详细一点吧").items
@@ -202,6 +218,8 @@ TRACED = (
     UserMemory.PreferenceObserved,
     UserMemory.FactInvalidated,
     UserMemory.PreferenceSuperseded,
+    UserMemory.FactConfirmed,
+    UserMemory.FactContested,
 )
 
 
@@ -210,7 +228,7 @@ def test_events_recorded_before_the_trace_load_with_no_rules(fixture: str) -> No
     ledger = MemoryLedger(env={"PERSISTENCE_MODULE": "eventsourcing.popo"})
     events = [ledger.mapper.to_domain_event(s) for s in stored("factledger_events", fixture)]
     traced = [e for e in events if isinstance(e, TRACED)]
-    assert {type(e) for e in traced} >= {UserMemory.FactObserved, UserMemory.FactInvalidated}
+    assert {type(e) for e in traced} >= {UserMemory.FactObserved, UserMemory.FactInvalidated, UserMemory.FactConfirmed}
     assert all(e.rules == [] for e in traced)
     ended = next(e for e in traced if isinstance(e, UserMemory.FactInvalidated))
     life = explain(events, ended.fact_id)

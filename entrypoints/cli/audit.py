@@ -52,6 +52,7 @@ def _print_fact(life: Mapping[str, Any]) -> None:
     for c in life["confirmations"]:
         out.print(f"  confirmed {when(c['at'])} (mentioned {c['times_mentioned']}×; {_verdict(c)})")
         out.print(f"    by {message_line(c['message'])}")
+        _print_rules("    ", c)
     for c in life["contested"]:
         out.print(
             styled(
@@ -61,6 +62,7 @@ def _print_fact(life: Mapping[str, Any]) -> None:
             )
         )
         out.print(f"    {_verdict(c)}")
+        _print_rules("    ", c)
         out.print(f"    in {message_line(c['message'])}")
     _print_invalidation(life)
 
