@@ -67,7 +67,12 @@ def _life(visitor: Visitor, user_id: str, why: dict[str, Any]) -> str:
     lines = []
     if why.get("supersedes"):
         old = why["supersedes"]
-        entry = {"fact_id": old["id"], "superseded_by": why["id"], "relation": old.get("relation")}
+        entry = {
+            "fact_id": old["id"],
+            "superseded_by": why["id"],
+            "relation": old.get("relation"),
+            "rules": old["rules"],
+        }
         known = {
             old["id"]: {"text": old.get("text")},
             why["id"]: {"text": why["text"], "prompt_id": why["observed"]["prompt_id"]},
