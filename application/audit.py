@@ -135,8 +135,8 @@ class _Life:
         m = self.messages.get(message_id) if message_id is not None else None
         return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
 
-    def ref(self, item_id: str | None, relation: str | None = None) -> ItemRef | None:
-        return ItemRef(item_id, self.texts.get(item_id), relation) if item_id else None
+    def ref(self, item_id: str | None, relation: str | None = None, rules: Sequence[str] = ()) -> ItemRef | None:
+        return ItemRef(item_id, self.texts.get(item_id), relation, tuple(rules)) if item_id else None
 
     def fact_observed(self, e: Any) -> None:
         if e.fact_id == self.item_id:
@@ -154,12 +154,13 @@ class _Life:
                     message=self.message(e.message_id),
                     confidence=e.confidence,
                     actor=e.actor,
+                    rules=tuple(e.rules),
                 ),
             )
 
     def fact_invalidated(self, e: Any) -> None:
         if e.superseded_by == self.item_id:
-            self.found["supersedes"] = self.ref(e.fact_id, e.relation)
+            self.found["supersedes"] = self.ref(e.fact_id, e.relation, e.rules)
         elif e.fact_id == self.item_id:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
@@ -169,17 +170,26 @@ class _Life:
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
                 message=self.message(e.message_id),
+                rules=tuple(e.rules),
             )
 
     def fact_confirmed(self, e: Any) -> None:
         if e.fact_id == self.item_id:
             self.confirmations.append(
-                Confirmation(e.last_confirmed, e.times_mentioned, e.importance, e.verdict, self.message(e.message_id))
+                Confirmation(
+                    e.last_confirmed,
+                    e.times_mentioned,
+                    e.importance,
+                    e.verdict,
+                    self.message(e.message_id),
+                    tuple(e.rules),
+                )
             )
 
     def fact_contested(self, e: Any) -> None:
         if e.fact_id == self.item_id:
-            self.contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, self.message(e.message_id)))
+            said = self.message(e.message_id)
+            self.contests.append(Contest(e.at, e.challenger_text, e.relation, e.verdict, said, tuple(e.rules)))
 
     def preference_observed(self, e: Any) -> None:
         if e.preference_id == self.item_id:
@@ -196,12 +206,13 @@ class _Life:
                     message=self.message(e.message_id),
                     strength=e.strength,
                     evidence=tuple(e.evidence),
+                    rules=tuple(e.rules),
                 ),
             )
 
     def preference_superseded(self, e: Any) -> None:
         if e.superseded_by == self.item_id:
-            self.found["supersedes"] = self.ref(e.preference_id, "update")
+            self.found["supersedes"] = self.ref(e.preference_id, "update", e.rules)
         elif e.preference_id == self.item_id:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
@@ -211,6 +222,7 @@ class _Life:
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
                 message=self.message(e.message_id),
+                rules=tuple(e.rules),
             )
 
     def preference_reinforced(self, e: Any) -> None:

@@ -34,7 +34,7 @@ from factledger.application.outcomes import (
     named,
 )
 from factledger.application.ports import Embedder, JudgesPreferences, RelationJudge
-from factledger.application.precedence import Action, Claim, Pair, Ruling, rule
+from factledger.application.precedence import Action, Claim, Pair, Ruling, rule, traced
 from factledger.application.said_order import SaidOrder
 from factledger.domain.memory import Fact, Preference, Span, UserMemory
 from factledger.domain.values import (
@@ -200,6 +200,7 @@ class Decider:
             verdict=Verdict.of(verdict, similarity),
             session_id=source.session_id,
             said_text=fact.text,
+            rules=verdict.rules,
         )
         return Outcome(
             "fact",
@@ -231,6 +232,7 @@ class Decider:
             message_id=source.message_id,
             at=source.at,
             verdict=Verdict.of(verdict, similarity),
+            rules=verdict.rules,
         )
         return Outcome(
             "fact",
@@ -265,6 +267,7 @@ class Decider:
                 message_id=source.message_id,
                 verdict=Verdict.of(verdict, similarity),
                 actor=source.actor,
+                rules=verdict.rules,
             )
         self.retire_preferences(memory, fact.text, fact_id, source)
         if superseded:
@@ -300,8 +303,9 @@ class Decider:
             ruling = self.retiring(pref.text, text, judged)
             if ruling.action is Action.SUPERSEDE and ruling.verdict is not None:
                 reason = f"被新事实替代: {text}"
+                verdict = ruling.verdict
                 memory.supersede_preference(
-                    pref.id, fact_id, reason, source.message_id, source.at, Verdict.of(ruling.verdict, 0.0)
+                    pref.id, fact_id, reason, source.message_id, source.at, Verdict.of(verdict, 0.0), verdict.rules
                 )
 
     def retiring(self, preference: str, text: str, judged: list[str] | None = None) -> Ruling:
@@ -356,7 +360,7 @@ class Decider:
             Pair.PREFERENCE,
             Claim.NAMED_SHOWN,
             extractor_says=lambda relation: RelationVerdict(
-                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id
+                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id, rules=pref.rules
             ),
         )
         assert ruling.verdict is not None and ruling.action is Action.SUPERSEDE
@@ -392,15 +396,16 @@ class Decider:
             claim = Claim.NAMED_REPLACEMENT if names_it and source.names_replaced else Claim.NONE
         prompt_id = compared.prompt_id if shown and compared is not None else None
         said, free = answer(fact), self.free_judge
-        return rule(
+        ruling = rule(
             Pair.FACT,
             claim,
             ask_free_judge=lambda: free.judge(existing.text, fact.text) if free is not None else None,
             ask_judge=lambda: self.judge.judge(existing.text, fact.text),
             extractor_says=lambda relation: RelationVerdict(
-                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id
+                relation, source.extractor_id, raw_answer=said, prompt_id=prompt_id, rules=fact.rules
             ),
         )
+        return traced(ruling, fact.rules if names_it else ())
 
     def matching_fact(self, memory: UserMemory, text: str) -> Fact | None:
         """The active fact that says ``text``: the same words, else the most similar at least
@@ -456,6 +461,7 @@ class Decider:
             authority=authority,
             prompt_id=source.prompt_id,
             actor=source.actor,
+            rules=fact.rules,
         )
 
     def _save_preference(
@@ -549,10 +555,12 @@ class Decider:
             evidence=pref.evidence,
             session_id=session_id,
             prompt_id=source.prompt_id,
+            rules=pref.rules,
         )
         for old, verdict, similarity in replaced:
+            reason = f"被新偏好替代: {pref.text}"
             memory.supersede_preference(
-                old.id, pref_id, f"被新偏好替代: {pref.text}", message_id, at, Verdict.of(verdict, similarity)
+                old.id, pref_id, reason, message_id, at, Verdict.of(verdict, similarity), verdict.rules
             )
         if replaced:
             old, verdict, similarity = replaced[0]

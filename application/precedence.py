@@ -214,4 +214,13 @@ def _verdict(
     return verdict
 
 
-__all__ = ["PRECEDENCE", "Action", "Answer", "Band", "Claim", "Pair", "Row", "Ruling", "Voice", "rule"]
+def traced(ruling: Ruling, named_by: tuple[str, ...]) -> Ruling:
+    """``ruling`` with ``named_by`` first among its verdict's rules: the ids of the extractor's
+    rules that named the known item, so chose it to be judged (and, in the extractor's voice,
+    decided), whoever's verdict is recorded (issue 27)."""
+    if not named_by or ruling.verdict is None:
+        return ruling
+    return attrs.evolve(ruling, verdict=attrs.evolve(ruling.verdict, rules=(*named_by, *ruling.verdict.rules)))
+
+
+__all__ = ["PRECEDENCE", "Action", "Answer", "Band", "Claim", "Pair", "Row", "Ruling", "Voice", "rule", "traced"]

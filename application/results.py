@@ -302,6 +302,7 @@ class ItemRef:
     id: str
     text: str | None
     relation: str | None = None
+    rules: tuple[str, ...] = ()  # for what it supersedes: the ids of the rules that decided so
 
 
 @attrs.frozen
@@ -318,6 +319,7 @@ class Observation:
     actor: str | None = None  # facts set by an operator
     strength: float | None = None  # preferences
     evidence: tuple[str, ...] = ()
+    rules: tuple[str, ...] = ()  # the ids of the extractor's rules that produced it (none: a model's answer)
 
     def to_dict(self, kind: str) -> dict[str, Any]:
         common = {
@@ -325,6 +327,7 @@ class Observation:
             "recorded_at": iso(self.recorded_at),
             "extractor_id": self.extractor_id,
             "prompt_id": self.prompt_id,
+            "rules": list(self.rules),
             "session_id": self.session_id,
             "message": _message(self.message),
         }
@@ -340,6 +343,7 @@ class Confirmation:
     importance: float
     verdict: Verdict
     message: MessageRef | None
+    rules: tuple[str, ...] = ()  # the ids of the rules that found it said again
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -347,6 +351,7 @@ class Confirmation:
             "times_mentioned": self.times_mentioned,
             "importance": self.importance,
             **_verdict(self.verdict),
+            "rules": list(self.rules),
             "message": _message(self.message),
         }
 
@@ -358,6 +363,7 @@ class Contest:
     relation: str
     verdict: Verdict
     message: MessageRef | None
+    rules: tuple[str, ...] = ()  # the ids of the rules that decided the challenge
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -365,6 +371,7 @@ class Contest:
             "challenger": self.challenger,
             "relation": self.relation,
             **_verdict(self.verdict),
+            "rules": list(self.rules),
             "message": _message(self.message),
         }
 
@@ -378,6 +385,7 @@ class Invalidation:
     superseded_by: ItemRef | None
     verdict: Verdict | None
     message: MessageRef | None
+    rules: tuple[str, ...] = ()  # the ids of the rules that decided it (none: a model's or an operator's word)
 
     def to_dict(self) -> dict[str, Any]:
         by = {"id": self.superseded_by.id, "text": self.superseded_by.text} if self.superseded_by else None
@@ -388,6 +396,7 @@ class Invalidation:
             "actor": self.actor,
             "superseded_by": by,
             **_verdict(self.verdict),
+            "rules": list(self.rules),
             "message": _message(self.message),
         }
 
@@ -436,6 +445,21 @@ class Explanation:
     def is_active(self) -> bool:
         return self.invalidated is None
 
+    @property
+    def rules(self) -> tuple[str, ...]:
+        """The ids of every rule that fired in its life, in order, once each: those that produced
+        it, decided what it replaced, found it said again or challenged, and decided its end
+        (issue 27). Empty where a language model or an operator decided everything: their prompt
+        ids and actors say so."""
+        said = (
+            self.observed.rules,
+            self.supersedes.rules if self.supersedes is not None else (),
+            *(c.rules for c in self.confirmations),
+            *(c.rules for c in self.contested),
+            self.invalidated.rules if self.invalidated is not None else (),
+        )
+        return tuple(dict.fromkeys(rule for rules in said for rule in rules))
+
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "id": self.id,
@@ -443,6 +467,7 @@ class Explanation:
             "text": self.text,
             "category": self.category,
             "observed": self.observed.to_dict(self.kind),
+            "rules": list(self.rules),
         }
         if self.kind == "preference":
             data.update(reinforcements=[r.to_dict() for r in self.reinforcements], is_active=self.is_active)

@@ -95,6 +95,7 @@ class SaidOrder:
                 superseded_by=fact_id,
                 message_id=source.message_id,
                 verdict=Verdict.of(verdict, similarity),
+                rules=verdict.rules,
             )
         for resumption in resumed:
             resumption.record(memory, source)
@@ -114,6 +115,7 @@ class SaidOrder:
             superseded_by=span.id,
             message_id=source.message_id,
             verdict=Verdict.of(verdict, similarity),
+            rules=verdict.rules,
         )
         return attrs.evolve(outcome, action="historical", replaced_by_id=span.id, replaced_by_text=span.text)
 
@@ -131,7 +133,9 @@ class SaidOrder:
         assert source.message_id is not None
         provenance = Verdict.of(verdict, similarity)
         if span.valid_until is None:
-            memory.confirm_fact(span.id, source.message_id, source.at, provenance, source.session_id, fact.text)
+            memory.confirm_fact(
+                span.id, source.message_id, source.at, provenance, source.session_id, fact.text, verdict.rules
+            )
         else:
             memory.mention_fact(span.id, source.message_id, source.at, provenance, fact.text)
         relation = verdict.relation.value
@@ -224,11 +228,12 @@ class SaidOrder:
             evidence=pref.evidence,
             session_id=source.session_id,
             prompt_id=source.prompt_id,
+            rules=pref.rules,
         )
         for span, verdict, similarity in replaced:
             reason = f"被新偏好替代: {pref.text}"
             memory.supersede_preference(
-                span.id, pref_id, reason, source.message_id, source.at, Verdict.of(verdict, similarity)
+                span.id, pref_id, reason, source.message_id, source.at, Verdict.of(verdict, similarity), verdict.rules
             )
         for resumption in resumed:
             resumption.record(memory, source)
@@ -241,7 +246,7 @@ class SaidOrder:
             return outcome
         reason = f"被后来的陈述替代: {span.text}"
         memory.supersede_preference(
-            pref_id, span.id, reason, source.message_id, span.valid_from, Verdict.of(verdict, similarity)
+            pref_id, span.id, reason, source.message_id, span.valid_from, Verdict.of(verdict, similarity), verdict.rules
         )
         return attrs.evolve(outcome, action="historical", replaced_by_id=span.id, replaced_by_text=span.text)
 

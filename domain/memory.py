@@ -18,7 +18,7 @@ from __future__ import annotations
 import copy
 import functools
 import uuid
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
 
@@ -272,6 +272,8 @@ class UserMemory(Aggregate):
                 aggregate.failed_extractions.append(self.message_id)
 
     class FactObserved(Aggregate.Event):
+        # 2: ``rules``, the ids of the extractor's rules that produced the fact (issue 27).
+        class_version = 2
         fact_id: str
         text: str
         category: str
@@ -284,6 +286,11 @@ class UserMemory(Aggregate):
         authority: str
         prompt_id: str | None
         actor: str | None
+        rules: list[str]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.facts[self.fact_id] = Fact(
@@ -305,7 +312,8 @@ class UserMemory(Aggregate):
         # 2: the judge's provenance as one Verdict (version 1 had four flat fields).
         # 3: ``said_at`` and ``said_text``: when the mention was said (``last_confirmed`` is the
         # latest of all) and in what words (ADR 0025).
-        class_version = 3
+        # 4: ``rules``, the ids of the rules that found it said again (issue 27).
+        class_version = 4
         fact_id: str
         message_id: str
         session_id: str | None
@@ -315,6 +323,7 @@ class UserMemory(Aggregate):
         verdict: Verdict
         said_at: datetime
         said_text: str | None
+        rules: list[str]
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -325,6 +334,10 @@ class UserMemory(Aggregate):
             # mentions were recorded in the order said, so the latest time was this one's
             state["said_at"] = state["last_confirmed"]
             state["said_text"] = None
+
+        @staticmethod
+        def upcast_v3_v4(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
@@ -339,7 +352,8 @@ class UserMemory(Aggregate):
 
     class FactInvalidated(Aggregate.Event):
         # 2: the judge's provenance as one Verdict, None for a manual invalidation.
-        class_version = 2
+        # 3: ``rules``, the ids of the rules that decided the invalidation (issue 27).
+        class_version = 3
         fact_id: str
         relation: str
         reason: str
@@ -348,10 +362,15 @@ class UserMemory(Aggregate):
         at: datetime
         verdict: Verdict | None
         actor: str | None
+        rules: list[str]
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             _group_verdict(state)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts.pop(self.fact_id, None)
@@ -383,23 +402,31 @@ class UserMemory(Aggregate):
     class FactContested(Aggregate.Event):
         """A message contradicted a fact that outranks it; the fact stays, the challenge is kept."""
 
-        class_version = 2
+        # 3: ``rules``, the ids of the rules that decided the challenge (issue 27).
+        class_version = 3
         fact_id: str
         challenger_text: str
         relation: str
         message_id: str
         at: datetime
         verdict: Verdict
+        rules: list[str]
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             _group_verdict(state)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts[self.fact_id]
             aggregate.facts[self.fact_id] = attrs.evolve(fact, contested=fact.contested + 1)
 
     class PreferenceObserved(Aggregate.Event):
+        # 2: ``rules``, the ids of the extractor's rules that produced the preference (issue 27).
+        class_version = 2
         preference_id: str
         text: str
         category: str
@@ -410,6 +437,11 @@ class UserMemory(Aggregate):
         extractor_id: str
         at: datetime
         prompt_id: str | None
+        rules: list[str]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             aggregate.preferences[self.preference_id] = Preference(
@@ -429,12 +461,19 @@ class UserMemory(Aggregate):
     class PreferenceSuperseded(Aggregate.Event):
         """A newer preference of the same kind replaced this one (以前喜欢…现在…): it stops being active."""
 
+        # 2: ``rules``, the ids of the rules that decided the supersession (issue 27).
+        class_version = 2
         preference_id: str
         superseded_by: str
         reason: str
         message_id: str
         at: datetime
         verdict: Verdict
+        rules: list[str]
+
+        @staticmethod
+        def upcast_v1_v2(state: dict[str, Any]) -> None:
+            traced_by_no_rule(state)
 
         def apply(self, aggregate: UserMemory) -> None:
             pref = aggregate.preferences.pop(self.preference_id, None)
@@ -688,8 +727,10 @@ class UserMemory(Aggregate):
         authority: Authority | str = Authority.STATED,
         prompt_id: str | None = None,
         actor: str | None = None,
+        rules: Sequence[str] = (),
     ) -> None:
-        """A fact seen for the first time (``message_id`` None: set by an operator)."""
+        """A fact seen for the first time (``message_id`` None: set by an operator); ``rules``:
+        the ids of the extractor's rules that produced it."""
         if fact_id in self.facts or fact_id in self.retired_facts:
             raise DomainError(f"fact {fact_id!r} already exists")
         _check_text("fact text", text)
@@ -713,6 +754,7 @@ class UserMemory(Aggregate):
             authority=authority.value,
             prompt_id=prompt_id,
             actor=actor,
+            rules=list(rules),
         )
 
     def confirm_fact(
@@ -723,9 +765,10 @@ class UserMemory(Aggregate):
         verdict: Verdict,
         session_id: str | None = None,
         said_text: str | None = None,
+        rules: Sequence[str] = (),
     ) -> None:
         """The user said an active fact again (in the words ``said_text``, if known): one more
-        mention, a little more importance."""
+        mention, a little more importance; ``rules``: the ids of the rules that found it so."""
         fact = self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
@@ -739,6 +782,7 @@ class UserMemory(Aggregate):
             verdict=verdict,
             said_at=at,
             said_text=said_text,
+            rules=list(rules),
         )
 
     def invalidate_fact(
@@ -751,9 +795,11 @@ class UserMemory(Aggregate):
         message_id: str | None = None,
         verdict: Verdict | None = None,
         actor: str | None = None,
+        rules: Sequence[str] = (),
     ) -> None:
         """Mark an active fact invalid, saying why and what replaced it; or end a retired fact
         earlier than it was known to end, when a message said before that end replaced it.
+        ``rules``: the ids of the rules that decided it.
 
         Only a manual invalidation may end a manual fact: nothing automatic
         overrides an operator's correction. The successor may itself be retired
@@ -785,6 +831,7 @@ class UserMemory(Aggregate):
             at=at,
             verdict=verdict,
             actor=actor,
+            rules=list(rules),
         )
 
     def mention_fact(
@@ -839,6 +886,7 @@ class UserMemory(Aggregate):
             authority=span.authority,
             prompt_id=None,
             actor=None,
+            rules=[],
         )
 
     def absorb_fact(self, fact_id: str, into: str, message_id: str, verdict: Verdict) -> None:
@@ -867,6 +915,7 @@ class UserMemory(Aggregate):
                 verdict=verdict,
                 said_at=said.at,
                 said_text=said.text,
+                rules=[],
             )
 
     def absorb_preference(self, preference_id: str, into: str, message_id: str, verdict: Verdict) -> None:
@@ -909,8 +958,10 @@ class UserMemory(Aggregate):
         message_id: str,
         at: datetime,
         verdict: Verdict,
+        rules: Sequence[str] = (),
     ) -> None:
-        """Keep a contradiction of a fact that outranks its challenger, without invalidating it."""
+        """Keep a contradiction of a fact that outranks its challenger, without invalidating it;
+        ``rules``: the ids of the rules that decided the challenge."""
         self.fact(fact_id)
         self._require_message(message_id)
         self.trigger_event(
@@ -921,6 +972,7 @@ class UserMemory(Aggregate):
             message_id=message_id,
             at=at,
             verdict=verdict,
+            rules=list(rules),
         )
 
     def observe_preference(
@@ -935,8 +987,9 @@ class UserMemory(Aggregate):
         evidence: str = "",
         session_id: str | None = None,
         prompt_id: str | None = None,
+        rules: Sequence[str] = (),
     ) -> None:
-        """A preference seen for the first time."""
+        """A preference seen for the first time; ``rules``: the ids of the extractor's rules that produced it."""
         if preference_id in self.preferences:
             raise DomainError(f"preference {preference_id!r} already exists")
         _check_text("preference text", text)
@@ -953,6 +1006,7 @@ class UserMemory(Aggregate):
             extractor_id=extractor_id,
             at=at,
             prompt_id=prompt_id,
+            rules=list(rules),
         )
 
     def supersede_preference(
@@ -963,6 +1017,7 @@ class UserMemory(Aggregate):
         message_id: str,
         at: datetime,
         verdict: Verdict,
+        rules: Sequence[str] = (),
     ) -> None:
         """A newer preference replaces this one (a changed taste or request), or an active fact
         that says the taste changed ("用户现在天天玩原神" after 最爱玩王者荣耀): no longer active.
@@ -987,6 +1042,7 @@ class UserMemory(Aggregate):
             message_id=message_id,
             at=at,
             verdict=verdict,
+            rules=list(rules),
         )
 
     def resume_preference(self, preference_id: str, resumed_id: str, mention: Mention, extractor_id: str) -> None:
@@ -1008,6 +1064,7 @@ class UserMemory(Aggregate):
             extractor_id=extractor_id,
             at=mention.at,
             prompt_id=None,
+            rules=[],
         )
 
     def reinforce_preference(
@@ -1100,6 +1157,11 @@ def _group_verdict(state: dict[str, Any]) -> None:
     similarity = state.pop("similarity", None)
     raw_answer = state.pop("raw_answer", None)
     state["verdict"] = None if judge_id is None else Verdict(judge_id, similarity or 0.0, raw_answer or "", prompt_id)
+
+
+def traced_by_no_rule(state: dict[str, Any]) -> None:
+    """Upcaster of every event that gained ``rules`` (issue 27): one recorded before named none."""
+    state["rules"] = []
 
 
 def project_memory(events: list[Any]) -> UserMemory | None:

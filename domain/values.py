@@ -109,6 +109,14 @@ def _preferences(items: Iterable[ExtractedPreference]) -> tuple[ExtractedPrefere
     return tuple(items)
 
 
+def _rule_ids(value: object) -> tuple[str, ...]:
+    """Rule ids as recorded: strings, none empty, none twice, in the order they fired."""
+    if value is None:
+        return ()
+    items: Iterable[object] = [value] if isinstance(value, str) else value  # type: ignore[assignment]
+    return tuple(dict.fromkeys(str(item).strip() for item in items if str(item).strip()))
+
+
 def _optional_text(value: object) -> str | None:
     if value is None:
         return None
@@ -197,6 +205,10 @@ class ExtractedFact:
     # "女朋友叫小美" and "和小美异地"); empty when it names one, as every extraction
     # recorded before lists were asked for does.
     also_conflicts_with: tuple[str, ...] = attrs.field(default=(), converter=_more_texts)
+    # The ids of the extractor's rules that produced it and named what it replaces
+    # ("zh_facts.moved", "judge.slot-exclusive"); empty for a language model's answer,
+    # whose prompt id says what produced it, and in every extraction recorded before.
+    rules: tuple[str, ...] = attrs.field(default=(), converter=_rule_ids)
 
     @property
     def conflicting(self) -> tuple[str, ...]:
@@ -213,6 +225,8 @@ class ExtractedFact:
         }
         if self.also_conflicts_with:  # only then: an extraction naming one fact is stored as it always was
             data["also_conflicts_with"] = list(self.also_conflicts_with)
+        if self.rules:  # only then: an extraction no rule traced is stored as it always was
+            data["rules"] = list(self.rules)
         return data
 
 
@@ -227,6 +241,8 @@ class ExtractedPreference:
     # Known preferences it replaces, as the extractor was shown them (a taste that changed);
     # empty for an extractor shown none, and in every extraction recorded before it was asked.
     replaces: tuple[str, ...] = attrs.field(default=(), converter=_more_texts)
+    # as ``ExtractedFact.rules``
+    rules: tuple[str, ...] = attrs.field(default=(), converter=_rule_ids)
 
     def as_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -237,6 +253,8 @@ class ExtractedPreference:
         }
         if self.replaces:  # only then: a preference naming none is stored as it always was
             data["replaces"] = list(self.replaces)
+        if self.rules:
+            data["rules"] = list(self.rules)
         return data
 
 
@@ -281,6 +299,7 @@ class Extraction:
                     f.get("conflicts_with"),
                     f.get("inferred", False),
                     f.get("also_conflicts_with") or (),
+                    f.get("rules") or (),
                 )
                 for f in data.get("facts") or ()
             ],
@@ -291,6 +310,7 @@ class Extraction:
                     p.get("strength", 0.5),
                     p.get("evidence") or "",
                     p.get("replaces") or (),
+                    p.get("rules") or (),
                 )
                 for p in data.get("preferences") or ()
             ],
@@ -312,6 +332,9 @@ class RelationVerdict:
     # False when the judge could not read the pair at all and answered ``different`` for want of a
     # reason (the offline rules with no slot or rule in common): a default, not a comparison
     compared: bool = True
+    # the ids of the rules that decided (the offline judge's, or the extractor's where it speaks);
+    # empty for a language model, whose prompt id says what decided
+    rules: tuple[str, ...] = attrs.field(default=(), converter=_rule_ids)
 
 
 @attrs.frozen

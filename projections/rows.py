@@ -152,6 +152,7 @@ def _(e: UserMemory.FactObserved) -> list[RowChange]:
                 "last_confirmed": e.at.isoformat(),
                 "times_mentioned": 1,
                 "conflicts_with": e.conflicts_with,
+                "rules": list(e.rules),  # the offline rules that produced it (issue 27)
                 **_when(e.text, e.at),
             },
             importance=e.confidence,
@@ -183,6 +184,7 @@ def _(e: UserMemory.FactInvalidated) -> list[RowChange]:
                 "invalidation_reason": e.reason,
                 "invalidation_relation": e.relation,
                 "superseded_by": e.superseded_by,
+                "invalidation_rules": list(e.rules),
             },
             e.at,
             is_active=False,
@@ -209,6 +211,7 @@ def _(e: UserMemory.PreferenceObserved) -> list[RowChange]:
                 "source_session": e.session_id,
                 "source_message": e.message_id,
                 "extractor_id": e.extractor_id,
+                "rules": list(e.rules),
                 **_when(e.text, e.at),
             },
             importance=e.strength,
@@ -223,7 +226,12 @@ def _(e: UserMemory.PreferenceSuperseded) -> list[RowChange]:
     return [
         ItemChanged(
             e.preference_id,
-            {"invalidated_at": e.at.isoformat(), "invalidation_reason": e.reason, "superseded_by": e.superseded_by},
+            {
+                "invalidated_at": e.at.isoformat(),
+                "invalidation_reason": e.reason,
+                "superseded_by": e.superseded_by,
+                "invalidation_rules": list(e.rules),
+            },
             e.at,
             is_active=False,
         )

@@ -361,6 +361,8 @@ def test_combined_a_named_known_fact_is_replaced_without_a_judge_call_and_the_ve
         "openai:gpt-4o-mini/combined",
         combined.template_id("combined"),
     )
+    # a model names no rule: its prompt id says what decided (ADR 0035)
+    assert why["rules"] == [] and invalidated["rules"] == [] and service.why("u", item.id).rules == ()
     assert [f.text for f in service.profile("u").facts] == ["用户住在上海"]
 
 
@@ -377,6 +379,7 @@ def test_combined_a_shown_fact_said_again_is_confirmed_by_the_free_judge_without
     [confirmed] = events(service, "u", "FactConfirmed")
     assert confirmed["judge_id"] == RuleJudge().judge_id and confirmed["judge_prompt_id"] is None
     assert confirmed["raw_answer"].startswith("duplicate")
+    assert confirmed["rules"] == ["judge.same-words"]  # the offline judge decided, and names its rule
 
 
 def test_combined_a_fact_the_extractor_was_not_shown_is_still_judged(

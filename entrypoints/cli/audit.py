@@ -28,6 +28,12 @@ def _verdict(step: Mapping[str, Any]) -> str:
     )
 
 
+def _print_rules(indent: str, step: Mapping[str, Any] | None) -> None:
+    """The ids of the rules that decided a step (issue 27), when rules decided it."""
+    if step and step.get("rules"):
+        out.print(f"{indent}rules: {', '.join(shown(rule) for rule in step['rules'])}")
+
+
 def _print_fact(life: Mapping[str, Any]) -> None:
     observed = life["observed"]
     out.print(f"  authority: {human(life['authority'])}")
@@ -38,12 +44,15 @@ def _print_fact(life: Mapping[str, Any]) -> None:
         + (f", actor {human(observed['actor'])}" if observed.get("actor") else "")
     )
     out.print(f"    from {message_line(observed['message'])}")
+    _print_rules("    ", observed)
     if "supersedes" in life:
         s = life["supersedes"]
         out.print(f"  it replaced {short(s['id'])} {quoted(s['text'])} ({human(s['relation'])})")
+        _print_rules("    ", s)
     for c in life["confirmations"]:
         out.print(f"  confirmed {when(c['at'])} (mentioned {c['times_mentioned']}×; {_verdict(c)})")
         out.print(f"    by {message_line(c['message'])}")
+        _print_rules("    ", c)
     for c in life["contested"]:
         out.print(
             styled(
@@ -53,7 +62,12 @@ def _print_fact(life: Mapping[str, Any]) -> None:
             )
         )
         out.print(f"    {_verdict(c)}")
+        _print_rules("    ", c)
         out.print(f"    in {message_line(c['message'])}")
+    _print_invalidation(life)
+
+
+def _print_invalidation(life: Mapping[str, Any]) -> None:
     if "invalidated" in life:
         inv = life["invalidated"]
         out.print(
@@ -67,6 +81,7 @@ def _print_fact(life: Mapping[str, Any]) -> None:
         out.print(f"    triggered by {message_line(inv['message'])}")
         if inv["judge_id"]:
             out.print(f"    {_verdict(inv)}")
+        _print_rules("    ", inv)
         if inv.get("actor"):
             out.print(f"    by {human(inv['actor'])}")
 
@@ -80,12 +95,18 @@ def _print_preference(life: Mapping[str, Any]) -> None:
     out.print(f"    from {message_line(observed['message'])}")
     if observed.get("evidence"):
         out.print(f"    evidence: {human(observed['evidence'])}")
+    _print_rules("    ", observed)
+    if "supersedes" in life:
+        s = life["supersedes"]
+        out.print(f"  it replaced {short(s['id'])} {quoted(s['text'])}")
+        _print_rules("    ", s)
     for r in life["reinforcements"]:
         out.print(
             f"  reinforced {when(r['at'])}: strength {human(r['old_strength'])} → {human(r['new_strength'])} "
             f"(observed {human(r['observed_strength'])}, similarity {human(r['similarity'])})"
         )
         out.print(f"    by {message_line(r['message'])}")
+    _print_invalidation(life)
 
 
 def cmd_why(args: argparse.Namespace) -> int:
@@ -140,7 +161,8 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         parents=[common],
         help="the whole life of a fact or preference",
         description="When it was observed, confirmed, contested, reinforced or invalidated, "
-        "with the messages, extractor, judge, prompt ids, similarity and raw answers.",
+        "with the messages, extractor, judge, prompt ids, similarity, raw answers and the ids of the "
+        "offline rules that decided each step.",
     )
     p.add_argument("user")
     p.add_argument("id", help="fact or preference id (a unique prefix is enough)")

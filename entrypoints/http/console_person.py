@@ -213,7 +213,7 @@ def _timeline_entry(visitor: Visitor, user_id: str, e: dict[str, Any], known: di
 
 def supersession(visitor: Visitor, user_id: str, e: dict[str, Any], known: dict[Any, dict[str, Any]]) -> str:
     """Old fact → new fact, and what decided it: relation, judge or rule, prompt (the judge's, else
-    the one that extracted the new fact; "—" for rules), similarity."""
+    the one that extracted the new fact; "—" for rules), similarity, the ids of the offline rules."""
     lang = visitor.language
     old_id = e.get("fact_id") or e.get("preference_id")
     new_id = e.get("superseded_by")
@@ -226,6 +226,7 @@ def supersession(visitor: Visitor, user_id: str, e: dict[str, Any], known: dict[
         (say(lang, "prompt"), prompt),
         (say(lang, "similarity"), e.get("similarity")),
         (say(lang, "reason"), e.get("reason")),
+        (say(lang, "rules"), ", ".join(e.get("rules") or ()) or None),
     ]
     details = " · ".join(f"{esc(name)}: <span>{esc(value)}</span>" for name, value in facts if value is not None)
     arrow = f'<span class="arrow" aria-label="{esc(say(lang, "superseded"))}">→</span>'

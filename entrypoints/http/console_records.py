@@ -40,6 +40,8 @@ def why_page(visitor: Visitor, user_id: str, item_id: str) -> tuple[str, str]:
     ]
     if observed.get("actor"):
         rows.append([esc(say(lang, "actor")), esc(observed["actor"])])
+    if why["rules"]:  # the offline rules that produced it and decided its changes (issue 27)
+        rows.append([esc(say(lang, "rules")), esc(", ".join(why["rules"]))])
     parts = [
         link(user_path(user_id), say(lang, "back_to_user", user=user_id)),
         f"<h2>{esc(say(lang, 'why'))}</h2>",
@@ -65,7 +67,12 @@ def _life(visitor: Visitor, user_id: str, why: dict[str, Any]) -> str:
     lines = []
     if why.get("supersedes"):
         old = why["supersedes"]
-        entry = {"fact_id": old["id"], "superseded_by": why["id"], "relation": old.get("relation")}
+        entry = {
+            "fact_id": old["id"],
+            "superseded_by": why["id"],
+            "relation": old.get("relation"),
+            "rules": old["rules"],
+        }
         known = {
             old["id"]: {"text": old.get("text")},
             why["id"]: {"text": why["text"], "prompt_id": why["observed"]["prompt_id"]},

@@ -72,6 +72,7 @@ WORDS: dict[str, tuple[str, str]] = {
     "not_active": ("no longer active", "已失效"),
     "said_in": ("Said in", "出自"),
     "extractor": ("extractor", "抽取器"),
+    "rules": ("rules that decided", "判定规则"),
     "invalidate": ("Invalidate", "标记为错误"),
     "invalidate_hint": ("Mark this fact wrong (recorded with your key).", "将此事实标记为错误（以你的密钥记录）。"),
     "restate": ("Record a fact", "记录事实"),

@@ -143,6 +143,11 @@ class Explanation(_Answer):
     authority: str | None = None
     is_active: bool
     observed: dict[str, Any] = Field(description="when, from which message, by which extractor or actor")
+    rules: list[str] = Field(
+        default_factory=list,
+        description="ids of the offline rules that produced it, decided what it replaced and decided its end, "
+        "'<module>.<rule>'; empty where a language model (see the prompt ids) or an operator decided",
+    )
     confirmations: list[dict[str, Any]] = Field(default_factory=list)
     contested: list[dict[str, Any]] = Field(default_factory=list)
     supersedes: dict[str, Any] | None = None

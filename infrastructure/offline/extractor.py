@@ -82,6 +82,10 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 log = logging.getLogger(__name__)
 
+#: a taste taken up, read by ``topics.taste_now`` (issue 27: every finding names its rule)
+_TASTE = ("topics.taste-now",)
+_CALLED_OFF = ("changes.called-off",)
+
 # "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's;
 # not "we all / we both have …": a quantifier makes "we" a group wider than the household
 # (people at large, the speaker and the listener), and no "I" may take its place
@@ -291,12 +295,16 @@ class RuleExtractor:
         for said in told_changes(message, [f.text for f in facts]):
             replaced = replaced_fact(said, message, known, told=True)
             if replaced:
-                facts.append(ExtractedFact(said, _category(said), rules_common.FACT_CONFIDENCE, replaced))
+                told = ("replacement.told-change",)
+                facts.append(ExtractedFact(said, _category(said), rules_common.FACT_CONFIDENCE, replaced, rules=told))
                 return attrs.evolve(extraction, facts=tuple(facts))
         named = [replaced_fact(f.text, message, known) for f in facts]
         if not any(named):
             return extraction
-        facts = [attrs.evolve(f, conflicts_with=n) if n else f for f, n in zip(facts, named, strict=True)]
+        facts = [
+            attrs.evolve(f, conflicts_with=n, rules=(*f.rules, "replacement.replaced-fact")) if n else f
+            for f, n in zip(facts, named, strict=True)
+        ]
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
@@ -319,7 +327,7 @@ class RuleExtractor:
                 and not any(s.removeprefix("用户") in t for s in said)
             ]
             if tastes:
-                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE) for t in tastes]
+                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
                 extra = self._build(items, extraction.signals, known)
                 extraction = attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
         moved = _child_grade_moved(text, known)
@@ -398,7 +406,7 @@ class RuleExtractor:
             # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
             tastes = [t for t in taste_now(text) if not _imagined(t, text)]
             if tastes and not is_english(text):
-                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE) for t in tastes]
+                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
                 return self._build(items, extraction.signals, known)
         return extraction
 
@@ -647,7 +655,7 @@ class RuleExtractor:
             before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
             if swapped and re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
                 text, old = swapped
-                item = _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)
+                item = _Item("fact", text, _category(text), replaces=old, rules=("extractor.switched-to",))
         now_named = _EN_NOW_NAMED.match(said.strip()) if item is None else None
         if now_named and not changes.is_unreal(said):
             # "and now London, third city in two years": the next name of a chain, in place of the
@@ -655,7 +663,7 @@ class RuleExtractor:
             swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False)
             if swapped:
                 text, old = swapped
-                item = _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)
+                item = _Item("fact", text, _category(text), replaces=old, rules=("extractor.now-named",))
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
@@ -673,12 +681,7 @@ class RuleExtractor:
 
     def _build(self, items: list[_Item], signals: dict[str, Any], known_facts: Sequence[str]) -> Extraction:
         facts = [
-            ExtractedFact(
-                text=i.text,
-                category=i.category,
-                confidence=i.score,
-                conflicts_with=i.replaces or self._conflict(i.text, known_facts),
-            )
+            self._fact(i, known_facts)
             for i in items
             # a mood of the moment or a reaction to the chat is nothing to remember (``durability``)
             if i.kind == "fact"
@@ -687,7 +690,7 @@ class RuleExtractor:
             and not is_momentary(i.text, names_a_known_fact=bool(i.replaces))
         ]
         preferences = [
-            ExtractedPreference(text=i.text, category=i.category, strength=i.score, evidence=i.evidence)
+            ExtractedPreference(i.text, i.category, i.score, i.evidence, rules=i.rules)
             for i in items
             if i.kind == "preference"
         ]
@@ -707,14 +710,26 @@ class RuleExtractor:
             signals=dict(signals),
         )
 
+    def _fact(self, item: _Item, known_facts: Sequence[str]) -> ExtractedFact:
+        """A fact found, naming the known fact it replaces: the one its rule named, else the one
+        the judge says it updates or contradicts; with the ids of the rules that said so."""
+        replaced, judged = (item.replaces, ()) if item.replaces else self._conflicting(item.text, known_facts)
+        conflicts_with = replaced or None
+        return ExtractedFact(item.text, item.category, item.score, conflicts_with, rules=(*item.rules, *judged))
+
     def _conflict(self, text: str, known_facts: Sequence[str]) -> str | None:
         """The known fact this one updates or contradicts, as the spec's prompt asks to mark; the latest first."""
+        return self._conflicting(text, known_facts)[0] or None
+
+    def _conflicting(self, text: str, known_facts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
+        """``_conflict``'s known fact ("" for none) and the ids of the judge's rules that said so."""
         for known in reversed(known_facts or ()):
             if not (isinstance(known, str) and known.strip()):
                 continue
-            if self._judge.judge(known, text).relation in (Relation.UPDATE, Relation.CONFLICT):
-                return known
-        return None
+            verdict = self._judge.judge(known, text)
+            if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
+                return known, verdict.rules
+        return "", ()
 
     # -- corrections and retractions ---------------------------------------------
 
@@ -726,14 +741,14 @@ class RuleExtractor:
         said_i = not message.dropped and bool(re.search(r"我(?!们)", message.text))
         items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
         facts = [i.text for i in items if i.kind == "fact"]
-        swapped = changes.replaced(message.text, message.known)
+        swapped, swap_rule = changes.replaced(message.text, message.known), "changes.replaced"
         if swapped is None and not is_english(message.text):
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
-            swapped = changes.swapped(message.text, message.known)
+            swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
             if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
                 items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
         if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
-            items.append(_Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1]))
+            items.append(_Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,)))
         for clause in split_clauses(message.text):
             gone = _GONE.match(_OPENERS.sub("", clause.text.strip()))
             named = [k for k in message.known if gone and gone.group("n") in k]
@@ -741,11 +756,11 @@ class RuleExtractor:
             if gone and species:
                 said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
                 if not any(said == i.text for i in items):
-                    items.append(_Item("fact", said, "other"))
+                    items.append(_Item("fact", said, "other", rules=("extractor.gone",)))
                 continue
             off = changes.called_off(clause.text)
             if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-                items.append(_Item("fact", off, "other"))  # "出差取消了": the plan it ends is known
+                items.append(_Item("fact", off, "other", rules=_CALLED_OFF))  # "出差取消了": the plan is known
                 continue
             fell = (
                 None
@@ -754,7 +769,7 @@ class RuleExtractor:
             )
             if fell and not any(i.replaces == fell[1] for i in items):
                 # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-                items.append(_Item("fact", fell[0], "other", replaces=fell[1]))
+                items.append(_Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",)))
                 continue
             if changes.is_conditional(message.text):
                 continue
@@ -786,7 +801,7 @@ class RuleExtractor:
                         i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
                     ]
             if ended and not any(said == i.text for i in items):
-                items.append(_Item("fact", said, _category(said)))
+                items.append(_Item("fact", said, _category(said), rules=("extractor.giving-up",)))
         if not changes.is_conditional(message.text):
             # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
             # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
@@ -801,7 +816,7 @@ class RuleExtractor:
                         for i in items
                         if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
                     ]
-                    items.append(_Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old))
+                    items.append(_Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
         return self._without_echoes(items, message.known)
 
     def _without_echoes(self, items: list[_Item], known: Sequence[str]) -> list[_Item]:
@@ -832,7 +847,7 @@ class RuleExtractor:
         for fact in reversed(known):
             restated = remeasure(fact, item.text)
             if restated:
-                return _Item("fact", restated, _category(restated), rules_common.FACT_CONFIDENCE, replaces=fact)
+                return _Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
         role = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", item.text)
@@ -840,7 +855,7 @@ class RuleExtractor:
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
             if moved:
-                return _Item("fact", moved[0], _category(moved[0]), rules_common.FACT_CONFIDENCE, replaces=moved[1])
+                return _Item("fact", moved[0], _category(moved[0]), replaces=moved[1], rules=("changes.remeasured",))
         return item
 
     @staticmethod
@@ -904,7 +919,7 @@ class RuleExtractor:
                 for i in items
                 if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflict(i.text, (old,))) == old))
             ]
-            return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
+            return [*kept, _Item("fact", text, _category(text), replaces=old, rules=("changes.swapped-same-kind",))]
         facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
@@ -958,7 +973,7 @@ class RuleExtractor:
         text = changes.marked_as_correction(text)
         kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
         kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
-        return [*kept, _Item("fact", text, _category(text), rules_common.FACT_CONFIDENCE, replaces=old)]
+        return [*kept, _Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
 
 
 #: "switched to Obsidian", "transferred to Rice this fall": a new name of what is used or attended

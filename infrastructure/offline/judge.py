@@ -26,7 +26,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 from difflib import SequenceMatcher
+from typing import ParamSpec
 
 from factledger.domain.values import Relation, RelationVerdict
 from factledger.infrastructure.content_ids import behaviour_id
@@ -160,6 +162,27 @@ _COMMON_BIGRAMS = frozenset(
 UNREAD = "different: no shared slot"
 
 
+#: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
+_Judged = tuple[Relation, str, str]
+_Args = ParamSpec("_Args")
+
+
+def _judge_rule(
+    rule_id: str,
+) -> Callable[[Callable[_Args, tuple[Relation, str] | None]], Callable[_Args, _Judged | None]]:
+    """Gives a rule's answer its id, which the verdict records and ``why`` shows (issue 27)."""
+
+    def mark(rule: Callable[_Args, tuple[Relation, str] | None]) -> Callable[_Args, _Judged | None]:
+        @functools.wraps(rule)
+        def marked(*args: _Args.args, **kwargs: _Args.kwargs) -> _Judged | None:
+            said = rule(*args, **kwargs)
+            return None if said is None else (*said, rule_id)
+
+        return marked
+
+    return mark
+
+
 class RuleJudge:
     """Implements ``RelationJudge`` with slot and negation rules; no network, deterministic."""
 
@@ -168,29 +191,29 @@ class RuleJudge:
         return offline_judge_id()
 
     def judge(self, old_fact: str, new_fact: str) -> RelationVerdict:
-        relation, reason = _decide(old_fact or "", new_fact or "")
+        relation, reason, rule_id = _decide(old_fact or "", new_fact or "")
         compared = reason != UNREAD
-        return RelationVerdict(relation=relation, judge_id=offline_judge_id(), raw_answer=reason, compared=compared)
+        return RelationVerdict(relation, offline_judge_id(), raw_answer=reason, compared=compared, rules=(rule_id,))
 
 
 # A pure function of the two texts: extraction (which known fact a new one replaces, what only
 # echoes it) and deciding ask about the same pairs, message after message; each is read once.
 @functools.lru_cache(maxsize=65_536)
-def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
+def _decide(old_fact: str, new_fact: str) -> _Judged:
     # A liking against a fact that may say it changed ("现在天天玩原神"): asked of every recent
     # preference, so a pair with no topic, slot or word in common is told apart cheaply.
     if not _is_fact(old_fact) and _is_fact(new_fact) and not _may_relate(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
+        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common", "judge.unrelated"
     # Two facts about nothing in common, neither saying that anything changed: every known fact is
     # asked about every new one, so this keeps a message's cost flat however many facts are known.
     if _is_fact(old_fact) and _is_fact(new_fact) and not _may_change(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: two facts with nothing in common"
+        return Relation.DIFFERENT, "different: two facts with nothing in common", "judge.unrelated"
     old_fact = unicodedata.normalize("NFKC", old_fact)
     new_fact = unicodedata.normalize("NFKC", new_fact)
     # 1. Same words once punctuation and particles (了/的/现在…) are gone.
     old_words, new_words = canonical(old_fact), canonical(new_fact)
     if old_words and old_words == new_words:
-        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
+        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored", "judge.same-words"
 
     # 2. Two preferences about replies: the side each takes on a dimension.
     if not _is_fact(old_fact) and not _is_fact(new_fact):
@@ -206,21 +229,12 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
         if verdict is not None:
             return verdict
 
-    # 3. One says the other is not so: both cannot hold. "用户放弃了搞生酮饮食" ends the pursuit
-    # it names (which a slot would read as the same diet, and a negation in it may belong to it).
-    gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
-    verb = (gave_up.group("v") or gave_up.group("signed")) if gave_up else None
-    if (
-        verb
-        and re.search(
-            r"(?:在|开始|准备)" + verb if verb != "报" else r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old_fact
-        )
-        and _is_fact(old_fact)
-        and _same_subject(old_fact, new_fact)
-    ):
-        return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
+    # 3. One says the other is not so: both cannot hold.
+    gave_up = _gave_up_doing(old_fact, new_fact)
+    if gave_up is not None:
+        return gave_up
     if negation_pair(old_fact, new_fact) or _liking_turned(old_fact, new_fact):
-        return Relation.CONFLICT, "conflict: one fact negates the other"
+        return Relation.CONFLICT, "conflict: one fact negates the other", "judge.negation"
 
     recounted = _recounted(old_fact, new_fact)
     if recounted is not None:
@@ -230,23 +244,27 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
     # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
     old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
     new_by_slot = dict(new_slots)
-    verdicts: list[tuple[Relation, str]] = []
+    verdicts: list[_Judged] = []
     for slot, old_value in old_slots:
         if slot not in new_by_slot:
             continue
         new_value = new_by_slot[slot]
         if _same_value(old_value, new_value):
-            verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}"))
+            verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "judge.slot-same"))
         elif is_polarity_slot(slot):
-            verdicts.append((Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}"))
+            verdicts.append(
+                (Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "judge.slot-polarity")
+            )
         elif is_exclusive_slot(slot):
-            verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}"))
+            verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "judge.slot-exclusive"))
         elif _CORRECTED.search(new_fact) and not _CORRECTED.search(old_fact):
             # "is actually allergic to sesame": the value said wrong, said again
-            verdicts.append((Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}"))
+            verdicts.append(
+                (Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "judge.slot-corrected")
+            )
         else:
             # a second colleague's surname is another colleague, not a correction
-            verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values"))
+            verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values", "judge.slot-several"))
     for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE):
         found = [v for v in verdicts if v[0] is wanted]
         if found:
@@ -255,7 +273,7 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
     succeeded = succeeds(old_fact, new_fact)
     if succeeded:
         topic, before, after = succeeded
-        return Relation.UPDATE, f"update: {topic} {before} → {after}"
+        return Relation.UPDATE, f"update: {topic} {before} → {after}", "judge.topic-succeeded"
     if verdicts:
         return verdicts[0]
 
@@ -291,8 +309,26 @@ def _decide(old_fact: str, new_fact: str) -> tuple[Relation, str]:
             return verdict
 
     if old_slots and new_slots:
-        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
-    return Relation.DIFFERENT, UNREAD
+        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}", "judge.other-slots"
+    return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
+
+
+@_judge_rule("judge.gave-up-doing")
+def _gave_up_doing(old_fact: str, new_fact: str) -> tuple[Relation, str] | None:
+    """Giving up: "用户放弃了搞生酮饮食" ends the pursuit it names (which a slot would read as the same diet,
+    and a negation in it may belong to it)."""
+    gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
+    verb = (gave_up.group("v") or gave_up.group("signed")) if gave_up else None
+    if (
+        verb
+        and re.search(
+            r"(?:在|开始|准备)" + verb if verb != "报" else r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old_fact
+        )
+        and _is_fact(old_fact)
+        and _same_subject(old_fact, new_fact)
+    ):
+        return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
+    return None
 
 
 #: how the extractor marks a fact restated by a correcting message
@@ -310,6 +346,7 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
+@_judge_rule("judge.renamed")
 def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
     """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
     a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
@@ -320,6 +357,7 @@ def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
 
 
+@_judge_rule("judge.recommended")
 def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
     """'偏好推荐歌时推摇滚' then '偏好推荐时推轻音乐': what to recommend of one kind, asked anew
     (a request that names no kind is about the kind asked for before)."""
@@ -331,6 +369,7 @@ def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
 
 
+@_judge_rule("judge.recommended-instead")
 def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
     of one choice, then asked for as another of the same topic (not two choices of two topics)."""
@@ -345,6 +384,7 @@ def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+@_judge_rule("judge.by-dimension")
 def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
     """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
     old_sides, new_sides = dimensions(old), dimensions(new)
@@ -369,6 +409,7 @@ def _split(slot: str) -> tuple[str | None, str]:
     return None, slot
 
 
+@_judge_rule("judge.related")
 def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tuple[Relation, str] | None:
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
@@ -457,6 +498,7 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
+@_judge_rule("judge.reversal")
 def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
     old, new = _as_fact(old), _as_fact(new)
@@ -521,6 +563,7 @@ _EN_RECENTLY = re.compile(
 )
 
 
+@_judge_rule("judge.restriction")
 def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
     if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
@@ -610,6 +653,7 @@ _CANCELLED = re.compile(
 )
 
 
+@_judge_rule("judge.cancelled")
 def _cancelled(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户下周要去外地出差' then '用户的出差取消了': a plan called off."""
     m = _CANCELLED.match(new)
@@ -636,6 +680,7 @@ _EN_GONE = re.compile(
 )
 
 
+@_judge_rule("judge.gone")
 def _gone(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户的猫叫小黑' then '用户的小黑走丢了', "The user's dog passed away": it is no longer the user's."""
     m = _ZH_GONE.match(new) or _EN_GONE.match(new)
@@ -648,6 +693,7 @@ def _gone(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+@_judge_rule("judge.pet-gone")
 def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
@@ -663,6 +709,7 @@ def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
 _ANY = re.compile(r"\b(?:anything|anyone|any \w+|at all)\b|任何|(?:什么|啥|哪个|一个|一只)(?:都|也)|一点都|都没")
 
 
+@_judge_rule("judge.none-at-all")
 def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
     for part in re.split(r"[，,;；]", new)[1:]:
@@ -690,6 +737,7 @@ _COUNT = re.compile(
 )
 
 
+@_judge_rule("judge.recounted")
 def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
@@ -702,6 +750,7 @@ def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
 
 
+@_judge_rule("judge.giving-up")
 def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
     new = re.split(r"[，,;；]", new)[0]
@@ -749,6 +798,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
+@_judge_rule("judge.reframed")
 def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
 
@@ -817,6 +867,7 @@ _EN_MANY_VALUES = re.compile(
 )
 
 
+@_judge_rule("judge.withdrawn")
 def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户有个小名叫阿福' then '用户撤回了之前说的小名': taken back by the one who said it."""
     m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
@@ -861,6 +912,7 @@ _EN_STUDIES_NOW = re.compile(r"^The user studies (?P<v>[A-Z][a-z]+) now$")
 _EN_STUDIED = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
 
 
+@_judge_rule("judge.studied-instead")
 def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
     """'The user studies Hindi' then 'The user studies Latin now': one subject in place of the other."""
     a, b = _EN_STUDIED.match(old), _EN_STUDIES_NOW.match(new)
@@ -869,6 +921,7 @@ def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+@_judge_rule("judge.left-job")
 def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
     if not _same_subject(old, new) or not _is_fact(old):
@@ -902,6 +955,7 @@ _STOPPED_DRINKING = re.compile(
 )
 
 
+@_judge_rule("judge.ended")
 def _ended(old: str, new: str) -> tuple[Relation, str] | None:
     """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
     if not _same_subject(old, new) or not _is_fact(old):
@@ -921,6 +975,7 @@ def _ended(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+@_judge_rule("judge.trade-changed")
 def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
     if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
@@ -959,6 +1014,7 @@ _ONLY_NOW = re.compile(r"^用户以后只(?P<verb>喝|吃|用|看|听|玩|穿|�
 _TOPIC_SWAPPED = re.compile(r"^用户(?P<t>(?:的|家)?[\u4e00-\u9fff]{2,4}?)换成(?P<v>\S+?)了?$")
 
 
+@_judge_rule("judge.gone-or-switched")
 def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     """A thing the user had and let go of, or an activity taken up in place of another, as
     the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
@@ -989,6 +1045,7 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
+@_judge_rule("judge.same-frame")
 def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
@@ -1085,6 +1142,7 @@ def _same_subject(old: str, new: str) -> bool:
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
 
 
+@_judge_rule("judge.remeasured")
 def _remeasured(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
 
@@ -1164,6 +1222,7 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
+@_judge_rule("judge.rerequested")
 def _rerequested(old: str, new: str) -> tuple[Relation, str] | None:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
     a, b = _asked(old), _asked(new)
@@ -1185,6 +1244,7 @@ _EN_LACKS = re.compile(
 )
 
 
+@_judge_rule("judge.lacking")
 def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
     """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
 

@@ -12,8 +12,10 @@ a habit) 0.6.
 
 from __future__ import annotations
 
+import functools
 import re
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
 from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN
@@ -43,6 +45,12 @@ class _Item(NamedTuple):
     evidence: str = ""
     generic: bool = False  # restated as said rather than by a slot rule: may absorb what follows
     replaces: str = ""  # the known fact this one restates with a new value (a correction), if any
+    # the ids of the rules that produced it, "<module>.<rule>" (``named_rule``), recorded with it (issue 27)
+    rules: tuple[str, ...] = ()
+
+    def traced(self, *rules: str) -> _Item:
+        """This finding, with ``rules`` after the ids it has (those that fired after the ones that made it)."""
+        return self._replace(rules=tuple(dict.fromkeys((*self.rules, *rules))))
 
 
 class _Subject(NamedTuple):
@@ -54,6 +62,25 @@ class _Subject(NamedTuple):
 
 
 _USER = _Subject("user")
+
+_Args = ParamSpec("_Args")
+_Found = TypeVar("_Found", _Item, _Item | None)
+
+
+def named_rule(rule_id: str) -> Callable[[Callable[_Args, _Found]], Callable[_Args, _Found]]:
+    """Gives what a rule function finds its id, ``<module>.<rule>`` (issue 27), unless a rule it
+    called, more specific, gave one already: the id then travels with the finding into the
+    extraction, the verdict and the events, where ``why`` reads it."""
+
+    def mark(find: Callable[_Args, _Found]) -> Callable[_Args, _Found]:
+        @functools.wraps(find)
+        def marked(*args: _Args.args, **kwargs: _Args.kwargs) -> _Found:
+            item = find(*args, **kwargs)
+            return item if item is None or item.rules else item.traced(rule_id)
+
+        return marked
+
+    return mark
 
 
 def _fact(text: str, category: str) -> _Item:

@@ -17,6 +17,7 @@ from factledger.infrastructure.offline.rules_common import (
     _fact,
     _Item,
     _pref,
+    named_rule,
 )
 from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of
 
@@ -102,6 +103,7 @@ def _article(word: str) -> str:
     return "an" if re.match(r"[aeiou]", word, re.IGNORECASE) else "a"
 
 
+@named_rule("rules_en.request")
 def _en_request_preference(t: str, said: str) -> _Item | None:
     """How to reply, asked or stated: units, emoji, tone, jargon, code language, length."""
     m = re.search(
@@ -245,6 +247,7 @@ def _en_vehicle(value: str) -> str:
     return f"{_article(value)} {value}"
 
 
+@named_rule("rules_en.change")
 def _en_change(t: str, message: str) -> _Item | None:
     """Changes said as events, with or without "I": moved to X, got promoted to Y, turned 30, now driving Z."""
     if is_unreal(t):
@@ -426,6 +429,7 @@ def _en_change(t: str, message: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_en.clause")
 def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
     """A handful of first-person English statements, rewritten about "the user"."""
     t = re.sub(r"\s+", " ", text.strip())
@@ -811,6 +815,7 @@ def clean_en(text: str) -> str:
     return text.strip(" .!,;")
 
 
+@named_rule("rules_en.generic")
 def generic_en(said: str) -> _Item | None:
     """A first-person English statement restated about "the user"."""
     text = clean_en(said)

@@ -22,6 +22,7 @@ from factledger.infrastructure.offline.rules_common import (
     _pref,
     _Subject,
     _tidy,
+    named_rule,
     third_person,
 )
 from factledger.infrastructure.offline.rules_zh_prefs import _LIKE
@@ -204,6 +205,7 @@ def _place(value: str) -> str | None:
     return value
 
 
+@named_rule("rules_zh_facts.location")
 def _location_fact(rest: str) -> _Item | None:
     m = (
         re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest)
@@ -224,6 +226,7 @@ def _location_fact(rest: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_facts.work")
 def _work_fact(rest: str) -> _Item | None:
     m = re.match(r"^(?:在|去了|到了|进了)(?P<v>.+?)(?P<verb>做|当|担任)(?P<w>.+?)(?:的工作|工作)?$", rest)
     if m and (looks_like_job(m.group("w")) or looks_like_organisation(m.group("v"))):
@@ -243,6 +246,7 @@ def _work_fact(rest: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_facts.personal")
 def _personal_fact(rest: str) -> _Item | None:
     m = re.match(r"^(?P<verb>叫|名叫)(?P<v>[^\s，,。]{1,12})$", rest)
     if m and not re.match(r"^(?:做|了|我|你|什么|啥)", m.group("v")):
@@ -278,6 +282,7 @@ _HABIT_ADVERBS = (
 )
 
 
+@named_rule("rules_zh_facts.habit")
 def _habit_fact(rest: str) -> _Item | None:
     m = re.match(r"^(?P<adv>" + _HABIT_ADVERBS + r")(?P<v>.+)$", rest)
     if (
@@ -300,6 +305,7 @@ _NOT_A_THING = re.compile(
 )
 
 
+@named_rule("rules_zh_facts.state")
 def _state_fact(rest: str) -> _Item | None:
     m = re.match(r"^(?P<neg>没有|没)?有(?P<v>.+)$", rest) or re.match(r"^(?P<neg>没)(?P<v>" + _CJK + r"{1,3})$", rest)
     if m:
@@ -313,6 +319,7 @@ def _state_fact(rest: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> _Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
     m = re.match(r"^对(?P<x>.+?)(?:很|非常|特别|比较|挺|超|也|都)*(?P<neg>不)?感兴趣$", rest)
@@ -341,6 +348,7 @@ _PERSONAL_NOUNS = re.compile(r"名字|生日|年龄|星座|血型|属相")
 _WORK_NOUNS = re.compile(r"工作|职位|岗位|职业|公司|单位|专业|行业")
 
 
+@named_rule("rules_zh_facts.possession")
 def _possession_fact(rest: str) -> _Item | None:
     """'我的车是特斯拉' → 用户的车是特斯拉."""
     m = re.match(r"^的(?P<noun>(?:" + _CJK + r"|[A-Za-z]){1,6}?)(?P<verb>是|在|叫)(?P<v>.+)$", rest)
@@ -391,6 +399,7 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
+@named_rule("rules_zh_facts.moved")
 def _moved_fact(core: str, who: str, message: str) -> _Item | None:
     """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
     m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:(?:去|来)?住)?(?:来了|去了|了|啦)?$", core)
@@ -455,6 +464,7 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_facts.job-change")
 def _job_change_fact(core: str, who: str) -> _Item | None:
     """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
     m = re.match(r"^(?:被)?(?P<verb>" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
@@ -482,6 +492,7 @@ def _job_change_fact(core: str, who: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_facts.age")
 def _age_fact(core: str, who: str) -> _Item | None:
     """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
     if re.search(r"给(?:它|他|她|牠)(?:过|庆祝|办)", core):
@@ -506,6 +517,7 @@ def _age_fact(core: str, who: str) -> _Item | None:
     return _fact(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
 
 
+@named_rule("rules_zh_facts.vehicle")
 def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
     """开的是X, 提了台X, 新车是X: the car the user drives now."""
     m = re.match(r"^(?P<said>开的是(?:一辆|一台|辆|台)?|开(?:着)?(?:一辆|一台|辆))(?P<v>.+)$", core)
@@ -541,6 +553,7 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
 _PARTNER = {"男友": "男朋友", "女友": "女朋友"}
 
 
+@named_rule("rules_zh_facts.partner")
 def _partner_fact(core: str, who: str) -> _Item | None:
     """单身, 结婚了, 分手了, 和一个叫X的女生在一起了, 交了个女朋友叫X."""
     if who != "用户":
@@ -584,6 +597,7 @@ _AMOUNT = (
 )
 
 
+@named_rule("rules_zh_facts.amount")
 def _amount_fact(core: str, who: str, message: str) -> _Item | None:
     """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
     m = re.match(
@@ -599,6 +613,7 @@ def _amount_fact(core: str, who: str, message: str) -> _Item | None:
     return _fact(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
 
 
+@named_rule("rules_zh_facts.quit")
 def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
     """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
     m = re.match(r"^(?:正在|在)?戒(?:掉)?(?:了)?(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)?(?:了|啦)?$", core) or re.match(
@@ -618,6 +633,7 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
 _LEVEL_NOUNS = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|专家|内行|熟手"
 
 
+@named_rule("rules_zh_facts.level")
 def _level_fact(core: str, who: str) -> _Item | None:
     """是小白, 算入门了, 已经上手了: how far along the user is."""
     m = re.match(
@@ -637,6 +653,7 @@ _GRADE = (
 )
 
 
+@named_rule("rules_zh_facts.grade")
 def _grade_fact(core: str, who: str) -> _Item | None:
     """上二年级, 升三年级了, 大三了, 毕业了: which school year, now."""
     m = re.match(
@@ -662,6 +679,7 @@ def _grade_fact(core: str, who: str) -> _Item | None:
 _SALARY_NUMBER = r"(?P<v>[\d.]+[kKwW万千]?|[一二两三四五六七八九十]+(?:万|千)(?:[一二两三四五六七八九])?)"
 
 
+@named_rule("rules_zh_facts.salary")
 def _salary_fact(core: str, who: str, message: str) -> _Item | None:
     """工资八千, 月薪两万了, 涨工资了，现在一万二: what the user earns now."""
     m = re.match(
@@ -682,6 +700,7 @@ def _salary_fact(core: str, who: str, message: str) -> _Item | None:
     return _fact(f"{who}{noun}{m.group('v')}", "work")
 
 
+@named_rule("rules_zh_facts.weight")
 def _weight_fact(core: str, who: str) -> _Item | None:
     """体重150斤, 减到140了, 现在130斤: the weight now."""
     m = re.match(
@@ -698,6 +717,7 @@ _PET_GONE = re.compile(
 )
 
 
+@named_rule("rules_zh_facts.pet")
 def _pet_fact(core: str, who: str) -> _Item | None:
     """养了只猫 (said without 我), 狗送人了: which pets the user keeps."""
     m = re.match(r"^(?:又|还|也)?养(?:了|着)(?P<v>.{1,10})$", core)
@@ -763,6 +783,7 @@ _ROLE_PREDICATE = re.compile(
 )
 
 
+@named_rule("rules_zh_facts.role")
 def _role_fact(subject: _Subject, rest: str, said: str = "", message: str = "") -> _Item | None:
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
@@ -773,6 +794,7 @@ def _role_fact(subject: _Subject, rest: str, said: str = "", message: str = "") 
     return _fact(f"{subject.phrase}{third_person(_tidy(core))}", "relationship")
 
 
+@named_rule("rules_zh_facts.owned")
 def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
     core = _LEAD_ADVERBS.sub("", rest)
     m = re.match(r"^(?:在|是|叫|做|有|主要做)", core)
@@ -851,6 +873,7 @@ _NOT_ABOUT_ME = re.compile(
 _ME = re.compile(r"我(?!们)|我们家")
 
 
+@named_rule("rules_zh_facts.generic")
 def generic_fact(said: str, subject: _Subject) -> _Item | None:
     """'我在阳台上养多肉' → 用户在花园里种玫瑰: a first-person statement restated in the third person."""
     text = clean_said(said)

@@ -15,6 +15,7 @@ from factledger.infrastructure.offline.rules_common import (
     _pref,
     _Subject,
     _tidy,
+    named_rule,
     third_person,
 )
 
@@ -88,6 +89,7 @@ _UNIT_ASKED = re.compile(r"(?:用|换成|改用|切换到|切到|换到)(?P<u>�
 _SWITCHED_TO_TOOL = re.compile(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$")
 
 
+@named_rule("rules_zh_prefs.reply-content")
 def _reply_content_preference(rest: str, said: str) -> _Item | None:
     """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
     m = _CODE_LANGUAGE.search(rest)
@@ -167,6 +169,7 @@ _WORD_LIMIT_ASKED = re.compile(
 _ASKING = re.compile(r"[?？吗]")
 
 
+@named_rule("rules_zh_prefs.time")
 def _time_preference(rest: str, said: str) -> _Item | None:
     m = _TIME_NOT_TO_CONTACT.search(rest)
     if m:
@@ -177,6 +180,7 @@ def _time_preference(rest: str, said: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_prefs.tool")
 def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     """'我平时用VSCode写代码' → 偏好使用VSCode; only the user's own habits, never one-off requests."""
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
@@ -191,6 +195,7 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_prefs.request")
 def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
     # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
@@ -268,6 +273,7 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     return _style_request(rest, said) if request_like else None
 
 
+@named_rule("rules_zh_prefs.style-request")
 def _style_request(rest: str, said: str) -> _Item | None:
     """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
     for pattern, text in _STYLE_REQUESTS:
@@ -316,6 +322,7 @@ _RECOMMENDATION = (
 )
 
 
+@named_rule("rules_zh_prefs.recommendation")
 def _recommendation_preference(rest: str, said: str) -> _Item | None:
     """'给我推荐歌的时候多推摇滚' → 偏好推荐歌时推摇滚: one frame for what to recommend, so that a
     later '以后推点轻音乐吧' is read as the same request changed (judge._recommended)."""
@@ -327,6 +334,7 @@ def _recommendation_preference(rest: str, said: str) -> _Item | None:
     return None
 
 
+@named_rule("rules_zh_prefs.standing")
 def _standing_preference(content: str, said: str) -> _Item:
     """A request for all later answers that names no known dimension, kept in the user's words:
     "以后推荐清淡的吧" → 偏好推荐清淡的; "以后直接写成一段话就行" → 偏好直接写成一段话 (format)."""
@@ -366,6 +374,7 @@ _LIKE = re.compile(
 )
 
 
+@named_rule("rules_zh_prefs.liked-reply")
 def _liked_reply_preference(rest: str, said: str) -> _Item | None:
     """'喜欢简短的回复' → 偏好简短的回复风格; '习惯用VSCode' → 偏好使用VSCode."""
     m = _LIKE.match(rest)

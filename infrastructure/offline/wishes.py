@@ -29,7 +29,7 @@ import re
 
 from factledger.infrastructure.offline.clauses import Clause, is_english, is_question
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.rules_common import _Item, _pref
+from factledger.infrastructure.offline.rules_common import _Item, _pref, named_rule
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 # -- what makes a clause a wish about answers --------------------------------------------------
@@ -191,6 +191,7 @@ _STATED = re.compile(
 )
 
 
+@named_rule("wishes.answer")
 def answer_wish(clause: Clause, someone_else: bool = False) -> _Item | None:
     """The preference a wish about answers states, or None (see the module's words)."""
     said = clause.text.strip()
