@@ -1,4 +1,4 @@
-"""What every command needs besides printing: the ledger to work on, times, and known users."""
+"""What every command needs besides printing: the ledger to work on, times, and the note for an unknown user."""
 
 from __future__ import annotations
 
