@@ -1,6 +1,7 @@
 """factledger: an event-sourced memory of what people tell an assistant.
 
-The public API: :func:`open_ledger` returns a :class:`LedgerService`; results
+The public API: :func:`open_ledger` returns a :class:`LedgerService`, a
+:class:`Ledger` (the protocol ``PartitionedLedger`` implements too); results
 are typed (``IngestResult``, ``Profile``, ``MemoryContext``, ``Explanation``,
 ``HistoryPage``, ``Diff``, ``RecallHit``), each with ``to_dict()``; every
 deliberate error is a :class:`FactledgerError`. Asyncio backends wrap the
@@ -33,6 +34,7 @@ if TYPE_CHECKING:  # the names as type checkers and editors see them; at run tim
         WriteConflict,
     )
     from factledger.application.ingestion import Incoming
+    from factledger.application.ledger_protocol import Ledger
     from factledger.application.outcomes import Outcome
     from factledger.application.people import UserPage
     from factledger.application.ports import ProjectionStatus, RecallHit, Tombstone
@@ -68,6 +70,7 @@ _PUBLIC_NAMES: dict[str, str] = {
     "ErrorKind": "factledger.application.error_kinds",
     "kind_of": "factledger.application.error_kinds",
     "Incoming": "factledger.application.ingestion",
+    "Ledger": "factledger.application.ledger_protocol",
     "Outcome": "factledger.application.outcomes",
     "UserPage": "factledger.application.people",
     "ProjectionStatus": "factledger.application.ports",
@@ -103,6 +106,7 @@ __all__ = [
     "LLMAuthError",
     "LLMError",
     "LLMUnavailable",
+    "Ledger",
     "LedgerService",
     "MemoryContext",
     "MessageIdReused",

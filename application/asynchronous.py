@@ -1,6 +1,8 @@
-"""``AsyncLedger``: the service for asyncio backends, never blocking their event loop.
+"""``AsyncLedger``: a ``Ledger`` for asyncio backends, never blocking their event loop.
 
-Each call runs the synchronous service in a worker thread (``asyncio.to_thread``),
+It offers the ``Ledger`` protocol's calls as coroutines, with the same signatures
+(``tests/test_ledger_protocol.py``), over a ``LedgerService`` or a ``PartitionedLedger``.
+Each call runs the synchronous ledger in a worker thread (``asyncio.to_thread``),
 so a slow database or LLM call holds a thread, not the loop. The service is
 thread-safe: concurrent calls for one user are serialised by its optimistic
 writes (a conflicting save re-decides), never interleaved half-way.
@@ -9,22 +11,22 @@ writes (a conflicting save re-decides), never interleaved half-way.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from factledger.application.decisions import Outcome
 from factledger.application.errors import FactledgerError
 from factledger.application.ingestion import Incoming
+from factledger.application.ledger_protocol import Ledger
 from factledger.application.ports import RecallHit, Tombstone
 from factledger.application.results import Explanation, HistoryPage, IngestResult, MemoryContext, Profile
-from factledger.application.service import LedgerService
 
 
 class AsyncLedger:
-    """The same operations as ``LedgerService``, awaitable. ``AsyncLedger(open_ledger())``."""
+    """The ``Ledger`` calls, awaitable (``close`` is ``aclose``). ``AsyncLedger(open_ledger())``."""
 
-    def __init__(self, service: LedgerService) -> None:
+    def __init__(self, service: Ledger) -> None:
         self.service = service
 
     async def ingest(
@@ -45,6 +47,12 @@ class AsyncLedger:
     async def ingest_many(self, messages: Sequence[Incoming]) -> list[IngestResult | FactledgerError]:
         """See ``LedgerService.ingest_many``."""
         return await asyncio.to_thread(self.service.ingest_many, messages)
+
+    async def retry_failed(
+        self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> list[IngestResult]:
+        """See ``LedgerService.retry_failed`` (``progress`` is called from the worker thread)."""
+        return await asyncio.to_thread(self.service.retry_failed, user_id, progress)
 
     async def knows(self, user_id: str) -> bool:
         return await asyncio.to_thread(self.service.knows, user_id)
@@ -93,16 +101,27 @@ class AsyncLedger:
             self.service.history, user_id, since, until, kind, offset=offset, limit=limit, clock=clock
         )
 
-    async def invalidate(self, user_id: str, fact_id: str, reason: str, actor: str | None = None) -> str:
-        return await asyncio.to_thread(self.service.invalidate, user_id, fact_id, reason, actor)
+    async def invalidate(
+        self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None
+    ) -> str:
+        return await asyncio.to_thread(self.service.invalidate, user_id, fact_id, reason, actor, at)
 
     async def restate(
-        self, user_id: str, text: str, category: str = "other", actor: str | None = None, confidence: float = 1.0
+        self,
+        user_id: str,
+        text: str,
+        category: str = "other",
+        actor: str | None = None,
+        confidence: float = 1.0,
+        at: datetime | None = None,
     ) -> Outcome:
-        return await asyncio.to_thread(self.service.restate, user_id, text, category, actor, confidence)
+        return await asyncio.to_thread(self.service.restate, user_id, text, category, actor, confidence, at)
 
     async def forget(self, user_id: str, actor: str = "operator") -> Tombstone:
         return await asyncio.to_thread(self.service.forget, user_id, actor)
+
+    async def tombstones(self, user_id: str | None = None) -> list[Tombstone]:
+        return await asyncio.to_thread(self.service.tombstones, user_id)
 
     async def export(self, user_id: str) -> dict[str, Any]:
         return await asyncio.to_thread(self.service.export, user_id)

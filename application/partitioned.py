@@ -31,6 +31,7 @@ from factledger.application.at_once import each_at_once
 from factledger.application.decisions import Outcome
 from factledger.application.errors import ConfigError, FactledgerError, InvalidInput, NotFound, StoreBusy
 from factledger.application.ingestion import Incoming
+from factledger.application.ledger_protocol import Ledger
 from factledger.application.ports import ProjectionStatus, RecallHit, Tombstone
 from factledger.application.replay import ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
@@ -189,8 +190,8 @@ class PartitionStore(Protocol):
 
 
 class PartitionedLedger:
-    """The calls of ``LedgerService``, each for one user routed to their partition; partition-wide
-    calls answer per partition (``{partition: answer}``)."""
+    """A ``Ledger``: the calls of ``LedgerService``, each for one user routed to their partition;
+    partition-wide calls take the service's parameters and answer per partition (``{partition: answer}``)."""
 
     def __init__(self, store: PartitionStore, limits: InputLimits = DEFAULT_LIMITS) -> None:
         self.store = store
@@ -269,6 +270,14 @@ class PartitionedLedger:
             each_at_once(one_user, users[1:], workers)
         return [outcome for outcome in outcomes if outcome is not None]
 
+    def retry_failed(
+        self, user_id: str | None = None, progress: Callable[[int, int], None] | None = None
+    ) -> list[IngestResult]:
+        """One user's failed messages in their partition, or every partition's, one after another."""
+        if user_id is not None:
+            return self._on_user(user_id, lambda s: s.retry_failed(user_id, progress))
+        return [result for done in self._each(lambda s: s.retry_failed(None, progress)).values() for result in done]
+
     def invalidate(
         self, user_id: str, fact_id: str, reason: str, actor: str | None = None, at: datetime | None = None
     ) -> str:
@@ -334,10 +343,6 @@ class PartitionedLedger:
         data = self._on_user(user_id, lambda s: s.export(user_id))
         return {**data, "partition": self.partition_of(user_id)}
 
-    def diff_user(self, other: str, user_id: str) -> Diff:
-        """Compare the user's live ledger with the ledger ``other`` of the same partition."""
-        return self._on_user(user_id, lambda s: s.diff(other, user_id))
-
     def forget(self, user_id: str, actor: str = "operator") -> Tombstone:
         """Forget the user in their partition (and in both partitions of an interrupted move of
         theirs), then drop their route override. The returned tombstone sums the counts."""
@@ -368,18 +373,40 @@ class PartitionedLedger:
     def ledgers(self) -> dict[str, list[dict[str, Any]]]:
         return self._each(lambda s: s.ledgers())
 
-    def replay(self, into: str, extractor: str | None = None, **options: Any) -> dict[str, ReplayReport]:
-        """Replay every partition into its own ledger ``into`` (each resumable on its own)."""
-        return self._each(lambda s: s.replay(into, extractor, **options))
+    def replay(
+        self,
+        into: str,
+        extractor: str | None = None,
+        *,
+        rules: str | None = None,
+        prompts: str | None = None,
+        users: Sequence[str] | None = None,
+        limit: int | None = None,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> dict[str, ReplayReport]:
+        """Replay every partition into its own ledger ``into`` (each resumable on its own); ``users``
+        and ``limit`` apply in each partition, ``progress`` is told each partition's counts."""
 
-    def diff(self, other: str) -> dict[str, Diff]:
-        return self._each(lambda s: s.diff(other))
+        def replay(service: LedgerService) -> ReplayReport:
+            return service.replay(
+                into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress
+            )
 
-    def catch_up(self) -> dict[str, int]:
-        return self._each(lambda s: s.catch_up())
+        return self._each(replay)
 
-    def rebuild_read_model(self) -> dict[str, int]:
-        return self._each(lambda s: s.rebuild_read_model())
+    def diff(self, other: str, user_id: str | None = None) -> dict[str, Diff]:
+        """Compare each partition's live ledger with its ledger ``other``; with ``user_id``, only
+        that user, in their own partition (the answer then has that one partition)."""
+        if user_id is None:
+            return self._each(lambda s: s.diff(other))
+        with self.store.routed(self._id(user_id)) as name, self.store.guard(name):
+            return {name: self.store.service(name).diff(other, user_id)}
+
+    def catch_up(self, progress: Callable[[int, int], None] | None = None, most: int | None = None) -> dict[str, int]:
+        return self._each(lambda s: s.catch_up(progress, most))
+
+    def rebuild_read_model(self, progress: Callable[[int, int], None] | None = None) -> dict[str, int]:
+        return self._each(lambda s: s.rebuild_read_model(progress))
 
     def read_model_status(self) -> dict[str, ProjectionStatus]:
         return self._each(lambda s: s.read_model_status())
@@ -394,6 +421,10 @@ class PartitionedLedger:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+#: Both are ``Ledger``s: mypy checks each against the protocol here (tests/test_ledger_protocol.py).
+LEDGERS: tuple[type[Ledger], ...] = (LedgerService, PartitionedLedger)
 
 
 def ranges_text(spans: Sequence[tuple[int, int]]) -> str:

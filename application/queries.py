@@ -226,7 +226,8 @@ class Queries:
     ) -> HistoryPage:
         """Events recorded for the user, in recorded order; optionally only those said
         (``clock="recorded"``: recorded) in [since, until], of one kind (message | fact |
-        preference), and a page of them."""
+        preference), and a page of them. A user nothing was ever recorded for has an empty
+        page with ``known`` False (no error, ADR 0036)."""
         user_id = self.ledger.user_id(user_id, self.limits)
         _require_clock(clock)
         if kind is not None and kind not in HISTORY_KINDS:
@@ -236,7 +237,7 @@ class Queries:
         if limit is not None and (isinstance(limit, bool) or not isinstance(limit, int) or limit < 1):
             raise InvalidInput(f"limit must be a positive integer, got {limit!r}")
         if self.ledger.find_memory(user_id) is None:
-            return HistoryPage(user_id, (), offset, 0)
+            return HistoryPage(user_id, (), offset, 0, known=False)
         everything = list(self.ledger.user_events(user_id))
         said = said_times(everything)
         events = select_events(

@@ -186,6 +186,7 @@ class Profile:
             prefs.setdefault(p.category, []).append({"preference": p.text, "strength": p.strength, "id": p.id})
         return {
             "user_id": self.user_id,
+            "known": self.known,
             "facts": facts,
             "preferences": prefs,
             "facts_count": len(self.facts),
@@ -260,6 +261,7 @@ class MemoryContext:
         return {
             "user_id": self.user_id,
             "query": self.query,
+            "known": self.profile.known,
             "text": self.text,
             "profile": self.profile.to_dict(),
             "recalled": [hit.to_dict() for hit in self.recalled],
@@ -537,6 +539,7 @@ class HistoryPage:
     entries: tuple[HistoryEntry, ...]
     offset: int
     total: int
+    known: bool = True  # False: nothing was ever recorded for this user (an empty page, not an error)
 
     def __iter__(self) -> Any:
         return iter(self.entries)
@@ -551,6 +554,7 @@ class HistoryPage:
     def to_dict(self) -> dict[str, Any]:
         return {
             "user_id": self.user_id,
+            "known": self.known,
             "offset": self.offset,
             "total": self.total,
             "entries": [e.to_dict() for e in self.entries],

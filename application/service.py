@@ -195,7 +195,7 @@ class LedgerService:
     # ---- reading -----------------------------------------------------------------------
 
     def knows(self, user_id: str) -> bool:
-        """Whether anything is recorded for ``user_id`` (a server answers 404 for a user it does not know)."""
+        """Whether anything is recorded for ``user_id`` (reads answer an unknown user empty, ``known`` False)."""
         return self.queries.knows(user_id)
 
     def users(self, search: str = "", offset: int = 0, limit: int = USERS_PAGE) -> UserPage:

@@ -7,7 +7,9 @@ named (or the key given with ``--key``). Tools are plain functions: the SDK
 runs them on a worker thread, so the synchronous service never blocks the
 event loop, and the thread sees the request's ``CALLER`` (anyio copies the
 context). A ``FactledgerError`` becomes a tool error (``isError``) whose text
-says what was wrong; the server keeps running.
+says what was wrong; the server keeps running. A user nothing was ever recorded
+for is no error: the read tools answer the empty result with ``known`` false
+(ADR 0036), whatever another tenant holds under the same id.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from pydantic import Field
 from factledger import __version__
 from factledger.application.access import AccessDenied, ApiKey, NotAuthenticated, Scope
 from factledger.application.error_kinds import ErrorKind, kind_of
-from factledger.application.errors import FactledgerError, NotFound
+from factledger.application.errors import FactledgerError
 from factledger.application.service import LedgerService
 from factledger.infrastructure.tenants import Tenants
 
@@ -135,11 +137,6 @@ def tool_error(exc: FactledgerError) -> ToolError:
     return ToolError(f"{kind}: {exc}")
 
 
-def not_found(user_id: str) -> NotFound:
-    """The same words whether or not another tenant knows this id: tenants never see each other."""
-    return NotFound(f"nothing is recorded for user {user_id!r}")
-
-
 def _tool(method: Callable[..., _R]) -> Callable[..., _R]:
     """A tool body whose ``FactledgerError`` becomes a tool error (the signature, hence the schema, is kept)."""
 
@@ -186,10 +183,9 @@ class MemoryTools:
     @_tool
     def recall(self, user_id: UserId, query: Query, top_k: TopK = 5) -> dict[str, Any]:
         service, _ = self._service("recall", Scope.READ)
-        if not service.profile(user_id).known:  # before the query is embedded: no work for a stranger
-            raise not_found(user_id)
-        hits = service.recall(user_id, query, top_k=top_k)
-        return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
+        known = service.knows(user_id)  # first: a stranger's query is never embedded (no work, no cost)
+        hits = service.recall(user_id, query, top_k=top_k) if known else []
+        return {"user_id": user_id, "query": query, "known": known, "hits": [hit.to_dict() for hit in hits]}
 
     @_tool
     def get_profile(
@@ -202,10 +198,7 @@ class MemoryTools:
         offset: Annotated[int, Field(description="how many of each to skip / 每类跳过的条数")] = 0,
     ) -> dict[str, Any]:
         service, _ = self._service("get_profile", Scope.READ)
-        profile = service.profile(user_id, limit=limit, offset=offset)
-        if not profile.known:
-            raise not_found(user_id)
-        return profile.to_dict()
+        return service.profile(user_id, limit=limit, offset=offset).to_dict()
 
     @_tool
     def memory_context(
@@ -219,8 +212,6 @@ class MemoryTools:
     ) -> CallToolResult:
         service, _ = self._service("memory_context", Scope.READ)
         context = service.memory_context(user_id, query, top_k=top_k, language=language)
-        if not context.profile.known:
-            raise not_found(user_id)
         # The text block is what an agent pastes; the structured part is the same data as JSON.
         text = TextContent(type="text", text=context.text)
         return CallToolResult(content=[text], structured_content=context.to_dict())

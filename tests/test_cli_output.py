@@ -76,19 +76,22 @@ def test_human_values_say_yes_no_dash_and_count_in_words(cli_env: dict[str, str]
     assert "active: no" in run_cli(cli_env, "why", "h", fact_id[:8]).stdout
 
 
-def test_an_unknown_user_exits_3_with_a_message(cli_env: dict[str, str]) -> None:
+def test_an_unknown_user_is_an_empty_answer_with_a_note_and_an_unknown_item_exits_3(cli_env: dict[str, str]) -> None:
     run_cli(cli_env, "ingest", "--user", "known", "我住在杭州")
     for args in (
         ("profile", "x"),
         ("profile", "x", "--as-of", "2024-01-01T00:00:00Z"),
         ("history", "x"),
-        ("why", "x", "abc"),
         ("recall", "x", "杭州"),
         ("context", "x", "杭州"),
     ):
-        proc = run_cli(cli_env, *args, expect=3)
-        assert "error: nothing is recorded for user 'x'" in proc.stderr, args
-        assert proc.stdout == "" and "Traceback" not in proc.stderr
+        proc = run_cli(cli_env, *args)  # exit 0 (ADR 0036)
+        assert "nothing is recorded for user 'x'" in proc.stderr and "error" not in proc.stderr, args
+        assert "Traceback" not in proc.stderr
+        assert "nothing is recorded" not in run_cli(cli_env, *args, "-q").stderr  # -q: the answer only
+    proc = run_cli(cli_env, "why", "x", "abc", expect=3)
+    assert "error: nothing is recorded for user 'x'" in proc.stderr
+    assert proc.stdout == "" and "Traceback" not in proc.stderr
     # A known user with nothing matching is an answer, not an error.
     assert run_cli_json(cli_env, "history", "known", "--since", "2099-01-01T00:00:00Z") == []
     assert run_cli_json(cli_env, "recall", "known", "杭州", "--types", "preference") == []

@@ -277,9 +277,10 @@ def test_the_http_client_example_against_a_real_server(served: tuple[dict[str, s
         assert step in out, step
     assert "- 用户住在杭州" in out.split("-- the system-prompt block --", 1)[1]
     assert '"reason": "the user said it was wrong"' in out and '"is_active": false' in out
-    # The client forgot the user: the server knows nothing of carol any more.
+    # The client forgot the user: the server knows nothing of carol any more (an empty answer, ADR 0036).
     headers = {"Authorization": f"Bearer {key['token']}"}
-    assert httpx.get(f"{url}/v1/users/carol/profile", headers=headers, timeout=30).status_code == 404
+    gone = httpx.get(f"{url}/v1/users/carol/profile", headers=headers, timeout=30)
+    assert gone.status_code == 200 and gone.json()["known"] is False and gone.json()["facts"] == {}
 
     # --keep leaves the memory; a wrong key is a problem+json on stderr and exit 1.
     assert run_example("http_client.py", client_env, "--user", "dave", "--keep").returncode == 0

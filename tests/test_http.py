@@ -111,7 +111,9 @@ def test_ingest_read_explain_correct_and_forget_one_user(api: Api) -> None:
 
     forgotten = c.delete("/v1/users/u1", headers=write)
     assert forgotten.status_code == 200 and forgotten.json()["counts"]
-    assert_problem(c.get("/v1/users/u1/profile", headers=read), 404, "user_id")
+    gone = c.get("/v1/users/u1/profile", headers=read)  # reads as unknown (ADR 0036); a second forget is a 404
+    assert gone.status_code == 200 and gone.json()["known"] is False and gone.json()["facts"] == {}
+    assert_problem(c.delete("/v1/users/u1", headers=write), 404, "user_id")
     assert api.say("u1", "我叫小周")["status"] == "recorded"  # the id starts an empty memory
 
 
@@ -154,7 +156,7 @@ def test_keys_and_scopes(api: Api) -> None:
     api.keys.revoke(key_id)
     assert_problem(c.get("/v1/users/u1/profile", headers={"Authorization": real}), 401)
     # the tenant's other keys go on working
-    assert c.get("/v1/users/u1/profile", headers=api.headers("acme", "read")).status_code == 404
+    assert c.get("/v1/users/u1/profile", headers=api.headers("acme", "read")).status_code == 200
 
 
 def test_scope_too_low_is_403(api: Api) -> None:
@@ -186,7 +188,7 @@ def test_scope_too_low_is_403(api: Api) -> None:
 def test_bad_input_is_a_422_problem_naming_the_field(api: Api, body: dict[str, Any], field: str) -> None:
     response = api.client.post("/v1/users/u1/messages", json=body, headers=api.headers())
     assert_problem(response, 422, field)
-    assert_problem(api.client.get("/v1/users/u1/profile", headers=api.headers()), 404)  # nothing recorded
+    assert api.client.get("/v1/users/u1/profile", headers=api.headers()).json()["known"] is False  # nothing recorded
 
 
 def test_query_parameters_are_checked(api: Api) -> None:
@@ -227,12 +229,12 @@ def test_rate_limit_answers_429_with_retry_after(settings: Settings) -> None:
     for api in make_api(attrs.evolve(settings, rate_limit=3)):
         read = api.headers("acme", "read")
         statuses = [api.client.get("/v1/users/u1/profile", headers=read).status_code for _ in range(5)]
-        assert statuses[:3] == [404, 404, 404] and statuses[3] == 429
+        assert statuses[:3] == [200, 200, 200] and statuses[3] == 429
         limited = api.client.get("/v1/users/u1/profile", headers=read)
         body = assert_problem(limited, 429)
         assert int(limited.headers["Retry-After"]) >= 1 and "3 requests a minute" in body["detail"]
         # another key has its own budget
-        assert api.client.get("/v1/users/u1/profile", headers=api.headers("acme", "write")).status_code == 404
+        assert api.client.get("/v1/users/u1/profile", headers=api.headers("acme", "write")).status_code == 200
 
 
 def test_a_batch_is_ingested_in_order_with_a_result_or_a_problem_per_message(api: Api) -> None:

@@ -70,6 +70,8 @@ def key(app: FastAPI, scope: Scope, tenant: str = "acme") -> dict[str, str]:
 
 
 USER = "/v1/users/{user_id}"
+#: Reads of a memory: an unknown user is an empty answer with ``known`` false, never a 404 (ADR 0036).
+NO_404 = {USER + "/profile", USER + "/context", USER + "/recall", USER + "/history"}
 
 
 def user_routes(c: Checked, admin: dict[str, str]) -> str:
@@ -141,7 +143,8 @@ def error_answers(c: Checked, app: FastAPI, admin: dict[str, str]) -> None:
     c.call("POST", USER + "/messages", 409, path=u, json={"message": "我住在南京", "message_id": "x"}, headers=admin)
     c.call("POST", USER + "/messages", 403, path=u, json={"message": "我住在南京"}, headers=reader)
     c.call("POST", USER + "/messages", 401, path=u, json={"message": "我住在南京"})
-    c.call("GET", USER + "/profile", 404, path={"user_id": "nobody"}, headers=admin)
+    assert c.call("GET", USER + "/profile", 200, path={"user_id": "nobody"}, headers=admin)["known"] is False
+    c.call("GET", USER + "/items/{item_id}", 404, path={"user_id": "nobody", "item_id": "abc"}, headers=admin)
     c.call("POST", USER + "/facts", 422, path=u, json={"text": "用户住在南京", "category": "astrology"}, headers=admin)
     c.call("POST", "/v1/ledgers/{name}/replay", 422, path={"name": "Bad"}, json={}, headers=admin)
     c.call("GET", "/v1/ledgers", 403, headers=reader)
@@ -171,7 +174,9 @@ def test_every_keyed_route_documents_the_errors_it_can_give(checked: tuple[Check
                 assert {"401", "403", "422", "429", "503"} <= documented, (method, template, documented)
             if "requestBody" in operation:
                 assert {"400", "413", "415"} <= documented, (method, template, documented)
-            if (template.startswith(USER) and method != "post") or "{name}" in template:
+            if template in NO_404:
+                assert "404" not in documented, (method, template, documented)
+            elif (template.startswith(USER) and method != "post") or "{name}" in template:
                 assert "404" in documented, (method, template, documented)
             success = [s for s in documented if s.startswith("2")]
             assert success and all(operation["responses"][s].get("content") for s in success), (method, template)

@@ -2,8 +2,9 @@
 
 Tenant B records users, items and a replayed ledger; tenant A (with an admin
 key, so no scope stops it first) tries every route with B's ids. Every
-attempt is a 404 that reads exactly like the 404 for an id nobody has, and
-B's memories are unchanged afterwards. A test fails if a route is added
+attempt reads exactly like the answer for an id nobody has (a read of a memory:
+200, empty, ``known`` false; anything else: 404), and B's memories are unchanged
+afterwards. A test fails if a route is added
 without an attempt here.
 """
 
@@ -64,13 +65,21 @@ def snapshot(world: dict[str, Any]) -> dict[str, Any]:
     } | {"ledgers": sorted(entry["name"] for entry in client.get("/v1/ledgers", headers=b).json()["ledgers"])}
 
 
-def not_found_like_nobody(world: dict[str, Any], send: Callable[[str, str], Any], real: str, nobody: str) -> None:
-    """A's answer for B's id is a 404, the same as for an id no tenant has."""
+def not_found_like_nobody(
+    world: dict[str, Any], send: Callable[[str, str], Any], real: str, nobody: str, status: int = 404
+) -> None:
+    """A's answer for B's id is a 404 (``status``), the same as for an id no tenant has."""
     theirs, none = send(real, "theirs"), send(nobody, "none")
-    assert theirs.status_code == 404, theirs.text
-    assert none.status_code == 404, none.text
+    assert theirs.status_code == status, theirs.text
+    assert none.status_code == status, none.text
     scrub = lambda response, value: re.sub(re.escape(value), "<id>", response.text)  # noqa: E731
     assert scrub(theirs, real) == scrub(none, nobody)
+
+
+def unknown_like_nobody(world: dict[str, Any], send: Callable[[str, str], Any], real: str, nobody: str) -> None:
+    """A read of B's user's memory is A's empty answer, ``known`` false, as for an id no tenant has (ADR 0036)."""
+    not_found_like_nobody(world, send, real, nobody, status=200)
+    assert send(real, "theirs").json()["known"] is False
 
 
 def test_no_route_reaches_another_tenants_users_items_or_ledgers(world: dict[str, Any]) -> None:
@@ -87,14 +96,15 @@ def test_no_route_reaches_another_tenants_users_items_or_ledgers(world: dict[str
 
         return send
 
-    user_reads = ["profile", "history", "export"]
-    for tail in user_reads:
+    for tail in ("profile", "history"):
         send = attempt("GET", f"/v1/users/{{user_id}}/{tail}")
-        not_found_like_nobody(world, lambda u, _l, s=send, t=tail: s(f"/v1/users/{u}/{t}"), "bob", "nobody_x")
+        unknown_like_nobody(world, lambda u, _l, s=send, t=tail: s(f"/v1/users/{u}/{t}"), "bob", "nobody_x")
+    send = attempt("GET", "/v1/users/{user_id}/export")
+    not_found_like_nobody(world, lambda u, _l: send(f"/v1/users/{u}/export"), "bob", "nobody_x")
     send = attempt("GET", "/v1/users/{user_id}/context")
-    not_found_like_nobody(world, lambda u, _l: send(f"/v1/users/{u}/context", params={"query": "律师"}), "bob", "nob")
+    unknown_like_nobody(world, lambda u, _l: send(f"/v1/users/{u}/context", params={"query": "律师"}), "bob", "nob")
     send = attempt("GET", "/v1/users/{user_id}/recall")
-    not_found_like_nobody(world, lambda u, _l: send(f"/v1/users/{u}/recall", params={"query": "律师"}), "bob", "nob")
+    unknown_like_nobody(world, lambda u, _l: send(f"/v1/users/{u}/recall", params={"query": "律师"}), "bob", "nob")
 
     why = attempt("GET", "/v1/users/{user_id}/items/{item_id}")
     not_found_like_nobody(world, lambda u, _l: why(f"/v1/users/{u}/items/{bob_item}"), "bob", "nobody_y")

@@ -145,12 +145,15 @@ async def keys_decide_tenant_and_scope(url: str, a_write: str, a_read: str, b_wr
             ("recall", {"query": "住在哪里"}),
             ("get_profile", {}),
             ("memory_context", {"query": "住在哪里"}),
-            ("explain", {"item_id": bob_fact}),
         ]:
-            seen_elsewhere = await refused(a, tool, user_id="bob", **args)
-            never_seen = await refused(a, tool, user_id="nobody", **args)
-            assert "not found: nothing is recorded for user 'bob'" in seen_elsewhere
-            assert seen_elsewhere.replace("'bob'", "'nobody'") == never_seen  # no hint that B has a bob
+            seen_elsewhere = await ok(a, tool, user_id="bob", **args)
+            never_seen = await ok(a, tool, user_id="nobody", **args)
+            assert seen_elsewhere["known"] is False  # an empty answer, as for anybody unknown (ADR 0036)
+            assert repr(seen_elsewhere).replace("'bob'", "'nobody'") == repr(never_seen)  # no hint that B has a bob
+        seen_elsewhere = await refused(a, "explain", user_id="bob", item_id=bob_fact)
+        never_seen = await refused(a, "explain", user_id="nobody", item_id=bob_fact)
+        assert "not found: nothing is recorded for user 'bob'" in seen_elsewhere
+        assert seen_elsewhere.replace("'bob'", "'nobody'") == never_seen
         for tool, args in [
             ("remember", {"message": "我住在上海"}),
             ("forget_item", {"item_id": bob_fact, "reason": "x"}),
@@ -160,11 +163,12 @@ async def keys_decide_tenant_and_scope(url: str, a_write: str, a_read: str, b_wr
     async with http_client(url, a_write) as a:
         actor = await every_tool(a, "ann")
         assert actor.startswith("mcp:")
-        for tool, args in [("get_profile", {}), ("forget_item", {"item_id": bob_fact, "reason": "x"})]:
-            assert "not found: nothing is recorded for user 'bob'" in await refused(a, tool, user_id="bob", **args)
+        assert (await ok(a, "get_profile", user_id="bob"))["known"] is False
+        wrong = await refused(a, "forget_item", user_id="bob", item_id=bob_fact, reason="x")
+        assert "not found: nothing is recorded for user 'bob'" in wrong
     async with http_client(url, b_write) as b:
         assert (await ok(b, "get_profile", user_id="bob"))["facts_count"] == 1
-        await refused(b, "get_profile", user_id="ann")
+        assert (await ok(b, "get_profile", user_id="ann"))["known"] is False
 
 
 # ---- in-process: the unit tier ----------------------------------------------------------------
@@ -206,9 +210,7 @@ def test_every_tool_works_and_errors_are_tool_errors(tenants: Tenants) -> None:
             assert "language" in await refused(client, "memory_context", user_id="u1", query="q", language="fr")
             assert "invalid input: user_id" in await refused(client, "remember", user_id=" u1", message="我住在杭州")
             assert "query" in await refused(client, "recall", user_id="u1")  # missing argument
-            assert "not found: nothing is recorded for user 'ghost'" in await refused(
-                client, "get_profile", user_id="ghost"
-            )
+            assert (await ok(client, "get_profile", user_id="ghost"))["known"] is False  # no error (ADR 0036)
             assert (await ok(client, "get_profile", user_id="u1"))["facts_count"] == 1  # still serving
 
     anyio.run(main)
@@ -336,7 +338,7 @@ def test_http_server_process_behind_api_keys(cli_env: dict[str, str], two_tenant
 
             assert (await ok(local, "get_profile", user_id="ann"))["facts_count"] == 1  # written over HTTP
             assert "scope 'write'" in await refused(local, "remember", user_id="ann", message="我住在上海")
-            await refused(local, "get_profile", user_id="bob")
+            assert (await ok(local, "get_profile", user_id="bob"))["known"] is False  # beta's bob: not alpha's
             keys.revoke(a_read.key.key_id)  # checked at every call
             assert "not authenticated: the API key was revoked" in await refused(local, "get_profile", user_id="ann")
 

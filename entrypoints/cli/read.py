@@ -1,7 +1,9 @@
 """Reading a user's memory: ``profile``, ``recall``, ``history`` and ``context``.
 
-A user nothing was ever recorded for is an error here (exit 3), not an empty
-answer: at a prompt, an unknown user id is most likely a typing mistake.
+A user nothing was ever recorded for is no error (ADR 0036): the empty answer,
+exit 0, with a note on stderr (an unknown id at a prompt may be a typing
+mistake); ``profile --json`` and ``context --json`` say ``"known": false``.
+An item the user does not have (``why``) is still an error (exit 3).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from factledger.entrypoints.cli.present import (
     table,
     when,
 )
-from factledger.entrypoints.cli.session import opened, parse_time, require_known
+from factledger.entrypoints.cli.session import note_if_unknown, opened, parse_time
 
 if TYPE_CHECKING:
     from factledger.application.results import Profile
@@ -34,7 +36,7 @@ def cmd_profile(args: argparse.Namespace) -> int:
     as_of = parse_time(args.as_of, "--as-of") if args.as_of else None
     with opened(args, check_embedder=False) as service:
         profile = service.profile(args.user, as_of=as_of, clock=_clock(args), limit=args.limit, offset=args.offset)
-    require_known(args.user, profile.known)
+    note_if_unknown(args, profile.known)
     if args.json:
         print_json(profile.to_dict())
         return 0
@@ -64,12 +66,11 @@ def cmd_recall(args: argparse.Namespace) -> int:
     types = [t.strip() for t in args.types.split(",")] if args.types else None
     with opened(args) as service:
         hits = service.recall(args.user, args.query, types=types, top_k=args.top_k, min_similarity=args.min_similarity)
-        if not hits:  # only then is it worth asking whether the user exists at all
-            require_known(args.user, service.profile(args.user).known)
+        known = bool(hits) or note_if_unknown(args, service.knows(args.user))  # asked only when none was found
     if args.json:
         print_json([h.to_dict() for h in hits])
         return 0
-    if not hits:
+    if not hits and known:
         out.print(f"no memory of {shown(args.user)} is similar to {quoted(args.query)}")
         return 0
     rows = [
@@ -100,12 +101,11 @@ def cmd_history(args: argparse.Namespace) -> int:
     until = parse_time(args.until, "--until") if args.until else None
     with opened(args, check_embedder=False) as service:
         page = service.history(args.user, since=since, until=until, kind=args.kind, clock=_clock(args))
-        if not page.entries:  # a known user has at least its Started event, unless filtered away
-            require_known(args.user, service.profile(args.user).known)
+        note_if_unknown(args, page.known)
     if args.json:
         print_json([entry.to_dict() for entry in page])
         return 0
-    if not page.entries:
+    if not page.entries and page.known:
         out.print(f"no event of {shown(args.user)} matches")
     for entry in page:
         at = entry.recorded_at if args.recorded else entry.said_at or entry.recorded_at
@@ -125,12 +125,12 @@ def cmd_context(args: argparse.Namespace) -> int:
     """What an assistant should know about the user to answer a query: a block for its system prompt."""
     with opened(args) as service:
         memory = service.memory_context(args.user, args.query, top_k=args.top_k, language=args.language)
-    require_known(args.user, memory.profile.known)
+    note_if_unknown(args, memory.profile.known)
     if args.json:
         print_json(memory.to_dict())
         return 0
     text = memory.text
-    if not text and not args.quiet:
+    if not text and memory.profile.known and not args.quiet:
         err.print(f"nothing active is known about {shown(args.user)}", style="yellow")
     for line in text.splitlines():
         out.print(shown(line))  # line by line: shown() would escape the newlines

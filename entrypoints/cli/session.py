@@ -1,4 +1,4 @@
-"""What every command needs besides printing: the ledger to work on, times, and known users."""
+"""What every command needs besides printing: the ledger to work on, times, and the note for an unknown user."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
-from factledger.application.errors import InvalidInput, NotFound
+from factledger.application.errors import InvalidInput
 from factledger.entrypoints.cli.present import err
 
 if TYPE_CHECKING:
@@ -46,14 +46,16 @@ def opened(args: argparse.Namespace, *, check_embedder: bool = True, **overrides
         service.close()
 
 
-def require_known(user_id: str, known: bool) -> None:
-    """Raise ``NotFound`` (exit 3) for a user nothing was ever recorded for.
+def note_if_unknown(args: argparse.Namespace, known: bool) -> bool:
+    """Say on stderr (unless ``-q``) that nothing is recorded for ``args.user``; returns ``known``.
 
-    The service answers an unknown user with an empty profile or history, as
-    a backend wants; someone typing a user id more likely mistyped it.
+    A user nothing was ever recorded for is an empty answer, exit 0, as on every
+    surface (ADR 0036); someone typing a user id may have mistyped it, so the
+    note says so plainly, beside the answer (``--json`` has ``"known": false``).
     """
-    if not known:
-        raise NotFound(f"nothing is recorded for user {user_id!r}")
+    if not known and not args.quiet:
+        err.print(f"nothing is recorded for user {args.user!r}", style="yellow")
+    return known
 
 
 def parse_time(value: Any, where: str) -> datetime | None:

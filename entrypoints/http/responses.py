@@ -88,6 +88,7 @@ class ProfilePreference(_Answer):
 
 class ProfileAnswer(_Answer):
     user_id: str
+    known: bool = Field(description="false: nothing was ever recorded for this user (an empty answer, not an error)")
     facts: dict[str, list[ProfileFact]] = Field(description="by category, most important first")
     preferences: dict[str, list[ProfilePreference]] = Field(description="by category, strongest first")
     facts_count: int
@@ -114,12 +115,14 @@ class RecallHitAnswer(_Answer):
 class RecallAnswer(_Answer):
     user_id: str
     query: str
+    known: bool = Field(description="false: nothing was ever recorded for this user (an empty answer, not an error)")
     hits: list[RecallHitAnswer]
 
 
 class ContextAnswer(_Answer):
     user_id: str
     query: str
+    known: bool = Field(description="false: nothing was ever recorded for this user (an empty answer, not an error)")
     text: str = Field(description="the memory block, ready for a system prompt")
     profile: ProfileAnswer
     recalled: list[RecallHitAnswer]
@@ -127,6 +130,7 @@ class ContextAnswer(_Answer):
 
 class HistoryAnswer(_Answer):
     user_id: str
+    known: bool = Field(description="false: nothing was ever recorded for this user (an empty answer, not an error)")
     offset: int
     total: int
     entries: list[dict[str, Any]] = Field(description="events, each with version, event, recorded_at, said_at")
@@ -232,7 +236,7 @@ class ReadyAnswer(_Answer):
 WHY = {
     400: "the body is not JSON (`malformed-json`)",
     403: "the key's scope is too low",
-    404: "no memory for this user (or no such item or ledger) in the key's tenant",
+    404: "no such item or ledger in the key's tenant (or, where a memory must exist, no memory for this user)",
     409: "a conflict: see the problem's type",
     413: "the body is larger than FACTLEDGER_MAX_BODY_BYTES",
     415: "the body is not declared as application/json",

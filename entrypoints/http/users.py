@@ -1,8 +1,10 @@
 """Routes on one user's memory: ingest, read, explain, correct, export, forget.
 
 Each acts on the caller's tenant only (``Caller.service``). A user the tenant
-never wrote to is 404 on every read, whatever another tenant holds under the
-same id: the answer cannot tell the two apart.
+never wrote to is no error on a read of their memory (profile, context, recall,
+history): 200 with the empty answer and ``"known": false`` (ADR 0036). An item
+of theirs (``why``, invalidate), their export or their forget is 404. Either
+way the answer is the same whatever another tenant holds under the same id.
 """
 
 from __future__ import annotations
@@ -45,7 +47,7 @@ HISTORY_PAGE_MAX = 500
 
 
 def require_user(caller: Caller, user_id: str) -> None:
-    """404 unless the caller's tenant has a memory for ``user_id``."""
+    """404 unless the caller's tenant has a memory for ``user_id`` (for calls on a memory that must exist)."""
     if not caller.service.knows(user_id):
         raise Problem(404, "unknown-user", f"no memory for user {user_id!r}", field="user_id")
 
@@ -138,7 +140,7 @@ def _charge_the_rest(request: Request, caller: Caller, messages: int) -> None:
     "/profile",
     summary="Active facts and preferences, a page of each",
     response_model=None,
-    responses={**answers(ProfileAnswer), **problems(*KEYED, 404)},
+    responses={**answers(ProfileAnswer), **problems(*KEYED)},
 )
 def profile(
     user_id: str,
@@ -154,18 +156,16 @@ def profile(
     """Most important first (facts by importance, preferences by strength, then by when first
     said, then by id); ``facts_total`` and ``preferences_total`` say how many there are, and
     ``facts_count`` and ``preferences_count`` how many this page shows. With ``as_of``, as they
-    were then (by when things were said, or recorded), paged alike."""
-    found = caller.service.profile(user_id, as_of, clock, limit=limit, offset=offset)
-    if not found.known:  # the profile knows already: no second lookup
-        require_user(caller, user_id)
-    return found.to_dict()
+    were then (by when things were said, or recorded), paged alike. A user nothing was ever
+    recorded for has the empty profile with ``known`` false."""
+    return caller.service.profile(user_id, as_of, clock, limit=limit, offset=offset).to_dict()
 
 
 @router.get(
     "/context",
     summary="A prompt-ready memory block for a query",
     response_model=None,
-    responses={**answers(ContextAnswer), **problems(*KEYED, 404, 502)},
+    responses={**answers(ContextAnswer), **problems(*KEYED, 502)},
 )
 def context(
     user_id: str,
@@ -174,18 +174,16 @@ def context(
     top_k: int = 5,
     language: Literal["auto", "zh", "en"] = "auto",
 ) -> dict[str, Any]:
-    """The profile and the memories relevant to ``query``; ``text`` goes into a system prompt."""
-    memory = caller.service.memory_context(user_id, query, top_k, language)
-    if not memory.profile.known:
-        require_user(caller, user_id)
-    return memory.to_dict()
+    """The profile and the memories relevant to ``query``; ``text`` goes into a system prompt
+    (empty, with ``known`` false, for a user nothing was ever recorded for)."""
+    return caller.service.memory_context(user_id, query, top_k, language).to_dict()
 
 
 @router.get(
     "/recall",
     summary="Memories similar to a query",
     response_model=None,
-    responses={**answers(RecallAnswer), **problems(*KEYED, 404, 502)},
+    responses={**answers(RecallAnswer), **problems(*KEYED, 502)},
 )
 def recall(
     user_id: str,
@@ -196,17 +194,18 @@ def recall(
     min_similarity: float | None = None,
 ) -> dict[str, Any]:
     """Active facts and preferences and what the user said (``message``: similarity null, ``said_at``
-    when), best evidence first: ranked by meaning and by words, fused (ADR 0030)."""
-    require_user(caller, user_id)
-    hits = caller.service.recall(user_id, query, types, top_k, min_similarity)
-    return {"user_id": user_id, "query": query, "hits": [hit.to_dict() for hit in hits]}
+    when), best evidence first: ranked by meaning and by words, fused (ADR 0030). ``known``:
+    false (and no hits) for a user nothing was ever recorded for."""
+    known = caller.service.knows(user_id)  # first: a stranger's query is never embedded (no work, no cost)
+    hits = caller.service.recall(user_id, query, types, top_k, min_similarity) if known else []
+    return {"user_id": user_id, "query": query, "known": known, "hits": [hit.to_dict() for hit in hits]}
 
 
 @router.get(
     "/history",
     summary="The user's events, paged",
     response_model=None,
-    responses={**answers(HistoryAnswer), **problems(*KEYED, 404)},
+    responses={**answers(HistoryAnswer), **problems(*KEYED)},
 )
 def history(
     user_id: str,
@@ -218,8 +217,8 @@ def history(
     limit: Annotated[int, Query(ge=1, le=HISTORY_PAGE_MAX)] = HISTORY_PAGE,
     clock: Clock = "said",
 ) -> dict[str, Any]:
-    """In recorded order; ``next_offset`` is null on the last page."""
-    require_user(caller, user_id)
+    """In recorded order; ``next_offset`` is null on the last page. A user nothing was ever
+    recorded for has an empty page with ``known`` false."""
     page = caller.service.history(user_id, since, until, kind, offset=offset, limit=limit, clock=clock)
     return {**page.to_dict(), "next_offset": page.offset + len(page) if page.has_more else None}
 
