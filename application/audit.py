@@ -25,6 +25,7 @@ from factledger.application.results import (
     ProfilePreference,
     Reinforcement,
 )
+from factledger.domain.kinds import Clock, HistoryKind
 from factledger.domain.memory import UserMemory, project_memory
 
 
@@ -59,9 +60,6 @@ def profile_of(memory: UserMemory | None, user_id: str, limit: int | None = None
     )
 
 
-CLOCKS = ("said", "recorded")
-
-
 def said_times(events: Sequence[Any]) -> dict[int, datetime]:
     """When each event's message was said, by event version (ADR 0014).
 
@@ -86,12 +84,12 @@ def said_times(events: Sequence[Any]) -> dict[int, datetime]:
     return times
 
 
-def when(event: Any, clock: str, said: dict[int, datetime]) -> datetime:
+def when(event: Any, clock: Clock, said: dict[int, datetime]) -> datetime:
     """The time of an event on one of the two clocks: when it was said, or when it was recorded."""
     return event.timestamp if clock == "recorded" else said[event.originator_version]
 
 
-def memory_as_of(events: Sequence[Any], until: datetime, clock: str = "said") -> UserMemory | None:
+def memory_as_of(events: Sequence[Any], until: datetime, clock: Clock = "said") -> UserMemory | None:
     """The memory as it stood at ``until``: after every event said (or recorded) by then.
 
     By recording time the events are a prefix of the history and project as
@@ -258,7 +256,7 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
     )
 
 
-HISTORY_KINDS = {
+HISTORY_EVENTS: dict[HistoryKind, tuple[type[Any], ...]] = {
     "message": (UserMemory.MessageIngested, UserMemory.ExtractionRecorded, UserMemory.ExtractionFailed),
     "fact": (
         UserMemory.FactObserved,
@@ -280,12 +278,12 @@ def select_history(
     events: Sequence[Any],
     since: datetime | None = None,
     until: datetime | None = None,
-    kind: str | None = None,
-    clock: str = "said",
+    kind: HistoryKind | None = None,
+    clock: Clock = "said",
 ) -> list[Any]:
     """Events said (or recorded) in [since, until], of one kind (message | fact | preference),
     in recorded order."""
-    wanted = HISTORY_KINDS[kind] if kind else None
+    wanted = HISTORY_EVENTS[kind] if kind else None
     said = said_times(events)
     return [
         e

@@ -17,6 +17,7 @@ import attrs
 from factledger.application.decisions import Outcome
 from factledger.application.json_values import iso, json_ready
 from factledger.application.ports import RecallHit
+from factledger.domain.kinds import INGEST_STATUSES, IngestStatus, ItemKind
 from factledger.domain.values import Extraction, Verdict
 
 __all__ = [
@@ -63,7 +64,7 @@ class IngestResult:
     extractor_id: str
     notification_id: int | None
     # recorded | duplicate (message id seen before: nothing written) | extraction_failed (pending)
-    status: str = "recorded"
+    status: IngestStatus = attrs.field(default="recorded", validator=attrs.validators.in_(INGEST_STATUSES))
     # secrets replaced by placeholders before recording, by kind (FACTLEDGER_SENSITIVE)
     redacted: dict[str, int] = attrs.field(factory=dict)
 
@@ -319,7 +320,7 @@ class Observation:
     strength: float | None = None  # preferences
     evidence: tuple[str, ...] = ()
 
-    def to_dict(self, kind: str) -> dict[str, Any]:
+    def to_dict(self, kind: ItemKind) -> dict[str, Any]:
         common = {
             "at": iso(self.at),
             "recorded_at": iso(self.recorded_at),
@@ -421,7 +422,7 @@ class Explanation:
     """The whole life of one fact or preference, from its events."""
 
     id: str
-    kind: str  # fact | preference
+    kind: ItemKind
     text: str
     category: str
     observed: Observation

@@ -39,6 +39,7 @@ from factledger.application.outcomes import (
     named,
 )
 from factledger.application.precedence import Action
+from factledger.domain.kinds import ItemKind
 from factledger.domain.memory import Mention, Span, UserMemory
 from factledger.domain.values import (
     Authority,
@@ -320,7 +321,7 @@ class SaidOrder:
 
 
 def _outcome(
-    kind: str,
+    kind: ItemKind,
     item_id: str,
     text: str,
     category: str,
@@ -387,13 +388,13 @@ def _chained(replaced: Sequence[Ending], later: Sequence[Span]) -> list[Ending]:
 class Resumption:
     """An item replaced by the one being decided, said again after it: it holds again from then."""
 
-    kind: str  # fact | preference
+    kind: ItemKind
     replaced: Span  # as it was before the item being decided ended it earlier
     mention: Mention
     resumed_id: str
 
     @classmethod
-    def of(cls, kind: str, memory: UserMemory, replaced: Span, at: datetime) -> Resumption | None:
+    def of(cls, kind: ItemKind, memory: UserMemory, replaced: Span, at: datetime) -> Resumption | None:
         mention = replaced.said_again_after(at)
         if mention is None:
             return None

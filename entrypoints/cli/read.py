@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from factledger.domain.kinds import Clock
 from factledger.entrypoints.cli.present import (
     count,
     describe_event,
@@ -114,7 +115,7 @@ def cmd_history(args: argparse.Namespace) -> int:
     return 0
 
 
-def _clock(args: argparse.Namespace) -> str:
+def _clock(args: argparse.Namespace) -> Clock:
     return "recorded" if args.recorded else "said"
 
 

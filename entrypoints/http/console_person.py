@@ -8,6 +8,7 @@ from typing import Any
 
 from factledger.application.access import Scope
 from factledger.application.people import USERS_PAGE
+from factledger.application.queries import require_clock
 from factledger.domain.categories import FACT_CATEGORIES
 from factledger.entrypoints.http.console_html import (
     esc,
@@ -73,7 +74,7 @@ def person_page(
     visitor: Visitor, user_id: str, as_of: datetime | None, clock: str, notice: str, older: int = 0
 ) -> tuple[str, str]:
     lang, service = visitor.language, visitor.caller.service
-    profile = service.profile(user_id, as_of, clock, limit=PROFILE_ITEMS).to_dict()
+    profile = service.profile(user_id, as_of, require_clock(clock), limit=PROFILE_ITEMS).to_dict()
     history = service.history(user_id).to_dict()["entries"]
     heading = say(lang, "profile_as_of", when=as_of.isoformat(), clock=say(lang, clock)) if as_of else None
     actions = [link(user_path(user_id, "messages"), say(lang, "all_messages"))]
