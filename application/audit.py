@@ -26,7 +26,9 @@ from factledger.application.results import (
     Reinforcement,
 )
 from factledger.domain.kinds import Clock, HistoryKind
+from factledger.domain.language import main_language
 from factledger.domain.memory import UserMemory, project_memory
+from factledger.domain.reasons import ABOUT_ITSELF, ReasonCode, render_reason
 
 
 def page_limits(limit: int | None) -> tuple[int, int]:
@@ -124,6 +126,8 @@ class _Life:
             for e in events
             if isinstance(e, (UserMemory.FactObserved, UserMemory.PreferenceObserved))
         }
+        # reasons are shown in the language the user's memories are in, whatever a reason was stored as
+        self.language = main_language("\n".join(self.texts.values()))
         self.found: dict[str, Any] = {}
         self.confirmations: list[Confirmation] = []
         self.contests: list[Contest] = []
@@ -132,6 +136,12 @@ class _Life:
     def message(self, message_id: str | None) -> MessageRef | None:
         m = self.messages.get(message_id) if message_id is not None else None
         return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
+
+    def reason(self, code: ReasonCode, words: str | None, item_id: str, successor: str | None) -> str:
+        """A recorded reason as the user reads it: the code's sentence naming the item it is about
+        (the successor, or the item itself), or the words a person gave."""
+        about = self.texts.get(item_id if code in ABOUT_ITSELF else successor or "")
+        return render_reason(code, self.language, words, about)
 
     def ref(self, item_id: str | None, relation: str | None = None) -> ItemRef | None:
         return ItemRef(item_id, self.texts.get(item_id), relation) if item_id else None
@@ -162,7 +172,8 @@ class _Life:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation=e.relation,
-                reason=e.reason,
+                reason=self.reason(e.reason_code, e.reason, e.fact_id, e.superseded_by),
+                reason_code=e.reason_code,
                 actor=e.actor,
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
@@ -204,7 +215,8 @@ class _Life:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation="update",
-                reason=e.reason,
+                reason=self.reason(e.reason_code, e.reason, e.preference_id, e.superseded_by),
+                reason_code=e.reason_code,
                 actor=None,
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,

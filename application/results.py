@@ -18,6 +18,7 @@ from factledger.application.decisions import Outcome
 from factledger.application.json_values import iso, json_ready
 from factledger.application.ports import RecallHit
 from factledger.domain.kinds import INGEST_STATUSES, IngestStatus, ItemKind
+from factledger.domain.reasons import ReasonCode
 from factledger.domain.values import Extraction, Verdict
 
 __all__ = [
@@ -374,7 +375,8 @@ class Contest:
 class Invalidation:
     at: datetime
     relation: str
-    reason: str
+    reason: str  # as the user reads it, in their memories' language
+    reason_code: ReasonCode  # as recorded: a stable code (domain/reasons.py)
     actor: str | None
     superseded_by: ItemRef | None
     verdict: Verdict | None
@@ -386,6 +388,7 @@ class Invalidation:
             "at": iso(self.at),
             "relation": self.relation,
             "reason": self.reason,
+            "reason_code": self.reason_code,
             "actor": self.actor,
             "superseded_by": by,
             **_verdict(self.verdict),

@@ -91,7 +91,7 @@ class SaidOrder:
             memory.invalidate_fact(
                 fact_id=span.id,
                 relation=InvalidationRelation(verdict.relation.value),
-                reason=f"被新事实替代: {fact.text}",
+                reason="replaced-by-new-fact",
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
@@ -110,7 +110,7 @@ class SaidOrder:
         memory.invalidate_fact(
             fact_id=fact_id,
             relation=InvalidationRelation(verdict.relation.value),
-            reason=f"被后来的陈述替代: {span.text}",
+            reason="replaced-by-later-statement",
             at=span.valid_from,
             superseded_by=span.id,
             message_id=source.message_id,
@@ -227,9 +227,13 @@ class SaidOrder:
             prompt_id=source.prompt_id,
         )
         for span, verdict, similarity in replaced:
-            reason = f"被新偏好替代: {pref.text}"
             memory.supersede_preference(
-                span.id, pref_id, reason, source.message_id, source.at, Verdict.of(verdict, similarity)
+                span.id,
+                pref_id,
+                "replaced-by-new-preference",
+                source.message_id,
+                source.at,
+                Verdict.of(verdict, similarity),
             )
         for resumption in resumed:
             resumption.record(memory, source)
@@ -240,9 +244,13 @@ class SaidOrder:
         if self._repeats(verdict, similarity) and span.id not in memory.facts:
             _carry_on_preference(memory, pref_id, successor, source)
             return outcome
-        reason = f"被后来的陈述替代: {span.text}"
         memory.supersede_preference(
-            pref_id, span.id, reason, source.message_id, span.valid_from, Verdict.of(verdict, similarity)
+            pref_id,
+            span.id,
+            "replaced-by-later-statement",
+            source.message_id,
+            span.valid_from,
+            Verdict.of(verdict, similarity),
         )
         return attrs.evolve(outcome, action="historical", replaced_by_id=span.id, replaced_by_text=span.text)
 
@@ -353,7 +361,7 @@ def _carry_on_fact(memory: UserMemory, fact_id: str, repeat: Ending, source: Dec
         memory.invalidate_fact(
             fact_id=fact_id,
             relation=InvalidationRelation.UPDATE,
-            reason="被后来的陈述替代",
+            reason="replaced-by-later-statement",
             at=span.valid_until,
             superseded_by=span.successor,
             message_id=source.message_id,
@@ -369,7 +377,7 @@ def _carry_on_preference(memory: UserMemory, pref_id: str, repeat: Ending, sourc
     memory.absorb_preference(span.id, pref_id, source.message_id, provenance)
     if span.valid_until is not None and span.successor is not None:
         memory.supersede_preference(
-            pref_id, span.successor, "被后来的陈述替代", source.message_id, span.valid_until, provenance
+            pref_id, span.successor, "replaced-by-later-statement", source.message_id, span.valid_until, provenance
         )
 
 
@@ -415,15 +423,16 @@ class Resumption:
         if self.kind == "preference":
             memory.resume_preference(self.replaced.id, self.resumed_id, self.mention, TIMELINE_JUDGE)
             if until is not None and successor is not None:
-                reason = "被后来的陈述替代"
-                memory.supersede_preference(self.resumed_id, successor, reason, source.message_id, until, verdict)
+                memory.supersede_preference(
+                    self.resumed_id, successor, "replaced-by-later-statement", source.message_id, until, verdict
+                )
             return
         memory.resume_fact(self.replaced.id, self.resumed_id, self.mention, TIMELINE_JUDGE)
         if until is not None and successor is not None:
             memory.invalidate_fact(
                 fact_id=self.resumed_id,
                 relation=InvalidationRelation.UPDATE,
-                reason="被后来的陈述替代",
+                reason="replaced-by-later-statement",
                 at=until,
                 superseded_by=successor,
                 message_id=source.message_id,

@@ -180,7 +180,8 @@ def _(e: UserMemory.FactInvalidated) -> list[RowChange]:
             e.fact_id,
             {
                 "invalidated_at": e.at.isoformat(),
-                "invalidation_reason": e.reason,
+                "invalidation_reason": e.reason_code,
+                "invalidation_note": e.reason,
                 "invalidation_relation": e.relation,
                 "superseded_by": e.superseded_by,
             },
@@ -223,7 +224,12 @@ def _(e: UserMemory.PreferenceSuperseded) -> list[RowChange]:
     return [
         ItemChanged(
             e.preference_id,
-            {"invalidated_at": e.at.isoformat(), "invalidation_reason": e.reason, "superseded_by": e.superseded_by},
+            {
+                "invalidated_at": e.at.isoformat(),
+                "invalidation_reason": e.reason_code,
+                "invalidation_note": e.reason,
+                "superseded_by": e.superseded_by,
+            },
             e.at,
             is_active=False,
         )

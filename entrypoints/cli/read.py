@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from factledger.domain.kinds import Clock
 from factledger.entrypoints.cli.present import (
+    Reading,
     count,
     describe_event,
     err,
@@ -108,10 +109,11 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     if not page.entries:
         out.print(f"no event of {shown(args.user)} matches")
+    reading = Reading.of(page)
     for entry in page:
         at = entry.recorded_at if args.recorded else entry.said_at or entry.recorded_at
         head = f"{entry.version:>4}  {when(at)}  "
-        out.print(head + describe_event(entry), hang=len(head))  # a long event continues under its text
+        out.print(head + describe_event(entry, reading), hang=len(head))  # a long event continues under its text
     return 0
 
 
