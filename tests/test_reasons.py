@@ -160,3 +160,26 @@ def test_a_chinese_users_why_still_says_why_in_chinese(service: LedgerService) -
     service.invalidate("zh", service.profile("zh").facts[0].id, "用户说不对", actor="ops")
     manual = service.why("zh", service.history("zh").entries[-1].fields["fact_id"]).to_dict()["invalidated"]
     assert (manual["reason"], manual["reason_code"]) == ("用户说不对", "manual")
+
+
+def test_the_cli_history_line_says_why_in_the_users_language(service: LedgerService) -> None:
+    from factledger.entrypoints.cli.present import Reading, describe_event
+
+    service.ingest("en", "I live in Boston")
+    service.ingest("en", "I moved to Seattle")
+    page = service.history("en")
+    entry = next(e for e in page if e.event == "FactInvalidated")
+    line = describe_event(entry, Reading.of(page))
+    assert "(update): Replaced by a newer fact: The user lives in Seattle" in line, line
+    assert "替代" not in line
+
+
+def test_the_console_timeline_says_why_in_the_users_language(service: LedgerService) -> None:
+    from factledger.entrypoints.http.console_person import observed_items, reasons_shown
+
+    service.ingest("en", "I live in Boston")
+    service.ingest("en", "I moved to Seattle")
+    entries = service.history("en").to_dict()["entries"]
+    shown = reasons_shown(entries, observed_items(entries))
+    (ended,) = [e for e in shown if e["event"] == "FactInvalidated"]
+    assert ended["reason"] == "Replaced by a newer fact: The user lives in Seattle"
