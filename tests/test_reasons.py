@@ -20,6 +20,7 @@ from factledger.domain import DomainError
 from factledger.domain.memory import UserMemory, project_memory
 from factledger.domain.reasons import REASON_CODES, entry_reason, reason_of_literal, render_reason
 from factledger.domain.values import Verdict
+from factledger.infrastructure.config import Settings
 
 FIXTURES = Path(__file__).parent / "fixtures"
 T0 = datetime(2026, 3, 1, tzinfo=UTC)
@@ -183,3 +184,19 @@ def test_the_console_timeline_says_why_in_the_users_language(service: LedgerServ
     shown = reasons_shown(entries, observed_items(entries))
     (ended,) = [e for e in shown if e["event"] == "FactInvalidated"]
     assert ended["reason"] == "Replaced by a newer fact: The user lives in Seattle"
+
+
+def test_http_why_says_why_in_the_users_language(settings: Settings) -> None:
+    from test_http import make_api
+
+    for api in make_api(settings):
+        read = api.headers("acme", "read")
+        api.say("en", "I live in Boston")
+        boston = api.client.get("/v1/users/en/profile", headers=read).json()["facts"]["location"][0]["id"]
+        api.say("en", "I moved to Seattle")
+        why = api.client.get(f"/v1/users/en/items/{boston}", headers=read).json()
+        assert why["invalidated"]["reason"] == "Replaced by a newer fact: The user lives in Seattle"
+        assert why["invalidated"]["reason_code"] == "replaced-by-new-fact"
+        # the history's kind is one of three, said in the schema and refused naming the field
+        bad = api.client.get("/v1/users/en/history", params={"kind": "facts"}, headers=read)
+        assert bad.status_code == 422 and bad.json()["field"] == "kind"
