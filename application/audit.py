@@ -6,6 +6,7 @@ same answer however the read model stands.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -126,8 +127,6 @@ class _Life:
             for e in events
             if isinstance(e, (UserMemory.FactObserved, UserMemory.PreferenceObserved))
         }
-        # reasons are shown in the language the user's memories are in, whatever a reason was stored as
-        self.language = main_language("\n".join(self.texts.values()))
         self.found: dict[str, Any] = {}
         self.confirmations: list[Confirmation] = []
         self.contests: list[Contest] = []
@@ -136,6 +135,12 @@ class _Life:
     def message(self, message_id: str | None) -> MessageRef | None:
         m = self.messages.get(message_id) if message_id is not None else None
         return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
+
+    @functools.cached_property
+    def language(self) -> str:
+        """The language the user's memories are in: reasons are shown in it, whatever they were stored
+        as (read only for an item that ended: an export explains every item)."""
+        return main_language("\n".join(self.texts.values()))
 
     def reason(self, code: ReasonCode, words: str | None, item_id: str, successor: str | None) -> str:
         """A recorded reason as the user reads it: the code's sentence naming the item it is about
