@@ -21,6 +21,7 @@ from factledger.application.ingestion import Incoming
 from factledger.application.ledger_protocol import Ledger
 from factledger.application.ports import RecallHit, Tombstone
 from factledger.application.results import Explanation, HistoryPage, IngestResult, MemoryContext, Profile
+from factledger.domain.kinds import Clock, HistoryKind
 
 
 class AsyncLedger:
@@ -61,7 +62,7 @@ class AsyncLedger:
         self,
         user_id: str,
         as_of: datetime | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
         *,
         limit: int | None = None,
         offset: int = 0,
@@ -91,11 +92,11 @@ class AsyncLedger:
         user_id: str,
         since: datetime | None = None,
         until: datetime | None = None,
-        kind: str | None = None,
+        kind: HistoryKind | None = None,
         *,
         offset: int = 0,
         limit: int | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
     ) -> HistoryPage:
         return await asyncio.to_thread(
             self.service.history, user_id, since, until, kind, offset=offset, limit=limit, clock=clock

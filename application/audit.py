@@ -6,6 +6,7 @@ same answer however the read model stands.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
@@ -25,7 +26,10 @@ from factledger.application.results import (
     ProfilePreference,
     Reinforcement,
 )
+from factledger.domain.kinds import Clock, HistoryKind
+from factledger.domain.language import main_language
 from factledger.domain.memory import UserMemory, project_memory
+from factledger.domain.reasons import ABOUT_ITSELF, ReasonCode, render_reason
 
 
 def page_limits(limit: int | None) -> tuple[int, int]:
@@ -59,9 +63,6 @@ def profile_of(memory: UserMemory | None, user_id: str, limit: int | None = None
     )
 
 
-CLOCKS = ("said", "recorded")
-
-
 def said_times(events: Sequence[Any]) -> dict[int, datetime]:
     """When each event's message was said, by event version (ADR 0014).
 
@@ -86,12 +87,12 @@ def said_times(events: Sequence[Any]) -> dict[int, datetime]:
     return times
 
 
-def when(event: Any, clock: str, said: dict[int, datetime]) -> datetime:
+def when(event: Any, clock: Clock, said: dict[int, datetime]) -> datetime:
     """The time of an event on one of the two clocks: when it was said, or when it was recorded."""
     return event.timestamp if clock == "recorded" else said[event.originator_version]
 
 
-def memory_as_of(events: Sequence[Any], until: datetime, clock: str = "said") -> UserMemory | None:
+def memory_as_of(events: Sequence[Any], until: datetime, clock: Clock = "said") -> UserMemory | None:
     """The memory as it stood at ``until``: after every event said (or recorded) by then.
 
     By recording time the events are a prefix of the history and project as
@@ -135,6 +136,18 @@ class _Life:
         m = self.messages.get(message_id) if message_id is not None else None
         return MessageRef(m.message_id, m.text, m.session_id, m.at) if m is not None else None
 
+    @functools.cached_property
+    def language(self) -> str:
+        """The language the user's memories are in: reasons are shown in it, whatever they were stored
+        as (read only for an item that ended: an export explains every item)."""
+        return main_language("\n".join(self.texts.values()))
+
+    def reason(self, code: ReasonCode, words: str | None, item_id: str, successor: str | None) -> str:
+        """A recorded reason as the user reads it: the code's sentence naming the item it is about
+        (the successor, or the item itself), or the words a person gave."""
+        about = self.texts.get(item_id if code in ABOUT_ITSELF else successor or "")
+        return render_reason(code, self.language, words, about)
+
     def ref(self, item_id: str | None, relation: str | None = None, rules: Sequence[str] = ()) -> ItemRef | None:
         return ItemRef(item_id, self.texts.get(item_id), relation, tuple(rules)) if item_id else None
 
@@ -165,7 +178,8 @@ class _Life:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation=e.relation,
-                reason=e.reason,
+                reason=self.reason(e.reason_code, e.reason, e.fact_id, e.superseded_by),
+                reason_code=e.reason_code,
                 actor=e.actor,
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
@@ -217,7 +231,8 @@ class _Life:
             self.found["invalidated"] = Invalidation(
                 at=e.at,
                 relation="update",
-                reason=e.reason,
+                reason=self.reason(e.reason_code, e.reason, e.preference_id, e.superseded_by),
+                reason_code=e.reason_code,
                 actor=None,
                 superseded_by=self.ref(e.superseded_by),
                 verdict=e.verdict,
@@ -270,7 +285,7 @@ def explain(events: Sequence[Any], item_id: str) -> Explanation:
     )
 
 
-HISTORY_KINDS = {
+HISTORY_EVENTS: dict[HistoryKind, tuple[type[Any], ...]] = {
     "message": (UserMemory.MessageIngested, UserMemory.ExtractionRecorded, UserMemory.ExtractionFailed),
     "fact": (
         UserMemory.FactObserved,
@@ -292,12 +307,12 @@ def select_history(
     events: Sequence[Any],
     since: datetime | None = None,
     until: datetime | None = None,
-    kind: str | None = None,
-    clock: str = "said",
+    kind: HistoryKind | None = None,
+    clock: Clock = "said",
 ) -> list[Any]:
     """Events said (or recorded) in [since, until], of one kind (message | fact | preference),
     in recorded order."""
-    wanted = HISTORY_KINDS[kind] if kind else None
+    wanted = HISTORY_EVENTS[kind] if kind else None
     said = said_times(events)
     return [
         e

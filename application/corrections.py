@@ -72,7 +72,7 @@ class Corrections:
 
         def mark_wrong(memory: UserMemory) -> str:
             full_id = resolve_prefix(fact_id, [*memory.facts, *memory.retired_facts], "fact")
-            memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, reason, utc(at), actor=actor)
+            memory.invalidate_fact(full_id, InvalidationRelation.MANUAL, "manual", utc(at), actor=actor, note=reason)
             return full_id
 
         return self.writer.write(user_id, mark_wrong, create=False)[0]
@@ -90,7 +90,7 @@ class Corrections:
             match = self.decider.matching_fact(memory, text)
             if match is None:
                 raise NothingToWrite(False)
-            memory.invalidate_fact(match.id, InvalidationRelation.MANUAL, reason, utc(at), actor=actor)
+            memory.invalidate_fact(match.id, InvalidationRelation.MANUAL, "manual", utc(at), actor=actor, note=reason)
             return True
 
         if self.ledger.find_memory(user_id) is None:

@@ -132,7 +132,7 @@ class Decider:
             memory.invalidate_fact(
                 fact_id=fact.id,
                 relation=InvalidationRelation.RETRACTED,
-                reason=f"用户收回或取消: {fact.text}",
+                reason="retracted-by-user",
                 at=source.at,
                 message_id=source.message_id,
                 verdict=Verdict.of(verdict, 1.0),
@@ -261,7 +261,7 @@ class Decider:
             memory.invalidate_fact(
                 fact_id=existing.id,
                 relation=InvalidationRelation.MANUAL if manual else InvalidationRelation(verdict.relation.value),
-                reason=(f"由人工更正替代: {fact.text}" if manual else f"被新事实替代: {fact.text}"),
+                reason="replaced-by-correction" if manual else "replaced-by-new-fact",
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
@@ -302,10 +302,15 @@ class Decider:
                 break
             ruling = self.retiring(pref.text, text, judged)
             if ruling.action is Action.SUPERSEDE and ruling.verdict is not None:
-                reason = f"被新事实替代: {text}"
                 verdict = ruling.verdict
                 memory.supersede_preference(
-                    pref.id, fact_id, reason, source.message_id, source.at, Verdict.of(verdict, 0.0), verdict.rules
+                    pref.id,
+                    fact_id,
+                    "replaced-by-new-fact",
+                    source.message_id,
+                    source.at,
+                    Verdict.of(verdict, 0.0),
+                    verdict.rules,
                 )
 
     def retiring(self, preference: str, text: str, judged: list[str] | None = None) -> Ruling:
@@ -558,9 +563,14 @@ class Decider:
             rules=pref.rules,
         )
         for old, verdict, similarity in replaced:
-            reason = f"被新偏好替代: {pref.text}"
             memory.supersede_preference(
-                old.id, pref_id, reason, message_id, at, Verdict.of(verdict, similarity), verdict.rules
+                old.id,
+                pref_id,
+                "replaced-by-new-preference",
+                message_id,
+                at,
+                Verdict.of(verdict, similarity),
+                verdict.rules,
             )
         if replaced:
             old, verdict, similarity = replaced[0]

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from factledger.application.outcomes import Outcome
     from factledger.application.ports import RecallHit, Tombstone
     from factledger.application.results import Explanation, HistoryPage, IngestResult, MemoryContext, Profile
+    from factledger.domain.kinds import Clock, HistoryKind
 
 __all__ = ["Ledger"]
 
@@ -89,7 +90,7 @@ class Ledger(Protocol):
         self,
         user_id: str,
         as_of: datetime | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
         *,
         limit: int | None = None,
         offset: int = 0,
@@ -121,11 +122,11 @@ class Ledger(Protocol):
         user_id: str,
         since: datetime | None = None,
         until: datetime | None = None,
-        kind: str | None = None,
+        kind: HistoryKind | None = None,
         *,
         offset: int = 0,
         limit: int | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
     ) -> HistoryPage:
         """The user's events in recorded order, optionally filtered and paged."""
         ...

@@ -13,6 +13,7 @@ import attrs
 import numpy as np
 
 from factledger.application.ports import Vector
+from factledger.domain.kinds import ITEM_KINDS, OUTCOME_ACTIONS, ItemKind, OutcomeAction
 from factledger.domain.values import ExtractedFact
 
 CANDIDATES = 3
@@ -29,11 +30,12 @@ RELATED = 0.35
 class Outcome:
     """What happened to one extracted item."""
 
-    kind: str  # "fact" | "preference"
+    # checked when built as well as by mypy: a misspelt kind or action is refused, not written into JSON
+    kind: ItemKind = attrs.field(validator=attrs.validators.in_(ITEM_KINDS))
     id: str
     text: str
     category: str
-    action: str  # observed | confirmed | superseded | reinforced | contested | historical | retracted
+    action: OutcomeAction = attrs.field(validator=attrs.validators.in_(OUTCOME_ACTIONS))
     superseded_id: str | None = None
     superseded_text: str | None = None
     # historical: said before a later statement that replaces it (ADR 0025), which is this one

@@ -37,6 +37,7 @@ from factledger.application.replay import ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
 from factledger.application.service import LedgerService
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits, require_id
+from factledger.domain.kinds import Clock, HistoryKind
 
 SLICES = 256
 PARTITION_NAME = re.compile(r"^[a-z][a-z0-9_]{0,15}$")
@@ -301,7 +302,7 @@ class PartitionedLedger:
         self,
         user_id: str,
         as_of: datetime | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
         *,
         limit: int | None = None,
         offset: int = 0,
@@ -329,11 +330,11 @@ class PartitionedLedger:
         user_id: str,
         since: datetime | None = None,
         until: datetime | None = None,
-        kind: str | None = None,
+        kind: HistoryKind | None = None,
         *,
         offset: int = 0,
         limit: int | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
     ) -> HistoryPage:
         return self._on_user(
             user_id, lambda s: s.history(user_id, since, until, kind, offset=offset, limit=limit, clock=clock)

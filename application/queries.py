@@ -13,8 +13,6 @@ from datetime import datetime
 import attrs
 
 from factledger.application.audit import (
-    CLOCKS,
-    HISTORY_KINDS,
     explain,
     memory_as_of,
     page_limits,
@@ -46,6 +44,7 @@ from factledger.application.validation import (
     utc,
 )
 from factledger.application.writing import require_memory
+from factledger.domain.kinds import CLOCKS, HISTORY_KINDS, Clock, HistoryKind
 from factledger.domain.language import main_language
 
 MEMORY_TYPES = ("fact", "preference")
@@ -77,7 +76,7 @@ class Queries:
         self,
         user_id: str,
         as_of: datetime | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
         *,
         limit: int | None = None,
         offset: int = 0,
@@ -93,7 +92,7 @@ class Queries:
         profile with ``known`` False.
         """
         user_id = self.ledger.user_id(user_id, self.limits)
-        _require_clock(clock)
+        require_clock(clock)
         limit, offset = require_page(limit, offset, self.limits)
         known = self.ledger.find_memory(user_id) is not None
         if as_of is not None:
@@ -218,18 +217,18 @@ class Queries:
         user_id: str,
         since: datetime | None = None,
         until: datetime | None = None,
-        kind: str | None = None,
+        kind: HistoryKind | None = None,
         *,
         offset: int = 0,
         limit: int | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
     ) -> HistoryPage:
         """Events recorded for the user, in recorded order; optionally only those said
         (``clock="recorded"``: recorded) in [since, until], of one kind (message | fact |
         preference), and a page of them. A user nothing was ever recorded for has an empty
         page with ``known`` False (no error, ADR 0036)."""
         user_id = self.ledger.user_id(user_id, self.limits)
-        _require_clock(clock)
+        require_clock(clock)
         if kind is not None and kind not in HISTORY_KINDS:
             raise InvalidInput(f"kind must be one of {', '.join(HISTORY_KINDS)}, got {kind!r}")
         if isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
@@ -252,6 +251,9 @@ class Queries:
         return HistoryPage(user_id, entries, offset, len(events))
 
 
-def _require_clock(clock: str) -> None:
-    if clock not in CLOCKS:
-        raise InvalidInput(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")
+def require_clock(clock: object) -> Clock:
+    """``clock`` as one of the two clocks (a caller's string, typed); InvalidInput naming them otherwise."""
+    for known in CLOCKS:
+        if clock == known:
+            return known
+    raise InvalidInput(f"clock must be one of {', '.join(CLOCKS)}, got {clock!r}")

@@ -20,6 +20,7 @@ from factledger.application.ingestion import Incoming
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import CostEstimator, Extractor, LedgerDirectory, RelationJudge
 from factledger.domain.memory import UserMemory
+from factledger.domain.reasons import render_reason
 from factledger.domain.values import Turn
 
 if TYPE_CHECKING:
@@ -206,7 +207,9 @@ def _carry(
     text = texts[user_id].get(event.fact_id)
     if text is None:
         return False
-    return target.corrections.invalidate_matching(user_id, text, event.reason, actor=event.actor, at=event.at)
+    # an operator's words, or (a correction recorded with a code alone) the code's English sentence
+    reason = event.reason or render_reason(event.reason_code, "en")
+    return target.corrections.invalidate_matching(user_id, text, reason, actor=event.actor, at=event.at)
 
 
 def estimate(source: MemoryLedger, extractor: Extractor, users: set[str] | None = None) -> ReplayEstimate:

@@ -17,6 +17,8 @@ import attrs
 from factledger.application.decisions import Outcome
 from factledger.application.json_values import iso, json_ready
 from factledger.application.ports import RecallHit
+from factledger.domain.kinds import INGEST_STATUSES, IngestStatus, ItemKind
+from factledger.domain.reasons import ReasonCode
 from factledger.domain.values import Extraction, Verdict
 
 __all__ = [
@@ -63,7 +65,7 @@ class IngestResult:
     extractor_id: str
     notification_id: int | None
     # recorded | duplicate (message id seen before: nothing written) | extraction_failed (pending)
-    status: str = "recorded"
+    status: IngestStatus = attrs.field(default="recorded", validator=attrs.validators.in_(INGEST_STATUSES))
     # secrets replaced by placeholders before recording, by kind (FACTLEDGER_SENSITIVE)
     redacted: dict[str, int] = attrs.field(factory=dict)
 
@@ -323,7 +325,7 @@ class Observation:
     evidence: tuple[str, ...] = ()
     rules: tuple[str, ...] = ()  # the ids of the extractor's rules that produced it (none: a model's answer)
 
-    def to_dict(self, kind: str) -> dict[str, Any]:
+    def to_dict(self, kind: ItemKind) -> dict[str, Any]:
         common = {
             "at": iso(self.at),
             "recorded_at": iso(self.recorded_at),
@@ -382,7 +384,8 @@ class Contest:
 class Invalidation:
     at: datetime
     relation: str
-    reason: str
+    reason: str  # as the user reads it, in their memories' language
+    reason_code: ReasonCode  # as recorded: a stable code (domain/reasons.py)
     actor: str | None
     superseded_by: ItemRef | None
     verdict: Verdict | None
@@ -395,6 +398,7 @@ class Invalidation:
             "at": iso(self.at),
             "relation": self.relation,
             "reason": self.reason,
+            "reason_code": self.reason_code,
             "actor": self.actor,
             "superseded_by": by,
             **_verdict(self.verdict),
@@ -432,7 +436,7 @@ class Explanation:
     """The whole life of one fact or preference, from its events."""
 
     id: str
-    kind: str  # fact | preference
+    kind: ItemKind
     text: str
     category: str
     observed: Observation

@@ -39,7 +39,9 @@ from factledger.application.outcomes import (
     named,
 )
 from factledger.application.precedence import Action
+from factledger.domain.kinds import ItemKind
 from factledger.domain.memory import Mention, Span, UserMemory
+from factledger.domain.reasons import ReasonCode
 from factledger.domain.values import (
     Authority,
     ExtractedFact,
@@ -90,7 +92,7 @@ class SaidOrder:
             memory.invalidate_fact(
                 fact_id=span.id,
                 relation=InvalidationRelation(verdict.relation.value),
-                reason=f"被新事实替代: {fact.text}",
+                reason="replaced-by-new-fact",
                 at=source.at,
                 superseded_by=fact_id,
                 message_id=source.message_id,
@@ -110,7 +112,7 @@ class SaidOrder:
         memory.invalidate_fact(
             fact_id=fact_id,
             relation=InvalidationRelation(verdict.relation.value),
-            reason=f"被后来的陈述替代: {span.text}",
+            reason="replaced-by-later-statement",
             at=span.valid_from,
             superseded_by=span.id,
             message_id=source.message_id,
@@ -231,10 +233,9 @@ class SaidOrder:
             rules=pref.rules,
         )
         for span, verdict, similarity in replaced:
-            reason = f"被新偏好替代: {pref.text}"
-            memory.supersede_preference(
-                span.id, pref_id, reason, source.message_id, source.at, Verdict.of(verdict, similarity), verdict.rules
-            )
+            why: ReasonCode = "replaced-by-new-preference"
+            said = source.message_id, source.at
+            memory.supersede_preference(span.id, pref_id, why, *said, Verdict.of(verdict, similarity), verdict.rules)
         for resumption in resumed:
             resumption.record(memory, source)
         outcome = _outcome("preference", pref_id, pref.text, pref.category, replaced, strength=pref.strength)
@@ -244,9 +245,14 @@ class SaidOrder:
         if self._repeats(verdict, similarity) and span.id not in memory.facts:
             _carry_on_preference(memory, pref_id, successor, source)
             return outcome
-        reason = f"被后来的陈述替代: {span.text}"
         memory.supersede_preference(
-            pref_id, span.id, reason, source.message_id, span.valid_from, Verdict.of(verdict, similarity), verdict.rules
+            pref_id,
+            span.id,
+            "replaced-by-later-statement",
+            source.message_id,
+            span.valid_from,
+            Verdict.of(verdict, similarity),
+            verdict.rules,
         )
         return attrs.evolve(outcome, action="historical", replaced_by_id=span.id, replaced_by_text=span.text)
 
@@ -325,7 +331,7 @@ class SaidOrder:
 
 
 def _outcome(
-    kind: str,
+    kind: ItemKind,
     item_id: str,
     text: str,
     category: str,
@@ -357,7 +363,7 @@ def _carry_on_fact(memory: UserMemory, fact_id: str, repeat: Ending, source: Dec
         memory.invalidate_fact(
             fact_id=fact_id,
             relation=InvalidationRelation.UPDATE,
-            reason="被后来的陈述替代",
+            reason="replaced-by-later-statement",
             at=span.valid_until,
             superseded_by=span.successor,
             message_id=source.message_id,
@@ -373,7 +379,7 @@ def _carry_on_preference(memory: UserMemory, pref_id: str, repeat: Ending, sourc
     memory.absorb_preference(span.id, pref_id, source.message_id, provenance)
     if span.valid_until is not None and span.successor is not None:
         memory.supersede_preference(
-            pref_id, span.successor, "被后来的陈述替代", source.message_id, span.valid_until, provenance
+            pref_id, span.successor, "replaced-by-later-statement", source.message_id, span.valid_until, provenance
         )
 
 
@@ -392,13 +398,13 @@ def _chained(replaced: Sequence[Ending], later: Sequence[Span]) -> list[Ending]:
 class Resumption:
     """An item replaced by the one being decided, said again after it: it holds again from then."""
 
-    kind: str  # fact | preference
+    kind: ItemKind
     replaced: Span  # as it was before the item being decided ended it earlier
     mention: Mention
     resumed_id: str
 
     @classmethod
-    def of(cls, kind: str, memory: UserMemory, replaced: Span, at: datetime) -> Resumption | None:
+    def of(cls, kind: ItemKind, memory: UserMemory, replaced: Span, at: datetime) -> Resumption | None:
         mention = replaced.said_again_after(at)
         if mention is None:
             return None
@@ -419,15 +425,16 @@ class Resumption:
         if self.kind == "preference":
             memory.resume_preference(self.replaced.id, self.resumed_id, self.mention, TIMELINE_JUDGE)
             if until is not None and successor is not None:
-                reason = "被后来的陈述替代"
-                memory.supersede_preference(self.resumed_id, successor, reason, source.message_id, until, verdict)
+                memory.supersede_preference(
+                    self.resumed_id, successor, "replaced-by-later-statement", source.message_id, until, verdict
+                )
             return
         memory.resume_fact(self.replaced.id, self.resumed_id, self.mention, TIMELINE_JUDGE)
         if until is not None and successor is not None:
             memory.invalidate_fact(
                 fact_id=self.resumed_id,
                 relation=InvalidationRelation.UPDATE,
-                reason="被后来的陈述替代",
+                reason="replaced-by-later-statement",
                 at=until,
                 superseded_by=successor,
                 message_id=source.message_id,

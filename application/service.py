@@ -46,6 +46,7 @@ from factledger.application.screening import DEFAULT_POLICIES
 from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits, optional_id
 from factledger.application.writing import WRITE_ATTEMPTS, MemoryWriter
+from factledger.domain.kinds import Clock, HistoryKind
 
 __all__ = ["Incoming", "IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict"]
 
@@ -207,7 +208,7 @@ class LedgerService:
         self,
         user_id: str,
         as_of: datetime | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
         *,
         limit: int | None = None,
         offset: int = 0,
@@ -243,11 +244,11 @@ class LedgerService:
         user_id: str,
         since: datetime | None = None,
         until: datetime | None = None,
-        kind: str | None = None,
+        kind: HistoryKind | None = None,
         *,
         offset: int = 0,
         limit: int | None = None,
-        clock: str = "said",
+        clock: Clock = "said",
     ) -> HistoryPage:
         """The user's events in recorded order, optionally filtered (by when they were said,
         or ``clock="recorded"``) and paged."""

@@ -27,6 +27,7 @@ from eventsourcing.domain import Aggregate, event
 
 from factledger.domain.categories import fact_category, preference_category
 from factledger.domain.errors import DomainError, DuplicateMessage, FactNotActive, UnknownItem
+from factledger.domain.reasons import ReasonCode, reason_code, reason_of_literal
 from factledger.domain.values import Authority, Extraction, InvalidationRelation, Verdict, has_unstorable
 
 __all__ = [
@@ -353,16 +354,19 @@ class UserMemory(Aggregate):
     class FactInvalidated(Aggregate.Event):
         # 2: the judge's provenance as one Verdict, None for a manual invalidation.
         # 3: ``rules``, the ids of the rules that decided the invalidation (issue 27).
-        class_version = 3
+        # 4: ``reason_code``, why as a stable code (domain/reasons.py); ``reason`` only the words a
+        # person wrote beside it (None when the code says it all): version 3 held a Chinese sentence.
+        class_version = 4
         fact_id: str
         relation: str
-        reason: str
+        reason: str | None
         superseded_by: str | None
         message_id: str | None
         at: datetime
         verdict: Verdict | None
         actor: str | None
         rules: list[str]
+        reason_code: ReasonCode
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
@@ -371,6 +375,10 @@ class UserMemory(Aggregate):
         @staticmethod
         def upcast_v2_v3(state: dict[str, Any]) -> None:
             traced_by_no_rule(state)
+
+        @staticmethod
+        def upcast_v3_v4(state: dict[str, Any]) -> None:
+            _code_reason(state, manual=state["relation"] == InvalidationRelation.MANUAL.value)
 
         def apply(self, aggregate: UserMemory) -> None:
             fact = aggregate.facts.pop(self.fact_id, None)
@@ -462,18 +470,24 @@ class UserMemory(Aggregate):
         """A newer preference of the same kind replaced this one (以前喜欢…现在…): it stops being active."""
 
         # 2: ``rules``, the ids of the rules that decided the supersession (issue 27).
-        class_version = 2
+        # 3: ``reason_code`` and ``reason`` as ``FactInvalidated`` has them from its version 4.
+        class_version = 3
         preference_id: str
         superseded_by: str
-        reason: str
+        reason: str | None
         message_id: str
         at: datetime
         verdict: Verdict
         rules: list[str]
+        reason_code: ReasonCode
 
         @staticmethod
         def upcast_v1_v2(state: dict[str, Any]) -> None:
             traced_by_no_rule(state)
+
+        @staticmethod
+        def upcast_v2_v3(state: dict[str, Any]) -> None:
+            _code_reason(state, manual=False)
 
         def apply(self, aggregate: UserMemory) -> None:
             pref = aggregate.preferences.pop(self.preference_id, None)
@@ -789,13 +803,14 @@ class UserMemory(Aggregate):
         self,
         fact_id: str,
         relation: InvalidationRelation | str,
-        reason: str,
+        reason: ReasonCode,
         at: datetime,
         superseded_by: str | None = None,
         message_id: str | None = None,
         verdict: Verdict | None = None,
         actor: str | None = None,
         rules: Sequence[str] = (),
+        note: str | None = None,
     ) -> None:
         """Mark an active fact invalid, saying why and what replaced it; or end a retired fact
         earlier than it was known to end, when a message said before that end replaced it.
@@ -804,10 +819,12 @@ class UserMemory(Aggregate):
         Only a manual invalidation may end a manual fact: nothing automatic
         overrides an operator's correction. The successor may itself be retired
         by now: a statement said before a later one holds until the later one's
-        time, whatever followed (ADR 0025).
+        time, whatever followed (ADR 0025). ``reason`` is a code; ``note`` the words
+        an operator gave (required for ``manual``).
         """
         authority = self._ending_authority(fact_id, at)
         relation = InvalidationRelation(relation)
+        code = _checked_reason(reason, note)
         if superseded_by is not None and (
             superseded_by == fact_id or not _held(superseded_by, self.facts, self.past_facts, at)
         ):
@@ -817,21 +834,20 @@ class UserMemory(Aggregate):
         )
         if authority == Authority.MANUAL.value and not by_operator:
             raise DomainError(f"fact {fact_id!r} was set manually; only a manual correction can invalidate it")
-        if relation is InvalidationRelation.MANUAL and not (reason or "").strip():
-            raise DomainError("a manual invalidation needs a reason")
         if message_id is not None:
             self._require_message(message_id)
         self.trigger_event(
             self.FactInvalidated,
             fact_id=fact_id,
             relation=relation.value,
-            reason=reason,
+            reason=note,
             superseded_by=superseded_by,
             message_id=message_id,
             at=at,
             verdict=verdict,
             actor=actor,
             rules=list(rules),
+            reason_code=code,
         )
 
     def mention_fact(
@@ -899,7 +915,7 @@ class UserMemory(Aggregate):
         if span is None or span.valid_until == span.valid_from or span.valid_from < self.facts[into].first_seen:
             raise DomainError(f"fact {fact_id!r} cannot be absorbed by fact {into!r}")
         self.invalidate_fact(
-            fact_id, InvalidationRelation.DUPLICATE, f"先前已说过: {self.facts[into].text}",
+            fact_id, InvalidationRelation.DUPLICATE, "said-before",
             span.valid_from, superseded_by=into, message_id=message_id, verdict=verdict,
         )  # fmt: skip
         for said in span.sayings():
@@ -925,8 +941,7 @@ class UserMemory(Aggregate):
         span = self._span_of(preference_id, self.preferences, self.past_preferences)
         if span is None or span.valid_until == span.valid_from or span.valid_from < self.preferences[into].first_seen:
             raise DomainError(f"preference {preference_id!r} cannot be absorbed by preference {into!r}")
-        reason = f"先前已说过: {self.preferences[into].text}"
-        self.supersede_preference(preference_id, into, reason, message_id, span.valid_from, verdict)
+        self.supersede_preference(preference_id, into, "said-before", message_id, span.valid_from, verdict)
         for said in span.sayings():
             pref = self.preferences[into]
             self.trigger_event(
@@ -1013,18 +1028,20 @@ class UserMemory(Aggregate):
         self,
         preference_id: str,
         superseded_by: str,
-        reason: str,
+        reason: ReasonCode,
         message_id: str,
         at: datetime,
         verdict: Verdict,
         rules: Sequence[str] = (),
+        note: str | None = None,
     ) -> None:
         """A newer preference replaces this one (a changed taste or request), or an active fact
         that says the taste changed ("用户现在天天玩原神" after 最爱玩王者荣耀): no longer active.
 
         As for facts, a retired preference may be ended earlier than it was known to end, and
-        the successor may be retired by now (ADR 0025).
+        the successor may be retired by now (ADR 0025). ``reason`` is a code, ``note`` any words beside it.
         """
+        code = _checked_reason(reason, note)
         span = self.past_preferences.get(preference_id)
         if preference_id not in self.preferences and not (span is not None and span.holds_at(at)):
             self.preference(preference_id)  # unknown, or superseded by then: says so
@@ -1038,11 +1055,12 @@ class UserMemory(Aggregate):
             self.PreferenceSuperseded,
             preference_id=preference_id,
             superseded_by=superseded_by,
-            reason=reason,
+            reason=note,
             message_id=message_id,
             at=at,
             verdict=verdict,
             rules=list(rules),
+            reason_code=code,
         )
 
     def resume_preference(self, preference_id: str, resumed_id: str, mention: Mention, extractor_id: str) -> None:
@@ -1148,6 +1166,24 @@ def _check_resumed(span: Span | None, item_id: str, mention: Mention) -> None:
         raise UnknownItem(f"item {item_id!r} has no kept mention in message {mention.message_id!r}")
     if span.valid_until is None or mention.at <= span.valid_until:
         raise DomainError(f"item {item_id!r} still held when it was said again; nothing resumes")
+
+
+def _checked_reason(reason: object, note: str | None) -> ReasonCode:
+    """A reason code, refused unless known; a worded one (``manual``) needs its words."""
+    try:
+        code = reason_code(reason)
+    except ValueError as exc:
+        raise DomainError(str(exc)) from None
+    if code == "manual" and not (note or "").strip():
+        raise DomainError("a manual invalidation needs a reason")
+    if note is not None:
+        _check_text("reason", note)
+    return code
+
+
+def _code_reason(state: dict[str, Any], *, manual: bool) -> None:
+    """An older version's reason sentence as its code and the words to keep (domain/reasons.py)."""
+    state["reason_code"], state["reason"] = reason_of_literal(state["reason"], manual=manual)
 
 
 def _group_verdict(state: dict[str, Any]) -> None:

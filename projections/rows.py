@@ -181,7 +181,8 @@ def _(e: UserMemory.FactInvalidated) -> list[RowChange]:
             e.fact_id,
             {
                 "invalidated_at": e.at.isoformat(),
-                "invalidation_reason": e.reason,
+                "invalidation_reason": e.reason_code,
+                "invalidation_note": e.reason,
                 "invalidation_relation": e.relation,
                 "superseded_by": e.superseded_by,
                 "invalidation_rules": list(e.rules),
@@ -228,7 +229,8 @@ def _(e: UserMemory.PreferenceSuperseded) -> list[RowChange]:
             e.preference_id,
             {
                 "invalidated_at": e.at.isoformat(),
-                "invalidation_reason": e.reason,
+                "invalidation_reason": e.reason_code,
+                "invalidation_note": e.reason,
                 "superseded_by": e.superseded_by,
                 "invalidation_rules": list(e.rules),
             },

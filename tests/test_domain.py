@@ -60,12 +60,12 @@ def test_invalidated_fact_cannot_be_confirmed_or_invalidated_again() -> None:
     memory = started()
     memory.observe_fact("f1", "用户住在杭州", "location", 0.9, "m1", T0, "x")
     memory.observe_fact("f2", "用户住在上海", "location", 0.9, "m1", T0, "x")
-    memory.invalidate_fact("f1", "update", "moved", T0, superseded_by="f2", message_id="m1")
+    memory.invalidate_fact("f1", "update", "replaced-by-new-fact", T0, superseded_by="f2", message_id="m1")
     pending = len(memory.pending_events)
     with pytest.raises(FactNotActive):
         memory.confirm_fact("f1", "m1", T0, Verdict("judge", 1.0))
     with pytest.raises(FactNotActive):
-        memory.invalidate_fact("f1", "manual", "again", T0)
+        memory.invalidate_fact("f1", "manual", "manual", T0, note="again")
     assert len(memory.pending_events) == pending, "a refused command must not trigger an event"
     assert [f.id for f in memory.active_facts()] == ["f2"]
     assert memory.retired_facts == {"f1": "f2"}, "a retired fact keeps only its id and its successor"
@@ -80,7 +80,7 @@ def test_unknown_relation_and_unknown_superseding_fact_are_refused() -> None:
     with pytest.raises(ValueError):
         memory.invalidate_fact("f1", "because", "x", T0)
     with pytest.raises(UnknownItem):
-        memory.invalidate_fact("f1", "update", "x", T0, superseded_by="nope")
+        memory.invalidate_fact("f1", "update", "replaced-by-new-fact", T0, superseded_by="nope")
     assert memory.fact("f1").is_active
 
 
@@ -90,13 +90,13 @@ def test_a_preference_gives_way_to_a_newer_preference_or_an_active_fact_only() -
     memory.observe_preference("p2", "偏好简短的回复", "communication_style", 0.8, "m1", T0, "x")
     memory.observe_fact("f1", "用户玩腻了，现在天天玩原神", "other", 0.9, "m1", T0, "x")
     memory.observe_fact("f2", "用户住在杭州", "location", 0.9, "m1", T0, "x")
-    memory.invalidate_fact("f2", "manual", "wrong", T0)
+    memory.invalidate_fact("f2", "manual", "manual", T0, note="wrong")
     pending = len(memory.pending_events)
     for missing in ("nope", "f2", "p1"):  # unknown, a retired fact, itself
         with pytest.raises(UnknownItem):
-            memory.supersede_preference("p1", missing, "x", "m1", T0, Verdict("judge", 0.0))
+            memory.supersede_preference("p1", missing, "replaced-by-new-fact", "m1", T0, Verdict("judge", 0.0))
     assert len(memory.pending_events) == pending
-    memory.supersede_preference("p1", "f1", "被新事实替代", "m1", T0, Verdict("judge", 0.0))
+    memory.supersede_preference("p1", "f1", "replaced-by-new-fact", "m1", T0, Verdict("judge", 0.0))
     assert memory.retired_preferences == {"p1": "f1"}
     assert [p.id for p in memory.all_preferences()] == ["p2"]
 

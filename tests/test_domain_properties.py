@@ -47,7 +47,7 @@ def run(commands: list[tuple[Any, ...]]) -> UserMemory:
             elif cmd[0] == "confirm" and facts:
                 memory.confirm_fact(facts[cmd[1] % len(facts)], memory.last_message_id or "-", at, Verdict("j", 0.9))
             elif cmd[0] == "invalidate" and facts:
-                memory.invalidate_fact(facts[cmd[1] % len(facts)], cmd[2], "r", at)
+                memory.invalidate_fact(facts[cmd[1] % len(facts)], cmd[2], "manual", at, note="r")
             elif cmd[0] == "observe_pref":
                 memory.observe_preference(f"p{step}", cmd[1], "tool", cmd[2], memory.last_message_id or "-", at, "x")
             elif cmd[0] == "reinforce" and prefs:

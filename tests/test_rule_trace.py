@@ -245,7 +245,10 @@ def test_a_preference_supersession_of_version_1_loads_with_no_rules(service: Led
     assert today.rules
     stored_event = ledger.mapper.to_stored_event(today)
     state = json.loads(stored_event.state)
-    assert state.pop("class_version") == 2 and state.pop("rules") == list(today.rules)
+    assert state.pop("class_version") == 3 and state.pop("rules") == list(today.rules)
+    # version 1 held the reason as a Chinese sentence, not a code (version 3, ADR 0001)
+    assert state.pop("reason_code") == "replaced-by-new-preference"
+    state["reason"] = "被新偏好替代: 用户希望回复详细一点"
     old = StoredEvent(
         stored_event.originator_id,
         stored_event.originator_version,
@@ -255,3 +258,4 @@ def test_a_preference_supersession_of_version_1_loads_with_no_rules(service: Led
     again = ledger.mapper.to_domain_event(old)
     assert isinstance(again, UserMemory.PreferenceSuperseded) and again.rules == []
     assert again.verdict == today.verdict and again.superseded_by == today.superseded_by
+    assert again.reason_code == today.reason_code and again.reason is None

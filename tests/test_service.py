@@ -83,7 +83,7 @@ def test_a_move_supersedes_the_old_residence_with_full_provenance(service: Ledge
     rows = {r["content"]: r for r in service.read_model.all_rows()}
     assert rows["用户住在杭州"]["is_active"] is False
     assert rows["用户住在杭州"]["metadata"]["superseded_by"] == item.id
-    assert rows["用户住在杭州"]["metadata"]["invalidation_reason"].endswith("用户住在上海")
+    assert rows["用户住在杭州"]["metadata"]["invalidation_reason"] == "replaced-by-new-fact"  # a code, not words
 
 
 def test_preferences_are_reinforced_by_the_spec_formula(open_service: Callable[..., LedgerService]) -> None:

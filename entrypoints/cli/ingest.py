@@ -27,6 +27,7 @@ from factledger.entrypoints.cli.import_processes import (
 )
 from factledger.entrypoints.cli.lines import file_source, line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
+    Reading,
     count,
     describe_event,
     err,
@@ -330,16 +331,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         return 0
     out.print()
     out.print(profile_table(profile))
+    reading = Reading.of(history)
     for entry, message in invalidations:
-        out.print(_invalidation(entry, message))
+        out.print(_invalidation(entry, message, reading))
     out.print(
         f"\ntry: factledger history {user}   |   factledger why {user} ID   |   factledger recall {user} 住在哪里"
     )
     return 0
 
 
-def _invalidation(entry: HistoryEntry, message: dict[str, Any] | None) -> str:
-    return f"{describe_event(entry)}\n    triggered by {message_line(message)}"
+def _invalidation(entry: HistoryEntry, message: dict[str, Any] | None, reading: Reading) -> str:
+    return f"{describe_event(entry, reading)}\n    triggered by {message_line(message)}"
 
 
 def _at_least_one(text: str) -> int:

@@ -25,12 +25,15 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+import attrs
 from rich.cells import cell_len, get_character_cell_size
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 from rich.text import Text
 
+from factledger.domain.language import main_language
+from factledger.domain.reasons import entry_reason
 from factledger.domain.values import is_invisible
 from factledger.entrypoints.cli.files import json_text
 
@@ -40,6 +43,7 @@ if TYPE_CHECKING:  # the parser is built without the application (fast start: te
 
 __all__ = [
     "NOTHING",
+    "Reading",
     "count",
     "describe_event",
     "err",
@@ -330,14 +334,34 @@ def profile_table(profile: Mapping[str, Any]) -> Table:
 class _Fields:
     """An event's fields as people read them (``human``), ids shortened with ``id``."""
 
-    def __init__(self, fields: Mapping[str, Any]) -> None:
+    def __init__(self, fields: Mapping[str, Any], reading: Reading | None = None) -> None:
         self.raw = fields
+        self.reading = reading or Reading()
 
     def __getitem__(self, name: str) -> str:
         return human(self.raw.get(name))
 
     def id(self, name: str) -> str:
         return short(self.raw.get(name))
+
+    def reason(self) -> str:
+        """Why it stopped holding, in the language of the memories it is read with."""
+        return human(entry_reason(self.raw, self.reading.language, self.reading.texts))
+
+
+@attrs.frozen
+class Reading:
+    """What a history is read with: the language its memories are in (reasons are shown in it) and
+    the texts of its items by id (a reason names the item it is about)."""
+
+    language: str = "zh"
+    texts: Mapping[str, str] = attrs.field(factory=dict)
+
+    @classmethod
+    def of(cls, entries: Iterable[HistoryEntry]) -> Reading:
+        said = [e.fields for e in entries if isinstance(e.fields.get("text"), str)]
+        items = {str(f.get("fact_id") or f.get("preference_id")): f["text"] for f in said if "message_id" in f}
+        return cls(main_language("\n".join(f["text"] for f in said)), items)
 
 
 def _extraction(f: _Fields) -> str:
@@ -353,7 +377,7 @@ def _invalidation(f: _Fields) -> str:
     by = f" superseded by {f.id('superseded_by')}" if f.raw.get("superseded_by") else ""
     judge = f"; judge {f['judge_id']}: {f['raw_answer']}" if f.raw.get("judge_id") else ""
     actor = f"; by {f['actor']}" if f.raw.get("actor") else ""
-    return f"fact {f.id('fact_id')} invalidated ({f['relation']}): {f['reason']}{by}{judge}{actor}"
+    return f"fact {f.id('fact_id')} invalidated ({f['relation']}): {f.reason()}{by}{judge}{actor}"
 
 
 @functools.cache
@@ -385,7 +409,7 @@ def event_descriptions() -> Mapping[str, Callable[[_Fields], str]]:
             f"preference {f.id('preference_id')} reinforced: strength {f['old_strength']} → {f['new_strength']}"
         ),
         UserMemory.PreferenceSuperseded: lambda f: (
-            f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f['reason']}"
+            f"preference {f.id('preference_id')} superseded by {f.id('superseded_by')}: {f.reason()}"
         ),
         UserMemory.FactMentioned: lambda f: f"fact {f.id('fact_id')} said again at {f['said_at']}, while it held",
         UserMemory.PreferenceMentioned: lambda f: (
@@ -396,7 +420,8 @@ def event_descriptions() -> Mapping[str, Callable[[_Fields], str]]:
     return {kind.__name__: describe for kind, describe in descriptions.items()}
 
 
-def describe_event(entry: HistoryEntry) -> str:
-    """One line saying what an event recorded (its class name for a kind this version does not know)."""
+def describe_event(entry: HistoryEntry, reading: Reading | None = None) -> str:
+    """One line saying what an event recorded (its class name for a kind this version does not know),
+    read with ``reading`` (``Reading.of`` the history it is part of)."""
     describe = event_descriptions().get(entry.event)
-    return describe(_Fields(entry.fields)) if describe else shown(entry.event)
+    return describe(_Fields(entry.fields, reading)) if describe else shown(entry.event)

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING
 
+from factledger.domain.kinds import Clock
 from factledger.entrypoints.cli.present import (
+    Reading,
     count,
     describe_event,
     err,
@@ -107,14 +109,15 @@ def cmd_history(args: argparse.Namespace) -> int:
         return 0
     if not page.entries and page.known:
         out.print(f"no event of {shown(args.user)} matches")
+    reading = Reading.of(page)
     for entry in page:
         at = entry.recorded_at if args.recorded else entry.said_at or entry.recorded_at
         head = f"{entry.version:>4}  {when(at)}  "
-        out.print(head + describe_event(entry), hang=len(head))  # a long event continues under its text
+        out.print(head + describe_event(entry, reading), hang=len(head))  # a long event continues under its text
     return 0
 
 
-def _clock(args: argparse.Namespace) -> str:
+def _clock(args: argparse.Namespace) -> Clock:
     return "recorded" if args.recorded else "said"
 
 

@@ -8,7 +8,10 @@ from typing import Any
 
 from factledger.application.access import Scope
 from factledger.application.people import USERS_PAGE
+from factledger.application.queries import require_clock
 from factledger.domain.categories import FACT_CATEGORIES
+from factledger.domain.language import main_language
+from factledger.domain.reasons import entry_reason
 from factledger.entrypoints.http.console_html import (
     esc,
     form,
@@ -73,7 +76,7 @@ def person_page(
     visitor: Visitor, user_id: str, as_of: datetime | None, clock: str, notice: str, older: int = 0
 ) -> tuple[str, str]:
     lang, service = visitor.language, visitor.caller.service
-    profile = service.profile(user_id, as_of, clock, limit=PROFILE_ITEMS).to_dict()
+    profile = service.profile(user_id, as_of, require_clock(clock), limit=PROFILE_ITEMS).to_dict()
     history = service.history(user_id).to_dict()["entries"]
     heading = say(lang, "profile_as_of", when=as_of.isoformat(), clock=say(lang, clock)) if as_of else None
     actions = [link(user_path(user_id, "messages"), say(lang, "all_messages"))]
@@ -142,6 +145,14 @@ def observed_items(entries: list[dict[str, Any]]) -> dict[Any, dict[str, Any]]:
     return {e.get("fact_id") or e.get("preference_id"): e for e in entries if e["event"].endswith("Observed")}
 
 
+def reasons_shown(entries: list[dict[str, Any]], known: dict[Any, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The entries with each recorded reason (a code, or a person's words) as the user reads it: in
+    the language their memories are in, naming the item it is about."""
+    language = main_language("\n".join(e["text"] for e in entries if isinstance(e.get("text"), str)))
+    texts = {str(k): v["text"] for k, v in known.items() if isinstance(v.get("text"), str)}
+    return [{**e, "reason": entry_reason(e, language, texts)} if "reason_code" in e else e for e in entries]
+
+
 def _text(known: dict[Any, dict[str, Any]], item_id: Any) -> Any:
     return known.get(item_id, {}).get("text")
 
@@ -157,6 +168,7 @@ def timeline(
     time (the newest, after skipping the ``older`` newest): an observed item, a confirmation, a
     supersession (old → new, with its message, relation, judge and prompt), an invalidation."""
     known = observed_items(entries) if known is None else known
+    entries = reasons_shown(entries, known)
     drawn = [line for e in entries if (line := _timeline_entry(visitor, user_id, e, known))]
     if not drawn:
         return f"<p>{esc(say(visitor.language, 'none'))}</p>"

@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from factledger.domain.kinds import IngestStatus, ItemKind, OutcomeAction
 from factledger.entrypoints.http.problems import PROBLEM_JSON, TITLES
 
 
@@ -35,11 +36,11 @@ class ProblemAnswer(_Answer):
 class ItemOutcome(_Answer):
     """What became of one fact or preference of a message or a restatement."""
 
-    kind: Literal["fact", "preference"]
+    kind: ItemKind
     id: str
     text: str
     category: str
-    action: str = Field(description="observed, confirmed, reinforced, superseded, contradicted …")
+    action: OutcomeAction = Field(description="what deciding did with it (see domain/kinds.py)")
     confidence: float | None = None
     strength: float | None = None
     superseded_id: str | None = None
@@ -51,7 +52,9 @@ class ItemOutcome(_Answer):
 class IngestAnswer(_Answer):
     user_id: str
     message_id: str
-    status: str = Field(description="recorded, duplicate (a retry: nothing new) or extraction_failed (pending)")
+    status: IngestStatus = Field(
+        description="recorded, duplicate (a retry: nothing new) or extraction_failed (pending)"
+    )
     extractor_id: str
     facts: list[str]
     preferences: list[str]
@@ -141,7 +144,7 @@ class Explanation(_Answer):
     """The whole life of a fact or preference."""
 
     id: str
-    kind: Literal["fact", "preference"]
+    kind: ItemKind
     text: str
     category: str
     authority: str | None = None

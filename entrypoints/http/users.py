@@ -17,6 +17,7 @@ from fastapi.responses import JSONResponse
 
 from factledger.application.errors import FactledgerError
 from factledger.application.ingestion import Incoming
+from factledger.domain.kinds import Clock, HistoryKind
 from factledger.entrypoints.http.auth import Caller, Reader, Writer, charge
 from factledger.entrypoints.http.bodies import InvalidateIn, MessageBatchIn, MessageIn, RestateIn, json_content
 from factledger.entrypoints.http.metrics import MESSAGES
@@ -41,7 +42,6 @@ from factledger.entrypoints.http.responses import (
 
 router = APIRouter(prefix="/v1/users/{user_id}", tags=["memory"], dependencies=[Depends(json_content)])
 
-Clock = Literal["said", "recorded"]
 HISTORY_PAGE = 50
 HISTORY_PAGE_MAX = 500
 
@@ -212,7 +212,7 @@ def history(
     caller: Reader,
     since: datetime | None = None,
     until: datetime | None = None,
-    kind: str | None = None,
+    kind: HistoryKind | None = None,
     offset: Annotated[int, Query(ge=0)] = 0,
     limit: Annotated[int, Query(ge=1, le=HISTORY_PAGE_MAX)] = HISTORY_PAGE,
     clock: Clock = "said",
