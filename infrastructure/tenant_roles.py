@@ -56,6 +56,20 @@ def run_as_schema_role(conn: psycopg.Connection[Any], schema: str) -> str | None
     return role
 
 
+NO_CREATEROLE = (
+    "grant it CREATEROLE (each tenant runs under a role that reaches only its own schemas), "
+    "or set FACTLEDGER_TENANT_ROLES=false to run every tenant as the database user"
+)
+
+
+def check_role_creation(conn: psycopg.Connection[Any]) -> None:
+    """A ``ConfigError`` unless the login role may create tenants' roles: a server (or ``keys
+    create``) refuses to start rather than fail each new tenant's first request."""
+    row = conn.execute("SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").fetchone()
+    if row is None or not row[0]:
+        raise ConfigError(f"the database user may not create roles: {NO_CREATEROLE}")
+
+
 def ensure_tenant_role(conn: psycopg.Connection[Any], schema: str) -> str:
     """Create the role of the tenant in ``schema`` if missing and hand it that tenant's schemas
     (the base one and every named ledger's) with all they hold. ``conn``: the login role's,
@@ -67,9 +81,7 @@ def ensure_tenant_role(conn: psycopg.Connection[Any], schema: str) -> str:
             conn.execute(SQL("CREATE ROLE {} NOLOGIN").format(Identifier(role)))
         except psycopg.errors.InsufficientPrivilege:
             raise ConfigError(
-                f"the database user cannot create the role {role!r} for the tenant schema {schema!r}: "
-                "grant it CREATEROLE (each tenant runs under a role that reaches only its own schemas), "
-                "or set FACTLEDGER_TENANT_ROLES=false to run every tenant under the login role"
+                f"the database user cannot create the role {role!r} for the tenant schema {schema!r}: {NO_CREATEROLE}"
             ) from None
         logger.info("created the role %s for the tenant schema %s", role, schema)
     _grant_membership(conn, role)

@@ -26,7 +26,7 @@ from factledger.infrastructure.config import Settings
 from factledger.infrastructure.event_store import connection_options
 from factledger.infrastructure.keys import InMemoryKeyStore, PostgresKeyStore
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
-from factledger.infrastructure.tenant_roles import ensure_tenant_role, schema_role
+from factledger.infrastructure.tenant_roles import check_role_creation, ensure_tenant_role, schema_role
 
 logger = logging.getLogger(__name__)
 
@@ -56,6 +56,8 @@ def open_key_store(settings: Settings) -> KeyStore:
     options = connection_options(settings.statement_timeout, settings.lock_timeout)
     uri = database_uri(settings)
     with startup_lock(uri) as conn:  # the schema and table, created once whoever starts first
+        if settings.tenant_roles:
+            check_role_creation(conn)
         prepare_database(conn, settings.schema)
         return PostgresKeyStore(uri, settings.schema, options)
 

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import attrs
 import psycopg
 import pytest
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
@@ -133,6 +134,7 @@ def test_two_tenants_work_as_before_under_their_roles(tenants: Tenants, pg_setti
         assert any(city in f.text for f in service.profile("sam").facts)
         service.forget("kim")
         assert not service.profile("kim").facts
+        service.rebuild_read_model()  # in a schema of its own, made by the tenant's role
         assert any(city in f.text for f in service.profile("sam").facts)
         # Every schema the tenant now has (its base one, the replay, the previous live ledger)
         # is its role's, and so is every table in them.
@@ -153,6 +155,7 @@ def test_a_tenant_made_before_roles_gets_one_on_first_use(tenants: Tenants, pg_s
     # What the code before tenant roles did: the tenant's ledger opened as the login user.
     before = open_ledger(tenants.settings_for("legacy"), warn_if_offline=False)
     before.ingest("lou", "I live in Porto")
+    before.replay("older", "offline")  # a named ledger in a schema of its own, also the login user's
     with _datastore(before).get_connection() as conn:
         login = conn.execute("SELECT current_user AS u").fetchone()["u"]
     before.close()
@@ -169,10 +172,13 @@ def test_a_tenant_made_before_roles_gets_one_on_first_use(tenants: Tenants, pg_s
         assert conn.execute("SELECT current_user AS u").fetchone()["u"] == role
         owners = conn.execute(
             "SELECT DISTINCT pg_get_userbyid(c.relowner) AS owner FROM pg_class c "
-            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s",
-            (schema,),
+            "JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = %s OR n.nspname LIKE %s "
+            "UNION SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = %s OR nspname LIKE %s",
+            (schema, f"{schema}\\_\\_%", schema, f"{schema}\\_\\_%"),
         ).fetchall()
         assert [row["owner"] for row in owners] == [role]
+        older = conn.execute(SQL("SELECT count(*) AS n FROM {}").format(Identifier(schema, "factledger_ledgers")))
+        assert older.fetchone()["n"] == 2  # live and older, both readable as the role
     # The CLI (or anything opening the tenant's schema) runs as the role too.
     again = open_ledger(tenants.settings_for("legacy"), warn_if_offline=False)
     try:
@@ -201,10 +207,11 @@ def plain_user_uri(pg_uri: str) -> Iterator[str]:
 def test_a_login_user_that_cannot_create_roles_is_told_what_to_do(
     pg_settings: Settings, plain_user_uri: str, pg_uri: str
 ) -> None:
-    import attrs
-
     base = f"{pg_settings.schema}p"
     strict = Tenants(attrs.evolve(pg_settings, database_url=plain_user_uri, schema=base))
+    # A server (or `keys create`) opens the key store first: it stops there, before any tenant.
+    with pytest.raises(ConfigError, match=r"may not create roles.*FACTLEDGER_TENANT_ROLES=false"):
+        open_key_store(strict.settings)
     try:
         with pytest.raises(ConfigError, match=r"CREATEROLE.*FACTLEDGER_TENANT_ROLES=false"):
             strict.service("plain")
@@ -212,6 +219,7 @@ def test_a_login_user_that_cannot_create_roles_is_told_what_to_do(
         strict.close()
     relaxed = Tenants(attrs.evolve(pg_settings, database_url=plain_user_uri, schema=base, tenant_roles=False))
     try:
+        open_key_store(relaxed.settings).create("plain", Scope.READ)
         service = relaxed.service("plain")
         service.ingest("pat", "I live in Oslo")
         assert service.profile("pat").facts
