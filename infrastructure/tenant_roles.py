@@ -110,7 +110,11 @@ def _grant_membership(conn: psycopg.Connection[Any], role: str) -> None:
 
 
 def _tenant_schemas(conn: psycopg.Connection[Any], schema: str) -> list[str]:
-    """The tenant's schema and those of its named ledgers (replays, previous live ledgers)."""
+    """The tenant's schema and those of its named ledgers (replays, previous live ledgers).
+
+    The catalog is the tenant's own table, so what it lists is believed only for names a
+    ledger of this tenant can have, ``<schema>__…`` (a tenant's name has no ``__``): a row
+    naming the base schema or another tenant's never hands that schema over."""
     found = [schema]
     table = conn.execute("SELECT to_regclass(%s)", (f'"{schema}"."{CATALOG_TABLE}"',)).fetchone()
     if table is not None and table[0] is not None:
@@ -119,7 +123,7 @@ def _tenant_schemas(conn: psycopg.Connection[Any], schema: str) -> list[str]:
                 Identifier(schema, CATALOG_TABLE)
             )
         ).fetchall()
-        found += [str(r[0]) for r in rows if r[0] != schema]
+        found += [str(r[0]) for r in rows if str(r[0]).startswith(f"{schema}__")]
     return found
 
 

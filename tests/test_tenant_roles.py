@@ -188,6 +188,40 @@ def test_a_tenant_made_before_roles_gets_one_on_first_use(tenants: Tenants, pg_s
         again.close()
 
 
+def test_a_tenant_cannot_claim_a_schema_through_its_catalog(pg_settings: Settings) -> None:
+    """The catalog is the tenant's own table: a row naming the base schema (the key table's) must
+    not get that schema handed to the tenant's role when the tenant is next opened."""
+    open_key_store(pg_settings).create("alpha", Scope.READ)
+    first = Tenants(pg_settings)
+    try:
+        first.service("alpha")
+    finally:
+        first.close()
+    # The row a tenant could write into its own catalog (written here as the login user).
+    with psycopg.connect(str(pg_settings.database_url), autocommit=True) as conn:
+        conn.execute(
+            SQL("INSERT INTO {} (name, schema_name) VALUES ('claim', %s)").format(
+                Identifier(tenant_schema("alpha", pg_settings.schema), "factledger_ledgers")
+            ),
+            (pg_settings.schema,),
+        )
+        login = conn.execute("SELECT current_user").fetchone()[0]  # type: ignore[index]
+    second = Tenants(pg_settings)
+    try:  # the forged row breaks only the tenant that wrote it: its role may not read that schema
+        with pytest.raises(psycopg.errors.InsufficientPrivilege):
+            second.service("alpha")
+    finally:
+        second.close()
+    with psycopg.connect(str(pg_settings.database_url), autocommit=True) as conn:
+        owners = conn.execute(
+            "SELECT DISTINCT pg_get_userbyid(c.relowner) FROM pg_class c JOIN pg_namespace n "
+            "ON n.oid = c.relnamespace WHERE n.nspname = %s "
+            "UNION SELECT pg_get_userbyid(nspowner) FROM pg_namespace WHERE nspname = %s",
+            (pg_settings.schema, pg_settings.schema),
+        ).fetchall()
+    assert owners == [(login,)]
+
+
 @pytest.fixture
 def plain_user_uri(pg_uri: str) -> Iterator[str]:
     """A login user without CREATEROLE (as on many managed databases) that may create schemas."""
