@@ -101,9 +101,11 @@ def _database(conn: psycopg.Connection[Any]) -> str:
 def _grant_membership(conn: psycopg.Connection[Any], role: str) -> None:
     """The login role must be allowed to ``SET ROLE`` to it (a superuser always is; a CREATEROLE
     user since PostgreSQL 16 holds only ADMIN on what it created)."""
+    # Since 16 a membership may withhold SET (the one CREATE ROLE gives its creator does).
+    right = "SET" if conn.info.server_version >= 160000 else "MEMBER"
     row = conn.execute(
-        "SELECT rolsuper OR pg_has_role(current_user, %s, 'MEMBER') FROM pg_roles WHERE rolname = current_user",
-        (role,),
+        "SELECT rolsuper OR pg_has_role(current_user, %s, %s) FROM pg_roles WHERE rolname = current_user",
+        (role, right),
     ).fetchone()
     if row is None or not row[0]:
         conn.execute(SQL("GRANT {} TO CURRENT_USER").format(Identifier(role)))

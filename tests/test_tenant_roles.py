@@ -9,6 +9,7 @@ read model and catalog, the shared key table and the installation's own schema a
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -222,20 +223,49 @@ def test_a_tenant_cannot_claim_a_schema_through_its_catalog(pg_settings: Setting
     assert owners == [(login,)]
 
 
-@pytest.fixture
-def plain_user_uri(pg_uri: str) -> Iterator[str]:
-    """A login user without CREATEROLE (as on many managed databases) that may create schemas."""
-    name = "fl_test_plain_user"
+@contextmanager
+def _login_user(pg_uri: str, name: str, attributes: str) -> Iterator[str]:
+    """A login user that is no superuser and may create schemas (as on managed databases)."""
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         database = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute(SQL("DROP ROLE IF EXISTS {}").format(Identifier(name)))
-        conn.execute(SQL("CREATE ROLE {} LOGIN").format(Identifier(name)))
-        conn.execute(SQL("GRANT CREATE ON DATABASE {} TO {}").format(Identifier(database), Identifier(name)))
+        conn.execute(SQL("CREATE ROLE {} LOGIN " + attributes).format(Identifier(name)))
+        conn.execute(
+            SQL("GRANT CREATE ON DATABASE {} TO {} WITH GRANT OPTION").format(Identifier(database), Identifier(name))
+        )
     yield make_conninfo(**{**conninfo_to_dict(pg_uri), "user": name})
     with psycopg.connect(pg_uri, autocommit=True) as conn:
-        conn.execute(SQL("DROP OWNED BY {}").format(Identifier(name)))
+        conn.execute(SQL("DROP OWNED BY {} CASCADE").format(Identifier(name)))
         conn.execute(SQL("DROP ROLE {}").format(Identifier(name)))
+
+
+@pytest.fixture
+def plain_user_uri(pg_uri: str) -> Iterator[str]:
+    """Without CREATEROLE."""
+    with _login_user(pg_uri, "fl_test_plain_user", "NOCREATEROLE") as uri:
+        yield uri
+
+
+def test_a_login_user_with_createrole_runs_its_tenants_under_roles(pg_settings: Settings, pg_uri: str) -> None:
+    """CREATEROLE without superuser: since PostgreSQL 16 its creator may not SET ROLE to a role
+    it made until it grants itself that role."""
+    base = f"{pg_settings.schema}c"
+    with _login_user(pg_uri, "fl_test_createrole_user", "CREATEROLE") as uri:
+        tenants = Tenants(attrs.evolve(pg_settings, database_url=uri, schema=base))
+        try:
+            open_key_store(tenants.settings).create("plain", Scope.WRITE)
+            service = tenants.service("plain")
+            service.ingest("pat", "I live in Oslo")
+            assert service.replay("again", "offline").finished
+            assert any("Oslo" in f.text for f in service.profile("pat").facts)
+            with _datastore(service).get_connection() as conn:
+                database = conn.execute("SELECT current_database() AS d").fetchone()["d"]
+                role = tenant_role_name(database, tenant_schema("plain", base))
+                assert conn.execute("SELECT current_user AS u").fetchone()["u"] == role
+        finally:
+            tenants.close()
+            _drop_tenants(uri, base, ["plain"])  # as the user that granted the role its rights
 
 
 def test_a_login_user_that_cannot_create_roles_is_told_what_to_do(
