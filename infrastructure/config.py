@@ -532,8 +532,9 @@ SETTINGS: tuple[Setting, ...] = (
         "tenant_roles",
         "FACTLEDGER_TENANT_ROLES",
         _bool,
-        "each tenant runs under a PostgreSQL role reaching only its own schemas (needs CREATEROLE; "
-        "without it a tenant's first request fails, naming this setting); `false`: the login role (ADR 0035)",
+        "each tenant runs under a PostgreSQL role reaching only its own schemas (needs CREATEROLE and "
+        "CREATE on the database to pass on; without them servers stop, naming this setting); "
+        "`false`: the login role (ADR 0035)",
     ),
 )
 

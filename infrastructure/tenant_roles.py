@@ -68,6 +68,21 @@ def check_role_creation(conn: psycopg.Connection[Any]) -> None:
     row = conn.execute("SELECT rolsuper OR rolcreaterole FROM pg_roles WHERE rolname = current_user").fetchone()
     if row is None or not row[0]:
         raise ConfigError(f"the database user may not create roles: {NO_CREATEROLE}")
+    _check_database_grant(conn)
+
+
+def _check_database_grant(conn: psycopg.Connection[Any]) -> None:
+    """Replays and rebuilds make schemas, so a tenant's role needs CREATE on the database, which
+    only its owner (or one holding it WITH GRANT OPTION) can give: PostgreSQL only warns."""
+    row = conn.execute(
+        "SELECT has_database_privilege(current_database(), 'CREATE WITH GRANT OPTION'), current_database()"
+    ).fetchone()
+    if row is None or not row[0]:
+        raise ConfigError(
+            f"the database user may not grant CREATE on the database {row[1] if row else ''!r} to the tenants' "
+            "roles (replays and rebuilds make schemas): make it the database's owner, grant it CREATE WITH "
+            "GRANT OPTION, or set FACTLEDGER_TENANT_ROLES=false to run every tenant as the database user"
+        )
 
 
 def ensure_tenant_role(conn: psycopg.Connection[Any], schema: str) -> str:
@@ -85,6 +100,7 @@ def ensure_tenant_role(conn: psycopg.Connection[Any], schema: str) -> str:
             ) from None
         logger.info("created the role %s for the tenant schema %s", role, schema)
     _grant_membership(conn, role)
+    _check_database_grant(conn)
     conn.execute(SQL("GRANT CREATE ON DATABASE {} TO {}").format(Identifier(_database(conn)), Identifier(role)))
     for owned in _tenant_schemas(conn, schema):
         _hand_over(conn, owned, role)

@@ -224,16 +224,15 @@ def test_a_tenant_cannot_claim_a_schema_through_its_catalog(pg_settings: Setting
 
 
 @contextmanager
-def _login_user(pg_uri: str, name: str, attributes: str) -> Iterator[str]:
+def _login_user(pg_uri: str, name: str, attributes: str, grant_option: bool = True) -> Iterator[str]:
     """A login user that is no superuser and may create schemas (as on managed databases)."""
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         database = conn.execute("SELECT current_database()").fetchone()[0]  # type: ignore[index]
         conn.execute("CREATE EXTENSION IF NOT EXISTS vector")
         conn.execute(SQL("DROP ROLE IF EXISTS {}").format(Identifier(name)))
         conn.execute(SQL("CREATE ROLE {} LOGIN " + attributes).format(Identifier(name)))
-        conn.execute(
-            SQL("GRANT CREATE ON DATABASE {} TO {} WITH GRANT OPTION").format(Identifier(database), Identifier(name))
-        )
+        grant = "GRANT CREATE ON DATABASE {} TO {}" + (" WITH GRANT OPTION" if grant_option else "")
+        conn.execute(SQL(grant).format(Identifier(database), Identifier(name)))
     yield make_conninfo(**{**conninfo_to_dict(pg_uri), "user": name})
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(SQL("DROP OWNED BY {} CASCADE").format(Identifier(name)))
@@ -292,3 +291,10 @@ def test_a_login_user_that_cannot_create_roles_is_told_what_to_do(
         _drop_tenants(pg_uri, base, ["plain"])
         with psycopg.connect(pg_uri, autocommit=True) as conn:
             conn.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(base)))
+
+
+def test_a_login_user_that_cannot_pass_on_create_is_told_before_any_tenant(pg_settings: Settings, pg_uri: str) -> None:
+    with _login_user(pg_uri, "fl_test_no_grant_user", "CREATEROLE", grant_option=False) as uri:
+        settings = attrs.evolve(pg_settings, database_url=uri, schema=f"{pg_settings.schema}g")
+        with pytest.raises(ConfigError, match=r"CREATE WITH GRANT OPTION.*FACTLEDGER_TENANT_ROLES=false"):
+            open_key_store(settings)
