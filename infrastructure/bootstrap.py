@@ -20,9 +20,10 @@ from factledger.infrastructure.embedded import start_embedded_postgres
 from factledger.infrastructure.embedding_cache import CachedEmbedder
 from factledger.infrastructure.encryption import check_key, cipher_env
 from factledger.infrastructure.erasure import PostgresEraser
-from factledger.infrastructure.event_store import LedgerRecorder, connection_options
+from factledger.infrastructure.event_store import DATABASE_ROLE, LedgerRecorder, connection_options
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.infrastructure.llm.usage import UsageLog
+from factledger.infrastructure.tenant_roles import run_as_schema_role
 from factledger.projections.postgres_view import PostgresMemoryView
 from factledger.projections.projector import Projector
 
@@ -42,8 +43,11 @@ def database_uri(settings: Settings) -> str:
     return start_embedded_postgres(settings.home)
 
 
-def eventsourcing_env(uri: str, schema: str, settings: Settings | None = None) -> dict[str, str]:
-    """The eventsourcing library's PostgreSQL settings for a connection URI."""
+def eventsourcing_env(
+    uri: str, schema: str, settings: Settings | None = None, role: str | None = None
+) -> dict[str, str]:
+    """The eventsourcing library's PostgreSQL settings for a connection URI (``role``: the one its
+    connections run as, a tenant's)."""
     settings = settings or Settings()
     try:
         parts = conninfo_to_dict(uri)
@@ -65,6 +69,7 @@ def eventsourcing_env(uri: str, schema: str, settings: Settings | None = None) -
         "POSTGRES_POOL_SIZE": "2",
         "POSTGRES_MAX_OVERFLOW": "4",
         "CREATE_TABLE": "y",
+        **({DATABASE_ROLE: role} if role else {}),
         **cipher_env(settings.encryption_key),
     }
 
@@ -216,9 +221,9 @@ def _open_on_postgres(
     uri = database_uri(settings)
     with startup_lock(uri) as conn:
         prepare_database(conn, settings.schema)
-        catalog = LedgerCatalog(
-            uri, settings.schema, connection_options(settings.statement_timeout, settings.lock_timeout)
-        )
+        role = run_as_schema_role(conn, settings.schema)
+        options = connection_options(settings.statement_timeout, settings.lock_timeout, role)
+        catalog = LedgerCatalog(uri, settings.schema, options)
         catalog.ensure()
         has_events = any(catalog.max_position(e.schema) for e in catalog.entries())
         check_key(conn, settings.schema, settings.encryption_key, has_events)
@@ -226,7 +231,7 @@ def _open_on_postgres(
         if entry.schema != settings.schema:
             prepare_database(conn, entry.schema)
         memory_ledger = MemoryLedger(
-            env=eventsourcing_env(uri, entry.schema, settings), snapshot_interval=settings.snapshot_interval
+            env=eventsourcing_env(uri, entry.schema, settings, role), snapshot_interval=settings.snapshot_interval
         )
         memory_ledger.text_hash = message_text_hash(settings)
         try:
@@ -269,13 +274,7 @@ def _open_on_postgres(
 
 def _eraser(settings: Settings, uri: str, catalog: LedgerCatalog) -> PostgresEraser:
     """Forgetting on PostgreSQL: across every ledger of the catalog, with the keys it erases by."""
-    return PostgresEraser(
-        uri,
-        catalog,
-        settings.installation_secret(),
-        mapper_env(settings),
-        connection_options(settings.statement_timeout, settings.lock_timeout),
-    )
+    return PostgresEraser(uri, catalog, settings.installation_secret(), mapper_env(settings), catalog.options)
 
 
 def _read_model(

@@ -23,6 +23,7 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, suppress
 from typing import Any, cast
@@ -44,7 +45,6 @@ from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
 
 logger = logging.getLogger(__name__)
 
-STATEMENT_TIMEOUT = "POSTGRES_STATEMENT_TIMEOUT"  # seconds
 CONNECTION_ATTEMPTS = 3
 # At most this many events are sent in one pipelined round trip; more (a whole user's stream)
 # go statement by statement, so client and server never wait on each other's full buffers
@@ -52,9 +52,22 @@ CONNECTION_ATTEMPTS = 3
 PIPELINED_EVENTS = 256
 
 
-def connection_options(statement_timeout: float, lock_timeout: float) -> str:
-    """libpq ``options`` that bound every statement and every lock wait of a session (seconds)."""
-    return f"-c statement_timeout={int(statement_timeout * 1000)} -c lock_timeout={int(lock_timeout * 1000)}"
+STATEMENT_TIMEOUT = "POSTGRES_STATEMENT_TIMEOUT"  # seconds
+# The role a ledger's connections run as (a tenant's, see factledger.infrastructure.tenant_roles).
+DATABASE_ROLE = "FACTLEDGER_DATABASE_ROLE"
+ROLE_NAME = re.compile(r"^[a-z0-9_]{1,63}$")
+
+
+def connection_options(statement_timeout: float, lock_timeout: float, role: str | None = None) -> str:
+    """libpq ``options`` that bound every statement and every lock wait of a session (seconds) and,
+    given a ``role``, run the whole session as that role: set at connection start, it is what
+    ``RESET ROLE`` and ``DISCARD ALL`` return to, so no reuse of the connection can drop it."""
+    options = f"-c statement_timeout={int(statement_timeout * 1000)} -c lock_timeout={int(lock_timeout * 1000)}"
+    if role is None:
+        return options
+    if not ROLE_NAME.match(role):  # a derived name; anything else would need libpq escaping
+        raise ValueError(f"role {role!r} is not a plain lower-case name")
+    return f"{options} -c role={role}"
 
 
 def _is_timeout(exc: BaseException) -> bool:
@@ -411,5 +424,5 @@ class Factory(PostgresFactory):
         lock_timeout = float(self.datastore.lock_timeout or 10)
         # The pool opens lazily: every connection it makes gets these settings.
         cast(dict[str, Any], self.datastore.pool.kwargs)["options"] = connection_options(
-            statement_timeout, lock_timeout
+            statement_timeout, lock_timeout, self.env.get(DATABASE_ROLE) or None
         )

@@ -4,7 +4,8 @@ Isolation is by construction, not by filtering: a tenant's service opens only
 its own schema (events, read model, named ledgers, caches, usage log), so no
 id a tenant sends can name another tenant's user, item or ledger. Replays,
 diffs, promotions and forgets run inside that schema's catalog as they do for
-a single-tenant installation.
+a single-tenant installation. Behind that, each tenant's ledger runs under a PostgreSQL role
+that owns its schemas and reaches nothing else (``tenant_roles``, ADR 0035).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from factledger.infrastructure.config import Settings
 from factledger.infrastructure.event_store import connection_options
 from factledger.infrastructure.keys import InMemoryKeyStore, PostgresKeyStore
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
+from factledger.infrastructure.tenant_roles import check_role_creation, ensure_tenant_role, schema_role
 
 logger = logging.getLogger(__name__)
 
@@ -54,6 +56,8 @@ def open_key_store(settings: Settings) -> KeyStore:
     options = connection_options(settings.statement_timeout, settings.lock_timeout)
     uri = database_uri(settings)
     with startup_lock(uri) as conn:  # the schema and table, created once whoever starts first
+        if settings.tenant_roles:
+            check_role_creation(conn)
         prepare_database(conn, settings.schema)
         return PostgresKeyStore(uri, settings.schema, options)
 
@@ -79,6 +83,7 @@ class Tenants:
         # Replaced services may still serve a request that began before the promote: closed at the end.
         self._retired: list[LedgerService] = []
         self._uri: str | None = None
+        self._roles: dict[str, str | None] = {}  # each opened tenant's PostgreSQL role (None: the login role)
 
     def settings_for(self, tenant: str) -> Settings:
         return attrs.evolve(self.settings, schema=tenant_schema(tenant, self.settings.schema))
@@ -95,6 +100,7 @@ class Tenants:
             opened = self._opened.get(tenant)
             if opened is not None and not self._stale(opened):
                 return opened.service
+            self._prepare_role(tenant)
             fresh = self._opener(self.settings_for(tenant), warn_if_offline=False, **self._parts)
             previous = self._opened.get(tenant)
             self._opened[tenant] = _Opened(tenant, fresh, self._live(tenant), time.monotonic())
@@ -102,6 +108,25 @@ class Tenants:
             logger.info("tenant %s: the live ledger changed; reopened", tenant)
             self._retired.append(previous.service)
         return fresh
+
+    def _prepare_role(self, tenant: str) -> None:
+        """The tenant's PostgreSQL role, made (or what the tenant had before roles handed to it)
+        before its ledger opens, so that the ledger runs as it (ADR 0035)."""
+        if self.settings.backend == "memory" or tenant in self._roles:
+            return
+        schema = self.settings_for(tenant).schema
+        self._uri = self._uri or database_uri(self.settings)
+        with startup_lock(self._uri) as conn:
+            prepare_database(conn, schema)
+            if self.settings.tenant_roles:
+                self._roles[tenant] = ensure_tenant_role(conn, schema)
+                return
+            self._roles[tenant] = schema_role(conn, schema)
+        logger.warning(
+            "tenant %s runs as the database user (FACTLEDGER_TENANT_ROLES=false): its isolation is by "
+            "schema name alone",
+            tenant,
+        )
 
     def reopen(self, tenant: str) -> None:
         """Forget the cached service (after this process promoted a ledger)."""
@@ -119,7 +144,9 @@ class Tenants:
             from factledger.infrastructure.memory import memory_store
 
             return memory_store(self.settings_for(tenant)).get(LIVE)
-        options = connection_options(self.settings.statement_timeout, self.settings.lock_timeout)
+        options = connection_options(
+            self.settings.statement_timeout, self.settings.lock_timeout, self._roles.get(tenant)
+        )
         self._uri = self._uri or database_uri(self.settings)
         catalog = LedgerCatalog(self._uri, self.settings_for(tenant).schema, options)
         return catalog.entry(LIVE).schema
