@@ -254,7 +254,7 @@ class Settings:
     max_body_bytes: int = 1_048_576
     # /readyz fails while the read model is more events than this behind the log
     ready_max_lag: int = 1000
-    # each tenant's ledger runs under a PostgreSQL role of its own (ADR 0035); false: the login role
+    # each tenant's ledger runs under a PostgreSQL role of its own (ADR 0037); false: the login role
     tenant_roles: bool = True
     config_file: Path | None = None
 
@@ -534,7 +534,7 @@ SETTINGS: tuple[Setting, ...] = (
         _bool,
         "each tenant runs under a PostgreSQL role reaching only its own schemas (needs CREATEROLE and "
         "CREATE on the database to pass on; without them servers stop, naming this setting); "
-        "`false`: the login role (ADR 0035)",
+        "`false`: the login role (ADR 0037)",
     ),
 )
 

@@ -7,7 +7,7 @@ create their tables and indexes with ``IF NOT EXISTS`` at each start and migrate
 ``ALTER TABLE``, which PostgreSQL allows the owner only. It is granted ``CREATE`` on the
 database, because a replay and a read-model rebuild create schemas of their own (which it
 then owns). It is granted nothing on any other schema: another tenant's tables, the shared
-key table and the installation's own ledger answer "permission denied" (ADR 0035).
+key table and the installation's own ledger answer "permission denied" (ADR 0037).
 
 The role is made, and what the tenant had before roles existed handed to it, whenever a
 tenant is opened: once per process, idempotently, under the startup lock.

@@ -5,7 +5,7 @@ its own schema (events, read model, named ledgers, caches, usage log), so no
 id a tenant sends can name another tenant's user, item or ledger. Replays,
 diffs, promotions and forgets run inside that schema's catalog as they do for
 a single-tenant installation. Behind that, each tenant's ledger runs under a PostgreSQL role
-that owns its schemas and reaches nothing else (``tenant_roles``, ADR 0035).
+that owns its schemas and reaches nothing else (``tenant_roles``, ADR 0037).
 """
 
 from __future__ import annotations
@@ -111,7 +111,7 @@ class Tenants:
 
     def _prepare_role(self, tenant: str) -> None:
         """The tenant's PostgreSQL role, made (or what the tenant had before roles handed to it)
-        before its ledger opens, so that the ledger runs as it (ADR 0035)."""
+        before its ledger opens, so that the ledger runs as it (ADR 0037)."""
         if self.settings.backend == "memory" or tenant in self._roles:
             return
         schema = self.settings_for(tenant).schema
