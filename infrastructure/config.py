@@ -22,6 +22,7 @@ from factledger.application.screening import parse_policies
 from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 from factledger.infrastructure.encryption import parse_key
+from factledger.infrastructure.memory_database import InMemoryDatabase
 from factledger.infrastructure.secret import InstallationSecret, load_secret
 
 __all__ = ["SETTINGS", "ConfigError", "Setting", "Settings", "settings_table"]
@@ -255,6 +256,9 @@ class Settings:
     # /readyz fails while the read model is more events than this behind the log
     ready_max_lag: int = 1000
     config_file: Path | None = None
+    # Not a setting: the in-memory backend's data (see ``memory_database``), shared by settings
+    # evolved from these ones as a ``database_url`` is; left out of comparisons and the repr.
+    memory_database: InMemoryDatabase = attrs.field(factory=InMemoryDatabase, eq=False, repr=False)
 
     @property
     def sensitive_policies(self) -> dict[Kind, Policy]:
