@@ -11,41 +11,31 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Any
 
 from factledger.application.bulk import BulkIngestion
-from factledger.application.candidates import BYTES_KEPT
+from factledger.application.components import Components
 from factledger.application.corrections import Corrections
 from factledger.application.decisions import Decider, Outcome
 from factledger.application.errors import FactledgerError, InvalidInput, WriteConflict
 from factledger.application.ingestion import Incoming, Ingestion
 from factledger.application.json_values import json_ready
-from factledger.application.ledger import MemoryLedger
 from factledger.application.ledgers import Ledgers
 from factledger.application.people import USERS_PAGE, UserPage, list_users
 from factledger.application.ports import (
-    Embedder,
-    Eraser,
-    Extractor,
-    LedgerDirectory,
-    MemoryReadModel,
     ProjectionStatus,
     ReadModelUpdater,
     RecallHit,
-    RelationJudge,
     Tombstone,
-    UsageReport,
 )
 from factledger.application.privacy import Privacy
 from factledger.application.queries import Queries
 from factledger.application.replay import ReplayEstimate, ReplayReport
 from factledger.application.results import Diff, Explanation, HistoryPage, IngestResult, MemoryContext, Profile
-from factledger.application.screening import DEFAULT_POLICIES
-from factledger.application.sensitive import Kind, Policy
-from factledger.application.validation import DEFAULT_LIMITS, InputLimits, optional_id
-from factledger.application.writing import WRITE_ATTEMPTS, MemoryWriter
+from factledger.application.validation import InputLimits, optional_id
+from factledger.application.writing import MemoryWriter
 from factledger.domain.kinds import Clock, HistoryKind
 
 __all__ = ["Incoming", "IngestResult", "InputLimits", "InvalidInput", "LedgerService", "WriteConflict"]
@@ -61,56 +51,41 @@ class LedgerService:
     (``factledger.application.errors``).
     """
 
-    def __init__(
-        self,
-        ledger: MemoryLedger,
-        extractor: Extractor,
-        judge: RelationJudge,
-        embedder: Embedder,
-        read_model: MemoryReadModel,
-        projector: ReadModelUpdater | None = None,
-        *,
-        inline_projection: bool = True,
-        fact_similarity: float = 0.75,
-        preference_similarity: float = 0.7,
-        ledger_name: str = "live",
-        directory: LedgerDirectory | None = None,
-        usage: UsageReport | None = None,
-        limits: InputLimits = DEFAULT_LIMITS,
-        write_attempts: int = WRITE_ATTEMPTS,
-        eraser: Eraser | None = None,
-        policies: Mapping[Kind, Policy] = DEFAULT_POLICIES,
-        free_judge: RelationJudge | None = None,
-        bulk_workers: int = 1,
-        candidate_cache_bytes: int = BYTES_KEPT,
-    ) -> None:
-        self.ledger = ledger
-        self.extractor = extractor
-        self.judge = judge
-        self.embedder = embedder
-        self.read_model = read_model
-        self.projector = projector
-        self.inline_projection = inline_projection and projector is not None
-        self.ledger_name = ledger_name
-        self.directory = directory
-        self.usage_log = usage
-        self.limits = limits
+    def __init__(self, components: Components) -> None:
+        parts, tuning = components, components.tuning
+        self.components = components
+        self.ledger = ledger = parts.ledger
+        self.extractor = parts.extractor
+        self.judge = parts.judge
+        self.embedder = parts.embedder
+        self.read_model = parts.read_model
+        self.projector = parts.projector
+        self.inline_projection = tuning.inline_projection and parts.projector is not None
+        self.ledger_name = parts.ledger_name
+        self.directory = parts.directory
+        self.usage_log = parts.usage
+        self.limits = limits = tuning.limits
         decider = Decider(
-            judge=judge,
-            embedder=embedder,
-            fact_similarity=fact_similarity,
-            preference_similarity=preference_similarity,
-            free_judge=free_judge,
-            candidate_cache_bytes=candidate_cache_bytes,
+            judge=parts.judge,
+            embedder=parts.embedder,
+            fact_similarity=tuning.fact_similarity,
+            preference_similarity=tuning.preference_similarity,
+            free_judge=parts.free_judge,
+            candidate_cache_bytes=tuning.candidate_cache_bytes,
         )
-        self.writer = MemoryWriter(ledger, after_save=self._project, attempts=write_attempts)
-        self.ingestion = Ingestion(ledger, self.writer, extractor, decider, limits, policies)
+        self.writer = MemoryWriter(ledger, after_save=self._project, attempts=tuning.write_attempts)
+        self.ingestion = Ingestion(ledger, self.writer, parts.extractor, decider, limits, tuning.policies)
         # Threads help only while a call is in flight: the offline extractor keeps to one.
-        self.bulk = BulkIngestion(self.ingestion, self.writer, workers=1 if self.offline else bulk_workers)
-        self.corrections = Corrections(ledger, self.writer, decider, limits, policies)
-        self.queries = Queries(ledger, read_model, embedder, limits)
-        self._ledgers = Ledgers(ledger, ledger_name, read_model, embedder, directory) if directory else None
-        self.privacy = Privacy(ledger, ledger_name, eraser, limits)
+        workers = 1 if self.offline else tuning.bulk_workers
+        self.bulk = BulkIngestion(self.ingestion, self.writer, workers=workers)
+        self.corrections = Corrections(ledger, self.writer, decider, limits, tuning.policies)
+        self.queries = Queries(ledger, parts.read_model, parts.embedder, limits)
+        self._ledgers = (
+            Ledgers(ledger, parts.ledger_name, parts.read_model, parts.embedder, parts.directory)
+            if parts.directory
+            else None
+        )
+        self.privacy = Privacy(ledger, parts.ledger_name, parts.eraser, limits)
 
     @property
     def offline(self) -> bool:

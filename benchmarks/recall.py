@@ -42,9 +42,9 @@ from psycopg.sql import SQL, Identifier
 from factledger.application.lexical import query_terms
 from factledger.application.ports import RecallQuery, fused_recall
 from factledger.application.queries import FUSION_DEPTH, MEANING_WEIGHT, RECALL_TYPES, WORDS_WEIGHT
-from factledger.infrastructure.embedding_cache import bind_binary_vectors, vector_literal
 from factledger.projections.postgres_view import COLUMNS
 from factledger.projections.tsvector import lexemes_of, tsvector_literal
+from factledger.projections.vector_codec import bind_binary_vectors, vector_literal
 
 QUESTIONS = [
     "住在哪里",

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+import attrs
 import psycopg
 from psycopg.conninfo import conninfo_to_dict
 from psycopg.sql import SQL, Identifier, Literal
 
+from factledger.application.components import Components, Tuning
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import Embedder, Extractor, RelationJudge
 from factledger.application.service import LedgerService
@@ -23,6 +26,14 @@ from factledger.infrastructure.erasure import PostgresEraser
 from factledger.infrastructure.event_store import DATABASE_ROLE, LedgerRecorder, connection_options
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
 from factledger.infrastructure.llm.usage import UsageLog
+from factledger.infrastructure.memory import (
+    InMemoryEraser,
+    InMemoryLedgerDirectory,
+    InMemoryRecorder,
+    memory_store,
+    view_for,
+)
+from factledger.infrastructure.save_hooks import NO_HOOKS, SaveHooks
 from factledger.infrastructure.tenant_roles import run_as_schema_role
 from factledger.projections.postgres_view import PostgresMemoryView
 from factledger.projections.projector import Projector
@@ -137,18 +148,19 @@ def default_parts(
     return offline_parts(settings)
 
 
-_warned_offline = False
+class OfflineRulesWarning(UserWarning):
+    """The offline rules decide: no LLM is configured (shown once per place it is raised from,
+    as Python's warning filters show any warning; ``-W`` and ``warnings.filterwarnings`` apply)."""
 
 
 def warn_offline(service: LedgerService) -> None:
-    """Say once per process that the offline rules decide: an embedding backend sees no CLI notice."""
-    global _warned_offline
-    if not _warned_offline:
-        _warned_offline = True
-        logger.warning(
-            "factledger is using its offline rule extractor (%s): set OPENAI_API_KEY for an LLM",
-            service.extractor.extractor_id,
-        )
+    """Say that the offline rules decide: an embedding backend sees no CLI notice."""
+    warnings.warn(
+        f"factledger is using its offline rule extractor ({service.extractor.extractor_id}): "
+        "set OPENAI_API_KEY for an LLM",
+        OfflineRulesWarning,
+        stacklevel=3,
+    )
 
 
 def describe_components(service: LedgerService) -> dict[str, str]:
@@ -174,50 +186,75 @@ def open_ledger(
     """Open the ledger described by ``settings`` (default: environment and config file).
 
     ``backend="memory"`` (``FACTLEDGER_BACKEND``) keeps everything in this
-    process; the default is PostgreSQL (``DATABASE_URL``, else an embedded
-    server). ``check_embedder=False``: skip the check that the read model was
-    built by the active embedder, for callers that do not touch its vectors
-    (reading events, listing, replaying from it) or are about to rebuild it.
-    ``ledger``: a named ledger (see ``factledger ledgers``) instead of the live
-    one. With no LLM configured, a warning says (once a process) that the
-    offline rules decide, unless ``warn_if_offline`` is False (the CLI says so itself).
+    process, in the settings' ``memory_database``: opening the same settings (or
+    settings evolved from them) again sees the same data. The default is
+    PostgreSQL (``DATABASE_URL``, else an embedded server). ``check_embedder=False``:
+    skip the check that the read model was built by the active embedder, for
+    callers that do not touch its vectors (reading events, listing, replaying
+    from it) or are about to rebuild it. ``ledger``: a named ledger (see
+    ``factledger ledgers``) instead of the live one. With no LLM configured, an
+    ``OfflineRulesWarning`` says that the offline rules decide, unless
+    ``warn_if_offline`` is False (the CLI says so itself).
     """
     if settings is not None and overrides:
         raise TypeError(f"open_ledger got both settings and overrides: {', '.join(overrides)}")
     settings = settings or Settings.load(**overrides)
-    opener = _open_in_memory if settings.backend == "memory" else _open_on_postgres
-    service = opener(settings, extractor, judge, embedder, check_embedder, ledger or LIVE)
+    chosen = ChosenParts(extractor, judge, embedder)
+    build = components_in_memory if settings.backend == "memory" else components_on_postgres
+    service = LedgerService(build(settings, chosen, check_embedder, ledger or LIVE))
     if service.offline and warn_if_offline:
         warn_offline(service)
     return service
 
 
-def _parts(
-    settings: Settings,
-    datastore: Any,
-    extractor: Extractor | None,
-    judge: RelationJudge | None,
-    embedder: Embedder | None,
-    usage: UsageLog | None = None,
-) -> tuple[Extractor, RelationJudge, Embedder]:
-    if extractor is None or judge is None or embedder is None:
-        default_extractor, default_judge, default_embedder = default_parts(settings, datastore, usage)
-        extractor, judge, embedder = (
-            extractor or default_extractor,
-            judge or default_judge,
-            embedder or default_embedder,
-        )
-    return extractor, judge, embedder
+@attrs.frozen
+class ChosenParts:
+    """The parts a caller chose; the others are the configured ones (``default_parts``)."""
+
+    extractor: Extractor | None = None
+    judge: RelationJudge | None = None
+    embedder: Embedder | None = None
+
+    def completed(
+        self, settings: Settings, datastore: Any, usage: UsageLog | None = None
+    ) -> tuple[Extractor, RelationJudge, Embedder]:
+        extractor, judge, embedder = self.extractor, self.judge, self.embedder
+        if extractor is None or judge is None or embedder is None:
+            default_extractor, default_judge, default_embedder = default_parts(settings, datastore, usage)
+            extractor, judge, embedder = (
+                extractor or default_extractor,
+                judge or default_judge,
+                embedder or default_embedder,
+            )
+        return extractor, judge, embedder
 
 
-def _open_on_postgres(
-    settings: Settings,
-    extractor: Extractor | None,
-    judge: RelationJudge | None,
-    embedder: Embedder | None,
-    check_embedder: bool,
-    name: str,
-) -> LedgerService:
+def tuning(settings: Settings) -> Tuning:
+    """What the settings say about deciding and limits: the same on every backend."""
+    return Tuning(
+        inline_projection=settings.inline_projection,
+        fact_similarity=settings.fact_similarity,
+        preference_similarity=settings.preference_similarity,
+        limits=settings.limits,
+        policies=settings.sensitive_policies,
+        bulk_workers=settings.bulk_workers,
+        candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
+    )
+
+
+def save_hooks(cached: CachedEmbedder, usage: UsageLog | None, projector: Projector, inline: bool) -> SaveHooks:
+    """One commit a message: the vectors deciding made, the call log's rows, and the read model's rows
+    when it is projected inline, go in with the events (ADR 0020). Every backend's recorder gets these."""
+    return SaveHooks(
+        written_in_save=(cached.write_within_save, *([usage.write_within_save] if usage else [])),
+        checked_in_save=(projector.queue_within_save_check,) if inline else (),
+        within_save=(projector.project_within_save,) if inline else (),
+        after_commit=(usage.committed,) if usage else (),
+    )
+
+
+def components_on_postgres(settings: Settings, chosen: ChosenParts, check_embedder: bool, name: str) -> Components:
+    """The parts of a ledger on PostgreSQL (``DATABASE_URL``, else the embedded server)."""
     uri = database_uri(settings)
     with startup_lock(uri) as conn:
         prepare_database(conn, settings.schema)
@@ -242,33 +279,29 @@ def _open_on_postgres(
             # The call log the ledger's own LLM client meters into, holding a message's
             # readings for its save (written with its events, ADR 0020).
             usage = UsageLog(datastore, settings.schema, hold=True)
-            extractor, judge, embedder = _parts(settings, datastore, extractor, judge, embedder, usage)
+            extractor, judge, embedder = chosen.completed(settings, datastore, usage)
             cached = CachedEmbedder(embedder, datastore, settings.installation_secret())
             view = _read_model(datastore, cached, memory_ledger.name, recorder, entry.schema, check_embedder)
         except Exception:
             memory_ledger.close()
             raise
     projector = Projector(memory_ledger, view, cached)
-    _write_with_the_events(recorder, projector, cached, usage, settings.inline_projection)
-    return LedgerService(
+    # Deciding's vectors wait for the save that records them (a save hook writes them).
+    cached.defer_writes = True
+    recorder.attach(save_hooks(cached, usage, projector, settings.inline_projection))
+    return Components(
         memory_ledger,
         extractor,
         judge,
         cached,
         view,
         projector,
-        inline_projection=settings.inline_projection,
-        fact_similarity=settings.fact_similarity,
-        preference_similarity=settings.preference_similarity,
         ledger_name=entry.name,
-        directory=PostgresLedgerDirectory(settings, catalog, datastore),
+        directory=PostgresLedgerDirectory(settings, catalog, datastore, open_ledger),
         usage=usage,
-        limits=settings.limits,
         eraser=_eraser(settings, uri, catalog),
-        policies=settings.sensitive_policies,
         free_judge=free_judge(),
-        bulk_workers=settings.bulk_workers,
-        candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
+        tuning=tuning(settings),
     )
 
 
@@ -293,50 +326,31 @@ def _read_model(
     return view
 
 
-def _write_with_the_events(
-    recorder: LedgerRecorder, projector: Projector, cached: CachedEmbedder, usage: UsageLog, inline: bool
-) -> None:
-    """One commit a message: the vectors deciding made, the call log's rows, and the read model's rows
-    when it is projected inline, go in with the events (ADR 0020)."""
-    cached.defer_writes = True
-    recorder.written_in_save = [cached.write_within_save, usage.write_within_save]
-    recorder.checked_in_save = [projector.queue_within_save_check] if inline else []
-    recorder.within_save = [projector.project_within_save] if inline else []
-    recorder.after_commit = [usage.committed]
-
-
-def _open_in_memory(
-    settings: Settings,
-    extractor: Extractor | None,
-    judge: RelationJudge | None,
-    embedder: Embedder | None,
-    check_embedder: bool,
-    name: str,
-) -> LedgerService:
-    from factledger.infrastructure.memory import InMemoryEraser, InMemoryLedgerDirectory, memory_store, view_for
-
+def components_in_memory(settings: Settings, chosen: ChosenParts, check_embedder: bool, name: str) -> Components:
+    """The parts of a ledger kept in this process, in the settings' ``memory_database``."""
     store = memory_store(settings)
     entry = store.get(name)
     entry.ledger.text_hash = message_text_hash(settings)
-    extractor, judge, embedder = _parts(settings, None, extractor, judge, embedder)
+    extractor, judge, embedder = chosen.completed(settings, None)
     cached = CachedEmbedder(embedder, None, settings.installation_secret(), shared=store.embeddings)
     view = view_for(entry, cached.embedder_id, cached.dimension, check_embedder)
-    return LedgerService(
+    projector = Projector(entry.ledger, view, cached)
+    # The same hooks as on PostgreSQL. Unlike there, the ledger object (and so its recorder) is the
+    # store's, shared by every open of it: the first open gives the hooks, later opens find them.
+    recorder = entry.ledger.recorder
+    assert isinstance(recorder, InMemoryRecorder)
+    if recorder.hooks is NO_HOOKS:
+        recorder.attach(save_hooks(cached, None, projector, settings.inline_projection))
+    return Components(
         entry.ledger,
         extractor,
         judge,
         cached,
         view,
-        Projector(entry.ledger, view, cached),
-        inline_projection=settings.inline_projection,
-        fact_similarity=settings.fact_similarity,
-        preference_similarity=settings.preference_similarity,
+        projector,
         ledger_name=entry.info.name,
-        directory=InMemoryLedgerDirectory(settings, store),
-        limits=settings.limits,
+        directory=InMemoryLedgerDirectory(settings, store, open_ledger),
         eraser=InMemoryEraser(store, settings.installation_secret()),
-        policies=settings.sensitive_policies,
         free_judge=free_judge(),
-        bulk_workers=settings.bulk_workers,
-        candidate_cache_bytes=settings.candidate_cache_mb * 1024 * 1024,
+        tuning=tuning(settings),
     )

@@ -22,6 +22,7 @@ from factledger.application.screening import parse_policies
 from factledger.application.sensitive import Kind, Policy
 from factledger.application.validation import DEFAULT_LIMITS, InputLimits
 from factledger.infrastructure.encryption import parse_key
+from factledger.infrastructure.memory_database import InMemoryDatabase
 from factledger.infrastructure.secret import InstallationSecret, load_secret
 
 __all__ = ["SETTINGS", "ConfigError", "Setting", "Settings", "settings_table"]
@@ -257,6 +258,9 @@ class Settings:
     # each tenant's ledger runs under a PostgreSQL role of its own (ADR 0037); false: the login role
     tenant_roles: bool = True
     config_file: Path | None = None
+    # Not a setting: the in-memory backend's data (see ``memory_database``), shared by settings
+    # evolved from these ones as a ``database_url`` is; left out of comparisons and the repr.
+    memory_database: InMemoryDatabase = attrs.field(factory=InMemoryDatabase, eq=False, repr=False)
 
     @property
     def sensitive_policies(self) -> dict[Kind, Policy]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import attrs
@@ -18,11 +19,16 @@ EXTRACTORS = ("offline", "llm")
 class PostgresLedgerDirectory:
     """Opens, creates and promotes the ledgers of one database and base schema."""
 
-    def __init__(self, settings: Settings, catalog: LedgerCatalog, datastore: Any) -> None:
+    def __init__(
+        self, settings: Settings, catalog: LedgerCatalog, datastore: Any, opener: Callable[..., LedgerService]
+    ) -> None:
         self.settings = settings
         self.catalog = catalog
         # The response cache and call log of LLM extractors live beside the live ledger.
         self.datastore = datastore
+        # Opens a ledger of the catalog (the bootstrap's ``open_ledger``, given in: the bootstrap
+        # builds on this module, not the other way round).
+        self.opener = opener
 
     def entries(self) -> list[LedgerInfo]:
         return self.catalog.entries()
@@ -48,11 +54,9 @@ class PostgresLedgerDirectory:
         judge: RelationJudge | None = None,
         inline_projection: bool = True,
     ) -> LedgerService:
-        from factledger.infrastructure.bootstrap import open_ledger
-
         settings = attrs.evolve(self.settings, inline_projection=inline_projection)
         # Only a ledger that will be written to must match the active embedder.
-        return open_ledger(
+        return self.opener(
             settings, extractor=extractor, judge=judge, ledger=name, check_embedder=extractor is not None
         )
 

@@ -26,6 +26,7 @@ from factledger.application.errors import ConfigError
 logger = logging.getLogger(__name__)
 
 HANDLE_LIST = ".handle_pids.json"
+# Data directories this process registered an exit handler for: per process by nature (atexit is).
 _pruned_at_exit: set[Path] = set()
 
 

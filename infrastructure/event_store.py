@@ -8,10 +8,11 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 * ``LedgerRecorder`` inserts a save's events in one transaction together with
   the ids of the messages the save records, in a table keyed by (user, message
   id): a message id is refused for a user's whole history, not a window of it;
-* ``written_in_save`` (statements that only write: cached vectors, call
-  readings) and ``within_save`` (the inline projection, which reads too) run
-  in the same transaction after the events are in: one commit a message
-  instead of several (ADR 0020); ``after_commit`` once it committed;
+* its ``SaveHooks`` (``save_hooks``): ``written_in_save`` (statements that
+  only write: cached vectors, call readings) and ``within_save`` (the inline
+  projection, which reads too) run in the same transaction after the events
+  are in: one commit a message instead of several (ADR 0020); ``after_commit``
+  once it committed;
 * a save of a message's few events sends the message ids, the lock, the
   continuity check, the events and the ``written_in_save`` statements in one
   round trip (pipeline mode); a large one (a user moved between partitions)
@@ -34,7 +35,6 @@ from eventsourcing.persistence import IntegrityError, InterfaceError, Operationa
 from eventsourcing.postgres import (
     PostgresAggregateRecorder,
     PostgresApplicationRecorder,
-    PostgresDatastore,
     PostgresFactory,
 )
 from eventsourcing.utils import EnvType
@@ -42,6 +42,7 @@ from psycopg import pq
 from psycopg.sql import SQL, Identifier
 
 from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
+from factledger.infrastructure.save_hooks import NO_HOOKS, HookedRecorder
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +76,7 @@ def _is_timeout(exc: BaseException) -> bool:
     return isinstance(cause, (psycopg.errors.LockNotAvailable, psycopg.errors.QueryCanceled))
 
 
-class LedgerRecorder(PostgresApplicationRecorder):
+class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
     """Events and message ids in one transaction (see the module's docstring)."""
 
     def __init__(self, datastore: Any, *, events_table_name: str = "stored_events") -> None:
@@ -83,20 +84,8 @@ class LedgerRecorder(PostgresApplicationRecorder):
         self.message_ids_table_name = events_table_name.removesuffix("_events") + "_message_ids"
         self.check_identifier_length(self.message_ids_table_name)
         self.message_ids = Identifier(self.datastore.schema, self.message_ids_table_name)
-        # Run inside a save's transaction after its events are in, given a cursor and the events:
-        # statements whose results are never read (what deciding cached, the call readings), so
-        # they can be sent with the events in one round trip.
-        self.written_in_save: list[Callable[[Any, Sequence[StoredEvent]], None]] = []
-        # Given the connection inside a pipelined save, under the table lock and before the
-        # events go in: each sends what it needs to read and returns how to read it after (the
-        # inline projection's check: no round trip of its own).
-        self.checked_in_save: list[Callable[[Any], Callable[[], Any]]] = []
-        # Run after those, in order, given a cursor, the events, their positions and what
-        # ``checked_in_save`` read, in its order (None when the save was not pipelined): the
-        # inline projection.
-        self.within_save: list[Callable[[Any, Sequence[StoredEvent], Sequence[int], Sequence[Any] | None], None]] = []
-        # Run once that transaction committed (what a hook wrote is then kept for good).
-        self.after_commit: list[Callable[[], None]] = []
+        # What runs inside each save's transaction and after its commit: ``attach``, once.
+        self.hooks = NO_HOOKS
         # The library's lock statements less its SET LOCAL lock_timeout: every connection has
         # that timeout already (``connection_options``, the same value), so a save need not send it.
         self._lock_and_notify_statements = [
@@ -257,7 +246,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                     raise
                 logger.warning("lost the connection while saving events (%s); retrying", exc)
                 continue
-            for hook in self.after_commit:
+            for hook in self.hooks.after_commit:
                 hook()
             return ids
         raise AssertionError("unreachable")
@@ -277,7 +266,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
                     return []
                 self._insert_stored_events(curs, stored_events, **kwargs)
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-                for write in self.written_in_save:
+                for write in self.hooks.written_in_save:
                     write(curs, stored_events)
                 self._run_within_save(conn, stored_events, ids, None)
                 return ids
@@ -287,7 +276,7 @@ class LedgerRecorder(PostgresApplicationRecorder):
     ) -> None:
         if ids:
             with conn.cursor() as curs:
-                for hook in self.within_save:
+                for hook in self.hooks.within_save:
                     hook(curs, stored_events, ids, checks)
 
     def _insert_pipelined(
@@ -308,14 +297,14 @@ class LedgerRecorder(PostgresApplicationRecorder):
             events = conn.cursor()
             for statement in self._lock_and_notify_statements:
                 events.execute(statement)
-            readers = [queue(conn) for queue in self.checked_in_save]
+            readers = [queue(conn) for queue in self.hooks.checked_in_save]
             continued = []
             for originator_id, version in _continued(stored_events):
                 continued.append((conn.cursor(), originator_id, version))
                 continued[-1][0].execute(self._version_stored, (originator_id, version))
             PostgresAggregateRecorder._insert_stored_events(self, events, stored_events, **kwargs)
             writes = conn.cursor()
-            for write in self.written_in_save:
+            for write in self.hooks.written_in_save:
                 write(writes, stored_events)
         for curs, message_id in taken:
             if curs.fetchone() is None:
@@ -384,25 +373,6 @@ class SnapshotRecorder(PostgresAggregateRecorder):
                 ).format(t=table),
                 {"id": originator_id, "keep": self.KEEP},
             )
-
-
-def datastore_for_schema(datastore: PostgresDatastore, schema: str) -> PostgresDatastore:
-    """A small datastore on the same server and settings as ``datastore``, for another schema."""
-    params = cast(dict[str, Any], datastore.pool.kwargs)
-    sibling = PostgresDatastore(
-        params["dbname"],
-        params["host"],
-        params["port"],
-        params["user"],
-        params["password"],
-        schema=schema,
-        pool_size=1,
-        max_overflow=1,
-        lock_timeout=datastore.lock_timeout,
-        idle_in_transaction_session_timeout=datastore.idle_in_transaction_session_timeout,
-    )
-    cast(dict[str, Any], sibling.pool.kwargs)["options"] = params.get("options", "")
-    return sibling
 
 
 class Factory(PostgresFactory):

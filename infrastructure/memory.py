@@ -2,7 +2,8 @@
 
 ``open_ledger(backend="memory")`` (or ``FACTLEDGER_BACKEND=memory``) keeps
 events in the eventsourcing library's plain-Python recorder, the read model
-in ``InMemoryMemoryView`` and named ledgers in a ``MemoryStore``; nothing
+in ``InMemoryMemoryView`` and named ledgers in a ``MemoryStore``, held by the
+settings' ``InMemoryDatabase`` (``infrastructure.memory_database``); nothing
 survives the process. It serves fast tests (the unit tier runs the whole
 decision, correction and replay logic on it) and trying factledger out. The
 same contract tests run against it and PostgreSQL.
@@ -13,7 +14,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -28,9 +29,11 @@ from factledger.application.ports import Extractor, LedgerInfo, RelationJudge, T
 from factledger.application.service import LedgerService
 from factledger.domain.memory import user_memory_id
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.directory import choose_extractor
 from factledger.infrastructure.embedding_cache import HASH_PURPOSE, SharedEmbeddings
 from factledger.infrastructure.erasure import USER_KEY_PURPOSE
 from factledger.infrastructure.ledgers import LIVE, LedgerError, UnknownLedger, check_ledger_name
+from factledger.infrastructure.save_hooks import HookedRecorder
 from factledger.infrastructure.secret import InstallationSecret
 from factledger.projections.memory_view import InMemoryMemoryView, ViewState
 from factledger.projections.rows import row_changes, texts_to_embed
@@ -38,7 +41,7 @@ from factledger.projections.rows import row_changes, texts_to_embed
 PERSISTENCE = "factledger.infrastructure.memory:Factory"
 
 
-class InMemoryRecorder(POPOApplicationRecorder):
+class InMemoryRecorder(HookedRecorder, POPOApplicationRecorder):
     """The library's plain-Python recorder, with every message id of every user indexed."""
 
     def __init__(self) -> None:
@@ -71,9 +74,31 @@ class InMemoryRecorder(POPOApplicationRecorder):
             if taken:
                 raise MessageAlreadyRecorded(taken[0])
             _require_continuation(self, stored_events)
-            ids = super().insert_events(stored_events, **kwargs)
+            ids = self._insert_with_hooks(stored_events, **kwargs)
             self._message_ids.update(pairs)
             self._text_hashes.update(((e[0], e[1]), e[2]) for e in given if len(e) > 2 and e[2] is not None)
+        self._notify_listeners()
+        for hook in self.hooks.after_commit:
+            hook()
+        return ids
+
+    def _insert_with_hooks(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
+        """The events and the save's hooks, as on PostgreSQL but with no cursor (None): the
+        database lock is the transaction, and a hook that raises takes the events out again."""
+        readers = [queue(None) for queue in self.hooks.checked_in_save]
+        ids = self._insert_events(stored_events, **kwargs)
+        try:
+            for write in self.hooks.written_in_save:
+                write(None, stored_events)
+            if ids:
+                checks = [read() for read in readers]
+                for hook in self.hooks.within_save:
+                    hook(None, stored_events, ids, checks)
+        except BaseException:
+            del self._stored_events[len(self._stored_events) - len(stored_events) :]
+            for event in stored_events:
+                self._stored_events_index[str(event.originator_id)].pop(event.originator_version, None)
+            raise
         return ids
 
     def erase(self, originator_id: UUID) -> int:
@@ -286,25 +311,22 @@ class InMemoryEraser:
             return [t for t in self.store.tombstones if t.user_key == key]
 
 
-# One store per (home, schema) in this process: opening the same settings again sees the same data.
-_STORES: dict[tuple[str, str], MemoryStore] = {}
-_STORES_LOCK = threading.Lock()
-
-
 def memory_store(settings: Settings) -> MemoryStore:
-    with _STORES_LOCK:
-        key = (str(settings.home), settings.schema)
-        if key not in _STORES:
-            _STORES[key] = MemoryStore(settings.snapshot_interval)
-        return _STORES[key]
+    """The ledgers of these settings' installation (home, schema) in their ``memory_database``:
+    every open of the same settings, or of settings evolved from them, sees the same data."""
+    return settings.memory_database.held(
+        "ledgers", str(settings.home), settings.schema, lambda: MemoryStore(settings.snapshot_interval)
+    )
 
 
 @attrs.define
 class InMemoryLedgerDirectory:
-    """``LedgerDirectory`` over a ``MemoryStore``."""
+    """``LedgerDirectory`` over a ``MemoryStore``; ``opener`` opens a ledger of it (the bootstrap's
+    ``open_ledger``, given in: this module is what the bootstrap builds on, not the other way)."""
 
     settings: Settings
     store: MemoryStore
+    opener: Callable[..., LedgerService]
 
     def entries(self) -> list[LedgerInfo]:
         return self.store.entries()
@@ -328,10 +350,8 @@ class InMemoryLedgerDirectory:
         judge: RelationJudge | None = None,
         inline_projection: bool = True,
     ) -> LedgerService:
-        from factledger.infrastructure.bootstrap import open_ledger
-
         settings = attrs.evolve(self.settings, inline_projection=inline_projection)
-        return open_ledger(
+        return self.opener(
             settings,
             extractor=extractor,
             judge=judge,
@@ -341,8 +361,6 @@ class InMemoryLedgerDirectory:
         )
 
     def extractor(self, name: str | None, rules: str | None = None, prompts: str | None = None) -> Extractor:
-        from factledger.infrastructure.directory import choose_extractor
-
         return choose_extractor(self.settings, None, name, rules, prompts)
 
 

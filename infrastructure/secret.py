@@ -43,6 +43,8 @@ class InstallationSecret:
         return self.digest(purpose, data).hex()[:length]
 
 
+# A per-process cache, rightly: the secret file (read, or created, once per path) is what counts,
+# and every open in the process must use the key the file holds (tests/test_wiring.py lists it).
 _loaded: dict[str, InstallationSecret] = {}
 _lock = threading.Lock()
 

@@ -26,6 +26,7 @@ from factledger.infrastructure.config import Settings
 from factledger.infrastructure.event_store import connection_options
 from factledger.infrastructure.keys import InMemoryKeyStore, PostgresKeyStore
 from factledger.infrastructure.ledgers import LIVE, LedgerCatalog
+from factledger.infrastructure.memory import memory_store
 from factledger.infrastructure.tenant_roles import check_role_creation, ensure_tenant_role, schema_role
 
 logger = logging.getLogger(__name__)
@@ -33,9 +34,6 @@ logger = logging.getLogger(__name__)
 # How often a tenant's live ledger is looked up again, so a promote done by
 # another process (the CLI, another server) is seen within this many seconds.
 LIVE_RECHECK_S = 2.0
-
-_MEMORY_KEYS: dict[tuple[str, str], InMemoryKeyStore] = {}
-_MEMORY_KEYS_LOCK = threading.Lock()
 
 
 def tenant_schema(tenant: str, base: str = "public") -> str:
@@ -50,9 +48,8 @@ def tenant_schema(tenant: str, base: str = "public") -> str:
 
 def open_key_store(settings: Settings) -> KeyStore:
     """The key store of an installation (its base schema), creating the table if needed."""
-    if settings.backend == "memory":
-        with _MEMORY_KEYS_LOCK:
-            return _MEMORY_KEYS.setdefault((str(settings.home), settings.schema), InMemoryKeyStore())
+    if settings.backend == "memory":  # the keys live beside the ledgers: the settings' memory_database
+        return settings.memory_database.held("keys", str(settings.home), settings.schema, InMemoryKeyStore)
     options = connection_options(settings.statement_timeout, settings.lock_timeout)
     uri = database_uri(settings)
     with startup_lock(uri) as conn:  # the schema and table, created once whoever starts first
@@ -141,8 +138,6 @@ class Tenants:
 
     def _live(self, tenant: str) -> object:
         if self.settings.backend == "memory":
-            from factledger.infrastructure.memory import memory_store
-
             return memory_store(self.settings_for(tenant)).get(LIVE)
         options = connection_options(
             self.settings.statement_timeout, self.settings.lock_timeout, self._roles.get(tenant)

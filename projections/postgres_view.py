@@ -17,7 +17,7 @@ import re
 import zlib
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from typing import Any
+from typing import Any, cast
 from uuid import UUID
 
 import psycopg
@@ -30,8 +30,6 @@ from factledger.application.errors import EmbedderMismatch, RebuildRunning
 from factledger.application.lexical import K1, B
 from factledger.application.ports import LexicalHit, MemoryRecord, RecallHit, RecallQuery, Vector
 from factledger.domain.values import storable_text
-from factledger.infrastructure.embedding_cache import BinaryVector, bind_binary_vectors, vector_binary
-from factledger.infrastructure.event_store import datastore_for_schema
 from factledger.projections.rows import EMBEDDED_TYPES, ItemAdded, ItemChanged, RowChange, UserNamed
 from factledger.projections.tsvector import (
     lexemes_of,
@@ -40,6 +38,7 @@ from factledger.projections.tsvector import (
     tsvector_from_binary,
     tsvector_literal,
 )
+from factledger.projections.vector_codec import BinaryVector, bind_binary_vectors, vector_binary
 from factledger.projections.view import Entry
 
 logger = logging.getLogger(__name__)
@@ -855,3 +854,22 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         with self.datastore.cursor() as curs:
             curs.execute(SQL("SELECT *, embedding::text AS embedding FROM {} ORDER BY id").format(self.memories))
             return [dict(row) for row in curs.fetchall()]
+
+
+def datastore_for_schema(datastore: PostgresDatastore, schema: str) -> PostgresDatastore:
+    """A small datastore on the same server and settings as ``datastore``, for another schema."""
+    params = cast(dict[str, Any], datastore.pool.kwargs)
+    sibling = PostgresDatastore(
+        params["dbname"],
+        params["host"],
+        params["port"],
+        params["user"],
+        params["password"],
+        schema=schema,
+        pool_size=1,
+        max_overflow=1,
+        lock_timeout=datastore.lock_timeout,
+        idle_in_transaction_session_timeout=datastore.idle_in_transaction_session_timeout,
+    )
+    cast(dict[str, Any], sibling.pool.kwargs)["options"] = params.get("options", "")
+    return sibling

@@ -63,7 +63,8 @@ def counting_writes(recorder: LedgerRecorder) -> list[int]:
     def write(_curs: Any, stored: Any) -> None:
         seen.append(len(stored))
 
-    recorder.written_in_save.append(write)
+    # A test's own hook beside the wired ones (the wiring gives a recorder its hooks once).
+    recorder.hooks = attrs.evolve(recorder.hooks, written_in_save=(*recorder.hooks.written_in_save, write))
     return seen
 
 

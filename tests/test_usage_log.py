@@ -3,7 +3,7 @@ nothing is lost when no save takes them (a failed or rolled-back save, a call ma
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 import attrs
@@ -16,6 +16,7 @@ from factledger.application.calls import calls_for
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.event_store import LedgerRecorder
 from factledger.infrastructure.llm import UsageLog
 from factledger.infrastructure.llm.usage import CallRecord
 
@@ -60,15 +61,18 @@ def sent(fake: FakeOpenAI) -> int:
     return len(fake.chat_requests()) + len(fake.embedding_requests())
 
 
-def fail_once(error: Exception) -> Callable[..., None]:
-    """A save hook (after the call log's) that makes the first save it sees fail."""
+def fail_once(service: LedgerService, error: Exception) -> None:
+    """Add a save hook (after the call log's) that makes the first save it sees fail."""
     failures = [error]
 
     def hook(*_: Any) -> None:
         if failures:
             raise failures.pop()
 
-    return hook
+    recorder = service.ledger.recorder
+    assert isinstance(recorder, LedgerRecorder)
+    # Beside the wired hooks (the wiring gives a recorder its hooks once).
+    recorder.hooks = attrs.evolve(recorder.hooks, within_save=(*recorder.hooks.within_save, hook))
 
 
 def test_a_messages_readings_commit_in_the_transaction_of_its_events(service: LedgerService, fake: FakeOpenAI) -> None:
@@ -89,7 +93,7 @@ def test_a_save_that_rolls_back_keeps_its_readings_for_the_next_attempt(
     service: LedgerService, fake: FakeOpenAI
 ) -> None:
     # A stale version: the writer decides again and saves again; every call is metered once.
-    service.ledger.recorder.within_save.append(fail_once(IntegrityError("stale")))
+    fail_once(service, IntegrityError("stale"))
     result = service.ingest("u", EXAMPLE, message_id="m1")
     assert result.status == "recorded"
     readings = rows(service, "m1")
@@ -98,7 +102,7 @@ def test_a_save_that_rolls_back_keeps_its_readings_for_the_next_attempt(
 
 
 def test_readings_no_save_took_are_written_when_the_message_is_done(service: LedgerService, fake: FakeOpenAI) -> None:
-    service.ledger.recorder.within_save.append(fail_once(RuntimeError("the disk is full")))
+    fail_once(service, RuntimeError("the disk is full"))
     with pytest.raises(RuntimeError, match="disk is full"):
         service.ingest("u", EXAMPLE, message_id="m1")
     assert not service.knows("u")  # nothing of the message was recorded
