@@ -308,6 +308,9 @@ class ItemRef:
     relation: str | None = None
     rules: tuple[str, ...] = ()  # for what it supersedes: the ids of the rules that decided so
 
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "text": self.text, "relation": self.relation, "rules": list(self.rules)}
+
 
 @attrs.frozen
 class Observation:
@@ -478,7 +481,7 @@ class Explanation:
         if self.kind == "preference":
             data.update(reinforcements=[r.to_dict() for r in self.reinforcements], is_active=self.is_active)
             if self.supersedes is not None:
-                data["supersedes"] = attrs.asdict(self.supersedes)
+                data["supersedes"] = self.supersedes.to_dict()
             if self.invalidated is not None:
                 data["invalidated"] = self.invalidated.to_dict()
             return data
@@ -489,7 +492,7 @@ class Explanation:
             is_active=self.is_active,
         )
         if self.supersedes is not None:
-            data["supersedes"] = attrs.asdict(self.supersedes)
+            data["supersedes"] = self.supersedes.to_dict()
         if self.invalidated is not None:
             data["invalidated"] = self.invalidated.to_dict()
         return data
