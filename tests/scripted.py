@@ -88,4 +88,5 @@ def observe_unchecked(memory: UserMemory, fact_id: str, text: str, message_id: s
         authority="stated",
         prompt_id=None,
         actor=None,
+        rules=[],
     )

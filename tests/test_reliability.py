@@ -68,6 +68,7 @@ def test_a_poisoned_event_is_quarantined_and_the_rest_projected(service: LedgerS
             authority="stated",
             prompt_id=None,
             actor=None,
+            rules=[],
         )
 
     record_unchecked(service, "poisoned", poison)
