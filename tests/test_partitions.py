@@ -366,6 +366,27 @@ def test_the_cli_lists_adds_assigns_and_moves(
     assert listed["three"]["slices"] == [] and listed["three"]["events"] == 0 and listed["main"]["reachable"]
 
 
+def test_partition_wide_calls_take_the_services_typed_parameters(
+    partitioned: tuple[PartitionedLedger, Settings],
+) -> None:
+    """``replay(users=…, limit=…)`` and ``diff(other, user_id=…)`` as on ``LedgerService`` (issue 28: ``replay``
+    took ``**options`` and a one-user diff was a separate ``diff_user``); an unknown user reads empty."""
+    ledger, _ = partitioned
+    store = ledger.store
+    assert isinstance(store, PostgresPartitions)
+    [user] = _users_in("two", store.table(), 1, "typed")
+    ledger.ingest(user, MESSAGES[0], message_id="m0")
+    reports = ledger.replay("v2", "offline", users=[user], limit=10)
+    assert set(reports) == {"main", "two", "three"} and reports["two"].replayed == 1
+    assert sum(report.replayed for report in reports.values()) == 1  # the user lives in one partition
+    diffs = ledger.diff("v2", user_id=user)
+    assert list(diffs) == ["two"] and [u.user_id for u in diffs["two"].users] == [user]
+    assert set(ledger.diff("v2")) == {"main", "two", "three"}
+    assert ledger.retry_failed() == [] and ledger.retry_failed(user) == []
+    assert ledger.profile("typed_nobody").known is False and ledger.history("typed_nobody").known is False
+
+
+# Last in the module: it stops partition three's server, which the tests above still need.
 @pytest.mark.postgres
 @pytest.mark.slow
 def test_a_stopped_server_leaves_the_other_partitions_serving(
@@ -390,23 +411,3 @@ def test_a_stopped_server_leaves_the_other_partitions_serving(
         assert ledger.profile(users[name]).known
     listed = {p["name"]: p for p in ledger.store.describe()["partitions"]}  # type: ignore[attr-defined]
     assert not listed["three"]["reachable"] and listed["two"]["reachable"]
-
-
-def test_partition_wide_calls_take_the_services_typed_parameters(
-    partitioned: tuple[PartitionedLedger, Settings],
-) -> None:
-    """``replay(users=…, limit=…)`` and ``diff(other, user_id=…)`` as on ``LedgerService`` (issue 28: ``replay``
-    took ``**options`` and a one-user diff was a separate ``diff_user``); an unknown user reads empty."""
-    ledger, _ = partitioned
-    store = ledger.store
-    assert isinstance(store, PostgresPartitions)
-    [user] = _users_in("two", store.table(), 1, "typed")
-    ledger.ingest(user, MESSAGES[0], message_id="m0")
-    reports = ledger.replay("v2", "offline", users=[user], limit=10)
-    assert set(reports) == {"main", "two", "three"} and reports["two"].replayed == 1
-    assert sum(report.replayed for report in reports.values()) == 1  # the user lives in one partition
-    diffs = ledger.diff("v2", user_id=user)
-    assert list(diffs) == ["two"] and [u.user_id for u in diffs["two"].users] == [user]
-    assert set(ledger.diff("v2")) == {"main", "two", "three"}
-    assert ledger.retry_failed() == [] and ledger.retry_failed(user) == []
-    assert ledger.profile("typed_nobody").known is False and ledger.history("typed_nobody").known is False
