@@ -217,6 +217,7 @@ class PromoteAnswer(_Answer):
 class HealthAnswer(_Answer):
     status: Literal["ok"]
     version: str
+    worker: int = Field(description="the id of the server process that answered (`serve --workers N` runs N)")
 
 
 class ReadyAnswer(_Answer):
