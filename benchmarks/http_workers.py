@@ -10,27 +10,26 @@ median of the runs), their ratio (target ≥ 1.5) and the p99 of each request
 kind, then one JSON object. The client threads run on the same machine as the
 servers: on 2 cores they take a share of the CPU the second worker would use.
 
-    python3 benchmarks/http_workers.py [--clients 8] [--requests 200] [--runs 3]
+    python3 benchmarks/http_workers.py [--clients 8] [--requests 200] [--runs 3] [--quick] [--database-url URL]
 """
 
 from __future__ import annotations
 
-import argparse
-import json
 import os
 import statistics
 from typing import Any
 
 import httpx
+from common import emit, parser
 from http_load import ROUTES, Server, median_of, one_run
 
 WORKERS = (1, 2)
 
 
-def warm_up(server: Server, keys: list[str]) -> None:
+def warm_up(server: Server, keys: list[str], rounds: int) -> None:
     """Every worker opens both tenants before the clock runs (a tenant's first request in a
     process opens its ledger): requests on new connections, which the workers share out."""
-    for _ in range(10 * server.workers):
+    for _ in range(rounds * server.workers):
         for key in keys:
             httpx.get(f"{server.url}/v1/users/warm/profile", headers={"Authorization": f"Bearer {key}"}, timeout=60)
 
@@ -43,7 +42,7 @@ def measure(clients: int, requests: int, runs: int) -> dict[str, Any]:
             server.wait_ready()
             keys[workers] = [server.create_key("loada"), server.create_key("loadb")]
         for workers, server in servers.items():
-            warm_up(server, keys[workers])
+            warm_up(server, keys[workers], rounds=2 if requests < 50 else 10)
             one_run(server.url, keys[workers], clients, max(8, requests // 10))
         results: dict[int, list[dict[str, Any]]] = {workers: [] for workers in WORKERS}
         for _ in range(runs):
@@ -57,11 +56,15 @@ def measure(clients: int, requests: int, runs: int) -> dict[str, Any]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--clients", type=int, default=8, help="concurrent client threads (default 8)")
-    parser.add_argument("--requests", type=int, default=200, help="requests per client and run (default 200)")
-    parser.add_argument("--runs", type=int, default=3, help="runs of each; the medians are reported (default 3)")
-    args = parser.parse_args()
+    p = parser(__doc__)
+    p.set_defaults(runs=3)
+    p.add_argument("--clients", type=int, default=8, help="concurrent client threads (default 8)")
+    p.add_argument("--requests", type=int, default=200, help="requests per client and run (default 200)")
+    args = p.parse_args()
+    if args.quick:
+        args.clients, args.requests, args.runs = 4, 8, 1
+    if args.database_url:  # the servers use it, each in a schema of its own
+        os.environ["DATABASE_URL"] = args.database_url
     load_before = os.getloadavg()[0]
     measured = measure(args.clients, args.requests, args.runs)
     one, two = measured[1], measured[2]
@@ -87,7 +90,7 @@ def main() -> None:
     )
     for name, p99 in result["p99_ms"].items():
         print(f"  p99 ms with {name.replace('_', ' ')}: " + ", ".join(f"{r} {p99[r]}" for r in ROUTES))
-    print(json.dumps(result))
+    emit(result)
 
 
 if __name__ == "__main__":
