@@ -1,4 +1,4 @@
-"""``factledger serve --workers 2`` against ``--workers 1`` under the same mixed load (ADR 0035).
+"""``factledger serve --workers 2`` against ``--workers 1`` under the same mixed load (ADR 0039).
 
 Starts both servers (each its own home and embedded PostgreSQL, or its own
 schema of ``$DATABASE_URL``), waits until every worker of each answers, then

@@ -1,7 +1,7 @@
 """Requests per minute per API key, and failed authentications per client address, shared by
 the HTTP API and the MCP endpoint. These buckets live in this process; the server on
 PostgreSQL keeps them in the database instead (``SharedRateLimiter``, the same methods), so
-every process of ``serve --workers N`` spends from one budget (ADR 0035)."""
+every process of ``serve --workers N`` spends from one budget (ADR 0039)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What the server processes of one installation share, in tables of its base schema (ADR 0035).
+"""What the server processes of one installation share, in tables of its base schema (ADR 0039).
 
 ``factledger serve --workers N`` runs N processes; a request may reach any of
 them. So the state a request changes and a later one reads lives here, not in

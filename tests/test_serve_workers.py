@@ -1,5 +1,5 @@
 """``factledger serve --workers 2``: real server processes on one port, sharing what a request
-changes through the database (ADR 0035): rate limits, replays, console sessions; a worker
+changes through the database (ADR 0039): rate limits, replays, console sessions; a worker
 killed with -9 is replaced while the other keeps answering.
 
 A request is sent to a chosen worker over a kept-alive connection that ``/healthz`` says that

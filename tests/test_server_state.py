@@ -1,4 +1,4 @@
-"""The tables the server processes share (ADR 0035), on the real PostgreSQL: one bucket charged
+"""The tables the server processes share (ADR 0039), on the real PostgreSQL: one bucket charged
 from many threads at once (each its own connection) grants exactly its capacity; a replay job
 is claimed once, and again only after it ended or its process stopped beating."""
 

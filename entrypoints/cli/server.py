@@ -128,7 +128,7 @@ def _serve_on_workers(
     uvicorn: Any, settings: Any, overrides: dict[str, Any], workers: int, where_to: dict[str, Any]
 ) -> None:
     """uvicorn's supervisor: this process binds the socket and starts ``workers`` processes that
-    accept on it, and starts a new one when one dies (ADR 0035). The database is started here,
+    accept on it, and starts a new one when one dies (ADR 0039). The database is started here,
     once, before them (the embedded server included: they attach to it and never stop it; it
     stops when this process, its last client, exits after them)."""
     from factledger.entrypoints.http.app import SERVED_SETTINGS

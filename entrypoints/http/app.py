@@ -158,7 +158,7 @@ def create_app(
     app.state.keys = keys
     app.state.limiter = limiter  # one budget per key, REST and MCP together
     app.state.auth_failures = failures  # one per client address, REST and MCP together
-    # Replays' progress and the console's sessions: in the database, seen by every server process (ADR 0035)
+    # Replays' progress and the console's sessions: in the database, seen by every server process (ADR 0039)
     app.state.server_state = shared
     app.state.replays = ledgers.ReplayJobs(SharedReplayJobs(shared) if shared else None)
     app.state.console_sessions = Sessions(

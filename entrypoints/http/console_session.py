@@ -43,7 +43,7 @@ class ConsoleSession:
 
 class Sessions:
     """The console's sessions by the hash of their id (idle ones expire): in this process, or,
-    given ``shared`` (PostgreSQL), in a table every server process reads (ADR 0035)."""
+    given ``shared`` (PostgreSQL), in a table every server process reads (ADR 0039)."""
 
     def __init__(
         self, ttl: float = SESSION_SECONDS, capacity: int = MAX_SESSIONS, shared: SharedSessions | None = None

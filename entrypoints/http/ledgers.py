@@ -76,7 +76,7 @@ PROGRESS_EVERY_S = 1.0
 
 class ReplayJobs:
     """The replays by (tenant, ledger): in this process, or, given ``shared`` (PostgreSQL), in
-    a table every server process reads (ADR 0035): a replay started through one process is
+    a table every server process reads (ADR 0039): a replay started through one process is
     polled through any other, and one ledger has one running replay whichever was asked."""
 
     def __init__(self, shared: SharedReplayJobs | None = None) -> None:
