@@ -161,6 +161,9 @@ class KeyStore(Protocol):
     def authenticate(self, token: str) -> ApiKey:
         """The active key a presented token belongs to, or ``NotAuthenticated``."""
 
+    def active(self, key_id: str) -> ApiKey:
+        """The key ``key_id`` if it is still active (a console session's key), or ``NotAuthenticated``."""
+
     def ping(self) -> None:
         """Raise unless the store answers (readiness)."""
 

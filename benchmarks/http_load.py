@@ -65,7 +65,8 @@ def percentile(values: list[float], share: float) -> float:
 class Server:
     """``factledger serve`` in a temporary home, stopped with Ctrl-C (so the embedded PostgreSQL stops too)."""
 
-    def __init__(self) -> None:
+    def __init__(self, workers: int = 1) -> None:
+        self.workers = workers
         self.home = Path(tempfile.mkdtemp(prefix="factledger-load-"))
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -80,19 +81,24 @@ class Server:
         if env.get("DATABASE_URL"):
             self.env["FACTLEDGER_SCHEMA"] = f"load_{uuid.uuid4().hex[:8]}"
         self.log = (self.home / "serve.log").open("w")
-        self.proc = subprocess.Popen([*CLI, "serve"], env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
+        command = [*CLI, "serve", "--workers", str(workers)]
+        self.proc = subprocess.Popen(command, env=self.env, stdout=self.log, stderr=subprocess.STDOUT)
 
     def wait_ready(self, timeout: float = 300) -> None:
         deadline = time.monotonic() + timeout
+        answered: set[Any] = set()
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
                 raise RuntimeError(f"factledger serve exited with {self.proc.returncode}:\n{self.read_log()}")
             try:
-                if httpx.get(self.url + "/healthz", timeout=2).status_code == 200:
-                    return
+                health = httpx.get(self.url + "/healthz", timeout=2)
+                if health.status_code == 200:
+                    answered.add(health.json().get("worker"))
+                    if len(answered) >= self.workers:  # every worker is up (new connections reach each)
+                        return
             except httpx.HTTPError:
                 pass
-            time.sleep(0.2)
+            time.sleep(0.05 if answered else 0.2)
         raise RuntimeError(f"factledger serve did not answer within {timeout}s:\n{self.read_log()}")
 
     def create_key(self, tenant: str) -> str:

@@ -54,7 +54,7 @@ from starlette.types import Receive, Scope, Send
 from factledger.application.access import KeyStore, NotAuthenticated
 from factledger.application.errors import ConfigError
 from factledger.entrypoints.mcp_tools import CALLER, Caller, build_server
-from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
+from factledger.entrypoints.ratelimit import FailedAuthentications, Limiter, RateLimiter
 from factledger.infrastructure.tenants import Tenants
 
 __all__ = ["McpHttpApp", "mcp_http_app", "serve_http", "serve_stdio"]
@@ -119,7 +119,7 @@ class McpHttpApp:
         *,
         host: str | None = None,
         path: str | None = None,
-        limiter: RateLimiter | None = None,
+        limiter: Limiter | None = None,
         allowed_hosts: Sequence[str] = (),
         failures: FailedAuthentications | None = None,
     ) -> None:
@@ -194,7 +194,7 @@ def mcp_http_app(
     *,
     host: str | None = None,
     path: str | None = None,
-    limiter: RateLimiter | None = None,
+    limiter: Limiter | None = None,
     allowed_hosts: Sequence[str] | None = None,
     failures: FailedAuthentications | None = None,
 ) -> McpHttpApp:

@@ -1,10 +1,25 @@
 """Requests per minute per API key, and failed authentications per client address, shared by
-the HTTP API and the MCP endpoint."""
+the HTTP API and the MCP endpoint. These buckets live in this process; the server on
+PostgreSQL keeps them in the database instead (``SharedRateLimiter``, the same methods), so
+every process of ``serve --workers N`` spends from one budget (ADR 0039)."""
 
 from __future__ import annotations
 
 import threading
 import time
+from typing import Protocol
+
+
+class Limiter(Protocol):
+    """Token buckets by name: this process's ``RateLimiter`` or the database's ``SharedRateLimiter``."""
+
+    def charge(self, key_id: str, cost: float = 1.0) -> float: ...
+
+    def wait(self, key_id: str) -> float: ...
+
+    def tracked(self) -> int: ...
+
+    def forget_idle(self, holding: float | None = None) -> None: ...
 
 
 class RateLimiter:
@@ -64,8 +79,8 @@ class FailedAuthentications:
     # Buckets kept before the refilled ones are dropped (many addresses trying once each).
     PRUNE_AT = 10_000
 
-    def __init__(self, per_minute: int) -> None:
-        self._buckets = RateLimiter(per_minute)
+    def __init__(self, per_minute: int, buckets: Limiter | None = None) -> None:
+        self._buckets: Limiter = buckets if buckets is not None else RateLimiter(per_minute)  # or a SharedRateLimiter
         self.limit = per_minute
 
     def held_back_for(self, address: str) -> float:

@@ -47,6 +47,15 @@ def _key(row: dict[str, Any]) -> ApiKey:
     )
 
 
+def _active(row: dict[str, Any] | None) -> ApiKey:
+    """The key of ``row`` unless it is gone or revoked."""
+    if row is None:
+        raise NotAuthenticated(INVALID)
+    if row["revoked_at"] is not None:
+        raise NotAuthenticated(REVOKED)
+    return _key(row)
+
+
 class PostgresKeyStore:
     """``KeyStore`` on a table of the base schema, shared by every server process."""
 
@@ -113,6 +122,11 @@ class PostgresKeyStore:
                 conn.execute(SQL("UPDATE {} SET last_used_at = %s WHERE key_id = %s").format(self.table), (now, key_id))
         return _key(row)
 
+    def active(self, key_id: str) -> ApiKey:
+        with self.pool.connection() as conn:
+            row = conn.execute(SQL("SELECT * FROM {} WHERE key_id = %s").format(self.table), (key_id,)).fetchone()
+        return _active(row)
+
     def ping(self) -> None:
         """Raise unless the database answers (for readiness checks)."""
         with self.pool.connection(timeout=5) as conn:
@@ -169,6 +183,11 @@ class InMemoryKeyStore:
                 raise NotAuthenticated(REVOKED)
             row["last_used_at"] = datetime.now(UTC)
             return _key(dict(row))
+
+    def active(self, key_id: str) -> ApiKey:
+        with self._lock:
+            row = self._rows.get(key_id)
+            return _active(None if row is None else dict(row))
 
     def ping(self) -> None:
         return None

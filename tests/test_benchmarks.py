@@ -27,14 +27,14 @@ def database_url(tmp_path_factory: pytest.TempPathFactory) -> str:
     return str(server.get_uri())
 
 
-def run(script: str, *args: str, url: str) -> dict[str, object]:
+def run(script: str, *args: str, url: str, timeout: float = 120) -> dict[str, object]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "FACTLEDGER_"))}
     done = subprocess.run(
         [sys.executable, str(BENCHMARKS / script), "--database-url", url, *args],
         capture_output=True,
         text=True,
         env=env,
-        timeout=120,
+        timeout=timeout,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.strip().splitlines()
@@ -55,6 +55,17 @@ def test_ingest(database_url: str) -> None:
 def test_ingest_processes(database_url: str) -> None:
     result = run("ingest_processes.py", "--quick", url=database_url)
     assert result["one_process_msg_per_s"] > 0 and result["ratio_two_vs_one_process"] > 0  # type: ignore[operator]
+
+
+def test_http_workers(database_url: str) -> None:
+    result = run("http_workers.py", "--quick", url=database_url, timeout=420)  # four server processes start
+    assert result["one_worker_req_per_s"] > 0 and result["two_workers_req_per_s"] > 0  # type: ignore[operator]
+    assert result["errors"] == {"1": 0, "2": 0} and set(result["p99_ms"]["2_workers"]) == {  # type: ignore[index]
+        "ingest",
+        "profile",
+        "recall",
+        "context",
+    }
 
 
 def test_long_import(database_url: str) -> None:

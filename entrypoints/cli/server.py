@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import signal
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 from factledger.application.access import KeyStore, Scope
 from factledger.application.errors import ConfigError
@@ -81,7 +84,7 @@ def cmd_keys_revoke(args: argparse.Namespace) -> int:
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
-    """Run the HTTP API on uvicorn until interrupted."""
+    """Run the HTTP API on uvicorn until interrupted: in this process, or in ``--workers N``."""
     try:
         import uvicorn
 
@@ -93,18 +96,53 @@ def cmd_serve(args: argparse.Namespace) -> int:
         ) from None
     from factledger.infrastructure.config import Settings
 
-    overrides = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
+    overrides: dict[str, Any] = {k: v for k, v in (("host", args.host), ("port", args.port)) if v is not None}
     settings = Settings.load(**overrides)
-    app = create_app(settings)
+    workers = args.workers
+    if workers < 1:
+        raise ConfigError(f"--workers must be 1 or more, not {workers}")
+    if workers > 1 and settings.backend == "memory":
+        raise ConfigError(
+            "--workers needs PostgreSQL: the in-memory backend keeps its data in one process (use --workers 1)"
+        )
     if not args.quiet:
         where = "DATABASE_URL" if settings.database_url else f"embedded PostgreSQL in {settings.home}"
-        err.print(f"factledger serve on http://{settings.host}:{settings.port} ({where}); docs at /docs", style="dim")
+        processes = f", {workers} worker processes" if workers > 1 else ""
+        err.print(
+            f"factledger serve on http://{settings.host}:{settings.port} ({where}{processes}); docs at /docs",
+            style="dim",
+        )
     level = "debug" if args.verbose >= 2 else "info" if args.verbose else "warning"
     # uvicorn re-raises SIGTERM after its graceful shutdown; with the default handler that kills
     # the process before its exit hooks run (and an embedded server would keep running).
     signal.signal(signal.SIGTERM, lambda *_: None)
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level=level, access_log=args.verbose >= 1)
+    where_to = {"host": settings.host, "port": settings.port, "log_level": level, "access_log": args.verbose >= 1}
+    if workers == 1:
+        uvicorn.run(create_app(settings), **where_to)
+        return 0
+    _serve_on_workers(uvicorn, settings, overrides, workers, where_to)
     return 0
+
+
+def _serve_on_workers(
+    uvicorn: Any, settings: Any, overrides: dict[str, Any], workers: int, where_to: dict[str, Any]
+) -> None:
+    """uvicorn's supervisor: this process binds the socket and starts ``workers`` processes that
+    accept on it, and starts a new one when one dies (ADR 0039). The database is started here,
+    once, before them (the embedded server included: they attach to it and never stop it; it
+    stops when this process, its last client, exits after them)."""
+    from factledger.entrypoints.http.app import SERVED_SETTINGS
+    from factledger.infrastructure.bootstrap import database_uri
+    from factledger.infrastructure.server_state import open_server_state
+    from factledger.infrastructure.tenants import open_key_store
+
+    overrides["database_url"] = database_uri(settings)
+    open_key_store(settings).close()  # the shared tables, created once before the workers race for them
+    state = open_server_state(settings)
+    if state is not None:
+        state.close()
+    os.environ[SERVED_SETTINGS] = json.dumps(overrides)
+    uvicorn.run("factledger.entrypoints.http.app:served_app", factory=True, workers=workers, **where_to)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: argparse.ArgumentParser) -> None:
@@ -120,6 +158,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser], common: a
     )
     p.add_argument("--host", help="address to listen on (FACTLEDGER_HOST; default 127.0.0.1)")
     p.add_argument("--port", type=int, help="port to listen on (FACTLEDGER_PORT; default 8000)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes answering on the one port (default 1; N > 1 needs PostgreSQL: they share "
+        "keys, rate limits, replays and console sessions through it; a dead one is replaced)",
+    )
     p.set_defaults(func=cmd_serve)
 
     keys = sub.add_parser(

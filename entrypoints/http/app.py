@@ -7,7 +7,9 @@ library use ``factledger.AsyncLedger`` for the same reason).
 
 from __future__ import annotations
 
+import json
 import logging
+import os
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -19,11 +21,18 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from factledger import __version__
 from factledger.application.access import KeyStore
 from factledger.entrypoints.http import console, docs, ledgers, operations, users
-from factledger.entrypoints.http.console_session import Sessions
+from factledger.entrypoints.http.console_session import MAX_SESSIONS, SESSION_SECONDS, Sessions
 from factledger.entrypoints.http.metrics import ERRORS, LATENCY, REQUESTS, registry_for
 from factledger.entrypoints.http.problems import install, problem
-from factledger.entrypoints.ratelimit import FailedAuthentications, RateLimiter
+from factledger.entrypoints.ratelimit import FailedAuthentications, Limiter, RateLimiter
 from factledger.infrastructure.config import Settings
+from factledger.infrastructure.server_state import (
+    ServerState,
+    SharedRateLimiter,
+    SharedReplayJobs,
+    SharedSessions,
+    open_server_state,
+)
 from factledger.infrastructure.tenants import Tenants, open_key_store
 
 logger = logging.getLogger(__name__)
@@ -119,26 +128,27 @@ def create_app(
     tenants: Tenants | None = None,
     keys: KeyStore | None = None,
     mount_mcp: bool = True,
+    state: ServerState | None = None,
 ) -> FastAPI:
     """The HTTP API over the tenants of ``settings`` (default: environment and config file).
 
-    ``tenants`` and ``keys`` may be given (tests, embedding the API in a larger
-    app); those created here are closed when the app shuts down.
+    ``tenants``, ``keys`` and the shared ``state`` may be given (tests, embedding the API in a
+    larger app); those created here are closed when the app shuts down.
     """
     settings = settings or Settings.load()
     owned_tenants = tenants is None
     owned_keys = keys is None
     tenants = tenants or Tenants(settings)
     keys = keys or open_key_store(settings)
-    limiter = RateLimiter(settings.rate_limit)
-    failures = FailedAuthentications(settings.auth_failure_limit)
+    shared = open_server_state(settings) if state is None else state
+    limiter, failures = _limits(settings, shared)
     mcp_app = _mcp_app(tenants, keys, limiter, failures, settings) if mount_mcp else None
 
     app = FastAPI(
         title="factledger",
         version=__version__,
         description=DESCRIPTION,
-        lifespan=_lifespan(mcp_app, close_tenants=owned_tenants, close_keys=owned_keys),
+        lifespan=_lifespan(mcp_app, close_tenants=owned_tenants, close_keys=owned_keys, close_state=state is None),
         # FastAPI's pages load Swagger UI and ReDoc from a CDN; ours is served from the package.
         docs_url=None,
         redoc_url=None,
@@ -148,8 +158,12 @@ def create_app(
     app.state.keys = keys
     app.state.limiter = limiter  # one budget per key, REST and MCP together
     app.state.auth_failures = failures  # one per client address, REST and MCP together
-    app.state.replays = ledgers.ReplayJobs()
-    app.state.console_sessions = Sessions()  # the operator's console: signed-in sessions of this process
+    # Replays' progress and the console's sessions: in the database, seen by every server process (ADR 0039)
+    app.state.server_state = shared
+    app.state.replays = ledgers.ReplayJobs(SharedReplayJobs(shared) if shared else None)
+    app.state.console_sessions = Sessions(
+        shared=SharedSessions(shared, SESSION_SECONDS, MAX_SESSIONS) if shared else None
+    )
     app.state.metrics_registry = registry_for(tenants)
     install(app)
     app.include_router(operations.router)
@@ -166,7 +180,29 @@ def create_app(
     return app
 
 
-def _lifespan(mcp_app: Any, *, close_tenants: bool, close_keys: bool) -> Any:
+#: the settings ``serve --workers N`` passes to its worker processes (JSON: Settings.load's overrides)
+SERVED_SETTINGS = "FACTLEDGER_SERVED_SETTINGS"
+
+
+def served_app() -> FastAPI:
+    """The app of one worker process of ``factledger serve --workers N`` (uvicorn calls this in
+    each): the command's settings, with the database it started, come in the environment."""
+    overrides = json.loads(os.environ.get(SERVED_SETTINGS) or "{}")
+    return create_app(Settings.load(**overrides))
+
+
+def _limits(settings: Settings, shared: ServerState | None) -> tuple[Limiter, FailedAuthentications]:
+    """The rate limits: per key and per client address, in the database when there is one (every
+    server process spends from one budget), else in this process."""
+    if shared is None:
+        return RateLimiter(settings.rate_limit), FailedAuthentications(settings.auth_failure_limit)
+    per_address = SharedRateLimiter(shared, settings.auth_failure_limit, "address")
+    return SharedRateLimiter(shared, settings.rate_limit, "key"), FailedAuthentications(
+        settings.auth_failure_limit, per_address
+    )
+
+
+def _lifespan(mcp_app: Any, *, close_tenants: bool, close_keys: bool, close_state: bool) -> Any:
     """The MCP app's lifespan inside the API's; what this app opened is closed when it stops."""
 
     @asynccontextmanager
@@ -180,6 +216,8 @@ def _lifespan(mcp_app: Any, *, close_tenants: bool, close_keys: bool) -> Any:
             app.state.tenants.close()
         if close_keys:
             app.state.keys.close()
+        if close_state and app.state.server_state is not None:
+            app.state.server_state.close()
 
     return lifespan
 
@@ -198,7 +236,7 @@ async def _measure(request: Request, call_next: Callable[[Request], Awaitable[Re
 
 
 def _mcp_app(
-    tenants: Tenants, keys: KeyStore, limiter: RateLimiter, failures: FailedAuthentications, settings: Settings
+    tenants: Tenants, keys: KeyStore, limiter: Limiter, failures: FailedAuthentications, settings: Settings
 ) -> Any:
     """The MCP server's streamable-HTTP app, when the MCP module is there to build it."""
     try:

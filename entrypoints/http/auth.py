@@ -88,6 +88,15 @@ def key_for_token(request: Request, token: str) -> ApiKey:
     return key
 
 
+def key_of_session(request: Request, key_id: str) -> ApiKey:
+    """The key a console session was signed in with, if still active, charged against its rate limit."""
+    keys: KeyStore = request.app.state.keys
+    key = keys.active(key_id)
+    charge(request, key.key_id)
+    request.state.key_id = key.key_id
+    return key
+
+
 def client_address(request: Request) -> str:
     """The address the request came from (the proxy's, behind one: its clients share a budget)."""
     return request.client.host if request.client is not None else "unknown"

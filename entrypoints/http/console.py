@@ -180,12 +180,12 @@ async def sign_in(request: Request) -> Response:
             token = form.get("key", "").strip()
             if not token:
                 raise NotAuthenticated("enter an API key")
-            key_for_token(request, token)
+            key = key_for_token(request, token)
         except (FactledgerError, Problem) as error:
             if isinstance(error, NotAuthenticated):
                 return sign_in_form(request, form.get("next", ""), str(error))
             return _error_page(request, None, error)
-        session_id, _ = sessions_of(request).open(token)
+        session_id, _ = sessions_of(request).open(key.key_id)
         response = RedirectResponse(_local(form.get("next")), status_code=303)
         set_cookie(request, response, SESSION_COOKIE, session_id, SESSION_SECONDS)
         response.delete_cookie(SIGN_IN_COOKIE, path="/console")

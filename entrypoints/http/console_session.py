@@ -1,8 +1,9 @@
 """Who is looking at the console: a signed-in session (a cookie) or an API key (a bearer header).
 
-The cookie holds only a random session id; the key it stands for stays in this process
-(a restart signs everyone out), and every request authenticates that key again, so a
-revoked key ends its sessions at once. A session carries a CSRF token that every form
+The cookie holds only a random session id; the session (the hash of that id, the id of the
+key signed in with, never its secret) is kept in the database, where every server process
+finds it (``serve --workers N``; in this process on the in-memory backend), and every request
+checks that key again, so a revoked key ends its sessions at once. A session carries a CSRF token that every form
 of the console posts back; a request with a bearer header needs none (a browser never
 adds that header on its own). The sign-in form itself is protected by a double-submit
 cookie, as no session exists yet.
@@ -20,8 +21,9 @@ import attrs
 from fastapi import Request, Response
 
 from factledger.application.access import AccessDenied, NotAuthenticated, Scope
-from factledger.entrypoints.http.auth import Caller, key_for_token
+from factledger.entrypoints.http.auth import Caller, key_for_token, key_of_session
 from factledger.entrypoints.http.problems import Problem
+from factledger.infrastructure.server_state import SharedSessions
 from factledger.infrastructure.tenants import Tenants
 
 SESSION_COOKIE = "factledger_console"
@@ -34,17 +36,21 @@ LANGUAGES = ("en", "zh")
 
 @attrs.define
 class ConsoleSession:
-    token: str = attrs.field(repr=False)  # the API key signed in with
+    key_id: str  # the API key signed in with: its id, never its secret
     csrf: str = attrs.field(repr=False)
     expires: float
 
 
 class Sessions:
-    """The console's sessions in this process, by the hash of their id (idle ones expire)."""
+    """The console's sessions by the hash of their id (idle ones expire): in this process, or,
+    given ``shared`` (PostgreSQL), in a table every server process reads (ADR 0039)."""
 
-    def __init__(self, ttl: float = SESSION_SECONDS, capacity: int = MAX_SESSIONS) -> None:
+    def __init__(
+        self, ttl: float = SESSION_SECONDS, capacity: int = MAX_SESSIONS, shared: SharedSessions | None = None
+    ) -> None:
         self.ttl = ttl
         self.capacity = capacity
+        self.shared = shared
         self._sessions: dict[str, ConsoleSession] = {}
         self._lock = threading.Lock()
 
@@ -52,9 +58,12 @@ class Sessions:
     def _key(session_id: str) -> str:
         return hashlib.sha256(session_id.encode()).hexdigest()
 
-    def open(self, token: str) -> tuple[str, ConsoleSession]:
+    def open(self, key_id: str) -> tuple[str, ConsoleSession]:
         session_id = secrets.token_urlsafe(32)
-        session = ConsoleSession(token, secrets.token_urlsafe(32), time.monotonic() + self.ttl)
+        session = ConsoleSession(key_id, secrets.token_urlsafe(32), time.monotonic() + self.ttl)
+        if self.shared is not None:
+            self.shared.open(self._key(session_id), key_id, session.csrf)
+            return session_id, session
         with self._lock:
             now = time.monotonic()
             for key in [k for k, s in self._sessions.items() if s.expires < now]:
@@ -65,6 +74,9 @@ class Sessions:
         return session_id, session
 
     def find(self, session_id: str) -> ConsoleSession | None:
+        if self.shared is not None:
+            found = self.shared.find(self._key(session_id))
+            return None if found is None else ConsoleSession(found[0], found[1], time.monotonic() + self.ttl)
         with self._lock:
             session = self._sessions.get(self._key(session_id))
             if session is None:
@@ -76,6 +88,9 @@ class Sessions:
             return session
 
     def close(self, session_id: str) -> None:
+        if self.shared is not None:
+            self.shared.close(self._key(session_id))
+            return
         with self._lock:
             self._sessions.pop(self._key(session_id), None)
 
@@ -122,16 +137,15 @@ def visitor(request: Request, scope: Scope) -> Visitor:
     header = request.headers.get("authorization", "")
     csrf: str | None = None
     session_id = ""
-    if header.lower().startswith("bearer "):
-        token = header[7:].strip()
-    else:
-        session_id = request.cookies.get(SESSION_COOKIE, "")
-        session = sessions_of(request).find(session_id)
-        if session is None:
-            raise NotAuthenticated("sign in with an API key")
-        token, csrf = session.token, session.csrf
     try:
-        key = key_for_token(request, token)
+        if header.lower().startswith("bearer "):
+            key = key_for_token(request, header[7:].strip())
+        else:
+            session_id = request.cookies.get(SESSION_COOKIE, "")
+            session = sessions_of(request).find(session_id)
+            if session is None:
+                raise NotAuthenticated("sign in with an API key")
+            key, csrf = key_of_session(request, session.key_id), session.csrf
     except NotAuthenticated:
         if session_id:  # the key was revoked: its session ends here, once
             sessions_of(request).close(session_id)

@@ -1,12 +1,14 @@
 """Tenant-wide routes: usage, the tenant's ledgers, replay (in the background), diff, promote.
 
-Replays run in a thread of this process, one per ledger name; their state
-is kept here while the process lives, and the ledger's own position (in the
-catalog) survives it: starting the same replay again resumes it.
+Replays run in a thread of the process that was asked, one per ledger name; their state
+and progress are kept in a table every server process reads (PostgreSQL; in this process
+on the in-memory backend), and the ledger's own position (in the catalog) survives the
+process: starting the same replay again resumes it.
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from typing import Annotated, Any
@@ -34,6 +36,9 @@ from factledger.entrypoints.http.responses import (
 )
 from factledger.entrypoints.http.users import require_user
 from factledger.infrastructure.ledgers import LedgerError, check_ledger_name
+from factledger.infrastructure.server_state import SharedReplayJobs
+
+logger = logging.getLogger(__name__)
 
 router = APIRouter(prefix="/v1", tags=["tenant"], dependencies=[Depends(json_content)])
 
@@ -42,11 +47,11 @@ LedgerName = Annotated[str, Path(description="a ledger of your tenant (see GET /
 
 @attrs.define
 class ReplayJob:
-    """A replay running (or run) in this process."""
+    """A replay running (or run), as this process or the shared table knows it."""
 
     tenant: str
     name: str
-    state: str = "running"  # running | finished | stopped (a limit was reached) | failed
+    state: str = "running"  # running | finished | stopped (a limit was reached) | failed | interrupted
     processed: int = 0
     total: int = 0
     started_at: float = attrs.field(factory=time.time)
@@ -65,26 +70,34 @@ class ReplayJob:
         }
 
 
-class ReplayJobs:
-    """The replays of this process, by (tenant, ledger)."""
+#: how often a replay's progress is written to the shared table (seconds); its heartbeat too
+PROGRESS_EVERY_S = 1.0
 
-    def __init__(self) -> None:
+
+class ReplayJobs:
+    """The replays by (tenant, ledger): in this process, or, given ``shared`` (PostgreSQL), in
+    a table every server process reads (ADR 0039): a replay started through one process is
+    polled through any other, and one ledger has one running replay whichever was asked."""
+
+    def __init__(self, shared: SharedReplayJobs | None = None) -> None:
         self._jobs: dict[tuple[str, str], ReplayJob] = {}
         self._lock = threading.Lock()
+        self.shared = shared
 
     def get(self, tenant: str, name: str) -> ReplayJob | None:
-        return self._jobs.get((tenant, name))
+        if self.shared is None:
+            return self._jobs.get((tenant, name))
+        row = self.shared.get(tenant, name)
+        if row is None:
+            return None
+        return ReplayJob(tenant, name, **{k: v for k, v in row.items() if k != "ledger"})
 
     def start(self, caller: Caller, name: str, body: ReplayIn) -> ReplayJob:
-        with self._lock:
-            running = self._jobs.get((caller.tenant, name))
-            if running is not None and running.state == "running":
-                raise Problem(409, "replay-running", f"a replay into {name!r} is running; GET its status")
-            job = ReplayJob(caller.tenant, name)
-            self._jobs[(caller.tenant, name)] = job
+        job = self._claim(caller.tenant, name)
+        done = threading.Event()
 
-        def progress(done: int, total: int) -> None:
-            job.processed, job.total = done, total
+        def progress(processed: int, total: int) -> None:
+            job.processed, job.total = processed, total
 
         def run() -> None:
             try:
@@ -97,9 +110,44 @@ class ReplayJobs:
                 status, slug = status_of(exc)
                 job.error = {"status": status, "type": slug, "detail": str(exc)}
                 job.state = "failed"
+            finally:
+                done.set()
+                self._write(job, ended=True)
 
         threading.Thread(target=run, name=f"replay-{caller.tenant}-{name}", daemon=True).start()
+        if self.shared is not None:
+            threading.Thread(target=self._beat, args=(job, done), name=f"replay-progress-{name}", daemon=True).start()
         return job
+
+    def _claim(self, tenant: str, name: str) -> ReplayJob:
+        with self._lock:
+            running = self._jobs.get((tenant, name))
+            if running is not None and running.state == "running":
+                raise Problem(409, "replay-running", f"a replay into {name!r} is running; GET its status")
+            claimed = self.shared.claim(tenant, name) if self.shared is not None else {"started_at": time.time()}
+            if claimed is None:
+                raise Problem(
+                    409, "replay-running", f"a replay into {name!r} is running (in another process); GET its status"
+                )
+            job = ReplayJob(tenant, name, started_at=claimed["started_at"])
+            self._jobs[(tenant, name)] = job
+            return job
+
+    def _beat(self, job: ReplayJob, done: threading.Event) -> None:
+        """Write the job's progress (and so its heartbeat) every second until it ends."""
+        while not done.wait(PROGRESS_EVERY_S):
+            self._write(job, ended=False)
+
+    def _write(self, job: ReplayJob, *, ended: bool) -> None:
+        if self.shared is None:
+            return
+        fields: dict[str, Any] = {"processed": job.processed, "total": job.total}
+        if ended:
+            fields.update(state=job.state, report=json_ready(job.report), error=json_ready(job.error))
+        try:
+            self.shared.record(job.tenant, job.name, **fields)
+        except Exception:  # the database is away: the next beat (or a restart of the replay) writes it
+            logger.warning("could not write the progress of the replay into %r", job.name, exc_info=True)
 
 
 @router.get(
@@ -162,7 +210,7 @@ def replay_status(name: LedgerName, caller: Admin, request: Request) -> dict[str
     job: ReplayJob | None = request.app.state.replays.get(caller.tenant, name)
     if job is not None:
         return job.to_dict()
-    for entry in caller.service.ledgers():  # started by another process, or before a restart
+    for entry in caller.service.ledgers():  # never replayed through a server (the CLI made it)
         if entry.get("name") == name:
             return {"ledger": name, "state": "not running here", "ledger_info": entry}
     raise Problem(404, "not-found", f"no ledger named {name!r}", field="name")

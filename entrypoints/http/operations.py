@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
@@ -16,8 +17,9 @@ router = APIRouter(tags=["operations"])
 
 
 @router.get("/healthz", summary="The process is up", response_model=None, responses=answers(HealthAnswer))
-def healthz() -> dict[str, str]:
-    return {"status": "ok", "version": __version__}
+def healthz() -> dict[str, Any]:
+    # ``worker``: the id of the process that answered (``serve --workers N`` runs N of them).
+    return {"status": "ok", "version": __version__, "worker": os.getpid()}
 
 
 @router.get(

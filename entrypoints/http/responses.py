@@ -205,7 +205,10 @@ class LedgersAnswer(_Answer):
 
 class ReplayJobAnswer(_Answer):
     ledger: str
-    state: str = Field(description="running, finished, stopped (a limit), failed, or not running here")
+    state: str = Field(
+        description="running, finished, stopped (a limit), failed, interrupted (its server process died: "
+        "start it again to resume), or not running here (never replayed through the server)"
+    )
     processed: int | None = None
     total: int | None = None
     started_at: float | None = None
@@ -229,6 +232,7 @@ class PromoteAnswer(_Answer):
 class HealthAnswer(_Answer):
     status: Literal["ok"]
     version: str
+    worker: int = Field(description="the id of the server process that answered (`serve --workers N` runs N)")
 
 
 class ReadyAnswer(_Answer):
