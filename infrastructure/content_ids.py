@@ -125,14 +125,21 @@ def _normalised(data: bytes) -> bytes:
 def behaviour_digest(module: str, package: str = OFFLINE_PACKAGE) -> str:
     """A hash of ``module``'s behaviour: its modules and the package's data files (see above)."""
     listed = _listed(package)
-    parts = [(listed.modules[name][0], source) for name, source in _closure(module, package).items()]
-    parts += [(relative, where.read_bytes()) for relative, where in listed.data]
+    closure = _closure(module, package)
+    parts = [(listed.modules[name][0], source) for name, source in closure.items()]
+    parts += [(relative, where.read_bytes()) for relative, where in listed.data if _belongs(relative, closure)]
     digest = hashlib.sha256()
     for relative, data in sorted(parts, key=lambda part: part[0]):
         content = _normalised(data)
         digest.update(f"{relative}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()[:DIGEST_LENGTH]
+
+
+def _belongs(relative: str, closure: dict[str, bytes]) -> bool:
+    """A module's rule data (``rules/<module>.toml``, ADR 0040) counts where the module does; other data everywhere."""
+    folder, _, name = relative.rpartition("/")
+    return folder != "rules" or not name.endswith(".toml") or name.removesuffix(".toml") in closure
 
 
 def behaviour_id(prefix: str, module: str, package: str = OFFLINE_PACKAGE) -> str:
