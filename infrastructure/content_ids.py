@@ -2,8 +2,9 @@
 named by a hash of what makes it up, never by a number someone must remember to bump.
 
 A behaviour is the module that defines it and every module of its package it imports,
-transitively (a late import inside a function counts), plus every data file shipped in that
-package (rule tables, lexicons). The hash covers the names of those files relative to the
+transitively (a late import inside a function counts), plus the data files shipped in that
+package: a rule module's own ``rules/<module>.toml`` where the module counts (ADR 0040),
+any other data file everywhere. The hash covers the names of those files relative to the
 package and their bytes with line endings normalised, read through ``importlib.resources``:
 an editable install whose package is a tree of links, a wheel and a copy of the files give
 the same id on any machine. Computed once per process, on first use (10–50 ms for all three
