@@ -159,6 +159,8 @@ class RuleData:
 def _frozen(value: Any) -> Any:
     if isinstance(value, list):
         return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return {name: _frozen(item) for name, item in value.items()}
     return value
 
 

@@ -545,46 +545,9 @@ _ADVERBS = _DATA.text("_ADVERBS")
 _MODALS = set(_DATA.words("_MODALS"))
 _IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
 _CONTRACTIONS = _DATA.rows("_CONTRACTIONS")
-_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "personal_info",
-        re.compile(
-            r"\b(?:\d+|years? old|male|female|man|woman|boy|girl|name|named|birthday|born|tall|short|hair|eyes|skin|blind|deaf|diabetic|allergic|health)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "relationship",
-        re.compile(
-            rf"\b(?:{EN_ROLE_PATTERN})s?\b|\b(?:married|divorced|single|engaged|family|parents|children|kids?|grand\w+|twins?|girlfriends|boyfriends|dating)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "work",
-        re.compile(
-            r"\b(?:work|works|worked|working|job|jobs|career|business|company|salary|living|volunteer\w*|retired|college|school|university|student|studying|teacher|class|graduat\w+)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "location",
-        re.compile(
-            r"\b(?:live|lives|living|moved|move|from|grew up|house|home|city|country|town|countryside)\b", re.IGNORECASE
-        ),
-    ),
-    (
-        "habit",
-        re.compile(
-            r"\b(?:always|usually|often|never|every|regularly|daily|sometimes|eat|eats|drink|drinks)\b", re.IGNORECASE
-        ),
-    ),
-    (
-        "preference",
-        re.compile(
-            r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite|afraid|fan)\b", re.IGNORECASE
-        ),
-    ),
+_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(words, re.IGNORECASE))
+    for category, words in _DATA.rows("_EN_CATEGORY_WORDS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 )
 _EN_HEDGES = _DATA.regex("_EN_HEDGES", re.IGNORECASE)
 _EN_OPENERS = _DATA.regex("_EN_OPENERS", re.IGNORECASE)

@@ -710,33 +710,9 @@ def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
 # ==========================================================================
 
 # Which category a statement restated as said belongs to; the first that matches.
-_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "personal_info",
-        re.compile(
-            r"(?<!\d)\d+多?岁|(?<![一二三四五六七八九十两百])[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
-            r"身高|体重|头发|眼睛|皮肤|血型|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|失聪|色盲|近视|过敏|身体"
-        ),
-    ),
-    (
-        "relationship",
-        re.compile(ZH_ROLE_PATTERN + r"|结婚|已婚|单身|离婚|嫁|娶|恋爱|约会|家人|亲戚|子女|父母|娃|亲人|家庭"),
-    ),
-    (
-        "work",
-        re.compile(
-            r"工作|上班|职业|公司|工资|薪水|收入|生意|志愿|退休|辞职|学习|大学|学校|专业|年级|读书|上学|毕业|学生|"
-            r"当.{0,6}(?:师|员|工|家|手)|研发|项目|客户"
-        ),
-    ),
-    ("location", re.compile(r"住|搬|来自|出生在|出生于|长大|老家|家乡|国家|城市|乡下|农村|社区")),
-    (
-        "habit",
-        re.compile(
-            r"每天|每周|每个?月|每年|天天|经常|常常|总是|一直|习惯|从不|从来不|很少|偶尔|通常|平时|只吃|只喝|不吃|不喝"
-        ),
-    ),
-    ("preference", re.compile(r"喜欢|爱|讨厌|害怕|怕|恐惧|感兴趣|迷|粉丝|偏爱|享受|在乎")),
+_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(words))
+    for category, words in _DATA.rows("_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 )
 _HEDGES = _DATA.regex("_HEDGES")
 _ZH_FILLER_OPENERS = _DATA.regex("_ZH_FILLER_OPENERS")

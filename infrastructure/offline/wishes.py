@@ -63,46 +63,15 @@ _FOR_SOMEONE = _DATA.regex(
 # -- what the preference says, by dimension and side ---------------------------------------------
 
 _ORDER = _DATA.words("_ORDER")
-_ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = {
-    ("length", "short"): ("偏好简短的回复风格", "communication_style"),
-    ("length", "long"): ("偏好详细的回复风格", "communication_style"),
-    ("directness", "direct"): ("偏好简洁直接的回复风格", "communication_style"),
-    ("directness", "gentle"): ("偏好委婉温和的回复风格", "communication_style"),
-    ("formality", "formal"): ("偏好正式的回复风格", "communication_style"),
-    ("formality", "casual"): ("偏好随意、口语化的回复风格", "communication_style"),
-    ("emoji", "without"): ("偏好纯文字的回复", "format"),
-    ("emoji", "with"): ("偏好回复里带emoji表情", "format"),
-    ("technicality", "plain"): ("偏好通俗易懂、多打比方的讲解", "language"),
-    ("technicality", "technical"): ("偏好使用专业术语的讲解", "language"),
-    ("layout", "prose"): ("偏好成段落的回复格式", "format"),
-    ("examples", "with"): ("偏好回答时多举例子", "format"),
-    ("examples", "without"): ("偏好回答时不举例子", "format"),
-    ("order", "conclusion_first"): ("偏好先说结论、再解释的回答顺序", "communication_style"),
-    ("order", "reasoning_first"): ("偏好先讲推理过程、最后给结论的回答顺序", "communication_style"),
-    ("units", "metric"): ("偏好使用公制单位", "format"),
-    ("units", "imperial"): ("偏好使用英制单位", "format"),
-}
-_EN_SAYS: dict[tuple[str, str], tuple[str, str]] = {
-    ("length", "short"): ("Prefers short answers", "communication_style"),
-    ("length", "long"): ("Prefers detailed answers", "communication_style"),
-    ("directness", "direct"): ("Prefers direct answers", "communication_style"),
-    ("directness", "gentle"): ("Prefers gentle, tactful answers", "communication_style"),
-    ("formality", "formal"): ("Prefers a formal tone", "communication_style"),
-    ("formality", "casual"): ("Prefers a casual tone", "communication_style"),
-    ("emoji", "without"): ("Prefers plain-text replies", "format"),
-    ("emoji", "with"): ("Prefers replies with emoji", "format"),
-    ("technicality", "plain"): ("Prefers plain explanations with analogies", "language"),
-    ("technicality", "technical"): ("Prefers technical explanations with proper terms", "language"),
-    ("layout", "prose"): ("Prefers paragraphs", "format"),
-    ("examples", "with"): ("Prefers answers with examples", "format"),
-    ("examples", "without"): ("Prefers answers without examples", "format"),
-    ("order", "conclusion_first"): ("Prefers the conclusion first", "communication_style"),
-    ("order", "reasoning_first"): ("Prefers the reasoning first", "communication_style"),
-    ("units", "metric"): ("Prefers metric units", "format"),
-    ("units", "imperial"): ("Prefers imperial units", "format"),
-    ("spelling", "american"): ("Prefers American English spelling", "language"),
-    ("spelling", "british"): ("Prefers British English spelling", "language"),
-}
+
+
+def _pole_table(name: str) -> dict[tuple[str, str], tuple[str, str]]:
+    """``[tables.NAME]`` of ``dimension.side = [text, category]`` lines, keyed by (dimension, side)."""
+    return {(dimension, side): says for dimension, sides in _DATA.table(name).items() for side, says in sides.items()}
+
+
+_ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_ZH_SAYS")
+_EN_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_EN_SAYS")
 _LANGUAGE_NAMES = _DATA.mapping("_LANGUAGE_NAMES")
 _LANGUAGE_NAMES |= {"es": "Spanish", "de": "German"}
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
