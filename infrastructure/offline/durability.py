@@ -57,26 +57,7 @@ _DATA = rules("durability")
 # -- English ------------------------------------------------------------------------------------
 
 _EN_FEELING = _DATA.text("_EN_FEELING")
-#: words that say nothing of their own: subject, copulas, auxiliaries, pronouns, degree, the moment
-_EN_EMPTY = frozenset(
-    re.findall(
-        r"\S+",
-        "the user user's i i'm me my myself it it's its that that's this these those one so too such "
-        "them they there here you your yours is am are was were be been being feel feels feeling felt "
-        "makes make made keep keeps kept get gets got getting will would could can can't cannot may might "
-        "must should shall do does did done doing have has had having gonna going to not no never really "
-        "very super pretty totally truly quite just also more most ever than even still all a an and or "
-        "but definitely absolutely certainly for sure now today tonight right at the moment sometime "
-        "again as well much lot lots bit little kind sort of how what way oh wow yes yeah "
-        "agree agreed love loved loves like liked likes enjoy enjoyed enjoys try tried see saw take took "
-        "go went check do means meant mean thing things glad same there though hoping hope "
-        "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
-        # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
-        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies "
-        # what passes between the two speakers: "Glad my encouragement helped", "Thanks for the advice"
-        "encouragement advice support",
-    )
-)
+_EN_EMPTY = frozenset(_DATA.words("_EN_EMPTY"))
 _EN_SPAN = _DATA.regex("_EN_SPAN", re.IGNORECASE)
 _EN_WORD = _DATA.regex("_EN_WORD")
 
@@ -134,15 +115,7 @@ def _en_momentary(text: str, resolved: bool) -> bool:
 
 
 _EN_POINTER = _DATA.text("_EN_POINTER")
-#: words around the verb that say nothing of the thing: auxiliaries, modals, degree, "too"
-_EN_FILLER = frozenset(
-    re.findall(
-        r"\S+",
-        "is am are was were be been being do does did has have had will would could can should may might must "
-        "just also really still even too so totally definitely absolutely actually already now again not "
-        "gonna going got",
-    )
-)
+_EN_FILLER = frozenset(_DATA.words("_EN_FILLER"))
 _EN_PARTICLE = _DATA.text("_EN_PARTICLE")
 _EN_ONLY_POINTER = _DATA.regex("_EN_ONLY_POINTER")
 
