@@ -2,8 +2,9 @@
 named by a hash of what makes it up, never by a number someone must remember to bump.
 
 A behaviour is the module that defines it and every module of its package it imports,
-transitively (a late import inside a function counts), plus every data file shipped in that
-package (rule tables, lexicons). The hash covers the names of those files relative to the
+transitively (a late import inside a function counts), plus the data files shipped in that
+package: a rule module's own ``rules/<module>.toml`` where the module counts (ADR 0040),
+any other data file everywhere. The hash covers the names of those files relative to the
 package and their bytes with line endings normalised, read through ``importlib.resources``:
 an editable install whose package is a tree of links, a wheel and a copy of the files give
 the same id on any machine. Computed once per process, on first use (10–50 ms for all three
@@ -125,14 +126,21 @@ def _normalised(data: bytes) -> bytes:
 def behaviour_digest(module: str, package: str = OFFLINE_PACKAGE) -> str:
     """A hash of ``module``'s behaviour: its modules and the package's data files (see above)."""
     listed = _listed(package)
-    parts = [(listed.modules[name][0], source) for name, source in _closure(module, package).items()]
-    parts += [(relative, where.read_bytes()) for relative, where in listed.data]
+    closure = _closure(module, package)
+    parts = [(listed.modules[name][0], source) for name, source in closure.items()]
+    parts += [(relative, where.read_bytes()) for relative, where in listed.data if _belongs(relative, closure)]
     digest = hashlib.sha256()
     for relative, data in sorted(parts, key=lambda part: part[0]):
         content = _normalised(data)
         digest.update(f"{relative}\0{len(content)}\0".encode())
         digest.update(content)
     return digest.hexdigest()[:DIGEST_LENGTH]
+
+
+def _belongs(relative: str, closure: dict[str, bytes]) -> bool:
+    """A module's rule data (``rules/<module>.toml``, ADR 0040) counts where the module does; other data everywhere."""
+    folder, _, name = relative.rpartition("/")
+    return folder != "rules" or not name.endswith(".toml") or name.removesuffix(".toml") in closure
 
 
 def behaviour_id(prefix: str, module: str, package: str = OFFLINE_PACKAGE) -> str:

@@ -76,12 +76,19 @@ def run_child(site: Path, env: dict[str, str] | None = None) -> dict[str, object
 
 
 def change_one_rule(offline: Path, module: str) -> None:
-    """The module's first pattern gains an alternative (a rule changed, whatever the rules are by then)."""
-    path = offline / f"{module}.py"
+    """The module's first pattern gains an alternative (a rule changed, whatever the rules are by then):
+    in its data file (ADR 0040) when it has one, else in its code."""
+    data = offline / "rules" / f"{module}.toml"
+    path, first_pattern = (
+        (data, r"(\n\[patterns\]\n(?:#[^\n]*\n)*\w+ = '+)")
+        if data.exists()
+        else (offline / f"{module}.py", r'(re\.compile\(r")')
+    )
     source = path.read_text(encoding="utf-8")
-    assert 're.compile(r"' in source, f"{module}.py has no pattern left to change"
+    changed = re.sub(first_pattern, r"\1(?:从没人这样说过)|", source, count=1)
+    assert changed != source, f"{path.name} has no pattern left to change"
     path.unlink()  # a copy, never the checkout
-    path.write_text(source.replace('re.compile(r"', 're.compile(r"(?:从没人这样说过)|', 1), encoding="utf-8")
+    path.write_text(changed, encoding="utf-8")
 
 
 def test_each_id_is_a_readable_prefix_and_a_hash_of_its_own_modules() -> None:

@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     _CAR_MAKES,
     EN_ROLE_PATTERN,
@@ -41,74 +42,25 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
+_DATA = rules("changes")
+
 # --------------------------------------------------------------------------
 # Markers
 # --------------------------------------------------------------------------
 
-_ZH_CORRECTION = (
-    r"说错了?|打错字?了?|写错了?|记错了?|输错了?|拼错了?|记混了?|搞错了?|弄错了?|搞混了?|说反了|口误|笔误|手滑|纠正一下|纠正|更正一下|更正|订正|"
-    r"记岔了?|搞岔了?|弄岔了?|说岔了?|说顺嘴了?|顺嘴说|嘴快了?|说串了?|记串了?|搞串了?|"
-    # a figure said too low or too high ("说少了", "算错了")
-    r"说少了|少说了|说多了|多说了|算错了?|少算了|多算了|"
-    r"不对不对|刚才不对|(?:^|[，,。！!\s])(?:哦|噢|啊|呃|哎|诶|欸)?不对(?=[，,。！!\s]|$)|(?:^|[，,。！!\s])(?:哦|噢|啊|呃)不(?=[，,。！!\s])|改一下|我是说|准确(?:地|来)?说|应该是|"
-    # what was said is called wrong ("刚才说的不对", "前面说得不准确", "上面写的有误")
-    r"(?:说|讲|写|打)(?:的|得)(?:不对|不准确|不太对|不太准确?|有误|有问题)|(?:不准确|有误)[，,。！!]|"
-    # the speaker's excuse for a slip ("刚才脑子抽了", "眼花了", "没睡醒")
-    r"嘴瓢了?|脑子抽了?|脑抽|犯迷糊|犯糊涂|糊涂了|眼花了?|看错了?|听错了?|没睡醒|睡糊涂了?"
-)
-_EN_CORRECTION = (
-    r"\b(?:oops|whoops|typo|autocorrect(?:ed)?|correction|i meant|i mean|misspoke|mistyped|misspelled|my bad|"
-    r"mix(?:ed)? up|mixed them up|mix(?:ed|ing)? (?:them|those|these|the two|it) up|"
-    r"wrong (?:city|town|state|country|place|name|company|firm|store|shop|school|street|team|brand|model|number|year|day|month|word)|wrong one|(?:that(?:'s| is| was)|no,?) not (?:right|correct)|scratch that|let me correct|is actually|actually,? it's|it's actually|"
-    r"(?:i )?should clarify|to clarify|let me clarify|to be clear|i was wrong|i got that wrong|wrong earlier|"
-    r"misremembered|(?:typed|wrote|spelled|got) (?:that|it|the name) wrong|wait,? no|no,? wait|brain fart|slip of the tongue|that came out wrong|or rather|make (?:that|it)(?= \d))\b"
-    # "make that three": the figure said again, at the start of what is said (not "help make that happen")
-    r"|(?:^|[.!?;,]\s*)(?:(?:no|sorry|wait|oops)[, ]+)*make that\b"
-    # "actually he's a golden retriever": at the start, of the thing just said
-    r"|^(?:(?:oh|oops|sorry|wait|no|hmm)[, ]+)*actually,? (?:he|she|it)(?:'s| is)\b"
-)
-_ZH_RETRACTION = (
-    r"开玩笑的?|开个玩笑|逗你(?:玩)?的?|骗你的?|唬你的?|瞎说的?|胡说的?|乱说的?|吹牛的?|吹的|编的|假的|不是真的|"
-    r"没有的事|说着玩的?|闹着玩的?|"
-    # a boast owned up to ("夸张了", "吹过头了", "说大了", "其实没那么…")
-    r"夸张了|夸大了|说夸张|吹过头了?|吹大了|说大了|说得?太满了?|装的|凡尔赛的?"
-)
-_EN_RETRACTION = (
-    r"\b(?:just kidding|kidding|jk|j/k|joking|i lied|(?:was|is|that's) a lie|lying|made (?:that|it) up(?! on the spot| as i went| as we went| myself)|not true|never mind|nvm|nevermind|"
-    r"disregard (?:that|it)|ignore (?:that|what i said)|take (?:that|it) back|"
-    r"(?:was|is|that's|bit of) (?:a )?stretch|exaggerat\w*|overstat\w*|(?:wasn't|isn't|not) (?:really|exactly|entirely) true|"
-    r"not really true|wishful thinking)\b"
-)
-#: what a marker clause may hold besides the marker ("哎呀手快写错了", "sorry, typo")
-_ZH_FILLER = (
-    r"哎呀|哎哟|哎|唉|呃|额|嗯|啊|呀|诶|欸|哈+|嘿+|嘻+|😂|🤣|😅|其实|刚才|刚刚|之前|前面|上面|那个|那句|都|是|的|了|啦|我|你|"
-    r"打(?:得|字)?太?快了?|手快了?|不好意思|抱歉|sorry|名字|名|字|一下|跟你|一直|总是|老是|两个|俩|这|那|把|给|弄|不|对|好吧|好啦|行吧|"
-    r"算了|嗯嗯|哦|噢|喔|lol|写反|说反|记反|弄反"
-)
-_EN_FILLER = (
-    r"\b(?:oh|oops|sorry|haha|lol|lmao|wait|no|actually|that|that's|it|it's|was|were|i|i'm|im|just|so|well|ok|okay|"
-    r"the|two|them|always|all|earlier|before|what|said|about|my|a|an|damn|ugh|geez|jeez|lmao|on|phone|keyboard|"
-    r"fat|fingered|fingers|bad|was)\b"
-)
-_ZH_PLAN = re.compile(
-    r"打算|准备(?!好了)|计划|(?<![理思感梦幻联回猜构])想(?!法|起|到|念|象)要?|要是|如果|假如|假设|万一|可能|也许|或许|说不定|考虑|寻思|琢磨|"
-    r"梦想|希望|但愿|目标|争取|力争|"
-    r"就好了|该多好|明年|后年|下个?月|下周|下星期|下礼拜|下半年|下个?学期|下赛季|(?<![学做干练待住读念上用玩弹开养跑教写呆])过(?:两|几)年|将来|以后(?!回复)|未来|快要|即将|"
-    r"马上要|要去|会去|会搬|会换|还没定|没定|不一定|到时候|是不是|能不能|要不要|\?|？"
-)
-_EN_PLAN = re.compile(
-    r"\b(?:might|may|maybe|perhaps|probably|thinking (?:about|of)|considering|plan(?:s|ning)? to|planning|"
-    r"going to|gonna|will|'ll|would|could|should|if|someday|one day|hope to|hoping|want to|wanna|wish|"
-    r"would like|next (?:year|month|week|spring|summer|fall|autumn|winter)|soon|eventually|in the future)\b|\?",
-    re.IGNORECASE,
-)
-#: May the month, not "may" the maybe: "quit in May", "since May", "May 3"
-_MONTH_MAY = re.compile(r"\b(?:in|on|since|last|early|late|mid|of|until|till|by|from|this|next) May\b|\bMay \d{1,2}\b")
-#: said of the past, set against now: "以前喜欢…", "I used to …"
-_ZH_PAST = re.compile(r"^(?:我|用户)?(?:以前|过去|原来|本来|曾经|之前|小时候|年轻时|那时候)")
-_ZH_NOW = re.compile(r"现在|如今|后来|目前|这几年|这两年")
-_EN_PAST = re.compile(r"\bused to\b|\bback then\b|\bformerly\b|\bonce was\b", re.IGNORECASE)
-_EN_NOW = re.compile(r"\bnow\b|\bthese days\b|\bnowadays\b|\bcurrently\b", re.IGNORECASE)
+_ZH_CORRECTION = _DATA.text("_ZH_CORRECTION")
+_EN_CORRECTION = _DATA.text("_EN_CORRECTION")
+_ZH_RETRACTION = _DATA.text("_ZH_RETRACTION")
+_EN_RETRACTION = _DATA.text("_EN_RETRACTION")
+_ZH_FILLER = _DATA.text("_ZH_FILLER")
+_EN_FILLER = _DATA.text("_EN_FILLER")
+_ZH_PLAN = _DATA.regex("_ZH_PLAN")
+_EN_PLAN = _DATA.regex("_EN_PLAN", re.IGNORECASE)
+_MONTH_MAY = _DATA.regex("_MONTH_MAY")
+_ZH_PAST = _DATA.regex("_ZH_PAST")
+_ZH_NOW = _DATA.regex("_ZH_NOW")
+_EN_PAST = _DATA.regex("_EN_PAST", re.IGNORECASE)
+_EN_NOW = _DATA.regex("_EN_NOW", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -170,9 +122,7 @@ def is_unreal(text: str) -> bool:
     return bool(_ZH_PLAN.search(text))
 
 
-_CONDITIONAL = re.compile(
-    r"万一|如果|要是|假如|假设|的话|等到?.{1,12}(?:就|再)|\bif\b|\bunless\b|\bin case\b", re.IGNORECASE
-)
+_CONDITIONAL = _DATA.regex("_CONDITIONAL", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -181,11 +131,7 @@ def is_conditional(text: str) -> bool:
     return bool(_CONDITIONAL.search(_folded(text)))
 
 
-_PLANNED = re.compile(
-    r"打算|准备(?!好了)|计划|要去|要飞|将要|下周|下个?月|下星期|明天|后天|明年|周末要|\bnext (?:week|month|year)\b|\btomorrow\b|"
-    r"\bgoing to\b|\bwill\b|\bplanning\b|\bflying to\b|\bheading to\b",
-    re.IGNORECASE,
-)
+_PLANNED = _DATA.regex("_PLANNED", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -214,19 +160,8 @@ def is_past_against_now(clause: str, message: str) -> bool:
 # Corrections that give only the value
 # --------------------------------------------------------------------------
 
-#: "是雷霆的霆" / "E-R-I-N": spelling a value out, said alongside it
-_SPELLING = re.compile(r"^(?:是|就是)?\S{1,4}的\S$|^(?:[A-Za-z][-. ]){2,}[A-Za-z]$")
-_SLOT_HINTS: tuple[tuple[str, str], ...] = (
-    ("name", r"名字|叫|姓名|\bname\b|\bspell|\bcalled\b"),
-    ("residence", r"住|搬|\blive|\bmoved\b"),
-    ("work_location", r"上班|工作|\bwork"),
-    ("origin", r"老家|家乡|出生|\bhometown\b|\bfrom\b|\bborn\b"),
-    ("age", r"岁|年龄|\bage\b|\byears old\b"),
-    ("job", r"职业|工作是|\bjob\b"),
-    ("major", r"专业|学的|\bmajor\b"),
-    # "我那台是戴尔灵越", "it's a MacBook Air, was thinking of my old one": a thing of the user's
-    ("thing", r"那台|那辆|那部|那款|这台|这辆|这部|\bmy old one\b|\bthat one\b"),
-)
+_SPELLING = _DATA.regex("_SPELLING")
+_SLOT_HINTS: tuple[tuple[str, str], ...] = _DATA.rows("_SLOT_HINTS")
 
 
 def _value_shape(value: str) -> str:
@@ -288,17 +223,8 @@ def bare_value(clause: str) -> str | None:
     return None
 
 
-#: words that fill a pause in chat ("等下", "那个"), never a value
-_ZH_FILLER_WORDS = re.compile(
-    r"等下|等等|等一下|等会儿?|稍等|那个|这个|就是|然后|所以|其实|好吧|算了|天哪|我去|妈呀|哎呀|哎哟|诶呀"
-    # an apology beside the value ("不好意思，是凯美瑞"), never the value
-    r"|不好意思|抱歉|对不起"
-)
-#: "I mean, it's not that bad": words that say how, not what
-_NOT_A_VALUE = re.compile(
-    r"^(?:not|no|so|that|this|very|too|really|pretty|kind of|sort of|just|quite|fine|ok|okay|nothing|all)\b",
-    re.IGNORECASE,
-)
+_ZH_FILLER_WORDS = _DATA.regex("_ZH_FILLER_WORDS")
+_NOT_A_VALUE = _DATA.regex("_NOT_A_VALUE", re.IGNORECASE)
 
 
 def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -497,34 +423,15 @@ def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | N
     return None
 
 
-_ZH_REPLACED = re.compile(
-    r"把(?P<old>[^，,。！!把]{1,10}?)(?:给)?(?:换成|改成|换了)了?(?:一?(?:辆|台|部|个|只))?(?P<new>[^，,。！!]{1,16})"
-    r"|(?P<old2>[^，,。！!把]{1,10}?)(?:换成|改成)了?(?:一?(?:辆|台|部|个|只))?(?P<new2>[^，,。！!]{1,16}?)了?$"
-)
-_EN_REPLACED = re.compile(
-    r"\b(?:traded|swapped|replaced|switched)(?: in)? (?:my |the |our )?(?:old )?(?P<old>[\w' -]{2,30}?) (?:for|with|to) (?:an? |the |my )?(?P<new>[\w' -]{2,30})",
-    re.IGNORECASE,
-)
+_ZH_REPLACED = _DATA.regex("_ZH_REPLACED")
+_EN_REPLACED = _DATA.regex("_EN_REPLACED", re.IGNORECASE)
 
 
-_ZH_NOT_BUT = re.compile(
-    r"不是(?P<old>[^，,。！!]{1,12}?)[，,]?(?:而)?是(?P<new>[^，,。！!]{1,12})|是(?P<new2>[^，,。！!不]{1,12}?)[，,]?(?:而)?不是(?P<old2>[^，,。！!]{1,12})"
-)
-# (a word is read from its start, "(?<!\w)", and up to 64 characters: tried from every letter of a
-# long run of them, it re-read the run each time: issue 25)
-_EN_NOT_BUT = re.compile(
-    r"(?<!\w)(?P<new>[\w][\w'-]{0,63}(?: [\w][\w'-]{0,63}){0,3}),? not (?P<old>[\w][\w'-]*(?: [\w][\w'-]*){0,3})"
-    r"|\bnot (?P<old2>[\w][\w'-]*(?: [\w][\w'-]*){0,3}),? (?:but )?(?P<new2>[\w][\w'-]*(?: [\w][\w'-]*){0,3})",
-    re.IGNORECASE,
-)
+_ZH_NOT_BUT = _DATA.regex("_ZH_NOT_BUT")
+_EN_NOT_BUT = _DATA.regex("_EN_NOT_BUT", re.IGNORECASE)
 
 
-#: a figure or a letter with what it counts or names ("四年级", "三岁", "O型", "120斤"): two of the
-#: same unit are values of one kind
-_UNIT_VALUE = re.compile(
-    r"(?P<n>(?<!\d)\d+(?:\.\d+)?|(?<![零一二两三四五六七八九十百])[零一二两三四五六七八九十百]+|(?<![A-Za-z])[A-Z]{1,2}(?=型))"
-    r"(?P<u>年级|周岁|岁|公斤|千克|斤|型|楼|层|届|个月|厘米|cm|kg|点(?![心儿赞子]))"
-)
+_UNIT_VALUE = _DATA.regex("_UNIT_VALUE")
 
 
 def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -584,17 +491,11 @@ def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple
     return None
 
 
-_ZH_CALLED_OFF = re.compile(r"^(?P<x>[\u4e00-\u9fff]{1,6}?)(?:计划|安排|行程|的事)?(?:被)?(?:取消|黄|泡汤|推迟|吹)了")
-_EN_CALLED_OFF = re.compile(
-    r"\b(?:the |my |our )?(?P<x>[a-z]+(?: [a-z]+)?)(?: (?:got|was|has been|is)|'s) (?:cancell?ed|called off|postponed)\b|\b(?P<y>[a-z]+)'s off\b"
-    # "spring break plans fell through": the plans said by what they were for
-    r"|\b(?:the |my |our )?(?P<z>[a-z]+(?: [a-z]+)?) plans? (?:fell through|(?:are|is) off|got scrapped|(?:were|got) (?:cancell?ed|called off))\b",
-    re.IGNORECASE,
-)
+_ZH_CALLED_OFF = _DATA.regex("_ZH_CALLED_OFF")
+_EN_CALLED_OFF = _DATA.regex("_EN_CALLED_OFF", re.IGNORECASE)
 
 
-#: what a travel plan is called, and how a message says it was one
-TRAVEL = r"出差|旅游|旅行|出行|行程|度假|\btrip\b|\bflight\b|\bvacation\b|\bholiday\b|\btravel|\bjourney\b|\bvisit\b"
+TRAVEL = _DATA.text("TRAVEL")
 
 
 def called_off(clause: str) -> str | None:
@@ -609,11 +510,7 @@ def called_off(clause: str) -> str | None:
     return None
 
 
-#: "又黄了", "游学那事儿泡汤了", "走不成了": something called off, said without naming a plan the judge knows
-_ZH_FELL_THROUGH = re.compile(
-    r"^(?:唉|哎|结果|可惜|不过|最后)*(?:[\u4e00-\u9fff]{1,6}?(?:计划|安排|行程|的事|那事儿?))?(?:都|全|又|也|已经|直接)*"
-    r"(?:被)?(?:取消|黄|泡汤|吹|延期|推迟)了|^(?:[\u4e00-\u9fff]{1,4}?)?(?:去不成了|去不了了|没去成|走不成了|办不成了)"
-)
+_ZH_FELL_THROUGH = _DATA.regex("_ZH_FELL_THROUGH")
 
 
 def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -650,21 +547,9 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
-#: a swap that names only what came instead: "又换了一台三星", "后来换到了昌平", "switched to the Eagles"
-_ZH_SWAPPED = re.compile(
-    r"(?:换|改)(?P<verb>成|到|去|了)了?(?:一?(?P<cls>台|辆|部|个|只|套|间|家|所))?(?P<new>[^，,。！!？?]{1,12}?)(?:了|啦)?(?=[，,。！!]|$)"
-)
-#: which slots a swap can be about, by its measure word or its verb
-_SWAP_SLOTS = {
-    "辆": ("vehicle",),
-    "台": ("phone", "computer", "vehicle"),
-    "部": ("phone", "computer"),
-    "套": ("residence",),
-    "间": ("residence",),
-    "家": ("employer", "employment"),
-    "所": ("school", "employer"),
-}
-_PLACE_SLOTS = ("residence", "work_location", "employer", "employment", "company_location")
+_ZH_SWAPPED = _DATA.regex("_ZH_SWAPPED")
+_SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
+_PLACE_SLOTS = _DATA.words("_PLACE_SLOTS")
 
 
 def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -718,27 +603,13 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-#: a time word that placed the old fact in the past ("用户一开始…", "用户以前…")
-_FIRST_TIME = re.compile(r"^用户(?:一开始|刚开始|起初|最初|以前|之前|原来)")
+_FIRST_TIME = _DATA.regex("_FIRST_TIME")
 
 
-#: things one swaps for another of the same kind
-_SWAPPABLE = frozenset({"vehicle", "phone", "computer", "diet", "commute"})
+_SWAPPABLE = frozenset(_DATA.words("_SWAPPABLE"))
 
 
-#: words that say something changed: a message with one is read against the known facts
-_MAY_CHANGE = re.compile(
-    r"换|改|搬|跳槽|跳去|被偷|弄丢|搞丢|没怎么\S{1,2}了|不怎么\S{1,2}了|跳到|调到|调去|戒|停|不\S{1,2}了|没再|升|涨|降|减到|胖到|瘦到|辞|离职|入职|入了|入手|买了|下单|(?:也就|只|就|才)坚持了|领证|领了证|加到|增加到|扩到|扩大到|弃了|弃坑|不追了|录取|考上|还是算了|分手|分了|离了|"
-    r"变成|入坑|爱上|彻底|腻了|开学|走了|开始|月起|年起|退学|辍学|休学|不读|没有|并没|放弃|退了|根本不是|转到|转去|转行|转学|转投|走丢|飞走|跑丢|跑了|丢了|死了|没了|去世|送人|没养|后来|现在|如今|又|base|\d|\bnow\b|\bthese days\b|\bquit\b|\bmoved\b|\bswitched\b|\banymore\b|\bno longer\b|"
-    r"它(?:其实|本来|应该)?叫|染|提了|退了|卖了|卖掉|扔了|送人|迷上|报到|入职|待很久|待好久|长住|常住|定居|安家|扎根|"
-    r"骗你|骗人|开玩笑|逗你|吹牛|瞎说|胡说|我坦白|坦白吧|误诊|换成|只喝|只吃|只看|只听|只用|转给|转手|\bmeant\b|\bthen got\b|\btraded\b|\bdown to\b|\bup to\b|"
-    r"\blied\b|\bkidding\b|\bjoking\b|\bexaggerat|\bmade (?:that|it) up(?! on the spot| as i went| as we went| myself)\b|\bnotice\b|\bstart(?:ing|ed)\b|\brelocated\b|"
-    r"\bbought\b|\bclosed on\b|\bfell through\b|\bgot scrapped\b|\bnew job\b|\bresigned\b|\bsigned a lease\b|\bsettled\b|\btransferred\b|\bgave (?:it |that )?up\b|\bstopped\b|"
-    r"\bfavou?rite\b|\bbroke up\b|\bdropped\b|\bhaven't (?:\w+ ){0,2}in (?:a|an|\d+|one|two|three|four|five|six|ages|months|years)\b|到期|没续|失败了|好久没|很久没|个月没|不是[^，,。]{1,12}[，,]\s*(?:而|应该|其实)?是"
-    # something called off, or said to be over ("全黄了", "走不成了", "so that's done")
-    r"|泡汤|黄了|取消|延期|推迟|去不成|去不了|\bthat'?s (?:over|done)\b",
-    re.IGNORECASE,
-)
+_MAY_CHANGE = _DATA.regex("_MAY_CHANGE", re.IGNORECASE)
 
 
 def may_change(text: str) -> bool:
@@ -751,83 +622,30 @@ def may_change(text: str) -> bool:
     return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text) or kept) and not re.search(r"[?？吗]\s*$", text)
 
 
-#: "它飞走了", "它去年走丢了": the pet the user spoke of is gone
-_IT_GONE = re.compile(
-    r"^(?:它|牠)(?:[^，,。]{0,6}?)(?:(?:走丢|丢|飞走|跑丢|跑|送人|送走|去世|死|病死|没)了|走了(?=$|[，,。！!…~]))"
-)
-#: "现在家里啥也没养了", "what pets? none now"
-_NONE_KEPT = re.compile(r"(?:啥|什么)(?:宠物|动物)?(?:都|也)没(?:有|养)|不养了|没再养|没(?:有)?养(?:宠物|动物)了")
-#: "烟已经戒了", "戒酒了", "彻底停跑": a habit stopped
-_QUIT = re.compile(
-    r"^(?:其实|早说了|实际上)?(?P<obj>[\u4e00-\u9fff]{0,4}?)我?(?:已经|早就|早|终于|彻底|总算|都|也)*"
-    r"(?:戒了?(?P<what>烟|酒|糖|咖啡|奶茶|可乐|游戏|槟榔|夜宵|宵夜)?|停(?P<act>[跑练游骑弹学喝吃抽])"
-    # "酒早就彻底不碰了", "甜食一口都不沾了": given up altogether, not touched any more
-    r"|(?:一口|一滴)?(?:都|也)?不(?:碰|沾)(?=了|啦))(?:了|啦)?"
-)
-#: a kind of thing quit, and what of it a known habit may name ("碳酸饮料" → 可乐)
-QUIT_KINDS = {
-    "碳酸饮料": ("可乐", "雪碧", "汽水", "芬达", "气泡水"),
-    "饮料": ("可乐", "雪碧", "汽水", "芬达", "奶茶", "果汁"),
-    "甜食": ("奶茶", "蛋糕", "甜品", "巧克力", "糖"),
-    "零食": ("薯片", "辣条", "饼干", "零食"),
-}
-#: what one quits, in a habit's words: "抽烟" → 烟
-_QUITTABLE = re.compile(r"(?:抽|吸)[^，,]{0,4}?(?P<x>烟)|喝[^，,]{0,4}?(?P<x2>酒)|(?P<x3>槟榔|熬夜|奶茶|可乐|咖啡)")
-#: "后来跳去字节了", "跳槽到了美团", "入职了腾讯": a new employer
-_NEW_EMPLOYER = re.compile(
-    r"^(?:后来|现在|今年|去年|上个?月|最近)?又?(?:跳槽?(?:去|到)了?|跳去了?|入职了?|去了|进了|调到了?|调去了?"
-    # "被猎头挖去了字节": hired away
-    r"|被[\u4e00-\u9fff]{1,4}?挖(?:去|到|走)(?:了|到了?|去了?)?)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦)?$"
-)
-#: "现在base北京", "现在在深圳上班"
-_BASE = re.compile(r"^(?:现在|目前|如今)?(?:base|坐标|常驻)(?:在)?(?P<v>[\u4e00-\u9fff]{2,6})$", re.IGNORECASE)
-#: "入了台iPhone 15 Pro", "换了部华为": a new phone
-_NEW_PHONE = re.compile(
-    r"(?:入了?|入手了?|买了|换了|下单了?|拿下了?|拿了|现在用|改用|用上了?|用回了?|换回了?)(?:一)?(?:台|部|个)?(?P<v>(?:iPhone|苹果|华为|小米|红米|三星|OPPO|vivo|荣耀|一加|魅族|Pixel|Galaxy|realme|Redmi)[A-Za-z0-9 ]{0,12})",
-    re.IGNORECASE,
-)
+_IT_GONE = _DATA.regex("_IT_GONE")
+_NONE_KEPT = _DATA.regex("_NONE_KEPT")
+_QUIT = _DATA.regex("_QUIT")
+QUIT_KINDS = _DATA.table("QUIT_KINDS")
+_QUITTABLE = _DATA.regex("_QUITTABLE")
+_NEW_EMPLOYER = _DATA.regex("_NEW_EMPLOYER")
+_BASE = _DATA.regex("_BASE", re.IGNORECASE)
+_NEW_PHONE = _DATA.regex("_NEW_PHONE", re.IGNORECASE)
 
-#: "双十一下单了一台MacBook Air", "换了台ThinkPad": a new computer, by its make
-_NEW_COMPUTER = re.compile(
-    r"(?:入了?|入手了?|买了|换了|下单了?|拿下了?|用上了?|换成了?)(?:一)?(?:台|部|个)?(?:新)?(?P<v>(?:MacBook|Mac|iMac|ThinkPad|"
-    r"MateBook|Surface|联想|戴尔|华硕|惠普|宏碁|外星人|雷蛇|拯救者|小新|Dell|HP|ASUS|Lenovo)[A-Za-z0-9 ]{0,12}?)\s*(?=$|[，,。！!~～]|电脑|笔记本)",
-    re.IGNORECASE,
-)
+_NEW_COMPUTER = _DATA.regex("_NEW_COMPUTER", re.IGNORECASE)
 
 
-_AMOUNT = re.compile(
-    r"(?<![\d.A-Za-z])(?<![A-Za-z] )(?P<n>\d+(?:\.\d+)?)\s*(?P<u>%|kg|KG|斤|公斤|分|度|cm|厘米|级|万|千|k|K|w|W|岁|块|元)?(?![月号日])"
-)
-_YEAR = re.compile(r"(?:19|20)\d{2}")
-#: "加到五公里", "现在每天十公里", "减到一天两杯": an amount, its unit, and the word that moved it
-_NUMBER_WORDS = r"(?:\d+(?:\.\d+)?|[一二两三四五六七八九十百千万半]+)"
-_AMOUNT_NOW = re.compile(
-    r"^(?P<now>现在|目前|如今)?(?:慢慢|已经|今年|终于|又|都)*(?P<verb>加到|涨到|降到|减到|增加到|提到|跑到|练到|变成|改成|扩到|扩大到|发展到)?"
-    # (a count of what one keeps or grows, said roughly: "现在有两百多只", "扩到五十来只了")
-    r"(?:每天|一天|每周|一周|每次|有)?(?P<n>" + _NUMBER_WORDS + r")(?:来|多)?"
-    r"(?P<u>公里|千米|斤|公斤|杯|包|根|支|瓶|罐|个小时|小时|分钟|本|页|顿|头|亩|棵|箱|只)(?:了|啦)?$"
-)
-#: a figure in digits or in words ("7000", "七千", "一万二")
-_FIGURE = re.compile(r"\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+")
-#: "涨到七千了", "现在一万二", "掉到一百三了": a figure said again, with the word that moved it
-#: (the lookbehind asks for one of those words right before the figure: a bare "一万二" moved nothing)
-_FIGURE_NOW = re.compile(
-    r"^(?:今年|又|已经|现在|目前|终于)*(?:涨到|涨了|降到|降了|减到|掉到|瘦到|胖到|到了)?(?<=[到了在今又已现目终])"
-    r"(?P<n>\d+(?:\.\d+)?[kKwW万千]?|[一二两三四五六七八九十百千万]+)(?:了|啦)?$"
-)
-#: a figure said on its own ("132", "68kg", "130/85") and the words that say something was measured
-_FIGURE_ONLY = re.compile(r"(?:\d{2,3}(?:\.\d)?|\d\.\d)(?:/\d{2,3})?\s*(?:kg|KG|%)?")
-#: (a score out: "出分了，6.5", "成绩出来了，7.5")
-_MEASURING = re.compile(
-    r"上秤|称了|称一下|秤了|量了|测了|量一下|测一下|体检|复查|体重|血压|血糖|体脂|出分|出成绩|成绩出来|查分|分数出来"
-)
-#: "150/95", "130/85": a reading of two figures (blood pressure), one figure as a whole
-_READING = re.compile(r"(?<![\d/])\d{2,3}/\d{2,3}(?![\d/])")
-_DATE = re.compile(r"\d{1,2}月\d{1,2}[号日]")
-#: a school year ("初二", "三年级"); the extractor reads a relative's by it too
-GRADE = re.compile(r"(?:初|高|大|研|博)[一二三四]|[一二三四五六]年级")
-#: words too common to tie a new figure to a known fact
-_COMMON = re.compile(r"用户|现在|今天|已经|终于|最近|目前|一下|一次|了|的|是|在|到|就|都|又|还")
+_AMOUNT = _DATA.regex("_AMOUNT")
+_YEAR = _DATA.regex("_YEAR")
+_NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
+_AMOUNT_NOW = _DATA.regex("_AMOUNT_NOW")
+_FIGURE = _DATA.regex("_FIGURE")
+_FIGURE_NOW = _DATA.regex("_FIGURE_NOW")
+_FIGURE_ONLY = _DATA.regex("_FIGURE_ONLY")
+_MEASURING = _DATA.regex("_MEASURING")
+_READING = _DATA.regex("_READING")
+_DATE = _DATA.regex("_DATE")
+GRADE = _DATA.regex("GRADE")
+_COMMON = _DATA.regex("_COMMON")
 
 
 def _bigrams(text: str) -> set[str]:
@@ -891,104 +709,30 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
     return thing in fact or slot == f"consumes:{thing}"
 
 
-#: "这个别记了", "那条删掉吧", "我乱编的": what was said is to be taken back
-_TAKE_BACK = re.compile(
-    r"别记(?!错|住|得|混|清)|不要记(?!错|住|得|混|清)|不用记(?!错|住|得|混|清)|别存|删掉|删了|删除|忘掉|忘了吧|撤回|乱编|瞎编|编的|吹牛|逗你|开玩笑|不算数?|当我没说|骗你的|骗人的|瞎说的|胡说的|我坦白|坦白吧|误诊"
-)
-#: "骗你的", "开玩笑的", "吹牛的", "我坦白": what was just said was not so ("坦白说" is only "frankly")
-_MADE_UP = re.compile(r"骗你的|骗人的|开玩笑的?|逗你的?|吹牛的?|瞎说的|胡说的|编的|我坦白|坦白吧|说着玩的|误诊|白担心")
-#: "那都是以前了", "that's no longer true": what was just said is not so any more
-_NO_LONGER_SO = re.compile(
-    r"已经不是这样了|现在不是这样了|不再是这样了?|那(?:都)?是以前(?:的事)?了?|那都是过去式了|早就不是了"
-)
-_EN_NO_LONGER_SO = re.compile(
-    r"\bi (?:quit|stopped|dropped|gave up) (?:that|it|doing that)\b"
-    r"|\b(?:that|it)(?:'s| is) no longer (?:true|the case)|\b(?:that|it)(?:'s| is)n?'?t? (?:true|the case) any ?more\b"
-    r"|\bnot (?:true|the case) any ?more\b"
-    # "the rink shut for good, so that's over": what was just said has ended (a class, a plan: see _EN_OVER)
-    r"|\bso that'?s (?:over|done|finished)\b|\bthat'?s (?:over|done) now\b",
-    re.IGNORECASE,
-)
-#: "so that's over": said of something kept up or planned only (not of a storm that passed)
-_EN_OVER = re.compile(r"\bthat'?s (?:over|done|finished)\b", re.IGNORECASE)
-_EN_KEPT_UP = re.compile(r"\b(?:class|classes|lessons?|course|league|club|membership|subscription|on \w+days)\b", re.I)
-#: the fact a statement that the last one is no longer so makes, in Chinese and in English
-NO_LONGER_SO = ("用户说刚才那条已经不是这样了", "The user said that is no longer true")
-#: a habit or pursuit let go of, said without naming it ("现在已经停了", "I stopped going")
-LET_GO = ("用户已经不再坚持之前的习惯了", "The user stopped doing that")
-#: a break-up with no one new named ("我们分了")
-BROKE_UP = "用户已经分手了"
-#: a card or course signed up for, let lapse ("卡到期没续")
-LAPSED = "用户之前办的已经到期没续了"
-#: a habit quit, said in English ("I quit smoking last year")
-QUIT_HABIT = "The user quit that habit"
-#: what an English habit one quits is said with
-EN_QUITTABLE = re.compile(r"\b(?:smok|drink|vap|coffee|alcohol|caffeine|sugar|soda|beer|wine|cigar|gam)", re.IGNORECASE)
-#: "那药早停了", "针也不打了": a course of medicine stopped, by a word of what was taken
-_STOPPED_TAKING = re.compile(
-    r"^(?:那|这)?(?:个|种)?(?P<t>[\u4e00-\u9fff]{1,4}?)(?:我)?(?:已经|也|都|早就|早|就)*(?:停了|停掉了|断了|不吃了|不打了|不用了)$"
-)
-#: a course of medicine going on: "在吃降脂药", "在服中药", "在打针"
-TAKING = r"在(?:吃|服用?|打)[\u4e00-\u9fff]{0,6}?(?:药|针|片)"
-#: what a habit or pursuit is said as: how often, or a thing being learned
-HABIT = re.compile(
-    r"每天|每周|每晚|每早|每个?月|每隔|天天|一周\S{1,2}次|一个?星期\S{1,2}次|经常|坚持|在学|在练|在搞|在备考|在健身|在减肥|开始学|开始练|报了"
-    r"|\bevery (?:day|morning|night|evening|week|weekend|\w+day)\b|\b(?:times|days|nights) a week\b|\bdaily\b|\bweekly\b"
-    r"|\b(?:learning|training|practicing|practising|studying|taking \w+ (?:lessons|classes))\b"
-    # a course of medicine going on ("在吃降压药", "在打胰岛素针")
-    r"|" + TAKING,
-    re.IGNORECASE,
-)
-#: a partner of the user's, not yet a spouse: "用户有个对象", "用户的男朋友叫阿杰"
-PARTNERED = re.compile(r"^用户(?:的|有(?:个|一个)?|和|跟|在和|在跟)?(?:男朋友|女朋友|对象|男友|女友|伴侣)")
-#: "it was 204", "it's 6.1": a figure said again
-_EN_FIGURE_SAID = re.compile(
-    r"\b(?:it|that|which) ?(?:was|is|'s)\s+(?:actually\s+)?(?:the\s+)?(?P<n>\d+(?:\.\d+)?(?:st|nd|rd|th)?)\b",
-    re.IGNORECASE,
-)
-#: "ok I lied", "just kidding", "I was exaggerating": what was just said was not so
-_EN_MADE_UP = re.compile(
-    r"\b(?:i lied|i was lying|just kidding|jk|i was kidding|i was joking|only joking|i was exaggerating|exaggerated|"
-    r"made (?:that|it) up(?! on the spot| as i went| as we went| myself)|that's not true|misdiagnos\w*|false alarm|(?:that|it) was (?:a lie|a joke|fake)|none of that is true"
-    r"|(?:that was|that's) (?:an|a bit of an) exaggeration)\b"
-    # "lol no I don't, I wish": the thing just said, denied
-    r"|^(?:(?:lol|haha|ha|ok|okay|jk|nah)[, ]+)*no,? i (?:don't|do not|didn't|am not|'m not|wasn't)(?=\s*[,.!]|\s*$)",
-    re.IGNORECASE,
-)
-#: "forget that", "ignore that", "that was a stretch", "not really —": what was just said, taken back
-#: ("forget what I said about my middle name": the one named)
-_EN_FORGET = re.compile(
-    r"(?<!can't )(?<!cannot )(?<!never )(?<!won't )(?<!didn't )(?<!i'll )"
-    r"\b(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't (?:store|save|keep|remember)) "
-    r"(?:(?:that|this)(?=\s*(?:[,.!;—–-]|$|\s+(?:i|please|pls|lol|haha|my)\b))"
-    r"|what i (?:just )?said(?: about (?P<about>[^,.!;—-]+))?)"
-    r"|\bthat was a (?:bit of a )?stretch\b|\bi was (?:just )?being silly\b"
-    r"|^(?:(?:lol|haha|ha|ok|okay|fine|hmm|well)[, ]+)*not really\s*(?:[,—–-]|$)",
-    re.IGNORECASE,
-)
-_EN_NOT_SO = re.compile(
-    r"\b(?:not|never|don't|didn't|doesn't|no|wrong|silly|joking|kidding|typing|typo|mistake|lie|lied|true)\b|n't\b",
-    re.I,
-)
-#: "刚才那句", "上一句", "前面说的": the statement just made
-_THE_LAST_ONE = re.compile(
-    r"(?:刚才|刚刚|上一|前一|前面|刚)(?:那|这)?(?:句|条)"
-    # "这个你别记了": the thing just said, not to be kept
-    r"|(?:这个|那个|这条|那条)(?:你)?(?:就)?(?:别|不要|不用)记(?!错|住|得|混|清)"
-)
-#: "关于住址的那条": the statement about a topic, by the slots that topic is kept in
-_ABOUT_TOPIC = re.compile(r"关于(?P<t>[\u4e00-\u9fff]{1,4}?)的(?:那句|那条|那个|事|话|内容)")
-_TOPIC_SLOTS = {
-    "工作": ("employer", "employment", "job", "work_location", "company_location", "business"),
-    "住址": ("residence",),
-    "住的地方": ("residence",),
-    "名字": ("name",),
-    "年龄": ("age",),
-    "学校": ("school", "grade"),
-    "专业": ("major",),
-}
-#: words a topic is never made of
-_NOT_TOPIC = re.compile(r"用户|刚才|刚刚|那个|这个|那条|这条|的事|记了|删掉|别记|说的|我们|自己|其实|一下|不想|没有")
+_TAKE_BACK = _DATA.regex("_TAKE_BACK")
+_MADE_UP = _DATA.regex("_MADE_UP")
+_NO_LONGER_SO = _DATA.regex("_NO_LONGER_SO")
+_EN_NO_LONGER_SO = _DATA.regex("_EN_NO_LONGER_SO", re.IGNORECASE)
+_EN_OVER = _DATA.regex("_EN_OVER", re.IGNORECASE)
+_EN_KEPT_UP = _DATA.regex("_EN_KEPT_UP", re.I)
+NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
+LET_GO = _DATA.words("LET_GO")
+BROKE_UP = _DATA.text("BROKE_UP")
+LAPSED = _DATA.text("LAPSED")
+QUIT_HABIT = _DATA.text("QUIT_HABIT")
+EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
+_STOPPED_TAKING = _DATA.regex("_STOPPED_TAKING")
+TAKING = _DATA.text("TAKING")
+HABIT = _DATA.regex("HABIT", re.IGNORECASE)
+PARTNERED = _DATA.regex("PARTNERED")
+_EN_FIGURE_SAID = _DATA.regex("_EN_FIGURE_SAID", re.IGNORECASE)
+_EN_MADE_UP = _DATA.regex("_EN_MADE_UP", re.IGNORECASE)
+_EN_FORGET = _DATA.regex("_EN_FORGET", re.IGNORECASE)
+_EN_NOT_SO = _DATA.regex("_EN_NOT_SO", re.I)
+_THE_LAST_ONE = _DATA.regex("_THE_LAST_ONE")
+_ABOUT_TOPIC = _DATA.regex("_ABOUT_TOPIC")
+_TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
+_NOT_TOPIC = _DATA.regex("_NOT_TOPIC")
 
 
 #: characters that say nothing of what a statement is about
@@ -1032,98 +776,22 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
     return None
 
 
-_EN_NAME = r"(?P<v>(?-i:i?[A-Z])[\w-]*(?: (?-i:[A-Z0-9])[\w-]*){0,3})"
+_EN_NAME = _DATA.text("_EN_NAME")
 #: the same, not starting with "The" ("transferred to the Worcester branch")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
-#: another person named as the one the message is about ("my dad quit smoking")
-_EN_SOMEONE_ELSE = re.compile(r"\b(?:he|she|they|we)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", re.I)
-#: "switched to a Galaxy S23", "sold it and got a Mazda 3", "traded that in for a Subaru Outback", "now I'm on an iPhone 15"
-_EN_SWAPS = (
-    re.compile(r"\b(?:switched|upgraded|moved|changed) (?:over )?to (?:a |an |the )?(?:new |used )?" + _EN_NAME, re.I),
-    re.compile(
-        r"\btraded (?:it|that|that one|this|my \w+)(?: \w+)*? (?:in )?(?:\w+ )*?for (?:a |an |the )?(?:new |used )?"
-        + _EN_NAME,
-        re.I,
-    ),
-    re.compile(
-        r"\b(?:sold|traded|gave|replaced|ditched|retired|dropped|broke|smashed|cracked|lost|killed) .*?\b(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
-        + _EN_NAME,
-        re.I,
-    ),
-    # "replaced it with a Honda CR-V": the thing in its place
-    re.compile(r"\breplaced (?:it|that|that one|my \w+) with (?:a |an |the )?(?:new |used )?" + _EN_NAME, re.I),
-    re.compile(
-        r"\b(?:now )?(?:i'm|i am) (?:now )?(?:on|rocking|using|carrying|driving) (?:a |an |the )?(?:new )?" + _EN_NAME,
-        re.I,
-    ),
-    # "Then got a Mazda CX-5.": a make or brand right after what the user had
-    re.compile(
-        r"(?:^|\b(?:caved|gave in|finally|splurged) and )(?:(?:then|and then|later|after that|so|now)[, ]+)?(?:i )?(?:just )?"
-        r"(?:got|bought|picked up|went with) (?:a |an |the )?(?:new |used )?"
-        r"(?P<v>(?:"
-        + _CAR_MAKES
-        + r"|pixel|iphone|galaxy|samsung|oneplus|xiaomi|huawei|motorola)\b[\w -]{0,20}?)\s*[.!]*$",
-        re.I,
-    ),
-)
-#: what one thing of the user's is, by name: "The user's phone carrier is Verizon", "… plan is with Verizon"
-_EN_NAMED_THING = re.compile(r"^The user's (?:[\w-]+ ){1,3}is (?:with )?(?P<v>[A-Z][\w&'-]*(?: [A-Z][\w&'-]*){0,2})$")
-#: a subject or language known to be studied: "The user studies Hindi", "The user is learning Korean"
-_EN_STUDIES = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
-#: "switched to Latin this term", "now taking Greek instead": another one studied in its place
-_EN_STUDY_SWITCH = re.compile(
-    r"\b(?:switched|changed|moved) (?:over )?to (?P<v>(?-i:[A-Z][a-z]+))(?= (?:this|last|for|in|instead|classes|lessons|now)\b|\s*[.!]*$)"
-    r"|\bnow (?:i'm )?(?:taking|studying|learning|doing) (?P<w>(?-i:[A-Z][a-z]+))\b(?! (?:lessons? )?with\b)"
-    # "doing Welsh now", "now I'm on Polish"
-    r"|\b(?:i'm )?(?:taking|studying|learning|doing) (?P<x>(?-i:[A-Z][a-z]+)) (?:now|instead)\b"
-    r"|\bnow (?:i'm |i am )?on (?P<y>(?-i:[A-Z][a-z]+))\b",
-    re.I,
-)
-#: what one switches to that is no subject studied: a device, a system, a provider
-_EN_NOT_STUDIED = re.compile(
-    r"\b(?:android|iphone|ios|mac|windows|linux|pixel|samsung|phone|laptop|car|plan|provider|carrier|bank|team|shift|brand)\b",
-    re.I,
-)
-#: "promoted, lead engineer from May": the title the user holds now
-_EN_PROMOTED_TO = re.compile(
-    r"\bpromoted\b[^.!?]{0,24}?\b(?P<v>(?:senior|lead|principal|head|chief|staff|associate) (?P<n>[a-z]{3,}))\b", re.I
-)
-#: "now I manage a garden centre", "these days I run a food truck": a place of work now
-_EN_NOW_RUNS = re.compile(
-    r"\b(?:now|these days) (?:i )?(?:manage|run) (?P<v>(?:a|an) [a-z]+(?: (?!across|in|at|on|near|downtown|by|for|with|from|and)[a-z]+)?)\b",
-    re.I,
-)
-#: "The user weighs 210 pounds": a weight known, and a new reading of one
-_EN_WEIGHT = re.compile(
-    r"^The user weighs (?:about |around )?(?P<n>\d{2,3}(?:\.\d)?) ?(?:pounds|lbs?|kg|kilos)\b", re.I
-)
-_EN_WEIGHT_NOW = re.compile(
-    r"(?:^|\b)(?:(?:i'm |now |got )?down to|(?:i'm |now )?up to|dropped to|hit|reached|weighed in at|now at)"
-    r" (?P<n>\d{2,3}(?:\.\d)?)(?: ?(?:pounds|lbs?|kg|kilos))?(?=\W|$)(?! ?(?:years|times|days|minutes|hours|am|pm|%|percent|k\b))",
-    re.I,
-)
-#: "sold it", "traded that in": the thing just spoken of, let go
-_EN_GOT_RID_OF_IT = re.compile(r"\b(?:sold|traded|replaced|ditched|gave away) (?:it|that|that one|mine)\b", re.I)
-#: "I quit smoking", "gave up drinking": a habit named by its verb
-_EN_QUIT = re.compile(
-    r"\b(?:quit|stopped|gave up|kicked) (?P<x>smoking|drinking|vaping|coffee|alcohol|caffeine|sugar|soda|gaming)\b",
-    re.I,
-)
-#: "I stopped going", "gave up after two weeks", "don't do it anymore": a habit let go of, unnamed
-_EN_LET_GO = re.compile(
-    r"\b(?:(?:stopped|quit) (?:going|doing (?:it|that))|gave (?:it|that) up"
-    r"|gave up(?=\s*$|\s*[,.!;]|\s+(?:after|on it|on that|already|completely|last|a (?:few|couple)|weeks|months|ages|long ago))"
-    r"|(?:don't|do not) (?:go|do (?:it|that)) any ?more|no longer (?:go|do (?:it|that))"
-    # "I dropped out, not running it anymore": out of what one trained or studied for
-    r"|dropped out(?! of (?:school|college|uni|university|high school))|not (?:running|doing|training for|going to) (?:it|that) any ?more"
-    # "honestly I quit, …": the pursuit spoken of, left
-    r"|\bi quit(?=\s*(?:[,.!;]|$))"
-    r"|(?:quit|dropped|stopped|cancell?ed) (?:those|the|my|that|these) (?:lessons|classes|class|course|sessions|membership)"
-    # "haven't played in a year": not done for a long while
-    r"|(?:haven't|have not|hasn't) (?:played|gone|been|done it|run|swum|practiced|practised|trained)(?: \w+)? in"
-    r" (?:a|an|\d+|one|two|three|four|five|six|a few|several|ages|months|years|forever))\b",
-    re.IGNORECASE,
-)
+_EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, _CAR_MAKES=_CAR_MAKES)
+_EN_NAMED_THING = _DATA.regex("_EN_NAMED_THING")
+_EN_STUDIES = _DATA.regex("_EN_STUDIES")
+_EN_STUDY_SWITCH = _DATA.regex("_EN_STUDY_SWITCH", re.I)
+_EN_NOT_STUDIED = _DATA.regex("_EN_NOT_STUDIED", re.I)
+_EN_PROMOTED_TO = _DATA.regex("_EN_PROMOTED_TO", re.I)
+_EN_NOW_RUNS = _DATA.regex("_EN_NOW_RUNS", re.I)
+_EN_WEIGHT = _DATA.regex("_EN_WEIGHT", re.I)
+_EN_WEIGHT_NOW = _DATA.regex("_EN_WEIGHT_NOW", re.I)
+_EN_GOT_RID_OF_IT = _DATA.regex("_EN_GOT_RID_OF_IT", re.I)
+_EN_QUIT = _DATA.regex("_EN_QUIT", re.I)
+_EN_LET_GO = _DATA.regex("_EN_LET_GO", re.IGNORECASE)
 #: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
 _EN_NEW_FAVOURITE = re.compile(
     _EN_NAME
@@ -1135,50 +803,14 @@ _EN_NEW_FAVOURITE = re.compile(
     + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
     r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
 )
-#: "now I'm settled in Atlanta", "signed a lease in Queens", "bought a house in Mesa": the home now
-_EN_SETTLED = re.compile(
-    r"\b(?:(?:i'm|i am|we're|we are) (?:now |finally |all )?(?:settled|based|renting) in|signed a lease (?:[a-z]+ ){0,3}?in"
-    r"|bought a (?:house|place|condo|home|flat|apartment) in|settled (?:down )?in"
-    # "finally got my own place in Orlando"
-    r"|got (?:my|our|a) (?:own )?(?:place|apartment|flat|house|condo) in"
-    # "just closed on a house in Hoboken": a home bought
-    r"|closed on (?:a|our|my) (?:house|place|condo|home|flat|apartment|townhouse) in) " + _EN_NAME_NOT_THE,
-    re.IGNORECASE,
-)
-#: "got transferred to the Worcester branch": the same work, in another place
-_EN_TRANSFERRED = re.compile(
-    r"\b(?:got |been |was |just )?transferred to (?:the |our )?"
-    + _EN_NAME_NOT_THE
-    + r"(?: (?:branch|office|location|site|store|campus|plant|team))?",
-    re.IGNORECASE,
-)
-#: "now I'm at a startup called Fable", "I work at an agency named Bloom": an employer, by its kind and name
-_EN_AT_A_FIRM = re.compile(
-    r"\b(?:i'm|i am|i work|i'm working|i am working) (?:now )?(?:at|for) an? (?:\w+ )?"
-    r"(?:startup|company|firm|agency|bank|studio|lab|nonprofit|clinic|restaurant|café|cafe|bakery|hospital|school)"
-    r" (?:called|named) " + _EN_NAME,
-    re.IGNORECASE,
-)
-#: "now it's a Rivian": said right after the car or phone it replaces
-_EN_NOW_ITS = re.compile(r"\bnow (?:it's|it is|i drive|i've got) (?:a |an )(?:new |used )?" + _EN_NAME, re.IGNORECASE)
-#: "I'm at Costco now", "now I'm at Stripe": where the user is now, named with capitals
-_EN_NOW_AT = re.compile(r"\b(?:i'm|i am) (?:now )?at " + _EN_NAME_NOT_THE, re.IGNORECASE)
-#: "quit last week", "left in May", "new job", "handed in my notice": the work before ended
-_EN_LEFT_A_JOB = re.compile(
-    r"\b(?:quit|left|new job|switched jobs|changed jobs|got hired|started at|handed in my notice|gave notice|resigned)\b",
-    re.IGNORECASE,
-)
-#: "started my new job at Airbnb", "began a new job with Shopify"
-_EN_NEW_JOB_AT = re.compile(
-    r"(?:\b(?:started|starting|began|beginning|got|landed|accepted) (?:my |a )?|^(?:(?:so|and|ok|okay|well|update)[,:! ]+)*(?:a )?)"
-    r"new (?:job|position|role) (?:at|with) " + _EN_NAME_NOT_THE,
-    re.IGNORECASE,
-)
-#: "starting as a bank teller on Monday": the job, in lower case, before a time
-_EN_STARTING_AS = re.compile(
-    r"\b(?:starting|started|start) (?:work |working )?as (?:an? )?(?P<v>[a-z][a-z -]{2,30}?)(?= on | next | this | in |[.,!]|$)",
-    re.IGNORECASE,
-)
+_EN_SETTLED = _DATA.regex("_EN_SETTLED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_EN_TRANSFERRED = _DATA.regex("_EN_TRANSFERRED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_EN_AT_A_FIRM = _DATA.regex("_EN_AT_A_FIRM", re.IGNORECASE)
+_EN_NOW_ITS = _DATA.regex("_EN_NOW_ITS", re.IGNORECASE)
+_EN_NOW_AT = _DATA.regex("_EN_NOW_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_EN_LEFT_A_JOB = _DATA.regex("_EN_LEFT_A_JOB", re.IGNORECASE)
+_EN_NEW_JOB_AT = _DATA.regex("_EN_NEW_JOB_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_EN_STARTING_AS = _DATA.regex("_EN_STARTING_AS", re.IGNORECASE)
 #: "relocated again, now in Chicago", "moved again, we're in Denver now"
 _EN_RELOCATED = re.compile(
     r"\b(?:relocated|moved)\b[^.!?]{0,30}?(?:\b(?:now in|living in|we're in|i'm in) "
@@ -1188,63 +820,12 @@ _EN_RELOCATED = re.compile(
     + r" now\b)",
     re.IGNORECASE,
 )
-#: "it's down to 58 now!", "now it's 128": the figure a known reading moved to
-_EN_NEW_FIGURE = re.compile(
-    r"\b(?:it's|it is|its|it went|it dropped|it came|it fell|it rose|it's now|now it's)\b[^.!?\d]{0,20}?(?:down |up )?(?:to |at )?(?P<n>\d+(?:\.\d+)?)\b",
-    re.I,
-)
-#: "Oops, I meant sesame.", "I meant to say Lisbon": the last thing said, corrected
-_EN_MEANT = re.compile(
-    r"\bi (?:meant|mean|meant to say)\s+(?P<v>(?!that\b|it\b|to\b)[\w'-]+(?: [\w'-]+){0,2}?)\s*(?:[.!,;]|$)", re.I
-)
-#: "seeing someone named Priya now", "I'm with Jordan now"
-_EN_PARTNER = re.compile(
-    r"\b(?:seeing|dating|with|going out with|engaged to|married to) (?:someone(?: new)?|a \w+)? ?(?:named|called|now,)? ?"
-    + _EN_NAME
-    + r"\b(?: now)?",
-    re.I,
-)
+_EN_NEW_FIGURE = _DATA.regex("_EN_NEW_FIGURE", re.I)
+_EN_MEANT = _DATA.regex("_EN_MEANT", re.I)
+_EN_PARTNER = _DATA.regex("_EN_PARTNER", re.I)
 
 
-_EN_THING_STOP = frozenset(
-    {
-        "the",
-        "user",
-        "that",
-        "this",
-        "what",
-        "with",
-        "have",
-        "had",
-        "has",
-        "never",
-        "one",
-        "just",
-        "really",
-        "super",
-        "like",
-        "kind",
-        "sort",
-        "lol",
-        "haha",
-        "was",
-        "were",
-        "are",
-        "not",
-        "don't",
-        "didn't",
-        "about",
-        "said",
-        "sorry",
-        "kidding",
-        "joking",
-        "lied",
-        "true",
-        "fake",
-        "made",
-        "only",
-    }
-)
+_EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 
 def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
@@ -2033,56 +1614,20 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-#: "后来改名叫团团了", "现在又叫她胖虎了": a new name for a pet or a person the user named
-_RENAMED = re.compile(
-    r"(?:改名|改叫|改成了?|又改了?|又叫|现在叫|如今叫|^(?:其实|应该)?它(?:其实|本来|应该)?叫|^牠叫)(?:叫|成|为)?(?:她|他|它)?(?:叫)?(?P<v>[\u4e00-\u9fffA-Za-z]{2,6}?)(?:了|啦)?$"
-)
-#: an emoji or a symbol at the end of a clause says nothing ("最爱的变成了榴莲😋")
-# a trailing run ("…]+$") is matched from its start only: tried from each character of a long run that
-# does not reach the end, it re-read the run each time (issue 25; the same in the other "+$" patterns)
-_TRAILING_SYMBOLS = re.compile(r"(?<![^\w\u4e00-\u9fff%）)])[^\w\u4e00-\u9fff%）)]+$")
-_PARTNER_ROLES = ("男朋友", "女朋友", "对象", "男友", "女友", "老公", "老婆", "伴侣")
-#: "分了。现在的男朋友叫小凯", "又分了…现在这个叫浩然": after a break-up, the one now
-_NEW_PARTNER = re.compile(
-    r"(?:分了|分手了?|掰了)[^？?]{0,12}?(?:现在|如今|新)(?:的|这个|这位|交的|找的)?(?:男朋友|女朋友|对象|男友|女友)?"
-    r"(?:叫|是)(?P<v>[\u4e00-\u9fffA-Za-z]{1,4}?)(?=[，,。！!~～…]|这次|$)"
-)
-#: "上周提了新车，蔚来ES6", "喜提一台小米SU7": the car the user has now
-_NEW_CAR = re.compile(
-    r"(?:提了?|喜提|买了|入手了?|换了|入了)(?:一?[辆台])?(?:新车|辆车|台车)[，,:：！!\s]*(?P<v>[A-Za-z\u4e00-\u9fff][A-Za-z0-9\u4e00-\u9fff]{1,10})"
-)
-#: "现在开极氪001", "如今开的是一台Model 3": the car driven now (not a trade: 开滴滴, 开出租)
-_NOW_DRIVES = re.compile(
-    r"(?:现在|如今|目前)(?:改|换)?开(?:的是|着)?(?:一?[辆台])?(?P<v>(?!滴滴|出租|网约|快车|专车|货车|大货|公交|店|会|车|工|心|玩笑|始|学)"
-    r"[A-Za-z\u4e00-\u9fff][A-Za-z0-9\u4e00-\u9fff]{1,10})"
-)
-#: "昨天染回黑色了", "又染了个蓝灰色": one hair colour at a time
-_DYED = re.compile(r"染(?:回|成|了个?|成了)了?(?P<v>[\u4e00-\u9fff]{0,3}色)")
-#: "改玩王者荣耀", "现在改学尤克里里": the thing the user does now, in place of the last
-_SWITCHED_TO = re.compile(
-    r"^(?:[^，,改换转]{0,8}?(?:让我|叫我|要我)|现在|后来|最近|这学期|今年)?(?:改|换成|转|转去|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带)(?:起了?)?(?P<v>(?![了啦]$)[\u4e00-\u9fffA-Za-z0-9]{1,8}?)(?:了|啦)?$"
-)
-#: a change of what one does, said without who: "后来她改学了二胡", "这个月又换成了象棋"
-_TURN_WHEN = r"(?:后来|现在|最近|这学期|这个?月|今年|去年|如今|上周|上个?月|前几天|前阵子)"
-_IN_TURN = re.compile(
-    r"^" + _TURN_WHEN + r"?(?P<p>[他她](?!们))?(?:" + _TURN_WHEN + r"|又|就|也|都)*"
-    r"(?:(?:改|换成|改成)(?P<verb>玩|学|练|喝|吃|看|听|追|打|种|用)(?:起了?|了)?|(?P<bare>换成|改成)了?)"
-    r"(?P<v>(?![了啦]$)[\u4e00-\u9fffA-Za-z0-9]{1,8}?)(?:了|啦)?$"
-)
-_NOW_PURSUING = re.compile(
-    r"^(?:现在|如今)(?:又|就|主要|全|都)*(?:在|开始)?(?P<verb>学|练|玩|种|喝|用)(?:上了?|起了?)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
-)
-#: a thing of the user's and what it is: "用户家网是移动的", "用户的话费套餐是联通的"
-_TOPIC_IS = re.compile(
-    r"^用户(?P<t>(?:家|的)?[\u4e00-\u9fff]{2,4}?)(?:用的)?是(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:的)?$"
-)
-#: a pursuit given up, in any of its words
-_GAVE_UP_WORDS = re.compile(r"放弃|不下去|不学了|不练了|不玩了|没坚持|坚持不了|弃了|退了")
-#: who does what in a known fact: "用户的侄女一开始学的是长笛", "用户家猫吃的是渴望猫粮", "用户改学二胡了"
-_DOES = re.compile(
-    r"^用户(?P<who>(?:的|家的?)[\u4e00-\u9fff]{1,4}?)?(?:一开始|现在|最近|后来|平时|每天|一直|也|又|还)*"
-    r"(?:改|在|开始)?(?P<verb>玩|学|练|吃|喝|看|听|追|打|种|用)(?:起了?|了)?(?:的是)?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{1,8})"
-)
+_RENAMED = _DATA.regex("_RENAMED")
+_TRAILING_SYMBOLS = _DATA.regex("_TRAILING_SYMBOLS")
+_PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
+_NEW_PARTNER = _DATA.regex("_NEW_PARTNER")
+_NEW_CAR = _DATA.regex("_NEW_CAR")
+_NOW_DRIVES = _DATA.regex("_NOW_DRIVES")
+_DYED = _DATA.regex("_DYED")
+_SWITCHED_TO = _DATA.regex("_SWITCHED_TO")
+_TURN_WHEN = _DATA.text("_TURN_WHEN")
+_IN_TURN = _DATA.regex("_IN_TURN")
+_NOW_PURSUING = _DATA.regex("_NOW_PURSUING")
+_TOPIC_IS = _DATA.regex("_TOPIC_IS")
+_GAVE_UP_WORDS = _DATA.regex("_GAVE_UP_WORDS")
+_DOES = _DATA.regex("_DOES")
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -2144,170 +1689,45 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     return None
 
 
-#: "早饭换成燕麦加鸡蛋了": what a known habit is now, by its topic
-_TOPIC_SWAPPED = re.compile(
-    r"^(?:最近|现在|后来|如今)?(?:开始)?(?P<t>[\u4e00-\u9fff]{2,3}?)(?:都|也|就|已经)?(?:换成|改成|变成)了?(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,10}?)(?:了|啦)?$"
-)
-#: "以后只喝冰美式了": one thing, from now on, in place of what the user had
-_ONLY_NOW = re.compile(
-    r"^(?:以后|现在|从此|今后|往后)(?:就|都)?只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:了|啦)?$"
-)
-#: "今天去把卡退了", "昨天刚把它卖掉了": a thing the user had is gone
-_GOT_RID = re.compile(r"把(?P<x>它|这个|那个|[\u4e00-\u9fff]{1,4}?)(?P<verb>卖|退|扔|送人|转手|处理|捐)(?:掉|了)?了")
-#: "给它过了四岁生日", "它今天满三岁了": the age of the pet spoken of
-_ITS_AGE = re.compile(
-    r"(?:给(?:它|牠)(?:过|庆祝|办)了?|^(?:它|牠)(?:今天|已经|都|刚|刚刚)*(?:满|过了)?)(?P<n>\d{1,2}|[一二两三四五六七八九十]{1,2})岁"
-)
-#: "上个月卖了，太危险": sold, the thing just spoken of left out
-_SOLD_UNNAMED = re.compile(
-    r"^(?:上个?月|上周|上礼拜|前几天|前两天|去年|今年|最近)?(?:已经|早就|早)?(?P<verb>卖|转手|送人)(?:掉|出去)?了$"
-)
-#: "现在在健身房做私教", "后来一个人租了个单间": when, then the state now
-#: "在拼多多", "在青岛分公司": a place said alone after 现在 (what is done there is left out)
-_NOW_AT_WORK = re.compile(
-    r"^在(?P<v>(?!家|外|路|床|医院|学校|车|楼)(?![^，,]*(?:出差|旅游|旅行|玩|开会|培训|度假|过年|看病|住院|休假|探亲))"
-    r"[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:了|啦|呢)?$"
-)
-_WORKPLACE_NAME = re.compile(r"(?:分公司|公司|集团|总部|分部|银行|事务所|工厂|[^工]厂|分行|支行)$")
-_JOB_MOVED = re.compile(
-    r"跳了|跳槽|又跳|换工作|换了工作|辞了|辞职|离职|入职|调了|调岗|待了[\u4e00-\u9fff]{1,3}年|来了[快有]?[\u4e00-\u9fff]{1,3}(?:年|个月)"
-)
-_NOW_LEAD = re.compile(r"^(?:现在|后来|如今|目前|这几年|这两年)(?:又|就|都|已经|改成?|开始|换成)?(?=\S{2})")
-#: "今年又去了昆明，应该会待很久": a city gone to, with words that say the user stays
-_SETTLED_IN = re.compile(
-    r"^(?:今年|去年|前年|后来|现在|最近|上个?月|这个月)?又?(?:去了|来了|到了|回了)(?P<v>[\u4e00-\u9fff]{2,4}?)(?:了|啦)?$"
-)
-_STAYING = re.compile(r"待很久|待好久|待很长|长住|常住|定居|安家|住下|待下来|扎根|留在这|留下来|不走了|落户")
-#: "下周一去字节跳动报到" after 跳槽: the new employer
-_REPORTS_TO = re.compile(
-    r"^(?:(?:[上下这本]周|[上下这本]个?星期|[上下这本]个?礼拜)[一二三四五六日天]?|明天|后天|[下这本]个?月[初底]?|今天|已经|马上|刚刚?|正式|就)*"
-    r"(?:去|到)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:报到|报道|入职|上班)(?:了|啦)?$"
-)
-#: "下周一去物流公司做调度": where the user goes to work next, and as what
-_GOES_TO_DO = re.compile(
-    r"^(?:下周[一二三四五六日天]?|明天|后天|下个?月|今天|已经|马上|这周|现在)?(?:去|到|进)(?P<v>[A-Za-z0-9\u4e00-\u9fff]{2,10}?)"
-    r"(?:做|当|干)(?P<job>[\u4e00-\u9fff]{2,6}?)(?:了|啦)?$"
-)
-#: "放弃了", "那个课我退了", "学不下去了": a pursuit given up, said of the latest one
-_GAVE_UP = re.compile(
-    # ("那玩意儿我放弃了": the thing, not named)
-    r"^(?:唉|哎|算了|撑不住了|其实)?(?:那个|这个|那玩意儿?|这玩意儿?|(?:那|这)(?:部|门|本|款)|[\u4e00-\u9fff]{1,4}?(?:那边|那儿)"
-    # ("韩语也学不下去了": what, then 也/都)
-    r"|[\u4e00-\u9fff]{2,4}?(?=也|都))?(?:课|班|剧|书|游戏|乐器|运动|爱好|计划|饮食|减肥)?我?(?:已经|早就|最后|还是|干脆|也|都)*"
-    # ("那门课我两周就放弃了": how soon)
-    r"(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个?月)|没几天)?(?:就|也就)?"
-    r"(?:放弃了|退了|不学了|学不下去了|坚持不下去了|没坚持下来|半途而废了|不练了|停了|弃了|弃坑了|不追了"
-    # "那个班取消了", "那个课黄了": called off by whoever ran it, ended all the same
-    r"|(?<=[班课])(?:被)?(?:取消了|黄了|停办了|停课了|解散了|停掉了))$"
-)
-#: "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经不跑了": a pursuit or habit let go of, by a
-#: topic (or an "that thing" for the one known), or by its verb alone
-_LEFT_OFF = re.compile(
-    r"^(?:其实|现在|最近|后来|如今|目前)?(?P<t>[\u4e00-\u9fff]{1,4}?(?:那事儿?|这事儿?|那个|课|班)|那个|这个|那事儿?|(?!已经|早就|早|都|也|彻底|就|全|我|好|很|几|一直)[\u4e00-\u9fff]{2,4}?)?"
-    r"(?:我)?(?:也|都|早|早就|已经|彻底|就|全)*"
-    r"(?P<end>放弃了|停了|停掉了|断了|坚持不下去了|没坚持下来|失败了|(?:不|没再?|好久没|很久没|好几个月没|没怎么|不怎么|很少)(?:去(?=[跑学练]))?(?P<verb>跑|学|练|去)了"
-    # "已经一个月没喝了": how long since, then the verb of the habit
-    r"|(?:[一二两三四五六七八九十几半\d]+(?:个多?月|个?星期|周|年)|好几个星期)(?:都)?没(?:再)?(?P<verb2>跑|练|去|喝|抽|打|玩)(?:过)?了"
-    # "其实也就坚持了三天": kept up only for a while
-    r"|(?:也就|只|就|才)坚持了(?:[一二两三四五六七八九十几半\d]+(?:天|周|个?星期|个月)|没几天|几天))$"
-)
-#: "入坑了陈奕迅，现在最爱他了": someone taken up, then the favourite said as 他/她
-_NOW_FAVOURITE_THEM = re.compile(
-    r"(?:入坑了?|迷上了?|爱上了?|粉上了?|喜欢上了?)(?P<n>[\u4e00-\u9fff]{2,4}?)[，,。！!~～]\s*(?:现在|如今)?(?:我)?"
-    r"最(?:爱|喜欢)(?:的就是|的是)?(?:他|她)(?:了|啦)?(?:$|[，,。！!~～])"
-)
-#: "在高新区那边", "就在地铁站附近": where, after a move home
-_NEW_HOME_AT = re.compile(
-    r"^(?:现在|新家)?(?:就)?(?:在|住在)(?P<v>[\u4e00-\u9fff]{2,6}?)(?:那边|那儿|这边|附近|一带)?(?:了|啦)?$"
-)
-#: "公司把我派到香港了", "单位又把我调去了苏州": the user sent elsewhere to work
-_SENT_TO = re.compile(
-    r"^(?:公司|单位|领导|老板|总部|集团)(?:又|直接|临时)?把我(?:外)?(?:派|调)(?:到|去)了?(?P<v>[\u4e00-\u9fff]{2,6}?)"
-    r"(?:工作|上班|常驻|分公司|分部)?(?:了|啦)?$"
-)
-#: "私教课到期了没续", "会员卡到期也没续费": signed up for, and let lapse
-_LAPSED = re.compile(
-    r"^(?P<t>[\u4e00-\u9fff]{1,4}?)(?:课|卡|会员)?(?:已经|早就|上个?月)?到期(?:了)?[，,]?(?:也|都|就)?没(?:再)?续(?:费|卡|课)?了?$"
-)
-#: "我们分了", "跟他掰了": a break-up, with no one new named
-_BROKE_UP = re.compile(
-    # ("和阿哲分手了": the partner named)
-    r"^(?:我们|我俩|咱俩|我?(?:跟|和)(?:[他她]|[\u4e00-\u9fff]{2,3}?))?(?:俩)?(?:已经|早就|上个?月|上周|前阵子|前几天|去年|最后|还是)?"
-    r"(?:就)?(?:分了|分手了|掰了|吹了|散了)(?:啦)?$"
-)
-#: "不是乐乐，是笑笑": the value said first was not it, the second is
-_NOT_X_BUT_Y = re.compile(r"^(?:哦|噢|啊|嗯|呃|诶)*不是[^，,。！!？?]{1,12}[，,]\s*(?:而|应该|其实)?是")
-#: "根本不是过敏", "其实并没有近视": a predicate denied outright
-_DENIAL = re.compile(r"(?:根本|其实|压根|并)(?:就)?(?:不是|没有?)(?P<p>[\u4e00-\u9fff]{2,3}?)(?=过|了|的|$|[，,。])")
-#: what a pursuit is said as: "在学游泳", "在搞生酮饮食", "在练吉他", "准备考N2"
-_PURSUIT = re.compile(r"在学|在练|在搞|在备考|准备考|在考(?!虑|察)|在减肥|在健身|开始学|开始练|改学|改练|报了|在追")
-#: "已经退学了", "去年就不读了": studies ended
-_DROPPED_OUT = re.compile(r"^(?:[\u4e00-\u9fff]{0,4}?)(?:已经|早就)?(?:就)?(?:退学|辍学|休学|不读了|没读了|不念了)")
-#: "被浙大录取了", "考上复旦了": a school got into
-_ADMITTED = re.compile(
-    r"^(?:我)?(?:终于|已经|刚刚?)?(?:被(?P<v1>[\u4e00-\u9fff]{2,10}?)录取了|考上了?(?P<v2>[\u4e00-\u9fff]{2,10}?)了?)$"
-)
-_SCHOOL_NAME = re.compile(r"(?:大学|学院|中学|高中|一中|二中|三中|附中|[^高初]大|清华|复旦)$")
-#: "和老公在城东买了套两居室", "我们在滨江租了套房": where the household lives now
-_HOUSEHOLD_HOME = re.compile(
-    r"^(?:[\u4e00-\u9fff]{1,4}(?:后|以后|之后))?(?:我?(?:和|跟)(?:老公|老婆|爱人|对象|男朋友|女朋友|媳妇|先生|太太)|我们)(?:一起)?"
-    r"在(?P<v>[\u4e00-\u9fff]{2,6}?)(?:买了|租了|买下了?)(?:一)?套(?P<w>[\u4e00-\u9fff]{0,4}?(?:居室|房子|公寓|房|别墅))?(?:了|啦)?$"
-)
-#: "想想还是算了", "算了吧": a plan given up, said alone
-_NEVER_MIND = re.compile(r"^(?:(?:想想|想了想|考虑了一下|琢磨了一下|仔细想想)(?:还是|那)?|还是)算了(?:吧|啦)?$")
-#: "毕业啦", "终于毕业了": studies finished, said alone
-_GRADUATED = re.compile(r"^(?:我)?(?:终于|已经|刚刚?|总算|顺利|也)*毕业(?:了|啦)+$")
-#: "毕业后留在杭州工作", "研究生毕业就去了深圳上班": studies over, then work somewhere
-_GRADUATED_TO_WORK = re.compile(
-    r"^(?:我)?(?:大学|研究生|硕士|博士|本科)?毕业(?:了|后|以后|之后)?[，,]?(?:就|直接|又)?"
-    r"(?:去了?|来了?|到了?|留在了?|回了?|在)[\u4e00-\u9fffA-Za-z]{2,10}?(?:工作|上班|打工|发展|入职)"
-)
-#: a known fact of studies going on ("在上海交大读研", "在读大三")
-STUDYING_NOW = re.compile(
-    r"在读|读研|读博|在上学|在念|上大学|读大学|(?:大|研|博)[一二三四](?![\u4e00-\u9fff])|在[^，,]{1,10}?(?:读书|上学|念书|读)"
-)
-#: what the user studies or where: "在读在职MBA", "在郑州大学读书", "is studying nursing"
-STUDIES = re.compile(
-    r"在读|读书|上学|念书|读研|读博|MBA|研究生|大学|学院|专业|\bstud(?:y|ies|ying)\b|\benrolled\b", re.IGNORECASE
-)
-#: a place of work that is no organisation's name nor a city ("工地", "厂里", "超市")
-WORKPLACE = re.compile(r"(?:工地|工厂|厂|店|馆|市场|车间|仓库|餐厅|饭店|超市|医院|学校|公司|站)$")
-#: a line of work said in words no slot reads ("在工地搬砖", "去年转行跑滴滴")
-TRADE = re.compile(
-    r"打工|搬砖|兼职|跑滴滴|跑外卖|跑单|送外卖|送快递|开网约车|开出租|转行|改行|\bworks? (?:as|for)\b|\bjob as\b"
-)
-#: "月初起去物流园上班了", "上周起在码头打工了": where one began to work (了: it began)
-_STARTED_WORK_AT = re.compile(
-    r"^(?:这个?月|今年|上个?月|上周|这周|年初|开春|最近|前几天)?(?:开始|起)(?:去|在|到)"
-    r"(?P<v>(?!家|外地|外面)[A-Za-z0-9\u4e00-\u9fff]{2,10}?)(?:上班|工作|打工)(?:了|啦)$"
-)
-#: "现在在做外卖站长", "目前当个体户": the job now, when it looks like one
-_NOW_DOING = re.compile(
-    r"^(?:现在|目前|如今|后来|(?:这个?月|今年|上个?月|最近|年初|开春)(?:开始|起))(?:在[\u4e00-\u9fff]{0,6}?)?(?:做|干|当)(?:起了?|了)?"
-    r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:了|啦)?$"
-)
-#: "卡已经转给别人了", "车上个月卖了": a thing, then where it went
-_GONE_TO_OTHERS = re.compile(
-    # ("泳馆那张卡退了": where it was from, before 那)
-    r"^(?:[\u4e00-\u9fff]{1,4}?(?=[那这](?:张|个|台|辆|只|份|部|套|件|把)))?"
-    r"(?:那|这)?(?:张|个|台|辆|只|份|部|套|件|把)?(?P<x>[\u4e00-\u9fff]{1,4}?)我?"
-    r"(?:已经|早就|上个?月|上周|上个?礼拜|上星期|前两天|前几天|前阵子|昨天|今年|去年)?"
-    r"(?P<verb>转给别人|转给(?:朋友|同事|室友|亲戚|家人|我[\u4e00-\u9fff]{1,2})|送给(?:朋友|同事|室友|亲戚)|送人|卖|转手|退|扔"
-    # ("电动车被偷了", "手环弄丢了": gone, not given)
-    r"|被偷|被人偷|弄丢|搞丢)(?:掉|了)?了?$"
-)
-#: "那份兼职已经辞了", "工作不干了": a job left
-_QUIT_JOB = re.compile(
-    r"(?:那份|这份|那边|那家|工作|活|兼职|班)[^，,]{0,6}?(?:已经)?(?:辞了|辞掉了?|不干了|不做了)|^(?:已经)?(?:辞职|离职)了"
-)
-#: "现在最喜欢的换成车厘子了": a new favourite
-_NEW_FAVOURITE = re.compile(
-    r"(?:最(?:喜欢|爱)的[^，,]{0,4}?(?:换成|变成|改成|成了|是)了?|(?:转粉|粉上|改粉|路转粉|换主队)(?:成|到|了)?"
-    # "现在最爱陈奕迅了": a favourite said with a word that puts it after the one known
-    r"|^(?:现在|如今|最近|这阵子|目前)(?:我)?(?:更|反而)?最(?:喜欢|爱)(?:的)?(?:是|就是)?(?![的是吃喝看听玩去])"
-    r"(?=[^，,]{2,8}?(?:了|啦)?$))"
-    r"(?P<v>[\u4e00-\u9fffA-Za-z]{1,8}?)(?:了|啦)?$"
-)
+_TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
+_ONLY_NOW = _DATA.regex("_ONLY_NOW")
+_GOT_RID = _DATA.regex("_GOT_RID")
+_ITS_AGE = _DATA.regex("_ITS_AGE")
+_SOLD_UNNAMED = _DATA.regex("_SOLD_UNNAMED")
+_NOW_AT_WORK = _DATA.regex("_NOW_AT_WORK")
+_WORKPLACE_NAME = _DATA.regex("_WORKPLACE_NAME")
+_JOB_MOVED = _DATA.regex("_JOB_MOVED")
+_NOW_LEAD = _DATA.regex("_NOW_LEAD")
+_SETTLED_IN = _DATA.regex("_SETTLED_IN")
+_STAYING = _DATA.regex("_STAYING")
+_REPORTS_TO = _DATA.regex("_REPORTS_TO")
+_GOES_TO_DO = _DATA.regex("_GOES_TO_DO")
+_GAVE_UP = _DATA.regex("_GAVE_UP")
+_LEFT_OFF = _DATA.regex("_LEFT_OFF")
+_NOW_FAVOURITE_THEM = _DATA.regex("_NOW_FAVOURITE_THEM")
+_NEW_HOME_AT = _DATA.regex("_NEW_HOME_AT")
+_SENT_TO = _DATA.regex("_SENT_TO")
+_LAPSED = _DATA.regex("_LAPSED")
+_BROKE_UP = _DATA.regex("_BROKE_UP")
+_NOT_X_BUT_Y = _DATA.regex("_NOT_X_BUT_Y")
+_DENIAL = _DATA.regex("_DENIAL")
+_PURSUIT = _DATA.regex("_PURSUIT")
+_DROPPED_OUT = _DATA.regex("_DROPPED_OUT")
+_ADMITTED = _DATA.regex("_ADMITTED")
+_SCHOOL_NAME = _DATA.regex("_SCHOOL_NAME")
+_HOUSEHOLD_HOME = _DATA.regex("_HOUSEHOLD_HOME")
+_NEVER_MIND = _DATA.regex("_NEVER_MIND")
+_GRADUATED = _DATA.regex("_GRADUATED")
+_GRADUATED_TO_WORK = _DATA.regex("_GRADUATED_TO_WORK")
+STUDYING_NOW = _DATA.regex("STUDYING_NOW")
+STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
+WORKPLACE = _DATA.regex("WORKPLACE")
+TRADE = _DATA.regex("TRADE")
+_STARTED_WORK_AT = _DATA.regex("_STARTED_WORK_AT")
+_NOW_DOING = _DATA.regex("_NOW_DOING")
+_GONE_TO_OTHERS = _DATA.regex("_GONE_TO_OTHERS")
+_QUIT_JOB = _DATA.regex("_QUIT_JOB")
+_NEW_FAVOURITE = _DATA.regex("_NEW_FAVOURITE")
 
 
 __all__ = [

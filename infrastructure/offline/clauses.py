@@ -18,6 +18,10 @@ import re
 import unicodedata
 from typing import NamedTuple
 
+from factledger.infrastructure.offline.rule_data import rules
+
+_DATA = rules("clauses")
+
 
 class Clause(NamedTuple):
     """One clause of a message and the punctuation that ended it ("" at the end)."""
@@ -35,12 +39,9 @@ def dialect(text: str) -> str:
     return text.replace("俺们", "我们").replace("俺", "我").replace("咱家", "我家")
 
 
-#: a Han character (the basic block, extension A and the compatibility ideographs)
-_HAN = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
-#: space that does not end a line: ASCII and ideographic spaces, no-break and thin spaces, and the
-#: zero-width ones (a line or paragraph break still ends a sentence)
-_INLINE_SPACE = r"[^\S\n\r\x0b\x0c\x1c-\x1f\x85\u2028\u2029]|[\u200b\u2060\ufeff\u180e]"
-_SPACE_IN_HAN = re.compile(f"(?<=[{_HAN}])(?:{_INLINE_SPACE})+(?=[{_HAN}])")
+_HAN = _DATA.text("_HAN")
+_INLINE_SPACE = _DATA.text("_INLINE_SPACE")
+_SPACE_IN_HAN = _DATA.regex("_SPACE_IN_HAN")
 
 
 def fold_cjk_spaces(text: str) -> str:
@@ -53,21 +54,10 @@ def fold_cjk_spaces(text: str) -> str:
     return _SPACE_IN_HAN.sub("", text)
 
 
-# A run of spaces is matched from its start only ("(?<!\s)\s+"): tried from every space of a long
-# run, "\s*—" re-read the run once a space (issue 25: a message of spaces took seconds).
-# Clause ends: CJK and ASCII punctuation; "." only before a space or the end,
-# so "3.5" and "v1.2" stay whole; a long dash ("oops — it's Ivy") too.
-# a full stop ends a clause, but not the one of a title or a saint ("St. Mary's", "Dr. Lee")
-_CLAUSE_BREAK = re.compile(
-    r"([，。；！？,;!?\n…~～]+|(?<!\bSt)(?<!\bDr)(?<!\bMr)(?<!\bMs)(?<!\bMrs)(?<!\bJr)(?<!\bMt)\.(?=\s|$)|(?:(?<!\s)\s+)?[—–]+\s*)"
-)
-_SENTENCE_END = re.compile(r"[。！？!?.\n…]")
-# Conjunctions that start a new clause. They carry no fact themselves.
-# (not after a pronoun: "我可是个懒汉" is 我 + 可是 "indeed am")
-_ZH_CONJUNCTIONS = re.compile(
-    r"(?<![我你您他她它们])(但是|可是|不过(?![敏期关夜瘾])|而且|并且|另外|然后|所以|同时|还有就是)"
-)
-_EN_CONJUNCTIONS = re.compile(r"(?<!\s)\s+(but|and then|and|so)\s+(?=(?:i|i'm|i m|my|i've|i ve)\b)", re.IGNORECASE)
+_CLAUSE_BREAK = _DATA.regex("_CLAUSE_BREAK")
+_SENTENCE_END = _DATA.regex("_SENTENCE_END")
+_ZH_CONJUNCTIONS = _DATA.regex("_ZH_CONJUNCTIONS")
+_EN_CONJUNCTIONS = _DATA.regex("_EN_CONJUNCTIONS", re.IGNORECASE)
 
 
 def _split_on(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:
@@ -106,12 +96,7 @@ def split_clauses(text: str) -> list[Clause]:
 # Small talk and questions
 # --------------------------------------------------------------------------
 
-_SMALL_TALK = re.compile(
-    r"(?:谢谢|多谢|感谢|谢啦|谢了|好的|好滴|好吧|好呀|好|嗯|恩|哦|噢|喔|哈|呵|嘿|嘻|"
-    r"你好|您好|早上好|晚上好|下午好|中午好|早安|晚安|再见|拜拜|收到|明白|知道了|懂了|了解|行|可以|没问题|不客气|"
-    r"对|是的|没错|棒|厉害|牛|辛苦了?|okay|ok|k|thanks|thankyou|thx|ty|hi|hello|hey|bye|"
-    r"yes|yeah|yep|yup|no|nope|sure|cool|great|nice|wow|awesome|lol|ha|gotit|np|666|的|啦|呀|了|吧|啊|哇|耶)+"
-)
+_SMALL_TALK = _DATA.regex("_SMALL_TALK")
 
 
 def is_small_talk(text: str) -> bool:
@@ -121,22 +106,14 @@ def is_small_talk(text: str) -> bool:
     return not folded or _SMALL_TALK.fullmatch(folded) is not None
 
 
-# 呢 ends statements as often as questions ("我也挺喜欢下雨天呢"), so it asks only with a question word.
-_QUESTION_END = re.compile(r"(?:吗|么|嘛|不)$")
-_QUESTION_WORDS = re.compile(
-    r"什么|为什么|为啥|怎么|怎样|咋|哪|谁|是不是|能不能|可不可|会不会|有没有|要不要|多大|多久|几[岁点个号]"
-)
-_EN_QUESTION_START = re.compile(
-    r"^(?:what|why|how|where|when|who|which|whose|do|does|did|are|is|was|were|have|has|can|could|would|will|should|shall)\b",
-    re.IGNORECASE,
-)
-_ADDRESSES_ASSISTANT = re.compile(
-    r"^(?:请问|那|那么|所以)?\s*(?:你|您)|(?:你|您)(?:能|可以|会|知道|觉得|是|有|帮|给|说)"
-)
+_QUESTION_END = _DATA.regex("_QUESTION_END")
+_QUESTION_WORDS = _DATA.regex("_QUESTION_WORDS")
+_EN_QUESTION_START = _DATA.regex("_EN_QUESTION_START", re.IGNORECASE)
+_ADDRESSES_ASSISTANT = _DATA.regex("_ADDRESSES_ASSISTANT")
 
 
-_LATIN_LETTER = re.compile(r"[A-Za-z]")
-_HAN_CHARACTER = re.compile(r"[\u3400-\u9fff]")
+_LATIN_LETTER = _DATA.regex("_LATIN_LETTER")
+_HAN_CHARACTER = _DATA.regex("_HAN_CHARACTER")
 
 
 def is_english(text: str) -> bool:
@@ -171,24 +148,12 @@ def is_question_to_assistant(clause: Clause) -> bool:
 # Who a statement is about
 # --------------------------------------------------------------------------
 
-#: words that, right after 我, make the clause talk about the exchange, not the speaker
-_ZH_EXCHANGE_VERBS = (
-    r"知道|明白|懂|同意|理解|猜|祝|谢谢|感谢|建议|劝|尽量|马上|这就|说的|问你|告诉|跟你(?!一样)|和你(?!一样)|陪你|帮你|给你|送你|"
-    r"看你|等你|想你|爱你|喜欢你|支持你|相信你|请你|答应|保证|承认|发现你|记得你|"
-    r"试试|看看|去看看|考虑考虑|想想|记住|记下|会注意|会的|会努力|会加油|先走|先去|去忙|得走|该走|不太清楚|不清楚|不确定|"
-    r"没想到|赞同|佩服|服了|羡慕你|期待|希望你|怕你|听你|随便|无所谓|都行|都可以|没意见"
-)
-_ZH_EXCHANGE = re.compile(r"我(?:也|就|还|都|真|是|可|倒)?(?:" + _ZH_EXCHANGE_VERBS + r")")
-#: 我们 as speaker and listener talking about the chat itself ("我们聊点别的", "我们再聊五分钟")
-_ZH_CHAT = re.compile(r"我们(?:俩|两个)?(?:再|来|就|先|一起|继续|随便|好好)?(?:聊|说说?话|说会|谈谈|谈(?!恋爱)|唠)")
-_ZH_OPINION = re.compile(
-    r"我(?:也|就|还|倒|真)?(?:觉得|认为|感觉|看|想)(?:你|您|他|她|它|这|那|应该|可以|不错|挺好|很好|也是)"
-)
-_ZH_SUGGESTION = re.compile(r"^(?:要不|咱们|咱|我们)(?:还是|一起|俩)?.*吧$|^(?:要不|咱们).*")
-#: the first person as something the speaker is or has, not as an object ("送我", "给我")
-_ZH_FIRST_PERSON = re.compile(
-    r"(?:^|(?<![送给帮让叫跟和陪请问告教带找等对被把逗骂夸催约喊怪吓坑骗害惹疼宠接嫌])(?<!提醒|通知|邀请))我|我(?:的|家|们家)"
-)
+_ZH_EXCHANGE_VERBS = _DATA.text("_ZH_EXCHANGE_VERBS")
+_ZH_EXCHANGE = _DATA.regex("_ZH_EXCHANGE")
+_ZH_CHAT = _DATA.regex("_ZH_CHAT")
+_ZH_OPINION = _DATA.regex("_ZH_OPINION")
+_ZH_SUGGESTION = _DATA.regex("_ZH_SUGGESTION")
+_ZH_FIRST_PERSON = _DATA.regex("_ZH_FIRST_PERSON")
 
 
 def zh_mentions_self(text: str) -> bool:
@@ -201,34 +166,13 @@ def zh_mentions_self(text: str) -> bool:
     return bool(_ZH_FIRST_PERSON.search(stripped))
 
 
-_EN_SELF = re.compile(
-    r"\b(?:i|i'm|im|i've|i'd|i'll|my|mine|myself|me|we|we're|we've|our|us)\b|\bi (?:m|ve|d|ll)\b", re.IGNORECASE
-)
-#: first-person frames that comment on the exchange or on the listener
-_EN_EXCHANGE = re.compile(
-    r"\bi(?:'m| am| m)? (?:(?:so|really|just|totally|definitely|also) )*"
-    r"(?:think|guess|hope(?! to\b)|bet|agree|know(?=\s+(?:that|what|how|why|where|when|who|it|you|right|exactly|the feeling)\b|\s*$)|understand|appreciate|mean|see|believe|imagine|wonder|wish you|"
-    r"can't wait|cannot wait|can imagine|can tell|would love|'d love|d love|love that|love how|like that|like how|"
-    r"glad|sure|sorry|happy for|proud of|excited for|here for|with you|curious|interested to|"
-    r"recommend|suggest|advise|promise|remember that|heard (?:of|about)|can't remember|don't know)\b[^.!?]*"
-    r"|\b(?:thank you|thanks|let me|tell me|give me|show me|remind me|means a lot to me|for me to)\b"
-    r"|\bi \w+ (?:you|your)\b",
-    re.IGNORECASE,
-)
+_EN_SELF = _DATA.regex("_EN_SELF", re.IGNORECASE)
+_EN_EXCHANGE = _DATA.regex("_EN_EXCHANGE", re.IGNORECASE)
 
 
-#: English drops the subject too: "Still fixing up my garage.", "Been playing it for a month.",
-#: and in narration "Went hiking last weekend.", "Finally got a new bike." (a past verb opening a statement)
-_EN_PAST_NARRATION = (
-    r"went|took|got(?! (?:it|you|ya|any|a minute|a sec)\b)|bought|started|finished|visited|tried|joined|adopted|moved|"
-    r"spent|met|made(?! (?:my|me)\b)|signed up|picked up|booked|baked|cooked|ran|hiked|painted|built|wrote|learned|learnt|"
-    r"quit|graduated|travel(?:l)?ed|volunteered|decided|found|lost|won|saw|watched|played|had"
-)
-EN_ELLIPSIS = (
-    r"^(?:(?:still|just|been|currently|finally|recently|also) )+\w+ing\b"
-    r"|^(?:(?:just|finally|recently|also|then|actually) )*(?:" + _EN_PAST_NARRATION + r")\b"
-)
-_EN_ELLIPSIS = re.compile(EN_ELLIPSIS, re.IGNORECASE)
+_EN_PAST_NARRATION = _DATA.text("_EN_PAST_NARRATION")
+EN_ELLIPSIS = _DATA.text("EN_ELLIPSIS")
+_EN_ELLIPSIS = _DATA.regex("_EN_ELLIPSIS", re.IGNORECASE)
 
 
 def strip_exchange(text: str) -> str:
@@ -268,24 +212,12 @@ __all__ = [
 # Standing requests: how the assistant should answer from now on
 # --------------------------------------------------------------------------
 
-#: "以后…", "从现在起…", "每次…": a request that holds from now on, not for one answer
-_STANDING = r"以后|往后|今后|从现在(?:开始|起)|从今天(?:开始|起)|之后都|接下来|每次|默认|一律|统一"
-#: "（算了，）还是用简体吧": going back on an earlier request
-_REVERT = r"(?:算了[，, ]*)?还是(?=用|写|叫|推荐|说|讲|回|给|发|列|别|不要)"
-#: "给我推荐菜谱的时候…", "称呼我的时候…": the occasion a request is about
-_OCCASION = r"(?:给我|跟我|和我|帮我|称呼我|叫我|回答|回复|推荐|写|讲|说)[^，,。]{0,8}?的时候"
-_REQUEST_VERB = r"推荐|推|叫我|称呼我|写成|改成|换成|写|用|回复|回答|讲|说|发|列|配|加|带|给我|跟我|多|少|别|不要"
-_REQUEST_END = r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛)[!！。~～]*$"
-_STANDING_REQUEST = re.compile(
-    r"^(?:请|麻烦|劳驾)?(?:(?:"
-    + _STANDING
-    + r")[^，,。]{0,6}?|"
-    + _REVERT
-    + r"|"
-    + _OCCASION
-    + r")(?:都|就|再|也)?(?:请)?"
-    r"(?:直接)?(?P<verb>" + _REQUEST_VERB + r")"
-)
+_STANDING = _DATA.text("_STANDING")
+_REVERT = _DATA.text("_REVERT")
+_OCCASION = _DATA.text("_OCCASION")
+_REQUEST_VERB = _DATA.text("_REQUEST_VERB")
+_REQUEST_END = _DATA.text("_REQUEST_END")
+_STANDING_REQUEST = _DATA.regex("_STANDING_REQUEST")
 
 
 def standing_request(text: str) -> str | None:
@@ -318,10 +250,7 @@ def standing_request(text: str) -> str | None:
     return content or None
 
 
-#: "给我推荐菜谱多来点川菜", "推歌的时候多推点民谣": what to recommend, asked for every time
-_ASKS_TO_RECOMMEND = re.compile(
-    r"推荐?(?:歌曲|歌|音乐|电影|片子|电视剧|剧|书|菜谱|食谱|菜|游戏|餐厅)(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:给我)?(?:推|来)(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2}"
-)
+_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
 
 
 def asks_to_recommend(text: str) -> bool:

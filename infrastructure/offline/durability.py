@@ -50,99 +50,29 @@ from __future__ import annotations
 import functools
 import re
 
+from factledger.infrastructure.offline.rule_data import rules
+
+_DATA = rules("durability")
+
 # -- English ------------------------------------------------------------------------------------
 
-#: adjectives and participles of feeling: a state of the moment when nothing follows them
-_EN_FEELING = (
-    r"excited|happy|glad|thrilled|grateful|thankful|stoked|pumped|psyched|delighted|overjoyed|ecstatic|"
-    r"nervous|anxious|scared|worried|tired|exhausted|bored|sad|upset|sorry|proud|amazed|impressed|relieved|"
-    r"confident|hopeful|optimistic|positive|stressed|overwhelmed|lucky|blessed|touched|moved|inspired|"
-    r"motivated|encouraged|curious|jealous|speechless|fine|okay|ok|good|great|awesome|well|ready|determined|"
-    r"connected|appreciated|honou?red|flattered|humbled|content|calm|peaceful|energi[sz]ed|refreshed|fulfilled|"
-    r"satisfied|pleased|bummed|disappointed|frustrated|annoyed|angry|mad|confused|surprised|shocked|"
-    r"heartbroken|emotional|nostalgic|elated|bummed(?: out)?|accepted|fired up|on cloud nine|over the moon|in awe|"
-    r"blown away|on fire"
-)
-#: words that say nothing of their own: subject, copulas, auxiliaries, pronouns, degree, the moment
-_EN_EMPTY = frozenset(
-    re.findall(
-        r"\S+",
-        "the user user's i i'm me my myself it it's its that that's this these those one so too such "
-        "them they there here you your yours is am are was were be been being feel feels feeling felt "
-        "makes make made keep keeps kept get gets got getting will would could can can't cannot may might "
-        "must should shall do does did done doing have has had having gonna going to not no never really "
-        "very super pretty totally truly quite just also more most ever than even still all a an and or "
-        "but definitely absolutely certainly for sure now today tonight right at the moment sometime "
-        "again as well much lot lots bit little kind sort of how what way oh wow yes yeah "
-        "agree agreed love loved loves like liked likes enjoy enjoyed enjoys try tried see saw take took "
-        "go went check do means meant mean thing things glad same there though hoping hope "
-        "help helped could use some remember remembers forget recommend out honestly actually anyway seriously literally "
-        # what points into the chat, and the frames of a reaction ("I gotta say", "What can I say", "I highly …")
-        "their theirs they're here's there's we we're our us say says said gotta gottas highly highlies "
-        # what passes between the two speakers: "Glad my encouragement helped", "Thanks for the advice"
-        "encouragement advice support",
-    )
-)
-#: a span of time that makes a feeling a condition, not a mood
-_EN_SPAN = re.compile(
-    r"\b(?:for (?:\w+ )?(?:days|weeks|months|years|a while|a long time|ages)|since|lately|these days|"
-    r"always|often|usually|every|constantly|chronic(?:ally)?|ever since|all the time)\b",
-    re.IGNORECASE,
-)
-_EN_WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
+_EN_FEELING = _DATA.text("_EN_FEELING")
+_EN_EMPTY = frozenset(_DATA.words("_EN_EMPTY"))
+_EN_SPAN = _DATA.regex("_EN_SPAN", re.IGNORECASE)
+_EN_WORD = _DATA.regex("_EN_WORD")
 
 
-#: a resolve said back to encouragement: "won't give up", "I'm staying positive", "I'll keep working hard"
-_EN_RESOLVE = re.compile(
-    r"\b(?:(?:not|never) (?:give|giving|gonna give) up|(?:not|never) quit(?:ting)?|"
-    r"(?:keep|keeps|keeping) (?:going|pushing|working hard|at it)|pushing on|getting there|"
-    r"staying (?:positive|hopeful|strong|optimistic))\b",
-    re.IGNORECASE,
-)
-#: the listener asked to do something for the user: "Count me in", "Keep me updated", "Trust me, …"
-_EN_ASKS_LISTENER = re.compile(
-    r"^(?:thanks?|count|keep|let|trust|tell|call|text|ping|send|show|remind|check)\b(?: \w+){0,2}? the user\b",
-    re.IGNORECASE,
-)
-#: a subject that points into the conversation: what it is, the reader of the memory cannot know
-_DEICTIC = re.compile(
-    r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:here's|here is|that's|that is|this is|those are|these are|"
-    r"they're|they are|it's|it is|it|they|their|those|these|that|this|one of)\b",
-    re.IGNORECASE,
-)
-#: a subject that can only point at something in the chat (never an empty "it" as in "it's been a
-#: year since …"): they, their …, these, those, a photo just shown ("the pic"), "one of …"
-_EN_POINTER_SUBJECT = re.compile(
-    r"^(?:(?:yeah|definitely|and|so|oh|plus)[, ]+)?(?:they|they're|they've|they'll|their|these|those|"
-    r"(?:the|this|that|these|those) (?:pic|pics|photo|photos|picture|pictures|video|videos|image|images|shot|shots))\b",
-    re.IGNORECASE,
-)
-#: a statement that starts with its verb and has the user as its object: its subject was left out,
-#: as something just said ("Reminds the user of home", "Helps the user unwind"); "Likes reading"
-#: (the user is the one who likes) is not this, nor one that goes on to say something of the user
-#: ("Reminds the user how much the user loves singing")
-_EN_ELIDED_SUBJECT = re.compile(
-    r"^(?:(?:and|so|plus|also|really|definitely)[, ]+)?"
-    r"(?!(?:plus|sometimes|always|perhaps|besides|afterwards|thanks|yes|unless|thus|this|is|was|has|does|as)\b)"
-    r"[a-z]+s the user\b(?!'s)(?P<rest>.*)$",
-    re.I,
-)
-#: what makes such a statement readable later all the same: a name or a number ("They're the
-#: user's parents, Ann and Joe", "Those 3 years in Lisbon changed the user"), a time ("… last year"),
-#: or a clause of the user's own inside it ("That pic was from a show the user went to")
-_EN_NAMED = r"\b(?!The user\b|I\b)[A-Z][\w'-]*|\d|\b(?:yesterday|last|ago|when|since)\b"
-_EN_NAMES_SOMETHING = re.compile(
-    _EN_NAMED + r"|\bthe user (?!'s\b|(?:back|up|down|out|of|to|in|on|with|and|so|through|at|for|a|an|the)\b)[a-z]+",
-)
-#: a name said to the listener, at either end ("Glad I could help, Jon", "John, I'm good")
-_VOCATIVE = re.compile(r"^(?:hey |hi )?[A-Z][a-z]+, |, [A-Z][a-z]+$")
+_EN_RESOLVE = _DATA.regex("_EN_RESOLVE", re.IGNORECASE)
+_EN_ASKS_LISTENER = _DATA.regex("_EN_ASKS_LISTENER", re.IGNORECASE)
+_DEICTIC = _DATA.regex("_DEICTIC", re.IGNORECASE)
+_EN_POINTER_SUBJECT = _DATA.regex("_EN_POINTER_SUBJECT", re.IGNORECASE)
+_EN_ELIDED_SUBJECT = _DATA.regex("_EN_ELIDED_SUBJECT", re.I)
+_EN_NAMED = _DATA.text("_EN_NAMED")
+_EN_NAMES_SOMETHING = _DATA.regex("_EN_NAMES_SOMETHING")
+_VOCATIVE = _DATA.regex("_VOCATIVE")
 
 
-#: a clause that only sets the scene, with no statement after it: "When the user was younger",
-#: "Enough about the user", "And in the user's free time", "As for the user"
-_EN_SCENE_ONLY = re.compile(
-    r"^(?:and |but |so )?(?:when|while|if|because|since|as for|enough about|in|for|after|before|until)\b", re.I
-)
+_EN_SCENE_ONLY = _DATA.regex("_EN_SCENE_ONLY", re.I)
 
 
 def _en_only_points(said: str) -> bool:
@@ -184,26 +114,10 @@ def _en_momentary(text: str, resolved: bool) -> bool:
     return not words
 
 
-#: what points into the conversation in place of a noun: it, them, one, some, here, there, "that one",
-#: "this pic" (a demonstrative and one word: the thing is in the chat, its name is not said), "a similar
-#: experience", "the same thing" (like the one just told: what it was, the chat knew), and a noun that
-#: needs what it is of, said without it: "a huge fan", "a member", "part of it" (of what, the chat said)
-_EN_POINTER = r"(?:it|them|one|ones|some|here|there|(?:this|that|these|those|a similar|the same)(?: [a-z]+)?|an? (?:[a-z]+ )?(?:fan|member)|part)(?: of (?:it|them|those|these))?"
-#: words around the verb that say nothing of the thing: auxiliaries, modals, degree, "too"
-_EN_FILLER = frozenset(
-    re.findall(
-        r"\S+",
-        "is am are was were be been being do does did has have had will would could can should may might must "
-        "just also really still even too so totally definitely absolutely actually already now again not "
-        "gonna going got",
-    )
-)
-_EN_PARTICLE = r"(?:up|out|in|on|with|at|back|about|into|from|over|off|to|for|by|through|around|after|down|away)"
-#: after the fillers: a verb (and a second one: "likes holding them"), a particle, the pointer, a particle
-_EN_ONLY_POINTER = re.compile(
-    rf"^(?:to )?(?:[a-z]+(?:'[a-z]+)? )?(?:(?:[a-z]+ing|to [a-z]+) )?(?:{_EN_PARTICLE} )?{_EN_POINTER}"
-    rf"(?: {_EN_POINTER})*(?: {_EN_PARTICLE})?(?: (?:too|as well|a lot|so much|anymore))?$"
-)
+_EN_POINTER = _DATA.text("_EN_POINTER")
+_EN_FILLER = frozenset(_DATA.words("_EN_FILLER"))
+_EN_PARTICLE = _DATA.text("_EN_PARTICLE")
+_EN_ONLY_POINTER = _DATA.regex("_EN_ONLY_POINTER")
 
 
 def _en_points_into_the_chat(said: str) -> bool:
@@ -219,13 +133,10 @@ def _en_points_into_the_chat(said: str) -> bool:
 
 # -- Chinese ------------------------------------------------------------------------------------
 
-_ZH_FEELING = (
-    r"开心|高兴|快乐|激动|兴奋|难过|伤心|累|困|饿|烦|无聊|郁闷|紧张|感动|生气|委屈|失望|满足|幸福|爽|舒服|"
-    r"崩溃|放松|轻松|愉快|沮丧|心累|难受|头大|感激|欣慰|骄傲|自豪|害羞|尴尬|无语|心情(?:不错|很好|好|不好|很差|差|美美的)"
-)
-_ZH_DEGREE = r"(?:好|很|太|超级?|真的?|特别|非常|有点|有些|挺|蛮|十分|可|巨|贼|老|这么|那么|也|都|还|又|快|要|今天|现在|刚才|这会儿|此刻)*"
-_ZH_TAIL = r"(?:了|啊|呀|啦|哦|呢|哈|死了|坏了|极了|炸了|得不行|得很|死我了|不行了|一天了|一整天)*"
-_ZH_MOOD = re.compile(r"^用户" + _ZH_DEGREE + r"(?:" + _ZH_FEELING + r")" + _ZH_TAIL + r"[。！!~～…]*$")
+_ZH_FEELING = _DATA.text("_ZH_FEELING")
+_ZH_DEGREE = _DATA.text("_ZH_DEGREE")
+_ZH_TAIL = _DATA.text("_ZH_TAIL")
+_ZH_MOOD = _DATA.regex("_ZH_MOOD")
 
 
 @functools.lru_cache(maxsize=4096)

@@ -53,6 +53,7 @@ from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.durability import is_momentary
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
 from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
 from factledger.infrastructure.offline.rules_zh_facts import (
     _LEAD_ADVERBS,
@@ -80,20 +81,14 @@ from factledger.infrastructure.offline.slots import (
 from factledger.infrastructure.offline.topics import change_told, taste_now, topics_of
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
+_DATA = rules("extractor")
+
 log = logging.getLogger(__name__)
 
-#: a taste taken up, read by ``topics.taste_now`` (issue 27: every finding names its rule)
-_TASTE = ("topics.taste-now",)
-_CALLED_OFF = ("changes.called-off",)
+_TASTE = _DATA.words("_TASTE")
+_CALLED_OFF = _DATA.words("_CALLED_OFF")
 
-# "we've bought a house in Yonkers", "we moved to Leeds": a household's move is the user's;
-# not "we all / we both have …": a quantifier makes "we" a group wider than the household
-# (people at large, the speaker and the listener), and no "I" may take its place
-_HOUSEHOLD_WE = re.compile(
-    r"^((?:(?:and|so|but|now|finally|just|also)[, ]+)*)we(?:'ve| have)?"
-    r"(?= (?:(?!(?:all|both|each|too|two|three|ourselves)\b)\w+ )?(?:bought|moved|relocated|settled|have|adopted|got)\b)",
-    re.IGNORECASE,
-)
+_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
 
 
 def offline_extractor_id() -> str:
@@ -111,122 +106,21 @@ class _Reading:
     ITEM, NOTHING, FRAGMENT, SCENE = "item", "nothing", "fragment", "scene"
 
 
-# A statement that points at the listener ("我都听你的", "I owe you one") is about
-# the exchange, not a fact about the user to remember.
-_ABOUT_THE_LISTENER = re.compile(r"[你您]|\byou(?:r|rs)?\b", re.IGNORECASE)
+_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
 
-#: "养了只猫" / "交了个女朋友" / "生了个儿子": what a following "叫X" names
-_INTRODUCES = re.compile(
-    r"(?:养|收养|领养|捡|买|交|认识|生|添)了?(?:一|两)?(?:只|条|头|匹|个|位|辆|台)|(?:交|找|谈|有)了(?:个|一个)?新的?(?:男朋友|女朋友|对象|男友|女友)"
-)
-_NAMING = re.compile(r"^(?:它|他|她)?(?:叫|名叫|名字叫|取名叫?|起名叫?)(?P<n>[^，,。\s]{1,8})$")
-_PARTNER_INTRO = re.compile(r"(?:交|找|谈|有)了(?:个|一个)?(?:新的?)?(?P<r>男朋友|女朋友|对象|男友|女友)$")
-#: "日语不学了", "不减了", "我决定不考了": giving something up, its object said first or not at all
-_GIVING_UP = re.compile(
-    r"^(?:现在|目前|如今|最近|后来)?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{0,6}?)(?:我)?(?:也|就|都|还是|决定|已经|完全|彻底|早就|再也|压根)*"
-    r"(?:不再|不)(?!下去|起来)(?P<verb>[\u4e00-\u9fff]{1,2}?)(?:了|啦)$"
-)
-#: "小黑去年走丢了": a pet (or anything named) the user no longer has
-_GONE = re.compile(
-    r"^(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:去年|上个月|前几天|前阵子|已经|不幸)?(?P<v>走丢|丢|送人|送走|去世|死|病死|没|跑)了"
-)
-#: a taste said as taken up, not only placed later ("迷上摇滚了", "以后只看喜剧"; not "目前在读高中")
-_TAKEN_UP = re.compile(
-    r"迷上|爱上|喜欢上|入坑|只(?:爱|想)?(?:看|听|玩|喝|吃|读|住|练)|天天(?:玩|看|听|喝|吃|读)|改(?:玩|看|听|喝|吃|读)"
-)
-#: a plain request of what to recommend: "推荐纪录片吧", "推点爵士呗"
-_ASKS_TO_RECOMMEND = re.compile(
-    r"(?:^|[，,。！!])(?:还是|那就|就|以后|多|换成|改成)?(?:给我)?(?:多)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fffA-Za-z]{2,8}(?:吧|呗)"
-    # "推荐书就给我武侠吧": the kind first, then what
-    r"|推荐?(?:歌|电影|书|菜|剧)(?:的时候|时)?[，,]?(?:就|都)?给我[\u4e00-\u9fffA-Za-z]{2,8}吧"
-)
-#: "算了，还是粤语吧": a reply language asked back, alone
-_ASKS_BACK_FOR_LANGUAGE = re.compile(
-    r"(?:^|[，,])(?:(?:以后|之后|今后|接下来)?还是(?:都)?|(?:以后|之后|今后|接下来)(?:都|就)?)用?(?:"
-    + _LANGUAGES
-    + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|就可以|即可)"
-)
-#: pronouns and the roles they can stand for, when the message names no one
-_MALE_ROLES = frozenset(
-    [
-        "老公",
-        "男朋友",
-        "儿子",
-        "爸爸",
-        "哥哥",
-        "弟弟",
-        "爷爷",
-        "外公",
-        "大儿子",
-        "小儿子",
-        "岳父",
-        "公公",
-        "舅舅",
-        "叔叔",
-        "伯伯",
-        "表哥",
-        "表弟",
-        "堂哥",
-        "堂弟",
-        "未婚夫",
-        "侄子",
-        "老大",
-        "老二",
-    ]
-)
-_FEMALE_ROLES = frozenset(
-    [
-        "老婆",
-        "女朋友",
-        "女儿",
-        "妈妈",
-        "姐姐",
-        "妹妹",
-        "奶奶",
-        "外婆",
-        "大女儿",
-        "小女儿",
-        "岳母",
-        "婆婆",
-        "阿姨",
-        "姑姑",
-        "表姐",
-        "表妹",
-        "堂姐",
-        "堂妹",
-        "未婚妻",
-        "侄女",
-        "闺蜜",
-    ]
-)
-#: "我那台是戴尔灵越", "那辆其实是朗逸": what a thing of the user's really is
-_ZH_THAT_ONE = re.compile(
-    r"(?:那|这)(?:台|辆|部|款)(?:其实|应该)?是(?P<v>[\u4e00-\u9fffA-Za-z0-9 ]{2,12}?)(?=[，,。！!]|$)"
-)
-#: what an English correction gives as the right value: "I meant Lyon, France", "it's Ivy"
-_EN_CORRECT_VALUE = re.compile(
-    r"\b(?i:i meant|i mean|it's|it is|its|should be|make that|actually it's|name is(?: actually)?|name's(?: actually)?|called(?: actually)?|school is(?: actually)?|make that|actually (?:he|she|it)(?:'s| is)|"
-    r"(?:he|she|it)(?:'s| is) actually)\s+"
-    r"(?:an? (?=[A-Z]))?(?P<v>(?:(?:St|Dr|Mt)\.\s+)?[A-Z][\w'-]*(?:,?\s+(?!I\b)[A-Z0-9][\w'-]*)*(?:\s+\d{1,4}(?:st|nd|rd|th)?\b)?|\d[\w'-]*(?: [a-z]+)?|(?:one|two|three|four|five|six|seven|eight) [a-z]+"
-    r"|(?:an? )[a-z][\w' -]*)"
-)
-_SLOT_CATEGORIES = {
-    "name": "personal_info",
-    "surname": "personal_info",
-    "age": "personal_info",
-    "gender": "personal_info",
-    "origin": "personal_info",
-    "birthday": "personal_info",
-    "level": "personal_info",
-    "residence": "location",
-    "work_location": "location",
-    "company_location": "location",
-    "employer": "work",
-    "employment": "work",
-    "job": "work",
-    "employment_status": "work",
-    "marital": "relationship",
-}
+_INTRODUCES = _DATA.regex("_INTRODUCES")
+_NAMING = _DATA.regex("_NAMING")
+_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
+_GIVING_UP = _DATA.regex("_GIVING_UP")
+_GONE = _DATA.regex("_GONE")
+_TAKEN_UP = _DATA.regex("_TAKEN_UP")
+_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
+_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", _LANGUAGES=_LANGUAGES)
+_MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
+_FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
+_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
+_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
+_SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
 
 
 class _Message(NamedTuple):
@@ -976,22 +870,10 @@ class RuleExtractor:
         return [*kept, _Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
 
 
-#: "switched to Obsidian", "transferred to Rice this fall": a new name of what is used or attended
-_EN_SWITCHED_NAMED = re.compile(
-    r"^(?:(?:and|then|so|finally|just|recently|eventually)[, ]+)*(?:i )?(?:just |finally )?"
-    r"(?P<verb>switched|transferred|migrated|moved over|changed over)(?: over)? to "
-    r"(?P<v>(?!I\b)(?-i:[A-Z])[\w'-]*[a-z][\w'-]*(?: (?-i:[A-Z])[\w'-]*[a-z][\w'-]*)*)",
-    re.IGNORECASE,
-)
+_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
 
 
-#: "No, I didn't.", "不是，我没去": a bare denial, said first, with nothing of its own
-_BARE_DENIAL = re.compile(
-    r"^\W*(?:(?:lol|haha|ok|okay|nah|nope|well)[, ]+)*(?:no|nope|nah),? (?:i (?:don't|do not|didn't|did not|am not|"
-    r"'m not|wasn't|was not|haven't|have not)|not really|not at all|not yet)\s*[.!,;]+\s*"
-    r"|^(?:不是|没有|没)[，,。！!]\s*",
-    re.IGNORECASE,
-)
+_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
 
 
 def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
@@ -1015,93 +897,22 @@ def _one_name(fact: str) -> str:
     return names[0] if len(names) == 1 else "\0"
 
 
-#: a name said alone after "now", the value of a chain's next step ("and now Oslo, for good")
-_EN_NOW_NAMED = re.compile(
-    r"^(?:(?:and|but|so)[, ]+)?(?:now|these days|nowadays)[,:]? (?:it's |it is |at |in |with )?"
-    r"(?P<v>(?!I\b|I'm\b)(?-i:[A-Z])[\w'-]*[a-z][\w'-]*(?: (?-i:[A-Z])[\w'-]*[a-z][\w'-]*)*)(?:\s*(?:[,.!;—–-].*)?)$",
-    re.IGNORECASE,
-)
+_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
 
-#: a name after a word that places or names it ("is in Sparks", "at Kroger", "called Maple")
-_EN_NAME_PLACED = re.compile(
-    r"\b(?P<p>(?i:in|at|to|for|from|with|near|outside|called|named))\s+"
-    r"(?P<v>(?:(?:St|Dr|Mt)\.\s+)?(?!I\b|I'm\b)[A-Z][\w'-]*[a-z][\w'-]*(?:\s+[A-Z][\w'-]*[a-z][\w'-]*)*)"
-)
+_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
 
-#: a holiday or term that has just ended: "暑假一过", "寒假过完", "开学后"
-_SEASON_PAST = r"(?:暑假|寒假|假期|国庆|春节|过年|年后|新学期|开学)(?:一过|过完了?|过后|以后|之后|结束了?|后)?[，,]?"
+_SEASON_PAST = _DATA.text("_SEASON_PAST")
 
-#: the user's own attributes, said as a topic without 我 ("老家是安徽的", "体重现在120斤")
-_SELF_TOPIC = (
-    r"老家|家乡|籍贯|体重|身高|工资|月薪|年薪|收入|专业|学历|母语|血型|星座|生日|驾照|鞋码|血糖|血压|空腹|体检|视力|度数|体脂|"
-    r"雅思|托福|四级|六级|(?:初|高|大|研)[一二三四](?![\u4e00-\u9fff])|[一二三四五六]年级"
-    # a kindergarten year: "转眼中班了", "今年上幼儿园小班了"
-    r"|(?:(?:上|读|升)了?(?:幼儿园)?)?[小中大托]班(?=了|啦|$)"
-    # a stage of one's studies, then what was studied there: "研究生转了金融", "本科读的是法学"
-    r"|(?:本科|研究生|硕士|博士)(?=(?:时|的时候|阶段)?(?:学|读|念|转|选|报|考|在))"
-)
-#: a change told as an event, when and what: "后来考过了法考", "今年转岗做了管理", "毕业后租了个单间"
-_EVENT_TIME = (
-    r"这个?月|这周|本月|今年初|年初|年底|后来|现在|如今|目前|今年|去年|前年|上个?月|上周|上礼拜|前阵子|前段时间|前两天|前几天|前些天|最近|这两年|这几年|终于|总算|"
-    r"已经|又|刚刚?|之后|然后|[\u4e00-\u9fff]{1,3}(?:以后|之后|后)"
-    # a holiday just past: "国庆那会儿搬去高新区了"
-    r"|(?:国庆|五一|春节|过年|元旦|中秋|端午|寒假|暑假|年初|年底|月初|月底)(?:那会儿?|那阵子?|期间)"
-)
-_EVENT_VERB = (
-    r"搬|换|跳槽|调|转岗|转行|改行|考(?:过|下|上|到|了)|过了|升|当上|成了|做了|干起|开了|读到|上了|辞|退|离职|"
-    r"毕业|入职|减到|瘦到|胖到|涨到|降到|戒|改成|租了|单干|创业|拿到|拿了|进了|回了?老家|领证|领了证|结婚|订婚|离婚|"
-    # a new pet, a new pastime: "又从救助站领了只小黑猫", "最近又迷上攀岩了", "最近在学日语"
-    r"领了|领养|收养|捡了|迷上|爱上|喜欢上|在学|开始学|学起|报了|派到|派去|外派|调到|调去|开始练|练起|在追|"
-    # a new job somewhere: "后来去快递站干分拣"
-    r"去[^，,。！!？?]{1,6}?(?:干|做|当)"
-)
-#: a habit told without 我: "周末偶尔也去爬山", "平时打打羽毛球"
-_HABIT_TIME = (
-    r"(?:(?:周末|晚上|早上|下班后?|放假)?(?:平时|平常|偶尔|经常|常常|每天|每周|每个?月|天天|一般|有空|没事的时候|没事)"
-    # a time of day, maybe narrowed ("晚上睡前会喝杯牛奶", "早上喝豆浆")
-    r"|(?:周末|晚上|早上|中午|下午|下班后?)(?:睡前|睡觉前|饭后|吃完饭)?|睡前|睡觉前)"
-)
-_HABIT_VERB = r"去|打|玩|看|跑|练|学|做|弹|画|写|骑|爬|游|踢|唱|跳|钓|拍|逛|喝|吃|兼职|教"
-#: where the user spends the day, said without 我: "白天在银行柜台上班", "目前在一家外企做HR", "开的大众朗逸"
-_SELF_STATE = (
-    r"(?:白天|晚上|平时|平常|目前|现在|如今|还|也|一直|周末|每周末|工作日|下班后?)*(?:在[^，,。！!？?]{1,12}?(?:上班|工作|打工|实习|兼职|上学|读书|读|念|做|当|干)"
-    # a business of one's own: "现在在菜市场门口摆摊卖烤红薯", "现在在学校门口开了个文具店"
-    r"|(?:自己)?在[^，,。！!？?]{1,12}?(?:摆摊|开了?(?:一家|一个|一间|家|个|间))"
-    r"|在读|在念|在学|在练|开的|开着|住在|是做|用的|[\u4e00-\u9fff]{1,6}?也?(?:过敏|不耐受)|会(?:弹|说|讲|开|游|画|写|做|打|唱|跳|拉|吹)|(?:[\u4e00-\u9fff]{1,3}里)?养了)"
-)
-#: an age said on its own: "29了", "正式30了", "都35了"
-_AGE_ALONE = r"(?:正式|已经|今年|都|刚|马上)?(?:\d{1,2}|[二三四五六七八九]十[一二三四五六七八九]?)(?:岁|周岁)?了"
-_DROPPED = re.compile(
-    r"^(?:(?:又|也|刚)?(?:转岗|调岗|跳槽|辞职|离职|搬家|转行|改行)了|(?:最近|现在|目前|今年)?(?:"
-    + _SELF_TOPIC
-    + r")(?!的人)|(?:"
-    + _EVENT_TIME
-    + r")[^，,。！!？?]{0,8}?(?:"
-    + _EVENT_VERB
-    + r")"
-    # times may stack, and the place be home: "平常晚上会在家练毛笔字"
-    r"|(?:" + _HABIT_TIME + r")+(?:也|还|都|会|就|要)*(?:在家)?(?:" + _HABIT_VERB + r")"
-    r"|" + _AGE_ALONE + r"|" + _SELF_STATE + r")"
-    # a liking of the speaker's: "周末最爱去水库钓鱼", "听歌的话最喜欢周杰伦"
-    r"|^(?:"
-    + _HABIT_TIME
-    + r"|[\u4e00-\u9fff]{1,4}的话)?(?:最爱|最喜欢|特别喜欢|超爱|超喜欢)(?:去|玩|看|吃|喝|听|打|做|逛|读)?"
-    # one more liking, after one said: "也爱喝奶茶"
-    r"|^(?:也|还)(?:挺|很|特别|超)?(?:爱|喜欢)(?:喝|吃|看|玩|听|打|去|逛|读)"
-    # where the user's company is: "公司在江北"
-    r"|^(?:公司|单位)(?:在|就在)"
-    # one more of the same kind, its topic first: "钢琴也学过几年", "动漫也追"
-    r"|^(?!这|那|都|什么|啥|谁)[\u4e00-\u9fff]{1,4}也(?:学过|学|会|练过|练|追|看|玩|喜欢|爱|弹|说得|讲得)"
-    # what else the household has: "另外还有一缸热带鱼", "还养了条柯基"
-    r"|^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|辆|台|匹|头)"
-    # one more pursuit: "还报了个街舞班", "也在学游泳"
-    r"|^(?:"
-    + _HABIT_TIME
-    + r"|最近|这学期)?(?:另外|而且)?(?:还|也)(?:报了(?:个|一个)?|在学|在练|开始学)(?=[\u4e00-\u9fff]{2})"
-)
-#: a clause that only says when: "昨天刚过完生日", "上个月"
-_WHEN_IT_HAPPENED = re.compile(r"^(?:昨天|今天|前天|前几天|上周|上个?月|去年|今年|刚才|刚刚?)[^，,。！!？?]{0,8}$")
-_SOMEONE = re.compile(r"我|你|您|(?<![吉其])他|她|它|咱|大家|别人|人家|有人|谁|" + ZH_ROLE_PATTERN)
+_SELF_TOPIC = _DATA.text("_SELF_TOPIC")
+_EVENT_TIME = _DATA.text("_EVENT_TIME")
+_EVENT_VERB = _DATA.text("_EVENT_VERB")
+_HABIT_TIME = _DATA.text("_HABIT_TIME")
+_HABIT_VERB = _DATA.text("_HABIT_VERB")
+_SELF_STATE = _DATA.text("_SELF_STATE")
+_AGE_ALONE = _DATA.text("_AGE_ALONE")
+_DROPPED = _DATA.regex("_DROPPED")
+_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
+_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _choices(text: str) -> set[str]:
@@ -1109,11 +920,7 @@ def _choices(text: str) -> set[str]:
     return {choice for named in topics_of(text).values() for choice in named}
 
 
-#: a school year said alone in a clause ("都中班了", "升初三了", "这学期上三年级了")
-_GRADE_SAID = re.compile(
-    r"^(?:[\u4e00-\u9fff]{0,4}?(?:都|已经|就|又))?(?:转眼|这学期|今年|开学|已经|都|就|现在|如今|又)*(?:升|上|读|念|进)?(?:了|到|入)?"
-    r"(?P<g>[小中大]班|(?:[一二三四五六]|初[一二三]|高[一二三])年级|初[一二三]|高[一二三])(?:了|啦)"
-)
+_GRADE_SAID = _DATA.regex("_GRADE_SAID")
 
 
 def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
@@ -1158,16 +965,7 @@ def _fills_a_slot(clause: str) -> bool:
     )
 
 
-#: what a clause without 我 may say of the speaker: where they live and work, what they do and
-#: study, things and habits (not a frame or an "is", which chat says of anything, nor a school
-#: year or an age, which chat says of children)
-_PERSONAL_SLOTS = frozenset(
-    {
-        "residence", "origin", "work_location", "employer", "employment", "job", "major",
-        "phone", "vehicle", "commute", "diet", "allergy", "hair_colour", "business", "salary", "weight",
-        "blood_type", "company_location",
-    }
-)  # fmt: skip
+_PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 
 
 def _with_dropped_subject(text: str) -> str:
@@ -1215,32 +1013,13 @@ def _with_dropped_subject(text: str) -> str:
     return text
 
 
-#: an English change told without "I": "transferred to Berkeley the following year", "moved to Denver"
-_EN_DROPPED = re.compile(
-    r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*"
-    r"(?:moved|transferred|switched|relocated|graduated|started|quit|retired|got (?:promoted|married|divorced|engaged|a new)|"
-    r"became|joined|left|sold|bought|traded|passed|finished|dropped|gave up|stopped|now (?:work|live|drive|study)|"
-    r"picked up|adopted|took up|started learning|signed up|registered|upgraded|went (?=vegan|vegetarian|pescatarian|keto)|"
-    r"got (?:a|an|another) (?=\w+(?: \w+)?,? (?:named|called)))\b",
-    re.IGNORECASE,
-)
+_EN_DROPPED = _DATA.regex("_EN_DROPPED", re.IGNORECASE)
 
 
-#: a choice said to have taken another's place, without "I": "switched to X", "signed up for X instead"
-_EN_CHOICE_CHANGED = re.compile(
-    r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then|now)[, ]+)*"
-    r"(?:switched|swapped|moved on|changed|converted|went over|signed up|registered|picked up|took up|got into)\b"
-    r"|\binstead\b|\bnow only\b|\bonly\b.*\bnow\b",
-    re.IGNORECASE,
-)
+_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
 
 
-#: what _with_dropped_english_subject restores word for word: "our daughter …", "also learning …"
-_EN_FAITHFUL = re.compile(
-    r"^(?:My |I'm (?:(?:and|also|plus|just|now|currently|recently|lately)[, ]+)*"
-    r"(?:learning|picking up|studying|training|practicing|practising|volunteering)\b)",
-    re.IGNORECASE,
-)
+_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
 
 
 def _with_dropped_english_subject(text: str) -> str:
@@ -1313,15 +1092,10 @@ def _with_dropped_english_subject(text: str) -> str:
     return stripped[:at] + "I " + stripped[at : at + 1].lower() + stripped[at + 1 :]
 
 
-#: what a condition leads to when it is imagined, not a habit ("要是…我想养只萨摩耶", "if I ever …, I'd …")
-_WISHED = re.compile(
-    r"想|打算|准备|计划|希望|梦想|\bwould\b|'d\b|\bwill\b|'ll\b|\bmight\b|\bcould\b|\bgonna\b|\bwanna\b|"
-    r"\bwant to\b|\bsomeday\b|\bone day\b|\bever\b|考虑|可能|也许|或许|要不要|\bmaybe\b|\bwhat if\b",
-    re.IGNORECASE,
-)
+_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
 
 
-_WEIGHING = re.compile(r"要不要|该不该|是否|在想要|纠结|犹豫|\bwhether\b|\bshould i\b", re.IGNORECASE)
+_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
 
 
 def _imagined(fact: str, message: str = "") -> bool:
@@ -1364,16 +1138,7 @@ def _with_change_told(item: _Item, message: str) -> _Item:
     return item._replace(text=f"{told}，{item.text}") if told else item
 
 
-#: how one takes a choice of each topic, for a taste told as a request ("推荐纪录片吧" → 想看纪录片)
-_TAKES = {
-    "genre": "看",
-    "music_genre": "听",
-    "singer": "听",
-    "cuisine": "吃",
-    "fruit": "吃",
-    "drink": "喝",
-    "game": "玩",
-}
+_TAKES = _DATA.mapping("_TAKES")
 
 
 def _taste_asked_for(item: _Item, message: str) -> _Item | None:
@@ -1444,9 +1209,7 @@ def _english_role(role: str, known: Sequence[str]) -> str | None:
     return None
 
 
-_EN_PETS = re.compile(
-    r"^The user's (?P<pet>cat|dog|puppy|kitten|parrot|rabbit|bunny|hamster|horse|turtle|tortoise)\b", re.IGNORECASE
-)
+_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
 
 
 def _english_pet(known: Sequence[str]) -> str | None:

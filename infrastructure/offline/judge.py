@@ -49,6 +49,7 @@ from factledger.infrastructure.offline.changes import (
     WORKPLACE,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
     ZH_ROLE_PATTERN,
@@ -64,17 +65,17 @@ from factledger.infrastructure.offline.slots import (
 )
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
+_DATA = rules("judge")
+
 
 def offline_judge_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
     return behaviour_id("offline-rules", "judge")
 
 
-_WORK_SLOTS = frozenset(
-    {"employer", "employment", "job", "work_location", "company_location", "employment_status", "business"}
-)
-_PARTNERS = frozenset({"老婆", "老公", "爱人", "对象", "女朋友", "男朋友", "未婚夫", "未婚妻"})
-_CN_NUMBERS = "零一二两三四五六七八九十百千万几"
+_WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
+_PARTNERS = frozenset(_DATA.words("_PARTNERS"))
+_CN_NUMBERS = _DATA.text("_CN_NUMBERS")
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -115,15 +116,7 @@ def _may_change(old: str, new: str) -> bool:
     return _says_change(new) or _may_relate(old, new) or bool(_families(old) & _families(new))
 
 
-#: words that say something changed, ended, was corrected or is so only now
-_CHANGE_SAID = re.compile(
-    r"不|没|無|无|别|非|再|又|改|换|換|转|搬|辞|退|卖|送|丢|掉|停|戒|弃|取消|黄|泡汤|撤|收回|其实|实际|错|更正"
-    r"|入职|离职|跳槽|升|降|到|涨|减|胖|瘦|现在|目前|如今|后来|之后|已经|早就|刚|终于|变|成了|当上"
-    r"|\b(?:not|no|never|none|nothing|anymore|longer|quit|left|leav|mov|switch|chang|now|actually|instead|sold|gave"
-    r"|stopp|retract|took|back|used|former|ex|but|after|since|became|become|turned|got|gone|lost|broke|dropp|cancel)"
-    r"|n't",
-    re.IGNORECASE,
-)
+_CHANGE_SAID = _DATA.regex("_CHANGE_SAID", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -152,14 +145,10 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(chinese - _COMMON_BIGRAMS) | frozenset(w.lower() for w in re.findall(r"[A-Za-z]{4,}", body))
 
 
-#: two characters said of anything: no sign that two statements are about one thing
-_COMMON_BIGRAMS = frozenset(
-    {"喜欢", "现在", "最近", "一个", "已经", "什么", "自己", "时候", "偏好", "比较", "还是", "就是"}
-)
+_COMMON_BIGRAMS = frozenset(_DATA.words("_COMMON_BIGRAMS"))
 
 
-#: the answer when no slot and no rule reads the pair: ``different`` for want of a reason
-UNREAD = "different: no shared slot"
+UNREAD = _DATA.text("UNREAD")
 
 
 #: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
@@ -331,8 +320,7 @@ def _gave_up_doing(old_fact: str, new_fact: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: how the extractor marks a fact restated by a correcting message
-_CORRECTED = re.compile(r"\bactually\b|其实|实际上", re.IGNORECASE)
+_CORRECTED = _DATA.regex("_CORRECTED", re.IGNORECASE)
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -457,26 +445,13 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tu
     return Relation.UPDATE, f"update: employment {old_value} → {new_value}"
 
 
-_ZH_LIKING = r"喜欢|爱|偏好|偏爱|迷上|爱上|用|听|看|玩|吃|喝"
-#: "现在更喜欢", "后来改用", "反而爱上": said as a change of taste
-_ZH_NOW = re.compile(
-    r"^用户(?P<mark>(?:现在|如今|最近|后来|这几年|这两年|改成?|转而|反而|开始|更|比较|还是)+)(?P<verb>"
-    + _ZH_LIKING
-    + r")(?:上了?|上)?(?P<obj>.+)$"
-)
-_ZH_CHANGE_MARK = re.compile(r"现在|如今|后来|改|转而|反而|更")
-_ZH_LIKE = re.compile(r"^用户(?:很|非常|特别|超|最|一直|平时|以前|原来)?(?P<verb>" + _ZH_LIKING + r")(?P<obj>.+)$")
-_EN_NOW = re.compile(
-    r"^the user (?:(?:now|these days) (?:\w+ly )?(?P<verb>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads)"
-    r"|(?P<verb2>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads) (?P<obj2>.+?) (?:now|these days|more)$"
-    r"|is (?:now )?more into)(?: (?P<obj>.+))?$",
-    re.IGNORECASE,
-)
-_EN_LIKE = re.compile(
-    r"^the user (?:really |also )?(?P<verb>likes|loves|prefers|enjoys|uses|listens to|plays|watches|reads|is into) (?P<obj>.+)$",
-    re.IGNORECASE,
-)
-_EN_VERB_FAMILY = {"likes": "like", "loves": "like", "prefers": "like", "enjoys": "like", "is into": "like"}
+_ZH_LIKING = _DATA.text("_ZH_LIKING")
+_ZH_NOW = _DATA.regex("_ZH_NOW")
+_ZH_CHANGE_MARK = _DATA.regex("_ZH_CHANGE_MARK")
+_ZH_LIKE = _DATA.regex("_ZH_LIKE")
+_EN_NOW = _DATA.regex("_EN_NOW", re.IGNORECASE)
+_EN_LIKE = _DATA.regex("_EN_LIKE", re.IGNORECASE)
+_EN_VERB_FAMILY = _DATA.mapping("_EN_VERB_FAMILY")
 
 
 def _as_fact(text: str) -> str:
@@ -535,14 +510,8 @@ def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
 
 
-#: what is true instead, said after taking a claim back: "其实就会…", "其实连驾照都没有", "actually only …"
-_ZH_ONLY = re.compile(
-    r"^用户(?:其实|实际上)(?:就|只|才|仅|也就|顶多|连.{1,8}?都(?:没|不)|很少|几乎不|不怎么|没怎么|.{1,8}?不了|根本|一\S{0,2}都(?:没|不))"
-)
-_EN_ONLY = re.compile(
-    r"^the user (?:actually|in fact|really) (?:only|just|merely|barely|rarely|hardly|never|can't|cannot|does not|doesn't|is not)\b",
-    re.IGNORECASE,
-)
+_ZH_ONLY = _DATA.regex("_ZH_ONLY")
+_EN_ONLY = _DATA.regex("_EN_ONLY", re.IGNORECASE)
 
 
 def _kind(text: str) -> str:
@@ -556,11 +525,7 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
-#: "just" before a verb in the past says when ("just submitted"), not how little ("just has one")
-_EN_RECENTLY = re.compile(
-    r"\bjust (?:\w+ed|made|got|had|went|did|took|sent|came|left|sold|bought|began|won|ran|wrote|saw|sorts? of|kinds? of)\b",
-    re.IGNORECASE,
-)
+_EN_RECENTLY = _DATA.regex("_EN_RECENTLY", re.IGNORECASE)
 
 
 @_judge_rule("judge.restriction")
@@ -582,75 +547,17 @@ def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.CONFLICT, "conflict: the new fact restricts what the old one claimed"
 
 
-_ZH_GAVE_UP = re.compile(
-    r"^用户(?:其实)?(?:已经|决定|还是|早就|早已|好久|很久|老早就)?(?:不再|不打算|不准备|不|放弃了?|停了|没再)(?P<v>.{1,12}?)(?:了|啦)?$"
-)
-#: a verb and what it is done with, so that "不弹了" ends "在学吉他": 弹 goes with 琴, 吉他 …
-_COLLOCATIONS = {
-    "弹": "琴|吉他|贝斯|尤克里里",
-    "拉": "琴|二胡",
-    "吹": "笛|萨克斯|口琴|号",
-    "踢": "球",
-    "打": "球|拳|游戏",
-    "跑": "步|马拉松|跑",
-    "游": "泳",
-    "画": "画|素描|水彩|油画",
-    "唱": "歌|戏",
-    "跳": "舞",
-    "下": "棋",
-    "骑": "车|马",
-    "练": "琴|舞|拳|瑜伽|书法|字",
-}
-_EN_GAVE_UP = re.compile(
-    r"^the user (?:has )?(?:gave up(?: on)?|given up(?: on)?|stopped|quit|dropped|is no longer|no longer|is not (?:\w+ing) anymore|cancelled|canceled) (?P<v>.+)$",
-    re.IGNORECASE,
-)
-_ZH_PURSUIT = re.compile(
-    # ("在闹分居", "在办移民": something under way, given up by its verb: 不分了, 不办了)
-    r"在(?:准备|备考|学|练|考|追|找|备|攒|筹备|计划|打算|减|健身|装修|戒|读|写|跑|做|闹|办)|准备|打算|计划|每天|每周|坚持|报了|报名"
-)
-_EN_PURSUIT = re.compile(
-    r"\b(?:is|am) (?:\w+ing)\b|\btraining\b|\bpreparing\b|\bstudying\b|\blearning\b|\bplans? to\b|\bsigned up\b|\bevery (?:day|week)\b",
-    re.IGNORECASE,
-)
-_ZH_PURSUIT_WORDS = re.compile(r"用户|在|准备|备考|打算|计划|每天|每周|坚持|正在|了|的|学习")
-_EN_STOP_WORDS = frozenset(
-    {
-        "the",
-        "user",
-        "user's",
-        "a",
-        "an",
-        "to",
-        "for",
-        "on",
-        "in",
-        "at",
-        "of",
-        "and",
-        "is",
-        "am",
-        "are",
-        "my",
-        "his",
-        "her",
-        "their",
-        "it",
-        "that",
-        "this",
-    }
-)
+_ZH_GAVE_UP = _DATA.regex("_ZH_GAVE_UP")
+_COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
+_EN_GAVE_UP = _DATA.regex("_EN_GAVE_UP", re.IGNORECASE)
+_ZH_PURSUIT = _DATA.regex("_ZH_PURSUIT")
+_EN_PURSUIT = _DATA.regex("_EN_PURSUIT", re.IGNORECASE)
+_ZH_PURSUIT_WORDS = _DATA.regex("_ZH_PURSUIT_WORDS")
+_EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 
 
-_PLAN = re.compile(
-    r"打算|准备|计划|要去|要飞|将要|下周|下个?月|下星期|明天|后天|明年|\bnext (?:week|month|year)\b|\btomorrow\b|\bgoing to\b|"
-    r"\bwill\b|\bplan|\bflying to\b|\bheading to\b|\bleaving for\b",
-    re.IGNORECASE,
-)
-_CANCELLED = re.compile(
-    r"^用户的(?P<v>.+?)(?:取消|黄|泡汤|推迟)了$|^the user's (?P<w>.+?) (?:got|was|has been|is) (?:cancell?ed|called off|off)$",
-    re.IGNORECASE,
-)
+_PLAN = _DATA.regex("_PLAN", re.IGNORECASE)
+_CANCELLED = _DATA.regex("_CANCELLED", re.IGNORECASE)
 
 
 @_judge_rule("judge.cancelled")
@@ -674,10 +581,8 @@ def _cancelled(old: str, new: str) -> tuple[Relation, str] | None:
     return (Relation.CONFLICT, "conflict: the plan was called off") if shared else None
 
 
-_ZH_GONE = re.compile(r"^用户的(?P<n>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:走丢|丢|送人|送走|去世|死|病死|没|跑)了$")
-_EN_GONE = re.compile(
-    r"^the user's (?:\w+ )?(?P<n>\w+) (?:passed away|died|ran away|got lost|was rehomed|is gone)\b", re.IGNORECASE
-)
+_ZH_GONE = _DATA.regex("_ZH_GONE")
+_EN_GONE = _DATA.regex("_EN_GONE", re.IGNORECASE)
 
 
 @_judge_rule("judge.gone")
@@ -706,7 +611,7 @@ def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-_ANY = re.compile(r"\b(?:anything|anyone|any \w+|at all)\b|任何|(?:什么|啥|哪个|一个|一只)(?:都|也)|一点都|都没")
+_ANY = _DATA.regex("_ANY")
 
 
 @_judge_rule("judge.none-at-all")
@@ -731,10 +636,7 @@ def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: a count of things: "五头", "两只", "二十来头", "一百多头"
-_COUNT = re.compile(
-    r"(?:(?<!\d)\d+|(?<![一二两三四五六七八九十百千])[一二两三四五六七八九十百千]+)(?:来|多)?(?=[只头条匹亩棵箱个套辆台])"
-)
+_COUNT = _DATA.regex("_COUNT")
 
 
 @_judge_rule("judge.recounted")
@@ -772,13 +674,11 @@ def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: a fact said as a correction ("用户其实在宁波读研", "The user actually teaches at …"): the extractor
-#: writes 其实 / actually into what a correcting message restates
-_ZH_ACTUALLY = re.compile(r"^用户(?P<role>的[\u4e00-\u9fff]{1,4}?)?(?:其实|实际上)")
-_EN_ACTUALLY = re.compile(r"^the user(?P<role>(?:'s|’s) \w+(?: \w+)?)?(?:,| is| are| \()? ?actually\b", re.IGNORECASE)
-_NEGATED = re.compile(r"不|没|别|\bnot\b|\bno\b|\bnever\b|n't\b", re.IGNORECASE)
-_ZH_FRAME_NOISE = re.compile(r"其实|实际上|是|的|了|就|只|也|都|还|现在|目前|[，,。！!\s]")
-_EN_FRAME_NOISE = frozenset({"actually", "is", "am", "are", "a", "an", "the", "really", "in", "fact"})
+_ZH_ACTUALLY = _DATA.regex("_ZH_ACTUALLY")
+_EN_ACTUALLY = _DATA.regex("_EN_ACTUALLY", re.IGNORECASE)
+_NEGATED = _DATA.regex("_NEGATED", re.IGNORECASE)
+_ZH_FRAME_NOISE = _DATA.regex("_ZH_FRAME_NOISE")
+_EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
 
 
 def _frame_tokens(text: str, whole: bool = False) -> list[str]:
@@ -847,24 +747,10 @@ def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: corrected {before} → {after}"
 
 
-#: predicates of which a person has one value at a time: a new value in the same words replaces the old
-_ZH_ONE_VALUE = re.compile(
-    r"叫|姓|住|读|念|上学|年级|体重|身高|岁|度数|驾照|段位|学历|专业|工资|月薪|年薪|工作|上班|打工|实习|当|担任|职位|老家|生日|属|星座|血型|开的|手机"
-)
-#: predicates of which a person has many: a new value is one more
-_ZH_MANY_VALUES = re.compile(
-    r"养|有|喜欢|爱|讨厌|会|去过|(?<![小中大同自])学(?![校历生院期位])|练|玩|看|追|吃|喝|听|买|认识|参加|报了|用|过敏|怕|收藏|想|打算"
-)
-_EN_ONE_VALUE = re.compile(
-    r"\b(?:lives?|living|name|named|called|works?|working|job|is an?|is the|studies at|attends|grade|years? old|age|drives|weighs|based)\b"
-    # what one thing of the user's is, by name: "The user's phone carrier is Verizon", "… is with Verizon"
-    r"|^the user's (?:[\w-]+ ){1,3}is (?:with )?(?=(?-i:[A-Z]))",
-    re.IGNORECASE,
-)
-_EN_MANY_VALUES = re.compile(
-    r"\b(?:likes?|loves?|enjoys?|has|have|owns?|speaks?|plays?|visited|been to|watches|reads|knows|allergic|hates?|wants?)\b",
-    re.IGNORECASE,
-)
+_ZH_ONE_VALUE = _DATA.regex("_ZH_ONE_VALUE")
+_ZH_MANY_VALUES = _DATA.regex("_ZH_MANY_VALUES")
+_EN_ONE_VALUE = _DATA.regex("_EN_ONE_VALUE", re.IGNORECASE)
+_EN_MANY_VALUES = _DATA.regex("_EN_MANY_VALUES", re.IGNORECASE)
 
 
 @_judge_rule("judge.withdrawn")
@@ -907,9 +793,8 @@ def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: "The user studies Latin now" (changes.english_swaps): studied in place of what was before
-_EN_STUDIES_NOW = re.compile(r"^The user studies (?P<v>[A-Z][a-z]+) now$")
-_EN_STUDIED = re.compile(r"^The user (?:studies|is studying|is learning|learns|is taking|takes) (?P<v>[A-Z][a-z]+)\b")
+_EN_STUDIES_NOW = _DATA.regex("_EN_STUDIES_NOW")
+_EN_STUDIED = _DATA.regex("_EN_STUDIED")
 
 
 @_judge_rule("judge.studied-instead")
@@ -932,27 +817,14 @@ def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-#: a new line of work: said as one, or a job said with a word that puts it after
-_NEW_TRADE = re.compile(r"转行|改行|switched careers|changed careers|career change")
-_LATER_JOB = re.compile(r"现在|后来|如今|目前|开始|起|转|改|\bnow\b|these days|\bsince\b", re.IGNORECASE)
+_NEW_TRADE = _DATA.regex("_NEW_TRADE")
+_LATER_JOB = _DATA.regex("_LATER_JOB", re.IGNORECASE)
 
 
-#: "用户退学了", "The user dropped out": studies ended
-_DROPPED_OUT = re.compile(
-    r"退学|辍学|肄业|不读了|没读了|不念了|dropped out|quit (?:school|college|uni|the program)", re.I
-)
-#: "用户已经毕业了": studies finished, said alone, and the studies a fact says are going on
-_GRADUATED = re.compile(r"^用户(?:已经|终于|刚刚?|总算|顺利)*毕业了$")
-#: "用户并没有过敏", "用户其实不近视": a predicate of a known fact denied, with no object of its own
-_DENIED = re.compile(
-    r"^(?:用户)?(?:其实|根本|压根|从来|也)*(?:并|都)?(?:没有?|不是|不|从没|从来没)(?:有)?(?P<p>[\u4e00-\u9fff]{2,4}?)(?:过|了|的)?$"
-)
-#: "The user does not drink anymore", "用户戒酒了": no alcohol at all now
-_STOPPED_DRINKING = re.compile(
-    r"(?:don't|do not|doesn't|does not|no longer|never|not) drink(?:s|ing)?\b(?! (?:coffee|tea|soda|milk|juice))"
-    r"|(?:quit|stopped|gave up) (?:drinking|alcohol|booze)|\b(?:dry|sober) since\b|不喝酒了|戒酒|滴酒不沾|不再喝酒|酒戒了",
-    re.IGNORECASE,
-)
+_DROPPED_OUT = _DATA.regex("_DROPPED_OUT", re.I)
+_GRADUATED = _DATA.regex("_GRADUATED")
+_DENIED = _DATA.regex("_DENIED")
+_STOPPED_DRINKING = _DATA.regex("_STOPPED_DRINKING", re.IGNORECASE)
 
 
 @_judge_rule("judge.ended")
@@ -994,24 +866,16 @@ def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-_MEASURE = r"\d+(?:[./]\d+)?\s*(?:[a-zA-Z%]{0,3}|[\u4e00-\u9fff]{0,2})"
+_MEASURE = _DATA.text("_MEASURE")
 
 
-#: "用户把卡退了", "用户已经把它卖掉了": a thing the user had is gone (what ``changes.events`` writes)
-_GOT_RID = re.compile(
-    r"^用户(?:已经)?把(?P<x>它|[\u4e00-\u9fff]{1,4}?)(?:卖|退|扔|送人|转手|转给[\u4e00-\u9fff]{1,3}?|送给[\u4e00-\u9fff]{1,3}?|处理|捐)(?:掉)?了$"
-)
-_EN_GOT_RID = re.compile(r"^The user (?:sold|got rid of|gave away|traded in) it$")
-#: "用户的电动车被偷了", "用户的手环弄丢了": a thing the user had is gone
-_LOST = re.compile(r"^用户的(?P<x>[\u4e00-\u9fff]{1,4}?)(?:被偷|弄丢|搞丢)了$")
-#: "用户改玩王者荣耀了": what the user does now, in place of what they did
-_SWITCHED = re.compile(
-    r"^用户(?P<who>(?:的|家的?)[\u4e00-\u9fff]{1,4}?)?(?:现在)?改(?P<verb>玩|学|练|喝|吃|看|听|追|打|教|种|带|用)(?P<v>\S+?)了?$"
-)
-_HAD = re.compile(r"有|买|办|入手|养|租")
-#: "用户以后只喝冰美式了", "用户早饭换成燕麦加鸡蛋了" (what ``changes.events`` writes)
-_ONLY_NOW = re.compile(r"^用户以后只(?P<verb>喝|吃|用|看|听|玩|穿|买|开)(?P<v>\S+?)了?$")
-_TOPIC_SWAPPED = re.compile(r"^用户(?P<t>(?:的|家)?[\u4e00-\u9fff]{2,4}?)换成(?P<v>\S+?)了?$")
+_GOT_RID = _DATA.regex("_GOT_RID")
+_EN_GOT_RID = _DATA.regex("_EN_GOT_RID")
+_LOST = _DATA.regex("_LOST")
+_SWITCHED = _DATA.regex("_SWITCHED")
+_HAD = _DATA.regex("_HAD")
+_ONLY_NOW = _DATA.regex("_ONLY_NOW")
+_TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
 
 
 @_judge_rule("judge.gone-or-switched")
@@ -1105,22 +969,12 @@ def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: same statement, {before} → {after}"
 
 
-#: units a count or amount is said in; the same unit on both sides measures the same thing
-_UNITS = (
-    r"杯|斤|公斤|千克|kg|级|段|码|根|包|瓶|罐|次|小时|公里|km|度|分|万|千|块|元|遍|圈|粉丝|本|集|页|单词|个月|cm|厘米"
-)
-#: (read from a run's start: tried from each digit of a long run, a unit not found re-read it: issue 25)
-_ZH_NUM = r"(?<!\d)\d+(?:\.\d+)?|(?<![零一二两三四五六七八九十百千万几半])[零一二两三四五六七八九十百千万几半]+"
-_QUANTITY = re.compile(r"(?P<n>" + _ZH_NUM + r")\s*(?P<u>" + _UNITS + r")", re.IGNORECASE)
-#: a level or grade written as a letter and a number: N1, C2, B2, HSK5, A1
-_CODE = re.compile(r"(?<![A-Za-z0-9])(?P<u>[A-Z]{1,6})(?P<n>\d{1,2})(?![A-Za-z0-9])")
-#: a change that says only the new amount ("改成一天一杯", "减到120斤") or gets a new level ("考下N1")
-_REMEASURE = re.compile(
-    r"改成|变成|换成|减到|降到|涨到|升到|增加到|减少到|控制在|胖到|瘦到|长到|掉到|考下|考过|考了|考到|达到|过了|拿到|拿了|增驾|升级|"
-    r"\b(?:now|these days|switched to|moved up to|down to|up to|passed|got)\b",
-    re.IGNORECASE,
-)
-_HAS_NUMBER = re.compile(_ZH_NUM)
+_UNITS = _DATA.text("_UNITS")
+_ZH_NUM = _DATA.text("_ZH_NUM")
+_QUANTITY = _DATA.regex("_QUANTITY", re.IGNORECASE)
+_CODE = _DATA.regex("_CODE")
+_REMEASURE = _DATA.regex("_REMEASURE", re.IGNORECASE)
+_HAS_NUMBER = _DATA.regex("_HAS_NUMBER")
 _NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
 
 
@@ -1204,8 +1058,7 @@ def remeasure(old: str, new: str) -> str | None:
     return None
 
 
-#: what a request asks the assistant to do; the last one in a request is what it is about
-_ASKED_VERB = re.compile(r"推荐|称呼用户|叫用户|写成|写|用(?!户)|回复|回答|讲|说|发|列|配|加|带")
+_ASKED_VERB = _DATA.regex("_ASKED_VERB")
 
 
 def _asked(text: str) -> tuple[str, str, str] | None:
@@ -1233,15 +1086,10 @@ def _rerequested(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
 
 
-_ZH_HAS = re.compile(
-    r"^用户(?:也|还)?有(?:一|两|几)?(?:辆|台|个|只|部|套|件|条|本|张|把|架)?(?P<obj>[\u4e00-\u9fffA-Za-z0-9]{1,12})$"
-)
-_ZH_LACKS = re.compile(r"^(?:用户)?(?:自己|其实|根本|本人|压根儿?)*(?:没有|没)(?P<n>[\u4e00-\u9fff]{1,4})$")
-_EN_HAS = re.compile(r"^the user (?:has|owns|drives) (?:an? |the |two |three )?(?P<obj>[\w' -]{2,40})$", re.IGNORECASE)
-_EN_LACKS = re.compile(
-    r"^(?:the user )?(?:actually )?(?:does not|doesn't|never) (?:have|own|drive|had|owned) (?:an? |any )?(?P<n>[\w'-]{2,20})$",
-    re.IGNORECASE,
-)
+_ZH_HAS = _DATA.regex("_ZH_HAS")
+_ZH_LACKS = _DATA.regex("_ZH_LACKS")
+_EN_HAS = _DATA.regex("_EN_HAS", re.IGNORECASE)
+_EN_LACKS = _DATA.regex("_EN_LACKS", re.IGNORECASE)
 
 
 @_judge_rule("judge.lacking")

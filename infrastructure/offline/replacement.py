@@ -31,6 +31,7 @@ from factledger.infrastructure.offline.changes import (
     told_of_someone_else,
 )
 from factledger.infrastructure.offline.clauses import is_english, split_clauses
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import third_person
 from factledger.infrastructure.offline.rules_en import clean_en, en_third_person
 from factledger.infrastructure.offline.rules_zh_facts import clean_said
@@ -44,87 +45,28 @@ from factledger.infrastructure.offline.slots import (
     slots_of,
 )
 
+_DATA = rules("replacement")
+
 #: how many of the latest known facts a change is read against
 RECENT = 6
 
-# a change told in words: moving, switching, a new one, now, again, no longer
-_ZH_CHANGE = re.compile(
-    r"现在|如今|目前|后来|又(?=回|去|到|成|是|找)|回到|回老家|改|换|搬(?!砖)|调到|调去|调岗|升(?!级)|转(?:到|去|成|行|学|岗|正|专业)|跳槽|入职|辞职|离职|涨|降|变成|成了|不再|"
-    r"终于|重新|新[^闻鲜]|起(?:就|开始)?[，,]|以后|从此|这下|已经|都(?=\S{0,6}了)|卖了|退了|没再|不.{1,3}了"
-)
-_EN_CHANGE = re.compile(
-    r"\b(?:now|moved|moving|switched|switch(?:ed)? to|changed|new|newly|got promoted|promoted|transferred|quit|left|"
-    r"anymore|no longer|finally|these days|started|instead|traded|sold|upgraded|bought|got (?:a|an|my)|replaced|"
-    r"turned|hit|just got|got moved|became|then|pulled out|dropped out|gave up|stopped|cancell?ed|called off|"
-    r"broke up|split up)\b",
-    re.IGNORECASE,
-)
-# a fact of the past that a change now leaves true (where one studied, comes from), unless corrected
-_ZH_HISTORY = re.compile(r"老家|出生|本科|毕业|以前|曾经|小时候|当年|上过|读过|去过|做过|干过")
-_EN_HISTORY = re.compile(r"\b(?:grew up|born|graduated|used to|went to|from)\b", re.IGNORECASE)
-# a moment, not a state: what happened today changes nothing that holds
-_ZH_MOMENT = re.compile(r"今天|昨天|昨晚|今早|今晚|刚才|刚刚|早上|中午|晚上|这会儿")
-_EN_MOMENT = re.compile(r"\b(?:today|yesterday|tonight|this morning|this afternoon|right now)\b", re.I)
-# a day that may never come: what follows is imagined
-_SOMEDAY = re.compile(r"哪天|有一天|有朝一日|等哪|\b(?:someday|one day|some day)\b", re.IGNORECASE)
-# a word of adding or of sameness: the fact said joins the known ones
-_ZH_ADDING = re.compile(r"也|还(?!是)|另外|同时|而且|副业|兼职|顺便|平时|一直|依然|仍然|照样|照旧|继续")
-_EN_ADDING = re.compile(
-    r"\b(?:also|too|as well|another|on the side|still|besides|plus|keep|keeps|continue[sd]?)\b", re.IGNORECASE
-)
-_EN_SOMEONE = re.compile(r"\b(?:my|our|his|her|their)\s+(?:" + EN_ROLE_PATTERN + r")\b|^\W*(?:he|she)\b", re.IGNORECASE)
-_ZH_ROLE = re.compile(ZH_ROLE_PATTERN)
-_COMPANION = re.compile(r"(?:跟|和|与|同|带着?|陪着?)(?:我的?)?$|\bwith (?:my|our)\s*$", re.IGNORECASE)
+_ZH_CHANGE = _DATA.regex("_ZH_CHANGE")
+_EN_CHANGE = _DATA.regex("_EN_CHANGE", re.IGNORECASE)
+_ZH_HISTORY = _DATA.regex("_ZH_HISTORY")
+_EN_HISTORY = _DATA.regex("_EN_HISTORY", re.IGNORECASE)
+_ZH_MOMENT = _DATA.regex("_ZH_MOMENT")
+_EN_MOMENT = _DATA.regex("_EN_MOMENT", re.I)
+_SOMEDAY = _DATA.regex("_SOMEDAY", re.IGNORECASE)
+_ZH_ADDING = _DATA.regex("_ZH_ADDING")
+_EN_ADDING = _DATA.regex("_EN_ADDING", re.IGNORECASE)
+_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_COMPANION = _DATA.regex("_COMPANION", re.IGNORECASE)
 
-_EN_ROLE = re.compile(
-    r"^(?:the user's|user's) (?:old |new |former )?(?P<role>" + EN_ROLE_PATTERN + r")\b", re.IGNORECASE
-)
-_ZH_OWNER = re.compile(r"^用户的?(?:" + ZH_ROLE_QUALIFIER + r")?(?:那家|那个|家)?(?P<role>" + ZH_ROLE_PATTERN + ")")
-# what is left out of a frame: the subject, time words, markers, fillers
-_ZH_NOISE = re.compile(
-    r"用户|其实|现在|如今|目前|后来|今年|去年|这个月|上个月|最近|已经|终于|又|也|还|就|都|了|的|啊|呀|吧|嘛|呢|"
-    r"[，,。.!！?？~～…、\s]|[\U0001F000-\U0001FFFF\u2600-\u27BF]"
-)
-_EN_STOP = frozenset(
-    [
-        "the",
-        "user",
-        "user's",
-        "a",
-        "an",
-        "and",
-        "but",
-        "so",
-        "to",
-        "of",
-        "for",
-        "with",
-        "is",
-        "was",
-        "are",
-        "am",
-        "be",
-        "been",
-        "it",
-        "it's",
-        "its",
-        "that",
-        "this",
-        "i",
-        "i'm",
-        "my",
-        "me",
-        "now",
-        "just",
-        "actually",
-        "wait",
-        "oops",
-        "sorry",
-        "correction",
-        "and",
-        "then",
-    ]
-)
+_EN_ROLE = _DATA.regex("_EN_ROLE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_ZH_OWNER = _DATA.regex("_ZH_OWNER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_ZH_NOISE = _DATA.regex("_ZH_NOISE")
+_EN_STOP = frozenset(_DATA.words("_EN_STOP"))
 
 
 def _owner(fact: str) -> str | None:
@@ -174,35 +116,8 @@ def _frame(fact: str) -> set[str]:
     return {w for w in words if w not in _EN_STOP}
 
 
-#: what a statement is about, by its words: two facts of one kind may be one changed
-_ZH_KINDS = {
-    "work": r"工作|上班|入职|辞职|离职|跳槽|打工|兼职|干(?!嘛|啥|净|杯|脆)|卖(?!了)|当(?!时|然)|做(?!饭|梦)|职|岗|公司|单位|厂|店|调到|调去|老板|经理|员|师|送外卖|开滴滴|跑单|班",
-    "home": r"住|搬(?!砖)|租|房|小区|公寓|宿舍|老家|定居",
-    "commute": r"车|辆|骑|公交|地铁|通勤|打车|步行|走路",
-    "device": r"手机|电脑|笔记本|平板|相机|耳机|手表",
-    "money": r"薪|工资|月入|收入|挣|(?<!\d)\d+\s*[千万kK块元]|[千万]块|块钱|存款",
-    "pet": r"猫|狗|养了?|宠物|鱼|兔|仓鼠",
-    "study": r"读|学(?!会)|年级|研[一二三]|大[一二三四]|初[一二三]|高[一二三]|大学|专业|毕业|考研|考公|备考",
-    "partner": r"男朋友|女朋友|对象|结婚|离婚|单身|老公|老婆|恋爱|分手|谈",
-    "health": r"药|病|戒|烟|酒|减肥|体重|斤|血",
-    "food": r"吃|喝|饭|餐|咖啡|茶|豆浆|外卖|早饭|午饭|晚饭|零食|奶",
-    "sport": r"跑步?|健身|游泳|瑜伽|骑行|打球|球|练",
-    "pursuit": r"学(?!会|校)|练|课|考级|乐器|琴|画",
-}
-_EN_KINDS = {
-    "work": r"work|job|employ|hired|compan|firm|shift|promot|office|boss|manager|engineer|analyst|chef|cook|nurse|"
-    r"teacher|career|position|role|intern|quit",
-    "home": r"live|living|moved|move|apartment|house|rent|roommate|home|studio|condo|flat|in-laws",
-    "commute": r"car|drive|driving|bike|bus|train|subway|commute",
-    "device": r"phone|laptop|computer|iphone|pixel|tablet|watch|camera",
-    "money": r"salary|paid|pay|income|\$|\bk\b|(?<!\d)\d+k",
-    "pet": r"dog|cat|pet|puppy|kitten|fish|rabbit|hamster",
-    "study": r"study|studying|school|college|university|major|degree|grade|class|course|student",
-    "partner": r"boyfriend|girlfriend|husband|wife|partner|married|single|dating|divorc|engaged|fianc",
-    "health": r"medic|pill|smok|diet|weight|lbs|pounds|kg|doctor|keto|vegan|vegetarian|fasting",
-    "food": r"drink|coffee|tea|decaf|beer|wine|soda|juice|cups?\b|eat|breakfast|lunch|dinner|meal",
-    "sport": r"run|running|marathon|gym|lift|bench|swim|yoga|cycling|race|pr\b|squat",
-}
+_ZH_KINDS = _DATA.mapping("_ZH_KINDS")
+_EN_KINDS = _DATA.mapping("_EN_KINDS")
 
 
 @functools.lru_cache(maxsize=256)  # asked of the whole message once per clause that tells a change
@@ -217,19 +132,8 @@ def _slot_names(fact: str) -> set[str]:
     return {slot for slot, _ in slots_of(fact)}
 
 
-#: a clause that tells a change by its verb: the new value follows it
-_ZH_CHANGED = re.compile(
-    r"搬到|搬去|搬来|调到|调去|换了|换成|改成|改到|提了|买了|入手了?|上了(?:台|辆|部|个)|入职|跳槽到|跳到|转到|"
-    r"升到|升了|考上了?|涨到|降到|涨了|变成了?|成了|回到|回了|去了(?=\S{2,})|转去了?|"
-    # a figure reached: 存到五万, 推到80公斤, 破十万
-    r"[\u4e00-\u9fff]到(?=[\d一二两三四五六七八九十]+)|破(?=[\d一二两三四五六七八九十])"
-)
-_EN_CHANGED = re.compile(
-    r"\b(?:moved (?:to|in|into|back)|switched to|got (?:a|an|my|moved to)|bought|upgraded to|transferred to|"
-    r"promoted to|now (?:at|in|on|a|an|driving|living|working)|started at|joined|hit|traded (?:it|that) (?:in )?for|"
-    r"(?:raised|increased|cut|went|dropped|down|up) (?:it |that )?to|swapped (?:it|that) for)\b",
-    re.IGNORECASE,
-)
+_ZH_CHANGED = _DATA.regex("_ZH_CHANGED")
+_EN_CHANGED = _DATA.regex("_EN_CHANGED", re.IGNORECASE)
 
 
 def told_changes(message: str, covered: Sequence[str]) -> list[str]:

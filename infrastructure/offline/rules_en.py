@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
@@ -21,22 +22,17 @@ from factledger.infrastructure.offline.rules_common import (
 )
 from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of
 
+_DATA = rules("rules_en")
+
 # ==========================================================================
 # English (minimal)
 # ==========================================================================
 
-_EN_STYLE = re.compile(
-    r"\b(?:short|shorter|brief|concise|succinct|detailed|thorough|direct|to the point|simple|formal|casual)\b",
-    re.IGNORECASE,
-)
-_EN_FORMAT = re.compile(
-    r"\b(?:bullet(?: point)?s?|lists?|tables?|code(?: blocks?)?|markdown|paragraphs?)\b", re.IGNORECASE
-)
-_EN_LANGUAGE = re.compile(r"\b(?:english|chinese|mandarin|jargon)\b", re.IGNORECASE)
-_EN_TIME = re.compile(r"\b(?:mornings?|evenings?|nights?|weekends?|after \d+|before \d+)\b", re.IGNORECASE)
-_EN_CONTENT = re.compile(
-    r"^(?:reading|watching|listening to|learning|talking about|articles|books|news|videos|stories)\b", re.IGNORECASE
-)
+_EN_STYLE = _DATA.regex("_EN_STYLE", re.IGNORECASE)
+_EN_FORMAT = _DATA.regex("_EN_FORMAT", re.IGNORECASE)
+_EN_LANGUAGE = _DATA.regex("_EN_LANGUAGE", re.IGNORECASE)
+_EN_TIME = _DATA.regex("_EN_TIME", re.IGNORECASE)
+_EN_CONTENT = _DATA.regex("_EN_CONTENT", re.IGNORECASE)
 _EN_JOB = EN_JOB_WORD
 
 
@@ -68,13 +64,7 @@ def _en_place_in(value: str) -> str | None:
     return m.group("p") if m else None
 
 
-#: what a liking of a style or a language must be said of to be about how to answer ("short answers",
-#: "replies in English"; not "short hair", "English food")
-_EN_ABOUT_ANSWERS = re.compile(
-    r"\b(?:answers?|repl(?:y|ies)|responses?|explanations?|messages?|texts?|tone|wording|summar(?:y|ies)|you)\b"
-    r"|^(?:it |things |them )?(?:short|shorter|brief|concise|succinct|detailed|direct|to the point|simple|formal|casual)$",
-    re.IGNORECASE,
-)
+_EN_ABOUT_ANSWERS = _DATA.regex("_EN_ABOUT_ANSWERS", re.IGNORECASE)
 
 
 def _en_pref_category(obj: str) -> str | None:
@@ -90,13 +80,10 @@ def _en_pref_category(obj: str) -> str | None:
     return None
 
 
-_SUBJ = r"(?:(?:i|we)(?:'ve| have)? )?"
-_EN_ADV = r"(?:(?:just|recently|finally|also|actually|officially|now|then|and) )*"
-_NATURAL_LANGUAGES = r"english|chinese|mandarin|spanish|french|german|japanese|korean|italian|portuguese|russian"
-_LANGUAGE_NAMES = (
-    r"python|golang|go|java(?:script)?|typescript|c\+\+|c#|rust|ruby|php|swift|kotlin|scala|matlab|bash|shell|sql|lua|"
-    r"dart|perl|haskell|elixir"
-)
+_SUBJ = _DATA.text("_SUBJ")
+_EN_ADV = _DATA.text("_EN_ADV")
+_NATURAL_LANGUAGES = _DATA.text("_NATURAL_LANGUAGES")
+_LANGUAGE_NAMES = _DATA.text("_LANGUAGE_NAMES")
 
 
 def _article(word: str) -> str:
@@ -554,195 +541,16 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = r"(?:no longer|really|also|just|recently|still|finally|actually|currently|totally|even|ever|only|never|always|usually|often|sometimes|now|once|already|mostly|literally|basically|definitely|probably|seriously|honestly|kinda|barely|rarely|hardly)"
-_MODALS = {
-    "can",
-    "could",
-    "should",
-    "would",
-    "must",
-    "might",
-    "may",
-    "will",
-    "shall",
-    "cannot",
-    "can't",
-    "won't",
-    "used",
-}
-_IRREGULAR_PAST = frozenset(
-    [
-        "was",
-        "were",
-        "had",
-        "did",
-        "got",
-        "went",
-        "made",
-        "took",
-        "saw",
-        "came",
-        "found",
-        "gave",
-        "knew",
-        "left",
-        "lost",
-        "met",
-        "ran",
-        "said",
-        "sold",
-        "sent",
-        "spent",
-        "told",
-        "thought",
-        "won",
-        "wrote",
-        "bought",
-        "brought",
-        "began",
-        "became",
-        "felt",
-        "fell",
-        "grew",
-        "kept",
-        "built",
-        "ate",
-        "drove",
-        "flew",
-        "taught",
-        "caught",
-        "heard",
-        "held",
-        "paid",
-        "sat",
-        "slept",
-        "stood",
-        "swam",
-        "understood",
-        "wore",
-        "broke",
-        "chose",
-        "forgot",
-        "hid",
-        "hung",
-        "led",
-        "lent",
-        "let",
-        "put",
-        "quit",
-        "read",
-        "rode",
-        "rose",
-        "sang",
-        "set",
-        "shot",
-        "shut",
-        "sang",
-        "spoke",
-        "stole",
-        "struck",
-        "swore",
-        "threw",
-        "woke",
-        "meant",
-        "dealt",
-        "dreamt",
-        "learnt",
-        "burnt",
-        "bent",
-        "lit",
-        "cut",
-        "hit",
-        "hurt",
-        "cost",
-        "bet",
-        "split",
-        "spread",
-        "bought",
-        "fought",
-        "sought",
-        "bound",
-        "stuck",
-        "swung",
-        "dug",
-        "spun",
-        "shone",
-        "laid",
-        "fled",
-        "fed",
-        "bled",
-        "sped",
-        "forgave",
-        "drank",
-        "sank",
-        "rang",
-        "tore",
-        "bore",
-        "froze",
-        "blew",
-        "drew",
-        "shook",
-        "mistook",
-        "misread",
-        "spelt",
-    ]
+_ADVERBS = _DATA.text("_ADVERBS")
+_MODALS = set(_DATA.words("_MODALS"))
+_IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
+_CONTRACTIONS = _DATA.rows("_CONTRACTIONS")
+_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(words, re.IGNORECASE))
+    for category, words in _DATA.rows("_EN_CATEGORY_WORDS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 )
-#: contractions as people type them, with or without the apostrophe ("i m", "don t")
-_CONTRACTIONS = (
-    (r"\bi(?:'m| m)\b", "i am"),
-    (r"\bi(?:'ve| ve)\b", "i have"),
-    (r"\bi(?:'d| d)\b", "i would"),
-    (r"\bi(?:'ll| ll)\b", "i will"),
-    (r"\b(do|does|did|is|are|was|were|have|has|could|would|should)(?:n't|n t)\b", r"\1 not"),
-    (r"\bcan(?:'t| t)\b", "cannot"),
-    (r"\bwon(?:'t| t)\b", "will not"),
-)
-_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "personal_info",
-        re.compile(
-            r"\b(?:\d+|years? old|male|female|man|woman|boy|girl|name|named|birthday|born|tall|short|hair|eyes|skin|blind|deaf|diabetic|allergic|health)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "relationship",
-        re.compile(
-            rf"\b(?:{EN_ROLE_PATTERN})s?\b|\b(?:married|divorced|single|engaged|family|parents|children|kids?|grand\w+|twins?|girlfriends|boyfriends|dating)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "work",
-        re.compile(
-            r"\b(?:work|works|worked|working|job|jobs|career|business|company|salary|living|volunteer\w*|retired|college|school|university|student|studying|teacher|class|graduat\w+)\b",
-            re.IGNORECASE,
-        ),
-    ),
-    (
-        "location",
-        re.compile(
-            r"\b(?:live|lives|living|moved|move|from|grew up|house|home|city|country|town|countryside)\b", re.IGNORECASE
-        ),
-    ),
-    (
-        "habit",
-        re.compile(
-            r"\b(?:always|usually|often|never|every|regularly|daily|sometimes|eat|eats|drink|drinks)\b", re.IGNORECASE
-        ),
-    ),
-    (
-        "preference",
-        re.compile(
-            r"\b(?:like|likes|love|loves|enjoy|enjoys|prefer|prefers|hate|hates|favou?rite|afraid|fan)\b", re.IGNORECASE
-        ),
-    ),
-)
-_EN_HEDGES = re.compile(r"\b(?:maybe|probably|perhaps|i think|i guess|kind of|sort of)\b", re.IGNORECASE)
-_EN_OPENERS = re.compile(
-    r"^(?:(?:hey|hi|hello|well|oh|yeah|yes|so|also|btw|by the way|actually|anyway|haha|lol|wow|um|uh)\b[\s,!.]*)+",
-    re.IGNORECASE,
-)
+_EN_HEDGES = _DATA.regex("_EN_HEDGES", re.IGNORECASE)
+_EN_OPENERS = _DATA.regex("_EN_OPENERS", re.IGNORECASE)
 
 
 def _third_person_verb(verb: str) -> str:
@@ -753,8 +561,7 @@ def _third_person_verb(verb: str) -> str:
     return _en_verb3(verb)
 
 
-#: "I" as a word of its own: not between hyphens (spelled-out letters) or inside a word
-_I = r"(?<![\w'-])i(?![\w-]|'(?:m|ve|d|ll)\b)"
+_I = _DATA.text("_I")
 
 
 def en_third_person(text: str) -> str:
@@ -796,11 +603,7 @@ def en_third_person(text: str) -> str:
     return t[:1].upper() + t[1:]
 
 
-#: verbs that follow "and" with the user as their subject ("I live in Leeds and work as a nurse")
-_COORDINATED_VERBS = (
-    r"work|live|teach|study|love|like|have|play|own|drive|run|speak|enjoy|coach|manage|write|cook|travel|volunteer|"
-    r"go|do|train|sing|paint|build|fix|sell|make|read|watch|raise|care|help"
-)
+_COORDINATED_VERBS = _DATA.text("_COORDINATED_VERBS")
 
 
 def en_category(text: str) -> str:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     _CJK,
     GENERIC_CONFIDENCE,
@@ -35,105 +36,30 @@ from factledger.infrastructure.offline.slots import (
     species_of,
 )
 
+_DATA = rules("rules_zh_facts")
+
 # ==========================================================================
 # Chinese: subjects
 # ==========================================================================
 
-_OPENERS = re.compile(
-    r"^(?:(?:嗯+|哦+|噢|啊|哎呀|哎|唉|哈哈+|嘿嘿|对了|其实|另外|还有|而且|就是|反正|话说|顺便说一下|顺便说|说一下|"
-    r"一转眼|转眼间?|一眨眼|眨眼间?|不知不觉|没想到|告诉你|跟你说|说起来|忘了说|好消息|大新闻|重大消息|报告)[，,!！ ]*)+"
-)
-_ROLE_SUBJECT = re.compile(
-    r"^(?:我们家的?|我家的?|我们的|我的|我)?(?:现在的|新的?|如今的)?"
-    + ZH_ROLE_QUALIFIER
-    + r"(?P<role>"
-    + ZH_ROLE_PATTERN
-    + r")"
-)
-_OWNED_SUBJECT = re.compile(r"^我们的?(?P<noun>公司|团队|部门|小组|组|单位|学校|项目组?)")
-# Said before the verb, they change nothing the rules keep ("我现在住在上海" → 用户住在上海);
-# habit adverbs (每天, 经常) are not here: they are the habit.
-_LEAD_ADVERB_WORDS = [
-    "现在",
-    "目前",
-    "如今",
-    "已经",
-    "刚刚",
-    "刚",
-    "也",
-    "还是",
-    "还",
-    "都",
-    "其实",
-    "本来",
-    "一直",
-    "平时",
-    "平常",
-    "真的",
-    "确实",
-    "主要",
-    "最近",
-    "前段时间",
-    "前不久",
-    "去年",
-    "上个月",
-    "上月",
-    "前年",
-    "上个周",
-    "上周",
-    "上个星期",
-    "上星期",
-    "上礼拜",
-    "前两天",
-    "前几天",
-    "前阵子",
-    "这两天",
-    "这几天",
-    "年初",
-    "年底",
-    "月初",
-    "后来",
-    "又",
-    "终于",
-    "最后",
-    "最终",
-    "总算",
-    "彻底",
-    "早就",
-    "完全",
-    "再也",
-    "今天",
-    "昨天",
-    "前天",
-    "刚才",
-]
+_OPENERS = _DATA.regex("_OPENERS")
+_ROLE_SUBJECT = _DATA.regex("_ROLE_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_OWNED_SUBJECT = _DATA.regex("_OWNED_SUBJECT")
+_LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
 _LEAD_ADVERBS = re.compile(
     r"^(?:"
     + "|".join(sorted(_LEAD_ADVERB_WORDS, key=len, reverse=True))
     # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
     + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
 )
-#: how a Chinese age is said: digits or numerals
-_AGE_NUMBER = r"(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})"
+_AGE_NUMBER = _DATA.text("_AGE_NUMBER")
 
 
-#: when something happened, said before whom it is about ("今天儿子四岁生日", "去年我搬家了")
-_TIME_OPENER = re.compile(
-    r"^(?:今天|昨天|前天|今晚|刚才|刚刚|上周|上星期|上个?月|去年|前年|今年|前两天|前几天|最近|后来|现在|如今|年初|年底)+"
-    r"(?=我|" + ZH_ROLE_PATTERN + r")"
-)
-#: "雅思我不考了": the object said first, then 我 and a negated verb
-_TOPICALISED = re.compile(
-    r"^(?P<obj>[\u4e00-\u9fff]{2,6}?)(?P<me>我)(?P<adv>也|就|都|还|已经)?(?P<neg>不再|不|没|不想)(?P<verb>[\u4e00-\u9fff])(?P<end>了|啦)?$"
-)
+_TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_TOPICALISED = _DATA.regex("_TOPICALISED")
 
 
-#: a liking with what is liked said first: "香菜我是真受不了", "恐怖片我现在不爱看了", "火锅我最爱吃了"
-_TOPICALISED_LIKING = re.compile(
-    r"^(?!以前|之前|现在|如今|今天|最近|后来|其实|说实话|老实说|说真的|小时候|这|那)(?P<obj>[\u4e00-\u9fffA-Za-z]{1,8}?)我"
-    r"(?P<mid>(?:现在|已经|一直|是|真的?|最|很|特别|超|挺|也|都|还|就|再也|一点都|从来)*(?:不再|不太|不怎么|不|没那么)?"
-    r"(?:是|真的?|很|太|那么)?)(?P<verb>喜欢|爱|讨厌|受不了|反感|烦)(?P<light>吃|喝|看|听|玩)?(?P<end>了|啦|的)?$"
-)
+_TOPICALISED_LIKING = _DATA.regex("_TOPICALISED_LIKING")
 
 
 def fronted(text: str) -> str:
@@ -187,11 +113,8 @@ def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
 # Chinese: facts about the user
 # ==========================================================================
 
-_PLACE_CUT = re.compile(
-    r"(?:很多|好多|好几|已经|快|有|了|啦|的时候|(?<!\d)\d+|(?<![一二两三四五六七八九十几半])[一二两三四五六七八九十几半]+)"
-    r"(?:年|个月|月|天|周|星期)|(?:很多|好多|好几|已经|快要?|有|了|啦|的时候)"
-)
-_NOT_A_PLACE = re.compile(r"^(?:得|的|着|过|一下|不|很|这|那|哪)|去|来|看|玩|旅游|出差|吃|买|开会|附近吗")
+_PLACE_CUT = _DATA.regex("_PLACE_CUT")
+_NOT_A_PLACE = _DATA.regex("_NOT_A_PLACE")
 
 
 def _place(value: str) -> str | None:
@@ -277,9 +200,7 @@ def _personal_fact(rest: str) -> _Item | None:
     return None
 
 
-_HABIT_ADVERBS = (
-    r"每天|每周|每晚|每个?月|每年|每天早上|每天晚上|经常|常常|通常|一般|平时|平常|总是|天天|从不|从来不|很少|偶尔"
-)
+_HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")
 
 
 @named_rule("rules_zh_facts.habit")
@@ -300,9 +221,7 @@ def _habit_fact(rest: str) -> _Item | None:
     return None
 
 
-_NOT_A_THING = re.compile(
-    r"^(?:点|些|一点|一些|时|时候|空|事|个问题|一个问题|问题|意思|必要|可能|办法|个想法|个事|件事|道理|用|关系)"
-)
+_NOT_A_THING = _DATA.regex("_NOT_A_THING")
 
 
 @named_rule("rules_zh_facts.state")
@@ -344,8 +263,8 @@ def _liked_thing(rest: str, said: str) -> _Item | None:
     return _fact(f"用户{verb}{third_person(obj)}", "preference")
 
 
-_PERSONAL_NOUNS = re.compile(r"名字|生日|年龄|星座|血型|属相")
-_WORK_NOUNS = re.compile(r"工作|职位|岗位|职业|公司|单位|专业|行业")
+_PERSONAL_NOUNS = _DATA.regex("_PERSONAL_NOUNS")
+_WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
 
 
 @named_rule("rules_zh_facts.possession")
@@ -372,20 +291,12 @@ def _possession_fact(rest: str) -> _Item | None:
 # Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
 # ==========================================================================
 
-#: where a branch or office is, not the place: "芜湖分公司" → 芜湖
-_PLACE_TAIL = re.compile(
-    r"(?:分公司|总公司|总部|分部|办事处|办公室|分行|支行|分店|分院|校区|那边|这边|那儿|这儿|那里|这里)$"
-)
-_WORK_WORDS = re.compile(
-    r"上班|工作|找了(?:个|份|一份)?(?:新)?(?:活|工作|差事)|入职|打工|干活|做事|跳槽|调(?:到|去|回)"
-)
-_JOB_VERBS = r"升职|晋升|提拔|被提拔|转正|转岗|转行|改行|升"
+_PLACE_TAIL = _DATA.regex("_PLACE_TAIL")
+_WORK_WORDS = _DATA.regex("_WORK_WORDS")
+_JOB_VERBS = _DATA.text("_JOB_VERBS")
 
 
-#: a school by its name: 实验中学, 北大, 五中, 育才小学
-_SCHOOL = re.compile(
-    r"[\u4e00-\u9fff]{0,8}?(?:大学|学院|中学|小学|高中|初中|幼儿园|附中|附小|[一二三四五六七八九十\d]{1,3}[中小])|北大|清华|复旦|浙大|交大"
-)
+_SCHOOL = _DATA.regex("_SCHOOL")
 
 
 def _work_place(value: str) -> tuple[str, str] | None:
@@ -550,7 +461,7 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
     return None
 
 
-_PARTNER = {"男友": "男朋友", "女友": "女朋友"}
+_PARTNER = _DATA.mapping("_PARTNER")
 
 
 @named_rule("rules_zh_facts.partner")
@@ -591,10 +502,8 @@ def _partner_fact(core: str, who: str) -> _Item | None:
     return None
 
 
-_CONSUMED = (("烟", r"烟|抽|吸|根"), ("酒", r"酒"), ("咖啡", r"咖啡"), ("奶茶", r"奶茶"))
-_AMOUNT = (
-    r"(?:(?<!\d)\d+|(?<![一二两三四五六七八九十几半])[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)"
-)
+_CONSUMED = _DATA.rows("_CONSUMED")
+_AMOUNT = _DATA.text("_AMOUNT")
 
 
 @named_rule("rules_zh_facts.amount")
@@ -630,7 +539,7 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
     return _fact(f"{who}{degree}戒{thing}了", "habit")
 
 
-_LEVEL_NOUNS = r"小白|新手|菜鸟|初学者|门外汉|外行|老手|高手|大神|专家|内行|熟手"
+_LEVEL_NOUNS = _DATA.text("_LEVEL_NOUNS")
 
 
 @named_rule("rules_zh_facts.level")
@@ -647,10 +556,7 @@ def _level_fact(core: str, who: str) -> _Item | None:
     return None
 
 
-_GRADE = (
-    r"(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三]|幼儿园(?:[大中小]班)?|"
-    r"[大中小]班|小学|初中|高中|大学|研究生"
-)
+_GRADE = _DATA.text("_GRADE")
 
 
 @named_rule("rules_zh_facts.grade")
@@ -676,7 +582,7 @@ def _grade_fact(core: str, who: str) -> _Item | None:
     return None
 
 
-_SALARY_NUMBER = r"(?P<v>[\d.]+[kKwW万千]?|[一二两三四五六七八九十]+(?:万|千)(?:[一二两三四五六七八九])?)"
+_SALARY_NUMBER = _DATA.text("_SALARY_NUMBER")
 
 
 @named_rule("rules_zh_facts.salary")
@@ -712,9 +618,7 @@ def _weight_fact(core: str, who: str) -> _Item | None:
     return None
 
 
-_PET_GONE = re.compile(
-    r"^(?P<x>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:已经|前几天|上个月|去年)?(?:送人|送走|送给[\u4e00-\u9fff]{1,6}?(?:养)?|丢了|走丢|去世|死|病死|没了|跑了)(?:了|啦)?$"
-)
+_PET_GONE = _DATA.regex("_PET_GONE")
 
 
 @named_rule("rules_zh_facts.pet")
@@ -777,10 +681,7 @@ def _user_facts(rest: str, said: str, message: str = "") -> _Item | None:
 # Chinese: facts about the user's relatives and things
 # ==========================================================================
 
-_ROLE_PREDICATE = re.compile(
-    r"^(?:也|还|都)?(?:姓|叫|名叫|是|今年|住|家在|喜欢|不喜欢|讨厌|爱|有|没有|不吃|不喝|每天|经常|的名字|"
-    r"在.{1,15}(?:工作|上班|读书|上学|住)|\d{1,3}岁|[一二两三四五六七八九十]{1,3}岁)"
-)
+_ROLE_PREDICATE = _DATA.regex("_ROLE_PREDICATE")
 
 
 @named_rule("rules_zh_facts.role")
@@ -809,42 +710,14 @@ def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
 # ==========================================================================
 
 # Which category a statement restated as said belongs to; the first that matches.
-_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "personal_info",
-        re.compile(
-            r"(?<!\d)\d+多?岁|(?<![一二三四五六七八九十两百])[一二三四五六七八九十两百]+多?岁|男生|女生|男性|女性|男人|女人|男孩|女孩|名字|生日|星座|"
-            r"身高|体重|头发|眼睛|皮肤|血型|属[鼠牛虎兔龙蛇马羊猴鸡狗猪]|失聪|色盲|近视|过敏|身体"
-        ),
-    ),
-    (
-        "relationship",
-        re.compile(ZH_ROLE_PATTERN + r"|结婚|已婚|单身|离婚|嫁|娶|恋爱|约会|家人|亲戚|子女|父母|娃|亲人|家庭"),
-    ),
-    (
-        "work",
-        re.compile(
-            r"工作|上班|职业|公司|工资|薪水|收入|生意|志愿|退休|辞职|学习|大学|学校|专业|年级|读书|上学|毕业|学生|"
-            r"当.{0,6}(?:师|员|工|家|手)|研发|项目|客户"
-        ),
-    ),
-    ("location", re.compile(r"住|搬|来自|出生在|出生于|长大|老家|家乡|国家|城市|乡下|农村|社区")),
-    (
-        "habit",
-        re.compile(
-            r"每天|每周|每个?月|每年|天天|经常|常常|总是|一直|习惯|从不|从来不|很少|偶尔|通常|平时|只吃|只喝|不吃|不喝"
-        ),
-    ),
-    ("preference", re.compile(r"喜欢|爱|讨厌|害怕|怕|恐惧|感兴趣|迷|粉丝|偏爱|享受|在乎")),
+_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (category, re.compile(words))
+    for category, words in _DATA.rows("_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 )
-_HEDGES = re.compile(r"可能|好像|大概|也许|估计|似乎|应该是|说不定")
-_ZH_FILLER_OPENERS = re.compile(
-    r"^(?:嘿+|哎+|唉+|嗯+|哦+|噢+|啊+|哈+(?!尔滨|密)|呵+|嘿嘿|哈哈+(?!尔滨|密)|怎么了|对了|其实|反正|话说|说真的|老实说|说实话)+"
-)
-#: what starts a clause about someone or something else: nothing of it is the user's
-_OTHER_SUBJECT = re.compile(r"^(?:他|她|它|这|那|有人|别人|人家|大家|你|您|谁)")
-#: clauses that set the scene for the next one: "每到周末，我去爬山"
-_SCENE = re.compile(r"^(?:在|当|如果|要是|自从|从|每当|等到|因为|为了)|(?:时|后|以来|的时候|以后|之前|以前|期间)$")
+_HEDGES = _DATA.regex("_HEDGES")
+_ZH_FILLER_OPENERS = _DATA.regex("_ZH_FILLER_OPENERS")
+_OTHER_SUBJECT = _DATA.regex("_OTHER_SUBJECT")
+_SCENE = _DATA.regex("_SCENE")
 
 
 def zh_category(text: str, subject: _Subject) -> str:
@@ -863,14 +736,8 @@ def clean_said(text: str) -> str:
     return _tidy(text)
 
 
-#: first-person clauses that ask for help or report the moment, not the person
-_NOT_ABOUT_ME = re.compile(
-    r"想问|请教|想知道|想了解|想请|问一下|问个|帮我|有个问题|有一个问题|有件事|有点事|"
-    r"我(?:也|就|还|现在)?(?:要去|马上|待会|一会|刚才|这会|等下|今天)|我在(?!减肥|健身|备考|备孕|考研|学|练|戒|读|追)\S{1,2}$|"
-    r"(?:有点|有些|好|太|特别|非常)(?:累|困|饿|渴|烦|忙|冷|热|晕|难受|不舒服|无聊|紧张|担心|郁闷)"
-)
-#: the user themself (我, 我家), not a group the user is in (我们周末去爬山)
-_ME = re.compile(r"我(?!们)|我们家")
+_NOT_ABOUT_ME = _DATA.regex("_NOT_ABOUT_ME")
+_ME = _DATA.regex("_ME")
 
 
 @named_rule("rules_zh_facts.generic")

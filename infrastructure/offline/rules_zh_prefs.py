@@ -10,6 +10,7 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     _Item,
     _pref,
@@ -19,74 +20,30 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
 )
 
+_DATA = rules("rules_zh_prefs")
+
 # ==========================================================================
 # Chinese: preferences about replies (always the user's)
 # ==========================================================================
 
-_STYLE_REQUESTS: tuple[tuple[str, str], ...] = (
-    # "说话温柔点", "别太直接": how bluntly to say things, the gentle side
-    (
-        r"(?:委婉|温柔|温和|含蓄)一?(?:点|些)|(?:说话|讲话|语气)(?:要|再)?(?:温柔|委婉|温和)|(?:不要|别)(?:太|那么)?(?:直接|冲|凶)(?!说|讲|给)",
-        "偏好委婉温和的回复风格",
-    ),
-    (r"(?:不用|不要|别|无需)(?:再|多)?(?:解释|说明)", "偏好不加解释的回复风格"),
-    (
-        r"直接(?:说|讲|一?点|些|给)|(?:说|讲)重点|重点说|(?:不要|别|少)(?:说)?废话|别(?:太)?啰嗦",
-        "偏好简洁直接的回复风格",
-    ),
-    (
-        r"(?:简短|简洁|精简|简单|短)一?(?:点|些)|(?:说|讲|回答|回复|写)得?(?:简短|简洁|精简|短)|(?:不要|别)(?:太)?长|"
-        r"(?:不用|不要|别|无需|没必要)(?:那么|这么|太|写得?|讲得?|说得?)?(?:详细|具体|长)|"
-        r"(?:一两|两三|三五|三两|几)句话?(?:就|说|讲|概括|总结|说清楚|讲清楚)|一句话(?:说|讲|概括|总结)|简单(?:说说|讲讲|聊聊|说|讲)|"
-        r"(?:太|有点)长了",
-        "偏好简短的回复风格",
-    ),
-    (
-        r"(?:详细|具体|长)一?(?:点|些)|(?:说|讲|回答|回复|解释|写)得?(?:详细|具体|长)|(?:多|展开)(?:讲|说|写)(?:点|些|一点|一些)|"
-        r"(?:不用|不要|别)(?:那么|太)?(?:简短|简略|简单)",
-        "偏好详细的回复风格",
-    ),
-    (r"(?:正式|严谨|书面|规范|严肃)一?(?:点|些)|(?:不要|别)(?:太)?(?:随意|随便)", "偏好正式的回复风格"),
-    (
-        r"(?:随意|随便|轻松|活泼|俏皮|口语化|接地气)一?(?:点|些)|像(?:朋友|哥们|闺蜜)一样(?:聊|说话)|"
-        r"(?:不要|别|不用)(?:太|那么)?(?:正式|严肃|官方|客气|拘谨)",
-        "偏好随意、口语化的回复风格",
-    ),
-)
+_STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
 
-# How much to explain, in which words, with what in the reply: each names the side it takes.
-_PLAIN_WORDS = (
-    r"多打比方|打个?比方|多举例子?|举个?例子|用大白话|大白话|通俗(?:易懂)?|说人话|浅显(?:易懂)?|讲得?简单易懂"
-)
-_TECHNICAL_WORDS = (
-    r"(?:直接)?用(?:专业)?(?:说法|术语|名词)|(?:可以|直接)?说(?:专业)?术语|专业(?:说法|术语|名词)(?:就行|也行|没关系|可以)|"
-    r"讲(?:得)?(?:硬核|专业|深入|深)(?:一?点|些)|硬核(?:一?点|些)"
-)
-_EMOJI_WITHOUT = (
-    r"纯文字|纯文本|只要文字|(?:不要|别|不用|少|去掉)(?:再)?(?:带|加|用|发|放)?(?:点)?(?:emoji|表情|颜文字)"
-)
-_EMOJI_WITH = r"(?:多|可以|能|记得)?(?:带|加|用|发|放)(?:点|些|一些|几个|个|一个)?(?:emoji|表情|颜文字)"
-_CODE_LANGUAGES = r"Python|Golang|Go|Java(?:Script)?|TypeScript|C\+\+|C#|Rust|Ruby|PHP|Swift|Kotlin|Scala|MATLAB|Shell|Bash|SQL|Lua|Dart|Perl|Haskell"
-_CODE_LANGUAGE = re.compile(
-    r"(?:用|写|拿|改用|换成|换用|转成?|都用|一律用)\s*(?P<l>" + _CODE_LANGUAGES + r")(?![A-Za-z])", re.IGNORECASE
-)
-#: code examples as a standing request, not one task ("用Python写个脚本" asks for one script)
-_CODE_EXAMPLES = re.compile(
-    r"示例|例子|样例|示范|demo|举例|以后|往后|默认|一律|统一|都用|都给我|从现在|(?:写|给我写)(?:代码|程序)的?(?:时候|时)",
-    re.IGNORECASE,
-)
+_PLAIN_WORDS = _DATA.text("_PLAIN_WORDS")
+_TECHNICAL_WORDS = _DATA.text("_TECHNICAL_WORDS")
+_EMOJI_WITHOUT = _DATA.text("_EMOJI_WITHOUT")
+_EMOJI_WITH = _DATA.text("_EMOJI_WITH")
+_CODE_LANGUAGES = _DATA.text("_CODE_LANGUAGES")
+_CODE_LANGUAGE = _DATA.regex("_CODE_LANGUAGE", re.IGNORECASE)
+_CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
 
 
-# Compiled once (issue 25): each clause of a message that may ask something of replies is read
-# through these; a string pattern is a look-up in ``re``'s cache of 512, which the rules' many
-# more patterns keep evicting.
-_EMOJI_WITHOUT_RE = re.compile(_EMOJI_WITHOUT, re.IGNORECASE)
-_EMOJI_WITH_RE = re.compile(_EMOJI_WITH, re.IGNORECASE)
-_PLAIN_WORDS_RE = re.compile(_PLAIN_WORDS)
-_TECHNICAL_WORDS_RE = re.compile(_TECHNICAL_WORDS)
-_FEWER_TERMS = re.compile(r"(?:少|不|别|避免|不要)(?:用|说)?(?:专业)?术语")
-_UNIT_ASKED = re.compile(r"(?:用|换成|改用|切换到|切到|换到)(?P<u>公制|英制|摄氏度?|华氏度?|公里|英里|公斤|千克|磅)")
-_SWITCHED_TO_TOOL = re.compile(r"^(?:换|换成|改用|转|转到|换到)(?:了)?\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*)(?:了|啦)?$")
+_EMOJI_WITHOUT_RE = _DATA.regex("_EMOJI_WITHOUT_RE", re.IGNORECASE)
+_EMOJI_WITH_RE = _DATA.regex("_EMOJI_WITH_RE", re.IGNORECASE)
+_PLAIN_WORDS_RE = _DATA.regex("_PLAIN_WORDS_RE")
+_TECHNICAL_WORDS_RE = _DATA.regex("_TECHNICAL_WORDS_RE")
+_FEWER_TERMS = _DATA.regex("_FEWER_TERMS")
+_UNIT_ASKED = _DATA.regex("_UNIT_ASKED")
+_SWITCHED_TO_TOOL = _DATA.regex("_SWITCHED_TO_TOOL")
 
 
 @named_rule("rules_zh_prefs.reply-content")
@@ -117,56 +74,28 @@ def _reply_content_preference(rest: str, said: str) -> _Item | None:
     return None
 
 
-#: "换成OPPO了" is a new phone (a fact), not a tool to answer with
-_DEVICE_BRANDS = re.compile(
-    r"(?:iPhone|OPPO|vivo|Pixel|Galaxy|Samsung|Redmi|realme|OnePlus|Huawei|Xiaomi|Honor|Nokia|Tesla|BMW|Audi|Benz|"
-    r"Toyota|Honda|Nissan|Ford|Volvo|Lexus|Mazda|Kia|Jeep|Porsche|Switch|PS5|Xbox|iPad|MacBook|ThinkPad)",
-    re.IGNORECASE,
-)
+_DEVICE_BRANDS = _DATA.regex("_DEVICE_BRANDS", re.IGNORECASE)
 
 
-_STYLE_WORDS = re.compile(r"简短|简洁|简单|精简|短|详细|具体|直接|重点|啰嗦|废话|正式|随意|口语|幽默|委婉|解释")
-_REPLY_NOUNS = re.compile(r"(?:回复|回答|答复|答案|解释|说明)$")
-_LANGUAGES = r"中文|英文|英语|汉语|日语|普通话|粤语|简体字?|繁体字?"
-_FORMATS = r"列表|表格|代码块|代码|markdown|Markdown|图表|段落|要点"
-_REPLY_CONTEXT = re.compile(r"回复|回答|答|给我|请|以后|输出|展示|列出|发我|跟我|和我|交流|沟通|聊")
-_TIME = (
-    r"(?P<t>(?:每天)?(?:早上|上午|中午|下午|晚上|夜里|深夜|半夜|周末|工作日|下班后|下班时间|上班时间|休息时间)"
-    r"(?:\d{1,2}|[一二三四五六七八九十]{1,3})?点?(?:以后|之后|后|前|以前|之前)?"
-    r"|(?:\d{1,2}|[一二三四五六七八九十]{1,3})点(?:以后|之后|后|前|以前|之前))"
-)
-_CONTACT = r"(?P<act>打扰|联系|找|发消息|发信息|打电话|提醒|推送)"
-_CONTACT_PHRASE = {
-    "打扰": "被打扰",
-    "联系": "被联系",
-    "找": "被联系",
-    "发消息": "收到消息",
-    "发信息": "收到消息",
-    "推送": "收到推送",
-    "打电话": "接到电话",
-    "提醒": "被提醒",
-}
-# tool names stop at the first CJK character: "VSCode写代码" names VSCode
-_TOOL = re.compile(
-    r"(?:用|使用|通过)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|企业微信|钉钉|飞书|QQ|邮件|邮箱)"
-)
+_STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
+_REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
+_LANGUAGES = _DATA.text("_LANGUAGES")
+_FORMATS = _DATA.text("_FORMATS")
+_REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
+_TIME = _DATA.text("_TIME")
+_CONTACT = _DATA.text("_CONTACT")
+_CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
+_TOOL = _DATA.regex("_TOOL")
 
 
-_TIME_NOT_TO_CONTACT = re.compile(
-    _TIME + r".{0,4}?(?P<neg>别|不要|不用|勿|不想|不希望)(?:再)?(?:被)?(?:给我)?" + _CONTACT
-)
-_TIME_TO_CONTACT = re.compile(r"(?:请|最好|可以|尽量)?(?:在)?" + _TIME + r"(?:再)?(?:给我)?" + _CONTACT)
-#: "叫我“老板”吧哈哈": a laugh after the name asked for
-_TRAILING_LAUGH = re.compile(r"(?:哈|嘿|嘻|hh|😂|🤣|😄|😆)+$")
-_CALL_ME = re.compile(
-    r"(?:叫|称呼)(?:我|用户)(?:为|做)?(?P<n>[^，,。！!？?\s]{1,6}?)(?:就行|就好|就可以|吧|好了|呗|啦)?$"
-)
-_NOT_TO_CALL = re.compile(r"不要|别|不用|不许|谁")
-_WHAT_TO_CALL = re.compile(r"(?:什么|啥)")
-_WORD_LIMIT_ASKED = re.compile(
-    r"(?:控制在|不超过|别超过|不要超过|限制在|放宽到|缩短到|压缩到|改成|改为)(?P<n>\d{2,4})\s*(?:个)?字(?P<q>以内|左右|以下|之内)?"
-)
-_ASKING = re.compile(r"[?？吗]")
+_TIME_NOT_TO_CONTACT = _DATA.regex("_TIME_NOT_TO_CONTACT")
+_TIME_TO_CONTACT = _DATA.regex("_TIME_TO_CONTACT")
+_TRAILING_LAUGH = _DATA.regex("_TRAILING_LAUGH")
+_CALL_ME = _DATA.regex("_CALL_ME")
+_NOT_TO_CALL = _DATA.regex("_NOT_TO_CALL")
+_WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
+_WORD_LIMIT_ASKED = _DATA.regex("_WORD_LIMIT_ASKED")
+_ASKING = _DATA.regex("_ASKING")
 
 
 @named_rule("rules_zh_prefs.time")
@@ -283,43 +212,11 @@ def _style_request(rest: str, said: str) -> _Item | None:
     return None
 
 
-#: what may come before a style asked for when the style is of answers ("以后说话温柔点", "希望你回答简短点");
-#: anything else is what the style is of ("希望假期长一点": a holiday, not an answer)
-_BEFORE_A_STYLE = re.compile(
-    r"(?:希望|想要|请|麻烦|拜托|一定|务必|千万|必须|尽可能|真的|以后|今后|往后|之后|下次|每次|尽量|最好|记得|可以|能不能|可不可以|你|您|给我|跟我|对我|和我|"
-    r"都|就|再|还是|稍微|能|要|得|说话|讲话|回答|回复|答复|解释|讲解|说|讲|写|回|答|的时候|时|语气|口气|态度|的|地|得)*"
-)
+_BEFORE_A_STYLE = _DATA.regex("_BEFORE_A_STYLE")
 
 
-#: what the user asks to be recommended, by kind
-_RECOMMENDED_KINDS = r"歌曲|歌|音乐|电影|片子|电视剧|剧|书|菜谱|食谱|菜|游戏|餐厅|店|景点"
-_RECOMMENDATION = (
-    # "给我推荐歌的时候多推摇滚", "以后推歌都推爵士吧", "推荐菜谱多来点川菜"
-    re.compile(
-        r"推荐?(?P<k>"
-        + _RECOMMENDED_KINDS
-        + r")(?:的时候|时)?[，,]?(?:都|多|就|只|还是)?(?:(?:给我|给用户)?(?:推|来)(?:荐)?|给我(?=[\u4e00-\u9fffA-Za-z]{2,8}?吧))(?:点|些|一些)?"
-        r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
-    ),
-    # "以后推点轻音乐吧", "以后推粤菜吧": the kind left out, the request standing
-    re.compile(
-        r"^(?:以后|之后|今后|往后|从现在起)(?:就|都|多|还是)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
-        # ("推点清淡的粤菜": what kind, then what)
-        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r")[\u4e00-\u9fffA-Za-z]{2,8}?(?:的[\u4e00-\u9fff]{2,4})?)"
-        r"(?=吧|呗|就行|就好|的|[，,。！!~～]|$)"
-    ),
-    # "推点民谣吧", "还是给我推喜剧吧": the same, as a plain request ending in 吧
-    re.compile(
-        # ("多推点蓝调吧", "换成推荐湘菜吧": more of it, or it in place of what was asked before)
-        r"^(?:还是|那就|就|那|多|换成|改成)?(?:给我|给用户)?(?:多)?推(?:荐)?(?:点|些|一些)?"
-        r"(?P<v>(?!" + _RECOMMENDED_KINDS + r"|给|一下|个)[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?=吧|呗$)"
-    ),
-    # "菜谱就推清淡的吧": the kind first
-    re.compile(
-        r"^(?P<k>" + _RECOMMENDED_KINDS + r")(?:的话)?(?:就|都|多|还是)?(?:给我|给用户)?推(?:荐)?(?:点|些|一些)?"
-        r"(?P<v>[\u4e00-\u9fffA-Za-z]{2,8}?)(?:的)?(?=吧|呗|就行|就好|[，,。！!~～]|$)"
-    ),
-)
+_RECOMMENDED_KINDS = _DATA.text("_RECOMMENDED_KINDS")
+_RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
 
 
 @named_rule("rules_zh_prefs.recommendation")
@@ -366,12 +263,7 @@ def _standing_preference(content: str, said: str) -> _Item:
     return _pref(text, category, said, behaviour=True)
 
 
-_LIKE = re.compile(
-    r"^(?P<strong>非常|特别|很|最|超级|超|挺|蛮|越来越|比较|更|还是|真的|一直)?"
-    # a liking said not to hold, in any of the ways 不 is said ("不再", "一点都不", "再也不")
-    r"(?P<neg>不再|不太|不怎么|不大|并不|根本不|一点(?:儿)?(?:都|也)不|再也不|从来不|从不|不)?(?P<verb>喜欢|偏好|偏爱|倾向于|倾向|习惯|爱|希望|想要|讨厌|受不了)"
-    r"(?P<obj>.+)$"
-)
+_LIKE = _DATA.regex("_LIKE")
 
 
 @named_rule("rules_zh_prefs.liked-reply")

@@ -46,121 +46,38 @@ from factledger.infrastructure.offline.clauses import (
     strip_exchange,
     zh_mentions_self,
 )
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 from factledger.infrastructure.offline.wishes import is_answer_wish
 
-#: relatives and people close to the speaker, beyond the slot table's roles
-_FAMILY = ZH_ROLE_PATTERN + r"|娃|宝宝|家人|亲戚|父母|子女|孙子|孙女|前妻|前夫|闺蜜|兄弟|姐妹|家里人"
-_PETS = r"狗狗|小狗|猫咪|小猫|宠物|狗|猫"
-_WORK_WORDS = (
-    r"工作|上班|下班|加班|工资|薪水|收入|公司|单位|职业|专业|行业|同事|上学|读书|年级|大学|高中|初中|小学|"
-    r"毕业|退休|辞职|跳槽|实习|创业|开店|生意|研发|项目"
-)
-#: a possessor that makes a family word someone else's
-_NOT_MINE = r"(?<![你您他她它])(?<!你的|您的|他的|她的|别人|人家)"
-_I = r"(?:我们家|我家|我的|我)"
-#: what marks a passing state or a plan for the next hour, not something lasting
-_PASSING = re.compile(
-    r"我(?:也|就|还)?(?:现在(?!用的|开的|开一|开辆|开台|开着|住|养|是|在读|读|做|当|的|换|搬|改|又|有(?!点|些|一点)|每天)|要去|马上|待会|一会|刚才|这会|等下|今天|应该|得去)"
-    r"|我(?:也|还|都)?(?:正)?在(?:吃|看|玩|睡|洗|做饭|写作业|听歌|等|开会|上课|路上|忙|加班|追剧)"
-    r"|我(?:也|都|就|差点|真)?(?:忘了|忘记了|记错了时间)"
-    r"|我(?:先|这就|马上|得|要|一会儿?)?去(?:吃|睡|洗|买|看看|忙|上个?厕所|做饭|休息)"
-    r"|我(?:也|都|真|真的|可|就)?(?:好|太|很|超|特别|有点|有些|挺)?(?:开心|高兴|难过|伤心|生气|郁闷|无聊|累|困|饿|烦|紧张|激动|"
-    r"感动|害怕|担心|着急|崩溃|无语|尴尬|委屈|满足|幸福)(?:了|啊|呀|呢|死了)?$"
-    r"|\b(?:gonna|right now|today|tonight|i'll|i ll)\b"
-)
-#: the speaker's moment rather than the speaker: a reaction, a thought about the exchange, an
-#: errand, an event of today ("我差点笑出声", "我还以为你睡了", "我去拿个快递", "我昨天做了个梦")
-_MOMENT = re.compile(
-    r"我(?:也|就|都|还|倒|倒是|真|真的|可|才|只|只是|又|一下子|当然|早就|差点|突然|忽然|一时|以前也|先|没)*"
-    r"(?:这么想|那么想|以为|不信(?:你|呢|啊|吧|了|$)|随口|开玩笑|说了|说的是|是说|好奇|没想好|想起来?|想到|料到|反应过来|"
-    r"记得|忘了|听(?:别人|人家|朋友|他们|同事|人)说|听说(?:了|过|你|他|她|那|这|有)|看到|无所谓|猜|笑|哭|服了|懵|愣|"
-    r"看看(?:再|吧|先|$))"
-    r"|我(?:先|这就|马上|刚|刚刚|才|已经|正|正在|还|还在|也)*(?:到家|回来了|回家了|出门|起床|来了|来啦|在路上|在车上|"
-    r"准备睡|要睡了|睡醒|醒了|去拿|去取|去接|去倒|洗个?澡|洗漱|等了)"
-    # a day, not a time of day: "我下午也喝一杯" is a habit
-    r"|我(?:也|还|都)?(?:今天|昨天|昨晚|前天|刚才|刚刚|刚|今早|今晚)"
-    r"(?![\d一二三四五六七八九十两]+岁|满|过生日)"
-    r"|我(?:居然|竟然|终于|差点|险些|要被|快被|都快|快)"
-    r"|我(?:也|就|还|先|得|再|尽量)?(?:考虑一下|想一下|决定了|尽力|下线|先撤|撤了|走了|回头|等会儿?|等一下|一会儿?|待会儿?|"
-    r"明天再|改天再|那会儿|好久没这么)"
-    r"|我(?:才|可|哪|又)(?:没|不|有)|我没听清|我(?:不是|没)(?:那个|这个)意思|我算是"
-    r"|我(?:又|好|有点|真的?)?(?:饿|渴|困|撑|冷|热)(?:了|死了|得慌)?$"
-    r"|^我也(?:是|一样|这么觉得)(?:啊|呀|呢|的)?$"
-)
-_EN_I = r"(?:i|i'm|i m|im|i've|i ve|i am|i was|i have|i had)"
-#: the listener acting on the speaker ("你一直支持我", "你跟我去…"): an exchange, not a trait
-_LISTENER_THEN_ME = re.compile(r"[你您][^我]*我")
-#: the speaker acting on the listener ("我逗你玩呢", "我回头告诉你", "我带你去"): an exchange too
-_ME_THEN_LISTENER = re.compile(r"我(?!比)[^你您，,。]{0,8}[你您](?!一样)")
-#: "我们" alone, a group the speaker is in, not the speaker ("我们这附近没有…"); 我们家/公司 stay
-_ONLY_WE = re.compile(
-    r"^(?:(?!我(?!们)|我们(?:家|公司|单位|学校|部门|团队|班|专业)).)*我们(?!家|公司|单位|学校|部门|团队|班|专业)(?:(?!我(?!们)).)*$"
-)
+_DATA = rules("signals")
 
-#: pastimes as verb phrases; one proposed or done together tells what the speaker does for fun
-_ZH_HOBBY = (
-    r"打(?:篮|足|排|羽毛|乒乓|网|台|棒|高尔夫)?球|踢(?:足)?球|游泳|跑步|爬山|登山|徒步|骑(?:车|行|马)|滑(?:板|雪|冰)|溜冰|"
-    r"健身|瑜伽|(?:打|玩)(?:电子|网络|手机)?游戏|打(?:牌|麻将)|下棋|钓鱼|露营|野餐|旅游|旅行|看电影|看(?:球|比赛)|唱歌|K歌|"
-    r"跳舞|画画|弹(?:琴|吉他|钢琴)|拍照|摄影|逛街|烘焙|遛狗|冲浪|潜水|攀岩|打拳|练(?:琴|字|舞|瑜伽)"
-)
-#: "一起去钓鱼", "陪我一起打羽毛球", "我们周末一起去爬山": a pastime the speaker shares
-_ZH_JOINT_PASTIME = re.compile(r"(?:一起|一块儿?)(?:去|来|玩|练|学|出去)*(?:" + _ZH_HOBBY + r")")
-#: subject-less habits ("周末经常去爬山"): in Chinese the dropped subject is the speaker
-_ZH_HABITUAL_PASTIME = re.compile(
-    r"^(?:平时|平常|经常|常常|每天|天天|每周|每个?周末|周末|没事|有空|闲了|下班后?|放假)[^你您他她它]{0,5}?(?:"
-    + _ZH_HOBBY
-    + r")"
-)
-#: a clause whose subject is someone else ("他们经常一起去钓鱼")
-_ZH_OTHER_SUBJECT = re.compile(r"^(?:他|她|它|他们|她们|它们|人家|别人|大家|有人)")
-#: a change told as an event, usually without 我: moves, job changes, birthdays, a new car, quitting
-#: (a bare digit run is read from its first digit, "(?<!\d)\d+": tried from every digit of a long
-#: run, "\d+岁了" re-read the run each time, seconds on one message: issue 25)
-_ZH_CHANGE = (
-    r"搬(?:家|到|去|来|回|进)|跳槽|调(?:到|去|回|职|动)|升职|晋升|被提拔|转正|辞职|离职|裸辞|被裁|退休了|不干了|入职|"
-    r"买了?(?:套|个)?房|安家|定居|落户|回老家|提了?(?:台|辆)|(?:换|买)了?(?:辆|台)|新车|旧车|岁生日|(?:步入|迈入|满)\d+岁|"
-    r"(?<!\d)\d+岁了|戒了|在戒|戒烟|戒酒|分手|分了|离婚|结婚了|订婚|脱单|单身|入门了|上手了|送人了|送走了|走丢了|换成|改成|换回|"
-    r"升了|当上|成了正式|转正|[上升](?:了)?(?:[一二三四五六]年级|初[一二三]|高[一二三]|小学|初中|高中|大学)|体重|(?<!\d)\d+(?:斤|公斤)|减到|瘦到|胖到|"
-    r"^(?:[\u4e00-\u9fff]{0,6}?)不(?:学|考|去|做|干|减|练|追|玩|养|住|用|喝|吃|抽)[\u4e00-\u9fff]{0,4}了|^不[\u4e00-\u9fff]{1,2}了$|新家|^(?:现在|目前|已经)?住在|租房|租了|开网约车|跑外卖|跑滴滴|辞了|不在[\u4e00-\u9fff]{1,8}了|去了.{1,10}(?:当|做)|转行|改行|转岗|考上|走丢|去世|新公司|养了(?:只|条|一|两)|提车|换了?(?:个|部|台)?[^，,]{0,6}手机|"
-    r"(?:大[一二三四]|初[一二三]|高[一二三]|[一二三四五六]年级)了|取消了|黄了|泡汤了|工资|月薪|年薪|涨薪|加薪|过完?生日|"
-    r"^(?:\d{2}|[二三四五六七八九]?十[一二三四五六七八九]?)(?:岁)?了$|(?:买|换)了(?:个|部|台|辆)"
-)
-_EN_CHANGE = (
-    r"\b(?:moved (?:to|into|back)|relocated|promoted|turned \d+|quit (?:my|the) job|got (?:married|engaged|divorced|laid off|fired)|"
-    r"broke up|now driving|sold (?:it|that|my)|traded (?:it|that|my)|new job|joined \w+|started (?:a new job|working)|"
-    r"gave up|given up|quit \w+|stopped \w+ing|now i'?m|i'?m now|now (?:living|working|driving|based)|moved into|"
-    r"switched to|swapped|replaced|cancell?ed|called off|\w+'s off|graduated|passed away|adopted|"
-    r"i'?m (?:a )?(?:freshman|sophomore|junior|senior))\b"
-)
-#: taking back or correcting what was said: it changes what is known about the speaker
-_ZH_CORRECTION = (
-    r"说错了|打错了|写错了|记错了|记混了|搞错了|口误|笔误|纠正一下|更正一下|开玩笑的|逗你(?:玩)?的|骗你的|吹牛的|瞎说的"
-)
-_EN_CORRECTION = (
-    r"\b(?:oops|typo|autocorrect|correction|i meant|just kidding|i was (?:just )?(?:joking|kidding)|nvm|never mind|scratch that|"
-    r"is actually|(?:was|that's) a lie)\b"
-)
+_FAMILY = _DATA.text("_FAMILY", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_PETS = _DATA.text("_PETS")
+_WORK_WORDS = _DATA.text("_WORK_WORDS")
+_NOT_MINE = _DATA.text("_NOT_MINE")
+_I = _DATA.text("_I")
+_PASSING = _DATA.regex("_PASSING")
+_MOMENT = _DATA.regex("_MOMENT")
+_EN_I = _DATA.text("_EN_I")
+_LISTENER_THEN_ME = _DATA.regex("_LISTENER_THEN_ME")
+_ME_THEN_LISTENER = _DATA.regex("_ME_THEN_LISTENER")
+_ONLY_WE = _DATA.regex("_ONLY_WE")
 
-#: what the speaker holds dear: "patience makes all the difference", "it's vital that families eat together"
-_EN_VALUES = (
-    r"\b(?:can|could|does|do|will|would) (?:really |truly |actually |still )?make (?:a|all the) (?:\w+ )?difference\b"
-    r"|\bit(?:'s| is) (?:so |really |very |truly |just )?(?:important|essential|crucial|vital) (?:to|that|for)\b"
-    r"|\b(?:is|are) (?:the )?key\b|\b(?:is|are) what (?:really )?matters\b"
-)
-#: the speaker's opinion of a work or pastime: "it's a wonderful fantasy series", "this is a cozy puzzle game"
-_EN_WORK_OPINION = (
-    r"\b(?:it's|it is|this is|that's|that is|this one's|this one is) (?:a|an|another|one of the|my) (?:[\w-]+ ){0,4}"
-    r"(?:books?|novels?|series|trilogy|movies?|films?|shows?|games?|album|songs?|bands?|podcasts?|restaurants?|recipes?|dish)\b"
-)
+_ZH_HOBBY = _DATA.text("_ZH_HOBBY")
+_ZH_JOINT_PASTIME = _DATA.regex("_ZH_JOINT_PASTIME")
+_ZH_HABITUAL_PASTIME = _DATA.regex("_ZH_HABITUAL_PASTIME")
+_ZH_OTHER_SUBJECT = _DATA.regex("_ZH_OTHER_SUBJECT")
+_ZH_CHANGE = _DATA.text("_ZH_CHANGE")
+_EN_CHANGE = _DATA.text("_EN_CHANGE")
+_ZH_CORRECTION = _DATA.text("_ZH_CORRECTION")
+_EN_CORRECTION = _DATA.text("_EN_CORRECTION")
+
+_EN_VALUES = _DATA.text("_EN_VALUES")
+_EN_WORK_OPINION = _DATA.text("_EN_WORK_OPINION")
 
 
-#: a reply language asked for from now on, said without "I": "English is fine from now on"
-_EN_LANGUAGE_FROM_NOW = re.compile(
-    r"\b(?:english|chinese|mandarin|spanish|french|german|japanese|korean|italian|portuguese|russian) "
-    r"(?:is fine|is ok(?:ay)?|works|only|please|from now on|going forward|again)\b",
-    re.IGNORECASE,
-)
+_EN_LANGUAGE_FROM_NOW = _DATA.regex("_EN_LANGUAGE_FROM_NOW", re.IGNORECASE)
 
 
 #: each pattern table's patterns compiled once: the detector reads every clause of a message
@@ -180,14 +97,11 @@ def _compiled(table: dict[str, list[str]]) -> dict[str, tuple[re.Pattern[str], .
     return entry[1]
 
 
-#: the listener named (a clause put to the assistant, or advice to it)
-_LISTENER = re.compile(r"你|您")
-_EN_LISTENER = re.compile(r"\byou\b")
-#: what the asker owns, named in a question
-_MINE = re.compile(r"我(?:的|最喜欢的|家的?)")
-#: a clause that opens on someone else or on a thing pointed at
-_SOMEONE_ELSE_FIRST = re.compile(r"^(?:他|她|它|他们|她们|这|那|人家|别人)")
-_EN_WORK_OPINION_RE = re.compile(_EN_WORK_OPINION)
+_LISTENER = _DATA.regex("_LISTENER")
+_EN_LISTENER = _DATA.regex("_EN_LISTENER")
+_MINE = _DATA.regex("_MINE")
+_SOMEONE_ELSE_FIRST = _DATA.regex("_SOMEONE_ELSE_FIRST")
+_EN_WORK_OPINION_RE = _DATA.regex("_EN_WORK_OPINION_RE")
 
 
 class SignalDetector:

@@ -1,0 +1,179 @@
+"""The offline rules' declarative parts, read from TOML files shipped in the package (ADR 0040).
+
+Each rule module ``<module>.py`` keeps its functions and reads its lexicons, patterns and
+tables from ``rules/<module>.toml`` with ``rules(<module>)``. A file has up to four kinds of
+entry, each a top-level table keyed by the name the module gives the value:
+
+- ``[patterns]``: regular expressions and sub-patterns (strings). ``{NAME}`` in a pattern is
+  replaced by the pattern ``NAME`` of the same table (or one the module passes in, such as a
+  pattern built from a lexicon), so a shared piece (``{_NUMBER}``, ``{ZH_ROLE_PATTERN}``) is
+  written once. Quantifiers (``{2,6}``) are untouched: only upper-case names are placeholders.
+- ``[words]``: word lists (arrays of strings).
+- ``[rows]``: ordered rules and tables of rows (arrays of arrays, e.g. a pattern and the slot
+  it names); placeholders are expanded in every string of a row.
+- ``[tables.NAME]``: mappings (a surface word to its canonical form …).
+- ``[examples]`` / ``[near_misses]``: for a pattern ``NAME``, texts it must find / must not find
+  (tests/test_rule_data.py checks every one against the module's compiled pattern).
+
+The files are read and the patterns compiled when a rule module is first imported, never by
+``import factledger`` (the offline package is imported on first use). A malformed file is a
+``RuleDataError`` naming the file, the table and the key.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import tomllib
+from importlib import resources
+from typing import Any
+
+#: a placeholder for a named sub-pattern: ``{ROLE}``, ``{_NUMBER}`` (never a quantifier ``{2,6}``)
+_PLACEHOLDER = re.compile(r"\{(_*[A-Z][A-Z0-9_]*)\}")
+_KINDS = ("patterns", "words", "rows", "tables", "examples", "near_misses")
+
+
+class RuleDataError(ValueError):
+    """A rule data file that cannot be read as rules; the message names the file, table and key."""
+
+
+class RuleData:
+    """One module's data file, parsed; values are checked and expanded as they are asked for."""
+
+    def __init__(self, file: str, document: dict[str, Any]) -> None:
+        self.file = file
+        unknown = sorted(set(document) - set(_KINDS))
+        if unknown:
+            raise RuleDataError(f"{file}: unknown table [{unknown[0]}] (expected one of {', '.join(_KINDS)})")
+        self._document = document
+        for kind in _KINDS:
+            if not isinstance(document.get(kind, {}), dict):
+                raise RuleDataError(f"{file}: [{kind}] must be a table")
+
+    def _entry(self, kind: str, key: str) -> Any:
+        table = self._document.get(kind, {})
+        if key not in table:
+            raise RuleDataError(f"{self.file}: [{kind}] has no key {key!r}")
+        return table[key]
+
+    def _fail(self, kind: str, key: str, expected: str, value: Any) -> RuleDataError:
+        return RuleDataError(f"{self.file}: [{kind}] {key}: expected {expected}, got {type(value).__name__}")
+
+    def _expand(self, text: str, key: str, extra: dict[str, str], seen: tuple[str, ...] = ()) -> str:
+        def named(match: re.Match[str]) -> str:
+            name = match.group(1)
+            if name in extra:
+                return extra[name]
+            if name in seen:
+                raise RuleDataError(f"{self.file}: [patterns] {key}: {{{name}}} names itself")
+            if name not in self._document.get("patterns", {}):
+                raise RuleDataError(f"{self.file}: [patterns] {key}: unknown sub-pattern {{{name}}}")
+            return self._text(name, extra, (*seen, name))
+
+        return _PLACEHOLDER.sub(named, text)
+
+    def text(self, key: str, **extra: str) -> str:
+        """The pattern ``key`` of ``[patterns]``, its ``{NAME}``s expanded (``extra`` names the module's own)."""
+        return self._text(key, extra, (key,))
+
+    def _text(self, key: str, extra: dict[str, str], seen: tuple[str, ...]) -> str:
+        value = self._entry("patterns", key)
+        if not isinstance(value, str):
+            raise self._fail("patterns", key, "a string", value)
+        return self._expand(value, key, extra, seen)
+
+    def regex(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> re.Pattern[str]:
+        """The pattern ``key`` compiled; an invalid expression names its file and key."""
+        return self._compiled(self.text(key, **extra), flags, "patterns", key)
+
+    def _compiled(self, text: str, flags: int | re.RegexFlag, kind: str, key: str) -> re.Pattern[str]:
+        try:
+            return re.compile(text, flags)
+        except re.error as error:
+            raise RuleDataError(f"{self.file}: [{kind}] {key}: not a regular expression ({error})") from None
+
+    def entries(self, kind: str) -> dict[str, Any]:
+        """The raw entries of one table (``patterns``, ``words`` …), as written, by name."""
+        return dict(self._document.get(kind, {}))
+
+    def checks(self, kind: str) -> dict[str, tuple[str, ...]]:
+        """``[examples]`` or ``[near_misses]``: pattern name -> texts."""
+        found = self._document.get(kind, {})
+        for key, texts in found.items():
+            if not isinstance(texts, list) or not all(isinstance(text, str) for text in texts):
+                raise self._fail(kind, key, "an array of strings", texts)
+        return {key: tuple(texts) for key, texts in found.items()}
+
+    def words(self, key: str) -> tuple[str, ...]:
+        """The word list ``key`` of ``[words]``, in its order."""
+        value = self._entry("words", key)
+        if not isinstance(value, list) or not all(isinstance(word, str) for word in value):
+            raise self._fail("words", key, "an array of strings", value)
+        return tuple(value)
+
+    def mapping(self, key: str) -> dict[str, str]:
+        """The table ``[tables.key]``: strings to strings, in its order."""
+        value = self._entry("tables", key)
+        if not isinstance(value, dict) or not all(isinstance(v, str) for v in value.values()):
+            raise self._fail("tables", key, "a table of strings", value)
+        return dict(value)
+
+    def table(self, key: str) -> dict[str, Any]:
+        """The table ``[tables.key]``, arrays as tuples."""
+        value = self._entry("tables", key)
+        if not isinstance(value, dict):
+            raise self._fail("tables", key, "a table", value)
+        return {name: _frozen(item) for name, item in value.items()}
+
+    def rows(self, key: str, **extra: str) -> tuple[Any, ...]:
+        """The rows ``key`` of ``[rows]`` (arrays as tuples), ``{NAME}`` expanded in every string."""
+        value = self._entry("rows", key)
+        if not isinstance(value, list):
+            raise self._fail("rows", key, "an array", value)
+        return tuple(_frozen(self._expanded(row, key, extra)) for row in value)
+
+    def _expanded(self, value: Any, key: str, extra: dict[str, str]) -> Any:
+        if isinstance(value, str):
+            return self._expand(value, key, extra)
+        if isinstance(value, list):
+            return [self._expanded(item, key, extra) for item in value]
+        return value
+
+    def regexes(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> tuple[re.Pattern[str], ...]:
+        """The rows ``key``, each a pattern, compiled."""
+        found = self.rows(key, **extra)
+        if not all(isinstance(row, str) for row in found):
+            raise self._fail("rows", key, "an array of patterns", found)
+        return tuple(self._compiled(row, flags, "rows", key) for row in found)
+
+    def compiled_rows(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> tuple[tuple[Any, ...], ...]:
+        """The rows ``key``, each ``[pattern, output…]``, with the pattern compiled."""
+        compiled = []
+        for row in self.rows(key, **extra):
+            if not isinstance(row, tuple) or not row or not isinstance(row[0], str):
+                raise self._fail("rows", key, "rows that start with a pattern", row)
+            compiled.append((self._compiled(row[0], flags, "rows", key), *row[1:]))
+        return tuple(compiled)
+
+
+def _frozen(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_frozen(item) for item in value)
+    if isinstance(value, dict):
+        return {name: _frozen(item) for name, item in value.items()}
+    return value
+
+
+def parse(file: str, text: str) -> RuleData:
+    """``text`` as the data file ``file``; a TOML error names the file."""
+    try:
+        return RuleData(file, tomllib.loads(text))
+    except tomllib.TOMLDecodeError as error:
+        raise RuleDataError(f"{file}: not valid TOML ({error})") from None
+
+
+@functools.cache
+def rules(module: str) -> RuleData:
+    """The data of the rule module ``module`` (``rules/<module>.toml``), read once per process."""
+    place = resources.files(__package__).joinpath("rules", f"{module}.toml")
+    return parse(f"infrastructure/offline/rules/{module}.toml", place.read_text(encoding="utf-8"))
