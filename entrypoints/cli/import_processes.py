@@ -207,8 +207,9 @@ class WorkerPool:
             theirs.close()
             self.workers.append(_Worker(process, inbox, ours))
 
-    def open(self, setup: WorkerSetup) -> None:
-        """Tell every worker which ledger to open (the parent has opened it: the server runs)."""
+    def open(self, setup: Any) -> None:
+        """Tell every worker which ledger to open (a ``WorkerSetup``, or what ``work`` takes): the
+        parent has opened it, so the server runs."""
         for worker in self.workers:
             self._put(worker, setup)
 
@@ -238,7 +239,7 @@ class WorkerPool:
         batch, worker.waiting = worker.waiting, []
         self._put(worker, batch)
 
-    def _put(self, worker: _Worker, batch: list[Line] | WorkerSetup | None) -> None:
+    def _put(self, worker: _Worker, batch: Any) -> None:
         while True:
             try:
                 worker.inbox.put(batch, timeout=POLL_S)
