@@ -76,7 +76,10 @@ def _replay_share(index: int, setup: ReplaySetup, reports: Connection, stop: Any
     from factledger.infrastructure.config import Settings
 
     parent = multiprocessing.parent_process()
-    service = open_ledger(Settings.load(**setup.overrides), ledger=setup.ledger, warn_if_offline=False)
+    # like the command, the source is opened whatever embedder built its read model (replay never reads it)
+    service = open_ledger(
+        Settings.load(**setup.overrides), ledger=setup.ledger, check_embedder=False, warn_if_offline=False
+    )
     try:
         return service.replay(
             **setup.replay, share=(index, setup.processes), progress=_reporter(index, reports, stop, parent)
