@@ -135,3 +135,14 @@ def test_the_shares_of_a_replay_together_give_the_whole_and_its_position(service
 def test_a_bad_share_is_refused(service: LedgerService, share: Any) -> None:
     with pytest.raises(InvalidInput, match="share must be"):
         service.replay("x", "offline", share=share)
+
+
+def test_the_first_error_of_a_worker_stops_the_replay_with_its_kind_and_worker(
+    cli_env: dict[str, str], tmp_path: Path
+) -> None:
+    rules = tmp_path / "rules.toml"
+    rules.write_text("[[drop]]\nkind = 'no such kind'\n", encoding="utf-8")
+    one = run_cli(cli_env, "replay", "--into", "x", "--rules", str(rules), "--processes", "1", expect=None)
+    two = run_cli(cli_env, "replay", "--into", "x", "--rules", str(rules), "--processes", "2", expect=None)
+    assert one.returncode == two.returncode != 0  # the same kind of error, so the same exit status
+    assert "(worker " in two.stderr and "the replay stopped" in two.stderr and str(rules.name) in two.stderr

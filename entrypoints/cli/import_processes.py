@@ -123,7 +123,7 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
         finally:
             service.close()
     except FactledgerError as exc:
-        kind = type(exc) if _importable(type(exc)) else FactledgerError
+        kind = type(exc) if importable(type(exc)) else FactledgerError
         reports.send(("error", index, batch[0][0] if batch else None, kind, str(exc)))
         return
     except Exception:
@@ -132,7 +132,7 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
     reports.send(("finished", index))
 
 
-def _importable(kind: type) -> bool:
+def importable(kind: type) -> bool:
     """Whether the parent can name this class (it is sent by reference)."""
     try:
         pickle.dumps(kind)

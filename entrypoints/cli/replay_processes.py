@@ -26,7 +26,7 @@ from typing import Any
 import attrs
 
 from factledger.application.errors import FactledgerError
-from factledger.entrypoints.cli.import_processes import WorkerPool, next_batch
+from factledger.entrypoints.cli.import_processes import WorkerPool, importable, next_batch
 
 #: every this many source messages a worker reports progress and checks that it should go on
 CHECK_EVERY = 64
@@ -60,7 +60,8 @@ def run_replay_worker(index: int, inbox: Any, reports: Connection, stop: Any) ->
     except _Stopped:
         return
     except FactledgerError as exc:
-        reports.send(("error", index, None, type(exc), str(exc)))
+        kind = type(exc) if importable(type(exc)) else FactledgerError
+        reports.send(("error", index, None, kind, str(exc)))
         return
     except Exception:
         reports.send(("crash", index, None, None, traceback.format_exc()))
