@@ -48,6 +48,7 @@ class Ledgers:
         users: Sequence[str] | None = None,
         limit: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        share: tuple[int, int] | None = None,
     ) -> ReplayReport:
         """Re-decide this ledger's recorded messages with another extractor (``offline`` or
         ``llm``, optionally with a ``rules`` or ``prompts`` file) into the ledger ``into``.
@@ -62,6 +63,7 @@ class Ledgers:
             users=set(users) if users else None,
             limit=limit,
             progress=progress,
+            share=share,
         )
 
     def estimate_replay(

@@ -384,13 +384,14 @@ class PartitionedLedger:
         users: Sequence[str] | None = None,
         limit: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        share: tuple[int, int] | None = None,
     ) -> dict[str, ReplayReport]:
         """Replay every partition into its own ledger ``into`` (each resumable on its own); ``users``
-        and ``limit`` apply in each partition, ``progress`` is told each partition's counts."""
+        ``limit`` and ``share`` apply in each partition, ``progress`` is told each partition's counts."""
 
         def replay(service: LedgerService) -> ReplayReport:
             return service.replay(
-                into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress
+                into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress, share=share
             )
 
         return self._each(replay)

@@ -501,7 +501,14 @@ class LedgerDirectory(Protocol):
         extractor or another user filter."""
         ...
 
-    def set_position(self, name: str, position: int) -> None: ...
+    def set_position(self, name: str, position: int, share: tuple[int, int] | None = None) -> None:
+        """Move the replay's position forward (never back); with ``share`` (index, count), that
+        share's own, and the ledger's to the lowest of its ``count`` shares' once all have one."""
+        ...
+
+    def share_position(self, name: str, share: tuple[int, int]) -> int:
+        """Where a replay of ``share`` resumes: its own position, or the ledger's if that is further."""
+        ...
 
     def promote(self, name: str) -> str:
         """Make ``name`` live; return the new name of the previous live ledger."""

@@ -5,6 +5,11 @@ their original ids, times, sessions and context; the target ledger's ingest is
 idempotent by message id, and the position is saved after every group of
 messages (``ingest_many``, ADR 0022), so an interrupted replay resumes where it
 stopped and ends as an uninterrupted one.
+
+With ``share=(index, count)`` only the users of that share (``shares.share_of``) are
+replayed, and the position is the share's own (ADR 0040): ``count`` shares run at once, each
+in its own process, replay every user once; the ledger's position is then the lowest of
+theirs, so a replay resumed with another count, or in one process, skips nothing.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ from factledger.application.errors import FactledgerError, InvalidInput
 from factledger.application.ingestion import Incoming
 from factledger.application.ledger import MemoryLedger
 from factledger.application.ports import CostEstimator, Extractor, LedgerDirectory, RelationJudge
+from factledger.application.shares import Share, check_share, share_of
 from factledger.domain.memory import UserMemory
 from factledger.domain.reasons import render_reason
 from factledger.domain.values import Turn
@@ -75,11 +81,16 @@ def replay(
     users: set[str] | None = None,
     limit: int | None = None,
     progress: Callable[[int, int], None] | None = None,
+    share: Share | None = None,
 ) -> ReplayReport:
-    """Feed the source's messages through ``extractor`` into the ledger ``into``."""
+    """Feed the source's messages through ``extractor`` into the ledger ``into`` (only the users
+    of ``share``, from that share's position, when given)."""
+    if share is not None:
+        share = check_share(share)
     entry = directory.create(into, extractor.extractor_id, source=source_name, users=sorted(users) if users else None)
+    start = entry.replay_position if share is None else directory.share_position(into, share)
     target = directory.open(into, extractor=extractor, judge=judge, inline_projection=False)
-    run = _Replay(source, directory, into, target, users, entry.replay_position)
+    run = _Replay(source, directory, into, target, users, start, share)
     total = source.count_messages(after=run.position)
     if limit is not None:
         total = min(total, limit)
@@ -112,6 +123,7 @@ class _Replay:
     target: LedgerService
     users: set[str] | None
     position: int
+    share: Share | None = None
     seen: int = 0  # the last message looked at: ingested, pending, or of a user left out
     pending: list[tuple[int, Incoming]] = attrs.Factory(list)  # (position in the source, message)
     texts: dict[str, dict[str, str]] = attrs.Factory(dict)  # user -> fact id -> text, in the source
@@ -128,18 +140,27 @@ class _Replay:
     def wanted(self, user_id: str) -> bool:
         return self.users is None or user_id in self.users
 
+    def ours(self, user_id: str) -> bool:
+        """Whether the user is of this replay's share (every user when it has none)."""
+        return self.share is None or share_of(user_id, self.share[1]) == self.share[0]
+
+    def save_position(self) -> None:
+        self.directory.set_position(self.into, self.position, share=self.share)
+
     def correction(self, notification_id: int, user_id: str, event: Any) -> None:
         """An operator's decision, not the extractor's: carried as it is, at its place in time."""
         self.ingest_pending()
-        if self.wanted(user_id):
+        if self.wanted(user_id) and self.ours(user_id):
             carried = _carry(self.source, self.target, user_id, event, self.texts)
             self.corrections += 1
             self.unmatched += not carried
         self.position = self.seen = notification_id
-        self.directory.set_position(self.into, self.position)
+        self.save_position()
 
     def message(self, notification_id: int, user_id: str, message: Any) -> None:
-        if self.wanted(user_id):
+        if not self.ours(user_id):
+            pass  # another share's: replayed by its own process
+        elif self.wanted(user_id):
             incoming = Incoming(
                 user_id,
                 message.text,
@@ -165,7 +186,7 @@ class _Replay:
                 )
                 self.refused += 1
             elif isinstance(outcome, FactledgerError):  # too busy: resume from this message
-                self.directory.set_position(self.into, self.position)
+                self.save_position()
                 raise outcome
             elif outcome.status == "duplicate":
                 self.already += 1
@@ -174,7 +195,7 @@ class _Replay:
             self.position = notification_id
         self.pending.clear()
         self.position = self.seen
-        self.directory.set_position(self.into, self.position)
+        self.save_position()
 
     def report(self, extractor_id: str, projected: int) -> ReplayReport:
         return ReplayReport(

@@ -289,10 +289,13 @@ class LedgerService:
         users: Sequence[str] | None = None,
         limit: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        share: tuple[int, int] | None = None,
     ) -> ReplayReport:
-        """Re-decide this ledger's messages with another extractor into the ledger ``into`` (resumable)."""
+        """Re-decide this ledger's messages with another extractor into the ledger ``into`` (resumable).
+        ``share=(index, count)``: only that share of the users, resumed from its own position; run
+        the ``count`` shares at once, each in a process of its own (``replay --processes``, ADR 0040)."""
         return self._require_ledgers().replay(
-            into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress
+            into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress, share=share
         )
 
     def estimate_replay(

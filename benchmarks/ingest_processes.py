@@ -43,9 +43,9 @@ def import_run(uri: str, path: Path, processes: int) -> tuple[float, float]:
     env.update(DATABASE_URL=uri, FACTLEDGER_SCHEMA=schema, FACTLEDGER_HOME=str(home))
     command = [sys.executable, "-m", "factledger.entrypoints.cli", "ingest-file", str(path), "--json", "-q"]
     try:
-        start, cpu = time.perf_counter(), _children_cpu()
+        start, cpu = time.perf_counter(), children_cpu()
         done = subprocess.run([*command, "--processes", str(processes)], env=env, capture_output=True, text=True)
-        elapsed, cpu = time.perf_counter() - start, _children_cpu() - cpu
+        elapsed, cpu = time.perf_counter() - start, children_cpu() - cpu
         if done.returncode != 0:
             raise SystemExit(f"ingest-file --processes {processes} failed ({done.returncode}): {done.stderr[-2000:]}")
         summary = json.loads(done.stdout)
@@ -56,7 +56,7 @@ def import_run(uri: str, path: Path, processes: int) -> tuple[float, float]:
     return elapsed, cpu
 
 
-def _children_cpu() -> float:
+def children_cpu() -> float:
     """CPU seconds of the processes this one has waited for (and theirs: the workers)."""
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime

@@ -8,6 +8,7 @@ Default sizes (smaller than the issue's, to fit the budget; each script's own
 defaults are the issue's sizes):
   ingest.py          1,500 messages over 150 users, 5 runs (+ a profiled run, + a counted one)
   ingest_processes.py 3,000 messages over 300 users, --processes 1 and 2, 5 runs
+  replay_processes.py 3,000 messages over 300 users replayed, --processes 1 and 2, 5 runs
   http_workers.py    serve --workers 1 and 2, 8 client threads x 100 mixed requests, 3 runs
   history_length.py  1,500 earlier messages, 20 probes per user, 5 runs
   rebuild.py         100,000 events (600 ingested messages copied), 5 runs
@@ -34,6 +35,7 @@ PROFILE = Path(tempfile.gettempdir()) / "factledger_ingest_profile.txt"
 SIZES = {
     "ingest": ["--messages", "1500", "--users", "150", "--profile", str(PROFILE)],
     "ingest_processes": ["--messages", "3000", "--users", "300"],
+    "replay_processes": ["--messages", "3000", "--users", "300"],
     "http_workers": ["--clients", "8", "--requests", "100"],
     "history_length": ["--messages", "1500", "--probe", "20"],
     "rebuild": ["--events", "100000", "--seed-messages", "600", "--seed-users", "60"],
@@ -58,6 +60,10 @@ ROWS: list[tuple[str, str, str, float | None, bool]] = [
     ("ingest_processes", "two_processes_msg_per_s", "ingest-file --processes 2, msg/s", None, True),
     ("ingest_processes", "load_average_1min", "  (machine's 1-min load average then)", None, True),
     ("ingest_processes", "ratio_two_vs_one_process", "ratio --processes 2 / --processes 1", 1.6, True),
+    ("replay_processes", "one_process_msg_per_s", "replay --processes 1, msg/s", None, True),
+    ("replay_processes", "two_processes_msg_per_s", "replay --processes 2, msg/s", None, True),
+    ("replay_processes", "load_average_1min", "  (machine's 1-min load average then)", None, True),
+    ("replay_processes", "ratio_two_vs_one_process", "ratio replay --processes 2 / --processes 1", None, True),
     ("http_workers", "one_worker_req_per_s", "HTTP mixed load --workers 1, req/s", None, True),
     ("http_workers", "two_workers_req_per_s", "HTTP mixed load --workers 2, req/s", None, True),
     ("http_workers", "load_average_1min", "  (machine's 1-min load average then)", None, True),

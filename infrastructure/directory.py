@@ -41,8 +41,11 @@ class PostgresLedgerDirectory:
         entry = self.catalog.entry(name)
         return self.catalog.max_position(entry.schema)
 
-    def set_position(self, name: str, position: int) -> None:
-        self.catalog.set_position(name, position)
+    def set_position(self, name: str, position: int, share: tuple[int, int] | None = None) -> None:
+        self.catalog.set_position(name, position, share)
+
+    def share_position(self, name: str, share: tuple[int, int]) -> int:
+        return self.catalog.share_position(name, share)
 
     def promote(self, name: str) -> str:
         return self.catalog.promote(name)

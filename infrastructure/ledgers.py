@@ -49,6 +49,7 @@ class LedgerCatalog:
         self.uri = uri
         self.base = base_schema
         self.table = Identifier(base_schema, "factledger_ledgers")
+        self.shares = Identifier(base_schema, "factledger_replay_shares")
         self.options = options
 
     def _connect(self) -> psycopg.Connection[dict[str, Any]]:
@@ -65,6 +66,14 @@ class LedgerCatalog:
                 ).format(self.table)
             )
             conn.execute(SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS replay_users text").format(self.table))
+            # replay --processes N: each share's position (ADR 0040), by the ledger's schema (a
+            # promote renames ledgers, never their schemas)
+            conn.execute(
+                SQL(
+                    "CREATE TABLE IF NOT EXISTS {} (schema_name text NOT NULL, shares int NOT NULL, "
+                    "share int NOT NULL, position bigint NOT NULL, PRIMARY KEY (schema_name, shares, share))"
+                ).format(self.shares)
+            )
             conn.execute(
                 SQL("INSERT INTO {} (name, schema_name) VALUES (%s, %s) ON CONFLICT DO NOTHING").format(self.table),
                 (LIVE, self.base),
@@ -132,12 +141,52 @@ class LedgerCatalog:
             ).fetchone()
         return int(row["n"]) if row else 0
 
-    def set_position(self, name: str, position: int) -> None:
+    def set_position(self, name: str, position: int, share: tuple[int, int] | None = None) -> None:
         with self._connect() as conn:
+            if share is not None:
+                self._set_share_position(conn, name, position, share)
+                return
             conn.execute(
                 SQL("UPDATE {} SET replay_position = GREATEST(replay_position, %s) WHERE name = %s").format(self.table),
                 (position, name),
             )
+
+    def _set_share_position(
+        self, conn: psycopg.Connection[dict[str, Any]], name: str, position: int, share: tuple[int, int]
+    ) -> None:
+        """The share's position forward, then the ledger's to the lowest of the shares' once every
+        share has one (in one transaction: the ledger's never passes a share's)."""
+        index, count = share
+        schema = SQL("(SELECT schema_name FROM {} WHERE name = %s)").format(self.table)
+        conn.execute(
+            SQL(
+                "INSERT INTO {shares} (schema_name, shares, share, position) VALUES ({schema}, %s, %s, %s) "
+                "ON CONFLICT (schema_name, shares, share) DO UPDATE "
+                "SET position = GREATEST({shares}.position, excluded.position)"
+            ).format(shares=self.shares, schema=schema),
+            (name, count, index, position),
+        )
+        conn.execute(
+            SQL(
+                "UPDATE {table} SET replay_position = GREATEST(replay_position, (SELECT min(position) FROM {shares} "
+                "WHERE schema_name = {table}.schema_name AND shares = %s HAVING count(*) = %s)) WHERE name = %s"
+            ).format(table=self.table, shares=self.shares),
+            (count, count, name),
+        )
+
+    def share_position(self, name: str, share: tuple[int, int]) -> int:
+        index, count = share
+        with self._connect() as conn:
+            row = conn.execute(
+                SQL(
+                    "SELECT GREATEST(l.replay_position, s.position) AS position FROM {} l LEFT JOIN {} s "
+                    "ON s.schema_name = l.schema_name AND s.shares = %s AND s.share = %s WHERE l.name = %s"
+                ).format(self.table, self.shares),
+                (count, index, name),
+            ).fetchone()
+        if row is None:
+            raise UnknownLedger(f"no ledger named {name!r}")
+        return int(row["position"])
 
     def promote(self, name: str) -> str:
         """Make ``name`` the live ledger; return the name the old live ledger now has."""

@@ -193,6 +193,8 @@ class MemoryStore:
         self.tombstones: list[Tombstone] = []
         self._lock = threading.Lock()
         self._ledgers: dict[str, _Ledger] = {}
+        # replay positions of shares: (ledger's schema, share count) -> share index -> position
+        self._shares: dict[tuple[str, int], dict[int, int]] = {}
         self._add(LIVE, None, None, None)
 
     def _add(self, name: str, extractor_id: str | None, source: str | None, users: list[str] | None) -> _Ledger:
@@ -238,10 +240,20 @@ class MemoryStore:
             raise LedgerError(f"ledger {name!r} was replayed for users {info.replay_users or 'all'}")
         return info
 
-    def set_position(self, name: str, position: int) -> None:
+    def set_position(self, name: str, position: int, share: tuple[int, int] | None = None) -> None:
         entry = self.get(name)
         with self._lock:
+            if share is not None:  # the share's, and the ledger's to the lowest once all shares have one
+                shares = self._shares.setdefault((entry.info.schema, share[1]), {})
+                shares[share[0]] = max(shares.get(share[0], 0), position)
+                position = min(shares.values()) if len(shares) == share[1] else 0
             entry.info = attrs.evolve(entry.info, replay_position=max(entry.info.replay_position, position))
+
+    def share_position(self, name: str, share: tuple[int, int]) -> int:
+        entry = self.get(name)
+        with self._lock:
+            own = self._shares.get((entry.info.schema, share[1]), {}).get(share[0], 0)
+            return max(own, entry.info.replay_position)
 
     def promote(self, name: str) -> str:
         if name == LIVE:
@@ -337,8 +349,11 @@ class InMemoryLedgerDirectory:
     def create(self, name: str, extractor_id: str, source: str, users: list[str] | None = None) -> LedgerInfo:
         return self.store.create(name, extractor_id, source, users)
 
-    def set_position(self, name: str, position: int) -> None:
-        self.store.set_position(name, position)
+    def set_position(self, name: str, position: int, share: tuple[int, int] | None = None) -> None:
+        self.store.set_position(name, position, share)
+
+    def share_position(self, name: str, share: tuple[int, int]) -> int:
+        return self.store.share_position(name, share)
 
     def promote(self, name: str) -> str:
         return self.store.promote(name)

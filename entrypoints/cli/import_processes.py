@@ -29,8 +29,6 @@ import queue
 import signal
 import threading
 import traceback
-import unicodedata
-import zlib
 from collections.abc import Sequence
 from multiprocessing.connection import Connection, wait
 from multiprocessing.process import BaseProcess
@@ -39,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from factledger.application.errors import FactledgerError
+from factledger.application.shares import share_of
 
 # The CLI's parser imports this module: what ingests is imported when a worker runs (fast start).
 if TYPE_CHECKING:
@@ -64,13 +63,6 @@ def default_processes() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:  # not on Linux
         return os.cpu_count() or 1
-
-
-def share_of(user_id: object, processes: int) -> int:
-    """The worker a user's lines go to: a hash stable across runs and processes. The id is
-    NFC-normalised first, so every spelling that could be one user goes to one worker."""
-    key = unicodedata.normalize("NFC", user_id) if isinstance(user_id, str) else repr(user_id)
-    return zlib.crc32(key.encode("utf-8", "surrogatepass")) % processes
 
 
 def line_failure(number: int, exc: Exception) -> dict[str, Any]:
@@ -115,7 +107,7 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C: the parent decides (it stops us)
     batch: Sequence[Line] | None = None
     try:
-        setup = _next_batch(inbox, stop)
+        setup = next_batch(inbox, stop)
         if not isinstance(setup, WorkerSetup):
             return  # stopped before the parent opened the ledger
         logging.basicConfig(format="%(levelname)s %(name)s: %(message)s")  # spawned: nothing configured yet
@@ -125,13 +117,13 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
 
         service = open_ledger(Settings.load(**setup.overrides), ledger=setup.ledger, warn_if_offline=False)
         try:
-            while (batch := _next_batch(inbox, stop)) is not None:
+            while (batch := next_batch(inbox, stop)) is not None:
                 tally, failures = count_outcomes(batch, service.ingest_many([m for _, m in batch]))
                 reports.send(("done", index, len(batch), tally, failures))
         finally:
             service.close()
     except FactledgerError as exc:
-        kind = type(exc) if _importable(type(exc)) else FactledgerError
+        kind = type(exc) if importable(type(exc)) else FactledgerError
         reports.send(("error", index, batch[0][0] if batch else None, kind, str(exc)))
         return
     except Exception:
@@ -140,7 +132,7 @@ def run_worker(index: int, inbox: Any, reports: Connection, stop: Any) -> None:
     reports.send(("finished", index))
 
 
-def _importable(kind: type) -> bool:
+def importable(kind: type) -> bool:
     """Whether the parent can name this class (it is sent by reference)."""
     try:
         pickle.dumps(kind)
@@ -149,7 +141,7 @@ def _importable(kind: type) -> bool:
     return True
 
 
-def _next_batch(inbox: Any, stop: Any) -> Any:
+def next_batch(inbox: Any, stop: Any) -> Any:
     """The next batch; None at the end, when told to stop, or when the parent is gone."""
     parent = multiprocessing.parent_process()
     while not stop.is_set():
@@ -187,6 +179,11 @@ class WorkerPool:
     idle: Any = None
     gated: bool = False
     batch_lines: int = 256
+    #: what a worker runs: ``(index, inbox, reports, stop)``; ``replay --processes`` gives its own
+    work: Any = run_worker
+    #: the job's name in what the pool raises, and where an error met before any line happened
+    job: str = "the import"
+    unlocated: str = "opening the ledger"
     workers: list[_Worker] = attrs.field(factory=list)
     stop: Any = None
     first_error: FactledgerError | None = None
@@ -204,14 +201,15 @@ class WorkerPool:
             inbox.cancel_join_thread()  # a dead worker's queue must not hold the parent at exit
             ours, theirs = context.Pipe(duplex=False)
             process = context.Process(
-                target=run_worker, args=(index, inbox, theirs, self.stop), name=f"fl-import-{index}", daemon=True
+                target=self.work, args=(index, inbox, theirs, self.stop), name=f"fl-worker-{index}", daemon=True
             )
             process.start()
             theirs.close()
             self.workers.append(_Worker(process, inbox, ours))
 
-    def open(self, setup: WorkerSetup) -> None:
-        """Tell every worker which ledger to open (the parent has opened it: the server runs)."""
+    def open(self, setup: Any) -> None:
+        """Tell every worker which ledger to open (a ``WorkerSetup``, or what ``work`` takes): the
+        parent has opened it, so the server runs."""
         for worker in self.workers:
             self._put(worker, setup)
 
@@ -241,7 +239,7 @@ class WorkerPool:
         batch, worker.waiting = worker.waiting, []
         self._put(worker, batch)
 
-    def _put(self, worker: _Worker, batch: list[Line] | WorkerSetup | None) -> None:
+    def _put(self, worker: _Worker, batch: Any) -> None:
         while True:
             try:
                 worker.inbox.put(batch, timeout=POLL_S)
@@ -277,7 +275,7 @@ class WorkerPool:
             self._failed(*report)
 
     def _failed(self, kind: str, index: int, line: int | None, error_type: Any, message: str) -> None:
-        at = f"line {line}" if line is not None else "opening the ledger"
+        at = f"line {line}" if line is not None else self.unlocated
         if kind == "crash":
             raise ImportInterrupted(f"worker {index} failed at {at} ({self._stopped()}):\n{message}")
         error = error_type.__new__(error_type)  # its own kind (the exit status), whatever its __init__ takes
@@ -293,7 +291,7 @@ class WorkerPool:
 
     def _stopped(self) -> str:
         self.stop.set()
-        return "the import stopped; what was saved stays saved: run the same command again to record the rest once"
+        return f"{self.job} stopped; what was saved stays saved: run the same command again to record the rest once"
 
     def close(self) -> None:
         """Stop the workers (after the batch each is ingesting) and wait for them to end."""

@@ -344,7 +344,7 @@ def _invalidation(entry: HistoryEntry, message: dict[str, Any] | None, reading: 
     return f"{describe_event(entry, reading)}\n    triggered by {message_line(message)}"
 
 
-def _at_least_one(text: str) -> int:
+def at_least_one(text: str) -> int:
     try:
         number = int(text)
     except ValueError:
@@ -395,14 +395,14 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
     )
     p.add_argument(
         "--workers",
-        type=_at_least_one,
+        type=at_least_one,
         metavar="N",
         help="with an LLM: users extracted at once, each user's lines in order "
         "(default FACTLEDGER_BULK_WORKERS, 8; the offline extractor uses one)",
     )
     p.add_argument(
         "--processes",
-        type=_at_least_one,
+        type=at_least_one,
         metavar="N",
         help="worker processes ingesting at once, each user's lines in one of them, in order "
         "(default: the number of cores; with an LLM at most --workers, which they share; "

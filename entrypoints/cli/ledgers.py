@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Mapping
+import logging
+from collections.abc import Callable, Mapping
 from datetime import datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+import attrs
+
+from factledger.application.errors import InvalidInput
+from factledger.entrypoints.cli.import_processes import default_processes
+from factledger.entrypoints.cli.ingest import at_least_one
 from factledger.entrypoints.cli.present import (
     NOTHING,
     count,
@@ -19,34 +25,19 @@ from factledger.entrypoints.cli.present import (
     styled,
     table,
 )
+from factledger.entrypoints.cli.replay_processes import ReplaySetup, replay_pool
 from factledger.entrypoints.cli.session import opened
+
+if TYPE_CHECKING:
+    from factledger.application.replay import ReplayReport
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
     """Re-decide the recorded messages with another extractor into another ledger (resumable)."""
-    with opened(args, check_embedder=False) as service:
-        if args.dry_run:
-            estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
-            if args.json:
-                print_json(estimate.to_dict())
-            else:
-                out.print(
-                    f"{count(estimate.messages, 'message')}; {estimate.llm_messages} would reach the LLM in "
-                    f"{count(estimate.llm_calls, 'call')}, about {count(estimate.input_tokens, 'input token')} "
-                    f"({estimate.extractor_id})"
-                )
-            return 0
-        with progress(args, f"replaying into {args.into}") as bar:
-            task = bar.add_task("replay", total=None)
-            report = service.replay(
-                args.into,
-                args.extractor,
-                rules=args.rules,
-                prompts=args.prompts,
-                users=args.user,
-                limit=args.limit,
-                progress=lambda done, total: bar.update(task, completed=done, total=total),
-            )
+    if args.dry_run:
+        return _estimate_replay(args)
+    processes = _replay_processes(args)
+    report = _replay_here(args) if processes == 1 else _replay_in_processes(args, processes)
     if args.json:
         print_json(report.to_dict())
     else:
@@ -57,6 +48,118 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f" ({report.corrections_without_fact} with nothing to correct there); {state}"
         )
     return 0
+
+
+def _estimate_replay(args: argparse.Namespace) -> int:
+    with opened(args, check_embedder=False) as service:
+        estimate = service.estimate_replay(args.extractor, rules=args.rules, prompts=args.prompts, users=args.user)
+    if args.json:
+        print_json(estimate.to_dict())
+    else:
+        out.print(
+            f"{count(estimate.messages, 'message')}; {estimate.llm_messages} would reach the LLM in "
+            f"{count(estimate.llm_calls, 'call')}, about {count(estimate.input_tokens, 'input token')} "
+            f"({estimate.extractor_id})"
+        )
+    return 0
+
+
+def _replay_processes(args: argparse.Namespace) -> int:
+    """``--processes``, or the cores; 1 for the in-memory backend and for ``--limit`` (a count of
+    messages in the source's order, which shares replaying at once have not)."""
+    from factledger.infrastructure.config import Settings
+
+    settings = Settings.load(prompts=args.prompts)
+    if args.limit is not None:
+        if args.processes not in (None, 1):
+            raise InvalidInput(
+                "--limit stops after a count of messages in the source's order: use it with --processes 1"
+            )
+        return 1
+    if settings.backend == "memory":
+        return 1
+    processes = args.processes or default_processes()
+    if settings.openai_api_key:  # the LLM calls in flight stay bounded by FACTLEDGER_BULK_WORKERS
+        processes = min(processes, settings.bulk_workers)
+    return processes
+
+
+def _replay_arguments(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "into": args.into,
+        "extractor": args.extractor,
+        "rules": args.rules,
+        "prompts": args.prompts,
+        "users": args.user,
+    }
+
+
+def _replay_here(args: argparse.Namespace) -> ReplayReport:
+    with opened(args, check_embedder=False) as service, progress(args, f"replaying into {args.into}") as bar:
+        task = bar.add_task("replay", total=None)
+        return service.replay(
+            **_replay_arguments(args),
+            limit=args.limit,
+            progress=lambda done, total: bar.update(task, completed=done, total=total),
+        )
+
+
+def _replay_in_processes(args: argparse.Namespace, processes: int) -> ReplayReport:
+    """The replay on ``processes`` workers (ADR 0040), then, here, what no share did (nothing, when
+    every worker finished): it projects the target and says where the ledger's position stands."""
+    from factledger.infrastructure.bootstrap import database_uri
+    from factledger.infrastructure.config import Settings
+
+    counts: dict[int, tuple[int, int]] = {}
+    shown_progress: list[Callable[[], None]] = []
+
+    def on_progress(worker: int, done: int, total: int) -> None:
+        counts[worker] = (done, total)
+        for show in shown_progress:
+            show()
+
+    pool, reports = replay_pool(processes, on_progress)  # first: before this process opens a connection
+    try:
+        with (
+            opened(args, check_embedder=False) as service,
+            progress(args, f"replaying into {args.into} on {processes} processes") as bar,
+        ):
+            task = bar.add_task("replay (each process reads every message)", total=None)
+            shown_progress.append(
+                lambda: bar.update(
+                    task, completed=sum(d for d, _ in counts.values()), total=sum(t for _, t in counts.values())
+                )
+            )
+            settings = Settings.load(prompts=args.prompts)
+            overrides = {
+                "prompts": args.prompts,
+                "database_url": database_uri(settings),
+                "inline_projection": False,
+                "bulk_workers": max(1, settings.bulk_workers // processes),
+            }
+            pool.open(
+                ReplaySetup(overrides, args.ledger, _replay_arguments(args), processes, logging.getLogger().level)
+            )
+            pool.finish()
+            rest = service.replay(**_replay_arguments(args))
+    finally:
+        pool.close()
+    return _merged(rest, reports)
+
+
+def _merged(rest: ReplayReport, shares: list[dict[str, Any]]) -> ReplayReport:
+    """The report of a replay on several processes: the shares' counts added to what the command did."""
+    summed = (
+        "replayed",
+        "already_there",
+        "skipped_users",
+        "refused",
+        "corrections",
+        "corrections_without_fact",
+        "events_projected",
+    )
+    totals = {name: getattr(rest, name) + sum(share[name] for share in shares) for name in summed}
+    return attrs.evolve(rest, **totals)
 
 
 def cmd_ledgers(args: argparse.Namespace) -> int:
@@ -156,7 +259,15 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         help="a modified offline rule set (TOML; see factledger.infrastructure.rule_overrides)",
     )
     p.add_argument("--user", action="append", help="only this user (repeatable)")
-    p.add_argument("--limit", type=int, help="stop after this many messages (resume later)")
+    p.add_argument("--limit", type=int, help="stop after this many messages (resume later; one process)")
+    p.add_argument(
+        "--processes",
+        type=at_least_one,
+        metavar="N",
+        help="worker processes replaying at once, each a share of the users (by a hash of the id), "
+        "each user's messages in order in one of them (default: the number of cores; with an LLM at "
+        "most FACTLEDGER_BULK_WORKERS; 1 replays in this process; ADR 0040)",
+    )
     p.add_argument(
         "--dry-run", action="store_true", help="only say how many messages would reach the LLM and the tokens"
     )
