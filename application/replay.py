@@ -7,7 +7,7 @@ messages (``ingest_many``, ADR 0022), so an interrupted replay resumes where it
 stopped and ends as an uninterrupted one.
 
 With ``share=(index, count)`` only the users of that share (``shares.share_of``) are
-replayed, and the position is the share's own (ADR 0040): ``count`` shares run at once, each
+replayed, and the position is the share's own (ADR 0041): ``count`` shares run at once, each
 in its own process, replay every user once; the ledger's position is then the lowest of
 theirs, so a replay resumed with another count, or in one process, skips nothing.
 """

@@ -293,7 +293,7 @@ class LedgerService:
     ) -> ReplayReport:
         """Re-decide this ledger's messages with another extractor into the ledger ``into`` (resumable).
         ``share=(index, count)``: only that share of the users, resumed from its own position; run
-        the ``count`` shares at once, each in a process of its own (``replay --processes``, ADR 0040)."""
+        the ``count`` shares at once, each in a process of its own (``replay --processes``, ADR 0041)."""
         return self._require_ledgers().replay(
             into, extractor, rules=rules, prompts=prompts, users=users, limit=limit, progress=progress, share=share
         )

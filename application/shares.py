@@ -2,7 +2,7 @@
 
 One user's work stays in one share, in order (each message is decided on the memory the
 earlier ones left); different users never see each other's memories, so shares can run in
-different processes (ADR 0034, ADR 0040).
+different processes (ADR 0034, ADR 0041).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""``replay --processes 2`` against ``--processes 1`` on the same source ledger (issue 29, ADR 0040).
+"""``replay --processes 2`` against ``--processes 1`` on the same source ledger (issue 29, ADR 0041).
 
 A generated log of --messages messages (the varied Chinese conversation of
 history_length.conversation) over --users users, round robin, is imported once

@@ -66,7 +66,7 @@ class LedgerCatalog:
                 ).format(self.table)
             )
             conn.execute(SQL("ALTER TABLE {} ADD COLUMN IF NOT EXISTS replay_users text").format(self.table))
-            # replay --processes N: each share's position (ADR 0040), by the ledger's schema (a
+            # replay --processes N: each share's position (ADR 0041), by the ledger's schema (a
             # promote renames ledgers, never their schemas)
             conn.execute(
                 SQL(

@@ -1,4 +1,4 @@
-"""``replay --processes N`` (ADR 0040): shares of the users replayed by real worker processes,
+"""``replay --processes N`` (ADR 0041): shares of the users replayed by real worker processes,
 killed with -9 too; and ``replay(share=…)`` on both backends."""
 
 from __future__ import annotations

@@ -105,7 +105,7 @@ def _replay_here(args: argparse.Namespace) -> ReplayReport:
 
 
 def _replay_in_processes(args: argparse.Namespace, processes: int) -> ReplayReport:
-    """The replay on ``processes`` workers (ADR 0040), then, here, what no share did (nothing, when
+    """The replay on ``processes`` workers (ADR 0041), then, here, what no share did (nothing, when
     every worker finished): it projects the target and says where the ledger's position stands."""
     from factledger.infrastructure.bootstrap import database_uri
     from factledger.infrastructure.config import Settings
@@ -266,7 +266,7 @@ def register(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -
         metavar="N",
         help="worker processes replaying at once, each a share of the users (by a hash of the id), "
         "each user's messages in order in one of them (default: the number of cores; with an LLM at "
-        "most FACTLEDGER_BULK_WORKERS; 1 replays in this process; ADR 0040)",
+        "most FACTLEDGER_BULK_WORKERS; 1 replays in this process; ADR 0041)",
     )
     p.add_argument(
         "--dry-run", action="store_true", help="only say how many messages would reach the LLM and the tokens"

@@ -1,5 +1,5 @@
 """``replay --processes N``: a replay whose users are split into N shares, each replayed by its own
-worker process (ADR 0040).
+worker process (ADR 0041).
 
 Every worker opens the source ledger itself (its own connections, on the server the command
 opened, the embedded one included), reads the source's history from its share's position and
