@@ -18,9 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from source_trees import tree_of
 
 ROOT = Path(__file__).resolve().parent.parent
+# One xdist worker runs the checks that read the package's sources, so they are parsed once (source_trees).
+pytestmark = pytest.mark.xdist_group("package_sources")
 SKIPPED = {"build", "tests", "benchmarks", "examples", "factledger.egg-info"}
 MAX_LINES = 60
 MAX_COMPLEXITY = 12

@@ -18,9 +18,12 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from source_trees import tree_of
 
 ROOT = Path(__file__).resolve().parent.parent
+# One xdist worker runs the checks that read the package's sources, so they are parsed once (source_trees).
+pytestmark = pytest.mark.xdist_group("package_sources")
 PACKAGE = "factledger"
 SKIPPED = {"build", "tests", "benchmarks", "examples", "tools", "evaluation", "factledger.egg-info"}
 

@@ -124,6 +124,7 @@ def module_level_state(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.xdist_group("package_sources")  # parsed once with the other source checks
 def test_no_module_keeps_state_beside_the_known_caches() -> None:
     state = set()
     for path in ROOT.rglob("*.py"):
