@@ -1,16 +1,34 @@
 """Shared fixtures: every service test runs on both backends.
 
 The ``backend`` fixture runs each test that opens a ledger twice: in memory
-(the unit tier: ``pytest -m "not postgres"``, seconds) and on one throwaway
-embedded PostgreSQL with pgvector (marked ``postgres``), each test in its own
-schema. A test that needs PostgreSQL itself (it asks for ``pg_uri``,
-``schema`` or ``cli_env``, or is marked ``pg_only``) runs on PostgreSQL only.
-Set FACTLEDGER_TEST_DATABASE_URL to use an existing server instead.
+(the unit tier) and on one throwaway embedded PostgreSQL with pgvector (marked
+``postgres``), each test in its own schema. A test that needs PostgreSQL itself
+(it asks for ``pg_uri``, ``schema`` or ``cli_env``, or is marked ``pg_only``)
+runs on PostgreSQL only. Set FACTLEDGER_TEST_DATABASE_URL to use an existing
+server instead.
+
+Two tiers: every test marked ``postgres``, ``slow`` or ``browser`` is also
+marked ``integration`` here; ``pytest -m "not integration" -n 2`` is the unit
+tier, ``pytest -m integration`` the rest, plain ``pytest`` both (docs/startup.md).
 """
 
 from __future__ import annotations
 
 import os
+import re
+import sys
+
+# Compiled test modules and package modules are cached even where PYTHONDONTWRITEBYTECODE is set
+# (it is, on the shared development machine): without the cache every run, and every xdist
+# worker, parsed, assertion-rewrote and compiled each of the ~100 test modules again, about
+# 9 s of a unit-tier run's 13 s of collection. The caches go to __pycache__ (git ignores them).
+sys.dont_write_bytecode = False
+# The offline rules pass about 1,100 distinct patterns through re.match, re.search and re.sub,
+# more than the re module's cache holds (512, oldest first out): a test process reading thousands
+# of messages spent over half its time compiling the same patterns again (test_offline_kinds.py:
+# 13 s, 5 s with the larger cache). Only the cache's size changes, never what a pattern matches.
+re._MAXCACHE = max(re._MAXCACHE, 4096)  # type: ignore[attr-defined]
+
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -33,6 +51,8 @@ from factledger.infrastructure.offline.judge import RuleJudge
 # HYPOTHESIS_PROFILE=explore draws new cases, for local work on rules and parsers.
 hypothesis_settings.register_profile("gate", derandomize=True)
 hypothesis_settings.register_profile("explore", derandomize=False)
+# The unit tier's command loads this one: the same derandomized draws, fewer of them (tests/property_sizes.py).
+hypothesis_settings.register_profile("unit", derandomize=True, max_examples=20)
 hypothesis_settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "gate"))
 
 
@@ -104,11 +124,14 @@ def settings(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Se
 
 # Modules whose every test runs real processes (the CLI, pip, several writers): the integration tier.
 PROCESS_MODULES = {"test_cli", "test_llm_cli", "test_packaging", "test_startup", "test_concurrency", "test_readme"}
+# What puts a test in the integration tier: PostgreSQL or the CLI in real processes (``postgres``),
+# other real processes, timing over many runs or a whole corpus (``slow``), Chromium (``browser``).
+INTEGRATION_MARKERS = ("postgres", "slow", "browser")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """PostgreSQL-only tests lose their memory variant; everything on PostgreSQL or in real
-    processes is marked ``postgres`` (the integration tier)."""
+    processes is marked ``postgres``; that, ``slow`` and ``browser`` are the integration tier."""
     kept, dropped = [], []
     for item in items:
         names = getattr(item, "fixturenames", ())
@@ -123,6 +146,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             continue
         if needs_postgres:
             item.add_marker(pytest.mark.postgres)
+        if any(item.get_closest_marker(name) is not None for name in INTEGRATION_MARKERS):
+            item.add_marker(pytest.mark.integration)
         kept.append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)

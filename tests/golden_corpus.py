@@ -77,10 +77,11 @@ def run_conversation(extractor: RuleExtractor, conversation: dict[str, Any]) -> 
         yield {"id": f"{conversation['id']}#{index}", "output": outcome(extraction)}
 
 
-def actual_outputs(extractor: RuleExtractor | None = None) -> list[dict[str, Any]]:
+def actual_outputs(extractor: RuleExtractor | None = None, every: int = 1) -> list[dict[str, Any]]:
+    """The outputs of the whole corpus; ``every=n``: of every n-th case and conversation only."""
     extractor = extractor or RuleExtractor()
-    rows = [run_case(extractor, case) for case in read_jsonl(CASES)]
-    for conversation in read_jsonl(CONVERSATIONS):
+    rows = [run_case(extractor, case) for case in read_jsonl(CASES)[::every]]
+    for conversation in read_jsonl(CONVERSATIONS)[::every]:
         rows.extend(run_conversation(extractor, conversation))
     return rows
 

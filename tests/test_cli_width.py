@@ -110,6 +110,7 @@ def test_wrapped_lines_fit_and_keep_every_character(line: str, width: int, hang:
     assert unwrapped(printed) == unwrapped(line)
 
 
+@pytest.mark.slow
 def test_wrapping_takes_linear_time() -> None:
     for line in ("我" * 200_000, "word " * 50_000, "x" * 200_000 + " y" * 1_000):
         started = time.perf_counter()

@@ -466,6 +466,7 @@ def test_revoking_the_key_ends_its_sessions(moved: Console) -> None:
     assert app.state.console_sessions._sessions == {}  # ended, not tried again on every page
 
 
+@pytest.mark.slow
 def test_a_long_history_keeps_every_page_under_the_budget(console: Console) -> None:
     """Each page shows a bounded part: the newest 200 changes of the timeline, 50 messages."""
     cities = ["杭州", "上海", "北京", "深圳", "成都", "西安", "南京", "苏州"]

@@ -132,6 +132,7 @@ def test_the_modules_read_for_an_id_are_exactly_those_its_module_imports(root: s
     assert modules_of(root) == sorted(closure)
 
 
+@pytest.mark.slow
 def test_the_ids_are_the_same_in_another_process_another_install_and_with_crlf_line_endings(
     tmp_path: Path,
 ) -> None:
@@ -154,6 +155,7 @@ def test_the_ids_are_the_same_from_a_wheel_imported_as_a_zip(tmp_path: Path) -> 
     assert run_child(wheel)["ids"] == ids_here()
 
 
+@pytest.mark.slow
 def test_a_changed_rule_of_the_judge_is_a_new_judge_and_extractor_but_the_same_embedder(tmp_path: Path) -> None:
     offline = copy_of_package(tmp_path)
     change_one_rule(offline, "judge")

@@ -7,6 +7,7 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.domain import DomainError, UserMemory
 from factledger.domain.memory import project_memory
@@ -58,7 +59,7 @@ def run(commands: list[tuple[Any, ...]]) -> UserMemory:
     return memory
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(st.lists(command, max_size=40))
 def test_any_command_sequence_keeps_the_invariants(commands: list[tuple[Any, ...]]) -> None:
     memory = run(commands)
@@ -88,7 +89,7 @@ def test_any_command_sequence_keeps_the_invariants(commands: list[tuple[Any, ...
         assert len(pref.evidence) <= 5
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=examples(100), deadline=None)
 @given(st.lists(command, max_size=40))
 def test_aggregate_rebuilt_from_its_events_equals_the_live_one(commands: list[tuple[Any, ...]]) -> None:
     live = run(commands)

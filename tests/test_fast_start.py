@@ -65,6 +65,7 @@ def test_factledger_help_imports_none_of_the_heavy_parts() -> None:
     assert not heavy(modules)
 
 
+@pytest.mark.slow
 def test_no_command_s_help_imports_the_heavy_parts() -> None:
     # One interpreter for every command: the parser is built once per ``main`` call, as each command runs it.
     commands = [[name, "--help"] for name in commands_listed()]
@@ -94,6 +95,7 @@ def test_the_projection_help_names_the_projector_s_shortest_poll_interval() -> N
     assert f"at least {MIN_POLL_INTERVAL})" in help_text
 
 
+@pytest.mark.slow
 def test_the_offline_rules_are_imported_when_an_offline_extractor_is_built() -> None:
     code = (
         "import json, sys\n"

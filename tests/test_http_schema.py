@@ -48,16 +48,20 @@ def operations(app: FastAPI) -> list[Any]:
     return [result.ok() for result in schema.get_all_operations()]
 
 
-def test_no_server_error_and_every_error_is_a_problem(served: tuple[FastAPI, str]) -> None:
+@pytest.mark.parametrize(
+    "examples", [pytest.param(3, id="3-per-operation"), pytest.param(15, id="15-per-operation", marks=pytest.mark.slow)]
+)
+def test_no_server_error_and_every_error_is_a_problem(served: tuple[FastAPI, str], examples: int) -> None:
     """Each operation in turn (schemathesis's strategies driven by hypothesis directly: its pytest
-    plugin does not follow every pytest release)."""
+    plugin does not follow every pytest release). The unit tier draws 3 requests per operation,
+    the integration tier 15 (about 10 s)."""
     app, key = served
     checked = []
     for operation in operations(app):
 
         @given(case=operation.as_strategy())
         @hypothesis_settings(
-            max_examples=15,
+            max_examples=examples,
             deadline=None,
             database=None,
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],

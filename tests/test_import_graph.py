@@ -13,11 +13,17 @@ order, not from the design). Layers, inner to outer: ``domain`` → ``applicatio
 from __future__ import annotations
 
 import ast
+import functools
 import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
+from source_trees import tree_of
+
 ROOT = Path(__file__).resolve().parent.parent
+# One xdist worker runs the checks that read the package's sources, so they are parsed once (source_trees).
+pytestmark = pytest.mark.xdist_group("package_sources")
 PACKAGE = "factledger"
 SKIPPED = {"build", "tests", "benchmarks", "examples", "tools", "evaluation", "factledger.egg-info"}
 
@@ -57,9 +63,14 @@ def module_files() -> dict[str, Path]:
     return found
 
 
-def _imported_names(tree: ast.AST, module: str, is_package: bool) -> Iterator[str]:
-    """The dotted names a module's import statements name (relative ones resolved)."""
+def _imported_names(
+    tree: ast.AST, module: str, is_package: bool, left_out: set[int] | frozenset[int] = frozenset()
+) -> Iterator[str]:
+    """The dotted names a module's import statements name (relative ones resolved), but for the
+    import nodes whose ``id`` is in ``left_out``."""
     for node in ast.walk(tree):
+        if id(node) in left_out:
+            continue
         if isinstance(node, ast.Import):
             yield from (alias.name for alias in node.names)
         elif isinstance(node, ast.ImportFrom):
@@ -73,28 +84,28 @@ def _imported_names(tree: ast.AST, module: str, is_package: bool) -> Iterator[st
             yield from (f"{source}.{alias.name}" for alias in node.names)
 
 
-class _WithoutTypeChecking(ast.NodeTransformer):
-    """Drops the bodies of ``if TYPE_CHECKING:`` blocks (what runs, not what is annotated)."""
+def _under_type_checking(tree: ast.AST) -> set[int]:
+    """The ``id`` of every node in the body of an ``if TYPE_CHECKING:`` block (what is annotated,
+    not what runs); the tree itself is shared (``source_trees``) and stays as it is."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
+            found |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
+    return found
 
-    def visit_If(self, node: ast.If) -> ast.AST:
-        test = node.test
-        if getattr(test, "id", getattr(test, "attr", None)) == "TYPE_CHECKING":
-            node.body = [ast.Pass()]
-        self.generic_visit(node)
-        return node
 
-
+@functools.cache
 def import_graph(type_checking: bool = True) -> dict[str, set[str]]:
     """Module → the package's modules it imports (a name resolved to the longest module it names);
-    ``type_checking=False``: without the imports made for annotations only."""
+    ``type_checking=False``: without the imports made for annotations only. Computed once per
+    process for each (the checks only read it)."""
     files = module_files()
     graph: dict[str, set[str]] = {}
     for module, path in files.items():
-        tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-        if not type_checking:
-            tree = _WithoutTypeChecking().visit(tree)
+        tree = tree_of(path.read_text(encoding="utf-8"))
+        left_out = set() if type_checking else _under_type_checking(tree)
         targets: set[str] = set()
-        for name in _imported_names(tree, module, path.name == "__init__.py"):
+        for name in _imported_names(tree, module, path.name == "__init__.py", left_out):
             if name == PACKAGE or name.startswith(PACKAGE + "."):
                 parts = name.split(".")
                 while parts and ".".join(parts) not in files:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.errors import InvalidInput
 from factledger.application.ingestion import Incoming
@@ -138,7 +139,7 @@ def test_a_user_forgotten_before_the_group_starts_again(service: LedgerService) 
 
 
 @pytest.mark.parametrize("backend", ["memory"], indirect=True)
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(20), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     said=st.lists(st.tuples(st.sampled_from(["a", "b", "c"]), st.sampled_from(SAID)), min_size=1, max_size=14),
     group=st.integers(min_value=1, max_value=6),

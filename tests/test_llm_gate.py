@@ -33,11 +33,16 @@ def chat_calls(fake: FakeOpenAI) -> int:
     return sum(1 for r in fake.requests if r["path"].endswith("/chat/completions"))
 
 
+@pytest.mark.parametrize(
+    "every", [pytest.param(4, id="every-4th"), pytest.param(1, id="all", marks=pytest.mark.slow)]
+)  # the unit tier reads a quarter of the dev set, the integration tier all of it
 @pytest.mark.parametrize("prompts", ["seed", "combined"])
-def test_every_dev_message_that_carries_a_fact_or_its_change_reaches_the_llm(fake: FakeOpenAI, prompts: str) -> None:
+def test_every_dev_message_that_carries_a_fact_or_its_change_reaches_the_llm(
+    fake: FakeOpenAI, prompts: str, every: int
+) -> None:
     llm = extractor(fake, prompts)
     kept = []
-    for message in DEV["carrying"]:
+    for message in DEV["carrying"][::every]:
         before = chat_calls(fake)
         llm.extract(message)
         if chat_calls(fake) == before:

@@ -53,6 +53,7 @@ def test_bad_values_name_the_setting(tmp_path: Path, env: dict[str, str], messag
         Settings.load({"FACTLEDGER_HOME": str(tmp_path), **env})
 
 
+@pytest.mark.slow
 def test_the_offline_default_never_loads_the_openai_sdk(tmp_path: Path) -> None:
     # The SDK takes about a second to import: every offline command would pay it for nothing.
     code = (

@@ -10,6 +10,7 @@ import sys
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.ports import Embedder
 from factledger.infrastructure.offline import HashedNgramEmbedder
@@ -104,7 +105,7 @@ def test_vectors_are_the_same_in_another_process(embedder):
     assert other == repr(embedder.embed(["用户住在杭州", "The user lives in Paris"]))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(text=st.text(max_size=80), dimension=st.sampled_from([16, 64, 256]))
 def test_any_text_gives_a_deterministic_unit_vector(text, dimension):
     embedder = HashedNgramEmbedder(dimension)

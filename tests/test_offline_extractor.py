@@ -8,6 +8,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.ports import Extractor
 from factledger.domain.values import Extraction, Turn
@@ -84,7 +85,7 @@ def test_small_talk_and_questions_give_nothing(extractor, message):
     assert json.loads(result.raw_output) == {"facts": [], "preferences": []}
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @given(
     message=st.text(alphabet=st.sampled_from(list("我你他的是在住有没不喜欢老板姓张杭州了，。？! aI'm")), max_size=40)
 )

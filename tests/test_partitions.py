@@ -57,6 +57,7 @@ def test_slice_of_is_the_first_four_bytes_of_sha256_mod_256() -> None:
     assert {slice_of(f"user{i}") for i in range(5000)} == set(range(SLICES))
 
 
+@pytest.mark.slow
 def test_slice_of_is_the_same_in_every_process_and_hash_seed() -> None:
     users = [f"user{i}" for i in range(50)] + ["李雷", "a b"]
     code = (

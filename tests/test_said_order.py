@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.service import LedgerService
 from factledger.infrastructure.bootstrap import open_ledger
@@ -78,7 +79,7 @@ def ledger(settings: Settings) -> LedgerService:
     return open_ledger(settings)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(conversation)
 def test_any_recording_order_gives_the_memory_of_the_said_order(
     ledger: LedgerService, backend: str, case: tuple[list[str], list[int]]

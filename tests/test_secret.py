@@ -28,6 +28,7 @@ def test_the_secret_is_created_once_readable_only_by_its_owner(tmp_path: Path) -
     assert first.digest("a", "x") != first.digest("b", "x")  # purposes are kept apart
 
 
+@pytest.mark.slow
 def test_processes_starting_together_agree_on_one_secret(tmp_path: Path) -> None:
     path = tmp_path / "shared" / "secret.key"
     code = (

@@ -15,6 +15,7 @@ import string
 import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.sensitive import (
     PLACEHOLDERS,
@@ -275,7 +276,7 @@ FRAGMENTS = [
 texts = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=8)), max_size=12).map("".join)
 
 
-@settings(max_examples=400, deadline=None)
+@settings(max_examples=examples(400), deadline=None)
 @given(texts)
 @example(f"a@b.com13812345678{VISA}-13812345678")
 @example("密码是[密码]key" + TOKEN)
@@ -295,7 +296,7 @@ def test_redaction_is_total_idempotent_and_never_nests(text: str) -> None:
 policy_maps = st.dictionaries(st.sampled_from(list(Kind)), st.sampled_from(list(Policy)))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 @given(texts, policy_maps)
 def test_any_policy_mix_keeps_its_promises(text: str, policies: dict[Kind, Policy]) -> None:
     result = redact(text, policies)

@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from property_sizes import examples
 
 from factledger.application.errors import MessageIdReused
 from factledger.application.service import InvalidInput, LedgerService
@@ -156,7 +157,7 @@ turns = st.lists(
 )
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     user_id=ids,
     message=st.one_of(st.text(max_size=200), st.sampled_from(["我住在北京\x00", "我叫\ud800小明", "我喜欢[/x]"])),
@@ -210,7 +211,7 @@ llm_values = st.recursive(
 )
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=examples(150), deadline=None)
 @example(answer='["\\u001b"]', wrapper="{}")  # an item that is only an escape character: no item, no crash
 @given(
     answer=st.one_of(st.text(max_size=300), llm_values.map(lambda v: __import__("json").dumps(v))),

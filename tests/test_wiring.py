@@ -12,6 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
+from source_trees import tree_of
 
 from factledger.application.components import Components
 from factledger.application.service import LedgerService
@@ -106,7 +107,7 @@ def _makes_an_empty_container(call: ast.Call) -> bool:
 
 def module_level_state(path: Path) -> list[str]:
     """Module-level names bound to an empty mutable container, and globals rebound in functions."""
-    tree = ast.parse(path.read_text(encoding="utf-8"))
+    tree = tree_of(path.read_text(encoding="utf-8"))
     found = []
     for node in tree.body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
@@ -123,6 +124,7 @@ def module_level_state(path: Path) -> list[str]:
     return found
 
 
+@pytest.mark.xdist_group("package_sources")  # parsed once with the other source checks
 def test_no_module_keeps_state_beside_the_known_caches() -> None:
     state = set()
     for path in ROOT.rglob("*.py"):
