@@ -40,9 +40,9 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/judge.py:_decide": 117,
     "infrastructure/offline/rules_en.py:_en_change": 179,
     "infrastructure/offline/rules_en.py:_en_clause": 118,
-    "infrastructure/offline/rules_en.py:_en_request_preference": 133,
+    "infrastructure/offline/rules_en.py:_en_request_preference": 135,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 62,
-    "infrastructure/offline/rules_zh_prefs.py:_request_preference": 75,
+    "infrastructure/offline/rules_zh_prefs.py:request_preference": 75,
     "infrastructure/offline/signals.py:_categories": 69,
 }
 COMPLEX_FUNCTIONS: dict[str, int] = {
@@ -65,44 +65,12 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_en.py:_en_clause": 25,
     "infrastructure/offline/rules_en.py:_en_request_preference": 14,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
-    "infrastructure/offline/rules_zh_prefs.py:_request_preference": 15,
+    "infrastructure/offline/rules_zh_prefs.py:request_preference": 15,
     "infrastructure/offline/signals.py:_categories": 17,
     "infrastructure/offline/slots.py:_match_predicates": 20,
     "infrastructure/offline/slots.py:_refine": 18,
 }
-PRIVATE_IMPORTS: set[str] = {
-    "infrastructure/offline/changes.py <- factledger.infrastructure.offline.slots._CAR_MAKES",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_common._Item",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_common._Subject",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_common._USER",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._LEAD_ADVERBS",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._OPENERS",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._owned_fact",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._parse_subject",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._role_fact",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_facts._user_facts",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_prefs._LANGUAGES",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_prefs._liked_reply_preference",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_prefs._request_preference",
-    "infrastructure/offline/extractor.py <- factledger.infrastructure.offline.rules_zh_prefs._tool_preference",
-    "infrastructure/offline/judge.py <- factledger.infrastructure.offline.rules_common._USER",
-    "infrastructure/offline/rules_en.py <- factledger.infrastructure.offline.rules_common._Item",
-    "infrastructure/offline/rules_en.py <- factledger.infrastructure.offline.rules_common._fact",
-    "infrastructure/offline/rules_en.py <- factledger.infrastructure.offline.rules_common._pref",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._CJK",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._Item",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._Subject",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._fact",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._pref",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_common._tidy",
-    "infrastructure/offline/rules_zh_facts.py <- factledger.infrastructure.offline.rules_zh_prefs._LIKE",
-    "infrastructure/offline/rules_zh_prefs.py <- factledger.infrastructure.offline.rules_common._Item",
-    "infrastructure/offline/rules_zh_prefs.py <- factledger.infrastructure.offline.rules_common._Subject",
-    "infrastructure/offline/rules_zh_prefs.py <- factledger.infrastructure.offline.rules_common._pref",
-    "infrastructure/offline/rules_zh_prefs.py <- factledger.infrastructure.offline.rules_common._tidy",
-    "infrastructure/offline/wishes.py <- factledger.infrastructure.offline.rules_common._Item",
-    "infrastructure/offline/wishes.py <- factledger.infrastructure.offline.rules_common._pref",
-}
+PRIVATE_IMPORTS: set[str] = set()
 
 
 def package_files() -> list[Path]:

@@ -30,7 +30,7 @@ from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
-    _CAR_MAKES,
+    CAR_MAKES,
     EN_ROLE_PATTERN,
     POLARITY_PREFIXES,
     ZH_ROLE_PATTERN,
@@ -780,7 +780,7 @@ _EN_NAME = _DATA.text("_EN_NAME")
 #: the same, not starting with "The" ("transferred to the Worcester branch")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
 _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, _CAR_MAKES=_CAR_MAKES)
+_EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_NAMED_THING = _DATA.regex("_EN_NAMED_THING")
 _EN_STUDIES = _DATA.regex("_EN_STUDIES")
 _EN_STUDY_SWITCH = _DATA.regex("_EN_STUDY_SWITCH", re.I)

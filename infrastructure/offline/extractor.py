@@ -54,20 +54,20 @@ from factledger.infrastructure.offline.durability import is_momentary
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
 from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
 from factledger.infrastructure.offline.rule_data import rules
-from factledger.infrastructure.offline.rules_common import _USER, _Item, _Subject
+from factledger.infrastructure.offline.rules_common import USER, Item, Subject
 from factledger.infrastructure.offline.rules_zh_facts import (
-    _LEAD_ADVERBS,
-    _OPENERS,
-    _owned_fact,
-    _parse_subject,
-    _role_fact,
-    _user_facts,
+    LEAD_ADVERBS,
+    OPENERS,
+    owned_fact,
+    parse_subject,
+    role_fact,
+    user_facts,
 )
 from factledger.infrastructure.offline.rules_zh_prefs import (
-    _LANGUAGES,
-    _liked_reply_preference,
-    _request_preference,
-    _tool_preference,
+    LANGUAGES,
+    liked_reply_preference,
+    request_preference,
+    tool_preference,
 )
 from factledger.infrastructure.offline.signals import SignalDetector, dialect
 from factledger.infrastructure.offline.slots import (
@@ -115,7 +115,7 @@ _GIVING_UP = _DATA.regex("_GIVING_UP")
 _GONE = _DATA.regex("_GONE")
 _TAKEN_UP = _DATA.regex("_TAKEN_UP")
 _ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
-_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", _LANGUAGES=_LANGUAGES)
+_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
 _MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
 _FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
 _ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
@@ -221,7 +221,7 @@ class RuleExtractor:
                 and not any(s.removeprefix("用户") in t for s in said)
             ]
             if tastes:
-                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
+                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
                 extra = self._build(items, extraction.signals, known)
                 extraction = attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
         moved = _child_grade_moved(text, known)
@@ -288,19 +288,19 @@ class RuleExtractor:
             # "大三了，课少多了", "升到博二了": the next year of the studies the user is known to be in
             year = re.match(
                 r"^(?:转眼|已经|都|现在|今年)?(?:读到|升到|升|上)?(?:了)?(?P<y>(?:研|大|博)[一二三四五])(?:了|啦)",
-                _OPENERS.sub("", text),
+                OPENERS.sub("", text),
             )
             studying = [
                 k for k in known if re.match(r"^用户(?:现在|目前)?(?:在读|读|上|是)?(?:研|大|博)[一二三四五]", k)
             ]
             if year and studying and year.group("y") not in studying[-1]:
-                again = self._read("我" + _OPENERS.sub("", text), known)
+                again = self._read("我" + OPENERS.sub("", text), known)
                 if again.facts:
                     return again
             # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
             tastes = [t for t in taste_now(text) if not _imagined(t, text)]
             if tastes and not is_english(text):
-                items = [_Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
+                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
                 return self._build(items, extraction.signals, known)
         return extraction
 
@@ -314,7 +314,7 @@ class RuleExtractor:
         # "如今她已经上大班了": a known relative, said as 他/她, is read like a named one
         about_known = bool(known) and bool(
             re.match(
-                r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", _OPENERS.sub("", text)
+                r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", OPENERS.sub("", text)
             )
         )
         # "推荐纪录片吧", "还是粤语吧", "先给结论": what to recommend, the reply language asked back,
@@ -360,9 +360,9 @@ class RuleExtractor:
             signals=dict(signals),
         )
 
-    def _items(self, message: _Message) -> list[_Item]:
-        items: list[_Item] = []
-        carried = _USER
+    def _items(self, message: _Message) -> list[Item]:
+        items: list[Item] = []
+        carried = USER
         sentence = -1
         last: int | None = None  # index of this sentence's latest item
         scene: list[str] = []  # scene-setting clauses waiting for their statement
@@ -383,7 +383,7 @@ class RuleExtractor:
                 partner = _PARTNER_INTRO.search(previous)
                 if partner:  # "交了个女朋友，叫小雨": the partner's name, not the user's
                     role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
-                    items[last] = _Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
+                    items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
                 else:  # "养了只狗，叫可乐": the pet's name joins its statement
                     items[last] = self._joined(items[last], clause.text, clause)
                 previous = clause.text
@@ -410,7 +410,7 @@ class RuleExtractor:
         return items
 
     @staticmethod
-    def _joined(item: _Item, text: str, clause: Clause) -> _Item:
+    def _joined(item: Item, text: str, clause: Clause) -> Item:
         """``item`` with what the next piece of the same sentence said."""
         if is_english(clause.text):
             piece = rules_en.en_third_person(rules_en.clean_en(text))
@@ -426,7 +426,7 @@ class RuleExtractor:
         return item._replace(text=f"{item.text}，{clause.joiner}{piece}")
 
     @staticmethod
-    def _with_scene(item: _Item, scene: list[str], clause: Clause) -> _Item:
+    def _with_scene(item: Item, scene: list[str], clause: Clause) -> Item:
         """'每到周末' + '用户去爬山' → '每到周末，用户去爬山'."""
         if is_english(clause.text):
             said = ", ".join(rules_en.clean_en(s) for s in scene if is_english(s))
@@ -436,48 +436,48 @@ class RuleExtractor:
         said = "，".join(rules_common.third_person(rules_zh_facts.clean_said(s)) for s in scene if not is_english(s))
         return item._replace(text=f"{said}，{item.text}") if said else item
 
-    def _clause(self, clause: Clause, carried: _Subject, message: _Message) -> tuple[str, _Item | None, _Subject]:
+    def _clause(self, clause: Clause, carried: Subject, message: _Message) -> tuple[str, Item | None, Subject]:
         said = clause.text.strip()
         wish = answer_wish(clause)  # how the user wants answers, in either language, even asked politely
         if wish is not None:
-            return _Reading.ITEM, wish, _USER
+            return _Reading.ITEM, wish, USER
         if is_english(said):
             return self._english(clause, said, message)
-        text = rules_zh_facts.fronted(_OPENERS.sub("", said))
-        if text.replace("我", "") != _OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
+        text = rules_zh_facts.fronted(OPENERS.sub("", said))
+        if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
             said = text  # "雅思我不考了" is restated as "用户不考雅思了"
         # "如今她已经上大班了": the time word after the pronoun, so that 她 is the subject
         # (and "暑假一过她就升初三了": the time a term or a holiday ended)
         text = re.sub(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)", r"\2\1", text)
         if re.match(_SEASON_PAST + r"[他她]", said):
             said = text
-        subject, rest = _parse_subject(text, carried)
+        subject, rest = parse_subject(text, carried)
         if subject.kind == "unknown" and text.startswith(("他", "她")):
             role = _known_role(text[0], message.known)
             if role:  # "她上周满六岁了" after 用户的女儿五岁: the one person it can be
-                subject = _Subject("role", f"用户的{role}", True)
+                subject = Subject("role", f"用户的{role}", True)
         asks_assistant = is_question_to_assistant(clause)
 
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
         if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
-            core = _LEAD_ADVERBS.sub("", rest)
+            core = LEAD_ADVERBS.sub("", rest)
             item = (
-                _liked_reply_preference(core, said)
-                or _tool_preference(subject, core, said)
-                or _request_preference(subject, core, said)
+                liked_reply_preference(core, said)
+                or tool_preference(subject, core, said)
+                or request_preference(subject, core, said)
             )
             if item is not None:
-                return _Reading.ITEM, item, _USER
+                return _Reading.ITEM, item, USER
         if is_question(clause) or asks_assistant:
             return _Reading.NOTHING, None, carried
         item = None
         if subject.kind == "user":
-            item = _user_facts(rest, said, message.context)
+            item = user_facts(rest, said, message.context)
         elif subject.kind == "role":
-            item = _role_fact(subject, rest, said, message.context)
+            item = role_fact(subject, rest, said, message.context)
         elif subject.kind == "owned":
-            item = _owned_fact(subject, rest)
+            item = owned_fact(subject, rest)
         after = subject._replace(explicit=False) if subject.kind in ("user", "role", "owned") else carried
         if item is not None:
             return _Reading.ITEM, item, after
@@ -485,8 +485,8 @@ class RuleExtractor:
 
     @staticmethod
     def _unrecognised(
-        clause: Clause, said: str, subject: _Subject, carried: _Subject, after: _Subject, changing: bool = False
-    ) -> tuple[str, _Item | None, _Subject]:
+        clause: Clause, said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
+    ) -> tuple[str, Item | None, Subject]:
         """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
         if zh_mentions_self(said):
             item = rules_zh_facts.generic_fact(said, subject)
@@ -512,9 +512,9 @@ class RuleExtractor:
         return _Reading.NOTHING, None, after
 
     @staticmethod
-    def _english(clause: Clause, said: str, message: _Message) -> tuple[str, _Item | None, _Subject]:
+    def _english(clause: Clause, said: str, message: _Message) -> tuple[str, Item | None, Subject]:
         if is_question(clause):
-            return _Reading.NOTHING, None, _USER
+            return _Reading.NOTHING, None, USER
         said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)
         pronoun = re.match(
             r"^(?:(?:and|so|but|oh|well|correction|actually|sorry)[,:]?\s+)?(?P<p>he|she)\s", said, re.IGNORECASE
@@ -549,7 +549,7 @@ class RuleExtractor:
             before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
             if swapped and re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
                 text, old = swapped
-                item = _Item("fact", text, _category(text), replaces=old, rules=("extractor.switched-to",))
+                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.switched-to",))
         now_named = _EN_NOW_NAMED.match(said.strip()) if item is None else None
         if now_named and not changes.is_unreal(said):
             # "and now London, third city in two years": the next name of a chain, in place of the
@@ -557,23 +557,23 @@ class RuleExtractor:
             swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False)
             if swapped:
                 text, old = swapped
-                item = _Item("fact", text, _category(text), replaces=old, rules=("extractor.now-named",))
+                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.now-named",))
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
-            return _Reading.ITEM, item, _USER
+            return _Reading.ITEM, item, USER
         if en_mentions_self(said):
             item = rules_en.generic_en(said)
             if item is not None:
-                return _Reading.ITEM, item, _USER
-            return _Reading.NOTHING, None, _USER
+                return _Reading.ITEM, item, USER
+            return _Reading.NOTHING, None, USER
         if rules_en.is_en_fragment(said):
-            return _Reading.FRAGMENT, None, _USER
-        return _Reading.NOTHING, None, _USER
+            return _Reading.FRAGMENT, None, USER
+        return _Reading.NOTHING, None, USER
 
     # -- the result -------------------------------------------------------------
 
-    def _build(self, items: list[_Item], signals: dict[str, Any], known_facts: Sequence[str]) -> Extraction:
+    def _build(self, items: list[Item], signals: dict[str, Any], known_facts: Sequence[str]) -> Extraction:
         facts = [
             self._fact(i, known_facts)
             for i in items
@@ -604,7 +604,7 @@ class RuleExtractor:
             signals=dict(signals),
         )
 
-    def _fact(self, item: _Item, known_facts: Sequence[str]) -> ExtractedFact:
+    def _fact(self, item: Item, known_facts: Sequence[str]) -> ExtractedFact:
         """A fact found, naming the known fact it replaces: the one its rule named, else the one
         the judge says it updates or contradicts; with the ids of the rules that said so."""
         replaced, judged = (item.replaces, ()) if item.replaces else self._conflicting(item.text, known_facts)
@@ -627,7 +627,7 @@ class RuleExtractor:
 
     # -- corrections and retractions ---------------------------------------------
 
-    def _against_known(self, items: list[_Item], message: _Message) -> list[_Item]:
+    def _against_known(self, items: list[Item], message: _Message) -> list[Item]:
         """What only the known facts make clear: a thing swapped for another, a pursuit given up,
         and whose school year or age a subject-less clause gives."""
         # "我在读研一" names its subject: only a clause without 我 may be the child's
@@ -642,19 +642,19 @@ class RuleExtractor:
             if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
                 items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
         if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
-            items.append(_Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,)))
+            items.append(Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,)))
         for clause in split_clauses(message.text):
-            gone = _GONE.match(_OPENERS.sub("", clause.text.strip()))
+            gone = _GONE.match(OPENERS.sub("", clause.text.strip()))
             named = [k for k in message.known if gone and gone.group("n") in k]
             species = species_of(named[-1]) if named else None
             if gone and species:
                 said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
                 if not any(said == i.text for i in items):
-                    items.append(_Item("fact", said, "other", rules=("extractor.gone",)))
+                    items.append(Item("fact", said, "other", rules=("extractor.gone",)))
                 continue
             off = changes.called_off(clause.text)
             if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-                items.append(_Item("fact", off, "other", rules=_CALLED_OFF))  # "出差取消了": the plan is known
+                items.append(Item("fact", off, "other", rules=_CALLED_OFF))  # "出差取消了": the plan is known
                 continue
             fell = (
                 None
@@ -663,11 +663,11 @@ class RuleExtractor:
             )
             if fell and not any(i.replaces == fell[1] for i in items):
                 # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-                items.append(_Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",)))
+                items.append(Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",)))
                 continue
             if changes.is_conditional(message.text):
                 continue
-            m = _GIVING_UP.match(_OPENERS.sub("", clause.text.strip()))
+            m = _GIVING_UP.match(OPENERS.sub("", clause.text.strip()))
             if not m or is_english(clause.text):
                 continue
             if "我" not in clause.text and changes.told_of_someone_else(message.text):
@@ -695,7 +695,7 @@ class RuleExtractor:
                         i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
                     ]
             if ended and not any(said == i.text for i in items):
-                items.append(_Item("fact", said, _category(said), rules=("extractor.giving-up",)))
+                items.append(Item("fact", said, _category(said), rules=("extractor.giving-up",)))
         if not changes.is_conditional(message.text):
             # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
             # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
@@ -710,10 +710,10 @@ class RuleExtractor:
                         for i in items
                         if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
                     ]
-                    items.append(_Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
+                    items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
         return self._without_echoes(items, message.known)
 
-    def _without_echoes(self, items: list[_Item], known: Sequence[str]) -> list[_Item]:
+    def _without_echoes(self, items: list[Item], known: Sequence[str]) -> list[Item]:
         """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
         clause that only says the old one is over repeats its value; it goes."""
         replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
@@ -734,14 +734,14 @@ class RuleExtractor:
         ]
 
     @staticmethod
-    def _remeasured(item: _Item, known: Sequence[str]) -> _Item:
+    def _remeasured(item: Item, known: Sequence[str]) -> Item:
         """'现在改成一天一杯了' after 用户每天喝三杯咖啡 → 用户每天喝一杯咖啡: the amount, in what it measures."""
         if item.kind != "fact" or not item.generic:
             return item
         for fact in reversed(known):
             restated = remeasure(fact, item.text)
             if restated:
-                return _Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
+                return Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
         role = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", item.text)
@@ -749,11 +749,11 @@ class RuleExtractor:
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
             if moved:
-                return _Item("fact", moved[0], _category(moved[0]), replaces=moved[1], rules=("changes.remeasured",))
+                return Item("fact", moved[0], _category(moved[0]), replaces=moved[1], rules=("changes.remeasured",))
         return item
 
     @staticmethod
-    def _reattributed(item: _Item, known: Sequence[str]) -> _Item:
+    def _reattributed(item: Item, known: Sequence[str]) -> Item:
         """'现在都上初中了' said of the one child whose school year is known: that child's, not the user's."""
         if item.kind != "fact" or not item.text.startswith("用户") or item.text.startswith("用户的"):
             return item
@@ -790,7 +790,7 @@ class RuleExtractor:
                 return found
         return None
 
-    def _corrected(self, items: list[_Item], message: _Message) -> list[_Item]:
+    def _corrected(self, items: list[Item], message: _Message) -> list[Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
 
         When a fact read from the message already updates or contradicts a
@@ -813,7 +813,7 @@ class RuleExtractor:
                 for i in items
                 if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflict(i.text, (old,))) == old))
             ]
-            return [*kept, _Item("fact", text, _category(text), replaces=old, rules=("changes.swapped-same-kind",))]
+            return [*kept, Item("fact", text, _category(text), replaces=old, rules=("changes.swapped-same-kind",))]
         facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
@@ -867,7 +867,7 @@ class RuleExtractor:
         text = changes.marked_as_correction(text)
         kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
         kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
-        return [*kept, _Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
+        return [*kept, Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
 
 
 _EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
@@ -984,7 +984,7 @@ def _with_dropped_subject(text: str) -> str:
     # "昨天刚过完生日，正式30了" the day it happened
     start = 0
     for piece in re.split(r"(?<=[，,。！!；;])", text):
-        clause = _OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
+        clause = OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
         if re.search(r"[?？吗]", clause):
             return text
         # "周末还会去爬山": 会 of a habit, not of a plan
@@ -1130,7 +1130,7 @@ def _by_name(text: str, known: Sequence[str]) -> str | None:
     return None
 
 
-def _with_change_told(item: _Item, message: str) -> _Item:
+def _with_change_told(item: Item, message: str) -> Item:
     """'现在口味变了，爱看喜剧片': a liking of content, with the clause that says the old one gave way."""
     if item.kind != "preference" or item.category != "content" or is_english(message):
         return item
@@ -1141,7 +1141,7 @@ def _with_change_told(item: _Item, message: str) -> _Item:
 _TAKES = _DATA.mapping("_TAKES")
 
 
-def _taste_asked_for(item: _Item, message: str) -> _Item | None:
+def _taste_asked_for(item: Item, message: str) -> Item | None:
     """'看腻了，推荐纪录片吧', '还是给我推悬疑吧': a request told with the clause that says the old
     taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact; a
     liking said before (a fact, or a preference in other words, which the preference judge may
@@ -1158,10 +1158,10 @@ def _taste_asked_for(item: _Item, message: str) -> _Item | None:
     said = (
         f"用户{m.group('told')}，现在想{verb}{m.group('v')}" if m.group("told") else f"用户现在改{verb}{m.group('v')}了"
     )
-    return _Item("fact", said, _category(said), rules_common.FACT_CONFIDENCE)
+    return Item("fact", said, _category(said), rules_common.FACT_CONFIDENCE)
 
 
-def _actually(item: _Item) -> _Item:
+def _actually(item: Item) -> Item:
     """What a retraction says instead, marked as such: "用户其实就会…", "The user actually only …"."""
     if item.kind != "fact":
         return item
@@ -1231,7 +1231,7 @@ def _category(text: str) -> str:
             return _SLOT_CATEGORIES[slot[0]]
     if is_english(text):
         return rules_en.en_category(text)
-    return rules_zh_facts.zh_category(text, _USER)
+    return rules_zh_facts.zh_category(text, USER)
 
 
 __all__ = ["RuleExtractor", "offline_extractor_id"]

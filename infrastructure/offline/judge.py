@@ -516,12 +516,12 @@ _EN_ONLY = _DATA.regex("_EN_ONLY", re.IGNORECASE)
 
 def _kind(text: str) -> str:
     # late import: the rule modules import this one's neighbours
-    from factledger.infrastructure.offline.rules_common import _USER
+    from factledger.infrastructure.offline.rules_common import USER
     from factledger.infrastructure.offline.rules_en import en_category
     from factledger.infrastructure.offline.rules_zh_facts import zh_category
 
     if re.search(r"[\u4e00-\u9fff]", text):
-        return zh_category(text, _USER)
+        return zh_category(text, USER)
     return en_category(text)
 
 

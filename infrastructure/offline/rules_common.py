@@ -28,14 +28,14 @@ STRONG_PREF_STRENGTH = 0.95
 INFERRED_PREF_STRENGTH = 0.6  # read from behaviour (a one-off request, a habit), not stated as a liking
 _STATED_LIKING = re.compile(r"喜欢|希望|偏好|倾向|想要|习惯|\b(?:prefer|like|love|want)\b", re.IGNORECASE)
 
-_CJK = r"[\u4e00-\u9fff]"
+CJK = r"[\u4e00-\u9fff]"
 _STRONG = re.compile(
     r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b",
     re.IGNORECASE,
 )
 
 
-class _Item(NamedTuple):
+class Item(NamedTuple):
     """One finding: a fact (``kind == "fact"``) or a preference."""
 
     kind: str
@@ -48,12 +48,12 @@ class _Item(NamedTuple):
     # the ids of the rules that produced it, "<module>.<rule>" (``named_rule``), recorded with it (issue 27)
     rules: tuple[str, ...] = ()
 
-    def traced(self, *rules: str) -> _Item:
+    def traced(self, *rules: str) -> Item:
         """This finding, with ``rules`` after the ids it has (those that fired after the ones that made it)."""
         return self._replace(rules=tuple(dict.fromkeys((*self.rules, *rules))))
 
 
-class _Subject(NamedTuple):
+class Subject(NamedTuple):
     """Whom a clause is about: the user, a relative of the user's, something the user has …"""
 
     kind: str  # "user" | "role" | "owned" | "assistant" | "unknown"
@@ -61,10 +61,10 @@ class _Subject(NamedTuple):
     explicit: bool = False  # named in this clause, not carried over
 
 
-_USER = _Subject("user")
+USER = Subject("user")
 
 _Args = ParamSpec("_Args")
-_Found = TypeVar("_Found", _Item, _Item | None)
+_Found = TypeVar("_Found", Item, Item | None)
 
 
 def named_rule(rule_id: str) -> Callable[[Callable[_Args, _Found]], Callable[_Args, _Found]]:
@@ -83,12 +83,12 @@ def named_rule(rule_id: str) -> Callable[[Callable[_Args, _Found]], Callable[_Ar
     return mark
 
 
-def _fact(text: str, category: str) -> _Item:
+def fact_item(text: str, category: str) -> Item:
     # Last guard: whatever path built the text, a fact never speaks in the first person.
-    return _Item("fact", third_person(text), category)
+    return Item("fact", third_person(text), category)
 
 
-def _pref(text: str, category: str, said: str, behaviour: bool = False) -> _Item:
+def preference_item(text: str, category: str, said: str, behaviour: bool = False) -> Item:
     """A preference; ``behaviour`` marks one read from what the user does or asks for
     ("简短点", "我平时用VSCode") rather than said as a liking: the spec's 0.5–0.7 band,
     unless the words themselves state a liking or are strongly worded."""
@@ -100,7 +100,7 @@ def _pref(text: str, category: str, said: str, behaviour: bool = False) -> _Item
         strength = PREF_STRENGTH
     # evidence quotes the clause as said, in the message's language (spec: "用户说'直接说重点'")
     evidence = f"The user said '{said}'" if is_english(said) else f"用户说'{said}'"
-    return _Item("preference", text, category, strength, evidence)
+    return Item("preference", text, category, strength, evidence)
 
 
 def third_person(text: str) -> str:
@@ -111,7 +111,7 @@ def third_person(text: str) -> str:
     return text
 
 
-def _tidy(value: str) -> str:
+def tidy(value: str) -> str:
     """A value as said, without trailing particles or quotes."""
     value = value.strip().strip("'\"“”‘’「」 ")
     return re.sub(r"(?<![了啦呢哦喔呀啊吧])(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()

@@ -15,10 +15,10 @@ from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
-    _fact,
-    _Item,
-    _pref,
+    Item,
+    fact_item,
     named_rule,
+    preference_item,
 )
 from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of
 
@@ -91,7 +91,7 @@ def _article(word: str) -> str:
 
 
 @named_rule("rules_en.request")
-def _en_request_preference(t: str, said: str) -> _Item | None:
+def _en_request_preference(t: str, said: str) -> Item | None:
     """How to reply, asked or stated: units, emoji, tone, jargon, code language, length."""
     m = re.search(
         r"\b(?:use|using|switch(?:ing)? to|go with|stick (?:to|with)|prefer|give me|in|with) (?:the )?"
@@ -103,7 +103,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         unit = m.group("u").lower()
         side = "imperial" if unit in ("imperial", "fahrenheit", "miles", "pounds") else "metric"
         named = "" if unit == side else f" ({unit.capitalize()})"
-        return _pref(f"Prefers {side} units{named}", "format", said, behaviour=True)
+        return preference_item(f"Prefers {side} units{named}", "format", said, behaviour=True)
     m = re.search(
         r"\b(?:code|examples?|snippets?|scripts?|samples?)\b[^.]*?\bin (?P<l>" + _LANGUAGE_NAMES + r")\b"
         r"|\b(?:use|write|switch(?:ing)? to|show(?: me)?|give me) (?P<l2>"
@@ -118,7 +118,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         name = {"golang": "Go", "javascript": "JavaScript", "typescript": "TypeScript", "php": "PHP", "sql": "SQL"}.get(
             language.lower(), language[:1].upper() + language[1:].lower()
         )
-        return _pref(f"Prefers code examples in {name}", "tool", said, behaviour=True)
+        return preference_item(f"Prefers code examples in {name}", "tool", said, behaviour=True)
     m = re.search(
         r"\b(?:use|write in|prefer|switch(?:ing)? to|stick to) (?P<v>american|british|us|uk)(?: english)?(?: spelling)?\b",
         t,
@@ -126,7 +126,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
     )
     if m:
         side = "American" if m.group("v").lower() in ("american", "us") else "British"
-        return _pref(f"Prefers {side} English spelling", "language", said, behaviour=True)
+        return preference_item(f"Prefers {side} English spelling", "language", said, behaviour=True)
     m = re.search(
         r"\b(?:reply|answer|respond|write|talk|speak|explain(?: (?:things|stuff|it|everything))?|chat|text)(?: to)?(?: me)? in (?P<l>"
         + _NATURAL_LANGUAGES
@@ -140,7 +140,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
     )
     if m:
         language = (m.group("l") or m.group("l2") or m.group("l3")).capitalize()
-        return _pref(f"Prefers replies in {language}", "language", said, behaviour=True)
+        return preference_item(f"Prefers replies in {language}", "language", said, behaviour=True)
     if re.search(
         r"\bparagraphs? (?:read|work|are|is) better\b|\bno more (?:lists|bullets|bullet points|tables)\b"
         r"|\b(?:use|prefer|in|write(?: in)?|give me|switch(?:ing)? to|rather have|back to) (?:full |proper |whole |normal |regular |plain )?paragraphs\b|\bprose\b"
@@ -154,7 +154,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         t,
         re.IGNORECASE,
     ):
-        return _pref("Prefers paragraphs", "format", said, behaviour=True)
+        return preference_item("Prefers paragraphs", "format", said, behaviour=True)
     m = re.search(
         r"\b(?:use|prefer|in|with|give me|answer (?:me )?with|as|switch(?:ing)? to|rather have) (?:some |short )?"
         r"(?P<f>bullet(?:ed)?[- ]points?|bullets|(?:numbered |bulleted )?lists?|tables?)\b",
@@ -168,19 +168,19 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
     ):
         # in the user's words: "bullet points", "numbered lists", "tables"
         form = m.group("f").lower()
-        return _pref(f"Prefers {form if form.endswith('s') else form + 's'}", "format", said, behaviour=True)
+        return preference_item(f"Prefers {form if form.endswith('s') else form + 's'}", "format", said, behaviour=True)
     if re.search(
         r"\b(?:no|without|skip the|drop the|stop (?:using|with)(?: the)?|fewer|less|lose the) (?:more )?emojis?\b|\bplain[- ]text\b",
         t,
         re.IGNORECASE,
     ):
-        return _pref("Prefers plain-text replies", "format", said, behaviour=True)
+        return preference_item("Prefers plain-text replies", "format", said, behaviour=True)
     if re.search(
         r"\b(?:use|add|more|with|include|love|like|throw in) (?:some |more |lots of |a few )?emojis?\b",
         t,
         re.IGNORECASE,
     ):
-        return _pref("Prefers replies with emoji", "format", said, behaviour=True)
+        return preference_item("Prefers replies with emoji", "format", said, behaviour=True)
     if re.search(
         r"\b(?:no|avoid|skip|without|less|fewer|drop the|cut the) (?:\w+ )?jargon\b|\bexplain (?:it |things )?like i'?m (?:five|5|a beginner)\b"
         r"|\beli5\b|\b(?:use|with|more|give me) (?:simple words|plain (?:english|language)|analogies|simple terms)\b"
@@ -188,14 +188,14 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
         t,
         re.IGNORECASE,
     ):
-        return _pref("Prefers plain explanations with analogies", "language", said, behaviour=True)
+        return preference_item("Prefers plain explanations with analogies", "language", said, behaviour=True)
     if re.search(
         r"\b(?:technical terms?|jargon) (?:is|are) (?:fine|ok|okay|welcome)\b|\b(?:go|get|be) (?:more )?technical\b"
         r"|\buse (?:the )?(?:technical|proper) terms?\b|\byou can use jargon\b",
         t,
         re.IGNORECASE,
     ):
-        return _pref("Prefers technical explanations with proper terms", "language", said, behaviour=True)
+        return preference_item("Prefers technical explanations with proper terms", "language", said, behaviour=True)
     m = re.search(
         r"\b(?:be|keep (?:it|things)|talk|sound|stay|write|reply|answer)(?: to me)? (?:more |a bit |a little |way )?(?:more )?"
         r"(?P<s>casual|formal|relaxed|professional|chatty|informal)\b|\blike a friend\b"
@@ -213,7 +213,7 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
             r"\b(?:no need to|don't|do not|not|never|needn't|stop being)\s+(?:\w+\s+)?$", t[: m.start()], re.I
         ):
             tone = "casual" if tone == "formal" else "formal"  # "no need to be formal"
-        return _pref(f"Prefers a {tone} tone", "communication_style", said, behaviour=True)
+        return preference_item(f"Prefers a {tone} tone", "communication_style", said, behaviour=True)
     m = re.search(
         r"\b(?P<s>shorter|briefer|longer|more detailed|more detail|in more depth|in depth)\b(?: answers| replies| responses)?"
         r"(?: please| from now on| going forward)*$|(?:^|[,;] ?)(?:please )?(?:go into|give me) (?:more |the )?(?P<d>detail(?:ed (?:version|answers?|explanations?))?)s?\b",
@@ -222,7 +222,9 @@ def _en_request_preference(t: str, said: str) -> _Item | None:
     )
     if m:
         short = (m.group("s") or "").lower() in ("shorter", "briefer")
-        return _pref(f"Prefers {'short' if short else 'detailed'} answers", "communication_style", said, behaviour=True)
+        return preference_item(
+            f"Prefers {'short' if short else 'detailed'} answers", "communication_style", said, behaviour=True
+        )
     return None
 
 
@@ -235,7 +237,7 @@ def _en_vehicle(value: str) -> str:
 
 
 @named_rule("rules_en.change")
-def _en_change(t: str, message: str) -> _Item | None:
+def _en_change(t: str, message: str) -> Item | None:
     """Changes said as events, with or without "I": moved to X, got promoted to Y, turned 30, now driving Z."""
     if is_unreal(t):
         return None
@@ -249,7 +251,7 @@ def _en_change(t: str, message: str) -> _Item | None:
     if m:
         place = _en_place(m.group("v")) or _en_place_in(m.group("v"))
         if place:
-            return _fact(f"The user lives in {place}", "location")
+            return fact_item(f"The user lives in {place}", "location")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:got|was|been|am|i'm|i am) (?P<verb>promoted|bumped up|moved up) to (?:an? |the )?(?P<v>[\w' -]+)$",
         t,
@@ -258,15 +260,15 @@ def _en_change(t: str, message: str) -> _Item | None:
     if m:
         job = m.group("v").strip()
         if _EN_JOB.search(job):
-            return _fact(f"The user is {_article(job)} {job}", "work")
-        return _fact(f"The user was {m.group('verb').lower()} to {job}", "work")
+            return fact_item(f"The user is {_article(job)} {job}", "work")
+        return fact_item(f"The user was {m.group('verb').lower()} to {job}", "work")
     m = re.match(
         r"^(?:i'm|i am|im) (?:now|currently) (?P<v>(?:an? |the )?[\w' -]+?(?: (?:at|in|for|with) .+)?)$",
         t,
         re.IGNORECASE,
     )
     if m and _EN_JOB.search(re.split(r" (?:at|in|for|with) ", m.group("v"))[0]):
-        return _fact(f"The user is now {m.group('v')}", "work")
+        return fact_item(f"The user is now {m.group('v')}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:became|started as|started working as|am working as|now work as|got (?:a )?(?:new )?job as) (?:an? )?(?P<v>[\w' -]+)$",
         t,
@@ -274,7 +276,7 @@ def _en_change(t: str, message: str) -> _Item | None:
     )
     if m:
         job = m.group("v").strip()
-        return _fact(f"The user works as {_article(job)} {job}", "work")
+        return fact_item(f"The user works as {_article(job)} {job}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:got|landed|started|accepted|took) (?:a |my )?(?:new )?job (?:at|with) (?P<v>.+)$"
         # a name, in capitals whatever the flag: "joined a fire-fighting brigade" names no employer
@@ -283,7 +285,7 @@ def _en_change(t: str, message: str) -> _Item | None:
         re.IGNORECASE,
     )
     if m:
-        return _fact(f"The user works at {m.group('v') or m.group('v2')}", "work")
+        return fact_item(f"The user works at {m.group('v') or m.group('v2')}", "work")
     # "started at Fable Labs this week", "began with Norvik on Monday": a new employer, said by its name
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:started|began|start|am starting|started working|began working) (?:at|with|for) "
@@ -292,7 +294,7 @@ def _en_change(t: str, message: str) -> _Item | None:
         re.IGNORECASE,
     )
     if m and not re.search(r"\b(?:University|College|School|Academy|Institute)\b|^(?:I|The)$", m.group("v")):
-        return _fact(f"The user works at {m.group('v')}", "work")
+        return fact_item(f"The user works at {m.group('v')}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:quit|left) (?:my job at |the job at )?(?:the |my )?(?P<old>[\w' -]+?),? and (?:then )?"
         r"(?:started|began|am now|now work|joined|got a job)(?: working)? (?:at|with|for)? ?(?:an? |the )?(?P<new>[\w' &-]+)$",
@@ -301,9 +303,9 @@ def _en_change(t: str, message: str) -> _Item | None:
     )
     if m and re.match(r"\w+ing (?:for|at|with|as)\b", m.group("new")):
         # "Quit that and started driving for DoorDash": the work is the doing, not a place
-        return _fact(f"The user quit their job and is now {m.group('new')}", "work")
+        return fact_item(f"The user quit their job and is now {m.group('new')}", "work")
     if m:
-        return _fact(f"The user works at {_article(m.group('new'))} {m.group('new')}", "work")
+        return fact_item(f"The user works at {_article(m.group('new'))} {m.group('new')}", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?P<verb>gave up(?: on)?|stopped|dropped|abandoned|quit) "
         r"(?P<v>(?:the|my|on) [\w' -]+|[\w' -]+ing\b.*|[A-Z][\w'-]+(?: lessons| classes)?)$",
@@ -311,42 +313,42 @@ def _en_change(t: str, message: str) -> _Item | None:
         re.IGNORECASE,
     )
     if m:
-        return _fact(en_third_person(f"The user {m.group('verb').lower()} {m.group('v')}"), "other")
+        return fact_item(en_third_person(f"The user {m.group('verb').lower()} {m.group('v')}"), "other")
     m = re.match(
         r"^(?:(?:sadly|unfortunately),? )?(?:my|our) (?P<pet>[\w -]+?) (?:passed away|died|ran away|got lost|was rehomed)\b",
         t,
         re.IGNORECASE,
     )
     if m and species_of(m.group("pet")):
-        return _fact(f"The user no longer has a {species_of(m.group('pet'))}", "other")
+        return fact_item(f"The user no longer has a {species_of(m.group('pet'))}", "other")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:adopted|rescued|got|brought home) (?P<v>(?:an?|another|two|three) [\w -]+?)(?: (?:yesterday|today|last \w+|this \w+))?$",
         t,
         re.IGNORECASE,
     )
     if m and species_of(m.group("v")):
-        return _fact(f"The user has {m.group('v')}", "other")
+        return fact_item(f"The user has {m.group('v')}", "other")
     m = re.match(rf"^{_SUBJ}{_EN_ADV}graduated(?P<rest> from .+)?$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user graduated{m.group('rest') or ''}", "work")
+        return fact_item(f"The user graduated{m.group('rest') or ''}", "work")
     m = re.match(rf"^{_SUBJ}{_EN_ADV}(?:quit|left) (?:my|the) job\b", t, re.IGNORECASE)
     if m:
-        return _fact("The user quit the user's job", "work")
+        return fact_item("The user quit the user's job", "work")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:got|was|been) (?:laid off|fired|let go)\b|^{_SUBJ}{_EN_ADV}lost my job\b",
         t,
         re.IGNORECASE,
     )
     if m:
-        return _fact("The user is unemployed", "work")
+        return fact_item("The user is unemployed", "work")
     m = re.match(rf"^{_SUBJ}{_EN_ADV}(?:retired|am retired|i'm retired)\b", t, re.IGNORECASE)
     if m:
-        return _fact("The user is retired", "work")
+        return fact_item("The user is retired", "work")
     m = re.match(
         rf"^{_SUBJ}(?P<adv>(?:just |recently |finally |officially )*)turned (?P<v>\d{{1,3}})\b", t, re.IGNORECASE
     )
     if m:
-        return _fact(f"The user {m.group('adv').lower()}turned {m.group('v')}", "personal_info")
+        return fact_item(f"The user {m.group('adv').lower()}turned {m.group('v')}", "personal_info")
     m = re.match(
         rf"^my (?P<role>{EN_ROLE_PATTERN}) (?P<adv>(?:just |finally |officially )*)(?P<verb>turned|is now) (?P<v>\d{{1,3}})\b",
         t,
@@ -354,10 +356,10 @@ def _en_change(t: str, message: str) -> _Item | None:
     )
     if m:
         said = f"{m.group('adv').lower()}{m.group('verb').lower()}"
-        return _fact(f"The user's {m.group('role').lower()} {said} {m.group('v')}", "relationship")
+        return fact_item(f"The user's {m.group('role').lower()} {said} {m.group('v')}", "relationship")
     m = re.match(rf"^{_SUBJ}{_EN_ADV}got (?P<v>married|engaged|divorced)\b", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user is {m.group('v').lower()}", "relationship")
+        return fact_item(f"The user is {m.group('v').lower()}", "relationship")
     m = re.match(
         rf"^(?:i|we|(?P<n>[A-Z][\w'-]*) and i|i and (?P<n2>[A-Z][\w'-]*)) (?:just |finally |officially )?"
         rf"(?:broke up|split up|separated|called it quits|are done|ended things)\b(?: with (?:my )?(?P<r>{EN_ROLE_PATTERN}|\w+))?",
@@ -368,7 +370,7 @@ def _en_change(t: str, message: str) -> _Item | None:
         role = (
             m.group("r") if m.group("r") and re.fullmatch(EN_ROLE_PATTERN, m.group("r"), re.IGNORECASE) else "partner"
         )
-        return _fact(f"The user broke up with the user's {role.lower()}", "relationship")
+        return fact_item(f"The user broke up with the user's {role.lower()}", "relationship")
     m = re.match(
         r"^(?:(?:i'm|i am|im) (?:now )?(?:seeing|dating|going out with|with)|(?:now )?(?:seeing|dating)) "
         r"(?:someone|a (?:guy|girl|man|woman))?\s*(?:named |called )?(?P<n>[A-Z][\w'-]*)",
@@ -380,7 +382,7 @@ def _en_change(t: str, message: str) -> _Item | None:
         if re.search(someone, message, re.IGNORECASE):
             m = None
     if m:
-        return _fact(f"The user is dating {m.group('n')}", "relationship")
+        return fact_item(f"The user is dating {m.group('n')}", "relationship")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:cut (?:down|back)|went down|am down|i'm down)(?: to (?P<n>[\w.]+))?(?: (?:a|per) (?P<per>day|week))?",
         t,
@@ -392,19 +394,19 @@ def _en_change(t: str, message: str) -> _Item | None:
             noun = {"smok": "cigarettes", "cigarette": "cigarettes", "vap": "vapes", "drink": "drinks"}.get(
                 thing.group(0).lower(), thing.group(0).lower()
             )
-            return _fact(f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}", "habit")
+            return fact_item(f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}", "habit")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:quit|gave up|stopped) (?P<v>coffee|caffeine|smoking|cigarettes|drinking|alcohol|booze|sugar|soda|vaping|meat)\b(?P<rest>.*)$",
         t,
         re.IGNORECASE,
     )
     if m:
-        return _fact(f"The user quit {m.group('v').lower()}{m.group('rest')}", "habit")
+        return fact_item(f"The user quit {m.group('v').lower()}{m.group('rest')}", "habit")
     m = re.match(r"^i (?:now |currently )?drive (?P<v>.+)$", t, re.IGNORECASE) or re.match(
         rf"^{_EN_ADV}(?:now |currently )?driving (?P<v>.+)$", t, re.IGNORECASE
     )
     if m:
-        return _fact(f"The user drives {_en_vehicle(m.group('v'))}", "other")
+        return fact_item(f"The user drives {_en_vehicle(m.group('v'))}", "other")
     m = re.match(
         rf"^{_SUBJ}{_EN_ADV}(?:sold|traded(?: in)?|got rid of|wrecked|totaled) (?:it|that|my (?:old )?\w+|the (?:old )?\w+)(?: in)?"
         r"(?:,? and|,| &)? (?:then )?(?:got|bought|picked up|switched to|replaced it with|upgraded to) (?:an? |the )?(?P<v>.+)$",
@@ -412,12 +414,12 @@ def _en_change(t: str, message: str) -> _Item | None:
         re.IGNORECASE,
     )
     if m and re.search(r"\bcar\b|\bdrive|\bdriving|\btruck\b|\bsuv\b", message + " " + t, re.IGNORECASE):
-        return _fact(f"The user drives {_en_vehicle(m.group('v'))}", "other")
+        return fact_item(f"The user drives {_en_vehicle(m.group('v'))}", "other")
     return None
 
 
 @named_rule("rules_en.clause")
-def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
+def _en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user"."""
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
@@ -440,7 +442,7 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
         re.IGNORECASE,
     )
     if m and _en_place(m.group("v")):
-        return _fact(f"The user lives in {_en_place(m.group('v'))}", "location")
+        return fact_item(f"The user lives in {_en_place(m.group('v'))}", "location")
     # "call me Dr. Patel, please", "just call me Anika": a title goes with the name, a please does not
     m = re.match(
         rf"^(?:(?:please|just|now)[, ]+)*(?:my name is|my name's|{I_AM} called|call me) "
@@ -449,38 +451,38 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
         re.IGNORECASE,
     )
     if m:
-        return _fact(f"The user's name is {m.group('v')}", "personal_info")
+        return fact_item(f"The user's name is {m.group('v')}", "personal_info")
     m = re.match(rf"^{I_AM} (?:now )?(?P<v>\d{{1,3}})(?: years old| years of age| yo)?(?: now)?$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user is {m.group('v')} years old", "personal_info")
+        return fact_item(f"The user is {m.group('v')} years old", "personal_info")
     m = re.match(r"^i (?:now |currently )?work (?P<prep>at|for) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user works {m.group('prep').lower()} {m.group('v')}", "work")
+        return fact_item(f"The user works {m.group('prep').lower()} {m.group('v')}", "work")
     m = re.match(r"^i (?:now |currently )?work (?P<prep>in|as) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         place = _en_place(m.group("v")) if m.group("prep").lower() == "in" else None
         if place:
-            return _fact(f"The user works in {place}", "location")
-        return _fact(f"The user works {m.group('prep').lower()} {m.group('v')}", "work")
+            return fact_item(f"The user works in {place}", "location")
+        return fact_item(f"The user works {m.group('prep').lower()} {m.group('v')}", "work")
     m = re.match(rf"^my (?P<role>{EN_ROLE_PATTERN})(?:'s name is| is called| is named) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user's {m.group('role').lower()}'s name is {m.group('v')}", "relationship")
+        return fact_item(f"The user's {m.group('role').lower()}'s name is {m.group('v')}", "relationship")
     m = re.match(rf"^my (?P<role>{EN_ROLE_PATTERN}) (?P<rest>(?:is|works|lives|likes|has) .+)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user's {m.group('role').lower()} {m.group('rest')}", "relationship")
+        return fact_item(f"The user's {m.group('role').lower()} {m.group('rest')}", "relationship")
     m = re.match(rf"^{I_AM} (?:now )?the (?P<v>[\w' -]+?)(?P<tail> (?:at|in|for|of|with) .+)?$", t, re.IGNORECASE)
     if m and _EN_JOB.search(m.group("v")):
-        return _fact(f"The user is the {m.group('v')}{m.group('tail') or ''}", "work")
+        return fact_item(f"The user is the {m.group('v')}{m.group('tail') or ''}", "work")
     m = re.match(rf"^{I_AM} (?P<art>an?) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
         job = "work" if _EN_JOB.search(m.group("v")) else "other"
-        return _fact(f"The user is {m.group('art').lower()} {m.group('v')}", job)
+        return fact_item(f"The user is {m.group('art').lower()} {m.group('v')}", job)
     m = re.match(r"^i (?:don't|do not) (?P<v>eat|drink|smoke)\b ?(?P<x>.*)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user does not {m.group('v').lower()} {m.group('x')}".strip(), "habit")
+        return fact_item(f"The user does not {m.group('v').lower()} {m.group('x')}".strip(), "habit")
     m = re.match(r"^i (?:don't|do not) (?:actually |really |even )?have (?P<v>.+)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user does not have {m.group('v')}", "other")
+        return fact_item(f"The user does not have {m.group('v')}", "other")
     m = re.match(r"^i (?:have|own|have got|'ve got) (?P<v>.+)$", t, re.IGNORECASE)
     if m and not re.match(r"^(?:a question|to|an idea|no idea|been)\b", m.group("v"), re.IGNORECASE):
         kind = (
@@ -488,10 +490,10 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
             if re.search(rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b", m.group("v"), re.IGNORECASE)
             else "other"
         )
-        return _fact(f"The user has {m.group('v')}", kind)
+        return fact_item(f"The user has {m.group('v')}", kind)
     m = re.match(r"^i (?P<adv>always|usually|often|normally|never) (?P<v>.+)$", t, re.IGNORECASE)
     if m:
-        return _fact(f"The user {m.group('adv').lower()} {_en_verb3(m.group('v'))}", "habit")
+        return fact_item(f"The user {m.group('adv').lower()} {_en_verb3(m.group('v'))}", "habit")
 
     m = re.match(
         r"^i(?P<adv> really| much| strongly| also| just)? (?P<verb>prefer|like|love|enjoy|want)(?P<x> .+)$",
@@ -504,13 +506,13 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
         if category or m.group("verb").lower() == "prefer":
             if _EN_CONTENT.match(obj):
                 category = category or "content"
-            return _pref(f"Prefers {obj}", category or "other", said)
+            return preference_item(f"Prefers {obj}", category or "other", said)
         if m.group("verb").lower() == "want":
             return None
         if _EN_CONTENT.match(obj):
-            return _pref(f"Likes {obj}", "content", said)
+            return preference_item(f"Likes {obj}", "content", said)
         adverb = (m.group("adv") or "").strip().lower()
-        return _fact(
+        return fact_item(
             f"The user {adverb + ' ' if adverb else ''}{_en_verb3(m.group('verb').lower())} {obj}", "preference"
         )
     m = re.match(r"^i (?P<verb>(?:don't|do not) (?:like|enjoy|want)|hate|dislike) (?P<x>.+)$", t, re.IGNORECASE)
@@ -518,22 +520,22 @@ def _en_clause(text: str, said: str, message: str = "") -> _Item | None:
         obj = m.group("x").strip()
         category = _en_pref_category(obj) or ("content" if _EN_CONTENT.match(obj) and "want" not in t.lower() else None)
         if category:
-            return _pref(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", category, said)
+            return preference_item(f"Dislikes {re.sub(r' (?:any ?more|now)$', '', obj)}", category, said)
         verb = m.group("verb").lower()
         said_verb = {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1])
-        return _fact(f"The user {said_verb} {obj}", "preference")
+        return fact_item(f"The user {said_verb} {obj}", "preference")
     m = re.match(
         r"^(?:please )?(?:reply|answer|respond|write|talk)(?: to me)? in (?P<l>english|chinese|mandarin)$",
         t,
         re.IGNORECASE,
     )
     if m:
-        return _pref(f"Prefers replies in {m.group('l').capitalize()}", "language", said)
+        return preference_item(f"Prefers replies in {m.group('l').capitalize()}", "language", said)
     m = re.match(
         r"^(?:please )?(?:keep (?:it|answers|replies)|be) (?P<s>short|brief|concise|detailed|direct)$", t, re.IGNORECASE
     )
     if m:
-        return _pref(f"Prefers {m.group('s').lower()} answers", "communication_style", said)
+        return preference_item(f"Prefers {m.group('s').lower()} answers", "communication_style", said)
     return None
 
 
@@ -619,7 +621,7 @@ def clean_en(text: str) -> str:
 
 
 @named_rule("rules_en.generic")
-def generic_en(said: str) -> _Item | None:
+def generic_en(said: str) -> Item | None:
     """A first-person English statement restated about "the user"."""
     text = clean_en(said)
     if not re.search(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|\bi (?:m|ve|d|ll)\b", text, re.IGNORECASE):
@@ -632,7 +634,7 @@ def generic_en(said: str) -> _Item | None:
     ):
         return None  # "no I don't", "me too": nothing said on its own
     confidence = HEDGED_CONFIDENCE if _EN_HEDGES.search(text) else GENERIC_CONFIDENCE
-    return _Item("fact", third, en_category(text), confidence, generic=True)
+    return Item("fact", third, en_category(text), confidence, generic=True)
 
 
 def is_en_fragment(said: str) -> bool:

@@ -15,18 +15,18 @@ import re
 from factledger.infrastructure.offline.changes import is_unreal
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
-    _CJK,
+    CJK,
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
-    _fact,
-    _Item,
-    _pref,
-    _Subject,
-    _tidy,
+    Item,
+    Subject,
+    fact_item,
     named_rule,
+    preference_item,
     third_person,
+    tidy,
 )
-from factledger.infrastructure.offline.rules_zh_prefs import _LIKE
+from factledger.infrastructure.offline.rules_zh_prefs import LIKE
 from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
@@ -42,11 +42,11 @@ _DATA = rules("rules_zh_facts")
 # Chinese: subjects
 # ==========================================================================
 
-_OPENERS = _DATA.regex("_OPENERS")
+OPENERS = _DATA.regex("OPENERS")
 _ROLE_SUBJECT = _DATA.regex("_ROLE_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 _OWNED_SUBJECT = _DATA.regex("_OWNED_SUBJECT")
 _LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
-_LEAD_ADVERBS = re.compile(
+LEAD_ADVERBS = re.compile(
     r"^(?:"
     + "|".join(sorted(_LEAD_ADVERB_WORDS, key=len, reverse=True))
     # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
@@ -76,36 +76,36 @@ def fronted(text: str) -> str:
     return text
 
 
-def _parse_subject(text: str, carried: _Subject) -> tuple[_Subject, str]:
+def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     """The clause's subject and the rest of the clause after it."""
     m = _OWNED_SUBJECT.match(text)
     if m:
-        return _Subject("owned", f"用户的{m.group('noun')}", True), text[m.end() :]
+        return Subject("owned", f"用户的{m.group('noun')}", True), text[m.end() :]
     m = _ROLE_SUBJECT.match(text)
     if m:
-        return _Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
+        return Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
     if text.startswith("我们家"):
-        return _Subject("user", explicit=True), text[2:]
+        return Subject("user", explicit=True), text[2:]
     if re.match(
         r"^我们(?:俩|两个|一家)?(?:已经|刚|终于|去年|今年|前年|后来|上个?月|前阵子|最近)?(?:离婚|分手|分开|结婚|订婚|领证|搬|在.{1,10}?买了?(?:房|套房))",
         text,
     ):
-        return _Subject("user", explicit=True), re.sub(
+        return Subject("user", explicit=True), re.sub(
             r"^我们(?:俩|两个|一家)?", "", text
         )  # the couple: the user's status
     if text.startswith("我们"):
         # a group statement ("我们周末去爬山") is not a fact about the user alone
-        return _Subject("unknown", "用户", True), text[2:]
+        return Subject("unknown", "用户", True), text[2:]
     if text.startswith("我"):
-        return _Subject("user", explicit=True), text[1:]
+        return Subject("user", explicit=True), text[1:]
     if text.startswith(("他", "她")):
         if carried.kind == "role":
             return carried._replace(explicit=True), text[1:]
-        return _Subject("unknown", "用户", True), text[1:]
+        return Subject("unknown", "用户", True), text[1:]
     if text.startswith(("你", "您", "请你", "请您")):
-        return _Subject("assistant", "用户", True), re.sub(r"^请?(?:你|您)", "", text)
+        return Subject("assistant", "用户", True), re.sub(r"^请?(?:你|您)", "", text)
     if text.startswith("请"):
-        return _Subject("assistant", "用户", True), text[1:]
+        return Subject("assistant", "用户", True), text[1:]
     return carried._replace(explicit=False), text
 
 
@@ -119,17 +119,17 @@ _NOT_A_PLACE = _DATA.regex("_NOT_A_PLACE")
 
 def _place(value: str) -> str | None:
     """A place as said ("杭州", "上海浦东"), cut before "三年了"-like tails; None if not a place."""
-    value = _tidy(value)
+    value = tidy(value)
     m = _PLACE_CUT.search(value)
     if m and m.start() > 0:
-        value = _tidy(value[: m.start()])
-    if not value or len(value) > 15 or _NOT_A_PLACE.search(value) or not re.search(_CJK + r"|[A-Za-z]", value):
+        value = tidy(value[: m.start()])
+    if not value or len(value) > 15 or _NOT_A_PLACE.search(value) or not re.search(CJK + r"|[A-Za-z]", value):
         return None
     return value
 
 
 @named_rule("rules_zh_facts.location")
-def _location_fact(rest: str) -> _Item | None:
+def _location_fact(rest: str) -> Item | None:
     m = (
         re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest)
         or re.match(r"^家(?:住)?在(?P<v>.+)$", rest)
@@ -137,66 +137,66 @@ def _location_fact(rest: str) -> _Item | None:
     )
     if m:
         place = _place(m.group("v"))
-        return _fact(f"用户住在{third_person(place)}", "location") if place else None
+        return fact_item(f"用户住在{third_person(place)}", "location") if place else None
     m = re.match(r"^在(?P<v>.+?)(?P<verb>工作|上班)(?:了|呢)?$", rest)
-    if m and _place(m.group("v")) == _tidy(m.group("v")):
-        place = _tidy(m.group("v"))
+    if m and _place(m.group("v")) == tidy(m.group("v")):
+        place = tidy(m.group("v"))
         category = "work" if looks_like_organisation(place) else "location"
-        return _fact(f"用户在{third_person(place)}{m.group('verb')}", category)
+        return fact_item(f"用户在{third_person(place)}{m.group('verb')}", category)
     m = re.match(r"^坐标(?:在)?(?P<v>.+)$", rest)
     if m and _place(m.group("v")):
-        return _fact(f"用户在{_place(m.group('v'))}", "location")
+        return fact_item(f"用户在{_place(m.group('v'))}", "location")
     return None
 
 
 @named_rule("rules_zh_facts.work")
-def _work_fact(rest: str) -> _Item | None:
+def _work_fact(rest: str) -> Item | None:
     m = re.match(r"^(?:在|去了|到了|进了)(?P<v>.+?)(?P<verb>做|当|担任)(?P<w>.+?)(?:的工作|工作)?$", rest)
     if m and (looks_like_job(m.group("w")) or looks_like_organisation(m.group("v"))):
-        return _fact(f"用户在{_tidy(m.group('v'))}{m.group('verb')}{_tidy(m.group('w'))}", "work")
+        return fact_item(f"用户在{tidy(m.group('v'))}{m.group('verb')}{tidy(m.group('w'))}", "work")
     m = re.match(r"^是做(?P<v>.+?)的$", rest)
     if m:
-        return _fact(f"用户是做{m.group('v')}的", "work")
+        return fact_item(f"用户是做{m.group('v')}的", "work")
     m = re.match(r"^(?P<verb>负责|从事|主要负责)(?P<v>.+)$", rest)
-    if m and _tidy(m.group("v")):
-        return _fact(f"用户{m.group('verb')}{third_person(_tidy(m.group('v')))}", "work")
+    if m and tidy(m.group("v")):
+        return fact_item(f"用户{m.group('verb')}{third_person(tidy(m.group('v')))}", "work")
     m = re.match(r"^的(?P<noun>工作|职位|岗位|职业|专业)是(?P<v>.+)$", rest)
-    if m and _tidy(m.group("v")):
-        return _fact(f"用户的{m.group('noun')}是{_tidy(m.group('v'))}", "work")
+    if m and tidy(m.group("v")):
+        return fact_item(f"用户的{m.group('noun')}是{tidy(m.group('v'))}", "work")
     m = re.match(r"^(?P<neg>不)?是(?P<v>.+)$", rest)
-    if m and looks_like_job(_tidy(m.group("v"))):
-        return _fact(f"用户{m.group('neg') or ''}是{_tidy(m.group('v'))}", "work")
+    if m and looks_like_job(tidy(m.group("v"))):
+        return fact_item(f"用户{m.group('neg') or ''}是{tidy(m.group('v'))}", "work")
     return None
 
 
 @named_rule("rules_zh_facts.personal")
-def _personal_fact(rest: str) -> _Item | None:
+def _personal_fact(rest: str) -> Item | None:
     m = re.match(r"^(?P<verb>叫|名叫)(?P<v>[^\s，,。]{1,12})$", rest)
     if m and not re.match(r"^(?:做|了|我|你|什么|啥)", m.group("v")):
-        return _fact(f"用户{m.group('verb')}{_tidy(m.group('v'))}", "personal_info")
+        return fact_item(f"用户{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
     m = re.match(r"^的?名字(?P<verb>是|叫)(?P<v>.+)$", rest)
-    if m and _tidy(m.group("v")):
-        return _fact(f"用户的名字{m.group('verb')}{_tidy(m.group('v'))}", "personal_info")
-    m = re.match(r"^姓(?P<v>" + _CJK + r"{1,2})$", rest)
+    if m and tidy(m.group("v")):
+        return fact_item(f"用户的名字{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
+    m = re.match(r"^姓(?P<v>" + CJK + r"{1,2})$", rest)
     if m:
-        return _fact(f"用户姓{m.group('v')}", "personal_info")
+        return fact_item(f"用户姓{m.group('v')}", "personal_info")
     m = re.match(r"^(?P<pre>今年|已经)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁(?:了|啦)?$", rest)
     if m:
-        return _fact(f"用户{'今年' if m.group('pre') == '今年' else ''}{m.group('v')}岁", "personal_info")
+        return fact_item(f"用户{'今年' if m.group('pre') == '今年' else ''}{m.group('v')}岁", "personal_info")
     m = re.match(r"^是(?P<v>.+)$", rest)
     if m:
-        value = _tidy(m.group("v"))
+        value = tidy(m.group("v"))
         if value in GENDER_WORDS or (
-            re.fullmatch(r"(?:一个)?" + _CJK + r"{1,5}人", value)
+            re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
             and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
         ):
-            return _fact(f"用户是{value}", "personal_info")
+            return fact_item(f"用户是{value}", "personal_info")
     m = re.match(r"^(?P<verb>出生在|出生于|生于|老家在|老家是)(?P<v>.+)$", rest)
-    if m and _tidy(m.group("v")):
-        return _fact(f"用户{m.group('verb')}{_tidy(m.group('v'))}", "personal_info")
+    if m and tidy(m.group("v")):
+        return fact_item(f"用户{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
     m = re.match(r"^的?生日(?P<verb>是|在)(?P<v>.+)$", rest)
-    if m and _tidy(m.group("v")):
-        return _fact(f"用户的生日{m.group('verb')}{_tidy(m.group('v'))}", "personal_info")
+    if m and tidy(m.group("v")):
+        return fact_item(f"用户的生日{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
     return None
 
 
@@ -204,20 +204,20 @@ _HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")
 
 
 @named_rule("rules_zh_facts.habit")
-def _habit_fact(rest: str) -> _Item | None:
+def _habit_fact(rest: str) -> Item | None:
     m = re.match(r"^(?P<adv>" + _HABIT_ADVERBS + r")(?P<v>.+)$", rest)
     if (
         m
         and not re.match(r"^(?:都|也)?(?:喜欢|不喜欢|讨厌|偏好|用|说|在|是)", m.group("v"))
         and "了" not in m.group("v")
     ):
-        return _fact(f"用户{m.group('adv')}{third_person(_tidy(m.group('v')))}", "habit")
+        return fact_item(f"用户{m.group('adv')}{third_person(tidy(m.group('v')))}", "habit")
     m = re.match(r"^(?P<neg>不|从不|很少|不太)(?P<verb>吃|喝|抽|碰|熬夜)(?P<v>.*)$", rest)
     if m:
-        return _fact(f"用户{m.group('neg')}{m.group('verb')}{_tidy(m.group('v'))}", "habit")
+        return fact_item(f"用户{m.group('neg')}{m.group('verb')}{tidy(m.group('v'))}", "habit")
     m = re.match(r"^(?P<v>吃素|早睡早起|戒烟了?|戒酒了?|素食)$", rest)
     if m:
-        return _fact(f"用户{_tidy(m.group('v'))}", "habit")
+        return fact_item(f"用户{tidy(m.group('v'))}", "habit")
     return None
 
 
@@ -225,42 +225,42 @@ _NOT_A_THING = _DATA.regex("_NOT_A_THING")
 
 
 @named_rule("rules_zh_facts.state")
-def _state_fact(rest: str) -> _Item | None:
-    m = re.match(r"^(?P<neg>没有|没)?有(?P<v>.+)$", rest) or re.match(r"^(?P<neg>没)(?P<v>" + _CJK + r"{1,3})$", rest)
+def _state_fact(rest: str) -> Item | None:
+    m = re.match(r"^(?P<neg>没有|没)?有(?P<v>.+)$", rest) or re.match(r"^(?P<neg>没)(?P<v>" + CJK + r"{1,3})$", rest)
     if m:
-        thing = _tidy(m.group("v"))
+        thing = tidy(m.group("v"))
         if thing and not _NOT_A_THING.match(thing) and not re.search(r"吗|想|要|什么|去|来", thing):
             category = "relationship" if re.search(ZH_ROLE_PATTERN, thing) else "other"
-            return _fact(f"用户{'没有' if m.group('neg') else '有'}{third_person(thing)}", category)
+            return fact_item(f"用户{'没有' if m.group('neg') else '有'}{third_person(thing)}", category)
     m = re.match(r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳|下|骑|编|修).+)$", rest)
     if m and "了" not in m.group("v"):
-        return _fact(f"用户{m.group('neg') or ''}会{_tidy(m.group('v'))}", "other")
+        return fact_item(f"用户{m.group('neg') or ''}会{tidy(m.group('v'))}", "other")
     return None
 
 
 @named_rule("rules_zh_facts.liked-thing")
-def _liked_thing(rest: str, said: str) -> _Item | None:
+def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
     m = re.match(r"^对(?P<x>.+?)(?:很|非常|特别|比较|挺|超|也|都)*(?P<neg>不)?感兴趣$", rest)
     if m:
-        return _pref(f"对{third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
-    m = _LIKE.match(rest)
+        return preference_item(f"对{third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
+    m = LIKE.match(rest)
     if not m or m.group("verb") in ("希望", "想要", "受不了"):
         return None
-    obj = _tidy(m.group("obj"))
+    obj = tidy(m.group("obj"))
     # "最喜欢的电影是…" names a favourite; restated as said, not as a liking of "的电影"
     if not obj or obj.startswith(("你", "您", "的")):
         return None
     # the degree is part of what was said: 更喜欢 is not 喜欢
     verb = f"{m.group('strong') or ''}{m.group('neg') or ''}{m.group('verb')}"
     if m.group("verb") == "习惯":
-        return _fact(f"用户习惯{third_person(obj)}", "habit")
+        return fact_item(f"用户习惯{third_person(obj)}", "habit")
     if re.match(r"^(?:看|读|听|聊|玩|研究|了解|学|关注|追)", obj):
-        return _pref(f"{verb}{third_person(obj)}", "content", said)
+        return preference_item(f"{verb}{third_person(obj)}", "content", said)
     if m.group("verb") in ("偏好", "偏爱", "倾向于", "倾向"):
-        return _pref(f"{verb}{third_person(obj)}", "other", said)
+        return preference_item(f"{verb}{third_person(obj)}", "other", said)
     # a liking that is not about replies is a fact about the user (spec's "preference" fact)
-    return _fact(f"用户{verb}{third_person(obj)}", "preference")
+    return fact_item(f"用户{verb}{third_person(obj)}", "preference")
 
 
 _PERSONAL_NOUNS = _DATA.regex("_PERSONAL_NOUNS")
@@ -268,10 +268,10 @@ _WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
 
 
 @named_rule("rules_zh_facts.possession")
-def _possession_fact(rest: str) -> _Item | None:
+def _possession_fact(rest: str) -> Item | None:
     """'我的车是特斯拉' → 用户的车是特斯拉."""
-    m = re.match(r"^的(?P<noun>(?:" + _CJK + r"|[A-Za-z]){1,6}?)(?P<verb>是|在|叫)(?P<v>.+)$", rest)
-    if not m or not _tidy(m.group("v")):
+    m = re.match(r"^的(?P<noun>(?:" + CJK + r"|[A-Za-z]){1,6}?)(?P<verb>是|在|叫)(?P<v>.+)$", rest)
+    if not m or not tidy(m.group("v")):
         return None
     noun, verb = m.group("noun"), m.group("verb")
     if _PERSONAL_NOUNS.search(noun):
@@ -284,7 +284,7 @@ def _possession_fact(rest: str) -> _Item | None:
         category = "preference"
     else:
         category = "other"
-    return _fact(f"用户的{noun}{verb}{third_person(_tidy(m.group('v')))}", category)
+    return fact_item(f"用户的{noun}{verb}{third_person(tidy(m.group('v')))}", category)
 
 
 # ==========================================================================
@@ -311,24 +311,24 @@ def _work_place(value: str) -> tuple[str, str] | None:
 
 
 @named_rule("rules_zh_facts.moved")
-def _moved_fact(core: str, who: str, message: str) -> _Item | None:
+def _moved_fact(core: str, who: str, message: str) -> Item | None:
     """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
     m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:(?:去|来)?住)?(?:来了|去了|了|啦)?$", core)
     if m and _place(m.group("v")):
-        return _fact(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
+        return fact_item(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
     # "租了个单间", "在园区附近租了套两居": where the user lives now is what they rent
     m = re.match(
         r"^(?:在(?P<p>[^，,]{2,8}?))?租了?(?:个|一个|间|一间|套|一套)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:住)?(?:了|啦)?$",
         core,
     )
     if m and not re.search(r"车|位|工位|店|铺|摊", m.group("v")) and (m.group("p") or not re.search(r"搬|住", message)):
-        return _fact(f"{who}住在{m.group('p') or ''}{m.group('v')}", "location")
+        return fact_item(f"{who}住在{m.group('p') or ''}{m.group('v')}", "location")
     m = re.match(
         r"^在(?P<v>.+?)(?:买了?(?:一套|套|个)?(?:房子?|新房|公寓)|买房|安(?:了)?家|落户|定居|租了?(?:房子?|个房子))(?:了|啦)?$",
         core,
     )
     if m and _place(m.group("v")):
-        return _fact(f"{who}住在{_place(m.group('v'))}", "location")
+        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
     m = re.match(
         r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转|考|考进|聘)(?:了)?(?:到|去|回|往|至|进)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
         core,
@@ -342,26 +342,26 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
     if m:
         found = _work_place(m.group("v"))
         if found and _SCHOOL.fullmatch(found[0]) and re.match(r"(?:转|考)(?!.*(?:上班|工作))", core):
-            return _fact(f"{who}在{found[0]}上学", "other")  # "转到了五中", "考进了实验中学": a school
+            return fact_item(f"{who}在{found[0]}上学", "other")  # "转到了五中", "考进了实验中学": a school
         if found and not re.fullmatch(
             r"(?:一家)?新(?:公司|单位|东家|岗位)|(?:一家)?(?:新的|别的|另一家)(?:公司|单位)", found[0]
         ):
-            return _fact(f"{who}在{found[0]}工作", found[1])
+            return fact_item(f"{who}在{found[0]}工作", found[1])
     m = re.match(r"^(?:新家|新房子?|现在的家)(?:在|安在)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
     if m and _place(m.group("v")):
-        return _fact(f"{who}住在{_place(m.group('v'))}", "location")
+        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
     m = re.match(
         r"^(?:新|现在的|现在)?(?:公司|单位|工作地点|上班的地方)在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core
     )
     if m and re.search(r"新(?:公司|单位)|跳槽|入职|换(?:了)?(?:个|份)?(?:新)?工作", message) and _place(m.group("v")):
-        return _fact(f"{who}在{_place(m.group('v'))}工作", "location")
+        return fact_item(f"{who}在{_place(m.group('v'))}工作", "location")
     m = re.match(r"^(?:现在|目前)?(?:在|去了|到了)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
     if m and re.search(r"入职|跳槽|换(?:了)?(?:个|份)?(?:新)?工作|新工作|新公司|调(?:到|去|动)|搬家|搬了", message):
         place = _place(m.group("v"))
         if place and not looks_like_organisation(place) and not re.search(r"家|公司|单位|这|那", place):
             if re.search(r"搬家|搬了", message):
-                return _fact(f"{who}住在{place}", "location")
-            return _fact(f"{who}在{place}工作", "location")
+                return fact_item(f"{who}住在{place}", "location")
+            return fact_item(f"{who}在{place}工作", "location")
     m = re.match(r"^回(?:到|了)?(?:了)?(?:老家)(?P<v>.+?)(?:了|啦)?$", core) or re.match(
         r"^回(?:到)?(?:了)?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|来了|去了)$", core
     )
@@ -370,41 +370,41 @@ def _moved_fact(core: str, who: str, message: str) -> _Item | None:
         if looks_like_organisation(place):
             return None
         if _WORK_WORDS.search(message):
-            return _fact(f"{who}在{place}工作", "location")
-        return _fact(f"{who}住在{place}", "location")
+            return fact_item(f"{who}在{place}工作", "location")
+        return fact_item(f"{who}住在{place}", "location")
     return None
 
 
 @named_rule("rules_zh_facts.job-change")
-def _job_change_fact(core: str, who: str) -> _Item | None:
+def _job_change_fact(core: str, who: str) -> Item | None:
     """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
     m = re.match(r"^(?:被)?(?P<verb>" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
         r"^(?P<verb>当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
     )
     if m:
-        job = re.sub(r"^(?:一[个名位]|个|名)", "", _tidy(m.group("v")))
+        job = re.sub(r"^(?:一[个名位]|个|名)", "", tidy(m.group("v")))
         if looks_like_job(job) and m.group("verb") in ("转行", "改行", "转行做", "改行做"):
             # a new line of work says so: what it replaces need share no word with it
-            return _fact(f"{who}转行{'' if job.startswith(('跑', '开', '送')) else '做'}{job}", "work")
+            return fact_item(f"{who}转行{'' if job.startswith(('跑', '开', '送')) else '做'}{job}", "work")
         if looks_like_job(job):
-            return _fact(f"{who}是{job}", "work")
+            return fact_item(f"{who}是{job}", "work")
     m = re.match(
         r"^(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|大巴))(?:了|啦)?$",
         core,
     )
     if m:
-        return _fact(f"{who}{m.group('v')}", "work")
+        return fact_item(f"{who}{m.group('v')}", "work")
     m = re.match(
         r"^(?:从[^，,]{1,8}?)?(?:把工作|工作)?(?P<v>辞职|离职|裸辞|辞了|被裁员?|失业|下岗|退休|不干)(?:了|啦)?$", core
     ) or re.match(r"^(?:把)?[\u4e00-\u9fff]{1,6}?的?(?:工作|活儿?|差事|班)(?:也|已经)?(?P<v>辞了|不干了)$", core)
     if m:
         said = {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(m.group("v"), m.group("v"))
-        return _fact(f"{who}{said}了", "work")
+        return fact_item(f"{who}{said}了", "work")
     return None
 
 
 @named_rule("rules_zh_facts.age")
-def _age_fact(core: str, who: str) -> _Item | None:
+def _age_fact(core: str, who: str) -> Item | None:
     """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
     if re.search(r"给(?:它|他|她|牠)(?:过|庆祝|办)", core):
         return None  # "给它过了四岁生日": the age of the one the birthday was for
@@ -425,15 +425,15 @@ def _age_fact(core: str, who: str) -> _Item | None:
     if m is None:
         return None
     year = "今年" if m.group("pre") == "今年" else ""
-    return _fact(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
+    return fact_item(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
 
 
 @named_rule("rules_zh_facts.vehicle")
-def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
+def _vehicle_fact(core: str, who: str, message: str) -> Item | None:
     """开的是X, 提了台X, 新车是X: the car the user drives now."""
     m = re.match(r"^(?P<said>开的是(?:一辆|一台|辆|台)?|开(?:着)?(?:一辆|一台|辆))(?P<v>.+)$", core)
-    if m and _tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return _fact(f"{who}{m.group('said')}{_tidy(m.group('v'))}", "other")  # as said: 开着一辆大卡车
+    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
+        return fact_item(f"{who}{m.group('said')}{tidy(m.group('v'))}", "other")  # as said: 开着一辆大卡车
     if m is None:
         m = re.match(
             r"^(?P<verb>提|买|换|入手|购入|新买|刚提)(?:了)?(?:一)?(?P<m>辆|台|部)(?:新车)?[，,]?(?P<v>.+)$", core
@@ -442,10 +442,10 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
             m = None
     if m is None:
         said = re.match(r"^的?(?P<noun>新车|车|座驾|爱车)(?:是|换成了?)(?:一辆|一台)?(?P<v>.+)$", core)
-        if said and _tidy(said.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", said.group("v")):
-            return _fact(f"{who}的{said.group('noun').replace('新车', '车')}是{_tidy(said.group('v'))}", "other")
-    if m and _tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return _fact(f"{who}开的是{_tidy(m.group('v'))}", "other")
+        if said and tidy(said.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", said.group("v")):
+            return fact_item(f"{who}的{said.group('noun').replace('新车', '车')}是{tidy(said.group('v'))}", "other")
+    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
+        return fact_item(f"{who}开的是{tidy(m.group('v'))}", "other")
     m = re.match(
         r"^(?:换了|买了|入手了|新买了)(?:个|部|台|一部|一台)?(?:新)?手机[，,]?(?:是)?(?P<v>.+)$", core
     ) or re.match(
@@ -456,8 +456,8 @@ def _vehicle_fact(core: str, who: str, message: str) -> _Item | None:
             r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core
         )
         m = bare if bare and "手机" in message else None
-    if m and _tidy(m.group("v")):
-        return _fact(f"{who}的手机是{_tidy(m.group('v'))}", "other")
+    if m and tidy(m.group("v")):
+        return fact_item(f"{who}的手机是{tidy(m.group('v'))}", "other")
     return None
 
 
@@ -465,14 +465,14 @@ _PARTNER = _DATA.mapping("_PARTNER")
 
 
 @named_rule("rules_zh_facts.partner")
-def _partner_fact(core: str, who: str) -> _Item | None:
+def _partner_fact(core: str, who: str) -> Item | None:
     """单身, 结婚了, 分手了, 和一个叫X的女生在一起了, 交了个女朋友叫X."""
     if who != "用户":
         return None
     m = re.match(r"^(?P<v>单身|已婚|未婚|结婚|订婚|离婚|脱单|恋爱|谈恋爱)(?:了|啦)?$", core)
     if m:
         said = m.group("v")
-        return _fact(f"用户{said}{'' if said in ('单身', '已婚', '未婚') else '了'}", "relationship")
+        return fact_item(f"用户{said}{'' if said in ('单身', '已婚', '未婚') else '了'}", "relationship")
     m = re.match(
         r"^(?:(?:和|跟)(?P<r>男朋友|女朋友|对象|男友|女友|老公|老婆))?(?:已经)?(?P<v>分手|分了|离婚|离了|分开)(?:了|啦)?(?:…|\.\.\.)?$",
         core,
@@ -480,7 +480,7 @@ def _partner_fact(core: str, who: str) -> _Item | None:
     if m:
         divorced = m.group("v") in ("离婚", "离了")
         role = _PARTNER.get(m.group("r") or "", m.group("r") or ("老公" if divorced else "对象"))
-        return _fact("用户离婚了" if divorced else f"用户和{role}分手了", "relationship")
+        return fact_item("用户离婚了" if divorced else f"用户和{role}分手了", "relationship")
     m = re.search(
         r"(?:跟|和)(?:一个)?叫(?P<n>[^，,的]{1,6})的(?P<g>男生|男孩子?|男的|男人|小伙子?|帅哥|女生|女孩子?|女的|女人|姑娘|妹子|人)"
         r"(?:在)?(?:谈|处|交往|约会|在一起|好上)",
@@ -489,16 +489,16 @@ def _partner_fact(core: str, who: str) -> _Item | None:
     if m:
         gender = m.group("g")
         role = "男朋友" if gender[0] in "男小帅" else "女朋友" if gender[0] in "女姑妹" else "对象"
-        return _fact(f"用户的{role}叫{m.group('n')}", "relationship")
+        return fact_item(f"用户的{role}叫{m.group('n')}", "relationship")
     m = re.match(
         r"^(?:交了|找了|谈了|有了)(?:个|一个)?(?:新)?(?P<r>男朋友|女朋友|对象|男友|女友)[，,]?(?:叫|名叫)(?P<n>.+)$",
         core,
     )
-    if m and _tidy(m.group("n")):
-        return _fact(f"用户的{_PARTNER.get(m.group('r'), m.group('r'))}叫{_tidy(m.group('n'))}", "relationship")
+    if m and tidy(m.group("n")):
+        return fact_item(f"用户的{_PARTNER.get(m.group('r'), m.group('r'))}叫{tidy(m.group('n'))}", "relationship")
     m = re.match(r"^(?P<v>(?:交|找|谈)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|对象|男友|女友))(?:了|啦)?$", core)
     if m:
-        return _fact(f"用户{m.group('v')}", "relationship")
+        return fact_item(f"用户{m.group('v')}", "relationship")
     return None
 
 
@@ -507,7 +507,7 @@ _AMOUNT = _DATA.text("_AMOUNT")
 
 
 @named_rule("rules_zh_facts.amount")
-def _amount_fact(core: str, who: str, message: str) -> _Item | None:
+def _amount_fact(core: str, who: str, message: str) -> Item | None:
     """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
     m = re.match(
         r"^(?:改成|变成|减到|降到|减少到|控制在)?(?P<freq>一天|每天|天天|一周|每周|一个月|每个月|一年)(?:就|只|才|大概|差不多|能|要)?(?P<verb>抽|吸|喝)?"
@@ -519,11 +519,11 @@ def _amount_fact(core: str, who: str, message: str) -> _Item | None:
     thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
     if not thing:
         return None
-    return _fact(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
+    return fact_item(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
 
 
 @named_rule("rules_zh_facts.quit")
-def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
+def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
     m = re.match(r"^(?:正在|在)?戒(?:掉)?(?:了)?(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)?(?:了|啦)?$", core) or re.match(
         r"^(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)(?:也|都|已经)?戒(?:掉)?了$", core
@@ -534,25 +534,25 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> _Item | None:
     if not thing:
         return None
     if re.search(r"(?:^|[^已])在戒|正在戒", said):
-        return _fact(f"{who}在戒{thing}", "habit")
+        return fact_item(f"{who}在戒{thing}", "habit")
     degree = "彻底" if "彻底" in said else ""
-    return _fact(f"{who}{degree}戒{thing}了", "habit")
+    return fact_item(f"{who}{degree}戒{thing}了", "habit")
 
 
 _LEVEL_NOUNS = _DATA.text("_LEVEL_NOUNS")
 
 
 @named_rule("rules_zh_facts.level")
-def _level_fact(core: str, who: str) -> _Item | None:
+def _level_fact(core: str, who: str) -> Item | None:
     """是小白, 算入门了, 已经上手了: how far along the user is."""
     m = re.match(
         r"^(?:算|算是|也算|已经|总算|终于)?(?:是)?(?:个|一个|一名|一枚)?(?P<v>" + _LEVEL_NOUNS + r")(?:了|啦)?$", core
     )
     if m:
-        return _fact(f"{who}是{m.group('v')}", "personal_info")
+        return fact_item(f"{who}是{m.group('v')}", "personal_info")
     m = re.match(r"^(?:算|算是|也算|已经|总算|终于)?(?P<v>入门|上手|熟练|精通|出师)(?:了|啦)?$", core)
     if m:
-        return _fact(f"{who}{m.group('v')}了", "personal_info")
+        return fact_item(f"{who}{m.group('v')}了", "personal_info")
     return None
 
 
@@ -560,7 +560,7 @@ _GRADE = _DATA.text("_GRADE")
 
 
 @named_rule("rules_zh_facts.grade")
-def _grade_fact(core: str, who: str) -> _Item | None:
+def _grade_fact(core: str, who: str) -> Item | None:
     """上二年级, 升三年级了, 大三了, 毕业了: which school year, now."""
     m = re.match(
         r"^(?P<verb>(?:在|正在)?(?:上|读|念)|升|进|升到|升入|升上|考上)(?:了)?(?P<v>" + _GRADE + r")(?:了|啦)?$", core
@@ -570,15 +570,15 @@ def _grade_fact(core: str, who: str) -> _Item | None:
     )
     if m:
         verb = m.group("verb") if m.group("verb") in ("在读", "在上", "读", "念", "正在读") else "上"
-        return _fact(f"{who}{verb}{m.group('v')}", "relationship" if who != "用户" else "work")
+        return fact_item(f"{who}{verb}{m.group('v')}", "relationship" if who != "用户" else "work")
     m = re.match(
         r"^(?:考上|考进|考入|进|升入|转到|转学到)了?(?P<v>[\u4e00-\u9fff]{1,8}?(?:中学|小学|高中|初中|大学|学院|一中|二中|附中))$",
         core,
     )
     if m:
-        return _fact(f"{who}上{m.group('v')}", "relationship" if who != "用户" else "work")
+        return fact_item(f"{who}上{m.group('v')}", "relationship" if who != "用户" else "work")
     if re.match(r"^(?:大学|研究生|硕士|博士)?毕业了?$", core):
-        return _fact(f"{who}毕业了", "relationship" if who != "用户" else "work")
+        return fact_item(f"{who}毕业了", "relationship" if who != "用户" else "work")
     return None
 
 
@@ -586,7 +586,7 @@ _SALARY_NUMBER = _DATA.text("_SALARY_NUMBER")
 
 
 @named_rule("rules_zh_facts.salary")
-def _salary_fact(core: str, who: str, message: str) -> _Item | None:
+def _salary_fact(core: str, who: str, message: str) -> Item | None:
     """工资八千, 月薪两万了, 涨工资了，现在一万二: what the user earns now."""
     m = re.match(
         r"^(?:一个月|每个月|每月)?(?P<n>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才|涨了?到)?"
@@ -603,18 +603,18 @@ def _salary_fact(core: str, who: str, message: str) -> _Item | None:
     if m is None:
         return None
     noun = "年薪" if m.group("n") == "年薪" else "月薪"
-    return _fact(f"{who}{noun}{m.group('v')}", "work")
+    return fact_item(f"{who}{noun}{m.group('v')}", "work")
 
 
 @named_rule("rules_zh_facts.weight")
-def _weight_fact(core: str, who: str) -> _Item | None:
+def _weight_fact(core: str, who: str) -> Item | None:
     """体重150斤, 减到140了, 现在130斤: the weight now."""
     m = re.match(
         r"^(?:体重)?(?:是|有|只有|就|才|还有)?(?:减到|瘦到|降到|胖到|涨到|长到|掉到|减了?到|变成)?(?:了)?(?P<v>\d{2,3}(?:\.\d)?)\s*(?P<u>斤|公斤|kg|千克)?(?:了|啦|左右)?$",
         core,
     )
     if m and (m.group("u") or re.match(r"^(?:体重|减|瘦|降|胖|涨|长|掉)", core)):
-        return _fact(f"{who}体重{m.group('v')}{m.group('u') or '斤'}", "personal_info")
+        return fact_item(f"{who}体重{m.group('v')}{m.group('u') or '斤'}", "personal_info")
     return None
 
 
@@ -622,29 +622,27 @@ _PET_GONE = _DATA.regex("_PET_GONE")
 
 
 @named_rule("rules_zh_facts.pet")
-def _pet_fact(core: str, who: str) -> _Item | None:
+def _pet_fact(core: str, who: str) -> Item | None:
     """养了只猫 (said without 我), 狗送人了: which pets the user keeps."""
     m = re.match(r"^(?:又|还|也)?养(?:了|着)(?P<v>.{1,10})$", core)
     if m and who == "用户":
-        return _fact(f"用户养了{_tidy(m.group('v'))}", "other")
+        return fact_item(f"用户养了{tidy(m.group('v'))}", "other")
     m = _PET_GONE.match(core)
     if m:
         species = species_of(m.group("x"))
         if species:
-            return _fact(f"{who}不再养{species}了", "other")
+            return fact_item(f"{who}不再养{species}了", "other")
     return None
 
 
-def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> _Item | None:
+def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
         return None
-    core = _LEAD_ADVERBS.sub("", re.sub(r"^家(?=今年|去年|又|刚|已经|前|上|最近|搬)", "", _LEAD_ADVERBS.sub("", rest)))
+    core = LEAD_ADVERBS.sub("", re.sub(r"^家(?=今年|去年|又|刚|已经|前|上|最近|搬)", "", LEAD_ADVERBS.sub("", rest)))
     core = re.sub(r"^家(?=搬)", "", core)
     # "毕业后去了泉州", "跳槽后月薪两万了": what came first sets the time, not the subject
-    core = _LEAD_ADVERBS.sub(
-        "", re.sub(r"^[\u4e00-\u9fff]{1,4}?(?:以后|之后|后)(?=[\u4e00-\u9fff]{2})(?!来)", "", core)
-    )
+    core = LEAD_ADVERBS.sub("", re.sub(r"^[\u4e00-\u9fff]{1,4}?(?:以后|之后|后)(?=[\u4e00-\u9fff]{2})(?!来)", "", core))
     core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
@@ -664,11 +662,11 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     )
 
 
-def _user_facts(rest: str, said: str, message: str = "") -> _Item | None:
+def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     item = change_fact(rest, said, "用户", message)
     if item:
         return item
-    core = re.sub(r"^是(?=在|住)", "", _LEAD_ADVERBS.sub("", rest))
+    core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
     for rule in (_location_fact, _work_fact, _personal_fact):
         item = rule(core)
         if item:
@@ -685,24 +683,24 @@ _ROLE_PREDICATE = _DATA.regex("_ROLE_PREDICATE")
 
 
 @named_rule("rules_zh_facts.role")
-def _role_fact(subject: _Subject, rest: str, said: str = "", message: str = "") -> _Item | None:
+def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    core = _LEAD_ADVERBS.sub("", rest)
-    if not _ROLE_PREDICATE.match(core) or not _tidy(core):
+    core = LEAD_ADVERBS.sub("", rest)
+    if not _ROLE_PREDICATE.match(core) or not tidy(core):
         return None
-    return _fact(f"{subject.phrase}{third_person(_tidy(core))}", "relationship")
+    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", "relationship")
 
 
 @named_rule("rules_zh_facts.owned")
-def _owned_fact(subject: _Subject, rest: str) -> _Item | None:
-    core = _LEAD_ADVERBS.sub("", rest)
+def owned_fact(subject: Subject, rest: str) -> Item | None:
+    core = LEAD_ADVERBS.sub("", rest)
     m = re.match(r"^(?:在|是|叫|做|有|主要做)", core)
-    if not m or not _tidy(core):
+    if not m or not tidy(core):
         return None
     category = "location" if core.startswith("在") else "work"
-    return _fact(f"{subject.phrase}{third_person(_tidy(core))}", category)
+    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", category)
 
 
 # ==========================================================================
@@ -720,7 +718,7 @@ _OTHER_SUBJECT = _DATA.regex("_OTHER_SUBJECT")
 _SCENE = _DATA.regex("_SCENE")
 
 
-def zh_category(text: str, subject: _Subject) -> str:
+def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
     if subject.kind == "role":
         return "relationship"
@@ -733,7 +731,7 @@ def zh_category(text: str, subject: _Subject) -> str:
 def clean_said(text: str) -> str:
     """A clause as said, without interjections in front or particles behind."""
     text = _ZH_FILLER_OPENERS.sub("", text.strip()).lstrip("，, ")
-    return _tidy(text)
+    return tidy(text)
 
 
 _NOT_ABOUT_ME = _DATA.regex("_NOT_ABOUT_ME")
@@ -741,14 +739,14 @@ _ME = _DATA.regex("_ME")
 
 
 @named_rule("rules_zh_facts.generic")
-def generic_fact(said: str, subject: _Subject) -> _Item | None:
+def generic_fact(said: str, subject: Subject) -> Item | None:
     """'我在阳台上养多肉' → 用户在花园里种玫瑰: a first-person statement restated in the third person."""
     text = clean_said(said)
     if len(text.replace("我", "")) < 2 or not _ME.search(text) or _NOT_ABOUT_ME.search(text):
         return None
     confidence = HEDGED_CONFIDENCE if _HEDGES.search(text) else GENERIC_CONFIDENCE
     third = third_person(text)
-    return _Item("fact", third, zh_category(third, subject), confidence, generic=True)
+    return Item("fact", third, zh_category(third, subject), confidence, generic=True)
 
 
 def is_fragment(said: str) -> bool:

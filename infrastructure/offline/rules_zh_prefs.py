@@ -12,12 +12,12 @@ from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
-    _Item,
-    _pref,
-    _Subject,
-    _tidy,
+    Item,
+    Subject,
     named_rule,
+    preference_item,
     third_person,
+    tidy,
 )
 
 _DATA = rules("rules_zh_prefs")
@@ -47,30 +47,30 @@ _SWITCHED_TO_TOOL = _DATA.regex("_SWITCHED_TO_TOOL")
 
 
 @named_rule("rules_zh_prefs.reply-content")
-def _reply_content_preference(rest: str, said: str) -> _Item | None:
+def _reply_content_preference(rest: str, said: str) -> Item | None:
     """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
     m = _CODE_LANGUAGE.search(rest)
     if m and _CODE_EXAMPLES.search(said):
         language = m.group("l")
         language = {"golang": "Go"}.get(language.lower(), language)
-        return _pref(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
+        return preference_item(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
     if _EMOJI_WITHOUT_RE.search(rest):
-        return _pref("偏好纯文字的回复", "format", said, behaviour=True)
+        return preference_item("偏好纯文字的回复", "format", said, behaviour=True)
     if _EMOJI_WITH_RE.search(rest):
-        return _pref("偏好回复里带emoji表情", "format", said, behaviour=True)
+        return preference_item("偏好回复里带emoji表情", "format", said, behaviour=True)
     if _PLAIN_WORDS_RE.search(rest):
-        return _pref("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
+        return preference_item("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
     if _TECHNICAL_WORDS_RE.search(rest) and not _FEWER_TERMS.search(rest):
-        return _pref("偏好使用专业术语的讲解", "language", said, behaviour=True)
+        return preference_item("偏好使用专业术语的讲解", "language", said, behaviour=True)
     m = _UNIT_ASKED.search(rest)
     if m:
         unit = m.group("u")
         side = "英制" if unit in ("英制", "华氏", "华氏度", "英里", "磅") else "公制"
         named = "" if unit == side else f"（{unit}）"
-        return _pref(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
+        return preference_item(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
     m = _SWITCHED_TO_TOOL.match(rest)
     if m and not _DEVICE_BRANDS.match(m.group("tool")):
-        return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
+        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
     return None
 
 
@@ -79,7 +79,7 @@ _DEVICE_BRANDS = _DATA.regex("_DEVICE_BRANDS", re.IGNORECASE)
 
 _STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
 _REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
-_LANGUAGES = _DATA.text("_LANGUAGES")
+LANGUAGES = _DATA.text("LANGUAGES")
 _FORMATS = _DATA.text("_FORMATS")
 _REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
 _TIME = _DATA.text("_TIME")
@@ -99,18 +99,18 @@ _ASKING = _DATA.regex("_ASKING")
 
 
 @named_rule("rules_zh_prefs.time")
-def _time_preference(rest: str, said: str) -> _Item | None:
+def _time_preference(rest: str, said: str) -> Item | None:
     m = _TIME_NOT_TO_CONTACT.search(rest)
     if m:
-        return _pref(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
+        return preference_item(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
     m = _TIME_TO_CONTACT.search(rest)
     if m and m.group("act") != "打扰":
-        return _pref(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
+        return preference_item(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
     return None
 
 
 @named_rule("rules_zh_prefs.tool")
-def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
+def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """'我平时用VSCode写代码' → 偏好使用VSCode; only the user's own habits, never one-off requests."""
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
     if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
@@ -120,26 +120,26 @@ def _tool_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
         rest,
     )
     if m and not re.search(r"了|过", rest):
-        return _pref(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
+        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
     return None
 
 
 @named_rule("rules_zh_prefs.request")
-def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None:
+def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
     # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
     # (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")
     called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
     m = _CALL_ME.search(called)
     if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
-        return _pref(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
+        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
     item = _time_preference(rest, said) or _recommendation_preference(rest, said)
     if item:
         return item
     # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
     limit = _WORD_LIMIT_ASKED.search(rest)
     if limit and not _ASKING.search(rest):
-        return _pref(
+        return preference_item(
             f"偏好回答控制在{limit.group('n')}字{limit.group('q') or '以内'}",
             "communication_style",
             said,
@@ -149,7 +149,7 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
     m = re.search(
         r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|改回|切回|切换到|换到|^(?:算了)?还是用?)(?P<l>"
-        + _LANGUAGES
+        + LANGUAGES
         + r")",
         rest,
     )
@@ -157,36 +157,36 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
     # ("以后还是用中文沟通吧": from now on, talking in it)
     back = re.fullmatch(
         r"(?:以后|之后|今后|接下来)?(?:还是)?(?:都)?用?(?P<l>"
-        + _LANGUAGES
+        + LANGUAGES
         + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|好了|就可以|即可)",
         rest,
     )
     if back and re.search(r"还是|换回|改回|以后", said) and not m:
-        return _pref(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
+        return preference_item(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
     if m and request_like and not re.search(r"会(?:说|讲)", rest):
         verb = "不希望" if m.group("neg") else "偏好"
-        return _pref(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
+        return preference_item(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
     if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
-        return _pref("偏好少用专业术语", "language", said, behaviour=True)
+        return preference_item("偏好少用专业术语", "language", said, behaviour=True)
     item = _reply_content_preference(rest, said)
     if item:
         return item
     m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
-        return _pref(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
+        return preference_item(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
     if re.search(r"一段话", rest) and request_like and not re.search(r"(?:不要|不用|别)[^，,]{0,4}一段话", rest):
-        return _pref("偏好写成一段话的回复格式", "format", said, behaviour=True)  # in the user's words
+        return preference_item("偏好写成一段话的回复格式", "format", said, behaviour=True)  # in the user's words
     if (
         re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点|列了|列出来|分条列)|成段|段落", rest)
         and request_like
     ):
-        return _pref("偏好成段落的回复格式", "format", said, behaviour=True)
+        return preference_item("偏好成段落的回复格式", "format", said, behaviour=True)
     if re.search(r"分点|分条|列点|列要点", rest) and request_like:
-        return _pref("偏好分点列出的回复格式", "format", said, behaviour=True)
+        return preference_item("偏好分点列出的回复格式", "format", said, behaviour=True)
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
-        return _pref(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
+        return preference_item(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
@@ -195,7 +195,7 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
             if order == "conclusion_first"
             else "偏好先讲推理过程、最后给结论的回答顺序"
         )
-        return _pref(text, "communication_style", said, behaviour=True)
+        return preference_item(text, "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
@@ -203,12 +203,12 @@ def _request_preference(subject: _Subject, rest: str, said: str) -> _Item | None
 
 
 @named_rule("rules_zh_prefs.style-request")
-def _style_request(rest: str, said: str) -> _Item | None:
+def _style_request(rest: str, said: str) -> Item | None:
     """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
     for pattern, text in _STYLE_REQUESTS:
         m = re.search(pattern, rest)
         if m and _BEFORE_A_STYLE.fullmatch(rest[: m.start()]):
-            return _pref(text, "communication_style", said, behaviour=True)
+            return preference_item(text, "communication_style", said, behaviour=True)
     return None
 
 
@@ -220,22 +220,22 @@ _RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
 
 
 @named_rule("rules_zh_prefs.recommendation")
-def _recommendation_preference(rest: str, said: str) -> _Item | None:
+def _recommendation_preference(rest: str, said: str) -> Item | None:
     """'给我推荐歌的时候多推摇滚' → 偏好推荐歌时推摇滚: one frame for what to recommend, so that a
     later '以后推点轻音乐吧' is read as the same request changed (judge._recommended)."""
     for pattern in _RECOMMENDATION:
         m = pattern.search(rest)
         if m and not re.search(r"别|不要|不用", rest[: m.start()]):
             kind = m.groupdict().get("k") or ""
-            return _pref(f"偏好推荐{kind}时推{m.group('v')}", "content", said, behaviour=True)
+            return preference_item(f"偏好推荐{kind}时推{m.group('v')}", "content", said, behaviour=True)
     return None
 
 
 @named_rule("rules_zh_prefs.standing")
-def _standing_preference(content: str, said: str) -> _Item:
+def _standing_preference(content: str, said: str) -> Item:
     """A request for all later answers that names no known dimension, kept in the user's words:
     "以后推荐清淡的吧" → 偏好推荐清淡的; "以后直接写成一段话就行" → 偏好直接写成一段话 (format)."""
-    content = third_person(_tidy(content))
+    content = third_person(tidy(content))
     # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
     content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
     content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
@@ -244,7 +244,7 @@ def _standing_preference(content: str, said: str) -> _Item:
         content,
     )
     if language:  # in which words to answer: said like every reply-language preference
-        return _pref(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
+        return preference_item(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
     # one frame for every such request, so that two about the same thing are compared
     text = "偏好以后回答时" + content
     sides = dimensions(text)
@@ -260,30 +260,32 @@ def _standing_preference(content: str, said: str) -> _Item:
         if ("reply_language" in sides or "technicality" in sides or in_words)
         else "communication_style"
     )
-    return _pref(text, category, said, behaviour=True)
+    return preference_item(text, category, said, behaviour=True)
 
 
-_LIKE = _DATA.regex("_LIKE")
+LIKE = _DATA.regex("LIKE")
 
 
 @named_rule("rules_zh_prefs.liked-reply")
-def _liked_reply_preference(rest: str, said: str) -> _Item | None:
+def liked_reply_preference(rest: str, said: str) -> Item | None:
     """'喜欢简短的回复' → 偏好简短的回复风格; '习惯用VSCode' → 偏好使用VSCode."""
-    m = _LIKE.match(rest)
+    m = LIKE.match(rest)
     if not m:
         return None
-    obj = _tidy(m.group("obj"))
+    obj = tidy(m.group("obj"))
     negative = bool(m.group("neg")) or m.group("verb") in ("讨厌", "受不了")
     said_verb = f"{m.group('neg') or ''}{m.group('verb')}"
-    lang = re.search(r"(?:用|以)?(?P<l>" + _LANGUAGES + r")(?:回复|回答|交流|沟通)?$", obj)
+    lang = re.search(r"(?:用|以)?(?P<l>" + LANGUAGES + r")(?:回复|回答|交流|沟通)?$", obj)
     if lang and (lang.start() == 0 or obj.startswith(("用", "以"))):
-        return _pref(f"{'不希望' if negative else '偏好'}用{lang.group('l')}回复", "language", said)
+        return preference_item(f"{'不希望' if negative else '偏好'}用{lang.group('l')}回复", "language", said)
     fmt = re.match(r"^(?:用|以|看)?(?P<f>" + _FORMATS + r")(?:的形式|格式|形式)?(?:回复|回答|展示|呈现)?$", obj)
     if fmt:
-        return _pref(f"{'不希望' if negative else '偏好'}用{fmt.group('f').lower()}的形式回复", "format", said)
+        return preference_item(
+            f"{'不希望' if negative else '偏好'}用{fmt.group('f').lower()}的形式回复", "format", said
+        )
     tool = _TOOL.match(obj)
     if tool and not re.search(r"了|过", obj):
-        return _pref(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
+        return preference_item(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
     requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
     about_replies = (
         _REPLY_NOUNS.search(obj)
@@ -295,12 +297,12 @@ def _liked_reply_preference(rest: str, said: str) -> _Item | None:
     )
     if _STYLE_WORDS.search(obj) and about_replies:
         if negative:
-            return _pref(f"{said_verb}{obj}", "communication_style", said)
+            return preference_item(f"{said_verb}{obj}", "communication_style", said)
         if obj.endswith("风格"):
-            return _pref(f"偏好{obj}", "communication_style", said)
+            return preference_item(f"偏好{obj}", "communication_style", said)
         if _REPLY_NOUNS.search(obj):  # 简短的回复 → 偏好简短的回复风格 (the spec's example)
-            return _pref(f"偏好{obj}风格", "communication_style", said)
+            return preference_item(f"偏好{obj}风格", "communication_style", said)
         if requested:  # 喜欢你直接说重点 → the same wording as the request 直接说重点
-            return _pref(requested, "communication_style", said)
-        return _pref(f"偏好{third_person(obj)}", "communication_style", said)
+            return preference_item(requested, "communication_style", said)
+        return preference_item(f"偏好{third_person(obj)}", "communication_style", said)
     return None

@@ -272,7 +272,7 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
-_CAR_MAKES = _DATA.text("_CAR_MAKES")
+CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
 def _english_extra(predicate: str) -> list[tuple[str, str]]:
@@ -288,7 +288,7 @@ def _english_extra(predicate: str) -> list[tuple[str, str]]:
         found.append((f"count:{m.group('t').lower()}", _EN_NUMBERS.get(n, n)))
     m = re.match(
         r"^(?:has|owns|bought|got|drives) (?:an? |the |my )?(?:new |used |old )?(?:\d{4} )?(?P<v>(?:"
-        + _CAR_MAKES
+        + CAR_MAKES
         + r")\b.*)$",
         predicate,
         re.IGNORECASE,

@@ -30,7 +30,7 @@ import re
 from factledger.infrastructure.offline.clauses import Clause, is_english, is_question
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rule_data import rules
-from factledger.infrastructure.offline.rules_common import _Item, _pref, named_rule
+from factledger.infrastructure.offline.rules_common import Item, named_rule, preference_item
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 _DATA = rules("wishes")
@@ -81,7 +81,7 @@ _STATED = _DATA.regex("_STATED", re.IGNORECASE)
 
 
 @named_rule("wishes.answer")
-def answer_wish(clause: Clause, someone_else: bool = False) -> _Item | None:
+def answer_wish(clause: Clause, someone_else: bool = False) -> Item | None:
     """The preference a wish about answers states, or None (see the module's words)."""
     said = clause.text.strip()
     if not said or someone_else or not _is_wish(clause, said):
@@ -93,7 +93,7 @@ def answer_wish(clause: Clause, someone_else: bool = False) -> _Item | None:
     text, category = _says(found, sides[found], said)
     if not text:
         return None
-    return _pref(text, category, said, behaviour=not _STATED.search(said))
+    return preference_item(text, category, said, behaviour=not _STATED.search(said))
 
 
 def said_of_someone_else(text: str) -> bool:
