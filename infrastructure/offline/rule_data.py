@@ -12,6 +12,7 @@ entry, each a top-level table keyed by the name the module gives the value:
 - ``[rows]``: ordered rules and tables of rows (arrays of arrays, e.g. a pattern and the slot
   it names); placeholders are expanded in every string of a row.
 - ``[tables.NAME]``: mappings (a surface word to its canonical form …).
+- ``[[registries.NAME]]``: ordered named rules run by ``registry.py`` (each with its own examples).
 - ``[examples]`` / ``[near_misses]``: for a pattern ``NAME``, texts it must find / must not find
   (tests/test_rule_data.py checks every one against the module's compiled pattern).
 
@@ -30,7 +31,7 @@ from typing import Any
 
 #: a placeholder for a named sub-pattern: ``{ROLE}``, ``{_NUMBER}`` (never a quantifier ``{2,6}``)
 _PLACEHOLDER = re.compile(r"\{(_*[A-Z][A-Z0-9_]*)\}")
-_KINDS = ("patterns", "words", "rows", "tables", "examples", "near_misses")
+_KINDS = ("patterns", "words", "rows", "tables", "registries", "examples", "near_misses")
 
 
 class RuleDataError(ValueError):
@@ -71,6 +72,10 @@ class RuleData:
             return self._text(name, extra, (*seen, name))
 
         return _PLACEHOLDER.sub(named, text)
+
+    def expand(self, text: str, key: str, extra: dict[str, str]) -> str:
+        """``text`` (written under ``key``) with its ``{NAME}`` sub-patterns expanded."""
+        return self._expand(text, key, extra)
 
     def text(self, key: str, **extra: str) -> str:
         """The pattern ``key`` of ``[patterns]``, its ``{NAME}``s expanded (``extra`` names the module's own)."""

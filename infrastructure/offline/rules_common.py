@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
+from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
 from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN
 
 FACT_CONFIDENCE = 0.9  # an explicit statement filling a known slot
@@ -115,3 +116,16 @@ def tidy(value: str) -> str:
     """A value as said, without trailing particles or quotes."""
     value = value.strip().strip("'\"“”‘’「」 ")
     return re.sub(r"(?<![了啦呢哦喔呀啊吧])(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()
+
+
+#: what every module's registries may name: ``tidy`` / ``third_person`` filters, ``said(v)`` (a value left after tidying)
+VOCABULARY = Vocabulary(
+    predicates={"said": lambda value, context: bool(tidy(value))},
+    filters={"tidy": tidy, "third_person": third_person},
+)
+
+
+def fact_from(rules: Registry, text: str, context: Context | None = None) -> Item | None:
+    """The fact the first rule of ``rules`` that fires on ``text`` gives, traced to that rule."""
+    fired = rules.first(text, context)
+    return fact_item(fired.text, fired.category).traced(fired.rule.id) if fired else None

@@ -13,13 +13,16 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
+from factledger.infrastructure.offline.registry import Context, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
+    VOCABULARY,
     Item,
     Subject,
+    fact_from,
     fact_item,
     named_rule,
     preference_item,
@@ -149,55 +152,31 @@ def _location_fact(rest: str) -> Item | None:
     return None
 
 
-@named_rule("rules_zh_facts.work")
+def _gender_or_people(value: str, context: Context) -> bool:
+    """男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)."""
+    return value in GENDER_WORDS or bool(
+        re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
+        and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
+    )
+
+
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        "job": simple(looks_like_job),
+        "organisation": simple(looks_like_organisation),
+        "gender_or_people": _gender_or_people,
+    }
+)
+_WORK = registry(_DATA, "work", _VOCABULARY)
+_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
+
+
 def _work_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?:在|去了|到了|进了)(?P<v>.+?)(?P<verb>做|当|担任)(?P<w>.+?)(?:的工作|工作)?$", rest)
-    if m and (looks_like_job(m.group("w")) or looks_like_organisation(m.group("v"))):
-        return fact_item(f"用户在{tidy(m.group('v'))}{m.group('verb')}{tidy(m.group('w'))}", "work")
-    m = re.match(r"^是做(?P<v>.+?)的$", rest)
-    if m:
-        return fact_item(f"用户是做{m.group('v')}的", "work")
-    m = re.match(r"^(?P<verb>负责|从事|主要负责)(?P<v>.+)$", rest)
-    if m and tidy(m.group("v")):
-        return fact_item(f"用户{m.group('verb')}{third_person(tidy(m.group('v')))}", "work")
-    m = re.match(r"^的(?P<noun>工作|职位|岗位|职业|专业)是(?P<v>.+)$", rest)
-    if m and tidy(m.group("v")):
-        return fact_item(f"用户的{m.group('noun')}是{tidy(m.group('v'))}", "work")
-    m = re.match(r"^(?P<neg>不)?是(?P<v>.+)$", rest)
-    if m and looks_like_job(tidy(m.group("v"))):
-        return fact_item(f"用户{m.group('neg') or ''}是{tidy(m.group('v'))}", "work")
-    return None
+    return fact_from(_WORK, rest)
 
 
-@named_rule("rules_zh_facts.personal")
 def _personal_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?P<verb>叫|名叫)(?P<v>[^\s，,。]{1,12})$", rest)
-    if m and not re.match(r"^(?:做|了|我|你|什么|啥)", m.group("v")):
-        return fact_item(f"用户{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
-    m = re.match(r"^的?名字(?P<verb>是|叫)(?P<v>.+)$", rest)
-    if m and tidy(m.group("v")):
-        return fact_item(f"用户的名字{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
-    m = re.match(r"^姓(?P<v>" + CJK + r"{1,2})$", rest)
-    if m:
-        return fact_item(f"用户姓{m.group('v')}", "personal_info")
-    m = re.match(r"^(?P<pre>今年|已经)?(?P<v>\d{1,3}|[一二两三四五六七八九十]{1,3})(?:周)?岁(?:了|啦)?$", rest)
-    if m:
-        return fact_item(f"用户{'今年' if m.group('pre') == '今年' else ''}{m.group('v')}岁", "personal_info")
-    m = re.match(r"^是(?P<v>.+)$", rest)
-    if m:
-        value = tidy(m.group("v"))
-        if value in GENDER_WORDS or (
-            re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
-            and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
-        ):
-            return fact_item(f"用户是{value}", "personal_info")
-    m = re.match(r"^(?P<verb>出生在|出生于|生于|老家在|老家是)(?P<v>.+)$", rest)
-    if m and tidy(m.group("v")):
-        return fact_item(f"用户{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
-    m = re.match(r"^的?生日(?P<verb>是|在)(?P<v>.+)$", rest)
-    if m and tidy(m.group("v")):
-        return fact_item(f"用户的生日{m.group('verb')}{tidy(m.group('v'))}", "personal_info")
-    return None
+    return fact_from(_PERSONAL, rest)
 
 
 _HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")

@@ -1,0 +1,251 @@
+"""Registries of named rules: ordered rules read from a module's data file, run by one small engine.
+
+Issue 27 item 1: a stage of the offline extractor is a registry, not a long function. A rule is data
+in ``rules/<module>.toml``::
+
+    [[registries.work]]
+    id = "rules_zh_facts.work.position"          # recorded in the trace when the rule fires
+    pattern = '^在(?P<v>.+?)(?P<verb>做|当)(?P<w>.+?)$'
+    when = ["job(w) | organisation(v)"]          # each line must hold; " | " is or, "!" is not
+    reject = { v = '^(?:什么|啥)' }               # a group that must not match (require: must match)
+    template = "用户在{v|tidy}{verb}{w|tidy}"    # groups, each through named filters; a missing group is ""
+    category = "work"                            # or "@chooser(v)": a named function of a group
+    examples = [["在腾讯做产品经理", "用户在腾讯做产品经理"]]
+    near_misses = ["在家做饭"]
+
+Python keeps only the named predicates, filters and choosers (a ``Vocabulary`` the module passes in),
+which may look at a ``context`` mapping the caller gives (the message, the known facts …). Patterns
+are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
+Every other key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, NoReturn
+
+import attrs
+
+from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError
+
+Context = Mapping[str, Any]
+Predicate = Callable[[str, Context], bool]
+Filter = Callable[[str], str]
+Chooser = Callable[[str, Context], str]
+
+_CALL = re.compile(
+    r"^(?P<neg>!)?(?P<name>[a-z_][a-z0-9_]*)\((?P<arg>[a-z_][a-z0-9_]*)?(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\)$"
+)
+_SLOT = re.compile(r"\{(?P<group>[a-z_][a-z0-9_]*)(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\}")
+_RULE_KEYS = {"id", "pattern", "how", "flags", "when", "reject", "require", "template", "category"}
+_CHECK_KEYS = {"examples", "near_misses"}
+_FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+@attrs.frozen
+class Vocabulary:
+    """The named Python pieces a module's rules may use: predicates, filters and choosers."""
+
+    predicates: Mapping[str, Predicate] = attrs.field(factory=dict)
+    filters: Mapping[str, Filter] = attrs.field(factory=dict)
+    choosers: Mapping[str, Chooser] = attrs.field(factory=dict)
+
+    def extended(self, **more: Mapping[str, Any]) -> Vocabulary:
+        """This vocabulary with more entries (``predicates=…``, ``filters=…``, ``choosers=…``)."""
+        kinds = attrs.fields_dict(Vocabulary)
+        return Vocabulary(**{kind: {**getattr(self, kind), **more.get(kind, {})} for kind in kinds})
+
+
+def simple(test: Callable[[str], bool]) -> Predicate:
+    """A predicate of the value alone, for the vocabulary."""
+    return lambda value, context: test(value)
+
+
+@attrs.frozen
+class Condition:
+    """One ``when`` line: alternatives, each ``[!]name(group|filter…)``; holds when any alternative holds.
+    ``name()`` tests the whole match."""
+
+    alternatives: tuple[tuple[bool, Predicate, str, tuple[Filter, ...]], ...]
+
+    def holds(self, match: re.Match[str], context: Context) -> bool:
+        for negated, test, group, filters in self.alternatives:
+            value = (match.group(group) or "") if group else match.group(0)
+            for change in filters:
+                value = change(value)
+            if test(value, context) != negated:
+                return True
+        return False
+
+
+@attrs.frozen
+class Rule:
+    """One named rule: a pattern, its conditions, its output and its examples."""
+
+    id: str
+    pattern: re.Pattern[str]
+    how: str
+    conditions: tuple[Condition, ...]
+    rejects: tuple[tuple[str, re.Pattern[str]], ...]
+    requires: tuple[tuple[str, re.Pattern[str]], ...]
+    template: str
+    category: str
+    values: Mapping[str, Any]
+    examples: tuple[tuple[Any, ...], ...]
+    near_misses: tuple[str, ...]
+    vocabulary: Vocabulary = attrs.field(repr=False)
+
+    def fire(self, text: str, context: Context | None = None) -> Fired | None:
+        """This rule's finding in ``text``, or None when its pattern or a condition fails."""
+        found = getattr(self.pattern, self.how)(text)
+        if found is None or not self._allowed(found, context or {}):
+            return None
+        return Fired(self, found, self.render(self.template, found), self._category(found, context or {}))
+
+    def _allowed(self, found: re.Match[str], context: Context) -> bool:
+        if any(pattern.search(found.group(group) or "") for group, pattern in self.rejects):
+            return False
+        if not all(pattern.search(found.group(group) or "") for group, pattern in self.requires):
+            return False
+        return all(condition.holds(found, context) for condition in self.conditions)
+
+    def render(self, template: str, found: re.Match[str]) -> str:
+        """``template`` with each ``{group|filter…}`` replaced by the group, through its filters."""
+
+        def slot(piece: re.Match[str]) -> str:
+            value = found.group(piece.group("group")) or ""
+            for name in filter(None, piece.group("filters").split("|")):
+                value = self.vocabulary.filters[name](value)
+            return value
+
+        return _SLOT.sub(slot, template)
+
+    def _category(self, found: re.Match[str], context: Context) -> str:
+        call = _CALL.match(self.category[1:]) if self.category.startswith("@") else None
+        if call is None:
+            return self.category
+        return self.vocabulary.choosers[call.group("name")](found.group(call.group("arg")) or "", context)
+
+
+@attrs.frozen
+class Fired:
+    """A rule that fired: the rule, its match, its rendered output and category."""
+
+    rule: Rule
+    match: re.Match[str]
+    text: str
+    category: str
+
+
+@attrs.frozen
+class Registry:
+    """An ordered registry of named rules; the first that fires decides, unless the caller asks for all."""
+
+    name: str
+    rules: tuple[Rule, ...]
+
+    def first(self, text: str, context: Context | None = None) -> Fired | None:
+        """The first rule, in order, that fires on ``text``."""
+        return next(self.every(text, context), None)
+
+    def every(self, text: str, context: Context | None = None) -> Iterator[Fired]:
+        """Every rule that fires on ``text``, in order."""
+        for rule in self.rules:
+            fired = rule.fire(text, context)
+            if fired is not None:
+                yield fired
+
+
+def registry(data: RuleData, name: str, vocabulary: Vocabulary, **extra: str) -> Registry:
+    """The registry ``[[registries.name]]`` of ``data``, compiled and checked against ``vocabulary``."""
+    rows = data.entries("registries").get(name)
+    if not isinstance(rows, list) or not rows:
+        raise RuleDataError(f"{data.file}: [registries] has no rules named {name!r}")
+    return Registry(name, tuple(_rule(data, name, row, vocabulary, extra) for row in rows))
+
+
+def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: dict[str, str]) -> Rule:
+    where = f"{data.file}: [registries.{name}] {row.get('id', '?') if isinstance(row, dict) else '?'}"
+    if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("pattern"), str):
+        raise RuleDataError(f"{where}: a rule needs a string id and pattern")
+    how = row.get("how", "match")
+    if how not in ("match", "search", "fullmatch"):
+        raise RuleDataError(f"{where}: how must be match, search or fullmatch, not {how!r}")
+    if any(flag not in _FLAGS for flag in row.get("flags", "")):
+        _fail(where, f"flags are letters of {''.join(_FLAGS)}, not {row['flags']!r}")
+    flags = 0
+    for flag in row.get("flags", ""):
+        flags |= _FLAGS[flag]
+    rule = Rule(
+        id=row["id"],
+        pattern=_compiled(where, data.expand(row["pattern"], name, extra), flags),
+        how=how,
+        conditions=tuple(_condition(where, line, vocabulary) for line in row.get("when", [])),
+        rejects=_group_patterns(data, where, name, row.get("reject", {}), extra),
+        requires=_group_patterns(data, where, name, row.get("require", {}), extra),
+        template=row.get("template", ""),
+        category=row.get("category", ""),
+        values={key: value for key, value in row.items() if key not in _RULE_KEYS | _CHECK_KEYS},
+        examples=tuple(tuple(example) for example in row.get("examples", [])),
+        near_misses=tuple(row.get("near_misses", [])),
+        vocabulary=vocabulary,
+    )
+    _check_names(where, rule)
+    return rule
+
+
+def _fail(where: str, why: str) -> NoReturn:
+    raise RuleDataError(f"{where}: {why}")
+
+
+def _compiled(where: str, text: str, flags: int) -> re.Pattern[str]:
+    try:
+        return re.compile(text, flags)
+    except re.error as error:
+        raise RuleDataError(f"{where}: not a regular expression ({error})") from None
+
+
+def _condition(where: str, line: Any, vocabulary: Vocabulary) -> Condition:
+    if not isinstance(line, str):
+        _fail(where, f"a when line must be a string, not {line!r}")
+    alternatives: list[tuple[bool, Predicate, str, tuple[Filter, ...]]] = []
+    for piece in line.split(" | "):
+        call = _CALL.match(piece.strip())
+        if call is None or call.group("name") not in vocabulary.predicates:
+            _fail(where, f"unknown predicate or malformed test {piece.strip()!r}")
+        names = [name for name in call.group("filters").split("|") if name]
+        if any(name not in vocabulary.filters for name in names):
+            _fail(where, f"unknown filter in {piece.strip()!r}")
+        filters = tuple(vocabulary.filters[name] for name in names)
+        test = vocabulary.predicates[call.group("name")]
+        alternatives.append((bool(call.group("neg")), test, call.group("arg") or "", filters))
+    return Condition(tuple(alternatives))
+
+
+def _group_patterns(
+    data: RuleData, where: str, name: str, table: Any, extra: dict[str, str]
+) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    if not isinstance(table, dict) or not all(isinstance(value, str) for value in table.values()):
+        _fail(where, "reject and require must map group names to patterns")
+    return tuple((group, _compiled(where, data.expand(text, name, extra), 0)) for group, text in table.items())
+
+
+def _check_names(where: str, rule: Rule) -> None:
+    """Every group, filter and chooser a rule names exists, so a typo fails when the data is read."""
+    groups = set(rule.pattern.groupindex)
+    named = [slot.group("group") for slot in _SLOT.finditer(rule.template)]
+    named += [group for group, _ in (*rule.rejects, *rule.requires)]
+    named += [group for condition in rule.conditions for _, _, group, _ in condition.alternatives if group]
+    filters = [f for slot in _SLOT.finditer(rule.template) for f in slot.group("filters").split("|") if f]
+    if rule.category.startswith("@"):
+        call = _CALL.match(rule.category[1:])
+        if call is None or call.group("name") not in rule.vocabulary.choosers:
+            _fail(where, f"unknown chooser {rule.category!r}")
+        named += [call.group("arg")] if call.group("arg") else []
+    for group in named:
+        if group not in groups:
+            _fail(where, f"names the group {group!r}, which its pattern does not have")
+    for name in filters:
+        if name not in rule.vocabulary.filters:
+            _fail(where, f"unknown filter {name!r}")
