@@ -61,8 +61,6 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
     "infrastructure/offline/rules_zh_prefs.py:request_preference": 15,
     "infrastructure/offline/signals.py:_categories": 17,
-    "infrastructure/offline/slots.py:_match_predicates": 20,
-    "infrastructure/offline/slots.py:_refine": 18,
 }
 PRIVATE_IMPORTS: set[str] = set()
 

@@ -26,7 +26,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 
+from factledger.infrastructure.offline.registry import Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
@@ -144,11 +146,7 @@ _CONSUMPTION_STOPPED = _DATA.regex("_CONSUMPTION_STOPPED")
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
 _LEVEL = _DATA.text("_LEVEL")
 
-_ZH_PREDICATES: tuple[tuple[str, str], ...] = _DATA.rows("_ZH_PREDICATES")
-
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
-
-_ZH_POLARITY: tuple[tuple[str, str], ...] = _DATA.rows("_ZH_POLARITY")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
 EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
@@ -168,8 +166,6 @@ def _en_job(value: str, counted: bool) -> str | None:
         return job if _EN_BARE_TITLE.search(job) else None
     return job if _EN_JOB_WORD.search(job) else None
 
-
-_EN_PREDICATES: tuple[tuple[str, str], ...] = _DATA.rows("_EN_PREDICATES")
 
 # --------------------------------------------------------------------------
 # Likings: one slot per thing liked, whatever the verb, the degree or the negation
@@ -209,8 +205,6 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
         return None
     return f"likes:{thing}", "no" if negative else "yes"
 
-
-_EN_POLARITY: tuple[tuple[str, str], ...] = _DATA.rows("_EN_POLARITY")
 
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
@@ -298,106 +292,126 @@ def _english_extra(predicate: str) -> list[tuple[str, str]]:
     return found
 
 
+Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
+_VOCABULARY = Vocabulary(
+    predicates={"said": lambda value, context: bool(_clean_value(value))}, filters={"lower": str.lower}
+)
+_ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
+_EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
+_ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
+_EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
+
+
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    flags = re.IGNORECASE if english else 0
-    found: list[tuple[str, str]] = []
-    if english:
-        found += _english_extra(predicate)
-    else:
-        m = re.match(r"^(?:有|买了|新买了)(?:一)?辆(?P<v>[^，,]+)$", predicate)
-        if m:
-            found.append(("vehicle", m.group("v")))  # 辆: a car (or a bike), the one the user has
-    consumed = _consumption(predicate)
-    if consumed:
-        found.append(consumed)
-    liked = _liking(predicate, english)
-    if liked:
-        found.append(liked)
-    marital = _marital(predicate, english)
-    if marital:
-        found.append(marital)
-    for pattern, prefix in _EN_POLARITY if english else _ZH_POLARITY:
-        m = re.match(pattern, predicate, flags)
-        if m and _clean_value(m.group("v")):
-            thing = _strip_measure(_clean_value(m.group("v"))).lower()
-            if prefix == "keeps:":
-                thing = _species(re.split(r"[，,]", thing)[0])
-            elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
-                prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
-            negative = bool(m.groupdict().get("neg"))
-            found.append((prefix + thing, "no" if negative else "yes"))
-            break
+    found = _english_extra(predicate) if english else _zh_vehicle(predicate)
+    found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
+    found += [pair for pair in (_marital(predicate, english), _polarity(predicate, english)) if pair]
     if not english:
-        m = _PET_NAMED.search(predicate)
-        if m:
-            found.append((f"pet:{_clean_value(m.group('n'))}", _clean_value(m.group("v"))))  # the breed as said
-        m = re.search(r"(?:是|是一|就是)(?:只|条|头|匹)(?P<v>[\u4e00-\u9fff]{1,5})$", predicate)
-        if m:
-            found.append(("kind", m.group("v")))  # "…，是只泰迪": what it is
-        m = _COUNT.search(re.split(r"[，,]", predicate)[0])
-        if m:
-            found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
-    partner = None if english else re.match(_PARTNER_NAMED, predicate)
-    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
-        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
+        found = _zh_extra(predicate, found)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
         return found
-    for pattern, slot in _EN_PREDICATES if english else _ZH_PREDICATES:
-        m = re.match(pattern, predicate, flags)
-        if not m:
-            continue
-        value = _clean_value(m.group("v") if english else re.split(r"[，,;；]", m.group("v"))[0])
-        if not value:
-            break
-        refined = _refine(slot, value, m, english)
-        if refined:
-            found.insert(0, refined)
-            break
-        # a pattern whose value is not of its kind ("住了十几年") leaves the rest to try
+    main = _main_slot(predicate, english)
+    return [main, *found] if main else found
+
+
+def _zh_vehicle(predicate: str) -> list[tuple[str, str]]:
+    m = re.match(r"^(?:有|买了|新买了)(?:一)?辆(?P<v>[^，,]+)$", predicate)
+    return [("vehicle", m.group("v"))] if m else []  # 辆: a car (or a bike), the one the user has
+
+
+def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
+    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said."""
+    fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
+    if fired is None:
+        return None
+    prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
+    if prefix == "keeps:":
+        thing = _species(re.split(r"[，,]", thing)[0])
+    elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
+        prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
+    return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
+
+
+def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A named pet and its breed, what it is, how many, and the partner by name."""
+    m = _PET_NAMED.search(predicate)
+    if m:
+        found.append((f"pet:{_clean_value(m.group('n'))}", _clean_value(m.group("v"))))  # the breed as said
+    m = re.search(r"(?:是|是一|就是)(?:只|条|头|匹)(?P<v>[\u4e00-\u9fff]{1,5})$", predicate)
+    if m:
+        found.append(("kind", m.group("v")))  # "…，是只泰迪": what it is
+    m = _COUNT.search(re.split(r"[，,]", predicate)[0])
+    if m:
+        found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
+    partner = re.match(_PARTNER_NAMED, predicate)
+    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
+        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
     return found
 
 
-def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if slot == "employment":
-        return slot, f"{value}/{_clean_value(m.group('w'))}"
-    if slot == "work_location" and looks_like_organisation(value):
+def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
+    """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
+    ("住了十几年") leaves the rest to try, one with no value at all ends the search."""
+    for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
+        said = fired.match.group("v")
+        value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
+        if not value:
+            return None
+        slot = fired.rule.render(fired.rule.values["slot"], fired.match)
+        refine = _REFINE.get(fired.rule.values.get("refine", slot))
+        refined = refine(value, fired.match, english) if refine else (slot, value)
+        if refined:
+            return refined
+    return None
+
+
+def _refine_work(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if looks_like_organisation(value):
         return "employer", value
-    if slot == "work_location" and re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
+    if re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
         return "job", value[1:]  # "在做HR专员工作": what the work is, not where
-    if slot == "is":
-        return _refine_is(value)
-    if slot == "en_is":
-        if re.search(r"\band\b|^\d", value):
-            return None  # "is 27 and works as a nurse": two statements, read one at a time
-        job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
-        return ("job", job) if job else None
-    if slot in ("job", "vehicle", "phone") and english:
-        return slot, _strip_measure(value)
-    if slot == "age":
-        return slot, _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")
-    if slot == "origin":
-        return slot, re.sub(r"的$", "", value) or value
-    if (
-        slot == "residence"
-        and not english
-        and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value)
-    ):
+    return "work_location", value
+
+
+def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if re.search(r"\band\b|^\d", value):
+        return None  # "is 27 and works as a nurse": two statements, read one at a time
+    job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
+    return ("job", job) if job else None
+
+
+def _refine_residence(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if not english and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value):
         return None  # "住了十几年": how long, not where
-    if slot == "attr" and english and re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
+    return "residence", value
+
+
+def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
         return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
-    if slot in ("favourite", "attr", "frame"):
-        return f"{slot}:{m.group('noun')}", value
-    if slot == "favourite_colour":
-        return "favourite:颜色", value
-    if slot == "promoted_job":
-        return ("job", value) if looks_like_job(value) else None
-    if slot == "measure":
-        return f"measure:{m.group('noun').lower()}", value
-    if slot == "named":
-        return f"attr:{m.group('noun').lower()}:name", value
-    if slot == "level":
-        return slot, value
-    return slot, value
+    return f"attr:{m.group('noun')}", value
+
+
+def _measured(slot: str) -> Refiner:
+    """An English value said with its article or count ("a Pixel 6") is the thing itself."""
+    return lambda value, m, english: (slot, _strip_measure(value) if english else value)
+
+
+#: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
+_REFINE: dict[str, Refiner] = {
+    "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
+    "work_location": _refine_work,
+    "is": lambda value, m, english: _refine_is(value),
+    "en_is": _refine_en_is,
+    "job": _measured("job"),
+    "vehicle": _measured("vehicle"),
+    "phone": _measured("phone"),
+    "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
+    "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
+    "residence": _refine_residence,
+    "pet_name": _refine_pet_name,
+    "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
+}
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
