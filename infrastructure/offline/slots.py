@@ -28,7 +28,7 @@ import re
 import unicodedata
 from collections.abc import Callable
 
-from factledger.infrastructure.offline.registry import Vocabulary, registry
+from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
@@ -101,6 +101,7 @@ def looks_like_job(title: str) -> bool:
 _PUNCT = _DATA.regex("_PUNCT", re.UNICODE)
 _FILLERS_ZH = _DATA.regex("_FILLERS_ZH")
 _FILLERS_EN = _DATA.regex("_FILLERS_EN")
+_MEASURE = _DATA.regex("_MEASURE")
 
 
 def normalise(text: str) -> str:
@@ -124,12 +125,7 @@ def _clean_value(value: str) -> str:
 
 
 def _strip_measure(thing: str) -> str:
-    # "一辆车" and "车" are the same thing to own; other counts stay (两个孩子)
-    return re.sub(
-        r"^(?:一(?:个|辆|只|套|台|部|条|位|名|家|本|把|艘|栋|座|间|头|匹|枚|块|张|所|份|件|双|对|盆|缸)|an?\s+|the\s+)",
-        "",
-        thing.strip(),
-    )
+    return _MEASURE.sub("", thing.strip())
 
 
 # --------------------------------------------------------------------------
@@ -143,7 +139,11 @@ _AGE = _DATA.text("_AGE")
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
 _CONSUMPTION_STOPPED = _DATA.regex("_CONSUMPTION_STOPPED")
+_AMOUNT = _DATA.regex("_AMOUNT", re.IGNORECASE)
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
+_EN_MARITAL = _DATA.regex("_EN_MARITAL", re.IGNORECASE)
+_ZH_MARITAL = _DATA.regex("_ZH_MARITAL")
+_EN_DATING_NAMED = _DATA.regex("_EN_DATING_NAMED")
 _LEVEL = _DATA.text("_LEVEL")
 
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
@@ -208,7 +208,6 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
 
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_PET_NAMED = _DATA.regex("_PET_NAMED")
 _COUNT = _DATA.regex("_COUNT")
 
 
@@ -255,12 +254,7 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
             return f"consumes:{thing}", "quitting"
         if _CONSUMPTION_STOPPED.search(predicate):
             return f"consumes:{thing}", "no"
-        amount = re.search(
-            r"(?:\d+|[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)|"
-            r"\b(?:a|one|two|three|four|five|six|\d+) (?:pack|cigarette|cup|glass|bottle|coffee|beer|drink|can|shot)s?\b",
-            predicate,
-            re.IGNORECASE,
-        )
+        amount = _AMOUNT.search(predicate)
         return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
     return None
 
@@ -269,33 +263,14 @@ _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
 CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
-def _english_extra(predicate: str) -> list[tuple[str, str]]:
-    """'has two kids' → count:kid, 'owns a Ferrari' → vehicle."""
-    found: list[tuple[str, str]] = []
-    m = re.match(
-        r"^(?:has|owns|have) (?P<n>\d+|one|two|three|four|five|six|seven|eight) (?P<t>[a-z]+?)s?$",
-        predicate,
-        re.IGNORECASE,
-    )
-    if m:
-        n = m.group("n").lower()
-        found.append((f"count:{m.group('t').lower()}", _EN_NUMBERS.get(n, n)))
-    m = re.match(
-        r"^(?:has|owns|bought|got|drives) (?:an? |the |my )?(?:new |used |old )?(?:\d{4} )?(?P<v>(?:"
-        + CAR_MAKES
-        + r")\b.*)$",
-        predicate,
-        re.IGNORECASE,
-    )
-    if m:
-        found.append(("vehicle", m.group("v")))
-    return found
-
-
 Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
 _VOCABULARY = Vocabulary(
-    predicates={"said": lambda value, context: bool(_clean_value(value))}, filters={"lower": str.lower}
+    predicates={"said": lambda value, context: bool(_clean_value(value))},
+    filters={"lower": str.lower, "clean": _clean_value, "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower())},
 )
+_EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
+_ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
+_ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
@@ -303,7 +278,7 @@ _EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
 
 
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    found = _english_extra(predicate) if english else _zh_vehicle(predicate)
+    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate)
     found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
     found += [pair for pair in (_marital(predicate, english), _polarity(predicate, english)) if pair]
     if not english:
@@ -314,9 +289,9 @@ def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
     return [main, *found] if main else found
 
 
-def _zh_vehicle(predicate: str) -> list[tuple[str, str]]:
-    m = re.match(r"^(?:有|买了|新买了)(?:一)?辆(?P<v>[^，,]+)$", predicate)
-    return [("vehicle", m.group("v"))] if m else []  # 辆: a car (or a bike), the one the user has
+def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
+    """(slot, value) of every rule of ``rules_`` that fires: its ``slot`` and its template."""
+    return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
 
 
 def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
@@ -334,12 +309,7 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
 
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """A named pet and its breed, what it is, how many, and the partner by name."""
-    m = _PET_NAMED.search(predicate)
-    if m:
-        found.append((f"pet:{_clean_value(m.group('n'))}", _clean_value(m.group("v"))))  # the breed as said
-    m = re.search(r"(?:是|是一|就是)(?:只|条|头|匹)(?P<v>[\u4e00-\u9fff]{1,5})$", predicate)
-    if m:
-        found.append(("kind", m.group("v")))  # "…，是只泰迪": what it is
+    found += _pairs(_ZH_PET, predicate)
     m = _COUNT.search(re.split(r"[，,]", predicate)[0])
     if m:
         found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
@@ -415,29 +385,11 @@ _REFINE: dict[str, Refiner] = {
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
-    if english and re.match(
-        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named |an? \w+ named )?[A-Z]",
-        predicate,
-    ):
-        return None  # "is dating Priya": who, read as the partner slot
-    if english:
-        if not re.match(
-            r"^(?:is |got |just got )?(?:now )?(?:single|married|divorced|engaged|widowed|dating|in a relationship|broke up)",
-            predicate,
-            re.IGNORECASE,
-        ):
-            return None
-    elif not re.match(
-        r"^(?:上个?月|上周|今天|昨天|前天|前几天|去年|今年|终于)?(?:已经|刚|刚刚|又|是|还是)?"
-        r"(?:单身|未婚|已婚|离婚|离异|结婚|领证|领了证|扯证|订婚|恋爱|在谈恋爱|谈恋爱|脱单|有对象|有男朋友|有女朋友|有男友|有女友|和|跟|"
-        r"(?:交|谈|找)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|男友|女友|对象))",
-        predicate,
-    ):
+    if not (_EN_MARITAL if english else _ZH_MARITAL).match(predicate):
         return None
-    for status, words in _MARITAL_WORDS:
-        if re.search(words, predicate, re.IGNORECASE):
-            return "marital", status
-    return None
+    if english and _EN_DATING_NAMED.match(predicate):
+        return None  # "is dating Priya": who, read as the partner slot
+    return next((("marital", status) for status, words in _MARITAL_WORDS if re.search(words, predicate, re.I)), None)
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
@@ -526,6 +478,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
 
 
 _HAS_PARTNER = _DATA.regex("_HAS_PARTNER")
+_EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_PREDICATE_TIDY")
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
@@ -550,24 +503,8 @@ def _slots(text: str) -> list[tuple[str, str]]:
         role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
         predicate = text[m.end() :].strip()
-        predicate = re.sub(
-            r"^(?:(?:now|currently|still|also|actually|really|officially|finally) )+",
-            "",
-            predicate,
-            flags=re.IGNORECASE,
-        )
-        predicate = re.sub(
-            r"^(is|am|are) (?:(?:now|currently|still|also|actually|really|officially|finally) )+",
-            r"\1 ",
-            predicate,
-            flags=re.IGNORECASE,
-        )
-        # "phone's a Pixel 6": the contraction of "is"
-        predicate = re.sub(r"^([a-z]+)'s (?=(?:an? |the )?[A-Z0-9])", r"\1 is ", predicate)
-        # "is a dog groomer now": when is not what
-        predicate = re.sub(
-            r"(?:,? (?:now|these days|nowadays|currently|at the moment|anymore))+$", "", predicate, flags=re.IGNORECASE
-        )
+        for pattern, replacement in _EN_PREDICATE_TIDY:
+            predicate = pattern.sub(replacement, predicate)
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
@@ -629,6 +566,7 @@ def is_exclusive_slot(slot: str) -> bool:
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
 _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
+_EN_NEGATIONS = _DATA.rows("_EN_NEGATIONS")
 
 
 def _third_person(verb: str) -> str:
@@ -651,16 +589,7 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
         if m:
             positive = lowered[: m.start()] + _third_person(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
-        for marker, replacement in (
-            ("is not", "is"),
-            ("has not", "has"),
-            ("cannot", "can"),
-            ("has no", "has"),
-            ("no longer ", ""),
-            ("never ", ""),
-            ("dislikes", "likes"),
-            ("hates", "likes"),
-        ):
+        for marker, replacement in _EN_NEGATIONS:
             if marker in lowered:
                 return frozenset({canonical(lowered.replace(marker, replacement, 1))}), True
         return frozenset({canonical(lowered)}), False
