@@ -35,6 +35,7 @@ _EN_LANGUAGE = _DATA.regex("_EN_LANGUAGE", re.IGNORECASE)
 _EN_TIME = _DATA.regex("_EN_TIME", re.IGNORECASE)
 _EN_CONTENT = _DATA.regex("_EN_CONTENT", re.IGNORECASE)
 _EN_ABOUT_ANSWERS = _DATA.regex("_EN_ABOUT_ANSWERS", re.IGNORECASE)
+_CLAUSE_OPENERS = _DATA.regex("_CLAUSE_OPENERS", re.IGNORECASE)
 
 
 def _en_verb3(phrase: str) -> str:
@@ -222,12 +223,7 @@ def _en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user"."""
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
-    t = re.sub(
-        r"^(?:(?:well|also|oh|btw|by the way|actually|so|and|but|big news|good news|update|guess what|now|and now|so now|anyway),?\s+)+",
-        "",
-        t,
-        flags=re.IGNORECASE,
-    )
+    t = _CLAUSE_OPENERS.sub("", t)
     t = t.replace("’", "'")
     return (
         _en_request_preference(t, said) or _en_change(t, message or said) or _first(_CLAUSE, t, said, message or said)
@@ -259,6 +255,7 @@ def _third_person_verb(verb: str) -> str:
 
 
 _I = _DATA.text("_I")
+_PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
 
 
 def en_third_person(text: str) -> str:
@@ -273,18 +270,8 @@ def en_third_person(text: str) -> str:
         t,
         flags=re.IGNORECASE,
     )
-    t = re.sub(
-        r"(?:\bthe user|" + _I + r") (?P<adv>(?:\w+ly |" + _ADVERBS + r" )*)am\b",
-        r"the user \g<adv>is",
-        t,
-        flags=re.IGNORECASE,
-    )
-    t = re.sub(_I, "the user", t, flags=re.IGNORECASE)
-    t = re.sub(r"(?<![\w'-])my(?![\w'-])", "the user's", t, flags=re.IGNORECASE)
-    t = re.sub(r"(?<![\w'-])mine(?![\w'-])", "the user's", t, flags=re.IGNORECASE)
-    t = re.sub(r"(?<![\w'-])myself(?![\w'-])", "themself", t, flags=re.IGNORECASE)
-    t = re.sub(r"(?<![\w'-])me(?![\w'-])", "the user", t, flags=re.IGNORECASE)
-    t = re.sub(r"\s+([,.;:!?])", r"\1", t)
+    for pattern, replacement in _PRONOUNS:
+        t = pattern.sub(replacement, t)
     # "I'm 41 and teach math": the second verb is the user's too
     if re.match(r"the user\b", t, re.IGNORECASE):
         t = (
