@@ -211,23 +211,10 @@ _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_
 _COUNT = _DATA.regex("_COUNT")
 
 
-_GRADE_WORDS = _DATA.text("_GRADE_WORDS")
-
-
 def _refine_is(value: str) -> tuple[str, str] | None:
-    """Split "是X" into the slot it actually fills, or None when unclear."""
-    m = re.fullmatch(r"(?P<g>" + _GRADE_WORDS + r")(?:的)?学生", value)
-    if m:
-        return "grade", m.group("g")
-    if value in GENDER_WORDS:
-        return "gender", value
-    if re.fullmatch(r"[\u4e00-\u9fff]{1,5}人", value) and not value.startswith(("一个", "好", "坏", "个")):
-        return "origin", value
-    if looks_like_job(value):
-        return "job", re.sub(r"^(?:一[个名位]|个|名)", "", value)
-    if re.fullmatch(r"[一二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d?", value):
-        return "age", _number(value)  # "我爸今年是六十三": a bare number said of a person is an age
-    return None
+    """Split "是X" into the slot it actually fills (rules ``zh_is``), or None when unclear."""
+    fired = _ZH_IS.first(value)
+    return (fired.rule.values["slot"], fired.text) if fired else None
 
 
 def species_of(thing: str) -> str | None:
@@ -265,12 +252,22 @@ CAR_MAKES = _DATA.text("CAR_MAKES")
 
 Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
 _VOCABULARY = Vocabulary(
-    predicates={"said": lambda value, context: bool(_clean_value(value))},
-    filters={"lower": str.lower, "clean": _clean_value, "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower())},
+    predicates={
+        "said": lambda value, context: bool(_clean_value(value)),
+        "gender": lambda value, context: value in GENDER_WORDS,
+        "job": lambda value, context: looks_like_job(value),
+    },
+    filters={
+        "lower": str.lower,
+        "clean": _clean_value,
+        "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
+        "cn_number": lambda n: _number(n),
+    },
 )
 _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
 _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
+_ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
