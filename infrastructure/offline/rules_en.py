@@ -199,17 +199,12 @@ def _en_change(t: str, message: str) -> Item | None:
     return _first(_CHANGE, t, t, message) or _cut_down(t, message)
 
 
-_SUBJ = _DATA.text("_SUBJ")
-_EN_ADV = _DATA.text("_EN_ADV")
+_CUT_DOWN = _DATA.regex("_CUT_DOWN", re.IGNORECASE)
 
 
 def _cut_down(t: str, message: str) -> Item | None:
     """ "cut down to 2 a day": of what, the message says (coffee, cigarettes …)."""
-    m = re.match(
-        rf"^{_SUBJ}{_EN_ADV}(?:cut (?:down|back)|went down|am down|i'm down)(?: to (?P<n>[\w.]+))?(?: (?:a|per) (?P<per>day|week))?",
-        t,
-        re.IGNORECASE,
-    )
+    m = _CUT_DOWN.match(t)
     thing = re.search(r"coffee|cigarette|smok|beer|wine|alcohol|drink|soda|sugar|vap", message, re.IGNORECASE)
     if not (m and thing and m.group("n")):
         return None
