@@ -25,7 +25,7 @@ from factledger.infrastructure.offline.rules_common import (
     named_rule,
     preference_item,
 )
-from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of
+from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of, third_person_verb
 
 _DATA = rules("rules_en")
 
@@ -41,18 +41,7 @@ _CLAUSE_OPENERS = _DATA.regex("_CLAUSE_OPENERS", re.IGNORECASE)
 def _en_verb3(phrase: str) -> str:
     """'wake up at 7' → 'wakes up at 7': the user's habits in the third person."""
     first, _, tail = phrase.partition(" ")
-    low = first.lower()
-    if low == "have":
-        verb = "has"
-    elif low == "do":
-        verb = "does"
-    elif re.search(r"(?:s|sh|ch|x|z|o)$", low):
-        verb = first + "es"
-    elif re.search(r"[^aeiou]y$", low):
-        verb = first[:-1] + "ies"
-    else:
-        verb = first + "s"
-    return f"{verb} {tail}".strip()
+    return f"{third_person_verb(first)} {tail}".strip()
 
 
 def _en_place(value: str) -> str:

@@ -566,14 +566,14 @@ _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
 _EN_NEGATIONS = _DATA.rows("_EN_NEGATIONS")
 
 
-def _third_person(verb: str) -> str:
-    if verb == "have":
-        return "has"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+def third_person_verb(verb: str) -> str:
+    """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or she."""
+    low = verb.lower()
+    if low in ("have", "do"):
+        return "has" if low == "have" else "does"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ies"
-    return verb + "s"
+    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
 
 
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
@@ -584,7 +584,7 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
             lowered = lowered.replace(short, long)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
-            positive = lowered[: m.start()] + _third_person(m.group(1)) + lowered[m.end() :]
+            positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
         for marker, replacement in _EN_NEGATIONS:
             if marker in lowered:
