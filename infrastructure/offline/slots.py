@@ -425,6 +425,12 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     return list(_slots_of(fact_text))
 
 
+_EN_LEAD = _DATA.regex("_EN_LEAD", re.IGNORECASE)
+_EN_LEAD_NOT = _DATA.regex("_EN_LEAD_NOT", re.IGNORECASE)
+_ZH_LEAD = _DATA.regex("_ZH_LEAD")
+_ZH_LEAD_NOT = _DATA.regex("_ZH_LEAD_NOT")
+
+
 # A user's known facts are read again for every new item of every message: read each text once.
 @functools.lru_cache(maxsize=16_384)
 def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
@@ -434,17 +440,13 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
     text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
-    lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
-    if (
-        lead
-        and not re.match(r"the user\b", text, re.IGNORECASE)
-        and not re.search(r"\b(?:if|when|before|after|because|who|that|which|not|never)\b", lead.group(0), re.I)
-    ):
+    lead = _EN_LEAD.match(text)
+    if lead and not _EN_LEAD_NOT.search(lead.group(0)):
         text = text[lead.end() :]
         text = text[:1].upper() + text[1:]
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
-    zh_lead = re.match(r"^[^用，,。]{1,12}[，,]\s*(?=用户)", text)
-    if zh_lead and not re.search(r"如果|要是|假如|万一|的话|等|想|打算|准备", zh_lead.group(0)):
+    zh_lead = _ZH_LEAD.match(text)
+    if zh_lead and not _ZH_LEAD_NOT.search(zh_lead.group(0)):
         text = text[zh_lead.end() :]
     found = _slots(text)
     if not found:
