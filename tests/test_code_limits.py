@@ -38,9 +38,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/extractor.py:_extract": 102,
     "infrastructure/offline/extractor.py:_with_dropped_english_subject": 68,
     "infrastructure/offline/judge.py:_decide": 117,
-    "infrastructure/offline/rules_en.py:_en_change": 179,
-    "infrastructure/offline/rules_en.py:_en_clause": 118,
-    "infrastructure/offline/rules_en.py:_en_request_preference": 135,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 62,
     "infrastructure/offline/rules_zh_prefs.py:request_preference": 75,
     "infrastructure/offline/signals.py:_categories": 69,
@@ -61,14 +58,9 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/extractor.py:_items": 16,
     "infrastructure/offline/judge.py:_decide": 25,
     "infrastructure/offline/replacement.py:replaced_fact": 13,
-    "infrastructure/offline/rules_en.py:_en_change": 31,
-    "infrastructure/offline/rules_en.py:_en_clause": 25,
-    "infrastructure/offline/rules_en.py:_en_request_preference": 14,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
     "infrastructure/offline/rules_zh_prefs.py:request_preference": 15,
     "infrastructure/offline/signals.py:_categories": 17,
-    "infrastructure/offline/slots.py:_match_predicates": 20,
-    "infrastructure/offline/slots.py:_refine": 18,
 }
 PRIVATE_IMPORTS: set[str] = set()
 

@@ -86,18 +86,11 @@ _EN_CONTRACTIONS = (
     (re.compile(r"'s\b"), ""),
 )
 _EN_DROP = frozenset({"i", "my", "me", "mine", "myself", "user", "user's", "the", "a", "an"})
+#: the forms of be, have and do, each read as its base
 _EN_BASE = {
-    "am": "be",
-    "is": "be",
-    "are": "be",
-    "was": "be",
-    "were": "be",
-    "has": "have",
-    "had": "have",
-    "does": "do",
-    "did": "do",
-    "doesn": "do",
-    "don": "do",
+    **dict.fromkeys(("am", "is", "are", "was", "were"), "be"),
+    **dict.fromkeys(("has", "had"), "have"),
+    **dict.fromkeys(("does", "did", "doesn", "don"), "do"),
 }
 
 

@@ -26,7 +26,9 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
+from collections.abc import Callable
 
+from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
@@ -99,6 +101,7 @@ def looks_like_job(title: str) -> bool:
 _PUNCT = _DATA.regex("_PUNCT", re.UNICODE)
 _FILLERS_ZH = _DATA.regex("_FILLERS_ZH")
 _FILLERS_EN = _DATA.regex("_FILLERS_EN")
+_MEASURE = _DATA.regex("_MEASURE")
 
 
 def normalise(text: str) -> str:
@@ -122,12 +125,7 @@ def _clean_value(value: str) -> str:
 
 
 def _strip_measure(thing: str) -> str:
-    # "一辆车" and "车" are the same thing to own; other counts stay (两个孩子)
-    return re.sub(
-        r"^(?:一(?:个|辆|只|套|台|部|条|位|名|家|本|把|艘|栋|座|间|头|匹|枚|块|张|所|份|件|双|对|盆|缸)|an?\s+|the\s+)",
-        "",
-        thing.strip(),
-    )
+    return _MEASURE.sub("", thing.strip())
 
 
 # --------------------------------------------------------------------------
@@ -141,14 +139,14 @@ _AGE = _DATA.text("_AGE")
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
 _CONSUMPTION_STOPPED = _DATA.regex("_CONSUMPTION_STOPPED")
+_AMOUNT = _DATA.regex("_AMOUNT", re.IGNORECASE)
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
+_EN_MARITAL = _DATA.regex("_EN_MARITAL", re.IGNORECASE)
+_ZH_MARITAL = _DATA.regex("_ZH_MARITAL")
+_EN_DATING_NAMED = _DATA.regex("_EN_DATING_NAMED")
 _LEVEL = _DATA.text("_LEVEL")
 
-_ZH_PREDICATES: tuple[tuple[str, str], ...] = _DATA.rows("_ZH_PREDICATES")
-
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
-
-_ZH_POLARITY: tuple[tuple[str, str], ...] = _DATA.rows("_ZH_POLARITY")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
 EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
@@ -168,8 +166,6 @@ def _en_job(value: str, counted: bool) -> str | None:
         return job if _EN_BARE_TITLE.search(job) else None
     return job if _EN_JOB_WORD.search(job) else None
 
-
-_EN_PREDICATES: tuple[tuple[str, str], ...] = _DATA.rows("_EN_PREDICATES")
 
 # --------------------------------------------------------------------------
 # Likings: one slot per thing liked, whatever the verb, the degree or the negation
@@ -210,31 +206,15 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
     return f"likes:{thing}", "no" if negative else "yes"
 
 
-_EN_POLARITY: tuple[tuple[str, str], ...] = _DATA.rows("_EN_POLARITY")
-
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_PET_NAMED = _DATA.regex("_PET_NAMED")
 _COUNT = _DATA.regex("_COUNT")
 
 
-_GRADE_WORDS = _DATA.text("_GRADE_WORDS")
-
-
 def _refine_is(value: str) -> tuple[str, str] | None:
-    """Split "是X" into the slot it actually fills, or None when unclear."""
-    m = re.fullmatch(r"(?P<g>" + _GRADE_WORDS + r")(?:的)?学生", value)
-    if m:
-        return "grade", m.group("g")
-    if value in GENDER_WORDS:
-        return "gender", value
-    if re.fullmatch(r"[\u4e00-\u9fff]{1,5}人", value) and not value.startswith(("一个", "好", "坏", "个")):
-        return "origin", value
-    if looks_like_job(value):
-        return "job", re.sub(r"^(?:一[个名位]|个|名)", "", value)
-    if re.fullmatch(r"[一二三四五六七八九]?十[一二三四五六七八九]?|[1-9]\d?", value):
-        return "age", _number(value)  # "我爸今年是六十三": a bare number said of a person is an age
-    return None
+    """Split "是X" into the slot it actually fills (rules ``zh_is``), or None when unclear."""
+    fired = _ZH_IS.first(value)
+    return (fired.rule.values["slot"], fired.text) if fired else None
 
 
 def species_of(thing: str) -> str | None:
@@ -261,12 +241,7 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
             return f"consumes:{thing}", "quitting"
         if _CONSUMPTION_STOPPED.search(predicate):
             return f"consumes:{thing}", "no"
-        amount = re.search(
-            r"(?:\d+|[一二两三四五六七八九十几半]+)(?:多)?(?:包|根|支|杯|瓶|罐|听)|"
-            r"\b(?:a|one|two|three|four|five|six|\d+) (?:pack|cigarette|cup|glass|bottle|coffee|beer|drink|can|shot)s?\b",
-            predicate,
-            re.IGNORECASE,
-        )
+        amount = _AMOUNT.search(predicate)
         return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
     return None
 
@@ -275,155 +250,143 @@ _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
 CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
-def _english_extra(predicate: str) -> list[tuple[str, str]]:
-    """'has two kids' → count:kid, 'owns a Ferrari' → vehicle."""
-    found: list[tuple[str, str]] = []
-    m = re.match(
-        r"^(?:has|owns|have) (?P<n>\d+|one|two|three|four|five|six|seven|eight) (?P<t>[a-z]+?)s?$",
-        predicate,
-        re.IGNORECASE,
-    )
-    if m:
-        n = m.group("n").lower()
-        found.append((f"count:{m.group('t').lower()}", _EN_NUMBERS.get(n, n)))
-    m = re.match(
-        r"^(?:has|owns|bought|got|drives) (?:an? |the |my )?(?:new |used |old )?(?:\d{4} )?(?P<v>(?:"
-        + CAR_MAKES
-        + r")\b.*)$",
-        predicate,
-        re.IGNORECASE,
-    )
-    if m:
-        found.append(("vehicle", m.group("v")))
-    return found
+Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
+_VOCABULARY = Vocabulary(
+    predicates={
+        "said": lambda value, context: bool(_clean_value(value)),
+        "gender": lambda value, context: value in GENDER_WORDS,
+        "job": lambda value, context: looks_like_job(value),
+    },
+    filters={
+        "lower": str.lower,
+        "clean": _clean_value,
+        "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
+        "cn_number": lambda n: _number(n),
+    },
+)
+_EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
+_ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
+_ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
+_ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
+_ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
+_EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
+_ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
+_EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
 
 
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    flags = re.IGNORECASE if english else 0
-    found: list[tuple[str, str]] = []
-    if english:
-        found += _english_extra(predicate)
-    else:
-        m = re.match(r"^(?:有|买了|新买了)(?:一)?辆(?P<v>[^，,]+)$", predicate)
-        if m:
-            found.append(("vehicle", m.group("v")))  # 辆: a car (or a bike), the one the user has
-    consumed = _consumption(predicate)
-    if consumed:
-        found.append(consumed)
-    liked = _liking(predicate, english)
-    if liked:
-        found.append(liked)
-    marital = _marital(predicate, english)
-    if marital:
-        found.append(marital)
-    for pattern, prefix in _EN_POLARITY if english else _ZH_POLARITY:
-        m = re.match(pattern, predicate, flags)
-        if m and _clean_value(m.group("v")):
-            thing = _strip_measure(_clean_value(m.group("v"))).lower()
-            if prefix == "keeps:":
-                thing = _species(re.split(r"[，,]", thing)[0])
-            elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
-                prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
-            negative = bool(m.groupdict().get("neg"))
-            found.append((prefix + thing, "no" if negative else "yes"))
-            break
+    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate)
+    found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
+    found += [pair for pair in (_marital(predicate, english), _polarity(predicate, english)) if pair]
     if not english:
-        m = _PET_NAMED.search(predicate)
-        if m:
-            found.append((f"pet:{_clean_value(m.group('n'))}", _clean_value(m.group("v"))))  # the breed as said
-        m = re.search(r"(?:是|是一|就是)(?:只|条|头|匹)(?P<v>[\u4e00-\u9fff]{1,5})$", predicate)
-        if m:
-            found.append(("kind", m.group("v")))  # "…，是只泰迪": what it is
-        m = _COUNT.search(re.split(r"[，,]", predicate)[0])
-        if m:
-            found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
-    partner = None if english else re.match(_PARTNER_NAMED, predicate)
-    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
-        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
+        found = _zh_extra(predicate, found)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
         return found
-    for pattern, slot in _EN_PREDICATES if english else _ZH_PREDICATES:
-        m = re.match(pattern, predicate, flags)
-        if not m:
-            continue
-        value = _clean_value(m.group("v") if english else re.split(r"[，,;；]", m.group("v"))[0])
-        if not value:
-            break
-        refined = _refine(slot, value, m, english)
-        if refined:
-            found.insert(0, refined)
-            break
-        # a pattern whose value is not of its kind ("住了十几年") leaves the rest to try
+    main = _main_slot(predicate, english)
+    return [main, *found] if main else found
+
+
+def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
+    """(slot, value) of every rule of ``rules_`` that fires: its ``slot`` and its template."""
+    return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
+
+
+def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
+    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said."""
+    fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
+    if fired is None:
+        return None
+    prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
+    if prefix == "keeps:":
+        thing = _species(re.split(r"[，,]", thing)[0])
+    elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
+        prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
+    return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
+
+
+def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """A named pet and its breed, what it is, how many, and the partner by name."""
+    found += _pairs(_ZH_PET, predicate)
+    m = _COUNT.search(re.split(r"[，,]", predicate)[0])
+    if m:
+        found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
+    partner = re.match(_PARTNER_NAMED, predicate)
+    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
+        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
     return found
 
 
-def _refine(slot: str, value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if slot == "employment":
-        return slot, f"{value}/{_clean_value(m.group('w'))}"
-    if slot == "work_location" and looks_like_organisation(value):
+def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
+    """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
+    ("住了十几年") leaves the rest to try, one with no value at all ends the search."""
+    for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
+        said = fired.match.group("v")
+        value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
+        if not value:
+            return None
+        slot = fired.rule.render(fired.rule.values["slot"], fired.match)
+        refine = _REFINE.get(fired.rule.values.get("refine", slot))
+        refined = refine(value, fired.match, english) if refine else (slot, value)
+        if refined:
+            return refined
+    return None
+
+
+def _refine_work(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if looks_like_organisation(value):
         return "employer", value
-    if slot == "work_location" and re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
+    if re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
         return "job", value[1:]  # "在做HR专员工作": what the work is, not where
-    if slot == "is":
-        return _refine_is(value)
-    if slot == "en_is":
-        if re.search(r"\band\b|^\d", value):
-            return None  # "is 27 and works as a nurse": two statements, read one at a time
-        job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
-        return ("job", job) if job else None
-    if slot in ("job", "vehicle", "phone") and english:
-        return slot, _strip_measure(value)
-    if slot == "age":
-        return slot, _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")
-    if slot == "origin":
-        return slot, re.sub(r"的$", "", value) or value
-    if (
-        slot == "residence"
-        and not english
-        and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value)
-    ):
+    return "work_location", value
+
+
+def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if re.search(r"\band\b|^\d", value):
+        return None  # "is 27 and works as a nurse": two statements, read one at a time
+    job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
+    return ("job", job) if job else None
+
+
+def _refine_residence(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if not english and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value):
         return None  # "住了十几年": how long, not where
-    if slot == "attr" and english and re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
+    return "residence", value
+
+
+def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
+    if re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
         return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
-    if slot in ("favourite", "attr", "frame"):
-        return f"{slot}:{m.group('noun')}", value
-    if slot == "favourite_colour":
-        return "favourite:颜色", value
-    if slot == "promoted_job":
-        return ("job", value) if looks_like_job(value) else None
-    if slot == "measure":
-        return f"measure:{m.group('noun').lower()}", value
-    if slot == "named":
-        return f"attr:{m.group('noun').lower()}:name", value
-    if slot == "level":
-        return slot, value
-    return slot, value
+    return f"attr:{m.group('noun')}", value
+
+
+def _measured(slot: str) -> Refiner:
+    """An English value said with its article or count ("a Pixel 6") is the thing itself."""
+    return lambda value, m, english: (slot, _strip_measure(value) if english else value)
+
+
+#: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
+_REFINE: dict[str, Refiner] = {
+    "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
+    "work_location": _refine_work,
+    "is": lambda value, m, english: _refine_is(value),
+    "en_is": _refine_en_is,
+    "job": _measured("job"),
+    "vehicle": _measured("vehicle"),
+    "phone": _measured("phone"),
+    "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
+    "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
+    "residence": _refine_residence,
+    "pet_name": _refine_pet_name,
+    "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
+}
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
-    if english and re.match(
-        r"^(?:is|has been) (?:now )?(?:dating|seeing|with|going out with) (?:someone named |an? \w+ named )?[A-Z]",
-        predicate,
-    ):
-        return None  # "is dating Priya": who, read as the partner slot
-    if english:
-        if not re.match(
-            r"^(?:is |got |just got )?(?:now )?(?:single|married|divorced|engaged|widowed|dating|in a relationship|broke up)",
-            predicate,
-            re.IGNORECASE,
-        ):
-            return None
-    elif not re.match(
-        r"^(?:上个?月|上周|今天|昨天|前天|前几天|去年|今年|终于)?(?:已经|刚|刚刚|又|是|还是)?"
-        r"(?:单身|未婚|已婚|离婚|离异|结婚|领证|领了证|扯证|订婚|恋爱|在谈恋爱|谈恋爱|脱单|有对象|有男朋友|有女朋友|有男友|有女友|和|跟|"
-        r"(?:交|谈|找)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|男友|女友|对象))",
-        predicate,
-    ):
+    if not (_EN_MARITAL if english else _ZH_MARITAL).match(predicate):
         return None
-    for status, words in _MARITAL_WORDS:
-        if re.search(words, predicate, re.IGNORECASE):
-            return "marital", status
-    return None
+    if english and _EN_DATING_NAMED.match(predicate):
+        return None  # "is dating Priya": who, read as the partner slot
+    return next((("marital", status) for status, words in _MARITAL_WORDS if re.search(words, predicate, re.I)), None)
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
@@ -462,6 +425,12 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     return list(_slots_of(fact_text))
 
 
+_EN_LEAD = _DATA.regex("_EN_LEAD", re.IGNORECASE)
+_EN_LEAD_NOT = _DATA.regex("_EN_LEAD_NOT", re.IGNORECASE)
+_ZH_LEAD = _DATA.regex("_ZH_LEAD")
+_ZH_LEAD_NOT = _DATA.regex("_ZH_LEAD_NOT")
+
+
 # A user's known facts are read again for every new item of every message: read each text once.
 @functools.lru_cache(maxsize=16_384)
 def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
@@ -471,17 +440,13 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
     text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
-    lead = re.match(r"^(?:[A-Za-z][\w'-]*[ ,:]+){1,6}?(?=the user\b)", text, re.IGNORECASE)
-    if (
-        lead
-        and not re.match(r"the user\b", text, re.IGNORECASE)
-        and not re.search(r"\b(?:if|when|before|after|because|who|that|which|not|never)\b", lead.group(0), re.I)
-    ):
+    lead = _EN_LEAD.match(text)
+    if lead and not _EN_LEAD_NOT.search(lead.group(0)):
         text = text[lead.end() :]
         text = text[:1].upper() + text[1:]
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
-    zh_lead = re.match(r"^[^用，,。]{1,12}[，,]\s*(?=用户)", text)
-    if zh_lead and not re.search(r"如果|要是|假如|万一|的话|等|想|打算|准备", zh_lead.group(0)):
+    zh_lead = _ZH_LEAD.match(text)
+    if zh_lead and not _ZH_LEAD_NOT.search(zh_lead.group(0)):
         text = text[zh_lead.end() :]
     found = _slots(text)
     if not found:
@@ -512,6 +477,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
 
 
 _HAS_PARTNER = _DATA.regex("_HAS_PARTNER")
+_EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_PREDICATE_TIDY")
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
@@ -536,24 +502,8 @@ def _slots(text: str) -> list[tuple[str, str]]:
         role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
         predicate = text[m.end() :].strip()
-        predicate = re.sub(
-            r"^(?:(?:now|currently|still|also|actually|really|officially|finally) )+",
-            "",
-            predicate,
-            flags=re.IGNORECASE,
-        )
-        predicate = re.sub(
-            r"^(is|am|are) (?:(?:now|currently|still|also|actually|really|officially|finally) )+",
-            r"\1 ",
-            predicate,
-            flags=re.IGNORECASE,
-        )
-        # "phone's a Pixel 6": the contraction of "is"
-        predicate = re.sub(r"^([a-z]+)'s (?=(?:an? |the )?[A-Z0-9])", r"\1 is ", predicate)
-        # "is a dog groomer now": when is not what
-        predicate = re.sub(
-            r"(?:,? (?:now|these days|nowadays|currently|at the moment|anymore))+$", "", predicate, flags=re.IGNORECASE
-        )
+        for pattern, replacement in _EN_PREDICATE_TIDY:
+            predicate = pattern.sub(replacement, predicate)
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
@@ -615,16 +565,17 @@ def is_exclusive_slot(slot: str) -> bool:
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
 _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
+_EN_NEGATIONS = _DATA.rows("_EN_NEGATIONS")
 
 
-def _third_person(verb: str) -> str:
-    if verb == "have":
-        return "has"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", verb):
+def third_person_verb(verb: str) -> str:
+    """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or she."""
+    low = verb.lower()
+    if low in ("have", "do"):
+        return "has" if low == "have" else "does"
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
-    if re.search(r"[^aeiou]y$", verb):
-        return verb[:-1] + "ies"
-    return verb + "s"
+    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
 
 
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
@@ -635,18 +586,9 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
             lowered = lowered.replace(short, long)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
-            positive = lowered[: m.start()] + _third_person(m.group(1)) + lowered[m.end() :]
+            positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
-        for marker, replacement in (
-            ("is not", "is"),
-            ("has not", "has"),
-            ("cannot", "can"),
-            ("has no", "has"),
-            ("no longer ", ""),
-            ("never ", ""),
-            ("dislikes", "likes"),
-            ("hates", "likes"),
-        ):
+        for marker, replacement in _EN_NEGATIONS:
             if marker in lowered:
                 return frozenset({canonical(lowered.replace(marker, replacement, 1))}), True
         return frozenset({canonical(lowered)}), False
