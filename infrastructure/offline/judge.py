@@ -28,7 +28,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 from difflib import SequenceMatcher
-from typing import ParamSpec
 
 from factledger.domain.values import Relation, RelationVerdict
 from factledger.infrastructure.content_ids import behaviour_id
@@ -49,6 +48,7 @@ from factledger.infrastructure.offline.changes import (
     WORKPLACE,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -151,25 +151,10 @@ _COMMON_BIGRAMS = frozenset(_DATA.words("_COMMON_BIGRAMS"))
 UNREAD = _DATA.text("UNREAD")
 
 
+#: an answer and why ("update: slot residence 杭州 → 上海"), or None: the reader does not read the pair
+_Said = tuple[Relation, str] | None
 #: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
 _Judged = tuple[Relation, str, str]
-_Args = ParamSpec("_Args")
-
-
-def _judge_rule(
-    rule_id: str,
-) -> Callable[[Callable[_Args, tuple[Relation, str] | None]], Callable[_Args, _Judged | None]]:
-    """Gives a rule's answer its id, which the verdict records and ``why`` shows (issue 27)."""
-
-    def mark(rule: Callable[_Args, tuple[Relation, str] | None]) -> Callable[_Args, _Judged | None]:
-        @functools.wraps(rule)
-        def marked(*args: _Args.args, **kwargs: _Args.kwargs) -> _Judged | None:
-            said = rule(*args, **kwargs)
-            return None if said is None else (*said, rule_id)
-
-        return marked
-
-    return mark
 
 
 class RuleJudge:
@@ -189,121 +174,125 @@ class RuleJudge:
 # echoes it) and deciding ask about the same pairs, message after message; each is read once.
 @functools.lru_cache(maxsize=65_536)
 def _decide(old_fact: str, new_fact: str) -> _Judged:
-    # A liking against a fact that may say it changed ("现在天天玩原神"): asked of every recent
-    # preference, so a pair with no topic, slot or word in common is told apart cheaply.
-    if not _is_fact(old_fact) and _is_fact(new_fact) and not _may_relate(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common", "judge.unrelated"
-    # Two facts about nothing in common, neither saying that anything changed: every known fact is
-    # asked about every new one, so this keeps a message's cost flat however many facts are known.
-    if _is_fact(old_fact) and _is_fact(new_fact) and not _may_change(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: two facts with nothing in common", "judge.unrelated"
-    old_fact = unicodedata.normalize("NFKC", old_fact)
-    new_fact = unicodedata.normalize("NFKC", new_fact)
-    # 1. Same words once punctuation and particles (了/的/现在…) are gone.
-    old_words, new_words = canonical(old_fact), canonical(new_fact)
-    if old_words and old_words == new_words:
-        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored", "judge.same-words"
+    """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) whose reader gives the
+    relation it names, with that reader's reason; ``different`` for want of a reason when none does."""
+    said: list[tuple[Relation, str]] = []
+    old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
+    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said})
+    if fired is None:
+        return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
+    return said[-1][0], said[-1][1], fired.rule.id
 
-    # 2. Two preferences about replies: the side each takes on a dimension.
-    if not _is_fact(old_fact) and not _is_fact(new_fact):
-        # "最近想换换口味，偏好推荐时推历史": the clause that tells why comes before the request
-        old_p, new_p = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old_fact, new_fact))
-        verdict = (
-            _renamed(old_p, new_p)
-            or _recommended(old_p, new_p)
-            or _by_dimension(old_fact, new_fact)
-            or _rerequested(old_p, new_p)
-            or _recommended_instead(old_p, new_p)
-        )
-        if verdict is not None:
-            return verdict
 
-    # 3. One says the other is not so: both cannot hold.
-    gave_up = _gave_up_doing(old_fact, new_fact)
-    if gave_up is not None:
-        return gave_up
-    if negation_pair(old_fact, new_fact) or _liking_turned(old_fact, new_fact):
-        return Relation.CONFLICT, "conflict: one fact negates the other", "judge.negation"
+def _unrelated(old: str, new: str) -> _Said:
+    """Asked of every known fact and recent preference against every new fact: a pair with nothing
+    in common, neither saying that anything changed, is told apart cheaply, so a message's cost
+    stays flat however many facts are known."""
+    # A liking against a fact that may say it changed ("现在天天玩原神"): its topic, slot or a word
+    if not _is_fact(old) and _is_fact(new) and not _may_relate(old, new):
+        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
+    if _is_fact(old) and _is_fact(new) and not _may_change(old, new):
+        return Relation.DIFFERENT, "different: two facts with nothing in common"
+    return None
 
-    recounted = _recounted(old_fact, new_fact)
-    if recounted is not None:
-        return recounted
 
-    # 4. Same attribute: the value decides.
-    # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
-    old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
-    new_by_slot = dict(new_slots)
-    verdicts: list[_Judged] = []
-    for slot, old_value in old_slots:
-        if slot not in new_by_slot:
-            continue
-        new_value = new_by_slot[slot]
-        if _same_value(old_value, new_value):
-            verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "judge.slot-same"))
-        elif is_polarity_slot(slot):
-            verdicts.append(
-                (Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "judge.slot-polarity")
-            )
-        elif is_exclusive_slot(slot):
-            verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "judge.slot-exclusive"))
-        elif _CORRECTED.search(new_fact) and not _CORRECTED.search(old_fact):
-            # "is actually allergic to sesame": the value said wrong, said again
-            verdicts.append(
-                (Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "judge.slot-corrected")
-            )
-        else:
-            # a second colleague's surname is another colleague, not a correction
-            verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values", "judge.slot-several"))
-    for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE):
-        found = [v for v in verdicts if v[0] is wanted]
-        if found:
-            return found[0]
-    # a new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")
-    succeeded = succeeds(old_fact, new_fact)
+def _same_words(old: str, new: str) -> _Said:
+    """Same words once punctuation and particles (了/的/现在…) are gone."""
+    old_words = canonical(old)
+    if old_words and old_words == canonical(new):
+        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
+    return None
+
+
+def _between_requests(read: Callable[[str, str], _Said], whole: bool = False) -> Callable[[str, str], _Said]:
+    """A reader of two preferences about replies, each without the clause that tells why it is asked
+    ("最近想换换口味，偏好推荐时推历史": that clause comes before the request) unless ``whole``."""
+
+    def reads(old: str, new: str) -> _Said:
+        if _is_fact(old) or _is_fact(new):
+            return None
+        if not whole:
+            old, new = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old, new))
+        return read(old, new)
+
+    return reads
+
+
+def _negation(old: str, new: str) -> _Said:
+    """One says the other is not so: both cannot hold."""
+    if negation_pair(old, new) or _liking_turned(old, new):
+        return Relation.CONFLICT, "conflict: one fact negates the other"
+    return None
+
+
+@functools.lru_cache(maxsize=16_384)
+def _slot_verdicts(old: str, new: str) -> tuple[tuple[Relation, str, str], ...]:
+    """Each slot both fill, its value compared: (answer, why, which comparison). A fact may fill
+    several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
+    new_by_slot = dict(_partnered(slots_of(new)))
+    found = []
+    for slot, old_value in _partnered(slots_of(old)):
+        if slot in new_by_slot:
+            found.append(_slot_compared(slot, old_value, new_by_slot[slot], _corrected(old, new)))
+    return tuple(found)
+
+
+def _corrected(old: str, new: str) -> bool:
+    """ "is actually allergic to sesame": the value said wrong, said again."""
+    return bool(_CORRECTED.search(new)) and not _CORRECTED.search(old)
+
+
+def _slot_compared(slot: str, old_value: str, new_value: str, corrected: bool) -> tuple[Relation, str, str]:
+    if _same_value(old_value, new_value):
+        return Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "same"
+    if is_polarity_slot(slot):
+        return Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "polarity"
+    if is_exclusive_slot(slot):
+        return Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "exclusive"
+    if corrected:
+        return Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "corrected"
+    # a second colleague's surname is another colleague, not a correction
+    return Relation.DIFFERENT, f"different: slot {slot} holds several values", "several"
+
+
+def _slot(compared: str) -> Callable[[str, str], _Said]:
+    """The reader of one comparison of a slot both facts fill (the registry orders them: a conflict,
+    then a change, then the same value, then several values)."""
+
+    def reads(old: str, new: str) -> _Said:
+        return next(((r, why) for r, why, how in _slot_verdicts(old, new) if how == compared), None)
+
+    return reads
+
+
+def _topic_succeeded(old: str, new: str) -> _Said:
+    """A new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")."""
+    succeeded = succeeds(old, new)
     if succeeded:
         topic, before, after = succeeded
-        return Relation.UPDATE, f"update: {topic} {before} → {after}", "judge.topic-succeeded"
-    if verdicts:
-        return verdicts[0]
+        return Relation.UPDATE, f"update: {topic} {before} → {after}"
+    return None
 
-    # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
-    for old_slot, old_value in old_slots:
-        for new_slot, new_value in new_slots:
+
+def _related_slots(old: str, new: str) -> _Said:
+    """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
+    for old_slot, old_value in _partnered(slots_of(old)):
+        for new_slot, new_value in _partnered(slots_of(new)):
             verdict = _related(old_slot, old_value, new_slot, new_value)
             if verdict is not None:
                 return verdict
+    return None
 
-    # 6. Kinds of change that name no slot.
-    for rule in (
-        _reversal,
-        _restriction,
-        _reframed,
-        _remeasured,
-        _same_frame,
-        _left_job,
-        _studied_instead,
-        _trade_changed,
-        _ended,
-        _withdrawn,
-        _gone_or_switched,
-        _lacking,
-        _giving_up,
-        _cancelled,
-        _gone,
-        _pet_gone,
-        _none_at_all,
-    ):
-        verdict = rule(old_fact, new_fact)
-        if verdict is not None:
-            return verdict
 
+def _other_slots(old: str, new: str) -> _Said:
+    """Both fill slots, no rule relates them: read, and different."""
+    old_slots, new_slots = _partnered(slots_of(old)), _partnered(slots_of(new))
     if old_slots and new_slots:
-        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}", "judge.other-slots"
-    return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
+        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
+    return None
 
 
-@_judge_rule("judge.gave-up-doing")
-def _gave_up_doing(old_fact: str, new_fact: str) -> tuple[Relation, str] | None:
+def _gave_up_doing(old_fact: str, new_fact: str) -> _Said:
     """Giving up: "用户放弃了搞生酮饮食" ends the pursuit it names (which a slot would read as the same diet,
     and a negation in it may belong to it)."""
     gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
@@ -334,8 +323,7 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
-@_judge_rule("judge.renamed")
-def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
+def _renamed(old: str, new: str) -> _Said:
     """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
     a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
     if not (a and b):
@@ -345,8 +333,7 @@ def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
 
 
-@_judge_rule("judge.recommended")
-def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
+def _recommended(old: str, new: str) -> _Said:
     """'偏好推荐歌时推摇滚' then '偏好推荐时推轻音乐': what to recommend of one kind, asked anew
     (a request that names no kind is about the kind asked for before)."""
     a, b = re.match(r"^偏好推荐(.*?)时推(.+)$", old), re.match(r"^偏好推荐(.*?)时推(.+)$", new)
@@ -357,8 +344,7 @@ def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
 
 
-@_judge_rule("judge.recommended-instead")
-def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
+def _recommended_instead(old: str, new: str) -> _Said:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
     of one choice, then asked for as another of the same topic (not two choices of two topics)."""
     asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
@@ -372,8 +358,7 @@ def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.by-dimension")
-def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
+def _by_dimension(old: str, new: str) -> _Said:
     """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
     old_sides, new_sides = dimensions(old), dimensions(new)
     shared = [d for d in old_sides if d in new_sides]
@@ -397,8 +382,7 @@ def _split(slot: str) -> tuple[str | None, str]:
     return None, slot
 
 
-@_judge_rule("judge.related")
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tuple[Relation, str] | None:
+def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Said:
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
     # a partner's facts against "single" / "divorced" / "broke up": either order
@@ -473,8 +457,7 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-@_judge_rule("judge.reversal")
-def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
+def _reversal(old: str, new: str) -> _Said:
     """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
     old, new = _as_fact(old), _as_fact(new)
     m_new = _ZH_NOW.match(new)
@@ -528,8 +511,7 @@ def _kind(text: str) -> str:
 _EN_RECENTLY = _DATA.regex("_EN_RECENTLY", re.IGNORECASE)
 
 
-@_judge_rule("judge.restriction")
-def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
+def _restriction(old: str, new: str) -> _Said:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
     if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
         return None
@@ -560,8 +542,7 @@ _PLAN = _DATA.regex("_PLAN", re.IGNORECASE)
 _CANCELLED = _DATA.regex("_CANCELLED", re.IGNORECASE)
 
 
-@_judge_rule("judge.cancelled")
-def _cancelled(old: str, new: str) -> tuple[Relation, str] | None:
+def _cancelled(old: str, new: str) -> _Said:
     """'用户下周要去外地出差' then '用户的出差取消了': a plan called off."""
     m = _CANCELLED.match(new)
     if not m or not _PLAN.search(old):
@@ -585,8 +566,7 @@ _ZH_GONE = _DATA.regex("_ZH_GONE")
 _EN_GONE = _DATA.regex("_EN_GONE", re.IGNORECASE)
 
 
-@_judge_rule("judge.gone")
-def _gone(old: str, new: str) -> tuple[Relation, str] | None:
+def _gone(old: str, new: str) -> _Said:
     """'用户的猫叫小黑' then '用户的小黑走丢了', "The user's dog passed away": it is no longer the user's."""
     m = _ZH_GONE.match(new) or _EN_GONE.match(new)
     if not m:
@@ -598,8 +578,7 @@ def _gone(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.pet-gone")
-def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
+def _pet_gone(old: str, new: str) -> _Said:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
         (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
@@ -614,8 +593,7 @@ def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
 _ANY = _DATA.regex("_ANY")
 
 
-@_judge_rule("judge.none-at-all")
-def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
+def _none_at_all(old: str, new: str) -> _Said:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
     for part in re.split(r"[，,;；]", new)[1:]:
         # "…，啥也没养" / "…, never had any": the clause that says none, with the old fact's verb
@@ -639,8 +617,7 @@ def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
 _COUNT = _DATA.regex("_COUNT")
 
 
-@_judge_rule("judge.recounted")
-def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
+def _recounted(old: str, new: str) -> _Said:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
     a, b = _COUNT.findall(old), _COUNT.findall(new)
@@ -652,8 +629,7 @@ def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
 
 
-@_judge_rule("judge.giving-up")
-def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
+def _giving_up(old: str, new: str) -> _Said:
     """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
     new = re.split(r"[，,;；]", new)[0]
     m = _ZH_GAVE_UP.match(new)
@@ -698,8 +674,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
-@_judge_rule("judge.reframed")
-def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
+def _reframed(old: str, new: str) -> _Said:
     """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
 
     The new fact is marked as a correction (其实 / actually, written by the
@@ -753,8 +728,7 @@ _EN_ONE_VALUE = _DATA.regex("_EN_ONE_VALUE", re.IGNORECASE)
 _EN_MANY_VALUES = _DATA.regex("_EN_MANY_VALUES", re.IGNORECASE)
 
 
-@_judge_rule("judge.withdrawn")
-def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
+def _withdrawn(old: str, new: str) -> _Said:
     """'用户有个小名叫阿福' then '用户撤回了之前说的小名': taken back by the one who said it."""
     m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
     if m and m.group("t") in old:
@@ -797,8 +771,7 @@ _EN_STUDIES_NOW = _DATA.regex("_EN_STUDIES_NOW")
 _EN_STUDIED = _DATA.regex("_EN_STUDIED")
 
 
-@_judge_rule("judge.studied-instead")
-def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
+def _studied_instead(old: str, new: str) -> _Said:
     """'The user studies Hindi' then 'The user studies Latin now': one subject in place of the other."""
     a, b = _EN_STUDIED.match(old), _EN_STUDIES_NOW.match(new)
     if a and b and a.group("v") != b.group("v") and not _NEGATED.search(old):
@@ -806,8 +779,7 @@ def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.left-job")
-def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
+def _left_job(old: str, new: str) -> _Said:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
     if not _same_subject(old, new) or not _is_fact(old):
         return None
@@ -827,8 +799,7 @@ _DENIED = _DATA.regex("_DENIED")
 _STOPPED_DRINKING = _DATA.regex("_STOPPED_DRINKING", re.IGNORECASE)
 
 
-@_judge_rule("judge.ended")
-def _ended(old: str, new: str) -> tuple[Relation, str] | None:
+def _ended(old: str, new: str) -> _Said:
     """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
     if not _same_subject(old, new) or not _is_fact(old):
         return None
@@ -847,8 +818,7 @@ def _ended(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.trade-changed")
-def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
+def _trade_changed(old: str, new: str) -> _Said:
     """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
     if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
         return None
@@ -878,8 +848,7 @@ _ONLY_NOW = _DATA.regex("_ONLY_NOW")
 _TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
 
 
-@_judge_rule("judge.gone-or-switched")
-def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
+def _gone_or_switched(old: str, new: str) -> _Said:
     """A thing the user had and let go of, or an activity taken up in place of another, as
     the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
     if _EN_GOT_RID.match(new) and re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old):
@@ -909,8 +878,7 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.same-frame")
-def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
+def _same_frame(old: str, new: str) -> _Said:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
 
@@ -996,8 +964,7 @@ def _same_subject(old: str, new: str) -> bool:
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
 
 
-@_judge_rule("judge.remeasured")
-def _remeasured(old: str, new: str) -> tuple[Relation, str] | None:
+def _remeasured(old: str, new: str) -> _Said:
     """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
 
     Both facts are the user's own (or the same relative's); the new one says
@@ -1075,8 +1042,7 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
-@_judge_rule("judge.rerequested")
-def _rerequested(old: str, new: str) -> tuple[Relation, str] | None:
+def _rerequested(old: str, new: str) -> _Said:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
     a, b = _asked(old), _asked(new)
     if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
@@ -1092,8 +1058,7 @@ _EN_HAS = _DATA.regex("_EN_HAS", re.IGNORECASE)
 _EN_LACKS = _DATA.regex("_EN_LACKS", re.IGNORECASE)
 
 
-@_judge_rule("judge.lacking")
-def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
+def _lacking(old: str, new: str) -> _Said:
     """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
 
     The kind is what the old thing is called at its end (电动车 is a 车,
@@ -1109,3 +1074,61 @@ def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
         if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
             return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
     return None
+
+
+#: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
+_READERS: dict[str, Callable[[str, str], _Said]] = {
+    "unrelated": _unrelated,
+    "same_words": _same_words,
+    "renamed": _between_requests(_renamed),
+    "recommended": _between_requests(_recommended),
+    "by_dimension": _between_requests(_by_dimension, whole=True),
+    "rerequested": _between_requests(_rerequested),
+    "recommended_instead": _between_requests(_recommended_instead),
+    "gave_up_doing": _gave_up_doing,
+    "negation": _negation,
+    "recounted": _recounted,
+    **{f"slot_{compared}": _slot(compared) for compared in ("same", "polarity", "exclusive", "corrected", "several")},
+    "topic_succeeded": _topic_succeeded,
+    "related": _related_slots,
+    "reversal": _reversal,
+    "restriction": _restriction,
+    "reframed": _reframed,
+    "remeasured": _remeasured,
+    "same_frame": _same_frame,
+    "left_job": _left_job,
+    "studied_instead": _studied_instead,
+    "trade_changed": _trade_changed,
+    "ended": _ended,
+    "withdrawn": _withdrawn,
+    "gone_or_switched": _gone_or_switched,
+    "lacking": _lacking,
+    "giving_up": _giving_up,
+    "cancelled": _cancelled,
+    "gone": _gone,
+    "pet_gone": _pet_gone,
+    "none_at_all": _none_at_all,
+    "other_slots": _other_slots,
+}
+
+
+def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
+    """The predicate ``<reader>_<relation>()``: the reader, given the new fact and the known one
+    (``context["known"]``), answers ``relation``; its answer is kept in ``context["said"]``."""
+
+    def holds(new: str, context: Context) -> bool:
+        known = context.get("known", ())
+        verdict = read(known[0], new) if known else None
+        if verdict is None or verdict[0] is not relation:
+            return False
+        context.get("said", []).append(verdict)
+        return True
+
+    return holds
+
+
+_RELATIONS = registry(
+    _DATA,
+    "relation",
+    Vocabulary(predicates={f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation}),
+)
