@@ -58,7 +58,6 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/extractor.py:_english": 15,
     "infrastructure/offline/extractor.py:_extract": 22,
     "infrastructure/offline/extractor.py:_items": 16,
-    "infrastructure/offline/replacement.py:replaced_fact": 13,
     "infrastructure/offline/rules_en.py:_en_change": 31,
     "infrastructure/offline/rules_en.py:_en_clause": 25,
     "infrastructure/offline/rules_en.py:_en_request_preference": 14,
