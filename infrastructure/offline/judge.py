@@ -174,14 +174,15 @@ class RuleJudge:
 # echoes it) and deciding ask about the same pairs, message after message; each is read once.
 @functools.lru_cache(maxsize=65_536)
 def _decide(old_fact: str, new_fact: str) -> _Judged:
-    """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) whose reader gives the
-    relation it names, with that reader's reason; ``different`` for want of a reason when none does."""
+    """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) that fires: its relation
+    and why; ``different`` for want of a reason when none does."""
     said: list[tuple[Relation, str]] = []
     old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
     fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said})
     if fired is None:
         return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
-    return said[-1][0], said[-1][1], fired.rule.id
+    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its template
+    return Relation(fired.text.split(":", 1)[0]), said[-1][1] if said else fired.text, fired.rule.id
 
 
 def _unrelated(old: str, new: str) -> _Said:
@@ -289,23 +290,6 @@ def _other_slots(old: str, new: str) -> _Said:
     old_slots, new_slots = _partnered(slots_of(old)), _partnered(slots_of(new))
     if old_slots and new_slots:
         return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
-    return None
-
-
-def _gave_up_doing(old_fact: str, new_fact: str) -> _Said:
-    """Giving up: "用户放弃了搞生酮饮食" ends the pursuit it names (which a slot would read as the same diet,
-    and a negation in it may belong to it)."""
-    gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
-    verb = (gave_up.group("v") or gave_up.group("signed")) if gave_up else None
-    if (
-        verb
-        and re.search(
-            r"(?:在|开始|准备)" + verb if verb != "报" else r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old_fact
-        )
-        and _is_fact(old_fact)
-        and _same_subject(old_fact, new_fact)
-    ):
-        return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
     return None
 
 
@@ -562,22 +546,6 @@ def _cancelled(old: str, new: str) -> _Said:
     return (Relation.CONFLICT, "conflict: the plan was called off") if shared else None
 
 
-_ZH_GONE = _DATA.regex("_ZH_GONE")
-_EN_GONE = _DATA.regex("_EN_GONE", re.IGNORECASE)
-
-
-def _gone(old: str, new: str) -> _Said:
-    """'用户的猫叫小黑' then '用户的小黑走丢了', "The user's dog passed away": it is no longer the user's."""
-    m = _ZH_GONE.match(new) or _EN_GONE.match(new)
-    if not m:
-        return None
-    name = m.group("n")
-    species = species_of(name)
-    if name.lower() in old.lower() or (species and species_of(old) == species):
-        return Relation.CONFLICT, f"conflict: {name} is gone"
-    return None
-
-
 def _pet_gone(old: str, new: str) -> _Said:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
@@ -728,55 +696,7 @@ _EN_ONE_VALUE = _DATA.regex("_EN_ONE_VALUE", re.IGNORECASE)
 _EN_MANY_VALUES = _DATA.regex("_EN_MANY_VALUES", re.IGNORECASE)
 
 
-def _withdrawn(old: str, new: str) -> _Said:
-    """'用户有个小名叫阿福' then '用户撤回了之前说的小名': taken back by the one who said it."""
-    m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
-    if m and m.group("t") in old:
-        return Relation.CONFLICT, f"conflict: the user took back what they said about {m.group('t')}"
-    # "刚才那句当我没说", "骗你的": the statement just made, which the extraction names; a fact
-    # only compared for its likeness shares no words with this one
-    if new in ("用户撤回了刚才说的话", "The user took back what they had just said") and _is_fact(old):
-        return Relation.CONFLICT, "conflict: the user took back what they had just said"
-    if new in NO_LONGER_SO and _is_fact(old):
-        return Relation.CONFLICT, "conflict: the user said it is no longer so"
-    # "现在已经停了", "I stopped going": the habit or pursuit known, let go of
-    if new in LET_GO and _is_fact(old) and HABIT.search(old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: the user let go of a habit or pursuit"
-    # "卡到期没续": what was signed up for has lapsed
-    if new == LAPSED and _is_fact(old) and re.search(r"办|报|买|有|充|开|请", old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: what the user signed up for has lapsed"
-    # "碳酸饮料早戒了": a kind given up, of which the habit known names one ("每天都喝雪碧")
-    kind = re.match(r"^用户戒了(?P<k>[\u4e00-\u9fff]{2,4})$", new)
-    if (
-        kind
-        and kind.group("k") in QUIT_KINDS
-        and _is_fact(old)
-        and not _NEGATED.search(old)
-        and (HABIT.search(old) or re.search(r"喝|吃", old))
-        and any(k in old for k in QUIT_KINDS[kind.group("k")])
-    ):
-        return Relation.CONFLICT, f"conflict: the user gave up {kind.group('k')}"
-    # "I quit smoking": the habit known, quit
-    if new == QUIT_HABIT and _is_fact(old) and EN_QUITTABLE.search(old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: the user quit the habit"
-    # "我们分了": the partner known is one no longer
-    if new == BROKE_UP and (
-        PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
-    ):
-        return Relation.CONFLICT, "conflict: the user broke up with their partner"
-    return None
-
-
-_EN_STUDIES_NOW = _DATA.regex("_EN_STUDIES_NOW")
 _EN_STUDIED = _DATA.regex("_EN_STUDIED")
-
-
-def _studied_instead(old: str, new: str) -> _Said:
-    """'The user studies Hindi' then 'The user studies Latin now': one subject in place of the other."""
-    a, b = _EN_STUDIED.match(old), _EN_STUDIES_NOW.match(new)
-    if a and b and a.group("v") != b.group("v") and not _NEGATED.search(old):
-        return Relation.UPDATE, f"update: studies {a.group('v')} → {b.group('v')}"
-    return None
 
 
 def _left_job(old: str, new: str) -> _Said:
@@ -793,28 +713,17 @@ _NEW_TRADE = _DATA.regex("_NEW_TRADE")
 _LATER_JOB = _DATA.regex("_LATER_JOB", re.IGNORECASE)
 
 
-_DROPPED_OUT = _DATA.regex("_DROPPED_OUT", re.I)
-_GRADUATED = _DATA.regex("_GRADUATED")
 _DENIED = _DATA.regex("_DENIED")
-_STOPPED_DRINKING = _DATA.regex("_STOPPED_DRINKING", re.IGNORECASE)
 
 
-def _ended(old: str, new: str) -> _Said:
-    """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
-    if not _same_subject(old, new) or not _is_fact(old):
+def _denied(old: str, new: str) -> _Said:
+    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one."""
+    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
         return None
-    if _NEGATED.search(old):
-        return None
-    if _DROPPED_OUT.search(new) and STUDIES.search(old):
-        return Relation.CONFLICT, "conflict: the studies said before ended"
-    if _GRADUATED.match(new) and STUDYING_NOW.search(old) and "毕业" not in old:
-        return Relation.UPDATE, "update: the studies said before are finished"
     for clause in re.split(r"[，,。；;]", new):
         denied = _DENIED.match(clause.strip())
         if denied and denied.group("p") in old:
             return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
-    if _STOPPED_DRINKING.search(new) and "alcohol" in topics_of(old):
-        return Relation.CONFLICT, "conflict: the user no longer drinks"
     return None
 
 
@@ -1085,7 +994,6 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "by_dimension": _between_requests(_by_dimension, whole=True),
     "rerequested": _between_requests(_rerequested),
     "recommended_instead": _between_requests(_recommended_instead),
-    "gave_up_doing": _gave_up_doing,
     "negation": _negation,
     "recounted": _recounted,
     **{f"slot_{compared}": _slot(compared) for compared in ("same", "polarity", "exclusive", "corrected", "several")},
@@ -1097,15 +1005,12 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "remeasured": _remeasured,
     "same_frame": _same_frame,
     "left_job": _left_job,
-    "studied_instead": _studied_instead,
     "trade_changed": _trade_changed,
-    "ended": _ended,
-    "withdrawn": _withdrawn,
+    "denied": _denied,
     "gone_or_switched": _gone_or_switched,
     "lacking": _lacking,
     "giving_up": _giving_up,
     "cancelled": _cancelled,
-    "gone": _gone,
     "pet_gone": _pet_gone,
     "none_at_all": _none_at_all,
     "other_slots": _other_slots,
@@ -1127,8 +1032,47 @@ def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
     return holds
 
 
+def _of_known(test: Callable[[str, str], object]) -> Predicate:
+    """A predicate of a group's value and the known fact (none in the context: it does not hold)."""
+    return lambda value, context: bool(context.get("known")) and bool(test(value, context["known"][0]))
+
+
+#: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
+_KNOWN: dict[str, Callable[[str, str], object]] = {
+    "fact_known": lambda value, old: _is_fact(old),
+    "negated_known": lambda value, old: _NEGATED.search(old),
+    "same_subject": lambda value, old: _same_subject(old, value),
+    "in_known": lambda value, old: value in old,
+    "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
+    "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
+    "habit_known": lambda value, old: HABIT.search(old),
+    "signed_known": lambda value, old: re.search(r"办|报|买|有|充|开|请", old),
+    "quit_kind": lambda value, old: (
+        (HABIT.search(old) or re.search(r"喝|吃", old)) and any(k in old for k in QUIT_KINDS.get(value, ()))
+    ),
+    "quittable_known": lambda value, old: EN_QUITTABLE.search(old),
+    "partner_known": lambda value, old: (
+        PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
+    ),
+    "studied_else": lambda value, old: (studied := _EN_STUDIED.match(old)) and studied.group("v") != value,
+    "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
+    "studies_known": lambda value, old: STUDIES.search(old),
+    "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
+    "drinking_known": lambda value, old: "alcohol" in topics_of(old),
+}
+
 _RELATIONS = registry(
     _DATA,
     "relation",
-    Vocabulary(predicates={f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation}),
+    Vocabulary(
+        predicates={
+            **{f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation},
+            **{name: _of_known(test) for name, test in _KNOWN.items()},
+        }
+    ),
+    NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
+    LET_GO="|".join(map(re.escape, LET_GO)),
+    LAPSED=re.escape(LAPSED),
+    QUIT_HABIT=re.escape(QUIT_HABIT),
+    BROKE_UP=re.escape(BROKE_UP),
 )
