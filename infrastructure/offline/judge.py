@@ -19,6 +19,12 @@ no slot:
   claim of the same kind;
 * giving up: "用户不考了" / "The user gave up on X" ends a pursuit that
   shares its verb or object ("用户在准备考研").
+
+How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
+registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
+first that fires decides. A rule either reads the new fact itself (a pattern, tests of the known
+fact such as ``fact_known()``, a template that is its answer) or names one of the readers below as
+``<reader>_<relation>()``: Python kept for what compares slots, values and frames.
 """
 
 from __future__ import annotations
