@@ -529,27 +529,7 @@ _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 
 
 _PLAN = _DATA.regex("_PLAN", re.IGNORECASE)
-_CANCELLED = _DATA.regex("_CANCELLED", re.IGNORECASE)
-
-
-def _cancelled(old: str, new: str) -> _Said:
-    """'用户下周要去外地出差' then '用户的出差取消了': a plan called off."""
-    m = _CANCELLED.match(new)
-    if not m or not _PLAN.search(old):
-        return None
-    travel = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
-    if travel.search(m.group(0)) and travel.search(old) and re.search(TRAVEL, m.group(0), re.IGNORECASE):
-        return Relation.CONFLICT, "conflict: the trip was called off"
-    if m.group("v") in ("计划", "安排"):
-        return Relation.CONFLICT, "conflict: the plan was called off"
-    if m.group("v"):
-        shared = set(m.group("v")) & set(old[2:]) - set("的了是去要在")
-    else:
-        shared = {w for w in re.findall(r"[a-z]{3,}", (m.group("w") or "").lower())} & set(
-            re.findall(r"[a-z]{3,}", old.lower())
-        )
-        shared -= _EN_STOP_WORDS
-    return (Relation.CONFLICT, "conflict: the plan was called off") if shared else None
+_TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
 def _pet_gone(old: str, new: str) -> _Said:
@@ -754,28 +734,14 @@ def _trade_changed(old: str, new: str) -> _Said:
 _MEASURE = _DATA.text("_MEASURE")
 
 
-_GOT_RID = _DATA.regex("_GOT_RID")
-_EN_GOT_RID = _DATA.regex("_EN_GOT_RID")
-_LOST = _DATA.regex("_LOST")
 _SWITCHED = _DATA.regex("_SWITCHED")
 _HAD = _DATA.regex("_HAD")
 _ONLY_NOW = _DATA.regex("_ONLY_NOW")
 _TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
 
 
-def _gone_or_switched(old: str, new: str) -> _Said:
-    """A thing the user had and let go of, or an activity taken up in place of another, as
-    the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
-    if _EN_GOT_RID.match(new) and re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old):
-        return Relation.CONFLICT, "conflict: the user no longer has it"
-    m = _GOT_RID.match(new) or _LOST.match(new)
-    if m:
-        thing = m.group("x")
-        if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
-            return Relation.CONFLICT, f"conflict: the user no longer has {thing}"
-        if thing in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)):
-            return Relation.CONFLICT, "conflict: the user no longer has the car"  # named by its make
-        return None
+def _switched(old: str, new: str) -> _Said:
+    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
     m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
@@ -1013,10 +979,9 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "left_job": _left_job,
     "trade_changed": _trade_changed,
     "denied": _denied,
-    "gone_or_switched": _gone_or_switched,
+    "switched": _switched,
     "lacking": _lacking,
     "giving_up": _giving_up,
-    "cancelled": _cancelled,
     "pet_gone": _pet_gone,
     "none_at_all": _none_at_all,
     "other_slots": _other_slots,
@@ -1065,6 +1030,17 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
+    "planned": lambda value, old: _PLAN.search(old),
+    "plan_word": lambda value, old: value in ("计划", "安排"),
+    "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
+    "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
+    "shares_words": lambda value, old: (
+        set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
+    ),
+    "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
+    "had": lambda value, old: (value == "它" or value in old) and _HAD.search(old),
+    # named by its make: "用户开一辆比亚迪"
+    "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
 
 _RELATIONS = registry(
