@@ -32,6 +32,7 @@ from factledger.infrastructure.offline.changes import (
     told_of_someone_else,
 )
 from factledger.infrastructure.offline.clauses import is_english, split_clauses
+from factledger.infrastructure.offline.registry import Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import third_person
 from factledger.infrastructure.offline.rules_en import clean_en, en_third_person
@@ -64,34 +65,24 @@ _EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_
 _ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _COMPANION = _DATA.regex("_COMPANION", re.IGNORECASE)
 
-_EN_ROLE = _DATA.regex("_EN_ROLE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_ZH_OWNER = _DATA.regex("_ZH_OWNER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_ROLES = Vocabulary(
+    filters={
+        "en_role": lambda role: ROLE_SYNONYMS.get(role.lower(), role.lower()),
+        "zh_role": lambda role: ROLE_SYNONYMS.get(role, role),
+    }
+)
+_EN_OWNERS = registry(_DATA, "owner_en", _ROLES, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_ZH_OWNERS = registry(_DATA, "owner_zh", _ROLES, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 _ZH_NOISE = _DATA.regex("_ZH_NOISE")
 _EN_STOP = frozenset(_DATA.words("_EN_STOP"))
 
 
 def _owner(fact: str) -> str | None:
-    """Whose the fact is: '' for the user, the role for a relative's, None for no one the reader can tell."""
+    """Whose the fact is: '' for the user, the role for a relative's, None for no one the reader can tell
+    (the first rule of ``[[registries.owner_en]]`` / ``[[registries.owner_zh]]`` that fires)."""
     text = fact.strip()
-    if is_english(text):
-        text = re.sub(
-            r"^(?:(?:wait|oops|so|and|now|update|correction|actually|oh|then|finally)[,:]?\s+)+", "", text, flags=re.I
-        )
-        role = _EN_ROLE.match(text)
-        if role:
-            return ROLE_SYNONYMS.get(role.group("role").lower(), role.group("role").lower())
-        if re.search(r"\bthe user\b(?!'s (?:" + EN_ROLE_PATTERN + r")\b)", text, re.IGNORECASE):
-            return ""  # "These days the user …", "The watch gave up on the user so the user splurged …"
-        # said without a subject ("Sent my first V5", "Got my own studio"): the speaker's
-        return "" if re.match(r"[A-Z][a-z]+(?:ed|ent|ot|ought|ew|ove|old|uit|eft|ook)\b", text) else None
-    role = _ZH_OWNER.match(text)
-    if role:
-        return ROLE_SYNONYMS.get(role.group("role"), role.group("role"))
-    # "大二用户读的土木", "体检报告说用户有脂肪肝": a few words before the user
-    before = re.match(r"^(?P<p>[^，,。]{0,6}?)用户(?!的(?:" + ZH_ROLE_PATTERN + "))", text)
-    if before and not re.search(ZH_ROLE_PATTERN + r"|[他她]", before.group("p")):
-        return ""
-    return None
+    fired = (_EN_OWNERS if is_english(text) else _ZH_OWNERS).first(text)
+    return None if fired is None else fired.text
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per fact it may replace with
