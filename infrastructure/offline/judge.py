@@ -313,25 +313,14 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
-def _renamed(old: str, new: str) -> _Said:
-    """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
-    a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
-    if not (a and b):
-        return None
-    if canonical(a.group(1)) == canonical(b.group(1)):
-        return Relation.DUPLICATE, "duplicate: the same name to be called by"
-    return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
+def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The known preference about replies read by ``pattern``, without the clause that tells why it
+    is asked; None when the known one is a fact."""
+    return None if _is_fact(old) else pattern.match(re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", old))
 
 
-def _recommended(old: str, new: str) -> _Said:
-    """'偏好推荐歌时推摇滚' then '偏好推荐时推轻音乐': what to recommend of one kind, asked anew
-    (a request that names no kind is about the kind asked for before)."""
-    a, b = re.match(r"^偏好推荐(.*?)时推(.+)$", old), re.match(r"^偏好推荐(.*?)时推(.+)$", new)
-    if not (a and b) or (a.group(1) and b.group(1) and a.group(1) != b.group(1)):
-        return None
-    if canonical(a.group(2)) == canonical(b.group(2)):
-        return Relation.DUPLICATE, "duplicate: the same thing to recommend"
-    return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
+_CALLED = _DATA.regex("_CALLED")
+_RECOMMENDED = _DATA.regex("_RECOMMENDED")
 
 
 def _recommended_instead(old: str, new: str) -> _Said:
@@ -961,8 +950,6 @@ def _lacking(old: str, new: str) -> _Said:
 _READERS: dict[str, Callable[[str, str], _Said]] = {
     "unrelated": _unrelated,
     "same_words": _same_words,
-    "renamed": _between_requests(_renamed),
-    "recommended": _between_requests(_recommended),
     "by_dimension": _between_requests(_by_dimension, whole=True),
     "rerequested": _between_requests(_rerequested),
     "recommended_instead": _between_requests(_recommended_instead),
@@ -1039,6 +1026,15 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     ),
     "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
     "had": lambda value, old: (value == "它" or value in old) and _HAD.search(old),
+    "fact": lambda value, old: _is_fact(value),
+    "called_same": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) == canonical(name),
+    "called_other": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) != canonical(name),
+    # a request that names no kind is about the kind asked for before
+    "same_kind": lambda kind, old: (
+        (a := _request(old, _RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
+    ),
+    "recommends_same": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
+    "recommends_other": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) != canonical(v),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
