@@ -19,6 +19,12 @@ no slot:
   claim of the same kind;
 * giving up: "用户不考了" / "The user gave up on X" ends a pursuit that
   shares its verb or object ("用户在准备考研").
+
+How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
+registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
+first that fires decides. A rule either reads the new fact itself (a pattern, tests of the known
+fact such as ``fact_known()``, a template that is its answer) or names one of the readers below as
+``<reader>_<relation>()``: Python kept for what compares slots, values and frames.
 """
 
 from __future__ import annotations
@@ -28,7 +34,6 @@ import re
 import unicodedata
 from collections.abc import Callable
 from difflib import SequenceMatcher
-from typing import ParamSpec
 
 from factledger.domain.values import Relation, RelationVerdict
 from factledger.infrastructure.content_ids import behaviour_id
@@ -49,6 +54,7 @@ from factledger.infrastructure.offline.changes import (
     WORKPLACE,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -151,25 +157,10 @@ _COMMON_BIGRAMS = frozenset(_DATA.words("_COMMON_BIGRAMS"))
 UNREAD = _DATA.text("UNREAD")
 
 
+#: an answer and why ("update: slot residence 杭州 → 上海"), or None: the reader does not read the pair
+_Said = tuple[Relation, str] | None
 #: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
 _Judged = tuple[Relation, str, str]
-_Args = ParamSpec("_Args")
-
-
-def _judge_rule(
-    rule_id: str,
-) -> Callable[[Callable[_Args, tuple[Relation, str] | None]], Callable[_Args, _Judged | None]]:
-    """Gives a rule's answer its id, which the verdict records and ``why`` shows (issue 27)."""
-
-    def mark(rule: Callable[_Args, tuple[Relation, str] | None]) -> Callable[_Args, _Judged | None]:
-        @functools.wraps(rule)
-        def marked(*args: _Args.args, **kwargs: _Args.kwargs) -> _Judged | None:
-            said = rule(*args, **kwargs)
-            return None if said is None else (*said, rule_id)
-
-        return marked
-
-    return mark
 
 
 class RuleJudge:
@@ -189,134 +180,122 @@ class RuleJudge:
 # echoes it) and deciding ask about the same pairs, message after message; each is read once.
 @functools.lru_cache(maxsize=65_536)
 def _decide(old_fact: str, new_fact: str) -> _Judged:
-    # A liking against a fact that may say it changed ("现在天天玩原神"): asked of every recent
-    # preference, so a pair with no topic, slot or word in common is told apart cheaply.
-    if not _is_fact(old_fact) and _is_fact(new_fact) and not _may_relate(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common", "judge.unrelated"
-    # Two facts about nothing in common, neither saying that anything changed: every known fact is
-    # asked about every new one, so this keeps a message's cost flat however many facts are known.
-    if _is_fact(old_fact) and _is_fact(new_fact) and not _may_change(old_fact, new_fact):
-        return Relation.DIFFERENT, "different: two facts with nothing in common", "judge.unrelated"
-    old_fact = unicodedata.normalize("NFKC", old_fact)
-    new_fact = unicodedata.normalize("NFKC", new_fact)
-    # 1. Same words once punctuation and particles (了/的/现在…) are gone.
-    old_words, new_words = canonical(old_fact), canonical(new_fact)
-    if old_words and old_words == new_words:
-        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored", "judge.same-words"
+    """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) that fires: its relation
+    and why; ``different`` for want of a reason when none does."""
+    said: list[tuple[Relation, str]] = []
+    old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
+    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said})
+    if fired is None:
+        return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
+    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its template
+    return Relation(fired.text.split(":", 1)[0]), said[-1][1] if said else fired.text, fired.rule.id
 
-    # 2. Two preferences about replies: the side each takes on a dimension.
-    if not _is_fact(old_fact) and not _is_fact(new_fact):
-        # "最近想换换口味，偏好推荐时推历史": the clause that tells why comes before the request
-        old_p, new_p = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old_fact, new_fact))
-        verdict = (
-            _renamed(old_p, new_p)
-            or _recommended(old_p, new_p)
-            or _by_dimension(old_fact, new_fact)
-            or _rerequested(old_p, new_p)
-            or _recommended_instead(old_p, new_p)
-        )
-        if verdict is not None:
-            return verdict
 
-    # 3. One says the other is not so: both cannot hold.
-    gave_up = _gave_up_doing(old_fact, new_fact)
-    if gave_up is not None:
-        return gave_up
-    if negation_pair(old_fact, new_fact) or _liking_turned(old_fact, new_fact):
-        return Relation.CONFLICT, "conflict: one fact negates the other", "judge.negation"
+def _unrelated(old: str, new: str) -> _Said:
+    """Asked of every known fact and recent preference against every new fact: a pair with nothing
+    in common, neither saying that anything changed, is told apart cheaply, so a message's cost
+    stays flat however many facts are known."""
+    # A liking against a fact that may say it changed ("现在天天玩原神"): its topic, slot or a word
+    if not _is_fact(old) and _is_fact(new) and not _may_relate(old, new):
+        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
+    if _is_fact(old) and _is_fact(new) and not _may_change(old, new):
+        return Relation.DIFFERENT, "different: two facts with nothing in common"
+    return None
 
-    recounted = _recounted(old_fact, new_fact)
-    if recounted is not None:
-        return recounted
 
-    # 4. Same attribute: the value decides.
-    # A fact may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change.
-    old_slots, new_slots = _partnered(slots_of(old_fact)), _partnered(slots_of(new_fact))
-    new_by_slot = dict(new_slots)
-    verdicts: list[_Judged] = []
-    for slot, old_value in old_slots:
-        if slot not in new_by_slot:
-            continue
-        new_value = new_by_slot[slot]
-        if _same_value(old_value, new_value):
-            verdicts.append((Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "judge.slot-same"))
-        elif is_polarity_slot(slot):
-            verdicts.append(
-                (Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "judge.slot-polarity")
-            )
-        elif is_exclusive_slot(slot):
-            verdicts.append((Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "judge.slot-exclusive"))
-        elif _CORRECTED.search(new_fact) and not _CORRECTED.search(old_fact):
-            # "is actually allergic to sesame": the value said wrong, said again
-            verdicts.append(
-                (Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "judge.slot-corrected")
-            )
-        else:
-            # a second colleague's surname is another colleague, not a correction
-            verdicts.append((Relation.DIFFERENT, f"different: slot {slot} holds several values", "judge.slot-several"))
-    for wanted in (Relation.CONFLICT, Relation.UPDATE, Relation.DUPLICATE):
-        found = [v for v in verdicts if v[0] is wanted]
-        if found:
-            return found[0]
-    # a new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")
-    succeeded = succeeds(old_fact, new_fact)
+def _same_words(old: str, new: str) -> _Said:
+    """Same words once punctuation and particles (了/的/现在…) are gone."""
+    old_words = canonical(old)
+    if old_words and old_words == canonical(new):
+        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
+    return None
+
+
+def _between_requests(read: Callable[[str, str], _Said], whole: bool = False) -> Callable[[str, str], _Said]:
+    """A reader of two preferences about replies, each without the clause that tells why it is asked
+    ("最近想换换口味，偏好推荐时推历史": that clause comes before the request) unless ``whole``."""
+
+    def reads(old: str, new: str) -> _Said:
+        if _is_fact(old) or _is_fact(new):
+            return None
+        if not whole:
+            old, new = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old, new))
+        return read(old, new)
+
+    return reads
+
+
+def _negation(old: str, new: str) -> _Said:
+    """One says the other is not so: both cannot hold."""
+    if negation_pair(old, new) or _liking_turned(old, new):
+        return Relation.CONFLICT, "conflict: one fact negates the other"
+    return None
+
+
+@functools.lru_cache(maxsize=16_384)
+def _slot_verdicts(old: str, new: str) -> tuple[tuple[Relation, str, str], ...]:
+    """Each slot both fill, its value compared: (answer, why, which comparison). A fact may fill
+    several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
+    new_by_slot = dict(_partnered(slots_of(new)))
+    found = []
+    for slot, old_value in _partnered(slots_of(old)):
+        if slot in new_by_slot:
+            found.append(_slot_compared(slot, old_value, new_by_slot[slot], _corrected(old, new)))
+    return tuple(found)
+
+
+def _corrected(old: str, new: str) -> bool:
+    """ "is actually allergic to sesame": the value said wrong, said again."""
+    return bool(_CORRECTED.search(new)) and not _CORRECTED.search(old)
+
+
+def _slot_compared(slot: str, old_value: str, new_value: str, corrected: bool) -> tuple[Relation, str, str]:
+    if _same_value(old_value, new_value):
+        return Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "same"
+    if is_polarity_slot(slot):
+        return Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "polarity"
+    if is_exclusive_slot(slot):
+        return Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "exclusive"
+    if corrected:
+        return Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "corrected"
+    # a second colleague's surname is another colleague, not a correction
+    return Relation.DIFFERENT, f"different: slot {slot} holds several values", "several"
+
+
+def _slot(compared: str) -> Callable[[str, str], _Said]:
+    """The reader of one comparison of a slot both facts fill (the registry orders them: a conflict,
+    then a change, then the same value, then several values)."""
+
+    def reads(old: str, new: str) -> _Said:
+        return next(((r, why) for r, why, how in _slot_verdicts(old, new) if how == compared), None)
+
+    return reads
+
+
+def _topic_succeeded(old: str, new: str) -> _Said:
+    """A new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")."""
+    succeeded = succeeds(old, new)
     if succeeded:
         topic, before, after = succeeded
-        return Relation.UPDATE, f"update: {topic} {before} → {after}", "judge.topic-succeeded"
-    if verdicts:
-        return verdicts[0]
+        return Relation.UPDATE, f"update: {topic} {before} → {after}"
+    return None
 
-    # 5. Related attributes: a new job and the old "works at X as Y", a partner and "single".
-    for old_slot, old_value in old_slots:
-        for new_slot, new_value in new_slots:
+
+def _related_slots(old: str, new: str) -> _Said:
+    """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
+    for old_slot, old_value in _partnered(slots_of(old)):
+        for new_slot, new_value in _partnered(slots_of(new)):
             verdict = _related(old_slot, old_value, new_slot, new_value)
             if verdict is not None:
                 return verdict
+    return None
 
-    # 6. Kinds of change that name no slot.
-    for rule in (
-        _reversal,
-        _restriction,
-        _reframed,
-        _remeasured,
-        _same_frame,
-        _left_job,
-        _studied_instead,
-        _trade_changed,
-        _ended,
-        _withdrawn,
-        _gone_or_switched,
-        _lacking,
-        _giving_up,
-        _cancelled,
-        _gone,
-        _pet_gone,
-        _none_at_all,
-    ):
-        verdict = rule(old_fact, new_fact)
-        if verdict is not None:
-            return verdict
 
+def _other_slots(old: str, new: str) -> _Said:
+    """Both fill slots, no rule relates them: read, and different."""
+    old_slots, new_slots = _partnered(slots_of(old)), _partnered(slots_of(new))
     if old_slots and new_slots:
-        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}", "judge.other-slots"
-    return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
-
-
-@_judge_rule("judge.gave-up-doing")
-def _gave_up_doing(old_fact: str, new_fact: str) -> tuple[Relation, str] | None:
-    """Giving up: "用户放弃了搞生酮饮食" ends the pursuit it names (which a slot would read as the same diet,
-    and a negation in it may belong to it)."""
-    gave_up = re.match(r"^用户放弃了之前(?:在(?P<v>学|练|搞|备考|考|减肥|健身)|(?P<signed>报))的$", new_fact)
-    verb = (gave_up.group("v") or gave_up.group("signed")) if gave_up else None
-    if (
-        verb
-        and re.search(
-            r"(?:在|开始|准备)" + verb if verb != "报" else r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old_fact
-        )
-        and _is_fact(old_fact)
-        and _same_subject(old_fact, new_fact)
-    ):
-        return Relation.CONFLICT, f"conflict: the user gave up what they were doing ({verb})"
+        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
     return None
 
 
@@ -334,31 +313,17 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
-@_judge_rule("judge.renamed")
-def _renamed(old: str, new: str) -> tuple[Relation, str] | None:
-    """'偏好被称呼为小林' then '偏好被称呼为林哥': one name to be called by."""
-    a, b = re.match(r"^偏好被称呼为(.+)$", old), re.match(r"^偏好被称呼为(.+)$", new)
-    if not (a and b):
-        return None
-    if canonical(a.group(1)) == canonical(b.group(1)):
-        return Relation.DUPLICATE, "duplicate: the same name to be called by"
-    return Relation.UPDATE, f"update: called {a.group(1)} → {b.group(1)}"
+def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
+    """The known preference about replies read by ``pattern``, without the clause that tells why it
+    is asked; None when the known one is a fact."""
+    return None if _is_fact(old) else pattern.match(re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", old))
 
 
-@_judge_rule("judge.recommended")
-def _recommended(old: str, new: str) -> tuple[Relation, str] | None:
-    """'偏好推荐歌时推摇滚' then '偏好推荐时推轻音乐': what to recommend of one kind, asked anew
-    (a request that names no kind is about the kind asked for before)."""
-    a, b = re.match(r"^偏好推荐(.*?)时推(.+)$", old), re.match(r"^偏好推荐(.*?)时推(.+)$", new)
-    if not (a and b) or (a.group(1) and b.group(1) and a.group(1) != b.group(1)):
-        return None
-    if canonical(a.group(2)) == canonical(b.group(2)):
-        return Relation.DUPLICATE, "duplicate: the same thing to recommend"
-    return Relation.UPDATE, f"update: recommend {b.group(2)} instead of {a.group(2)}"
+_CALLED = _DATA.regex("_CALLED")
+_RECOMMENDED = _DATA.regex("_RECOMMENDED")
 
 
-@_judge_rule("judge.recommended-instead")
-def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
+def _recommended_instead(old: str, new: str) -> _Said:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
     of one choice, then asked for as another of the same topic (not two choices of two topics)."""
     asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
@@ -372,8 +337,7 @@ def _recommended_instead(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.by-dimension")
-def _by_dimension(old: str, new: str) -> tuple[Relation, str] | None:
+def _by_dimension(old: str, new: str) -> _Said:
     """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
     old_sides, new_sides = dimensions(old), dimensions(new)
     shared = [d for d in old_sides if d in new_sides]
@@ -397,8 +361,7 @@ def _split(slot: str) -> tuple[str | None, str]:
     return None, slot
 
 
-@_judge_rule("judge.related")
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> tuple[Relation, str] | None:
+def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Said:
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
     # a partner's facts against "single" / "divorced" / "broke up": either order
@@ -473,8 +436,7 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-@_judge_rule("judge.reversal")
-def _reversal(old: str, new: str) -> tuple[Relation, str] | None:
+def _reversal(old: str, new: str) -> _Said:
     """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
     old, new = _as_fact(old), _as_fact(new)
     m_new = _ZH_NOW.match(new)
@@ -528,8 +490,7 @@ def _kind(text: str) -> str:
 _EN_RECENTLY = _DATA.regex("_EN_RECENTLY", re.IGNORECASE)
 
 
-@_judge_rule("judge.restriction")
-def _restriction(old: str, new: str) -> tuple[Relation, str] | None:
+def _restriction(old: str, new: str) -> _Said:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
     if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
         return None
@@ -557,49 +518,10 @@ _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 
 
 _PLAN = _DATA.regex("_PLAN", re.IGNORECASE)
-_CANCELLED = _DATA.regex("_CANCELLED", re.IGNORECASE)
+_TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
-@_judge_rule("judge.cancelled")
-def _cancelled(old: str, new: str) -> tuple[Relation, str] | None:
-    """'用户下周要去外地出差' then '用户的出差取消了': a plan called off."""
-    m = _CANCELLED.match(new)
-    if not m or not _PLAN.search(old):
-        return None
-    travel = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
-    if travel.search(m.group(0)) and travel.search(old) and re.search(TRAVEL, m.group(0), re.IGNORECASE):
-        return Relation.CONFLICT, "conflict: the trip was called off"
-    if m.group("v") in ("计划", "安排"):
-        return Relation.CONFLICT, "conflict: the plan was called off"
-    if m.group("v"):
-        shared = set(m.group("v")) & set(old[2:]) - set("的了是去要在")
-    else:
-        shared = {w for w in re.findall(r"[a-z]{3,}", (m.group("w") or "").lower())} & set(
-            re.findall(r"[a-z]{3,}", old.lower())
-        )
-        shared -= _EN_STOP_WORDS
-    return (Relation.CONFLICT, "conflict: the plan was called off") if shared else None
-
-
-_ZH_GONE = _DATA.regex("_ZH_GONE")
-_EN_GONE = _DATA.regex("_EN_GONE", re.IGNORECASE)
-
-
-@_judge_rule("judge.gone")
-def _gone(old: str, new: str) -> tuple[Relation, str] | None:
-    """'用户的猫叫小黑' then '用户的小黑走丢了', "The user's dog passed away": it is no longer the user's."""
-    m = _ZH_GONE.match(new) or _EN_GONE.match(new)
-    if not m:
-        return None
-    name = m.group("n")
-    species = species_of(name)
-    if name.lower() in old.lower() or (species and species_of(old) == species):
-        return Relation.CONFLICT, f"conflict: {name} is gone"
-    return None
-
-
-@_judge_rule("judge.pet-gone")
-def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
+def _pet_gone(old: str, new: str) -> _Said:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
         (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
@@ -614,8 +536,7 @@ def _pet_gone(old: str, new: str) -> tuple[Relation, str] | None:
 _ANY = _DATA.regex("_ANY")
 
 
-@_judge_rule("judge.none-at-all")
-def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
+def _none_at_all(old: str, new: str) -> _Said:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
     for part in re.split(r"[，,;；]", new)[1:]:
         # "…，啥也没养" / "…, never had any": the clause that says none, with the old fact's verb
@@ -639,8 +560,7 @@ def _none_at_all(old: str, new: str) -> tuple[Relation, str] | None:
 _COUNT = _DATA.regex("_COUNT")
 
 
-@_judge_rule("judge.recounted")
-def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
+def _recounted(old: str, new: str) -> _Said:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
     a, b = _COUNT.findall(old), _COUNT.findall(new)
@@ -652,8 +572,7 @@ def _recounted(old: str, new: str) -> tuple[Relation, str] | None:
     return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
 
 
-@_judge_rule("judge.giving-up")
-def _giving_up(old: str, new: str) -> tuple[Relation, str] | None:
+def _giving_up(old: str, new: str) -> _Said:
     """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
     new = re.split(r"[，,;；]", new)[0]
     m = _ZH_GAVE_UP.match(new)
@@ -698,8 +617,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
-@_judge_rule("judge.reframed")
-def _reframed(old: str, new: str) -> tuple[Relation, str] | None:
+def _reframed(old: str, new: str) -> _Said:
     """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
 
     The new fact is marked as a correction (其实 / actually, written by the
@@ -753,61 +671,10 @@ _EN_ONE_VALUE = _DATA.regex("_EN_ONE_VALUE", re.IGNORECASE)
 _EN_MANY_VALUES = _DATA.regex("_EN_MANY_VALUES", re.IGNORECASE)
 
 
-@_judge_rule("judge.withdrawn")
-def _withdrawn(old: str, new: str) -> tuple[Relation, str] | None:
-    """'用户有个小名叫阿福' then '用户撤回了之前说的小名': taken back by the one who said it."""
-    m = re.match(r"^用户撤回了之前说的(?P<t>.{2,12})$", new)
-    if m and m.group("t") in old:
-        return Relation.CONFLICT, f"conflict: the user took back what they said about {m.group('t')}"
-    # "刚才那句当我没说", "骗你的": the statement just made, which the extraction names; a fact
-    # only compared for its likeness shares no words with this one
-    if new in ("用户撤回了刚才说的话", "The user took back what they had just said") and _is_fact(old):
-        return Relation.CONFLICT, "conflict: the user took back what they had just said"
-    if new in NO_LONGER_SO and _is_fact(old):
-        return Relation.CONFLICT, "conflict: the user said it is no longer so"
-    # "现在已经停了", "I stopped going": the habit or pursuit known, let go of
-    if new in LET_GO and _is_fact(old) and HABIT.search(old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: the user let go of a habit or pursuit"
-    # "卡到期没续": what was signed up for has lapsed
-    if new == LAPSED and _is_fact(old) and re.search(r"办|报|买|有|充|开|请", old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: what the user signed up for has lapsed"
-    # "碳酸饮料早戒了": a kind given up, of which the habit known names one ("每天都喝雪碧")
-    kind = re.match(r"^用户戒了(?P<k>[\u4e00-\u9fff]{2,4})$", new)
-    if (
-        kind
-        and kind.group("k") in QUIT_KINDS
-        and _is_fact(old)
-        and not _NEGATED.search(old)
-        and (HABIT.search(old) or re.search(r"喝|吃", old))
-        and any(k in old for k in QUIT_KINDS[kind.group("k")])
-    ):
-        return Relation.CONFLICT, f"conflict: the user gave up {kind.group('k')}"
-    # "I quit smoking": the habit known, quit
-    if new == QUIT_HABIT and _is_fact(old) and EN_QUITTABLE.search(old) and not _NEGATED.search(old):
-        return Relation.CONFLICT, "conflict: the user quit the habit"
-    # "我们分了": the partner known is one no longer
-    if new == BROKE_UP and (
-        PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
-    ):
-        return Relation.CONFLICT, "conflict: the user broke up with their partner"
-    return None
-
-
-_EN_STUDIES_NOW = _DATA.regex("_EN_STUDIES_NOW")
 _EN_STUDIED = _DATA.regex("_EN_STUDIED")
 
 
-@_judge_rule("judge.studied-instead")
-def _studied_instead(old: str, new: str) -> tuple[Relation, str] | None:
-    """'The user studies Hindi' then 'The user studies Latin now': one subject in place of the other."""
-    a, b = _EN_STUDIED.match(old), _EN_STUDIES_NOW.match(new)
-    if a and b and a.group("v") != b.group("v") and not _NEGATED.search(old):
-        return Relation.UPDATE, f"update: studies {a.group('v')} → {b.group('v')}"
-    return None
-
-
-@_judge_rule("judge.left-job")
-def _left_job(old: str, new: str) -> tuple[Relation, str] | None:
+def _left_job(old: str, new: str) -> _Said:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
     if not _same_subject(old, new) or not _is_fact(old):
         return None
@@ -821,34 +688,21 @@ _NEW_TRADE = _DATA.regex("_NEW_TRADE")
 _LATER_JOB = _DATA.regex("_LATER_JOB", re.IGNORECASE)
 
 
-_DROPPED_OUT = _DATA.regex("_DROPPED_OUT", re.I)
-_GRADUATED = _DATA.regex("_GRADUATED")
 _DENIED = _DATA.regex("_DENIED")
-_STOPPED_DRINKING = _DATA.regex("_STOPPED_DRINKING", re.IGNORECASE)
 
 
-@_judge_rule("judge.ended")
-def _ended(old: str, new: str) -> tuple[Relation, str] | None:
-    """Studies dropped, a predicate denied, drinking stopped: the known fact ends."""
-    if not _same_subject(old, new) or not _is_fact(old):
+def _denied(old: str, new: str) -> _Said:
+    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one."""
+    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
         return None
-    if _NEGATED.search(old):
-        return None
-    if _DROPPED_OUT.search(new) and STUDIES.search(old):
-        return Relation.CONFLICT, "conflict: the studies said before ended"
-    if _GRADUATED.match(new) and STUDYING_NOW.search(old) and "毕业" not in old:
-        return Relation.UPDATE, "update: the studies said before are finished"
     for clause in re.split(r"[，,。；;]", new):
         denied = _DENIED.match(clause.strip())
         if denied and denied.group("p") in old:
             return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
-    if _STOPPED_DRINKING.search(new) and "alcohol" in topics_of(old):
-        return Relation.CONFLICT, "conflict: the user no longer drinks"
     return None
 
 
-@_judge_rule("judge.trade-changed")
-def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
+def _trade_changed(old: str, new: str) -> _Said:
     """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
     if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
         return None
@@ -869,29 +723,14 @@ def _trade_changed(old: str, new: str) -> tuple[Relation, str] | None:
 _MEASURE = _DATA.text("_MEASURE")
 
 
-_GOT_RID = _DATA.regex("_GOT_RID")
-_EN_GOT_RID = _DATA.regex("_EN_GOT_RID")
-_LOST = _DATA.regex("_LOST")
 _SWITCHED = _DATA.regex("_SWITCHED")
 _HAD = _DATA.regex("_HAD")
 _ONLY_NOW = _DATA.regex("_ONLY_NOW")
 _TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
 
 
-@_judge_rule("judge.gone-or-switched")
-def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
-    """A thing the user had and let go of, or an activity taken up in place of another, as
-    the change rules say it; the old fact names the thing (or, for 它, is about having one)."""
-    if _EN_GOT_RID.match(new) and re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old):
-        return Relation.CONFLICT, "conflict: the user no longer has it"
-    m = _GOT_RID.match(new) or _LOST.match(new)
-    if m:
-        thing = m.group("x")
-        if (thing == "它" and _HAD.search(old)) or (thing != "它" and thing in old and _HAD.search(old)):
-            return Relation.CONFLICT, f"conflict: the user no longer has {thing}"
-        if thing in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)):
-            return Relation.CONFLICT, "conflict: the user no longer has the car"  # named by its make
-        return None
+def _switched(old: str, new: str) -> _Said:
+    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
     m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
@@ -909,8 +748,7 @@ def _gone_or_switched(old: str, new: str) -> tuple[Relation, str] | None:
     return None
 
 
-@_judge_rule("judge.same-frame")
-def _same_frame(old: str, new: str) -> tuple[Relation, str] | None:
+def _same_frame(old: str, new: str) -> _Said:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
 
@@ -996,8 +834,7 @@ def _same_subject(old: str, new: str) -> bool:
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
 
 
-@_judge_rule("judge.remeasured")
-def _remeasured(old: str, new: str) -> tuple[Relation, str] | None:
+def _remeasured(old: str, new: str) -> _Said:
     """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
 
     Both facts are the user's own (or the same relative's); the new one says
@@ -1075,8 +912,7 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
-@_judge_rule("judge.rerequested")
-def _rerequested(old: str, new: str) -> tuple[Relation, str] | None:
+def _rerequested(old: str, new: str) -> _Said:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
     a, b = _asked(old), _asked(new)
     if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
@@ -1092,8 +928,7 @@ _EN_HAS = _DATA.regex("_EN_HAS", re.IGNORECASE)
 _EN_LACKS = _DATA.regex("_EN_LACKS", re.IGNORECASE)
 
 
-@_judge_rule("judge.lacking")
-def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
+def _lacking(old: str, new: str) -> _Said:
     """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
 
     The kind is what the old thing is called at its end (电动车 is a 车,
@@ -1109,3 +944,113 @@ def _lacking(old: str, new: str) -> tuple[Relation, str] | None:
         if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
             return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
     return None
+
+
+#: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
+_READERS: dict[str, Callable[[str, str], _Said]] = {
+    "unrelated": _unrelated,
+    "same_words": _same_words,
+    "by_dimension": _between_requests(_by_dimension, whole=True),
+    "rerequested": _between_requests(_rerequested),
+    "recommended_instead": _between_requests(_recommended_instead),
+    "negation": _negation,
+    "recounted": _recounted,
+    **{f"slot_{compared}": _slot(compared) for compared in ("same", "polarity", "exclusive", "corrected", "several")},
+    "topic_succeeded": _topic_succeeded,
+    "related": _related_slots,
+    "reversal": _reversal,
+    "restriction": _restriction,
+    "reframed": _reframed,
+    "remeasured": _remeasured,
+    "same_frame": _same_frame,
+    "left_job": _left_job,
+    "trade_changed": _trade_changed,
+    "denied": _denied,
+    "switched": _switched,
+    "lacking": _lacking,
+    "giving_up": _giving_up,
+    "pet_gone": _pet_gone,
+    "none_at_all": _none_at_all,
+    "other_slots": _other_slots,
+}
+
+
+def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
+    """The predicate ``<reader>_<relation>()``: the reader, given the new fact and the known one
+    (``context["known"]``), answers ``relation``; its answer is kept in ``context["said"]``."""
+
+    def holds(new: str, context: Context) -> bool:
+        known = context.get("known", ())
+        verdict = read(known[0], new) if known else None
+        if verdict is None or verdict[0] is not relation:
+            return False
+        context.get("said", []).append(verdict)
+        return True
+
+    return holds
+
+
+def _of_known(test: Callable[[str, str], object]) -> Predicate:
+    """A predicate of a group's value and the known fact (none in the context: it does not hold)."""
+    return lambda value, context: bool(context.get("known")) and bool(test(value, context["known"][0]))
+
+
+#: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
+_KNOWN: dict[str, Callable[[str, str], object]] = {
+    "fact_known": lambda value, old: _is_fact(old),
+    "negated_known": lambda value, old: _NEGATED.search(old),
+    "same_subject": lambda value, old: _same_subject(old, value),
+    "in_known": lambda value, old: value in old,
+    "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
+    "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
+    "habit_known": lambda value, old: HABIT.search(old),
+    "signed_known": lambda value, old: re.search(r"办|报|买|有|充|开|请", old),
+    "quit_kind": lambda value, old: (
+        (HABIT.search(old) or re.search(r"喝|吃", old)) and any(k in old for k in QUIT_KINDS.get(value, ()))
+    ),
+    "quittable_known": lambda value, old: EN_QUITTABLE.search(old),
+    "partner_known": lambda value, old: (
+        PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
+    ),
+    "studied_else": lambda value, old: (studied := _EN_STUDIED.match(old)) and studied.group("v") != value,
+    "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
+    "studies_known": lambda value, old: STUDIES.search(old),
+    "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
+    "drinking_known": lambda value, old: "alcohol" in topics_of(old),
+    "planned": lambda value, old: _PLAN.search(old),
+    "plan_word": lambda value, old: value in ("计划", "安排"),
+    "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
+    "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
+    "shares_words": lambda value, old: (
+        set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
+    ),
+    "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
+    "had": lambda value, old: (value == "它" or value in old) and _HAD.search(old),
+    "fact": lambda value, old: _is_fact(value),
+    "called_same": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) == canonical(name),
+    "called_other": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) != canonical(name),
+    # a request that names no kind is about the kind asked for before
+    "same_kind": lambda kind, old: (
+        (a := _request(old, _RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
+    ),
+    "recommends_same": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
+    "recommends_other": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) != canonical(v),
+    # named by its make: "用户开一辆比亚迪"
+    "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
+}
+
+_RELATIONS = registry(
+    _DATA,
+    "relation",
+    Vocabulary(
+        predicates={
+            **{f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation},
+            **{name: _of_known(test) for name, test in _KNOWN.items()},
+        }
+    ),
+    NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
+    LET_GO="|".join(map(re.escape, LET_GO)),
+    LAPSED=re.escape(LAPSED),
+    QUIT_HABIT=re.escape(QUIT_HABIT),
+    BROKE_UP=re.escape(BROKE_UP),
+)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from factledger.infrastructure.offline.changes import (
     is_conditional,
@@ -31,6 +32,7 @@ from factledger.infrastructure.offline.changes import (
     told_of_someone_else,
 )
 from factledger.infrastructure.offline.clauses import is_english, split_clauses
+from factledger.infrastructure.offline.registry import Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import third_person
 from factledger.infrastructure.offline.rules_en import clean_en, en_third_person
@@ -63,34 +65,24 @@ _EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_
 _ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _COMPANION = _DATA.regex("_COMPANION", re.IGNORECASE)
 
-_EN_ROLE = _DATA.regex("_EN_ROLE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_ZH_OWNER = _DATA.regex("_ZH_OWNER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_ROLES = Vocabulary(
+    filters={
+        "en_role": lambda role: ROLE_SYNONYMS.get(role.lower(), role.lower()),
+        "zh_role": lambda role: ROLE_SYNONYMS.get(role, role),
+    }
+)
+_EN_OWNERS = registry(_DATA, "owner_en", _ROLES, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_ZH_OWNERS = registry(_DATA, "owner_zh", _ROLES, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 _ZH_NOISE = _DATA.regex("_ZH_NOISE")
 _EN_STOP = frozenset(_DATA.words("_EN_STOP"))
 
 
 def _owner(fact: str) -> str | None:
-    """Whose the fact is: '' for the user, the role for a relative's, None for no one the reader can tell."""
+    """Whose the fact is: '' for the user, the role for a relative's, None for no one the reader can tell
+    (the first rule of ``[[registries.owner_en]]`` / ``[[registries.owner_zh]]`` that fires)."""
     text = fact.strip()
-    if is_english(text):
-        text = re.sub(
-            r"^(?:(?:wait|oops|so|and|now|update|correction|actually|oh|then|finally)[,:]?\s+)+", "", text, flags=re.I
-        )
-        role = _EN_ROLE.match(text)
-        if role:
-            return ROLE_SYNONYMS.get(role.group("role").lower(), role.group("role").lower())
-        if re.search(r"\bthe user\b(?!'s (?:" + EN_ROLE_PATTERN + r")\b)", text, re.IGNORECASE):
-            return ""  # "These days the user …", "The watch gave up on the user so the user splurged …"
-        # said without a subject ("Sent my first V5", "Got my own studio"): the speaker's
-        return "" if re.match(r"[A-Z][a-z]+(?:ed|ent|ot|ought|ew|ove|old|uit|eft|ook)\b", text) else None
-    role = _ZH_OWNER.match(text)
-    if role:
-        return ROLE_SYNONYMS.get(role.group("role"), role.group("role"))
-    # "大二用户读的土木", "体检报告说用户有脂肪肝": a few words before the user
-    before = re.match(r"^(?P<p>[^，,。]{0,6}?)用户(?!的(?:" + ZH_ROLE_PATTERN + "))", text)
-    if before and not re.search(ZH_ROLE_PATTERN + r"|[他她]", before.group("p")):
-        return ""
-    return None
+    fired = (_EN_OWNERS if is_english(text) else _ZH_OWNERS).first(text)
+    return None if fired is None else fired.text
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per fact it may replace with
@@ -187,45 +179,56 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     another clause of the message ("手机掉厕所了，一咬牙上了台一加13")."""
     correcting, english, unsure, unchanged, apart = _marks(message)
     moment = _EN_MOMENT if english else _ZH_MOMENT
-    if unsure or is_plan(new_fact):
-        return None
-    if moment.search(new_fact):
-        return None
-    history = _EN_HISTORY if english else _ZH_HISTORY
-    if unchanged:
+    if unsure or unchanged or is_plan(new_fact) or moment.search(new_fact):
         return None
     owner = _owner(new_fact)
     if owner is None or _someone_else(message, owner, english):
         return None
-    frame, slots, kinds = _frame(new_fact), _slot_names(new_fact), _kinds(new_fact)
-    liking = any(is_liking_slot(s) for s in slots)
-    if told:
-        kinds |= _kinds(message)
+    kinds = _kinds(new_fact) | (_kinds(message) if told else frozenset())
+    new = _Said(new_fact, owner, _frame(new_fact), _slot_names(new_fact), kinds, told)
     best: tuple[float, int, str] | None = None
     for age, fact in enumerate(reversed(known[-RECENT:])):
-        if _owner(fact) != owner or fact == new_fact or (not correcting and history.search(fact)):
-            continue
-        its_frame, its_slots = _frame(fact), _slot_names(fact)
-        if liking and not any(is_liking_slot(s) for s in its_slots):
-            continue  # "挺喜欢现在的工作" says how the user feels, not that the job changed
-        if apart and {*slots, *its_slots} >= {"job", "work_location"} and not slots & its_slots:
-            continue  # "现在做运营" after 在杭州工作: what one does and where, unless a verb moved both
-        shared = len(frame & its_frame)
-        same_slot = bool(slots & its_slots)
-        same_kind = bool(kinds & _kinds(fact))
-        # A fact replaces another only in a slot: the same one, or a one-value slot of the same kind
-        # that the new fact fills, or (a change told by its verb, "入职顺丰了") that the old fact held alone. Words
-        # or a kind in common are no slot: "is living their true self" replaces nothing of "is
-        # determined to make this studio work", nor "新买了个猫爬架" 养了只猫 (issue 26). A
-        # correction names what it replaces whatever its slot.
-        held_alone = told and any(is_exclusive_slot(s) for s in its_slots)
-        fills_one = any(is_exclusive_slot(s) for s in slots)  # "has had some games" holds no one value
-        if not (same_slot or correcting or (same_kind and (fills_one or held_alone))):
-            continue
-        score = shared / max(1, min(len(frame), len(its_frame))) + same_slot + same_kind
-        if best is None or (score, -age) > (best[0], -best[1]):
+        score = _score(new, fact, correcting, english, apart)
+        if score is not None and (best is None or (score, -age) > (best[0], -best[1])):
             best = (score, age, fact)
     if best is None:
         return None
     bar = 0.01 if correcting else 1.0
     return best[2] if best[0] >= bar else None
+
+
+class _Said(NamedTuple):
+    """What ``replaced_fact`` reads of the new fact once, to compare with each known one."""
+
+    text: str
+    owner: str
+    frame: set[str]
+    slots: set[str]
+    kinds: frozenset[str]
+    told: bool
+
+
+def _score(new: _Said, fact: str, correcting: bool, english: bool, apart: bool) -> float | None:
+    """How much ``fact`` shares with the new fact (its frame, slot and kind), or None when it cannot be
+    what the new fact replaces."""
+    history = _EN_HISTORY if english else _ZH_HISTORY
+    if _owner(fact) != new.owner or fact == new.text or (not correcting and history.search(fact)):
+        return None
+    its_frame, its_slots = _frame(fact), _slot_names(fact)
+    if any(is_liking_slot(s) for s in new.slots) and not any(is_liking_slot(s) for s in its_slots):
+        return None  # "挺喜欢现在的工作" says how the user feels, not that the job changed
+    if apart and {*new.slots, *its_slots} >= {"job", "work_location"} and not new.slots & its_slots:
+        return None  # "现在做运营" after 在杭州工作: what one does and where, unless a verb moved both
+    same_slot = bool(new.slots & its_slots)
+    same_kind = bool(new.kinds & _kinds(fact))
+    # A fact replaces another only in a slot: the same one, or a one-value slot of the same kind
+    # that the new fact fills, or (a change told by its verb, "入职顺丰了") that the old fact held alone. Words
+    # or a kind in common are no slot: "is living their true self" replaces nothing of "is
+    # determined to make this studio work", nor "新买了个猫爬架" 养了只猫 (issue 26). A
+    # correction names what it replaces whatever its slot.
+    held_alone = new.told and any(is_exclusive_slot(s) for s in its_slots)
+    fills_one = any(is_exclusive_slot(s) for s in new.slots)  # "has had some games" holds no one value
+    if not (same_slot or correcting or (same_kind and (fills_one or held_alone))):
+        return None
+    shared = len(new.frame & its_frame)
+    return shared / max(1, min(len(new.frame), len(its_frame))) + same_slot + same_kind

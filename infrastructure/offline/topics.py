@@ -40,19 +40,8 @@ _ADDS = _DATA.regex("_ADDS", re.IGNORECASE)
 _SOMEONE_ELSE = _DATA.regex("_SOMEONE_ELSE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
-#: one choice, said in several words
-_SAME_CHOICE = {
-    **dict.fromkeys(("美式", "拿铁", "espresso", "latte", "cappuccino", "coffee"), "咖啡"),
-    **dict.fromkeys(("公交车", "bus"), "公交"),
-    **dict.fromkeys(("电动车",), "电瓶车"),
-    **dict.fromkeys(("单车", "骑车", "bike", "bikes", "biking", "cycle", "cycles", "cycling"), "自行车"),
-    **dict.fromkeys(("drive", "drives", "driving", "自驾"), "开车"),
-    **dict.fromkeys(("buses",), "公交"),
-    **dict.fromkeys(("run", "runs", "running"), "跑步"),
-    **dict.fromkeys(("swims", "swim", "swimming"), "游泳"),
-    **dict.fromkeys(("摩托",), "摩托车"),
-    **dict.fromkeys(("subway", "metro"), "地铁"),
-}
+#: one choice, said in several words: each word → the choice
+_SAME_CHOICE = {word: choice for choice, words in _DATA.table("_SAME_CHOICE").items() for word in words}
 
 
 @functools.lru_cache(maxsize=4096)
