@@ -28,7 +28,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
+from factledger.infrastructure.offline.registry import Context, Fired, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
+from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
     CAR_MAKES,
     EN_ROLE_PATTERN,
@@ -1190,8 +1192,6 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
             if m and home and m.group("v") not in home[0]:
                 found.append((f"用户住在{m.group('v')}", home[0]))
                 break
-    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
-    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
     for piece in pieces:
         # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
         m = _HOUSEHOLD_HOME.match(piece)
@@ -1220,345 +1220,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         vehicle = latest(lambda f, s, v: s == "vehicle")
         if vehicle and car.group("v") not in vehicle[0]:
             found.append((f"用户开的是{car.group('v')}", vehicle[0]))
-    for piece in pieces:
-        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
-        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
-        # a title the user now holds ("做仓库主管") names no one else
-        whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
-        whose = re.sub(
-            r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose
-        )  # "被朋友挖去了…": the one who hired, not the subject
-        whose = re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)  # "转给朋友了": who got it
-        turn = _in_turn(clause, text, known)
-        if turn:
-            # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
-            # thing does in its place, said without naming them again
-            found.append(turn)
-            continue
-        if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
-            continue
-        if told_of_someone_else(text) and "我" not in clause:
-            continue  # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
-        if not re.search(r"[\u4e00-\u9fff]", clause):
-            # "今天上秤，132！": a figure on its own, after the words of weighing or measuring
-            figure = _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(text) and not others
-            again = remeasured(clause, known) if figure else None
-            if again:
-                found.append(again)
-            continue  # these are Chinese ways of telling; English ones name their subject
-        gone = _IT_GONE.match(clause) or _NONE_KEPT.search(clause)
-        pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no") if gone else None
-        if pet:
-            species = pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None
-            species = species or species_of(pet[0])
-            if species:
-                found.append((f"用户不再养{species}了", pet[0]))
-            continue
-        m = _DYED.search(clause)
-        if m:
-            hair = latest(lambda f, s, v: s == "hair_colour")
-            if hair and m.group("v") not in hair[0]:
-                found.append((f"用户的头发染成了{m.group('v')}", hair[0]))
-            continue
-        m = _SWITCHED_TO.match(clause)
-        # a one-character choice ("改喝奶") only when no one advised it ("朋友劝我…改喝奶" is advice)
-        if m and len(m.group("v")) == 1 and re.search(r"建议|劝|应该|最好|让我|叫我|要我", text):
-            continue
-        if m:
-            before = doing(m.group("verb"))
-            if before and m.group("v") not in before[0]:
-                found.append((f"用户改{m.group('verb')}{m.group('v')}了", before[0]))
-            continue
-        m = _TOPIC_SWAPPED.match(clause)
-        topic = m.group("t") if m else ""
-        about = latest(lambda f, s, v, topic=topic: topic in f[2:]) if m else None  # type: ignore[misc]
-        if m and about and m.group("v") not in about[0]:
-            found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
-            continue
-        switched = bool(switching - {piece})
-        if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)) and not switched:
-            # ("日语放弃了，改学韩语": the switch says what ended and what took its place)
-            pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
-            if pursuit:
-                found.append(("用户放弃了" + _pursued(pursuit[0]), pursuit[0]))
-                continue
-        m = _LAPSED.match(clause)
-        if m:
-            # "私教课到期了没续", "卡到期没续": what the user had signed up for, lapsed
-            lapsed: str = m.group("t")
-
-            def signed_up(f: str, s: str, v: str, lapsed: str = lapsed) -> bool:
-                return lapsed in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f))
-
-            signed = latest(signed_up)
-            if signed:
-                found.append((LAPSED, signed[0]))
-                continue
-        m = _STOPPED_TAKING.match(clause)
-        taking = latest(lambda f, s, v, m=m: bool(re.search(TAKING, f)) and m.group("t") in f) if m else None  # type: ignore[misc]
-        if taking:
-            # "药早停了" after 用户在吃降压药: the course of medicine known is over
-            found.append((LET_GO[0], taking[0]))
-            continue
-        m = _LEFT_OFF.match(re.sub(r"^(?:唉|哎|诶)+", "", clause))
-        if m:
-            # "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经停了": a pursuit or a habit let go of,
-            # by its topic when one is named (the one a known fact does), else the latest one
-            topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
-            verb = m.group("verb") or m.group("verb2")
-            if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
-                continue  # "公交停了": a bare noun that stopped is no habit given up
-
-            def let_go(f: str, s: str, v: str, topic: str = topic, verb: str | None = verb) -> bool:
-                if topic and topic not in f:
-                    return False
-                return bool(HABIT.search(f)) and (
-                    not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f)))
-                )
-
-            that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
-            # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
-            kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(
-                let_go
-            )
-            if not kept and topic and that:
-                # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
-                kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
-            if kept:
-                said = "用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0]
-                found.append((said, kept[0]))
-                continue
-        m = _DENIAL.search(clause)
-        denied = latest(lambda f, s, v, m=m: m.group("p") in f[2:]) if m else None  # type: ignore[misc]
-        if m and denied:
-            # "问了医生才知道根本不是过敏": what a known fact says, denied
-            found.append((f"用户其实没有{m.group('p')}", denied[0]))
-            continue
-        m = _ITS_AGE.search(clause)
-        pet = (
-            latest(lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f)) and bool(species_of(f)))
-            if m
-            else None
-        )
-        if m and pet:
-            # "给它过了四岁生日" after 用户家狗狗三岁: the pet's age, in the known fact
-            old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", pet[0])
-            if old and old.group(0) != m.group("n") + "岁":
-                found.append((pet[0][: old.start()] + m.group("n") + "岁" + pet[0][old.end() :], pet[0]))
-            continue
-        m = _SOLD_UNNAMED.match(clause)
-        if m:
-            # what the user has, said last: "有辆摩托车" (a pet is given away in other words)
-            owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])))
-            if owned and owned[0] == known[-1]:
-                found.append((f"用户已经把它{m.group('verb')}了", owned[0]))
-            continue
-        m = _GOT_RID.search(clause) or _GONE_TO_OTHERS.match(clause)
-        if m:
-            thing = m.group("x")
-            owned = (
-                latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
-                if thing in ("它", "这个", "那个")
-                # "车上礼拜卖了": the car, by its slot when the fact names only its make
-                else latest(lambda f, s, v: s == "vehicle")
-                if thing in ("车", "车子", "爱车")
-                else latest(lambda f, s, v, thing=thing: thing in f)  # type: ignore[misc]
-            )
-            if owned:
-                said = (
-                    f"用户已经把它{m.group('verb')}了"
-                    if thing in ("它", "这个", "那个")
-                    else f"用户的{thing}{m.group('verb').replace('人偷', '偷')}了"
-                    if m.group("verb").startswith(("被", "弄", "搞"))
-                    else f"用户把{thing}{m.group('verb')}了"
-                )
-                found.append((said, owned[0]))
-            continue
-        m = _QUIT.match(clause)
-        if m:
-            thing = m.group("what") or m.group("obj") or m.group("act") or ""
-            habit = latest(functools.partial(_about, thing)) if thing else None
-            if thing in QUIT_KINDS and not habit and not others:
-                # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
-                kind = QUIT_KINDS[thing]
-
-                def of_kind(f: str, s: str, v: str, kind: tuple[str, ...] = kind) -> bool:
-                    return any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:])
-
-                habit = latest(of_kind)
-                if habit:
-                    # said by the kind, as a habit let go of (naming the one thing again would keep it)
-                    found.append((f"用户戒了{thing}", habit[0]))
-                    continue
-            if not thing and not m.group("act") and not others:
-                # "其实我早戒了": what a habit one quits is, in the latest fact that names one
-                habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
-                quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
-                thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
-            if habit:
-                said = f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了"
-                found.append((said, habit[0]))
-            continue
-        m = _SETTLED_IN.match(clause)
-        if m and _STAYING.search(text):
-            home = latest(lambda f, s, v: s == "residence")
-            if home and m.group("v") not in home[0]:
-                found.append((f"用户住在{m.group('v')}", home[0]))
-            continue
-        m = _STARTED_WORK_AT.match(clause)
-        work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job")) if m else None
-        if m and work and m.group("v") not in work[0]:
-            # "月初起去物流园上班了": a new place of work, said as when it began
-            said = f"用户入职了{m.group('v')}" if work[1] in ("employment", "employer") else f"用户在{m.group('v')}上班"
-            found.append((said, work[0]))
-            continue
-        m = _NOW_DOING.match(clause)
-        if m and looks_like_job(m.group("v")):
-            job = latest(lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))))
-            if job and m.group("v") not in job[0]:
-                found.append((f"用户现在做{m.group('v')}", job[0]))
-            continue
-        m = _NEW_EMPLOYER.match(clause)
-        if m and not re.search(r"玩|旅游|旅行|吃|逛|看", m.group("v")):
-            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job", "business"))
-            if work:
-                # "在一家外企做销售" is a place and a job: the new employer is said as joined
-                said = f"用户入职了{m.group('v')}" if work[1] == "employment" else f"用户在{m.group('v')}工作"
-                found.append((said, work[0]))
-            continue
-        m = _BASE.match(clause)
-        if m:
-            place = latest(lambda f, s, v: s in ("work_location", "residence", "employment", "employer"))
-            if place:
-                found.append((f"用户在{m.group('v')}工作", place[0]))
-            continue
-        m = _NEW_COMPUTER.search(clause)
-        if m:
-            computer = latest(lambda f, s, v: s in ("attr:电脑", "attr:笔记本"))
-            if computer and m.group("v").strip() not in computer[0]:
-                noun = computer[1].split(":", 1)[1]
-                found.append((f"用户的{noun}是{m.group('v').strip()}", computer[0]))
-                continue
-        m = _NEW_PHONE.search(clause)
-        if m:
-            phone = latest(lambda f, s, v: s == "phone")
-            # "又换回华为了，Mate 60": the make, then the model in the next clause
-            model = re.search(
-                re.escape(clause)
-                + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
-                text,
-            )
-            value = (
-                model.group("m").strip()
-                if model and re.fullmatch(r"苹果|华为|小米|三星|荣耀|红米", m.group("v").strip())
-                else m.group("v").strip()
-            )
-            if phone:
-                found.append((f"用户的手机是{value}", phone[0]))
-            continue
-        m = None if others else _ADMITTED.match(clause)
-        if m:
-            # "被浙大录取了" after 用户在读高三: the school the user goes on to
-            got_into = m.group("v1") or m.group("v2")
-            school = latest(lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))))
-            if school and _SCHOOL_NAME.search(got_into) and got_into not in school[0]:
-                found.append((f"用户考上了{got_into}", school[0]))
-            continue
-        if _GRADUATED_TO_WORK.match(clause) and not others:
-            # "毕业就到苏州上班了": the studies going on are over (the work is read as said)
-            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
-            if study:
-                found.append(("用户已经毕业了", study[0]))
-            continue
-        if _GRADUATED.match(clause) and not others:
-            # "毕业啦！": the studies a known fact says are going on are over
-            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
-            if study:
-                found.append(("用户已经毕业了", study[0]))
-            continue
-        if _DROPPED_OUT.match(clause):
-            study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)))
-            if study:
-                found.append(("用户退学了", study[0]))
-            continue
-        if _QUIT_JOB.search(clause):
-            work = latest(
-                lambda f, s, v: (
-                    s in ("employer", "employment", "work_location", "job", "business")
-                    or bool(re.search(r"上班|工作|兼职|打工|实习", f))
-                )
-            )
-            if work:
-                found.append(("用户辞职了", work[0]))
-            continue
-        m = _NEW_FAVOURITE.search(clause)
-        if m:
-            liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
-            if liked:
-                found.append((liked[0].replace(liked[2], m.group("v"), 1), liked[0]))
-            continue
-        m = _RENAMED.search(clause)
-        if m:
-            # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
-            named = latest(
-                lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f
-            )
-            if named and m.group("v") not in named[2]:
-                found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
-            continue
-        m = None if others else _AMOUNT_NOW.match(clause)
-        if m and (m.group("verb") or m.group("now")):
-            # "慢慢加到五公里", "现在每天十公里": an amount in the unit a known fact measures in
-            unit: str = m.group("u")
-
-            def in_unit(f: str, s: str, v: str, unit: str = unit) -> bool:
-                return bool(re.search(_NUMBER_WORDS + re.escape(unit), f))
-
-            measured = latest(in_unit)
-            there = re.search(_NUMBER_WORDS + re.escape(unit), measured[0]) if measured else None
-            if measured and there and there.group(0) != m.group("n") + unit:
-                found.append(
-                    (measured[0][: there.start()] + m.group("n") + measured[0][there.end() - len(unit) :], measured[0])
-                )
-                continue
-        m = None if others else _FIGURE_NOW.match(clause)
-        held = latest(lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v))) if m else None
-        if m and held and held[2] != m.group("n") and held[2] in held[0]:
-            # "涨到七千了", "现在一万二": a salary or a weight said again in words, not digits
-            found.append((held[0].replace(held[2], m.group("n"), 1), held[0]))
-            continue
-        again = None if others else remeasured(clause, known)
-        if again:
-            found.append(again)
-            continue
-        lead = _NOW_LEAD.match(clause)
-        if lead and not others:
-            # "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a
-            # known fact holds with another value (after every rule that knows its kind better)
-            said = "用户" + clause[lead.end() :]
-            for slot, value in slots_of(said):
-                if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
-                    held = latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)  # type: ignore[misc]
-                    if held:
-                        found.append((said, held[0]))
-                        break
-            else:
-                at = _NOW_AT_WORK.match(clause[lead.end() :])
-                # "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place
-                # is a workplace by its name or the message says the job changed; "现在在北京" right
-                # after "用户在天津工作", a chain of places worked in
-                chain = bool(
-                    known
-                    and at
-                    and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
-                    and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known[-1])
-                )
-                if at and (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(text) or chain):
-                    work = latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
-                    if work and at.group("v") not in work[0]:
-                        # said in the known fact's own words, which the judge compares as one statement
-                        verb = "上班" if work[0].endswith("上班") else "工作"
-                        found.append((f"用户在{at.group('v')}{verb}", work[0]))
+    found += _clause_events(pieces, text, _Known(known), others)
     if not found and not others:
         found.extend(succession(pieces, known))
     # "日语放弃了，改学韩语": what took its place says the old one ended; the giving up goes
@@ -1699,7 +1361,6 @@ _WORKPLACE_NAME = _DATA.regex("_WORKPLACE_NAME")
 _JOB_MOVED = _DATA.regex("_JOB_MOVED")
 _NOW_LEAD = _DATA.regex("_NOW_LEAD")
 _SETTLED_IN = _DATA.regex("_SETTLED_IN")
-_STAYING = _DATA.regex("_STAYING")
 _REPORTS_TO = _DATA.regex("_REPORTS_TO")
 _GOES_TO_DO = _DATA.regex("_GOES_TO_DO")
 _GAVE_UP = _DATA.regex("_GAVE_UP")
@@ -1728,6 +1389,309 @@ _NOW_DOING = _DATA.regex("_NOW_DOING")
 _GONE_TO_OTHERS = _DATA.regex("_GONE_TO_OTHERS")
 _QUIT_JOB = _DATA.regex("_QUIT_JOB")
 _NEW_FAVOURITE = _DATA.regex("_NEW_FAVOURITE")
+
+
+# --------------------------------------------------------------------------
+# One clause's change, by the rules of [[registries.clause]] (ADR 0042)
+# --------------------------------------------------------------------------
+
+Event = tuple[str, str]  # (new fact, the known fact it ends or replaces)
+Target = tuple[str, str, str]  # (known fact, its slot, the slot's value)
+Test = Callable[[str, str, str], bool]
+
+
+class _Known:
+    """The known facts, each one's slots read once (latest first) and only when a rule asks."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.facts = tuple(facts)
+        self._slotted: list[tuple[str, list[tuple[str, str]]]] | None = None
+
+    def latest(self, test: Test) -> Target | None:
+        """The latest known fact, with the slot, for which ``test(fact, slot, value)`` holds."""
+        if self._slotted is None:
+            self._slotted = [(fact, slots_of(fact) or [("", "")]) for fact in reversed(self.facts)]
+        for fact, slots in self._slotted:
+            for slot, value in slots:
+                if test(fact, slot, value):
+                    return fact, slot, value
+        return None
+
+
+def _pet_gone(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    pet = context["known"].latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
+    if not pet:
+        return None, False
+    species = (pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None) or species_of(pet[0])
+    return ((f"用户不再养{species}了", pet[0]) if species else None), True
+
+
+def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
+    m, latest = fired.match, context["known"].latest
+    topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
+    verb = m.group("verb") or m.group("verb2")
+    if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
+        return None, True  # "公交停了": a bare noun that stopped is no habit given up
+
+    def let_go(f: str, s: str, v: str) -> bool:
+        if topic and topic not in f:
+            return False
+        return bool(HABIT.search(f)) and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
+
+    that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
+    # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
+    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(let_go)
+    if not kept and topic and that:
+        # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
+        kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
+    if not kept:
+        return None, False
+    return ("用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
+
+
+def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    thing, verb, latest = fired.match.group("x"), fired.match.group("verb"), context["known"].latest
+    if thing in ("它", "这个", "那个"):
+        owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
+        said = f"用户已经把它{verb}了"
+    else:
+        # "车上礼拜卖了": the car, by its slot when the fact names only its make
+        cars = thing in ("车", "车子", "爱车")
+        owned = latest(lambda f, s, v: s == "vehicle" if cars else thing in f)
+        gone = verb.startswith(("被", "弄", "搞"))
+        said = f"用户的{thing}{verb.replace('人偷', '偷')}了" if gone else f"用户把{thing}{verb}了"
+    return ((said, owned[0]) if owned else None), True
+
+
+def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    m, latest, others = fired.match, context["known"].latest, context.get("others")
+    thing = m.group("what") or m.group("obj") or m.group("act") or ""
+    habit = latest(functools.partial(_about, thing)) if thing else None
+    if thing in QUIT_KINDS and not habit and not others:
+        # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one; said by the
+        # kind, as a habit let go of (naming the one thing again would keep it)
+        kind = QUIT_KINDS[thing]
+        habit = latest(lambda f, s, v: any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:]))
+        if habit:
+            return (f"用户戒了{thing}", habit[0]), True
+    if not thing and not m.group("act") and not others:
+        # "其实我早戒了": what a habit one quits is, in the latest fact that names one
+        habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
+        quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
+        thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
+    if not habit:
+        return None, True
+    return (f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0]), True
+
+
+def _measured_again(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    again = remeasured(fired.match.string, context["known"].facts)
+    return again, bool(again)
+
+
+def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
+    holds with another value (after every rule that knows its kind better)."""
+    clause, lead = fired.match.string, fired.match.end()
+    said = "用户" + clause[lead:]
+    for slot, value in slots_of(said):
+        if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
+            held = context["known"].latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)
+            if held:
+                return (said, held[0]), True
+    return _now_at_work(clause[lead:], context), True
+
+
+def _now_at_work(rest: str, context: Context) -> Event | None:
+    """ "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place is a
+    workplace by its name or the message says the job changed; "现在在北京" right after
+    "用户在天津工作", a chain of places worked in."""
+    at, known = _NOW_AT_WORK.match(rest), context["known"]
+    if not at:
+        return None
+    chain = bool(
+        known.facts
+        and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
+        and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known.facts[-1])
+    )
+    if not (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(context["text"]) or chain):
+        return None
+    work = known.latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
+    if not work or at.group("v") in work[0]:
+        return None
+    # said in the known fact's own words, which the judge compares as one statement
+    return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
+
+
+_HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
+    "pet_gone": _pet_gone,
+    "left_off": _left_off,
+    "got_rid": _got_rid,
+    "quit": _quit,
+    "remeasured": _measured_again,
+    "now": _now_said,
+}
+
+#: which known fact a rule looks for, from its match: ``finder = "…"``
+_FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
+    "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
+    "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
+    "pursuit": lambda m: lambda f, s, v: bool(_PURSUIT.search(f)),
+    "signed_up": lambda m: lambda f, s, v: m.group("t") in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f)),
+    "taking": lambda m: lambda f, s, v: bool(re.search(TAKING, f)) and m.group("t") in f,
+    "denied": lambda m: lambda f, s, v: m.group("p") in f[2:],
+    "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
+    "owned": lambda m: lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])),
+    "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
+    "school": lambda m: lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))),
+    "studying": lambda m: lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)),
+    "study": lambda m: lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)),
+    "work": lambda m: (
+        lambda f, s, v: (
+            s in ("employer", "employment", "work_location", "job", "business")
+            or bool(re.search(r"上班|工作|兼职|打工|实习", f))
+        )
+    ),
+    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
+    "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
+    "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
+    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v)),
+}
+
+
+def _phone(fired: Fired, target: Target, context: Context) -> str:
+    # "又换回华为了，Mate 60": the make, then the model in the next clause
+    made = fired.match.group("v").strip()
+    model = re.search(
+        re.escape(fired.match.string)
+        + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
+        context["text"],
+    )
+    return f"用户的手机是{model.group('m').strip() if model and re.fullmatch(r'苹果|华为|小米|三星|荣耀|红米', made) else made}"
+
+
+def _age(fired: Fired, target: Target, context: Context) -> str | None:
+    old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", target[0])
+    said = fired.match.group("n") + "岁"
+    return target[0][: old.start()] + said + target[0][old.end() :] if old and old.group(0) != said else None
+
+
+def _amount(fired: Fired, target: Target, context: Context) -> str | None:
+    unit, fact = fired.match.group("u"), target[0]
+    there = re.search(_NUMBER_WORDS + re.escape(unit), fact)
+    if not there or there.group(0) == fired.text:
+        return None
+    return fact[: there.start()] + fired.match.group("n") + fact[there.end() - len(unit) :]
+
+
+#: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
+_MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
+    "template": lambda fired, target, context: fired.text,
+    "replace": lambda fired, target, context: target[0].replace(target[2], fired.text, 1),
+    "by_slot": lambda fired, t, c: fired.rule.render(
+        fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
+    ),
+    "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
+    "if_last": lambda fired, target, context: fired.text if target[0] == context["known"].facts[-1] else None,
+    "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
+    "admitted": lambda fired, t, c: (
+        fired.text if _SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
+    ),
+    "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
+    "phone": _phone,
+    "age": _age,
+    "amount": _amount,
+}
+
+
+def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
+    values = fired.rule.values
+    slots = values.get("slots", ())
+    test = _FINDERS[values["finder"]](fired.match) if "finder" in values else (lambda f, s, v: s in slots)
+    target = context["known"].latest(test) if "finder" in values or slots else None
+    stop = values.get("stop", "always")
+    if target is None:
+        return None, stop == "always"
+    new = _MAKERS[values.get("make", "template")](fired, target, context)
+    if new and "differs" in values and fired.rule.render(values["differs"], fired.match) in target[0]:
+        new = None
+    if new and "differs_value" in values and fired.rule.render(values["differs_value"], fired.match) in target[2]:
+        new = None
+    return ((new, target[0]) if new else None), stop != "made" or bool(new)
+
+
+def _clause_event(clause: str, context: Context) -> Event | None:
+    """The change the first rule of [[registries.clause]] that decides finds in ``clause``, if any."""
+    for rule in _CLAUSE.rules:
+        trim = rule.values.get("trim")
+        fired = rule.fire(re.sub(trim, "", clause) if trim else clause, context)
+        if fired is None or (
+            "message" in rule.values and not _DATA.regex(rule.values["message"]).search(context["text"])
+        ):
+            continue
+        handler = _HANDLERS.get(rule.values.get("handler", ""), _changed)
+        event, stop = handler(fired, context)
+        if event or stop:
+            return event
+    return None
+
+
+def _whose(clause: str) -> str:
+    """What in a clause may name someone else: a title the user now holds ("做仓库主管"), the one who
+    hired ("被朋友挖去了…") and who got a thing ("转给朋友了") name no one the clause is about."""
+    whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
+    whose = re.sub(r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose)
+    return re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)
+
+
+def _clause_events(pieces: Sequence[str], text: str, known: _Known, others: bool) -> list[Event]:
+    """Each clause's change, said of the user: in turn (``_in_turn``), a figure alone, or by the rules."""
+    found: list[Event] = []
+    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
+    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
+    for piece in pieces:
+        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
+        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
+        # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
+        # thing does in its place, said without naming them again
+        event = _in_turn(clause, text, known.facts)
+        if event is None and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
+            # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
+            if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
+                continue
+            context = {"text": text, "known": known, "others": others, "switched": bool(switching - {piece})}
+            event = (
+                _clause_event(clause, context)
+                if re.search(r"[\u4e00-\u9fff]", clause)
+                else _figure_alone(clause, context)
+            )
+        if event:
+            found.append(event)
+    return found
+
+
+def _figure_alone(clause: str, context: Context) -> Event | None:
+    """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
+    Chinese ways of telling; English ones name their subject)."""
+    if _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(context["text"]) and not context["others"]:
+        return remeasured(clause, context["known"].facts)
+    return None
+
+
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        "others": lambda value, context: bool(context.get("others")),
+        "switched": lambda value, context: bool(context.get("switched")),
+        "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
+        "one_char": simple(lambda value: len(value) == 1),
+        "job": simple(looks_like_job),
+    },
+    filters={"strip": str.strip},
+)
+_CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 
 
 __all__ = [
