@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -624,24 +624,14 @@ def may_change(text: str) -> bool:
     return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text) or kept) and not re.search(r"[?？吗]\s*$", text)
 
 
-_IT_GONE = _DATA.regex("_IT_GONE")
-_NONE_KEPT = _DATA.regex("_NONE_KEPT")
-_QUIT = _DATA.regex("_QUIT")
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 _QUITTABLE = _DATA.regex("_QUITTABLE")
-_NEW_EMPLOYER = _DATA.regex("_NEW_EMPLOYER")
-_BASE = _DATA.regex("_BASE", re.IGNORECASE)
-_NEW_PHONE = _DATA.regex("_NEW_PHONE", re.IGNORECASE)
-
-_NEW_COMPUTER = _DATA.regex("_NEW_COMPUTER", re.IGNORECASE)
 
 
 _AMOUNT = _DATA.regex("_AMOUNT")
 _YEAR = _DATA.regex("_YEAR")
 _NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
-_AMOUNT_NOW = _DATA.regex("_AMOUNT_NOW")
 _FIGURE = _DATA.regex("_FIGURE")
-_FIGURE_NOW = _DATA.regex("_FIGURE_NOW")
 _FIGURE_ONLY = _DATA.regex("_FIGURE_ONLY")
 _MEASURING = _DATA.regex("_MEASURING")
 _READING = _DATA.regex("_READING")
@@ -723,7 +713,6 @@ BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
 EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-_STOPPED_TAKING = _DATA.regex("_STOPPED_TAKING")
 TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
@@ -1096,133 +1085,27 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it ends or replaces) for kinds of change told as events, without 我:
     a pet gone ("它飞走了"), a habit stopped ("烟戒了"), a new employer ("后来跳去字节了"), a new base,
-    a new phone ("入了台iPhone")."""
+    a new phone ("入了台iPhone"): the rules of [[registries.message]], then of [[registries.clause]]."""
     text = _folded(message)
     known = [f for f in known_facts if isinstance(f, str)]
-    found: list[tuple[str, str]] = []
-    # "我老公比我大，今年41了": a figure in a message about someone else is theirs
-    others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
     if not re.search(r"[\u4e00-\u9fff]", text):
         return english_swaps(text, known)
     back = withdrawn(text, known)
     if back:
         return [back]
-
-    slotted: list[tuple[str, list[tuple[str, str]]]] = []  # each known fact's slots, read once, latest first
-
-    def latest(predicate: Callable[[str, str, str], bool]) -> tuple[str, str, str] | None:
-        if not slotted:
-            slotted.extend((fact, slots_of(fact) or [("", "")]) for fact in reversed(known))
-        for fact, slots in slotted:
-            for slot, value in slots:
-                if predicate(fact, slot, value):
-                    return fact, slot, value
-        return None
-
-    if _NOT_X_BUT_Y.match(text):
-        # "不是乐乐，是笑笑": said against the known fact that names the first
-        fixed = instead(text, known)
-        if fixed:
-            return [fixed]
-    partner = _NEW_PARTNER.search(text)
-    if partner:
-        named = latest(
-            lambda f, s, v: (
-                s == "partner"
-                or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
-            )
-        )
-        if named and partner.group("v") not in named[0]:
-            role = named[1].split(":")[1] if named[1].startswith("relationship:") else "对象"
-            found.append((f"用户的{role}叫{partner.group('v')}", named[0]))
-
-    if not partner and not told_of_someone_else(text):
-        for raw in re.split(r"[，,。！!；;~～…]", text):
-            if _BROKE_UP.match(
-                re.sub(r"^(?:唉|哎|诶|哦|嗯|反正|所以|最后)+", "", _TRAILING_SYMBOLS.sub("", raw.strip()))
-            ):
-                # "异地太累了，我们分了": the partner known is no longer one
-                was = latest(
-                    lambda f, s, v: (
-                        s == "partner"
-                        or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
-                        or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
-                    )
-                )
-                if was:
-                    found.append((BROKE_UP, was[0]))
-                break
-
-    def doing(verb: str) -> tuple[str, str, str] | None:
-        """The latest known fact in which the user does ``verb`` to something ("在玩原神" for 玩)."""
-        return latest(lambda f, s, v: bool(re.search(verb + r"(?!了)\S", f[2:])))
-
-    # each clause once, without what ends it ("…榴莲😋"); the rules before the loop read clauses
-    # that the loop would pass over as plans ("下个月去…报到", "以后只喝…了")
+    # "不是乐乐，是笑笑": said against the known fact that names the first
+    fixed = instead(text, known) if _NOT_X_BUT_Y.match(text) else None
+    if fixed:
+        return [fixed]
+    # "我老公比我大，今年41了": a figure in a message about someone else is theirs
+    others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+    # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
+    # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    # (and a post won in an exam or an offer: "考上编了！下个月去…报到")
-    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职|考上|上岸|录取|录用", text, re.I):
-        for piece in pieces:
-            m = None if others else _GOES_TO_DO.match(piece)
-            work = latest(lambda f, s, v: s in ("employer", "employment", "job", "business")) if m else None
-            if m and work and m.group("job") not in work[0]:
-                found.append((f"用户在{m.group('v')}做{m.group('job')}", work[0]))
-                break
-            m = _REPORTS_TO.match(piece)
-            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
-            if m and work and m.group("v") not in work[0]:
-                found.append((f"用户入职了{m.group('v')}", work[0]))
-                break
-    m = _NOW_FAVOURITE_THEM.search(text)
-    if m and not told_of_someone_else(text):
-        # "最近入坑了陈奕迅，现在最爱他了": the one just named is the favourite now
-        liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
-        if liked and m.group("n") not in liked[0]:
-            found.append((liked[0].replace(liked[2], m.group("n"), 1), liked[0]))
-    moved_home = re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text)
-    # "房子买好了，在江北那边": a home bought, then where it is (not a plan: "打算买房")
-    bought_home = re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text) and not is_unreal(
-        text
-    )
-    if (moved_home or bought_home) and not others:
-        for piece in pieces:
-            # "今年搬新家了，在高新区那边": where the new home is
-            m = _NEW_HOME_AT.match(piece)
-            home = latest(lambda f, s, v: s == "residence") if m else None
-            if m and home and m.group("v") not in home[0]:
-                found.append((f"用户住在{m.group('v')}", home[0]))
-                break
-    for piece in pieces:
-        # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
-        m = _HOUSEHOLD_HOME.match(piece)
-        home = latest(lambda f, s, v: s == "residence") if m and not is_unreal(piece) else None
-        if m and home and m.group("v") not in home[0]:
-            found.append((f"用户住在{m.group('v')}{m.group('w') or ''}", home[0]))
-            break
-    if known and is_plan(known[-1]) and not others and any(_NEVER_MIND.match(p) for p in pieces):
-        # "想想还是算了": the plan just told is off
-        found.append(("用户的出行计划取消了" if re.search(TRAVEL, known[-1]) else "用户的计划取消了", known[-1]))
-    for piece in pieces:
-        # "公司把我派到香港了": where the employer sent the user to work
-        m = _SENT_TO.match(piece)
-        work = latest(lambda f, s, v: s in ("work_location", "employment", "employer")) if m else None
-        if m and work and m.group("v") not in work[0]:
-            found.append((f"用户在{m.group('v')}工作", work[0]))
-            break
-    for piece in pieces:
-        # "以后只喝苏打水了": a decision taken (了), not a plan
-        m = _ONLY_NOW.match(piece)
-        about = doing(m.group("verb")) if m and not others else None
-        if m and about and m.group("v") not in about[0]:
-            found.append((f"用户以后只{m.group('verb')}{m.group('v')}了", about[0]))
-    car = _NEW_CAR.search(text) or _NOW_DRIVES.search(text)
-    if car and not others and not is_unreal(text):
-        vehicle = latest(lambda f, s, v: s == "vehicle")
-        if vehicle and car.group("v") not in vehicle[0]:
-            found.append((f"用户开的是{car.group('v')}", vehicle[0]))
-    found += _clause_events(pieces, text, _Known(known), others)
+    context = {"text": text, "known": _Known(known), "others": others}
+    found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
-        found.extend(succession(pieces, known))
+        found = succession(pieces, known)
     # "日语放弃了，改学韩语": what took its place says the old one ended; the giving up goes
     switched_from = {old for new, old in found if re.match(r"^用户(?:的|家)?[\u4e00-\u9fff]{0,4}?改", new)}
     return [
@@ -1276,15 +1159,10 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-_RENAMED = _DATA.regex("_RENAMED")
 _TRAILING_SYMBOLS = _DATA.regex("_TRAILING_SYMBOLS")
 _PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
 _NEW_PARTNER = _DATA.regex("_NEW_PARTNER")
-_NEW_CAR = _DATA.regex("_NEW_CAR")
-_NOW_DRIVES = _DATA.regex("_NOW_DRIVES")
-_DYED = _DATA.regex("_DYED")
 _SWITCHED_TO = _DATA.regex("_SWITCHED_TO")
-_TURN_WHEN = _DATA.text("_TURN_WHEN")
 _IN_TURN = _DATA.regex("_IN_TURN")
 _NOW_PURSUING = _DATA.regex("_NOW_PURSUING")
 _TOPIC_IS = _DATA.regex("_TOPIC_IS")
@@ -1351,44 +1229,16 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     return None
 
 
-_TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
-_ONLY_NOW = _DATA.regex("_ONLY_NOW")
-_GOT_RID = _DATA.regex("_GOT_RID")
-_ITS_AGE = _DATA.regex("_ITS_AGE")
-_SOLD_UNNAMED = _DATA.regex("_SOLD_UNNAMED")
 _NOW_AT_WORK = _DATA.regex("_NOW_AT_WORK")
 _WORKPLACE_NAME = _DATA.regex("_WORKPLACE_NAME")
 _JOB_MOVED = _DATA.regex("_JOB_MOVED")
-_NOW_LEAD = _DATA.regex("_NOW_LEAD")
-_SETTLED_IN = _DATA.regex("_SETTLED_IN")
-_REPORTS_TO = _DATA.regex("_REPORTS_TO")
-_GOES_TO_DO = _DATA.regex("_GOES_TO_DO")
-_GAVE_UP = _DATA.regex("_GAVE_UP")
-_LEFT_OFF = _DATA.regex("_LEFT_OFF")
-_NOW_FAVOURITE_THEM = _DATA.regex("_NOW_FAVOURITE_THEM")
-_NEW_HOME_AT = _DATA.regex("_NEW_HOME_AT")
-_SENT_TO = _DATA.regex("_SENT_TO")
-_LAPSED = _DATA.regex("_LAPSED")
-_BROKE_UP = _DATA.regex("_BROKE_UP")
 _NOT_X_BUT_Y = _DATA.regex("_NOT_X_BUT_Y")
-_DENIAL = _DATA.regex("_DENIAL")
 _PURSUIT = _DATA.regex("_PURSUIT")
-_DROPPED_OUT = _DATA.regex("_DROPPED_OUT")
-_ADMITTED = _DATA.regex("_ADMITTED")
 _SCHOOL_NAME = _DATA.regex("_SCHOOL_NAME")
-_HOUSEHOLD_HOME = _DATA.regex("_HOUSEHOLD_HOME")
-_NEVER_MIND = _DATA.regex("_NEVER_MIND")
-_GRADUATED = _DATA.regex("_GRADUATED")
-_GRADUATED_TO_WORK = _DATA.regex("_GRADUATED_TO_WORK")
 STUDYING_NOW = _DATA.regex("STUDYING_NOW")
 STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
 WORKPLACE = _DATA.regex("WORKPLACE")
 TRADE = _DATA.regex("TRADE")
-_STARTED_WORK_AT = _DATA.regex("_STARTED_WORK_AT")
-_NOW_DOING = _DATA.regex("_NOW_DOING")
-_GONE_TO_OTHERS = _DATA.regex("_GONE_TO_OTHERS")
-_QUIT_JOB = _DATA.regex("_QUIT_JOB")
-_NEW_FAVOURITE = _DATA.regex("_NEW_FAVOURITE")
 
 
 # --------------------------------------------------------------------------
@@ -1524,7 +1374,15 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
     return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
 
 
+def _never_mind(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    plan = context["known"].facts[-1] if context["known"].facts else ""
+    if not is_plan(plan):
+        return None, False
+    return ("用户的出行计划取消了" if re.search(TRAVEL, plan) else "用户的计划取消了", plan), True
+
+
 _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
+    "never_mind": _never_mind,
     "pet_gone": _pet_gone,
     "left_off": _left_off,
     "got_rid": _got_rid,
@@ -1535,6 +1393,19 @@ _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
+    "partner": lambda m: (
+        lambda f, s, v: (
+            s == "partner"
+            or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
+        )
+    ),
+    "was_partner": lambda m: (
+        lambda f, s, v: (
+            s == "partner"
+            or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
+            or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
+        )
+    ),
     "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
     "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
     "pursuit": lambda m: lambda f, s, v: bool(_PURSUIT.search(f)),
@@ -1589,6 +1460,9 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
 #: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
 _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "template": lambda fired, target, context: fired.text,
+    "partner": lambda fired, t, c: (
+        f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
+    ),
     "replace": lambda fired, target, context: target[0].replace(target[2], fired.text, 1),
     "by_slot": lambda fired, t, c: fired.rule.render(
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
@@ -1623,17 +1497,27 @@ def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
     return ((new, target[0]) if new else None), stop != "made" or bool(new)
 
 
+def _heard(rule: Rule, context: Context) -> bool:
+    """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
+    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds."""
+    if "gate" in rule.values and not _GATES[rule.values["gate"]](context["text"]):
+        return False
+    return "message" not in rule.values or bool(re.search(rule.values["message"], context["text"]))
+
+
+def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
+    """What ``rule`` makes of ``said`` (a change, and whether it decides); (None, False) if it does not fire."""
+    trim = rule.values.get("trim")
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, context)
+    if fired is None:
+        return None, False
+    return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
+
+
 def _clause_event(clause: str, context: Context) -> Event | None:
     """The change the first rule of [[registries.clause]] that decides finds in ``clause``, if any."""
     for rule in _CLAUSE.rules:
-        trim = rule.values.get("trim")
-        fired = rule.fire(re.sub(trim, "", clause) if trim else clause, context)
-        if fired is None or (
-            "message" in rule.values and not _DATA.regex(rule.values["message"]).search(context["text"])
-        ):
-            continue
-        handler = _HANDLERS.get(rule.values.get("handler", ""), _changed)
-        event, stop = handler(fired, context)
+        event, stop = _fired(rule, clause, context) if _heard(rule, context) else (None, False)
         if event or stop:
             return event
     return None
@@ -1647,9 +1531,10 @@ def _whose(clause: str) -> str:
     return re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)
 
 
-def _clause_events(pieces: Sequence[str], text: str, known: _Known, others: bool) -> list[Event]:
+def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
     """Each clause's change, said of the user: in turn (``_in_turn``), a figure alone, or by the rules."""
     found: list[Event] = []
+    text, known = message["text"], message["known"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
     switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
     for piece in pieces:
@@ -1662,7 +1547,7 @@ def _clause_events(pieces: Sequence[str], text: str, known: _Known, others: bool
             # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
-            context = {"text": text, "known": known, "others": others, "switched": bool(switching - {piece})}
+            context = {**message, "switched": bool(switching - {piece})}
             event = (
                 _clause_event(clause, context)
                 if re.search(r"[\u4e00-\u9fff]", clause)
@@ -1670,6 +1555,22 @@ def _clause_events(pieces: Sequence[str], text: str, known: _Known, others: bool
             )
         if event:
             found.append(event)
+    return found
+
+
+def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
+    """The changes the rules of [[registries.message]] find, each on the message or on its clauses."""
+    found: list[Event] = []
+    decided: set[str] = set()  # the groups in which a rule decided
+    for rule in _MESSAGE.rules:
+        if rule.values.get("group") in decided or not _heard(rule, context):
+            continue
+        for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
+            event, stop = _fired(rule, said, context)
+            found += [event] if event else []
+            if (event or stop) and not rule.values.get("every"):
+                decided.add(rule.values.get("group", rule.id))
+                break
     return found
 
 
@@ -1686,12 +1587,27 @@ _VOCABULARY = VOCABULARY.extended(
         "others": lambda value, context: bool(context.get("others")),
         "switched": lambda value, context: bool(context.get("switched")),
         "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
+        "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
+        "new_partner": lambda value, context: bool(_NEW_PARTNER.search(context.get("text", ""))),
+        "unreal": simple(is_unreal),
+        "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
     filters={"strip": str.strip},
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_MESSAGE = registry(_DATA, "message", _VOCABULARY)
+_GATES: dict[str, Callable[[str], bool]] = {"home_news": lambda text: _home_news(text)}
+
+
+def _home_news(text: str) -> bool:
+    """A move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"."""
+    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text):
+        return True
+    return bool(re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text)) and not is_unreal(
+        text
+    )
 
 
 __all__ = [
