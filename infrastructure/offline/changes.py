@@ -28,7 +28,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, Rule, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -837,249 +837,23 @@ def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
 def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it replaces) for a thing or partner swapped, said in English:
     a car or phone ("Sold it and got a Mazda 3" after The user drives a Ford Focus), a partner
-    ("that ended. seeing someone named Priya now")."""
-    text = _folded(message)
-    made_up = _EN_MADE_UP.search(text)
-    if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
-        # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
-        # allergic to cats, never had one": the latest fact about the thing it names
-        named_thing = _fact_naming_a_thing(text, known_facts)
-        return [("The user took back what they had just said", named_thing or known_facts[-1])]
-    forget = _EN_FORGET.search(text)
-    if forget and known_facts and not is_conditional(text) and not re.search(r"\?\s*$", text):
-        # "forget that, I was being silly", "please forget what I said about my middle name": the last
-        # thing said, or the latest that the words after "about" name
-        about = {w for w in re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())} - {"what", "said", "the"}
-        named = [
-            f
-            for f in reversed([k for k in known_facts if isinstance(k, str)])
-            if about & set(re.findall(r"[a-z]{3,}", f.lower()))
-        ]
-        if forget.group("about") and not named:
-            return []
-        # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
-        # was not so ("I don't …", "my friend was typing", "I was being silly")
-        waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
-        if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
-            return []
-        return [("The user took back what they had just said", named[0] if named else known_facts[-1])]
-    over = _EN_OVER.search(text)
-    kept_up = (
-        bool(known_facts)
-        and isinstance(known_facts[-1], str)
-        and bool(HABIT.search(known_facts[-1]) or is_plan(known_facts[-1]) or _EN_KEPT_UP.search(known_facts[-1]))
-    )
-    if _EN_NO_LONGER_SO.search(text) and known_facts and isinstance(known_facts[-1], str) and (not over or kept_up):
-        # "honestly that's no longer true, I eat everything now": the last thing said ended
-        return [(NO_LONGER_SO[1], known_facts[-1])]
-    figure = _EN_FIGURE_SAID.search(text) if is_correction(text) else None
-    if figure and known_facts and isinstance(known_facts[-1], str):
-        # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
-        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", known_facts[-1])
-        if len(numbers) == 1 and numbers[0] != figure.group("n") and known_facts[-1].startswith("The user"):
-            fact = known_facts[-1]
-            at = fact.index(numbers[0])
-            corrected = fact[:at] + figure.group("n") + fact[at + len(numbers[0]) :]
-            return [(marked_as_correction(corrected), fact)]
-    reading = _EN_WEIGHT_NOW.search(text)
-    weighed = next((f for f in reversed(known_facts[-3:]) if isinstance(f, str) and _EN_WEIGHT.search(f)), None)
-    if reading and weighed and not _EN_SOMEONE_ELSE.search(text) and not is_unreal(text):
-        # "down to 195 after two months", "hit 180 this morning": a weight said again
-        old = _EN_WEIGHT.search(weighed)
-        if old and old.group("n") != reading.group("n"):
-            return [(weighed[: old.start("n")] + reading.group("n") + weighed[old.end("n") :], weighed)]
-    said = text
+    ("that ended. seeing someone named Priya now"): the rules of [[registries.english_said]], then
+    of [[registries.english]]."""
+    said = _folded(message)
+    context = {"text": said, "said": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
+    found = _english(_ENGLISH_SAID, said, context)
+    if found is not None:
+        return found
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
     # winter is gonna hurt": the move is so, the winter to come is not)
     text = " ".join(
-        sentence for sentence in re.split(r"(?<=[.!?])\s+", text) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
+        sentence for sentence in re.split(r"(?<=[.!?])\s+", said) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
     )
     if not text or re.search(
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
         return []
-    known = [f for f in known_facts if isinstance(f, str)]
-    m = _EN_QUIT.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # "I quit smoking last year": the habit known, quit
-        habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
-        known_habit = EN_QUITTABLE.search(habit) if habit else None
-        quit_habit = EN_QUITTABLE.search(m.group("x"))
-        if (
-            habit
-            and known_habit
-            and quit_habit
-            and known_habit.group().lower() == quit_habit.group().lower()
-            and not re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit)
-        ):
-            return [(QUIT_HABIT, habit)]
-    if _EN_LET_GO.search(text) and not _EN_SOMEONE_ELSE.search(text):
-        # "I stopped going, it was wrecking my shoulder": the latest habit or pursuit let go of
-        habit = next((f for f in reversed(known) if HABIT.search(f) and f.startswith("The user ")), None)
-        if habit and not re.search(r"\b(?:not|never|no longer)\b|n't\b", habit):
-            return [(LET_GO[1], habit)]
-
-    m = _EN_STUDY_SWITCH.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text) and not _EN_NOT_STUDIED.search(text):
-        # "switched to Latin this term" after "The user studies Hindi": one subject in place of another
-        studied = next((f for f in reversed(known) if _EN_STUDIES.match(f)), None)
-        value = m.group("v") or m.group("w") or m.group("x") or m.group("y")
-        if studied and value.lower() not in studied.lower():
-            return [(f"The user studies {value} now", studied)]
-    m = _EN_PROMOTED_TO.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # the known title of the same kind ("a junior analyst"), said with the rank it has now
-        title = re.compile(
-            r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I
-        )
-        held = next((f for f in reversed(known) if f.startswith("The user ") and title.search(f)), None)
-        if held and m.group("v").lower() not in held.lower():
-            return [(title.sub(m.group("v").lower(), held, count=1), held)]
-
-    def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
-        for fact in reversed(known):
-            for slot, _value in slots_of(fact):
-                if slot in slots or slot.split(":", 1)[0] in slots:
-                    return fact, slot
-        return None
-
-    def thing_now(value: str, thing: tuple[str, str]) -> list[tuple[str, str]]:
-        said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
-        return [(said, thing[0])]
-
-    def works_at(value: str) -> list[tuple[str, str]] | None:
-        """The employer now, replacing the latest known one (None if none, or the same)."""
-        work = latest(("employer", "employment"))
-        return [(f"The user works at {value}", work[0])] if work and value.lower() not in work[0].lower() else None
-
-    m = _EN_NOW_RUNS.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # "left in spring, now I run a café": where the user works now
-        now_at = works_at(m.group("v"))
-        if now_at:
-            return now_at
-    for pattern in _EN_SWAPS:
-        m = pattern.search(text)
-        if m:
-            thing = latest(("vehicle", "phone"))
-            # "an iPhone 15 this weekend": the make and model, not when
-            value = re.sub(
-                r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
-            )
-            if thing and value.lower() not in thing[0].lower():
-                return thing_now(value, thing)
-            # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
-            owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
-            if not thing and owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
-                # what the user has now, and that the old one is gone (which the judge reads as ending it)
-                return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
-            # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
-            # last two known facts that says what one thing of the user's is, by name
-            if not thing and pattern is _EN_SWAPS[0] and not is_unreal(text) and not _EN_SOMEONE_ELSE.search(text):
-                for fact in list(reversed(known))[:2]:
-                    is_named = _EN_NAMED_THING.match(fact)
-                    if is_named and value.lower() not in fact.lower():
-                        return [(fact[: is_named.start("v")] + value, fact)]
-    m = _EN_NEW_FAVOURITE.search(text)
-    if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
-        # "lately Interstellar has become my all-time favorite": in the latest favourite known
-        value = re.sub(
-            r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
-            "",
-            m.group("v") or m.group("v2") or m.group("v3"),
-            flags=re.IGNORECASE,
-        )
-        for fact in reversed(known):
-            old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
-            if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
-                return [(fact.replace(old_value, value, 1), fact)]
-    m = _EN_NEW_JOB_AT.search(text)
-    if m and (now := works_at(m.group("v"))):
-        return now  # "started my new job at Airbnb on Monday"
-    m = _EN_STARTING_AS.search(said)
-    if m and _EN_LEFT_A_JOB.search(said) and not is_conditional(said):
-        # "handed in my notice! starting as a bank teller next week": the old job is ending, the
-        # new one is fixed (a start date is no maybe)
-        work = latest(("job", "employment", "employer"))
-        if work and m.group("v").lower() not in work[0].lower():
-            return [(f"The user works as {m.group('v')}", work[0])]
-    m = _EN_RELOCATED.search(text)
-    # "my sister moved out to …": someone else, unless with the user ("my wife and I")
-    if m and re.match(r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)", text, re.I):
-        m = None
-    if m:
-        # "relocated again, now in Chicago", "moved out to the suburbs, Naperville now": where the user lives now
-        home = latest(("residence",))
-        place = m.group("v") or m.group("v2")
-        if home and place.lower() not in home[0].lower():
-            return [(f"The user lives in {place}", home[0])]
-    # the rules below read the user's own change; another person named makes it theirs
-    others = bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
-    m = None if others else _EN_SETTLED.search(text)
-    if m:
-        home = latest(("residence",))
-        if home and m.group("v").lower() not in home[0].lower():
-            return [(f"The user lives in {m.group('v')}", home[0])]
-    m = None if others else _EN_TRANSFERRED.search(text)
-    if m:
-        # the place the known work fact names, by a capitalised word after "in"
-        for fact in reversed(known):
-            place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
-            if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
-                if m.group("v").lower() != place.group("p").lower():
-                    return [(fact[: place.start("p")] + m.group("v") + fact[place.end("p") :], fact)]
-                break
-    m = None if others else _EN_NOW_ITS.search(text)
-    thing = latest(("vehicle", "phone")) if m and known else None
-    if m and thing and thing[0] == known[-1] and m.group("v").lower() not in thing[0].lower():
-        return thing_now(m.group("v"), thing)
-    m = None if others else _EN_AT_A_FIRM.search(text)
-    if m and (now := works_at(m.group("v"))):
-        return now  # "now I'm at a startup called Fable": an employer, said as one
-    m = _EN_NOW_AT.search(text)
-    if m and (
-        _EN_LEFT_A_JOB.search(text)
-        or (not others and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
-    ):
-        # "quit last week, I'm at Costco now": the employer now
-        now = works_at(m.group("v"))
-        if now:
-            return now
-    m = _EN_NEW_FIGURE.search(text)
-    if m and not re.search(
-        r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b", text, re.I
-    ):
-        measured = latest(("measure",))
-        if measured:
-            old_value = dict(slots_of(measured[0])).get(measured[1])
-            if old_value and old_value != m.group("n"):
-                return [(measured[0].replace(old_value, m.group("n"), 1), measured[0])]
-    m = _EN_MEANT.search(text)
-    if m and known:
-        # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
-        fact = known[-1]
-        slots = slots_of(fact)
-        value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
-        said = m.group("v").strip()
-        if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
-            said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
-        if said.lower() != value.lower() and fact.lower().startswith("the user"):
-            corrected = fact[: fact.rindex(value)] + said + fact[fact.rindex(value) + len(value) :]
-            return [(marked_as_correction(corrected), fact)]
-    m = _EN_PARTNER.search(text)
-    ended = re.search(
-        r"\b(?:ended|broke up|split up|didn't work out|did not work out|didn't last|did not last|over|dumped|engaged|married)\b"
-        r"|\bnow\b",
-        text,
-        re.I,
-    )
-    # "my sister is now seeing someone named Theo": the clause's subject is someone else
-    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1] if m else ""
-    if m and ended and m.group("v").lower() not in ("i", "the", "a", "my") and not _EN_SOMEONE_ELSE.search(clause):
-        partner = latest(("partner",))
-        if partner and m.group("v").lower() not in partner[0].lower():
-            return [(f"The user is dating {m.group('v')}", partner[0])]
-    return []
+    return _english(_ENGLISH, text, {**context, "text": text}) or []
 
 
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
@@ -1393,6 +1167,8 @@ _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
+    "en_habit": lambda m: lambda f, s, v: bool(HABIT.search(f)) and f.startswith("The user "),
+    "en_studies": lambda m: lambda f, s, v: bool(_EN_STUDIES.match(f)),
     "partner": lambda m: (
         lambda f, s, v: (
             s == "partner"
@@ -1460,6 +1236,7 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
 #: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
 _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "template": lambda fired, target, context: fired.text,
+    "not_negated": lambda fired, t, c: None if re.search(r"\b(?:not|never|no longer)\b|n't\b", t[0]) else fired.text,
     "partner": lambda fired, t, c: (
         f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
     ),
@@ -1480,20 +1257,40 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
 }
 
 
+def _target(fired: Fired, context: Context) -> Target | None:
+    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot."""
+    values, known = fired.rule.values, _known_of(context)
+    if "finder" in values:
+        return known.latest(_FINDERS[values["finder"]](fired.match))
+    slots, kinds = values.get("slots", ()), values.get("kinds", ())
+    if kinds:
+        return known.latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
+    return known.latest(lambda f, s, v: s in slots) if slots else None
+
+
+def _known_of(context: Context) -> _Known:
+    known: _Known = context["known"]
+    return known
+
+
+def _differs(fired: Fired, target: Target) -> bool:
+    """What the rule says is not what the known fact (or its value) says already."""
+    values, said = fired.rule.values, functools.partial(fired.rule.render, found=fired.match)
+    if "differs" in values and said(values["differs"]) in target[0]:
+        return False
+    if "differs_i" in values and said(values["differs_i"]).lower() in target[0].lower():
+        return False
+    return "differs_value" not in values or said(values["differs_value"]) not in target[2]
+
+
 def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
     """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
-    values = fired.rule.values
-    slots = values.get("slots", ())
-    test = _FINDERS[values["finder"]](fired.match) if "finder" in values else (lambda f, s, v: s in slots)
-    target = context["known"].latest(test) if "finder" in values or slots else None
-    stop = values.get("stop", "always")
+    stop = fired.rule.values.get("stop", "always")
+    target = _target(fired, context)
     if target is None:
         return None, stop == "always"
-    new = _MAKERS[values.get("make", "template")](fired, target, context)
-    if new and "differs" in values and fired.rule.render(values["differs"], fired.match) in target[0]:
-        new = None
-    if new and "differs_value" in values and fired.rule.render(values["differs_value"], fired.match) in target[2]:
-        new = None
+    new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
+    new = new if new and _differs(fired, target) else None
     return ((new, target[0]) if new else None), stop != "made" or bool(new)
 
 
@@ -1591,6 +1388,26 @@ _VOCABULARY = VOCABULARY.extended(
         "new_partner": lambda value, context: bool(_NEW_PARTNER.search(context.get("text", ""))),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
+        "conditional": lambda value, context: is_conditional(context.get("text", "")),
+        "correction": lambda value, context: is_correction(context.get("text", "")),
+        "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
+        "not_studied": lambda value, context: bool(_EN_NOT_STUDIED.search(context.get("text", ""))),
+        "others_en": lambda value, context: _others_en(context.get("text", "")),
+        "relative_named": lambda value, context: bool(
+            re.search(
+                r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b",
+                context.get("text", ""),
+                re.I,
+            )
+        ),
+        "ended": lambda value, context: bool(
+            re.search(
+                r"\b(?:ended|broke up|split up|didn't work out|did not work out|didn't last|did not last|over|dumped"
+                r"|engaged|married)\b|\bnow\b",
+                context.get("text", ""),
+                re.I,
+            )
+        ),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
@@ -1598,7 +1415,23 @@ _VOCABULARY = VOCABULARY.extended(
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
-_GATES: dict[str, Callable[[str], bool]] = {"home_news": lambda text: _home_news(text)}
+_ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+
+
+def _others_en(text: str) -> bool:
+    """Another person named: the English rules that read the user's own change make it theirs."""
+    return bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
+
+
+_GATES: dict[str, Callable[[str], bool]] = {
+    "home_news": lambda text: _home_news(text),
+    # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
+    "job_changed": lambda text: bool(
+        _EN_LEFT_A_JOB.search(text)
+        or (not _others_en(text) and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
+    ),
+}
 
 
 def _home_news(text: str) -> bool:
@@ -1608,6 +1441,277 @@ def _home_news(text: str) -> bool:
     return bool(re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text)) and not is_unreal(
         text
     )
+
+
+# --------------------------------------------------------------------------
+# English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
+# --------------------------------------------------------------------------
+
+EnglishOutcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
+TOOK_BACK = "The user took back what they had just said"
+
+
+def _en_made_up(fired: Fired, context: Context) -> EnglishOutcome:
+    # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
+    # allergic to cats, never had one": the latest fact about the thing it names
+    known = context["known"].facts
+    if not known:
+        return [], False
+    return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
+
+
+def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
+    """ "forget that, I was being silly", "please forget what I said about my middle name": the last
+    thing said, or the latest that the words after "about" name."""
+    forget, known, text = fired.match, context["known"].facts, context["text"]
+    if not known or re.search(r"\?\s*$", text):
+        return [], False
+    about = set(re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())) - {"what", "said", "the"}
+    named = [f for f in reversed(known) if about & set(re.findall(r"[a-z]{3,}", f.lower()))]
+    if forget.group("about") and not named:
+        return [], True
+    # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
+    # was not so ("I don't …", "my friend was typing", "I was being silly")
+    waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
+    if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
+        return [], True
+    return [(TOOK_BACK, named[0] if named else known[-1])], True
+
+
+def _en_no_longer(fired: Fired, context: Context) -> EnglishOutcome:
+    # "honestly that's no longer true, I eat everything now": the last thing said ended ("so that's
+    # over" only of something kept up or planned, not of a storm that passed)
+    last = context["known"].facts[-1] if context["known"].facts else ""
+    kept_up = bool(HABIT.search(last) or is_plan(last) or _EN_KEPT_UP.search(last)) if last else False
+    if not last or (_EN_OVER.search(context["text"]) and not kept_up):
+        return [], False
+    return [(NO_LONGER_SO[1], last)], True
+
+
+def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
+    # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
+    fact = context["known"].facts[-1] if context["known"].facts else ""
+    numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", fact)
+    if len(numbers) != 1 or numbers[0] == fired.match.group("n") or not fact.startswith("The user"):
+        return [], False
+    at = fact.index(numbers[0])
+    return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
+
+
+def _en_weight(fired: Fired, context: Context) -> EnglishOutcome:
+    # "down to 195 after two months", "hit 180 this morning": a weight said again
+    weighed = next((f for f in reversed(context["known"].facts[-3:]) if _EN_WEIGHT.search(f)), None)
+    old = _EN_WEIGHT.search(weighed) if weighed else None
+    if not weighed or not old or old.group("n") == fired.match.group("n"):
+        return [], False
+    return [(weighed[: old.start("n")] + fired.match.group("n") + weighed[old.end("n") :], weighed)], True
+
+
+def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
+    # "I quit smoking last year": the habit known, quit
+    known = context["known"].facts
+    habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
+    known_habit = EN_QUITTABLE.search(habit) if habit else None
+    quit_habit = EN_QUITTABLE.search(fired.match.group("x"))
+    if not (habit and known_habit and quit_habit) or known_habit.group().lower() != quit_habit.group().lower():
+        return [], False
+    if re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit):
+        return [], False
+    return [(QUIT_HABIT, habit)], True
+
+
+def _en_promoted(fired: Fired, context: Context) -> EnglishOutcome:
+    # the known title of the same kind ("a junior analyst"), said with the rank it has now
+    m = fired.match
+    title = re.compile(r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I)
+    held = next((f for f in reversed(context["known"].facts) if f.startswith("The user ") and title.search(f)), None)
+    if not held or m.group("v").lower() in held.lower():
+        return [], False
+    return [(title.sub(m.group("v").lower(), held, count=1), held)], True
+
+
+def _en_latest(context: Context, kinds: tuple[str, ...]) -> Target | None:
+    """The latest known fact with a slot of one of ``kinds`` (or of a kind "kind:…")."""
+    return _known_of(context).latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
+
+
+def _en_swaps(fired: Fired, context: Context) -> EnglishOutcome:
+    """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
+    text = context["text"]
+    for pattern in _EN_SWAPS:
+        m = pattern.search(text)
+        if not m:
+            continue
+        thing = _en_latest(context, ("vehicle", "phone"))
+        # "an iPhone 15 this weekend": the make and model, not when
+        value = re.sub(
+            r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
+        )
+        if thing and value.lower() not in thing[0].lower():
+            return [_thing_now(value, thing)], True
+        swapped = [] if thing else _en_swapped_else(value, pattern is _EN_SWAPS[0], context)
+        if swapped:
+            return swapped, True
+    return [], False
+
+
+def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
+    text, known = context["text"], context["known"].facts
+    # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
+    owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
+    if owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
+        # what the user has now, and that the old one is gone (which the judge reads as ending it)
+        return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
+    # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
+    # last two known facts that says what one thing of the user's is, by name
+    if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
+        return []
+    for fact in list(reversed(known))[:2]:
+        is_named = _EN_NAMED_THING.match(fact)
+        if is_named and value.lower() not in fact.lower():
+            return [(fact[: is_named.start("v")] + value, fact)]
+    return []
+
+
+def _thing_now(value: str, thing: Target) -> Event:
+    return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
+
+
+def _en_favourite(fired: Fired, context: Context) -> EnglishOutcome:
+    # "lately Interstellar has become my all-time favorite": in the latest favourite known
+    m = _EN_NEW_FAVOURITE.search(context["text"])
+    if not m or re.search(r"\b(?:his|her|their)\b", context["text"], re.I):
+        return [], False
+    value = re.sub(
+        r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
+        "",
+        m.group("v") or m.group("v2") or m.group("v3"),
+        flags=re.IGNORECASE,
+    )
+    for fact in reversed(context["known"].facts):
+        old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
+        if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
+            return [(fact.replace(old_value, value, 1), fact)], True
+    return [], False
+
+
+def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
+    # "handed in my notice! starting as a bank teller next week": the old job is ending, the
+    # new one is fixed (a start date is no maybe)
+    said = context["said"]
+    m = _EN_STARTING_AS.search(said)
+    if not m or not _EN_LEFT_A_JOB.search(said) or is_conditional(said):
+        return [], False
+    work = _en_latest(context, ("job", "employment", "employer"))
+    if not work or m.group("v").lower() in work[0].lower():
+        return [], False
+    return [(f"The user works as {m.group('v')}", work[0])], True
+
+
+def _en_relocated(fired: Fired, context: Context) -> EnglishOutcome:
+    # "relocated again, now in Chicago", "moved out to the suburbs, Naperville now": where the user
+    # lives now ("my sister moved out to …": someone else, unless with the user: "my wife and I")
+    text = context["text"]
+    m = _EN_RELOCATED.search(text)
+    if not m or re.match(
+        r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)", text, re.I
+    ):
+        return [], False
+    home, place = _en_latest(context, ("residence",)), m.group("v") or m.group("v2")
+    if not home or place.lower() in home[0].lower():
+        return [], False
+    return [(f"The user lives in {place}", home[0])], True
+
+
+def _en_transferred(fired: Fired, context: Context) -> EnglishOutcome:
+    # the place the known work fact names, by a capitalised word after "in"
+    for fact in reversed(context["known"].facts):
+        place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
+        if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
+            if fired.match.group("v").lower() == place.group("p").lower():
+                return [], False
+            return [(fact[: place.start("p")] + fired.match.group("v") + fact[place.end("p") :], fact)], True
+    return [], False
+
+
+def _en_now_its(fired: Fired, context: Context) -> EnglishOutcome:
+    known, value = context["known"].facts, fired.match.group("v")
+    thing = _en_latest(context, ("vehicle", "phone")) if known else None
+    if not thing or thing[0] != known[-1] or value.lower() in thing[0].lower():
+        return [], False
+    return [_thing_now(value, thing)], True
+
+
+def _en_measure(fired: Fired, context: Context) -> EnglishOutcome:
+    measured = _en_latest(context, ("measure",))
+    old_value = dict(slots_of(measured[0])).get(measured[1]) if measured else None
+    if not measured or not old_value or old_value == fired.match.group("n"):
+        return [], False
+    return [(measured[0].replace(old_value, fired.match.group("n"), 1), measured[0])], True
+
+
+def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
+    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
+    if not context["known"].facts:
+        return [], False
+    fact = context["known"].facts[-1]
+    slots = slots_of(fact)
+    value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
+    said = fired.match.group("v").strip()
+    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
+        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
+    if said.lower() == value.lower() or not fact.lower().startswith("the user"):
+        return [], False
+    at = fact.rindex(value)
+    return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
+
+
+def _en_partner(fired: Fired, context: Context) -> EnglishOutcome:
+    m, text = fired.match, context["text"]
+    # "my sister is now seeing someone named Theo": the clause's subject is someone else
+    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1]
+    if m.group("v").lower() in ("i", "the", "a", "my") or _EN_SOMEONE_ELSE.search(clause):
+        return [], False
+    partner = _en_latest(context, ("partner",))
+    if not partner or m.group("v").lower() in partner[0].lower():
+        return [], False
+    return [(f"The user is dating {m.group('v')}", partner[0])], True
+
+
+_EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
+    "made_up": _en_made_up,
+    "forget": _en_forget,
+    "no_longer": _en_no_longer,
+    "figure": _en_figure,
+    "weight": _en_weight,
+    "quit": _en_quit,
+    "promoted": _en_promoted,
+    "swaps": _en_swaps,
+    "favourite": _en_favourite,
+    "starting_as": _en_starting_as,
+    "relocated": _en_relocated,
+    "transferred": _en_transferred,
+    "now_its": _en_now_its,
+    "measure": _en_measure,
+    "meant": _en_meant,
+    "partner": _en_partner,
+}
+
+
+def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
+    """The changes the first rule of ``rules`` that decides finds in ``text``; None if none decides."""
+    for rule in rules.rules:
+        fired = rule.fire(text, context) if _heard(rule, context) else None
+        if fired is None:
+            continue
+        if "handler" in rule.values:
+            events, stop = _EN_HANDLERS[rule.values["handler"]](fired, context)
+        else:
+            event, stop = _changed(fired, context)
+            events = [event] if event else []
+        if events or stop:
+            return events
+    return None
 
 
 __all__ = [
