@@ -704,7 +704,6 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 _TAKE_BACK = _DATA.regex("_TAKE_BACK")
 _MADE_UP = _DATA.regex("_MADE_UP")
 _NO_LONGER_SO = _DATA.regex("_NO_LONGER_SO")
-_EN_NO_LONGER_SO = _DATA.regex("_EN_NO_LONGER_SO", re.IGNORECASE)
 _EN_OVER = _DATA.regex("_EN_OVER", re.IGNORECASE)
 _EN_KEPT_UP = _DATA.regex("_EN_KEPT_UP", re.I)
 NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
@@ -716,9 +715,6 @@ EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
 TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
-_EN_FIGURE_SAID = _DATA.regex("_EN_FIGURE_SAID", re.IGNORECASE)
-_EN_MADE_UP = _DATA.regex("_EN_MADE_UP", re.IGNORECASE)
-_EN_FORGET = _DATA.regex("_EN_FORGET", re.IGNORECASE)
 _EN_NOT_SO = _DATA.regex("_EN_NOT_SO", re.I)
 _THE_LAST_ONE = _DATA.regex("_THE_LAST_ONE")
 _ABOUT_TOPIC = _DATA.regex("_ABOUT_TOPIC")
@@ -774,15 +770,9 @@ _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_NAMED_THING = _DATA.regex("_EN_NAMED_THING")
 _EN_STUDIES = _DATA.regex("_EN_STUDIES")
-_EN_STUDY_SWITCH = _DATA.regex("_EN_STUDY_SWITCH", re.I)
 _EN_NOT_STUDIED = _DATA.regex("_EN_NOT_STUDIED", re.I)
-_EN_PROMOTED_TO = _DATA.regex("_EN_PROMOTED_TO", re.I)
-_EN_NOW_RUNS = _DATA.regex("_EN_NOW_RUNS", re.I)
 _EN_WEIGHT = _DATA.regex("_EN_WEIGHT", re.I)
-_EN_WEIGHT_NOW = _DATA.regex("_EN_WEIGHT_NOW", re.I)
 _EN_GOT_RID_OF_IT = _DATA.regex("_EN_GOT_RID_OF_IT", re.I)
-_EN_QUIT = _DATA.regex("_EN_QUIT", re.I)
-_EN_LET_GO = _DATA.regex("_EN_LET_GO", re.IGNORECASE)
 #: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
 _EN_NEW_FAVOURITE = re.compile(
     _EN_NAME
@@ -794,13 +784,7 @@ _EN_NEW_FAVOURITE = re.compile(
     + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
     r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
 )
-_EN_SETTLED = _DATA.regex("_EN_SETTLED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
-_EN_TRANSFERRED = _DATA.regex("_EN_TRANSFERRED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
-_EN_AT_A_FIRM = _DATA.regex("_EN_AT_A_FIRM", re.IGNORECASE)
-_EN_NOW_ITS = _DATA.regex("_EN_NOW_ITS", re.IGNORECASE)
-_EN_NOW_AT = _DATA.regex("_EN_NOW_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 _EN_LEFT_A_JOB = _DATA.regex("_EN_LEFT_A_JOB", re.IGNORECASE)
-_EN_NEW_JOB_AT = _DATA.regex("_EN_NEW_JOB_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 _EN_STARTING_AS = _DATA.regex("_EN_STARTING_AS", re.IGNORECASE)
 #: "relocated again, now in Chicago", "moved again, we're in Denver now"
 _EN_RELOCATED = re.compile(
@@ -811,9 +795,6 @@ _EN_RELOCATED = re.compile(
     + r" now\b)",
     re.IGNORECASE,
 )
-_EN_NEW_FIGURE = _DATA.regex("_EN_NEW_FIGURE", re.I)
-_EN_MEANT = _DATA.regex("_EN_MEANT", re.I)
-_EN_PARTNER = _DATA.regex("_EN_PARTNER", re.I)
 
 
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
