@@ -240,16 +240,50 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     value = value.strip().strip("，,。.!！")
     if not value or _NOT_A_VALUE.match(value):
         return None
+    known = [f for f in known_facts if isinstance(f, str)]
     if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
-        # "记错了，是棕色的": a colour, in the latest fact that names one
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
-            if colour:
-                at, end = colour.span("c")
-                return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
-    candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
-    later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        return _recoloured(value, known)
+    candidates, later = _candidates(known)
+    if not candidates:
+        return None
+    # "狗应该叫来福": the thing named before the value is the one corrected
+    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
+    candidates = [c for c in candidates if named and named.group("t") in c[0]] or candidates
+    hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
+    if _value_shape(value) == "other" and re.match(r"an? ", value):
+        # "she's actually a greyhound": what something of the user's is, the latest such fact
+        for fact, slot, old in candidates:
+            if slot.startswith("attr:") and old != value:
+                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
+    for way in range(3):
+        for fact, slot, old in candidates + (later if way == 1 else []):
+            if _fits(way, (fact, slot, old), value, hinted) and old != value:
+                return _restated(fact, old, value), fact
+    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
+    fact, slot, old = candidates[0]
+    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
+    shapes = (_value_shape(old), _value_shape(value))
+    if said and not hinted and fact == known_facts[-1] and "number" not in shapes and old != value:
+        return _restated(fact, old, value), fact
+    return None
+
+
+def _recoloured(value: str, known: Sequence[str]) -> tuple[str, str] | None:
+    # "记错了，是棕色的": a colour, in the latest fact that names one
+    for fact in reversed(known):
+        colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
+        if colour:
+            at, end = colour.span("c")
+            return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
+    return None
+
+
+def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
+    """(fact, slot, value) of each known fact's main slot, latest first, and what its later clauses fill
+    (read when the message names that slot)."""
+    candidates: list[Target] = []
+    later: list[Target] = []
+    for fact in reversed(known):
         # "在顺丰当快递员" is a place and a job: either can be the one corrected
         read = [
             pair
@@ -269,63 +303,44 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         ]
         candidates += usable[:1]
         later += usable[1:]
-    if not candidates:
-        return None
-    # "狗应该叫来福": the thing named before the value is the one corrected
-    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
-    about = [c for c in candidates if named and named.group("t") in c[0]]
-    if about:
-        candidates = about
+    return candidates, later
 
-    def shares_word(old: str) -> bool:
-        old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
-        if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
-            return True
-        if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
-            return True  # "福田区" for "深圳南山区": a place of the same kind
-        return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
 
-    hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
+def _shares_word(old: str, value: str) -> bool:
+    old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
+    if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
+        return True
+    if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
+        return True  # "福田区" for "深圳南山区": a place of the same kind
+    return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
+
+
+def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> bool:
+    """Whether the known value may be the one ``value`` corrects, by the ``way`` tried: 0 a shared word,
+    1 a slot the message names, 2 the same shape of value when the message names none."""
+    fact, slot, old = candidate
     shape = _value_shape(value)
-
-    def fits(way: int, slot: str, old: str, fact: str = "") -> bool:
-        if way == 0:
-            return shares_word(old)
-        if way == 1:
-            if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
-                return True  # a thing named by its make, whatever the make looks like
-            if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
-                return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
-            return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
+    if way == 0:
+        return _shares_word(old, value)
+    if way == 2:
         return not hinted and _value_shape(old) == shape and shape != "other"
+    if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
+        return True  # a thing named by its make, whatever the make looks like
+    if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
+        return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
+    return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
 
-    if _value_shape(value) == "other" and re.match(r"an? ", value):
-        # "she's actually a greyhound": what something of the user's is, the latest such fact
-        for fact, slot, old in candidates:
-            if slot.startswith("attr:") and old != value:
-                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
 
-    def restated(fact: str, old: str) -> str:
-        at = fact.index(old) + len(old)
-        tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
-        # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
-        value_said = value[:-tail] if tail and len(value) > tail else value
-        # "学艺术" for 医 in 用户是学医的: the fact says 学 already
-        start = fact.index(old)
-        head = next((n for n in range(3, 0, -1) if start >= n and value_said.startswith(fact[start - n : start])), 0)
-        value_said = value_said[head:] if head and len(value_said) > head else value_said
-        return fact[:start] + value_said + fact[at:]
-
-    for way in range(3):
-        for fact, slot, old in candidates + (later if way == 1 else []):
-            if fits(way, slot, old, fact) and old != value:
-                return restated(fact, old), fact
-    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
-    fact, slot, old = candidates[0]
-    named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
-    if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
-        return restated(fact, old), fact
-    return None
+def _restated(fact: str, old: str, value: str) -> str:
+    at = fact.index(old) + len(old)
+    tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
+    # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
+    value_said = value[:-tail] if tail and len(value) > tail else value
+    # "学艺术" for 医 in 用户是学医的: the fact says 学 already
+    start = fact.index(old)
+    head = next((n for n in range(3, 0, -1) if start >= n and value_said.startswith(fact[start - n : start])), 0)
+    value_said = value_said[head:] if head and len(value_said) > head else value_said
+    return fact[:start] + value_said + fact[at:]
 
 
 #: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
@@ -576,32 +591,41 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
             or re.search(r"^(?:成|到)?(?:别的|其他|新的?|一下|回来|回去)", new)
         ):
             continue
-        if m.group("cls"):
-            wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
-        elif m.group("verb") in ("到", "去"):
-            living = re.search(r"住|房|租|搬", text)
-            wanted = ("residence",) if living else _PLACE_SLOTS
-        else:
-            wanted = ()
-        latin = bool(re.search(r"[A-Za-z0-9]", new))
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            for slot, value in slots_of(fact):
-                if value not in fact or slot.startswith(
-                    ("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")
-                ):
-                    continue
-                if ":" in slot or slot in ("name", "age", "job"):
-                    continue
-                fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-                if fits and new not in value:
-                    # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-                    return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-        if not wanted:
-            # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-            for fact in reversed([f for f in known_facts if isinstance(f, str)][-3:]):
-                for slot, value in slots_of(fact):
-                    if slot in _SWAPPABLE and value in fact and new not in value:
-                        return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+        found = _swapped_in(new, _swap_slots(m, text), known_facts)
+        if found:
+            return found
+    return None
+
+
+def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
+    """The slots a swap can be about: by its measure word, by its verb (换到 a place), else any."""
+    if m.group("cls"):
+        wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
+        return wanted
+    if m.group("verb") in ("到", "去"):
+        return ("residence",) if re.search(r"住|房|租|搬", text) else _PLACE_SLOTS
+    return ()
+
+
+def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
+    latin = bool(re.search(r"[A-Za-z0-9]", new))
+    known = [f for f in known_facts if isinstance(f, str)]
+    for fact in reversed(known):
+        for slot, value in slots_of(fact):
+            if value not in fact or slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")):
+                continue
+            if ":" in slot or slot in ("name", "age", "job"):
+                continue
+            fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+            if fits and new not in value:
+                # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
+    for fact in reversed(known[-3:]) if not wanted else ():
+        for slot, value in slots_of(fact):
+            if slot in _SWAPPABLE and value in fact and new not in value:
+                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
 
 
@@ -654,18 +678,10 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     unit, when both say one) that shares a word with the clause, or, when the
     clause says little besides the figure, the latest such fact.
     """
-    grade = GRADE.search(clause) or _DATE.search(clause) or _READING.search(clause)
-    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
-    if _READING.search(clause):
-        pattern: re.Pattern[str] = _READING
-        new, unit = _READING.search(clause).group(0), None  # type: ignore[union-attr]
-    elif grade:
-        pattern = GRADE if GRADE.search(clause) else _DATE
-        new, unit = grade.group(0), None
-    elif len(amounts) == 1:
-        pattern, new, unit = _AMOUNT, amounts[0].group("n"), amounts[0].group("u")
-    else:
+    figure = _figure_of(clause)
+    if figure is None:
         return None
+    pattern, new, unit = figure
     rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
     bare = len(_COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
@@ -674,26 +690,42 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         if own and re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", fact):
             continue
-        found = [m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))]
-        if not found:
+        there = next((m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))), None)
+        held = _held_figure(there, pattern is _AMOUNT, new, unit) if there else None
+        if held is None:
             continue
-        there = found[0]
-        if pattern is _AMOUNT:
-            said_unit = there.group("u")
-            if unit and said_unit and unit.lower() != said_unit.lower():
-                continue
-            if ("." in there.group("n")) != ("." in new) and not unit:
-                continue
-            old_value, start, end = there.group("n"), there.start("n"), there.end("n")
-        else:
-            old_value, start, end = there.group(0), there.start(), there.end()
+        old_value, start, end = held
         if old_value == new:
             return None
         if words & _bigrams(fact) or bare:
             return fact[:start] + new + fact[end:], fact
-        if not bare:
-            continue
     return None
+
+
+def _figure_of(clause: str) -> tuple[re.Pattern[str], str, str | None] | None:
+    """(the kind of figure, the figure, its unit) a clause gives: a reading, a school year or a date,
+    else its one amount."""
+    reading = _READING.search(clause)
+    if reading:
+        return _READING, reading.group(0), None
+    grade = GRADE.search(clause) or _DATE.search(clause)
+    if grade:
+        return (GRADE if GRADE.search(clause) else _DATE), grade.group(0), None
+    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
+    return (_AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
+
+
+def _held_figure(there: re.Match[str], amount: bool, new: str, unit: str | None) -> tuple[str, int, int] | None:
+    """(value, start, end) of the figure a known fact holds; None for an amount of another unit (or,
+    said without one, with a decimal point where the new has none, or the other way round)."""
+    if not amount:
+        return there.group(0), there.start(), there.end()
+    said_unit = there.group("u")
+    if unit and said_unit and unit.lower() != said_unit.lower():
+        return None
+    if ("." in there.group("n")) != ("." in new) and not unit:
+        return None
+    return there.group("n"), there.start("n"), there.end("n")
 
 
 def _about(thing: str, fact: str, slot: str, value: str) -> bool:
@@ -935,6 +967,22 @@ def _gives_up(message: str) -> bool:
     return bool(_GAVE_UP_WORDS.search(message))
 
 
+def _pursued_now(now: re.Match[str], message: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
+    for fact in list(reversed(known))[:2]:
+        does = _DOES.match(fact)
+        if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
+            continue
+        who = does.group("who") or ""
+        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+        # a relative's pursuit changed once already, or the user's own, said given up in this message
+        # ("韩语也学不下去了，现在学西班牙语")
+        # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
+        if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
+            return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
+    return None
+
+
 def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(what is done now, the known fact it replaces) for a change of what one does said without
     who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
@@ -948,20 +996,8 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     ):
         return None  # "改成一天一杯": an amount, read as one (``remeasured``)
     now = _NOW_PURSUING.match(clause) if not m else None
-    if now and not is_unreal(clause):
-        # "现在在学大提琴": a relative's pursuit, changed once already, changed again
-        for fact in list(reversed(known))[:2]:
-            does = _DOES.match(fact)
-            if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
-                continue
-            who = does.group("who") or ""
-            relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-            # a relative's pursuit changed once already, or the user's own, said given up in this message
-            # ("韩语也学不下去了，现在学西班牙语")
-            # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-            if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
-                return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
-        return None
+    if now:
+        return _pursued_now(now, message, known) if not is_unreal(clause) else None
     if not m or is_unreal(clause):
         return None
     for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
