@@ -185,44 +185,8 @@ def bare_value(clause: str) -> str | None:
     text = re.sub(r"^(?:准确|确切|严格)(?:地|来|点)?(?:说|讲)(?=是)", "", text)
     if not text or _SPELLING.match(text) or is_marker_only(text):
         return None
-    m = re.match(
-        r"^(?:(?:no|nope|sorry|oops)[, ]+)?(?:i meant|i mean|it's|it is|its|make that|should be|actually)\s+(?P<v>.+)$",
-        text,
-        re.IGNORECASE,
-    )
-    if m:
-        # "I meant a Pixel 7": the value, without the article the known fact has already
-        return re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", m.group("v").strip())
-    m = re.match(
-        r"^(?:是|应该是|其实是|我是说|应该叫|其实叫|本来叫)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text
-    )
-    if m:
-        return m.group("v")
-    # "它叫喵喵", "其实它叫花花": the one spoken of, then what it is called (not "它叫" as part of the name)
-    m = re.match(
-        r"^(?:其实|应该)?(?:它|他|她)(?:其实|应该|本来)?(?:叫|是)(?P<v>[^，,的]{1,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
-        text,
-    )
-    if m:
-        return m.group("v")
-    # "狗应该叫来福": the thing first, then its value
-    m = re.match(
-        r"^(?!我|你|他|她|这|那)(?:(?!的)[\u4e00-\u9fff]){1,3}?(?:应该|其实|本来)(?:是|叫)(?P<v>[^，,的]{2,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
-        text,
-    )
-    if m:
-        return m.group("v")
-    # "是银色的": the value said as what kind, two characters or more (not "是真的")
-    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的我你他她它]{2,8}?)的(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
-    if m and not _ZH_FILLER_WORDS.search(m.group("v")):
-        return m.group("v")
-    if _ZH_FILLER_WORDS.fullmatch(text):
-        return None  # "等下，…不对": a pause, not a value
-    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", text) or re.fullmatch(r"[A-Z][\w'-]+(?:[ ,]+[A-Z][\w'-]+)*", text):
-        return text
-    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", text):  # "打错了，15k": an amount on its own
-        return text
-    return None
+    fired = _BARE_VALUE.first(text)
+    return (fired.text or None) if fired else None
 
 
 _ZH_FILLER_WORDS = _DATA.regex("_ZH_FILLER_WORDS")
@@ -1425,13 +1389,15 @@ _VOCABULARY = VOCABULARY.extended(
                 re.I,
             )
         ),
+        "filler": simple(lambda value: bool(_ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
-    filters={"strip": str.strip},
+    filters={"strip": str.strip, "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value)},
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
+_BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 
