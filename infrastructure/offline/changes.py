@@ -1360,6 +1360,8 @@ def _figure_alone(clause: str, context: Context) -> Event | None:
     return None
 
 
+_EN_RELATIVE_NAMED = _DATA.regex("_EN_RELATIVE_NAMED", re.I)
+_EN_ENDED = _DATA.regex("_EN_ENDED", re.I)
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         "others": lambda value, context: bool(context.get("others")),
@@ -1374,21 +1376,8 @@ _VOCABULARY = VOCABULARY.extended(
         "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
         "not_studied": lambda value, context: bool(_EN_NOT_STUDIED.search(context.get("text", ""))),
         "others_en": lambda value, context: _others_en(context.get("text", "")),
-        "relative_named": lambda value, context: bool(
-            re.search(
-                r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b",
-                context.get("text", ""),
-                re.I,
-            )
-        ),
-        "ended": lambda value, context: bool(
-            re.search(
-                r"\b(?:ended|broke up|split up|didn't work out|did not work out|didn't last|did not last|over|dumped"
-                r"|engaged|married)\b|\bnow\b",
-                context.get("text", ""),
-                re.I,
-            )
-        ),
+        "relative_named": lambda value, context: bool(_EN_RELATIVE_NAMED.search(context.get("text", ""))),
+        "ended": lambda value, context: bool(_EN_ENDED.search(context.get("text", ""))),
         "filler": simple(lambda value: bool(_ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
