@@ -18,6 +18,12 @@ up the two") are dropped before the statement is read, so the corrected fact
 never contains the correction words. ``substitute`` restates a known fact
 with the value a correction gives when the message names only the value
 ("是木子李的李，李然" after 用户叫吕然 → 用户叫李然).
+
+The changes told as events are registries of named rules in ``rules/changes.toml`` (ADR 0042):
+``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese (``events``),
+``[[registries.english_said]]`` and ``[[registries.english]]`` for English (``english_swaps``),
+``[[registries.bare_value]]`` for a value said alone. A rule names the known fact it replaces by its
+slots or a named finder; what takes more steps is a named handler here.
 """
 
 from __future__ import annotations
