@@ -478,23 +478,13 @@ def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple
     return None
 
 
-_ZH_CALLED_OFF = _DATA.regex("_ZH_CALLED_OFF")
-_EN_CALLED_OFF = _DATA.regex("_EN_CALLED_OFF", re.IGNORECASE)
-
-
 TRAVEL = _DATA.text("TRAVEL")
 
 
 def called_off(clause: str) -> str | None:
     """'出差取消了' → 用户的出差取消了, 'the trip got cancelled' → The user's trip got cancelled."""
-    text = _folded(clause).strip()
-    m = _ZH_CALLED_OFF.match(text)
-    if m:
-        return f"用户的{m.group('x')}取消了"
-    m = _EN_CALLED_OFF.search(text)
-    if m:
-        return f"The user's {(m.group('x') or m.group('y') or m.group('z')).lower()} got cancelled"
-    return None
+    fired = _CALLED_OFF_RULES.first(_folded(clause).strip())
+    return fired.text if fired else None
 
 
 _ZH_FELL_THROUGH = _DATA.regex("_ZH_FELL_THROUGH")
@@ -1388,11 +1378,16 @@ _VOCABULARY = VOCABULARY.extended(
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
-    filters={"strip": str.strip, "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value)},
+    filters={
+        "strip": str.strip,
+        "lower": str.lower,
+        "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
+    },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
+_CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 
