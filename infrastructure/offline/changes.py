@@ -778,16 +778,6 @@ _EN_NEW_FAVOURITE = re.compile(
 )
 _EN_LEFT_A_JOB = _DATA.regex("_EN_LEFT_A_JOB", re.IGNORECASE)
 _EN_STARTING_AS = _DATA.regex("_EN_STARTING_AS", re.IGNORECASE)
-#: "relocated again, now in Chicago", "moved again, we're in Denver now"
-_EN_RELOCATED = re.compile(
-    r"\b(?:relocated|moved)\b[^.!?]{0,30}?(?:\b(?:now in|living in|we're in|i'm in) "
-    + _EN_NAME
-    + r"|, "
-    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
-    + r" now\b)",
-    re.IGNORECASE,
-)
-
 
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
@@ -1375,6 +1365,14 @@ _VOCABULARY = VOCABULARY.extended(
         "relative_named": lambda value, context: bool(_EN_RELATIVE_NAMED.search(context.get("text", ""))),
         "ended": lambda value, context: bool(_EN_ENDED.search(context.get("text", ""))),
         "filler": simple(lambda value: bool(_ZH_FILLER_WORDS.search(value))),
+        # "my sister moved out to …": someone else, unless with the user ("my wife and I")
+        "someone_first": lambda value, context: bool(
+            re.match(
+                r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)",
+                context.get("text", ""),
+                re.I,
+            )
+        ),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
@@ -1389,7 +1387,9 @@ _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_ENGLISH = registry(
+    _DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, _EN_NAME2=_EN_NAME.replace("(?P<v>", "(?P<v2>")
+)
 
 
 def _others_en(text: str) -> bool:
@@ -1581,21 +1581,6 @@ def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
     return [(f"The user works as {m.group('v')}", work[0])], True
 
 
-def _en_relocated(fired: Fired, context: Context) -> EnglishOutcome:
-    # "relocated again, now in Chicago", "moved out to the suburbs, Naperville now": where the user
-    # lives now ("my sister moved out to …": someone else, unless with the user: "my wife and I")
-    text = context["text"]
-    m = _EN_RELOCATED.search(text)
-    if not m or re.match(
-        r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)", text, re.I
-    ):
-        return [], False
-    home, place = _en_latest(context, ("residence",)), m.group("v") or m.group("v2")
-    if not home or place.lower() in home[0].lower():
-        return [], False
-    return [(f"The user lives in {place}", home[0])], True
-
-
 def _en_transferred(fired: Fired, context: Context) -> EnglishOutcome:
     # the place the known work fact names, by a capitalised word after "in"
     for fact in reversed(context["known"].facts):
@@ -1662,7 +1647,6 @@ _EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
     "swaps": _en_swaps,
     "favourite": _en_favourite,
     "starting_as": _en_starting_as,
-    "relocated": _en_relocated,
     "transferred": _en_transferred,
     "now_its": _en_now_its,
     "measure": _en_measure,
