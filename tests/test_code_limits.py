@@ -29,9 +29,6 @@ MAX_LINES = 60
 MAX_COMPLEXITY = 12
 
 LONG_FUNCTIONS: dict[str, int] = {
-    "infrastructure/offline/changes.py:english_swaps": 246,
-    "infrastructure/offline/changes.py:events": 477,
-    "infrastructure/offline/changes.py:substitute": 97,
     "infrastructure/offline/extractor.py:_against_known": 85,
     "infrastructure/offline/extractor.py:_corrected": 78,
     "infrastructure/offline/extractor.py:_english": 64,
@@ -43,12 +40,6 @@ LONG_FUNCTIONS: dict[str, int] = {
 }
 COMPLEX_FUNCTIONS: dict[str, int] = {
     "domain/relative_time.py:time_refs": 13,
-    "infrastructure/offline/changes.py:_in_turn": 14,
-    "infrastructure/offline/changes.py:english_swaps": 61,
-    "infrastructure/offline/changes.py:events": 113,
-    "infrastructure/offline/changes.py:remeasured": 13,
-    "infrastructure/offline/changes.py:substitute": 24,
-    "infrastructure/offline/changes.py:swapped": 15,
     "infrastructure/offline/extractor.py:_against_known": 22,
     "infrastructure/offline/extractor.py:_clause": 14,
     "infrastructure/offline/extractor.py:_corrected": 13,

@@ -18,6 +18,12 @@ up the two") are dropped before the statement is read, so the corrected fact
 never contains the correction words. ``substitute`` restates a known fact
 with the value a correction gives when the message names only the value
 ("是木子李的李，李然" after 用户叫吕然 → 用户叫李然).
+
+The changes told as events are registries of named rules in ``rules/changes.toml`` (ADR 0042):
+``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese (``events``),
+``[[registries.english_said]]`` and ``[[registries.english]]`` for English (``english_swaps``),
+``[[registries.bare_value]]`` for a value said alone. A rule names the known fact it replaces by its
+slots or a named finder; what takes more steps is a named handler here.
 """
 
 from __future__ import annotations
@@ -28,7 +34,9 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
+from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
+from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
     CAR_MAKES,
     EN_ROLE_PATTERN,
@@ -183,44 +191,8 @@ def bare_value(clause: str) -> str | None:
     text = re.sub(r"^(?:准确|确切|严格)(?:地|来|点)?(?:说|讲)(?=是)", "", text)
     if not text or _SPELLING.match(text) or is_marker_only(text):
         return None
-    m = re.match(
-        r"^(?:(?:no|nope|sorry|oops)[, ]+)?(?:i meant|i mean|it's|it is|its|make that|should be|actually)\s+(?P<v>.+)$",
-        text,
-        re.IGNORECASE,
-    )
-    if m:
-        # "I meant a Pixel 7": the value, without the article the known fact has already
-        return re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", m.group("v").strip())
-    m = re.match(
-        r"^(?:是|应该是|其实是|我是说|应该叫|其实叫|本来叫)(?P<v>[^，,的]{1,12}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text
-    )
-    if m:
-        return m.group("v")
-    # "它叫喵喵", "其实它叫花花": the one spoken of, then what it is called (not "它叫" as part of the name)
-    m = re.match(
-        r"^(?:其实|应该)?(?:它|他|她)(?:其实|应该|本来)?(?:叫|是)(?P<v>[^，,的]{1,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
-        text,
-    )
-    if m:
-        return m.group("v")
-    # "狗应该叫来福": the thing first, then its value
-    m = re.match(
-        r"^(?!我|你|他|她|这|那)(?:(?!的)[\u4e00-\u9fff]){1,3}?(?:应该|其实|本来)(?:是|叫)(?P<v>[^，,的]{2,8}?)(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$",
-        text,
-    )
-    if m:
-        return m.group("v")
-    # "是银色的": the value said as what kind, two characters or more (not "是真的")
-    m = re.match(r"^(?:是|应该是|其实是|我是说)(?P<v>[^，,的我你他她它]{2,8}?)的(?:哈|啦|呀|呢|嘛|哦|噢|吧|啊)*$", text)
-    if m and not _ZH_FILLER_WORDS.search(m.group("v")):
-        return m.group("v")
-    if _ZH_FILLER_WORDS.fullmatch(text):
-        return None  # "等下，…不对": a pause, not a value
-    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", text) or re.fullmatch(r"[A-Z][\w'-]+(?:[ ,]+[A-Z][\w'-]+)*", text):
-        return text
-    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", text):  # "打错了，15k": an amount on its own
-        return text
-    return None
+    fired = _BARE_VALUE.first(text)
+    return (fired.text or None) if fired else None
 
 
 _ZH_FILLER_WORDS = _DATA.regex("_ZH_FILLER_WORDS")
@@ -238,16 +210,50 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     value = value.strip().strip("，,。.!！")
     if not value or _NOT_A_VALUE.match(value):
         return None
+    known = [f for f in known_facts if isinstance(f, str)]
     if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
-        # "记错了，是棕色的": a colour, in the latest fact that names one
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
-            if colour:
-                at, end = colour.span("c")
-                return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
-    candidates: list[tuple[str, str, str]] = []  # (fact, slot, value): each fact's main slot
-    later: list[tuple[str, str, str]] = []  # what its later clauses fill, when the message names that slot
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        return _recoloured(value, known)
+    candidates, later = _candidates(known)
+    if not candidates:
+        return None
+    # "狗应该叫来福": the thing named before the value is the one corrected
+    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
+    candidates = [c for c in candidates if named and named.group("t") in c[0]] or candidates
+    hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
+    if _value_shape(value) == "other" and re.match(r"an? ", value):
+        # "she's actually a greyhound": what something of the user's is, the latest such fact
+        for fact, slot, old in candidates:
+            if slot.startswith("attr:") and old != value:
+                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
+    for way in range(3):
+        for fact, slot, old in candidates + (later if way == 1 else []):
+            if _fits(way, (fact, slot, old), value, hinted) and old != value:
+                return _restated(fact, old, value), fact
+    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
+    fact, slot, old = candidates[0]
+    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
+    shapes = (_value_shape(old), _value_shape(value))
+    if said and not hinted and fact == known_facts[-1] and "number" not in shapes and old != value:
+        return _restated(fact, old, value), fact
+    return None
+
+
+def _recoloured(value: str, known: Sequence[str]) -> tuple[str, str] | None:
+    # "记错了，是棕色的": a colour, in the latest fact that names one
+    for fact in reversed(known):
+        colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
+        if colour:
+            at, end = colour.span("c")
+            return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
+    return None
+
+
+def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
+    """(fact, slot, value) of each known fact's main slot, latest first, and what its later clauses fill
+    (read when the message names that slot)."""
+    candidates: list[Target] = []
+    later: list[Target] = []
+    for fact in reversed(known):
         # "在顺丰当快递员" is a place and a job: either can be the one corrected
         read = [
             pair
@@ -267,63 +273,44 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         ]
         candidates += usable[:1]
         later += usable[1:]
-    if not candidates:
-        return None
-    # "狗应该叫来福": the thing named before the value is the one corrected
-    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
-    about = [c for c in candidates if named and named.group("t") in c[0]]
-    if about:
-        candidates = about
+    return candidates, later
 
-    def shares_word(old: str) -> bool:
-        old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
-        if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
-            return True
-        if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
-            return True  # "福田区" for "深圳南山区": a place of the same kind
-        return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
 
-    hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
+def _shares_word(old: str, value: str) -> bool:
+    old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
+    if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
+        return True
+    if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
+        return True  # "福田区" for "深圳南山区": a place of the same kind
+    return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
+
+
+def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> bool:
+    """Whether the known value may be the one ``value`` corrects, by the ``way`` tried: 0 a shared word,
+    1 a slot the message names, 2 the same shape of value when the message names none."""
+    fact, slot, old = candidate
     shape = _value_shape(value)
-
-    def fits(way: int, slot: str, old: str, fact: str = "") -> bool:
-        if way == 0:
-            return shares_word(old)
-        if way == 1:
-            if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
-                return True  # a thing named by its make, whatever the make looks like
-            if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
-                return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
-            return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
+    if way == 0:
+        return _shares_word(old, value)
+    if way == 2:
         return not hinted and _value_shape(old) == shape and shape != "other"
+    if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
+        return True  # a thing named by its make, whatever the make looks like
+    if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
+        return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
+    return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
 
-    if _value_shape(value) == "other" and re.match(r"an? ", value):
-        # "she's actually a greyhound": what something of the user's is, the latest such fact
-        for fact, slot, old in candidates:
-            if slot.startswith("attr:") and old != value:
-                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
 
-    def restated(fact: str, old: str) -> str:
-        at = fact.index(old) + len(old)
-        tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
-        # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
-        value_said = value[:-tail] if tail and len(value) > tail else value
-        # "学艺术" for 医 in 用户是学医的: the fact says 学 already
-        start = fact.index(old)
-        head = next((n for n in range(3, 0, -1) if start >= n and value_said.startswith(fact[start - n : start])), 0)
-        value_said = value_said[head:] if head and len(value_said) > head else value_said
-        return fact[:start] + value_said + fact[at:]
-
-    for way in range(3):
-        for fact, slot, old in candidates + (later if way == 1 else []):
-            if fits(way, slot, old, fact) and old != value:
-                return restated(fact, old), fact
-    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
-    fact, slot, old = candidates[0]
-    named = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
-    if named and not hinted and fact == known_facts[-1] and "number" not in (_value_shape(old), shape) and old != value:
-        return restated(fact, old), fact
-    return None
+def _restated(fact: str, old: str, value: str) -> str:
+    at = fact.index(old) + len(old)
+    tail = next((n for n in range(3, 0, -1) if value.endswith(fact[at : at + n]) and fact[at : at + n]), 0)
+    # "狮子座" for 双子 in 用户是双子座: the fact says 座 already
+    value_said = value[:-tail] if tail and len(value) > tail else value
+    # "学艺术" for 医 in 用户是学医的: the fact says 学 already
+    start = fact.index(old)
+    head = next((n for n in range(3, 0, -1) if start >= n and value_said.startswith(fact[start - n : start])), 0)
+    value_said = value_said[head:] if head and len(value_said) > head else value_said
+    return fact[:start] + value_said + fact[at:]
 
 
 #: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
@@ -491,23 +478,13 @@ def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple
     return None
 
 
-_ZH_CALLED_OFF = _DATA.regex("_ZH_CALLED_OFF")
-_EN_CALLED_OFF = _DATA.regex("_EN_CALLED_OFF", re.IGNORECASE)
-
-
 TRAVEL = _DATA.text("TRAVEL")
 
 
 def called_off(clause: str) -> str | None:
     """'出差取消了' → 用户的出差取消了, 'the trip got cancelled' → The user's trip got cancelled."""
-    text = _folded(clause).strip()
-    m = _ZH_CALLED_OFF.match(text)
-    if m:
-        return f"用户的{m.group('x')}取消了"
-    m = _EN_CALLED_OFF.search(text)
-    if m:
-        return f"The user's {(m.group('x') or m.group('y') or m.group('z')).lower()} got cancelled"
-    return None
+    fired = _CALLED_OFF_RULES.first(_folded(clause).strip())
+    return fired.text if fired else None
 
 
 _ZH_FELL_THROUGH = _DATA.regex("_ZH_FELL_THROUGH")
@@ -574,32 +551,41 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
             or re.search(r"^(?:成|到)?(?:别的|其他|新的?|一下|回来|回去)", new)
         ):
             continue
-        if m.group("cls"):
-            wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
-        elif m.group("verb") in ("到", "去"):
-            living = re.search(r"住|房|租|搬", text)
-            wanted = ("residence",) if living else _PLACE_SLOTS
-        else:
-            wanted = ()
-        latin = bool(re.search(r"[A-Za-z0-9]", new))
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            for slot, value in slots_of(fact):
-                if value not in fact or slot.startswith(
-                    ("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")
-                ):
-                    continue
-                if ":" in slot or slot in ("name", "age", "job"):
-                    continue
-                fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-                if fits and new not in value:
-                    # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-                    return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-        if not wanted:
-            # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-            for fact in reversed([f for f in known_facts if isinstance(f, str)][-3:]):
-                for slot, value in slots_of(fact):
-                    if slot in _SWAPPABLE and value in fact and new not in value:
-                        return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+        found = _swapped_in(new, _swap_slots(m, text), known_facts)
+        if found:
+            return found
+    return None
+
+
+def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
+    """The slots a swap can be about: by its measure word, by its verb (换到 a place), else any."""
+    if m.group("cls"):
+        wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
+        return wanted
+    if m.group("verb") in ("到", "去"):
+        return ("residence",) if re.search(r"住|房|租|搬", text) else _PLACE_SLOTS
+    return ()
+
+
+def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -> tuple[str, str] | None:
+    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
+    latin = bool(re.search(r"[A-Za-z0-9]", new))
+    known = [f for f in known_facts if isinstance(f, str)]
+    for fact in reversed(known):
+        for slot, value in slots_of(fact):
+            if value not in fact or slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")):
+                continue
+            if ":" in slot or slot in ("name", "age", "job"):
+                continue
+            fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+            if fits and new not in value:
+                # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
+    for fact in reversed(known[-3:]) if not wanted else ():
+        for slot, value in slots_of(fact):
+            if slot in _SWAPPABLE and value in fact and new not in value:
+                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
 
 
@@ -622,24 +608,14 @@ def may_change(text: str) -> bool:
     return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text) or kept) and not re.search(r"[?？吗]\s*$", text)
 
 
-_IT_GONE = _DATA.regex("_IT_GONE")
-_NONE_KEPT = _DATA.regex("_NONE_KEPT")
-_QUIT = _DATA.regex("_QUIT")
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 _QUITTABLE = _DATA.regex("_QUITTABLE")
-_NEW_EMPLOYER = _DATA.regex("_NEW_EMPLOYER")
-_BASE = _DATA.regex("_BASE", re.IGNORECASE)
-_NEW_PHONE = _DATA.regex("_NEW_PHONE", re.IGNORECASE)
-
-_NEW_COMPUTER = _DATA.regex("_NEW_COMPUTER", re.IGNORECASE)
 
 
 _AMOUNT = _DATA.regex("_AMOUNT")
 _YEAR = _DATA.regex("_YEAR")
 _NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
-_AMOUNT_NOW = _DATA.regex("_AMOUNT_NOW")
 _FIGURE = _DATA.regex("_FIGURE")
-_FIGURE_NOW = _DATA.regex("_FIGURE_NOW")
 _FIGURE_ONLY = _DATA.regex("_FIGURE_ONLY")
 _MEASURING = _DATA.regex("_MEASURING")
 _READING = _DATA.regex("_READING")
@@ -662,18 +638,10 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     unit, when both say one) that shares a word with the clause, or, when the
     clause says little besides the figure, the latest such fact.
     """
-    grade = GRADE.search(clause) or _DATE.search(clause) or _READING.search(clause)
-    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
-    if _READING.search(clause):
-        pattern: re.Pattern[str] = _READING
-        new, unit = _READING.search(clause).group(0), None  # type: ignore[union-attr]
-    elif grade:
-        pattern = GRADE if GRADE.search(clause) else _DATE
-        new, unit = grade.group(0), None
-    elif len(amounts) == 1:
-        pattern, new, unit = _AMOUNT, amounts[0].group("n"), amounts[0].group("u")
-    else:
+    figure = _figure_of(clause)
+    if figure is None:
         return None
+    pattern, new, unit = figure
     rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
     bare = len(_COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
@@ -682,26 +650,42 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         if own and re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", fact):
             continue
-        found = [m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))]
-        if not found:
+        there = next((m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))), None)
+        held = _held_figure(there, pattern is _AMOUNT, new, unit) if there else None
+        if held is None:
             continue
-        there = found[0]
-        if pattern is _AMOUNT:
-            said_unit = there.group("u")
-            if unit and said_unit and unit.lower() != said_unit.lower():
-                continue
-            if ("." in there.group("n")) != ("." in new) and not unit:
-                continue
-            old_value, start, end = there.group("n"), there.start("n"), there.end("n")
-        else:
-            old_value, start, end = there.group(0), there.start(), there.end()
+        old_value, start, end = held
         if old_value == new:
             return None
         if words & _bigrams(fact) or bare:
             return fact[:start] + new + fact[end:], fact
-        if not bare:
-            continue
     return None
+
+
+def _figure_of(clause: str) -> tuple[re.Pattern[str], str, str | None] | None:
+    """(the kind of figure, the figure, its unit) a clause gives: a reading, a school year or a date,
+    else its one amount."""
+    reading = _READING.search(clause)
+    if reading:
+        return _READING, reading.group(0), None
+    grade = GRADE.search(clause) or _DATE.search(clause)
+    if grade:
+        return (GRADE if GRADE.search(clause) else _DATE), grade.group(0), None
+    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
+    return (_AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
+
+
+def _held_figure(there: re.Match[str], amount: bool, new: str, unit: str | None) -> tuple[str, int, int] | None:
+    """(value, start, end) of the figure a known fact holds; None for an amount of another unit (or,
+    said without one, with a decimal point where the new has none, or the other way round)."""
+    if not amount:
+        return there.group(0), there.start(), there.end()
+    said_unit = there.group("u")
+    if unit and said_unit and unit.lower() != said_unit.lower():
+        return None
+    if ("." in there.group("n")) != ("." in new) and not unit:
+        return None
+    return there.group("n"), there.start("n"), there.end("n")
 
 
 def _about(thing: str, fact: str, slot: str, value: str) -> bool:
@@ -712,7 +696,6 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
 _TAKE_BACK = _DATA.regex("_TAKE_BACK")
 _MADE_UP = _DATA.regex("_MADE_UP")
 _NO_LONGER_SO = _DATA.regex("_NO_LONGER_SO")
-_EN_NO_LONGER_SO = _DATA.regex("_EN_NO_LONGER_SO", re.IGNORECASE)
 _EN_OVER = _DATA.regex("_EN_OVER", re.IGNORECASE)
 _EN_KEPT_UP = _DATA.regex("_EN_KEPT_UP", re.I)
 NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
@@ -721,13 +704,9 @@ BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
 EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-_STOPPED_TAKING = _DATA.regex("_STOPPED_TAKING")
 TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
-_EN_FIGURE_SAID = _DATA.regex("_EN_FIGURE_SAID", re.IGNORECASE)
-_EN_MADE_UP = _DATA.regex("_EN_MADE_UP", re.IGNORECASE)
-_EN_FORGET = _DATA.regex("_EN_FORGET", re.IGNORECASE)
 _EN_NOT_SO = _DATA.regex("_EN_NOT_SO", re.I)
 _THE_LAST_ONE = _DATA.regex("_THE_LAST_ONE")
 _ABOUT_TOPIC = _DATA.regex("_ABOUT_TOPIC")
@@ -783,15 +762,9 @@ _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_NAMED_THING = _DATA.regex("_EN_NAMED_THING")
 _EN_STUDIES = _DATA.regex("_EN_STUDIES")
-_EN_STUDY_SWITCH = _DATA.regex("_EN_STUDY_SWITCH", re.I)
 _EN_NOT_STUDIED = _DATA.regex("_EN_NOT_STUDIED", re.I)
-_EN_PROMOTED_TO = _DATA.regex("_EN_PROMOTED_TO", re.I)
-_EN_NOW_RUNS = _DATA.regex("_EN_NOW_RUNS", re.I)
 _EN_WEIGHT = _DATA.regex("_EN_WEIGHT", re.I)
-_EN_WEIGHT_NOW = _DATA.regex("_EN_WEIGHT_NOW", re.I)
 _EN_GOT_RID_OF_IT = _DATA.regex("_EN_GOT_RID_OF_IT", re.I)
-_EN_QUIT = _DATA.regex("_EN_QUIT", re.I)
-_EN_LET_GO = _DATA.regex("_EN_LET_GO", re.IGNORECASE)
 #: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
 _EN_NEW_FAVOURITE = re.compile(
     _EN_NAME
@@ -803,27 +776,8 @@ _EN_NEW_FAVOURITE = re.compile(
     + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
     r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
 )
-_EN_SETTLED = _DATA.regex("_EN_SETTLED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
-_EN_TRANSFERRED = _DATA.regex("_EN_TRANSFERRED", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
-_EN_AT_A_FIRM = _DATA.regex("_EN_AT_A_FIRM", re.IGNORECASE)
-_EN_NOW_ITS = _DATA.regex("_EN_NOW_ITS", re.IGNORECASE)
-_EN_NOW_AT = _DATA.regex("_EN_NOW_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 _EN_LEFT_A_JOB = _DATA.regex("_EN_LEFT_A_JOB", re.IGNORECASE)
-_EN_NEW_JOB_AT = _DATA.regex("_EN_NEW_JOB_AT", re.IGNORECASE, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 _EN_STARTING_AS = _DATA.regex("_EN_STARTING_AS", re.IGNORECASE)
-#: "relocated again, now in Chicago", "moved again, we're in Denver now"
-_EN_RELOCATED = re.compile(
-    r"\b(?:relocated|moved)\b[^.!?]{0,30}?(?:\b(?:now in|living in|we're in|i'm in) "
-    + _EN_NAME
-    + r"|, "
-    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
-    + r" now\b)",
-    re.IGNORECASE,
-)
-_EN_NEW_FIGURE = _DATA.regex("_EN_NEW_FIGURE", re.I)
-_EN_MEANT = _DATA.regex("_EN_MEANT", re.I)
-_EN_PARTNER = _DATA.regex("_EN_PARTNER", re.I)
-
 
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
@@ -846,721 +800,49 @@ def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
 def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it replaces) for a thing or partner swapped, said in English:
     a car or phone ("Sold it and got a Mazda 3" after The user drives a Ford Focus), a partner
-    ("that ended. seeing someone named Priya now")."""
-    text = _folded(message)
-    made_up = _EN_MADE_UP.search(text)
-    if made_up and known_facts and isinstance(known_facts[-1], str) and not is_conditional(text):
-        # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
-        # allergic to cats, never had one": the latest fact about the thing it names
-        named_thing = _fact_naming_a_thing(text, known_facts)
-        return [("The user took back what they had just said", named_thing or known_facts[-1])]
-    forget = _EN_FORGET.search(text)
-    if forget and known_facts and not is_conditional(text) and not re.search(r"\?\s*$", text):
-        # "forget that, I was being silly", "please forget what I said about my middle name": the last
-        # thing said, or the latest that the words after "about" name
-        about = {w for w in re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())} - {"what", "said", "the"}
-        named = [
-            f
-            for f in reversed([k for k in known_facts if isinstance(k, str)])
-            if about & set(re.findall(r"[a-z]{3,}", f.lower()))
-        ]
-        if forget.group("about") and not named:
-            return []
-        # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
-        # was not so ("I don't …", "my friend was typing", "I was being silly")
-        waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
-        if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
-            return []
-        return [("The user took back what they had just said", named[0] if named else known_facts[-1])]
-    over = _EN_OVER.search(text)
-    kept_up = (
-        bool(known_facts)
-        and isinstance(known_facts[-1], str)
-        and bool(HABIT.search(known_facts[-1]) or is_plan(known_facts[-1]) or _EN_KEPT_UP.search(known_facts[-1]))
-    )
-    if _EN_NO_LONGER_SO.search(text) and known_facts and isinstance(known_facts[-1], str) and (not over or kept_up):
-        # "honestly that's no longer true, I eat everything now": the last thing said ended
-        return [(NO_LONGER_SO[1], known_facts[-1])]
-    figure = _EN_FIGURE_SAID.search(text) if is_correction(text) else None
-    if figure and known_facts and isinstance(known_facts[-1], str):
-        # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
-        numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", known_facts[-1])
-        if len(numbers) == 1 and numbers[0] != figure.group("n") and known_facts[-1].startswith("The user"):
-            fact = known_facts[-1]
-            at = fact.index(numbers[0])
-            corrected = fact[:at] + figure.group("n") + fact[at + len(numbers[0]) :]
-            return [(marked_as_correction(corrected), fact)]
-    reading = _EN_WEIGHT_NOW.search(text)
-    weighed = next((f for f in reversed(known_facts[-3:]) if isinstance(f, str) and _EN_WEIGHT.search(f)), None)
-    if reading and weighed and not _EN_SOMEONE_ELSE.search(text) and not is_unreal(text):
-        # "down to 195 after two months", "hit 180 this morning": a weight said again
-        old = _EN_WEIGHT.search(weighed)
-        if old and old.group("n") != reading.group("n"):
-            return [(weighed[: old.start("n")] + reading.group("n") + weighed[old.end("n") :], weighed)]
-    said = text
+    ("that ended. seeing someone named Priya now"): the rules of [[registries.english_said]], then
+    of [[registries.english]]."""
+    said = _folded(message)
+    context = {"text": said, "said": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
+    found = _english(_ENGLISH_SAID, said, context)
+    if found is not None:
+        return found
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
     # winter is gonna hurt": the move is so, the winter to come is not)
     text = " ".join(
-        sentence for sentence in re.split(r"(?<=[.!?])\s+", text) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
+        sentence for sentence in re.split(r"(?<=[.!?])\s+", said) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
     )
     if not text or re.search(
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
         return []
-    known = [f for f in known_facts if isinstance(f, str)]
-    m = _EN_QUIT.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # "I quit smoking last year": the habit known, quit
-        habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
-        known_habit = EN_QUITTABLE.search(habit) if habit else None
-        quit_habit = EN_QUITTABLE.search(m.group("x"))
-        if (
-            habit
-            and known_habit
-            and quit_habit
-            and known_habit.group().lower() == quit_habit.group().lower()
-            and not re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit)
-        ):
-            return [(QUIT_HABIT, habit)]
-    if _EN_LET_GO.search(text) and not _EN_SOMEONE_ELSE.search(text):
-        # "I stopped going, it was wrecking my shoulder": the latest habit or pursuit let go of
-        habit = next((f for f in reversed(known) if HABIT.search(f) and f.startswith("The user ")), None)
-        if habit and not re.search(r"\b(?:not|never|no longer)\b|n't\b", habit):
-            return [(LET_GO[1], habit)]
-
-    m = _EN_STUDY_SWITCH.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text) and not _EN_NOT_STUDIED.search(text):
-        # "switched to Latin this term" after "The user studies Hindi": one subject in place of another
-        studied = next((f for f in reversed(known) if _EN_STUDIES.match(f)), None)
-        value = m.group("v") or m.group("w") or m.group("x") or m.group("y")
-        if studied and value.lower() not in studied.lower():
-            return [(f"The user studies {value} now", studied)]
-    m = _EN_PROMOTED_TO.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # the known title of the same kind ("a junior analyst"), said with the rank it has now
-        title = re.compile(
-            r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I
-        )
-        held = next((f for f in reversed(known) if f.startswith("The user ") and title.search(f)), None)
-        if held and m.group("v").lower() not in held.lower():
-            return [(title.sub(m.group("v").lower(), held, count=1), held)]
-
-    def latest(slots: tuple[str, ...]) -> tuple[str, str] | None:
-        for fact in reversed(known):
-            for slot, _value in slots_of(fact):
-                if slot in slots or slot.split(":", 1)[0] in slots:
-                    return fact, slot
-        return None
-
-    def thing_now(value: str, thing: tuple[str, str]) -> list[tuple[str, str]]:
-        said = f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"
-        return [(said, thing[0])]
-
-    def works_at(value: str) -> list[tuple[str, str]] | None:
-        """The employer now, replacing the latest known one (None if none, or the same)."""
-        work = latest(("employer", "employment"))
-        return [(f"The user works at {value}", work[0])] if work and value.lower() not in work[0].lower() else None
-
-    m = _EN_NOW_RUNS.search(text)
-    if m and not _EN_SOMEONE_ELSE.search(text):
-        # "left in spring, now I run a café": where the user works now
-        now_at = works_at(m.group("v"))
-        if now_at:
-            return now_at
-    for pattern in _EN_SWAPS:
-        m = pattern.search(text)
-        if m:
-            thing = latest(("vehicle", "phone"))
-            # "an iPhone 15 this weekend": the make and model, not when
-            value = re.sub(
-                r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
-            )
-            if thing and value.lower() not in thing[0].lower():
-                return thing_now(value, thing)
-            # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
-            owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
-            if not thing and owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
-                # what the user has now, and that the old one is gone (which the judge reads as ending it)
-                return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
-            # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
-            # last two known facts that says what one thing of the user's is, by name
-            if not thing and pattern is _EN_SWAPS[0] and not is_unreal(text) and not _EN_SOMEONE_ELSE.search(text):
-                for fact in list(reversed(known))[:2]:
-                    is_named = _EN_NAMED_THING.match(fact)
-                    if is_named and value.lower() not in fact.lower():
-                        return [(fact[: is_named.start("v")] + value, fact)]
-    m = _EN_NEW_FAVOURITE.search(text)
-    if m and not re.search(r"\b(?:his|her|their)\b", text, re.I):
-        # "lately Interstellar has become my all-time favorite": in the latest favourite known
-        value = re.sub(
-            r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
-            "",
-            m.group("v") or m.group("v2") or m.group("v3"),
-            flags=re.IGNORECASE,
-        )
-        for fact in reversed(known):
-            old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
-            if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
-                return [(fact.replace(old_value, value, 1), fact)]
-    m = _EN_NEW_JOB_AT.search(text)
-    if m and (now := works_at(m.group("v"))):
-        return now  # "started my new job at Airbnb on Monday"
-    m = _EN_STARTING_AS.search(said)
-    if m and _EN_LEFT_A_JOB.search(said) and not is_conditional(said):
-        # "handed in my notice! starting as a bank teller next week": the old job is ending, the
-        # new one is fixed (a start date is no maybe)
-        work = latest(("job", "employment", "employer"))
-        if work and m.group("v").lower() not in work[0].lower():
-            return [(f"The user works as {m.group('v')}", work[0])]
-    m = _EN_RELOCATED.search(text)
-    # "my sister moved out to …": someone else, unless with the user ("my wife and I")
-    if m and re.match(r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)", text, re.I):
-        m = None
-    if m:
-        # "relocated again, now in Chicago", "moved out to the suburbs, Naperville now": where the user lives now
-        home = latest(("residence",))
-        place = m.group("v") or m.group("v2")
-        if home and place.lower() not in home[0].lower():
-            return [(f"The user lives in {place}", home[0])]
-    # the rules below read the user's own change; another person named makes it theirs
-    others = bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
-    m = None if others else _EN_SETTLED.search(text)
-    if m:
-        home = latest(("residence",))
-        if home and m.group("v").lower() not in home[0].lower():
-            return [(f"The user lives in {m.group('v')}", home[0])]
-    m = None if others else _EN_TRANSFERRED.search(text)
-    if m:
-        # the place the known work fact names, by a capitalised word after "in"
-        for fact in reversed(known):
-            place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
-            if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
-                if m.group("v").lower() != place.group("p").lower():
-                    return [(fact[: place.start("p")] + m.group("v") + fact[place.end("p") :], fact)]
-                break
-    m = None if others else _EN_NOW_ITS.search(text)
-    thing = latest(("vehicle", "phone")) if m and known else None
-    if m and thing and thing[0] == known[-1] and m.group("v").lower() not in thing[0].lower():
-        return thing_now(m.group("v"), thing)
-    m = None if others else _EN_AT_A_FIRM.search(text)
-    if m and (now := works_at(m.group("v"))):
-        return now  # "now I'm at a startup called Fable": an employer, said as one
-    m = _EN_NOW_AT.search(text)
-    if m and (
-        _EN_LEFT_A_JOB.search(text)
-        or (not others and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
-    ):
-        # "quit last week, I'm at Costco now": the employer now
-        now = works_at(m.group("v"))
-        if now:
-            return now
-    m = _EN_NEW_FIGURE.search(text)
-    if m and not re.search(
-        r"\b(?:my|his|her) (?:\w+ )?(?:mom|dad|wife|husband|son|daughter|friend|brother|sister)\b", text, re.I
-    ):
-        measured = latest(("measure",))
-        if measured:
-            old_value = dict(slots_of(measured[0])).get(measured[1])
-            if old_value and old_value != m.group("n"):
-                return [(measured[0].replace(old_value, m.group("n"), 1), measured[0])]
-    m = _EN_MEANT.search(text)
-    if m and known:
-        # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
-        fact = known[-1]
-        slots = slots_of(fact)
-        value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
-        said = m.group("v").strip()
-        if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
-            said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
-        if said.lower() != value.lower() and fact.lower().startswith("the user"):
-            corrected = fact[: fact.rindex(value)] + said + fact[fact.rindex(value) + len(value) :]
-            return [(marked_as_correction(corrected), fact)]
-    m = _EN_PARTNER.search(text)
-    ended = re.search(
-        r"\b(?:ended|broke up|split up|didn't work out|did not work out|didn't last|did not last|over|dumped|engaged|married)\b"
-        r"|\bnow\b",
-        text,
-        re.I,
-    )
-    # "my sister is now seeing someone named Theo": the clause's subject is someone else
-    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1] if m else ""
-    if m and ended and m.group("v").lower() not in ("i", "the", "a", "my") and not _EN_SOMEONE_ELSE.search(clause):
-        partner = latest(("partner",))
-        if partner and m.group("v").lower() not in partner[0].lower():
-            return [(f"The user is dating {m.group('v')}", partner[0])]
-    return []
+    return _english(_ENGLISH, text, {**context, "text": text}) or []
 
 
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     """(new fact, the known fact it ends or replaces) for kinds of change told as events, without 我:
     a pet gone ("它飞走了"), a habit stopped ("烟戒了"), a new employer ("后来跳去字节了"), a new base,
-    a new phone ("入了台iPhone")."""
+    a new phone ("入了台iPhone"): the rules of [[registries.message]], then of [[registries.clause]]."""
     text = _folded(message)
     known = [f for f in known_facts if isinstance(f, str)]
-    found: list[tuple[str, str]] = []
-    # "我老公比我大，今年41了": a figure in a message about someone else is theirs
-    others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
     if not re.search(r"[\u4e00-\u9fff]", text):
         return english_swaps(text, known)
     back = withdrawn(text, known)
     if back:
         return [back]
-
-    slotted: list[tuple[str, list[tuple[str, str]]]] = []  # each known fact's slots, read once, latest first
-
-    def latest(predicate: Callable[[str, str, str], bool]) -> tuple[str, str, str] | None:
-        if not slotted:
-            slotted.extend((fact, slots_of(fact) or [("", "")]) for fact in reversed(known))
-        for fact, slots in slotted:
-            for slot, value in slots:
-                if predicate(fact, slot, value):
-                    return fact, slot, value
-        return None
-
-    if _NOT_X_BUT_Y.match(text):
-        # "不是乐乐，是笑笑": said against the known fact that names the first
-        fixed = instead(text, known)
-        if fixed:
-            return [fixed]
-    partner = _NEW_PARTNER.search(text)
-    if partner:
-        named = latest(
-            lambda f, s, v: (
-                s == "partner"
-                or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
-            )
-        )
-        if named and partner.group("v") not in named[0]:
-            role = named[1].split(":")[1] if named[1].startswith("relationship:") else "对象"
-            found.append((f"用户的{role}叫{partner.group('v')}", named[0]))
-
-    if not partner and not told_of_someone_else(text):
-        for raw in re.split(r"[，,。！!；;~～…]", text):
-            if _BROKE_UP.match(
-                re.sub(r"^(?:唉|哎|诶|哦|嗯|反正|所以|最后)+", "", _TRAILING_SYMBOLS.sub("", raw.strip()))
-            ):
-                # "异地太累了，我们分了": the partner known is no longer one
-                was = latest(
-                    lambda f, s, v: (
-                        s == "partner"
-                        or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
-                        or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
-                    )
-                )
-                if was:
-                    found.append((BROKE_UP, was[0]))
-                break
-
-    def doing(verb: str) -> tuple[str, str, str] | None:
-        """The latest known fact in which the user does ``verb`` to something ("在玩原神" for 玩)."""
-        return latest(lambda f, s, v: bool(re.search(verb + r"(?!了)\S", f[2:])))
-
-    # each clause once, without what ends it ("…榴莲😋"); the rules before the loop read clauses
-    # that the loop would pass over as plans ("下个月去…报到", "以后只喝…了")
+    # "不是乐乐，是笑笑": said against the known fact that names the first
+    fixed = instead(text, known) if _NOT_X_BUT_Y.match(text) else None
+    if fixed:
+        return [fixed]
+    # "我老公比我大，今年41了": a figure in a message about someone else is theirs
+    others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+    # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
+    # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    # (and a post won in an exam or an offer: "考上编了！下个月去…报到")
-    if re.search(r"跳槽|offer|入职|换工作|换了工作|新工作|辞了|辞职|离职|考上|上岸|录取|录用", text, re.I):
-        for piece in pieces:
-            m = None if others else _GOES_TO_DO.match(piece)
-            work = latest(lambda f, s, v: s in ("employer", "employment", "job", "business")) if m else None
-            if m and work and m.group("job") not in work[0]:
-                found.append((f"用户在{m.group('v')}做{m.group('job')}", work[0]))
-                break
-            m = _REPORTS_TO.match(piece)
-            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location")) if m else None
-            if m and work and m.group("v") not in work[0]:
-                found.append((f"用户入职了{m.group('v')}", work[0]))
-                break
-    m = _NOW_FAVOURITE_THEM.search(text)
-    if m and not told_of_someone_else(text):
-        # "最近入坑了陈奕迅，现在最爱他了": the one just named is the favourite now
-        liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
-        if liked and m.group("n") not in liked[0]:
-            found.append((liked[0].replace(liked[2], m.group("n"), 1), liked[0]))
-    moved_home = re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text)
-    # "房子买好了，在江北那边": a home bought, then where it is (not a plan: "打算买房")
-    bought_home = re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text) and not is_unreal(
-        text
-    )
-    if (moved_home or bought_home) and not others:
-        for piece in pieces:
-            # "今年搬新家了，在高新区那边": where the new home is
-            m = _NEW_HOME_AT.match(piece)
-            home = latest(lambda f, s, v: s == "residence") if m else None
-            if m and home and m.group("v") not in home[0]:
-                found.append((f"用户住在{m.group('v')}", home[0]))
-                break
-    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
-    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
-    for piece in pieces:
-        # "结婚后和老公在城东买了套两居室", "我们在滨江租了套房": the household's new home is the user's
-        m = _HOUSEHOLD_HOME.match(piece)
-        home = latest(lambda f, s, v: s == "residence") if m and not is_unreal(piece) else None
-        if m and home and m.group("v") not in home[0]:
-            found.append((f"用户住在{m.group('v')}{m.group('w') or ''}", home[0]))
-            break
-    if known and is_plan(known[-1]) and not others and any(_NEVER_MIND.match(p) for p in pieces):
-        # "想想还是算了": the plan just told is off
-        found.append(("用户的出行计划取消了" if re.search(TRAVEL, known[-1]) else "用户的计划取消了", known[-1]))
-    for piece in pieces:
-        # "公司把我派到香港了": where the employer sent the user to work
-        m = _SENT_TO.match(piece)
-        work = latest(lambda f, s, v: s in ("work_location", "employment", "employer")) if m else None
-        if m and work and m.group("v") not in work[0]:
-            found.append((f"用户在{m.group('v')}工作", work[0]))
-            break
-    for piece in pieces:
-        # "以后只喝苏打水了": a decision taken (了), not a plan
-        m = _ONLY_NOW.match(piece)
-        about = doing(m.group("verb")) if m and not others else None
-        if m and about and m.group("v") not in about[0]:
-            found.append((f"用户以后只{m.group('verb')}{m.group('v')}了", about[0]))
-    car = _NEW_CAR.search(text) or _NOW_DRIVES.search(text)
-    if car and not others and not is_unreal(text):
-        vehicle = latest(lambda f, s, v: s == "vehicle")
-        if vehicle and car.group("v") not in vehicle[0]:
-            found.append((f"用户开的是{car.group('v')}", vehicle[0]))
-    for piece in pieces:
-        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
-        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
-        # a title the user now holds ("做仓库主管") names no one else
-        whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
-        whose = re.sub(
-            r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose
-        )  # "被朋友挖去了…": the one who hired, not the subject
-        whose = re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)  # "转给朋友了": who got it
-        turn = _in_turn(clause, text, known)
-        if turn:
-            # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
-            # thing does in its place, said without naming them again
-            found.append(turn)
-            continue
-        if not clause or re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, whose) or is_unreal(clause):
-            continue
-        if told_of_someone_else(text) and "我" not in clause:
-            continue  # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
-        if not re.search(r"[\u4e00-\u9fff]", clause):
-            # "今天上秤，132！": a figure on its own, after the words of weighing or measuring
-            figure = _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(text) and not others
-            again = remeasured(clause, known) if figure else None
-            if again:
-                found.append(again)
-            continue  # these are Chinese ways of telling; English ones name their subject
-        gone = _IT_GONE.match(clause) or _NONE_KEPT.search(clause)
-        pet = latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no") if gone else None
-        if pet:
-            species = pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None
-            species = species or species_of(pet[0])
-            if species:
-                found.append((f"用户不再养{species}了", pet[0]))
-            continue
-        m = _DYED.search(clause)
-        if m:
-            hair = latest(lambda f, s, v: s == "hair_colour")
-            if hair and m.group("v") not in hair[0]:
-                found.append((f"用户的头发染成了{m.group('v')}", hair[0]))
-            continue
-        m = _SWITCHED_TO.match(clause)
-        # a one-character choice ("改喝奶") only when no one advised it ("朋友劝我…改喝奶" is advice)
-        if m and len(m.group("v")) == 1 and re.search(r"建议|劝|应该|最好|让我|叫我|要我", text):
-            continue
-        if m:
-            before = doing(m.group("verb"))
-            if before and m.group("v") not in before[0]:
-                found.append((f"用户改{m.group('verb')}{m.group('v')}了", before[0]))
-            continue
-        m = _TOPIC_SWAPPED.match(clause)
-        topic = m.group("t") if m else ""
-        about = latest(lambda f, s, v, topic=topic: topic in f[2:]) if m else None  # type: ignore[misc]
-        if m and about and m.group("v") not in about[0]:
-            found.append((f"用户{topic}换成{m.group('v')}了", about[0]))
-            continue
-        switched = bool(switching - {piece})
-        if _GAVE_UP.match(re.sub(r"^(?:唉|哎|诶)+", "", clause)) and not switched:
-            # ("日语放弃了，改学韩语": the switch says what ended and what took its place)
-            pursuit = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
-            if pursuit:
-                found.append(("用户放弃了" + _pursued(pursuit[0]), pursuit[0]))
-                continue
-        m = _LAPSED.match(clause)
-        if m:
-            # "私教课到期了没续", "卡到期没续": what the user had signed up for, lapsed
-            lapsed: str = m.group("t")
-
-            def signed_up(f: str, s: str, v: str, lapsed: str = lapsed) -> bool:
-                return lapsed in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f))
-
-            signed = latest(signed_up)
-            if signed:
-                found.append((LAPSED, signed[0]))
-                continue
-        m = _STOPPED_TAKING.match(clause)
-        taking = latest(lambda f, s, v, m=m: bool(re.search(TAKING, f)) and m.group("t") in f) if m else None  # type: ignore[misc]
-        if taking:
-            # "药早停了" after 用户在吃降压药: the course of medicine known is over
-            found.append((LET_GO[0], taking[0]))
-            continue
-        m = _LEFT_OFF.match(re.sub(r"^(?:唉|哎|诶)+", "", clause))
-        if m:
-            # "瑜伽课都停了", "背单词那事儿早放弃了", "现在已经停了": a pursuit or a habit let go of,
-            # by its topic when one is named (the one a known fact does), else the latest one
-            topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
-            verb = m.group("verb") or m.group("verb2")
-            if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
-                continue  # "公交停了": a bare noun that stopped is no habit given up
-
-            def let_go(f: str, s: str, v: str, topic: str = topic, verb: str | None = verb) -> bool:
-                if topic and topic not in f:
-                    return False
-                return bool(HABIT.search(f)) and (
-                    not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f)))
-                )
-
-            that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
-            # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
-            kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(
-                let_go
-            )
-            if not kept and topic and that:
-                # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
-                kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
-            if kept:
-                said = "用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0]
-                found.append((said, kept[0]))
-                continue
-        m = _DENIAL.search(clause)
-        denied = latest(lambda f, s, v, m=m: m.group("p") in f[2:]) if m else None  # type: ignore[misc]
-        if m and denied:
-            # "问了医生才知道根本不是过敏": what a known fact says, denied
-            found.append((f"用户其实没有{m.group('p')}", denied[0]))
-            continue
-        m = _ITS_AGE.search(clause)
-        pet = (
-            latest(lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f)) and bool(species_of(f)))
-            if m
-            else None
-        )
-        if m and pet:
-            # "给它过了四岁生日" after 用户家狗狗三岁: the pet's age, in the known fact
-            old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", pet[0])
-            if old and old.group(0) != m.group("n") + "岁":
-                found.append((pet[0][: old.start()] + m.group("n") + "岁" + pet[0][old.end() :], pet[0]))
-            continue
-        m = _SOLD_UNNAMED.match(clause)
-        if m:
-            # what the user has, said last: "有辆摩托车" (a pet is given away in other words)
-            owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])))
-            if owned and owned[0] == known[-1]:
-                found.append((f"用户已经把它{m.group('verb')}了", owned[0]))
-            continue
-        m = _GOT_RID.search(clause) or _GONE_TO_OTHERS.match(clause)
-        if m:
-            thing = m.group("x")
-            owned = (
-                latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
-                if thing in ("它", "这个", "那个")
-                # "车上礼拜卖了": the car, by its slot when the fact names only its make
-                else latest(lambda f, s, v: s == "vehicle")
-                if thing in ("车", "车子", "爱车")
-                else latest(lambda f, s, v, thing=thing: thing in f)  # type: ignore[misc]
-            )
-            if owned:
-                said = (
-                    f"用户已经把它{m.group('verb')}了"
-                    if thing in ("它", "这个", "那个")
-                    else f"用户的{thing}{m.group('verb').replace('人偷', '偷')}了"
-                    if m.group("verb").startswith(("被", "弄", "搞"))
-                    else f"用户把{thing}{m.group('verb')}了"
-                )
-                found.append((said, owned[0]))
-            continue
-        m = _QUIT.match(clause)
-        if m:
-            thing = m.group("what") or m.group("obj") or m.group("act") or ""
-            habit = latest(functools.partial(_about, thing)) if thing else None
-            if thing in QUIT_KINDS and not habit and not others:
-                # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
-                kind = QUIT_KINDS[thing]
-
-                def of_kind(f: str, s: str, v: str, kind: tuple[str, ...] = kind) -> bool:
-                    return any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:])
-
-                habit = latest(of_kind)
-                if habit:
-                    # said by the kind, as a habit let go of (naming the one thing again would keep it)
-                    found.append((f"用户戒了{thing}", habit[0]))
-                    continue
-            if not thing and not m.group("act") and not others:
-                # "其实我早戒了": what a habit one quits is, in the latest fact that names one
-                habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
-                quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
-                thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
-            if habit:
-                said = f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了"
-                found.append((said, habit[0]))
-            continue
-        m = _SETTLED_IN.match(clause)
-        if m and _STAYING.search(text):
-            home = latest(lambda f, s, v: s == "residence")
-            if home and m.group("v") not in home[0]:
-                found.append((f"用户住在{m.group('v')}", home[0]))
-            continue
-        m = _STARTED_WORK_AT.match(clause)
-        work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job")) if m else None
-        if m and work and m.group("v") not in work[0]:
-            # "月初起去物流园上班了": a new place of work, said as when it began
-            said = f"用户入职了{m.group('v')}" if work[1] in ("employment", "employer") else f"用户在{m.group('v')}上班"
-            found.append((said, work[0]))
-            continue
-        m = _NOW_DOING.match(clause)
-        if m and looks_like_job(m.group("v")):
-            job = latest(lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))))
-            if job and m.group("v") not in job[0]:
-                found.append((f"用户现在做{m.group('v')}", job[0]))
-            continue
-        m = _NEW_EMPLOYER.match(clause)
-        if m and not re.search(r"玩|旅游|旅行|吃|逛|看", m.group("v")):
-            work = latest(lambda f, s, v: s in ("employer", "employment", "work_location", "job", "business"))
-            if work:
-                # "在一家外企做销售" is a place and a job: the new employer is said as joined
-                said = f"用户入职了{m.group('v')}" if work[1] == "employment" else f"用户在{m.group('v')}工作"
-                found.append((said, work[0]))
-            continue
-        m = _BASE.match(clause)
-        if m:
-            place = latest(lambda f, s, v: s in ("work_location", "residence", "employment", "employer"))
-            if place:
-                found.append((f"用户在{m.group('v')}工作", place[0]))
-            continue
-        m = _NEW_COMPUTER.search(clause)
-        if m:
-            computer = latest(lambda f, s, v: s in ("attr:电脑", "attr:笔记本"))
-            if computer and m.group("v").strip() not in computer[0]:
-                noun = computer[1].split(":", 1)[1]
-                found.append((f"用户的{noun}是{m.group('v').strip()}", computer[0]))
-                continue
-        m = _NEW_PHONE.search(clause)
-        if m:
-            phone = latest(lambda f, s, v: s == "phone")
-            # "又换回华为了，Mate 60": the make, then the model in the next clause
-            model = re.search(
-                re.escape(clause)
-                + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
-                text,
-            )
-            value = (
-                model.group("m").strip()
-                if model and re.fullmatch(r"苹果|华为|小米|三星|荣耀|红米", m.group("v").strip())
-                else m.group("v").strip()
-            )
-            if phone:
-                found.append((f"用户的手机是{value}", phone[0]))
-            continue
-        m = None if others else _ADMITTED.match(clause)
-        if m:
-            # "被浙大录取了" after 用户在读高三: the school the user goes on to
-            got_into = m.group("v1") or m.group("v2")
-            school = latest(lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))))
-            if school and _SCHOOL_NAME.search(got_into) and got_into not in school[0]:
-                found.append((f"用户考上了{got_into}", school[0]))
-            continue
-        if _GRADUATED_TO_WORK.match(clause) and not others:
-            # "毕业就到苏州上班了": the studies going on are over (the work is read as said)
-            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
-            if study:
-                found.append(("用户已经毕业了", study[0]))
-            continue
-        if _GRADUATED.match(clause) and not others:
-            # "毕业啦！": the studies a known fact says are going on are over
-            study = latest(lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)))
-            if study:
-                found.append(("用户已经毕业了", study[0]))
-            continue
-        if _DROPPED_OUT.match(clause):
-            study = latest(lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)))
-            if study:
-                found.append(("用户退学了", study[0]))
-            continue
-        if _QUIT_JOB.search(clause):
-            work = latest(
-                lambda f, s, v: (
-                    s in ("employer", "employment", "work_location", "job", "business")
-                    or bool(re.search(r"上班|工作|兼职|打工|实习", f))
-                )
-            )
-            if work:
-                found.append(("用户辞职了", work[0]))
-            continue
-        m = _NEW_FAVOURITE.search(clause)
-        if m:
-            liked = latest(lambda f, s, v: s.startswith("favourite") and v in f)
-            if liked:
-                found.append((liked[0].replace(liked[2], m.group("v"), 1), liked[0]))
-            continue
-        m = _RENAMED.search(clause)
-        if m:
-            # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
-            named = latest(
-                lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f
-            )
-            if named and m.group("v") not in named[2]:
-                found.append((named[0].replace(named[2], m.group("v"), 1), named[0]))
-            continue
-        m = None if others else _AMOUNT_NOW.match(clause)
-        if m and (m.group("verb") or m.group("now")):
-            # "慢慢加到五公里", "现在每天十公里": an amount in the unit a known fact measures in
-            unit: str = m.group("u")
-
-            def in_unit(f: str, s: str, v: str, unit: str = unit) -> bool:
-                return bool(re.search(_NUMBER_WORDS + re.escape(unit), f))
-
-            measured = latest(in_unit)
-            there = re.search(_NUMBER_WORDS + re.escape(unit), measured[0]) if measured else None
-            if measured and there and there.group(0) != m.group("n") + unit:
-                found.append(
-                    (measured[0][: there.start()] + m.group("n") + measured[0][there.end() - len(unit) :], measured[0])
-                )
-                continue
-        m = None if others else _FIGURE_NOW.match(clause)
-        held = latest(lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v))) if m else None
-        if m and held and held[2] != m.group("n") and held[2] in held[0]:
-            # "涨到七千了", "现在一万二": a salary or a weight said again in words, not digits
-            found.append((held[0].replace(held[2], m.group("n"), 1), held[0]))
-            continue
-        again = None if others else remeasured(clause, known)
-        if again:
-            found.append(again)
-            continue
-        lead = _NOW_LEAD.match(clause)
-        if lead and not others:
-            # "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a
-            # known fact holds with another value (after every rule that knows its kind better)
-            said = "用户" + clause[lead.end() :]
-            for slot, value in slots_of(said):
-                if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
-                    held = latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)  # type: ignore[misc]
-                    if held:
-                        found.append((said, held[0]))
-                        break
-            else:
-                at = _NOW_AT_WORK.match(clause[lead.end() :])
-                # "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place
-                # is a workplace by its name or the message says the job changed; "现在在北京" right
-                # after "用户在天津工作", a chain of places worked in
-                chain = bool(
-                    known
-                    and at
-                    and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
-                    and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known[-1])
-                )
-                if at and (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(text) or chain):
-                    work = latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
-                    if work and at.group("v") not in work[0]:
-                        # said in the known fact's own words, which the judge compares as one statement
-                        verb = "上班" if work[0].endswith("上班") else "工作"
-                        found.append((f"用户在{at.group('v')}{verb}", work[0]))
+    context = {"text": text, "known": _Known(known), "others": others}
+    found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
-        found.extend(succession(pieces, known))
+        found = succession(pieces, known)
     # "日语放弃了，改学韩语": what took its place says the old one ended; the giving up goes
     switched_from = {old for new, old in found if re.match(r"^用户(?:的|家)?[\u4e00-\u9fff]{0,4}?改", new)}
     return [
@@ -1614,15 +896,10 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-_RENAMED = _DATA.regex("_RENAMED")
 _TRAILING_SYMBOLS = _DATA.regex("_TRAILING_SYMBOLS")
 _PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
 _NEW_PARTNER = _DATA.regex("_NEW_PARTNER")
-_NEW_CAR = _DATA.regex("_NEW_CAR")
-_NOW_DRIVES = _DATA.regex("_NOW_DRIVES")
-_DYED = _DATA.regex("_DYED")
 _SWITCHED_TO = _DATA.regex("_SWITCHED_TO")
-_TURN_WHEN = _DATA.text("_TURN_WHEN")
 _IN_TURN = _DATA.regex("_IN_TURN")
 _NOW_PURSUING = _DATA.regex("_NOW_PURSUING")
 _TOPIC_IS = _DATA.regex("_TOPIC_IS")
@@ -1640,6 +917,22 @@ def _gives_up(message: str) -> bool:
     return bool(_GAVE_UP_WORDS.search(message))
 
 
+def _pursued_now(now: re.Match[str], message: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
+    for fact in list(reversed(known))[:2]:
+        does = _DOES.match(fact)
+        if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
+            continue
+        who = does.group("who") or ""
+        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+        # a relative's pursuit changed once already, or the user's own, said given up in this message
+        # ("韩语也学不下去了，现在学西班牙语")
+        # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
+        if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
+            return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
+    return None
+
+
 def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(what is done now, the known fact it replaces) for a change of what one does said without
     who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
@@ -1653,20 +946,8 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     ):
         return None  # "改成一天一杯": an amount, read as one (``remeasured``)
     now = _NOW_PURSUING.match(clause) if not m else None
-    if now and not is_unreal(clause):
-        # "现在在学大提琴": a relative's pursuit, changed once already, changed again
-        for fact in list(reversed(known))[:2]:
-            does = _DOES.match(fact)
-            if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
-                continue
-            who = does.group("who") or ""
-            relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-            # a relative's pursuit changed once already, or the user's own, said given up in this message
-            # ("韩语也学不下去了，现在学西班牙语")
-            # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-            if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
-                return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
-        return None
+    if now:
+        return _pursued_now(now, message, known) if not is_unreal(clause) else None
     if not m or is_unreal(clause):
         return None
     for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
@@ -1689,45 +970,705 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     return None
 
 
-_TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
-_ONLY_NOW = _DATA.regex("_ONLY_NOW")
-_GOT_RID = _DATA.regex("_GOT_RID")
-_ITS_AGE = _DATA.regex("_ITS_AGE")
-_SOLD_UNNAMED = _DATA.regex("_SOLD_UNNAMED")
 _NOW_AT_WORK = _DATA.regex("_NOW_AT_WORK")
 _WORKPLACE_NAME = _DATA.regex("_WORKPLACE_NAME")
 _JOB_MOVED = _DATA.regex("_JOB_MOVED")
-_NOW_LEAD = _DATA.regex("_NOW_LEAD")
-_SETTLED_IN = _DATA.regex("_SETTLED_IN")
-_STAYING = _DATA.regex("_STAYING")
-_REPORTS_TO = _DATA.regex("_REPORTS_TO")
-_GOES_TO_DO = _DATA.regex("_GOES_TO_DO")
-_GAVE_UP = _DATA.regex("_GAVE_UP")
-_LEFT_OFF = _DATA.regex("_LEFT_OFF")
-_NOW_FAVOURITE_THEM = _DATA.regex("_NOW_FAVOURITE_THEM")
-_NEW_HOME_AT = _DATA.regex("_NEW_HOME_AT")
-_SENT_TO = _DATA.regex("_SENT_TO")
-_LAPSED = _DATA.regex("_LAPSED")
-_BROKE_UP = _DATA.regex("_BROKE_UP")
 _NOT_X_BUT_Y = _DATA.regex("_NOT_X_BUT_Y")
-_DENIAL = _DATA.regex("_DENIAL")
 _PURSUIT = _DATA.regex("_PURSUIT")
-_DROPPED_OUT = _DATA.regex("_DROPPED_OUT")
-_ADMITTED = _DATA.regex("_ADMITTED")
 _SCHOOL_NAME = _DATA.regex("_SCHOOL_NAME")
-_HOUSEHOLD_HOME = _DATA.regex("_HOUSEHOLD_HOME")
-_NEVER_MIND = _DATA.regex("_NEVER_MIND")
-_GRADUATED = _DATA.regex("_GRADUATED")
-_GRADUATED_TO_WORK = _DATA.regex("_GRADUATED_TO_WORK")
 STUDYING_NOW = _DATA.regex("STUDYING_NOW")
 STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
 WORKPLACE = _DATA.regex("WORKPLACE")
 TRADE = _DATA.regex("TRADE")
-_STARTED_WORK_AT = _DATA.regex("_STARTED_WORK_AT")
-_NOW_DOING = _DATA.regex("_NOW_DOING")
-_GONE_TO_OTHERS = _DATA.regex("_GONE_TO_OTHERS")
-_QUIT_JOB = _DATA.regex("_QUIT_JOB")
-_NEW_FAVOURITE = _DATA.regex("_NEW_FAVOURITE")
+
+
+# --------------------------------------------------------------------------
+# One clause's change, by the rules of [[registries.clause]] (ADR 0042)
+# --------------------------------------------------------------------------
+
+Event = tuple[str, str]  # (new fact, the known fact it ends or replaces)
+Target = tuple[str, str, str]  # (known fact, its slot, the slot's value)
+Test = Callable[[str, str, str], bool]
+
+
+class _Known:
+    """The known facts, each one's slots read once (latest first) and only when a rule asks."""
+
+    def __init__(self, facts: Sequence[str]) -> None:
+        self.facts = tuple(facts)
+        self._slotted: list[tuple[str, list[tuple[str, str]]]] | None = None
+
+    def latest(self, test: Test) -> Target | None:
+        """The latest known fact, with the slot, for which ``test(fact, slot, value)`` holds."""
+        if self._slotted is None:
+            self._slotted = [(fact, slots_of(fact) or [("", "")]) for fact in reversed(self.facts)]
+        for fact, slots in self._slotted:
+            for slot, value in slots:
+                if test(fact, slot, value):
+                    return fact, slot, value
+        return None
+
+
+def _pet_gone(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    pet = context["known"].latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
+    if not pet:
+        return None, False
+    species = (pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None) or species_of(pet[0])
+    return ((f"用户不再养{species}了", pet[0]) if species else None), True
+
+
+def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
+    m, latest = fired.match, context["known"].latest
+    topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
+    verb = m.group("verb") or m.group("verb2")
+    if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
+        return None, True  # "公交停了": a bare noun that stopped is no habit given up
+
+    def let_go(f: str, s: str, v: str) -> bool:
+        if topic and topic not in f:
+            return False
+        return bool(HABIT.search(f)) and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
+
+    that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
+    # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
+    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(let_go)
+    if not kept and topic and that:
+        # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
+        kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
+    if not kept:
+        return None, False
+    return ("用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
+
+
+def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    thing, verb, latest = fired.match.group("x"), fired.match.group("verb"), context["known"].latest
+    if thing in ("它", "这个", "那个"):
+        owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
+        said = f"用户已经把它{verb}了"
+    else:
+        # "车上礼拜卖了": the car, by its slot when the fact names only its make
+        cars = thing in ("车", "车子", "爱车")
+        owned = latest(lambda f, s, v: s == "vehicle" if cars else thing in f)
+        gone = verb.startswith(("被", "弄", "搞"))
+        said = f"用户的{thing}{verb.replace('人偷', '偷')}了" if gone else f"用户把{thing}{verb}了"
+    return ((said, owned[0]) if owned else None), True
+
+
+def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    m, latest, others = fired.match, context["known"].latest, context.get("others")
+    thing = m.group("what") or m.group("obj") or m.group("act") or ""
+    habit = latest(functools.partial(_about, thing)) if thing else None
+    if thing in QUIT_KINDS and not habit and not others:
+        # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one; said by the
+        # kind, as a habit let go of (naming the one thing again would keep it)
+        kind = QUIT_KINDS[thing]
+        habit = latest(lambda f, s, v: any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:]))
+        if habit:
+            return (f"用户戒了{thing}", habit[0]), True
+    if not thing and not m.group("act") and not others:
+        # "其实我早戒了": what a habit one quits is, in the latest fact that names one
+        habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
+        quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
+        thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
+    if not habit:
+        return None, True
+    return (f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0]), True
+
+
+def _measured_again(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    again = remeasured(fired.match.string, context["known"].facts)
+    return again, bool(again)
+
+
+def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
+    holds with another value (after every rule that knows its kind better)."""
+    clause, lead = fired.match.string, fired.match.end()
+    said = "用户" + clause[lead:]
+    for slot, value in slots_of(said):
+        if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
+            held = context["known"].latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)
+            if held:
+                return (said, held[0]), True
+    return _now_at_work(clause[lead:], context), True
+
+
+def _now_at_work(rest: str, context: Context) -> Event | None:
+    """ "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place is a
+    workplace by its name or the message says the job changed; "现在在北京" right after
+    "用户在天津工作", a chain of places worked in."""
+    at, known = _NOW_AT_WORK.match(rest), context["known"]
+    if not at:
+        return None
+    chain = bool(
+        known.facts
+        and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
+        and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known.facts[-1])
+    )
+    if not (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(context["text"]) or chain):
+        return None
+    work = known.latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
+    if not work or at.group("v") in work[0]:
+        return None
+    # said in the known fact's own words, which the judge compares as one statement
+    return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
+
+
+def _never_mind(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    plan = context["known"].facts[-1] if context["known"].facts else ""
+    if not is_plan(plan):
+        return None, False
+    return ("用户的出行计划取消了" if re.search(TRAVEL, plan) else "用户的计划取消了", plan), True
+
+
+_HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
+    "never_mind": _never_mind,
+    "pet_gone": _pet_gone,
+    "left_off": _left_off,
+    "got_rid": _got_rid,
+    "quit": _quit,
+    "remeasured": _measured_again,
+    "now": _now_said,
+}
+
+#: which known fact a rule looks for, from its match: ``finder = "…"``
+_FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
+    "en_habit": lambda m: lambda f, s, v: bool(HABIT.search(f)) and f.startswith("The user "),
+    "en_studies": lambda m: lambda f, s, v: bool(_EN_STUDIES.match(f)),
+    "partner": lambda m: (
+        lambda f, s, v: (
+            s == "partner"
+            or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
+        )
+    ),
+    "was_partner": lambda m: (
+        lambda f, s, v: (
+            s == "partner"
+            or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
+            or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
+        )
+    ),
+    "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
+    "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
+    "pursuit": lambda m: lambda f, s, v: bool(_PURSUIT.search(f)),
+    "signed_up": lambda m: lambda f, s, v: m.group("t") in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f)),
+    "taking": lambda m: lambda f, s, v: bool(re.search(TAKING, f)) and m.group("t") in f,
+    "denied": lambda m: lambda f, s, v: m.group("p") in f[2:],
+    "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
+    "owned": lambda m: lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])),
+    "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
+    "school": lambda m: lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))),
+    "studying": lambda m: lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)),
+    "study": lambda m: lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)),
+    "work": lambda m: (
+        lambda f, s, v: (
+            s in ("employer", "employment", "work_location", "job", "business")
+            or bool(re.search(r"上班|工作|兼职|打工|实习", f))
+        )
+    ),
+    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
+    "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
+    "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
+    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v)),
+}
+
+
+def _phone(fired: Fired, target: Target, context: Context) -> str:
+    # "又换回华为了，Mate 60": the make, then the model in the next clause
+    made = fired.match.group("v").strip()
+    model = re.search(
+        re.escape(fired.match.string)
+        + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
+        context["text"],
+    )
+    return f"用户的手机是{model.group('m').strip() if model and re.fullmatch(r'苹果|华为|小米|三星|荣耀|红米', made) else made}"
+
+
+def _age(fired: Fired, target: Target, context: Context) -> str | None:
+    old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", target[0])
+    said = fired.match.group("n") + "岁"
+    return target[0][: old.start()] + said + target[0][old.end() :] if old and old.group(0) != said else None
+
+
+def _amount(fired: Fired, target: Target, context: Context) -> str | None:
+    unit, fact = fired.match.group("u"), target[0]
+    there = re.search(_NUMBER_WORDS + re.escape(unit), fact)
+    if not there or there.group(0) == fired.text:
+        return None
+    return fact[: there.start()] + fired.match.group("n") + fact[there.end() - len(unit) :]
+
+
+#: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
+_MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
+    "template": lambda fired, target, context: fired.text,
+    "not_negated": lambda fired, t, c: None if re.search(r"\b(?:not|never|no longer)\b|n't\b", t[0]) else fired.text,
+    "partner": lambda fired, t, c: (
+        f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
+    ),
+    "replace": lambda fired, target, context: target[0].replace(target[2], fired.text, 1),
+    "by_slot": lambda fired, t, c: fired.rule.render(
+        fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
+    ),
+    "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
+    "if_last": lambda fired, target, context: fired.text if target[0] == context["known"].facts[-1] else None,
+    "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
+    "admitted": lambda fired, t, c: (
+        fired.text if _SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
+    ),
+    "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
+    "phone": _phone,
+    "age": _age,
+    "amount": _amount,
+}
+
+
+def _target(fired: Fired, context: Context) -> Target | None:
+    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot."""
+    values, known = fired.rule.values, _known_of(context)
+    if "finder" in values:
+        return known.latest(_FINDERS[values["finder"]](fired.match))
+    slots, kinds = values.get("slots", ()), values.get("kinds", ())
+    if kinds:
+        return known.latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
+    return known.latest(lambda f, s, v: s in slots) if slots else None
+
+
+def _known_of(context: Context) -> _Known:
+    known: _Known = context["known"]
+    return known
+
+
+def _differs(fired: Fired, target: Target) -> bool:
+    """What the rule says is not what the known fact (or its value) says already."""
+    values, said = fired.rule.values, functools.partial(fired.rule.render, found=fired.match)
+    if "differs" in values and said(values["differs"]) in target[0]:
+        return False
+    if "differs_i" in values and said(values["differs_i"]).lower() in target[0].lower():
+        return False
+    return "differs_value" not in values or said(values["differs_value"]) not in target[2]
+
+
+def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
+    stop = fired.rule.values.get("stop", "always")
+    target = _target(fired, context)
+    if target is None:
+        return None, stop == "always"
+    new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
+    new = new if new and _differs(fired, target) else None
+    return ((new, target[0]) if new else None), stop != "made" or bool(new)
+
+
+def _heard(rule: Rule, context: Context) -> bool:
+    """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
+    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds."""
+    if "gate" in rule.values and not _GATES[rule.values["gate"]](context["text"]):
+        return False
+    return "message" not in rule.values or bool(re.search(rule.values["message"], context["text"]))
+
+
+def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
+    """What ``rule`` makes of ``said`` (a change, and whether it decides); (None, False) if it does not fire."""
+    trim = rule.values.get("trim")
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, context)
+    if fired is None:
+        return None, False
+    return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
+
+
+def _clause_event(clause: str, context: Context) -> Event | None:
+    """The change the first rule of [[registries.clause]] that decides finds in ``clause``, if any."""
+    for rule in _CLAUSE.rules:
+        event, stop = _fired(rule, clause, context) if _heard(rule, context) else (None, False)
+        if event or stop:
+            return event
+    return None
+
+
+def _whose(clause: str) -> str:
+    """What in a clause may name someone else: a title the user now holds ("做仓库主管"), the one who
+    hired ("被朋友挖去了…") and who got a thing ("转给朋友了") name no one the clause is about."""
+    whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
+    whose = re.sub(r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose)
+    return re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)
+
+
+def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
+    """Each clause's change, said of the user: in turn (``_in_turn``), a figure alone, or by the rules."""
+    found: list[Event] = []
+    text, known = message["text"], message["known"]
+    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
+    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
+    for piece in pieces:
+        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
+        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
+        # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
+        # thing does in its place, said without naming them again
+        event = _in_turn(clause, text, known.facts)
+        if event is None and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
+            # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
+            if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
+                continue
+            context = {**message, "switched": bool(switching - {piece})}
+            event = (
+                _clause_event(clause, context)
+                if re.search(r"[\u4e00-\u9fff]", clause)
+                else _figure_alone(clause, context)
+            )
+        if event:
+            found.append(event)
+    return found
+
+
+def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
+    """The changes the rules of [[registries.message]] find, each on the message or on its clauses."""
+    found: list[Event] = []
+    decided: set[str] = set()  # the groups in which a rule decided
+    for rule in _MESSAGE.rules:
+        if rule.values.get("group") in decided or not _heard(rule, context):
+            continue
+        for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
+            event, stop = _fired(rule, said, context)
+            found += [event] if event else []
+            if (event or stop) and not rule.values.get("every"):
+                decided.add(rule.values.get("group", rule.id))
+                break
+    return found
+
+
+def _figure_alone(clause: str, context: Context) -> Event | None:
+    """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
+    Chinese ways of telling; English ones name their subject)."""
+    if _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(context["text"]) and not context["others"]:
+        return remeasured(clause, context["known"].facts)
+    return None
+
+
+_EN_RELATIVE_NAMED = _DATA.regex("_EN_RELATIVE_NAMED", re.I)
+_EN_ENDED = _DATA.regex("_EN_ENDED", re.I)
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        "others": lambda value, context: bool(context.get("others")),
+        "switched": lambda value, context: bool(context.get("switched")),
+        "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
+        "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
+        "new_partner": lambda value, context: bool(_NEW_PARTNER.search(context.get("text", ""))),
+        "unreal": simple(is_unreal),
+        "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
+        "conditional": lambda value, context: is_conditional(context.get("text", "")),
+        "correction": lambda value, context: is_correction(context.get("text", "")),
+        "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
+        "not_studied": lambda value, context: bool(_EN_NOT_STUDIED.search(context.get("text", ""))),
+        "others_en": lambda value, context: _others_en(context.get("text", "")),
+        "relative_named": lambda value, context: bool(_EN_RELATIVE_NAMED.search(context.get("text", ""))),
+        "ended": lambda value, context: bool(_EN_ENDED.search(context.get("text", ""))),
+        "filler": simple(lambda value: bool(_ZH_FILLER_WORDS.search(value))),
+        # "my sister moved out to …": someone else, unless with the user ("my wife and I")
+        "someone_first": lambda value, context: bool(
+            re.match(
+                r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)",
+                context.get("text", ""),
+                re.I,
+            )
+        ),
+        "one_char": simple(lambda value: len(value) == 1),
+        "job": simple(looks_like_job),
+    },
+    filters={
+        "strip": str.strip,
+        "lower": str.lower,
+        "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
+    },
+)
+_CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_MESSAGE = registry(_DATA, "message", _VOCABULARY)
+_BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
+_CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
+_ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
+_ENGLISH = registry(
+    _DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, _EN_NAME2=_EN_NAME.replace("(?P<v>", "(?P<v2>")
+)
+
+
+def _others_en(text: str) -> bool:
+    """Another person named: the English rules that read the user's own change make it theirs."""
+    return bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
+
+
+_GATES: dict[str, Callable[[str], bool]] = {
+    "home_news": lambda text: _home_news(text),
+    # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
+    "job_changed": lambda text: bool(
+        _EN_LEFT_A_JOB.search(text)
+        or (not _others_en(text) and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
+    ),
+}
+
+
+def _home_news(text: str) -> bool:
+    """A move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"."""
+    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text):
+        return True
+    return bool(re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text)) and not is_unreal(
+        text
+    )
+
+
+# --------------------------------------------------------------------------
+# English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
+# --------------------------------------------------------------------------
+
+EnglishOutcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
+TOOK_BACK = "The user took back what they had just said"
+
+
+def _en_made_up(fired: Fired, context: Context) -> EnglishOutcome:
+    # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
+    # allergic to cats, never had one": the latest fact about the thing it names
+    known = context["known"].facts
+    if not known:
+        return [], False
+    return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
+
+
+def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
+    """ "forget that, I was being silly", "please forget what I said about my middle name": the last
+    thing said, or the latest that the words after "about" name."""
+    forget, known, text = fired.match, context["known"].facts, context["text"]
+    if not known or re.search(r"\?\s*$", text):
+        return [], False
+    about = set(re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())) - {"what", "said", "the"}
+    named = [f for f in reversed(known) if about & set(re.findall(r"[a-z]{3,}", f.lower()))]
+    if forget.group("about") and not named:
+        return [], True
+    # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
+    # was not so ("I don't …", "my friend was typing", "I was being silly")
+    waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
+    if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
+        return [], True
+    return [(TOOK_BACK, named[0] if named else known[-1])], True
+
+
+def _en_no_longer(fired: Fired, context: Context) -> EnglishOutcome:
+    # "honestly that's no longer true, I eat everything now": the last thing said ended ("so that's
+    # over" only of something kept up or planned, not of a storm that passed)
+    last = context["known"].facts[-1] if context["known"].facts else ""
+    kept_up = bool(HABIT.search(last) or is_plan(last) or _EN_KEPT_UP.search(last)) if last else False
+    if not last or (_EN_OVER.search(context["text"]) and not kept_up):
+        return [], False
+    return [(NO_LONGER_SO[1], last)], True
+
+
+def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
+    # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
+    fact = context["known"].facts[-1] if context["known"].facts else ""
+    numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", fact)
+    if len(numbers) != 1 or numbers[0] == fired.match.group("n") or not fact.startswith("The user"):
+        return [], False
+    at = fact.index(numbers[0])
+    return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
+
+
+def _en_weight(fired: Fired, context: Context) -> EnglishOutcome:
+    # "down to 195 after two months", "hit 180 this morning": a weight said again
+    weighed = next((f for f in reversed(context["known"].facts[-3:]) if _EN_WEIGHT.search(f)), None)
+    old = _EN_WEIGHT.search(weighed) if weighed else None
+    if not weighed or not old or old.group("n") == fired.match.group("n"):
+        return [], False
+    return [(weighed[: old.start("n")] + fired.match.group("n") + weighed[old.end("n") :], weighed)], True
+
+
+def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
+    # "I quit smoking last year": the habit known, quit
+    known = context["known"].facts
+    habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
+    known_habit = EN_QUITTABLE.search(habit) if habit else None
+    quit_habit = EN_QUITTABLE.search(fired.match.group("x"))
+    if not (habit and known_habit and quit_habit) or known_habit.group().lower() != quit_habit.group().lower():
+        return [], False
+    if re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit):
+        return [], False
+    return [(QUIT_HABIT, habit)], True
+
+
+def _en_promoted(fired: Fired, context: Context) -> EnglishOutcome:
+    # the known title of the same kind ("a junior analyst"), said with the rank it has now
+    m = fired.match
+    title = re.compile(r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I)
+    held = next((f for f in reversed(context["known"].facts) if f.startswith("The user ") and title.search(f)), None)
+    if not held or m.group("v").lower() in held.lower():
+        return [], False
+    return [(title.sub(m.group("v").lower(), held, count=1), held)], True
+
+
+def _en_latest(context: Context, kinds: tuple[str, ...]) -> Target | None:
+    """The latest known fact with a slot of one of ``kinds`` (or of a kind "kind:…")."""
+    return _known_of(context).latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
+
+
+def _en_swaps(fired: Fired, context: Context) -> EnglishOutcome:
+    """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
+    text = context["text"]
+    for pattern in _EN_SWAPS:
+        m = pattern.search(text)
+        if not m:
+            continue
+        thing = _en_latest(context, ("vehicle", "phone"))
+        # "an iPhone 15 this weekend": the make and model, not when
+        value = re.sub(
+            r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
+        )
+        if thing and value.lower() not in thing[0].lower():
+            return [_thing_now(value, thing)], True
+        swapped = [] if thing else _en_swapped_else(value, pattern is _EN_SWAPS[0], context)
+        if swapped:
+            return swapped, True
+    return [], False
+
+
+def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
+    text, known = context["text"], context["known"].facts
+    # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
+    owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
+    if owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
+        # what the user has now, and that the old one is gone (which the judge reads as ending it)
+        return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
+    # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
+    # last two known facts that says what one thing of the user's is, by name
+    if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
+        return []
+    for fact in list(reversed(known))[:2]:
+        is_named = _EN_NAMED_THING.match(fact)
+        if is_named and value.lower() not in fact.lower():
+            return [(fact[: is_named.start("v")] + value, fact)]
+    return []
+
+
+def _thing_now(value: str, thing: Target) -> Event:
+    return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
+
+
+def _en_favourite(fired: Fired, context: Context) -> EnglishOutcome:
+    # "lately Interstellar has become my all-time favorite": in the latest favourite known
+    m = _EN_NEW_FAVOURITE.search(context["text"])
+    if not m or re.search(r"\b(?:his|her|their)\b", context["text"], re.I):
+        return [], False
+    value = re.sub(
+        r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
+        "",
+        m.group("v") or m.group("v2") or m.group("v3"),
+        flags=re.IGNORECASE,
+    )
+    for fact in reversed(context["known"].facts):
+        old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
+        if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
+            return [(fact.replace(old_value, value, 1), fact)], True
+    return [], False
+
+
+def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
+    # "handed in my notice! starting as a bank teller next week": the old job is ending, the
+    # new one is fixed (a start date is no maybe)
+    said = context["said"]
+    m = _EN_STARTING_AS.search(said)
+    if not m or not _EN_LEFT_A_JOB.search(said) or is_conditional(said):
+        return [], False
+    work = _en_latest(context, ("job", "employment", "employer"))
+    if not work or m.group("v").lower() in work[0].lower():
+        return [], False
+    return [(f"The user works as {m.group('v')}", work[0])], True
+
+
+def _en_transferred(fired: Fired, context: Context) -> EnglishOutcome:
+    # the place the known work fact names, by a capitalised word after "in"
+    for fact in reversed(context["known"].facts):
+        place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
+        if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
+            if fired.match.group("v").lower() == place.group("p").lower():
+                return [], False
+            return [(fact[: place.start("p")] + fired.match.group("v") + fact[place.end("p") :], fact)], True
+    return [], False
+
+
+def _en_now_its(fired: Fired, context: Context) -> EnglishOutcome:
+    known, value = context["known"].facts, fired.match.group("v")
+    thing = _en_latest(context, ("vehicle", "phone")) if known else None
+    if not thing or thing[0] != known[-1] or value.lower() in thing[0].lower():
+        return [], False
+    return [_thing_now(value, thing)], True
+
+
+def _en_measure(fired: Fired, context: Context) -> EnglishOutcome:
+    measured = _en_latest(context, ("measure",))
+    old_value = dict(slots_of(measured[0])).get(measured[1]) if measured else None
+    if not measured or not old_value or old_value == fired.match.group("n"):
+        return [], False
+    return [(measured[0].replace(old_value, fired.match.group("n"), 1), measured[0])], True
+
+
+def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
+    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
+    if not context["known"].facts:
+        return [], False
+    fact = context["known"].facts[-1]
+    slots = slots_of(fact)
+    value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
+    said = fired.match.group("v").strip()
+    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
+        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
+    if said.lower() == value.lower() or not fact.lower().startswith("the user"):
+        return [], False
+    at = fact.rindex(value)
+    return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
+
+
+def _en_partner(fired: Fired, context: Context) -> EnglishOutcome:
+    m, text = fired.match, context["text"]
+    # "my sister is now seeing someone named Theo": the clause's subject is someone else
+    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1]
+    if m.group("v").lower() in ("i", "the", "a", "my") or _EN_SOMEONE_ELSE.search(clause):
+        return [], False
+    partner = _en_latest(context, ("partner",))
+    if not partner or m.group("v").lower() in partner[0].lower():
+        return [], False
+    return [(f"The user is dating {m.group('v')}", partner[0])], True
+
+
+_EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
+    "made_up": _en_made_up,
+    "forget": _en_forget,
+    "no_longer": _en_no_longer,
+    "figure": _en_figure,
+    "weight": _en_weight,
+    "quit": _en_quit,
+    "promoted": _en_promoted,
+    "swaps": _en_swaps,
+    "favourite": _en_favourite,
+    "starting_as": _en_starting_as,
+    "transferred": _en_transferred,
+    "now_its": _en_now_its,
+    "measure": _en_measure,
+    "meant": _en_meant,
+    "partner": _en_partner,
+}
+
+
+def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
+    """The changes the first rule of ``rules`` that decides finds in ``text``; None if none decides."""
+    for rule in rules.rules:
+        fired = rule.fire(text, context) if _heard(rule, context) else None
+        if fired is None:
+            continue
+        if "handler" in rule.values:
+            events, stop = _EN_HANDLERS[rule.values["handler"]](fired, context)
+        else:
+            event, stop = _changed(fired, context)
+            events = [event] if event else []
+        if events or stop:
+            return events
+    return None
 
 
 __all__ = [
