@@ -35,18 +35,21 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
-import psycopg
 import pytest
 from hypothesis import settings as hypothesis_settings
-from psycopg.sql import SQL, Identifier
 
-from factledger.application.service import LedgerService
-from factledger.infrastructure.bootstrap import open_ledger
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.offline import RuleExtractor
-from factledger.infrastructure.offline.judge import RuleJudge
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.offline import RuleExtractor
+    from factledger.infrastructure.offline.judge import RuleJudge
+
+# The package is imported by the fixtures that use it, not here: under xdist the controller
+# imports this file before it starts its workers and runs no test itself, so what is imported
+# here delays every worker (the service, rules and psycopg: ~0.8 s).
 
 # Properties draw the same examples on every run unless asked to explore: a gate run must not hinge
 # on which cases chance drew (a fuzz case found by chance once failed CI on a correct refusal).
@@ -62,6 +65,8 @@ def _record_extractions(path: str) -> None:
     """Append every message the rule extractor reads to ``path``: the golden corpus's inputs
     (tests/golden_corpus.py --collect). Off unless FACTLEDGER_RECORD_EXTRACTIONS names a file."""
     import json
+
+    from factledger.infrastructure.offline import RuleExtractor
 
     read = RuleExtractor.extract
 
@@ -112,7 +117,10 @@ def _share_tls_contexts() -> None:
     httpcore2.default_ssl_context = shared
 
 
-_share_tls_contexts()
+def pytest_configure(config: pytest.Config) -> None:
+    # Not in an xdist controller: it runs no test, and importing the HTTP library there delays its workers.
+    if not getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
+        _share_tls_contexts()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:
@@ -150,6 +158,9 @@ def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def schema(pg_uri: str) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield name
+    import psycopg
+    from psycopg.sql import SQL, Identifier
+
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(name)))
 
@@ -164,6 +175,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def settings(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    from factledger.infrastructure.config import Settings
+
     if backend == "postgres":
         return Settings(
             home=tmp_path / "home",
@@ -208,6 +221,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def open_service(settings: Settings) -> Iterator[Callable[..., LedgerService]]:
     """Opens services on the test's schema; all are closed at the end."""
+    from factledger.infrastructure.bootstrap import open_ledger
+    from factledger.infrastructure.config import Settings
+
     opened: list[LedgerService] = []
 
     def factory(**kwargs: object) -> LedgerService:
@@ -244,10 +260,14 @@ def cli_env(pg_uri: str, schema: str, tmp_path: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def extractor() -> RuleExtractor:
     """The offline extractor (stateless: its memos are pure functions of their texts)."""
+    from factledger.infrastructure.offline import RuleExtractor
+
     return RuleExtractor()
 
 
 @pytest.fixture(scope="session")
 def judge() -> RuleJudge:
     """The offline judge."""
+    from factledger.infrastructure.offline.judge import RuleJudge
+
     return RuleJudge()
