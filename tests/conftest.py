@@ -99,8 +99,9 @@ gc.set_threshold(20_000, 20, 20)
 
 def _share_tls_contexts() -> None:
     """Every HTTP client (each LLMClient's, each MCP test client's) built its own verified TLS
-    context, reading the system's CA certificates again: ~50 ms of CPU a client, ~200 clients in
-    the unit tier, none of which speaks TLS (the fake OpenAI server and the apps are plain HTTP).
+    context, reading the system's CA certificates again: ~50 ms of CPU a client, 84 clients in
+    test_llm_output and test_llm_gate alone, none of which speaks TLS (the fake OpenAI server and
+    the apps are plain HTTP).
     One context per configuration is built here and handed to every client asking for it: the
     same settings, built once. The library itself is unchanged."""
     import httpcore2
