@@ -29,22 +29,27 @@ sys.dont_write_bytecode = False
 # 13 s, 5 s with the larger cache). Only the cache's size changes, never what a pattern matches.
 re._MAXCACHE = max(re._MAXCACHE, 4096)  # type: ignore[attr-defined]
 
+import gc
+import ssl
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
-import psycopg
 import pytest
 from hypothesis import settings as hypothesis_settings
-from psycopg.sql import SQL, Identifier
 
-from factledger.application.service import LedgerService
-from factledger.infrastructure.bootstrap import open_ledger
-from factledger.infrastructure.config import Settings
-from factledger.infrastructure.offline import RuleExtractor
-from factledger.infrastructure.offline.judge import RuleJudge
+if TYPE_CHECKING:
+    from factledger.application.service import LedgerService
+    from factledger.infrastructure.config import Settings
+    from factledger.infrastructure.offline import RuleExtractor
+    from factledger.infrastructure.offline.judge import RuleJudge
+
+# The package is imported by the fixtures that use it, not here: under xdist the controller
+# imports this file before it starts its workers and runs no test itself, so what is imported
+# here delays every worker (the service, rules and psycopg: ~0.8 s).
 
 # Properties draw the same examples on every run unless asked to explore: a gate run must not hinge
 # on which cases chance drew (a fuzz case found by chance once failed CI on a correct refusal).
@@ -60,6 +65,8 @@ def _record_extractions(path: str) -> None:
     """Append every message the rule extractor reads to ``path``: the golden corpus's inputs
     (tests/golden_corpus.py --collect). Off unless FACTLEDGER_RECORD_EXTRACTIONS names a file."""
     import json
+
+    from factledger.infrastructure.offline import RuleExtractor
 
     read = RuleExtractor.extract
 
@@ -78,6 +85,59 @@ def _record_extractions(path: str) -> None:
 
 if os.environ.get("FACTLEDGER_RECORD_EXTRACTIONS"):
     _record_extractions(os.environ["FACTLEDGER_RECORD_EXTRACTIONS"])
+
+
+# The cycle collector: a test process holds ~750,000 objects by its end (modules, collected
+# items, the rules' memos), and each full collection walks them all (~0.5 s). Python's default
+# (700, 10, 10) ran ~2,900 collections, 15 of them full, in a unit-tier run; pytest then
+# collects five times more at the end and the interpreter again at exit: ~5 s a process, the
+# last ~4 s of an xdist run spent waiting for its workers to exit. Rarer collections here, and
+# what collection imported and built is moved out of the collector's sight (gc.freeze). No
+# object is kept alive by this: reference counting frees as before; only cycles wait longer.
+gc.set_threshold(20_000, 20, 20)
+
+
+def _share_tls_contexts() -> None:
+    """Every HTTP client (each LLMClient's, each MCP test client's) built its own verified TLS
+    context, reading the system's CA certificates again: ~50 ms of CPU a client, 84 clients in
+    test_llm_output and test_llm_gate alone, none of which speaks TLS (the fake OpenAI server and
+    the apps are plain HTTP).
+    One context per configuration is built here and handed to every client asking for it: the
+    same settings, built once. The library itself is unchanged."""
+    import httpcore2
+
+    build = httpcore2.default_ssl_context
+    built: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
+
+    def shared(*, _trust_env: bool = True) -> ssl.SSLContext:
+        key = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+        if key not in built:
+            built[key] = build(_trust_env=_trust_env)
+        return built[key]
+
+    httpcore2.default_ssl_context = shared
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # Not in an xdist controller: it runs no test, and importing the HTTP library there delays its workers.
+    if not getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
+        _share_tls_contexts()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    gc.collect()
+    gc.freeze()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """Collect every cycle the tests left (a finalizer that raises is still reported by pytest,
+    whose unraisable-exception check runs after this), then freeze the survivors: pytest's five
+    closing collections and the interpreter's at exit find nothing left to walk."""
+    for _ in range(10):
+        if not gc.collect():
+            break
+    gc.freeze()
 
 
 @pytest.fixture(scope="session")
@@ -99,6 +159,9 @@ def pg_uri(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 def schema(pg_uri: str) -> Iterator[str]:
     name = f"t_{uuid.uuid4().hex[:12]}"
     yield name
+    import psycopg
+    from psycopg.sql import SQL, Identifier
+
     with psycopg.connect(pg_uri, autocommit=True) as conn:
         conn.execute(SQL("DROP SCHEMA IF EXISTS {} CASCADE").format(Identifier(name)))
 
@@ -113,6 +176,8 @@ def backend(request: pytest.FixtureRequest) -> str:
 
 @pytest.fixture
 def settings(backend: str, request: pytest.FixtureRequest, tmp_path: Path) -> Settings:
+    from factledger.infrastructure.config import Settings
+
     if backend == "postgres":
         return Settings(
             home=tmp_path / "home",
@@ -157,6 +222,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 @pytest.fixture
 def open_service(settings: Settings) -> Iterator[Callable[..., LedgerService]]:
     """Opens services on the test's schema; all are closed at the end."""
+    from factledger.infrastructure.bootstrap import open_ledger
+    from factledger.infrastructure.config import Settings
+
     opened: list[LedgerService] = []
 
     def factory(**kwargs: object) -> LedgerService:
@@ -193,10 +261,14 @@ def cli_env(pg_uri: str, schema: str, tmp_path: Path) -> dict[str, str]:
 @pytest.fixture(scope="session")
 def extractor() -> RuleExtractor:
     """The offline extractor (stateless: its memos are pure functions of their texts)."""
+    from factledger.infrastructure.offline import RuleExtractor
+
     return RuleExtractor()
 
 
 @pytest.fixture(scope="session")
 def judge() -> RuleJudge:
     """The offline judge."""
+    from factledger.infrastructure.offline.judge import RuleJudge
+
     return RuleJudge()
