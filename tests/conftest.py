@@ -30,7 +30,6 @@ sys.dont_write_bytecode = False
 re._MAXCACHE = max(re._MAXCACHE, 4096)  # type: ignore[attr-defined]
 
 import gc
-import ssl
 import uuid
 import warnings
 from collections.abc import Callable, Iterator
@@ -95,33 +94,6 @@ if os.environ.get("FACTLEDGER_RECORD_EXTRACTIONS"):
 # what collection imported and built is moved out of the collector's sight (gc.freeze). No
 # object is kept alive by this: reference counting frees as before; only cycles wait longer.
 gc.set_threshold(20_000, 20, 20)
-
-
-def _share_tls_contexts() -> None:
-    """Every HTTP client (each LLMClient's, each MCP test client's) built its own verified TLS
-    context, reading the system's CA certificates again: ~50 ms of CPU a client, 84 clients in
-    test_llm_output and test_llm_gate alone, none of which speaks TLS (the fake OpenAI server and
-    the apps are plain HTTP).
-    One context per configuration is built here and handed to every client asking for it: the
-    same settings, built once. The library itself is unchanged."""
-    import httpcore2
-
-    build = httpcore2.default_ssl_context
-    built: dict[tuple[bool, str | None, str | None], ssl.SSLContext] = {}
-
-    def shared(*, _trust_env: bool = True) -> ssl.SSLContext:
-        key = (_trust_env, os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
-        if key not in built:
-            built[key] = build(_trust_env=_trust_env)
-        return built[key]
-
-    httpcore2.default_ssl_context = shared
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    # Not in an xdist controller: it runs no test, and importing the HTTP library there delays its workers.
-    if not getattr(config.option, "numprocesses", None) or hasattr(config, "workerinput"):
-        _share_tls_contexts()
 
 
 def pytest_collection_finish(session: pytest.Session) -> None:

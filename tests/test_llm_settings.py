@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import ssl
 import subprocess
 import sys
 from pathlib import Path
@@ -68,3 +69,17 @@ def test_the_offline_default_never_loads_the_openai_sdk(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "False"
+
+
+def test_llm_clients_share_one_tls_context_per_ca_location(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Building a verified context reads every CA certificate (~50 ms): once per process and CA
+    location, not once per client; another SSL_CERT_FILE gets a context of its own."""
+    import certifi
+
+    from factledger.infrastructure.llm.client import verified_tls
+
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    first = verified_tls()
+    assert verified_tls() is first and first.verify_mode == ssl.CERT_REQUIRED
+    monkeypatch.setenv("SSL_CERT_FILE", certifi.where())
+    assert verified_tls() is not first
