@@ -42,11 +42,8 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_en.py:_en_clause": 118,
     "infrastructure/offline/rules_en.py:_en_request_preference": 135,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 62,
-    "infrastructure/offline/rules_zh_prefs.py:request_preference": 75,
-    "infrastructure/offline/signals.py:_categories": 69,
 }
 COMPLEX_FUNCTIONS: dict[str, int] = {
-    "domain/relative_time.py:time_refs": 13,
     "infrastructure/offline/changes.py:_in_turn": 14,
     "infrastructure/offline/changes.py:english_swaps": 61,
     "infrastructure/offline/changes.py:events": 113,
@@ -65,8 +62,6 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_en.py:_en_clause": 25,
     "infrastructure/offline/rules_en.py:_en_request_preference": 14,
     "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
-    "infrastructure/offline/rules_zh_prefs.py:request_preference": 15,
-    "infrastructure/offline/signals.py:_categories": 17,
     "infrastructure/offline/slots.py:_match_predicates": 20,
     "infrastructure/offline/slots.py:_refine": 18,
 }

@@ -10,8 +10,10 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.registry import registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
+    VOCABULARY,
     Item,
     Subject,
     named_rule,
@@ -96,6 +98,7 @@ _NOT_TO_CALL = _DATA.regex("_NOT_TO_CALL")
 _WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
 _WORD_LIMIT_ASKED = _DATA.regex("_WORD_LIMIT_ASKED")
 _ASKING = _DATA.regex("_ASKING")
+_LAYOUT = registry(_DATA, "layout", VOCABULARY)
 
 
 @named_rule("rules_zh_prefs.time")
@@ -127,13 +130,7 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
 @named_rule("rules_zh_prefs.request")
 def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
-    # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
-    # (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")
-    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    m = _CALL_ME.search(called)
-    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
-        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    item = _time_preference(rest, said) or _recommendation_preference(rest, said)
+    item = _called_preference(rest, said) or _time_preference(rest, said) or _recommendation_preference(rest, said)
     if item:
         return item
     # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
@@ -147,6 +144,36 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
         )
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
+    item = _language_request(rest, said, request_like) or _format_request(rest, said, request_like)
+    if item:
+        return item
+    # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
+    order = dimensions(rest).get("order") if request_like else None
+    if order:
+        text = (
+            "偏好先说结论、再解释的回答顺序"
+            if order == "conclusion_first"
+            else "偏好先讲推理过程、最后给结论的回答顺序"
+        )
+        return preference_item(text, "communication_style", said, behaviour=True)
+    standing = standing_request(rest) or standing_request(said)
+    if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
+        return _standing_preference(standing, said)
+    return _style_request(rest, said) if request_like else None
+
+
+def _called_preference(rest: str, said: str) -> Item | None:
+    """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
+    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")."""
+    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
+    m = _CALL_ME.search(called)
+    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
+        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
+    return None
+
+
+def _language_request(rest: str, said: str, request_like: bool) -> Item | None:
+    """用中文回复, 那还是日语吧, 少用术语, then code, emoji, plain words and units."""
     m = re.search(
         r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|改回|切回|切换到|换到|^(?:算了)?还是用?)(?P<l>"
         + LANGUAGES
@@ -168,38 +195,23 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
         return preference_item(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
     if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
         return preference_item("偏好少用专业术语", "language", said, behaviour=True)
-    item = _reply_content_preference(rest, said)
-    if item:
-        return item
+    return _reply_content_preference(rest, said)
+
+
+def _format_request(rest: str, said: str, request_like: bool) -> Item | None:
+    """用表格, 写成一段话, 成段落, 分点列出, 用微信联系."""
     m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
         return preference_item(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    if re.search(r"一段话", rest) and request_like and not re.search(r"(?:不要|不用|别)[^，,]{0,4}一段话", rest):
-        return preference_item("偏好写成一段话的回复格式", "format", said, behaviour=True)  # in the user's words
-    if (
-        re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点|列了|列出来|分条列)|成段|段落", rest)
-        and request_like
-    ):
-        return preference_item("偏好成段落的回复格式", "format", said, behaviour=True)
-    if re.search(r"分点|分条|列点|列要点", rest) and request_like:
-        return preference_item("偏好分点列出的回复格式", "format", said, behaviour=True)
+    if request_like:
+        fired = _LAYOUT.first(rest)
+        if fired:
+            return preference_item(fired.text, "format", said, behaviour=True).traced(fired.rule.id)
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
         return preference_item(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
-    # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
-    order = dimensions(rest).get("order") if request_like else None
-    if order:
-        text = (
-            "偏好先说结论、再解释的回答顺序"
-            if order == "conclusion_first"
-            else "偏好先讲推理过程、最后给结论的回答顺序"
-        )
-        return preference_item(text, "communication_style", said, behaviour=True)
-    standing = standing_request(rest) or standing_request(said)
-    if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
-        return _standing_preference(standing, said)
-    return _style_request(rest, said) if request_like else None
+    return None
 
 
 @named_rule("rules_zh_prefs.style-request")

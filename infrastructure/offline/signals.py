@@ -104,6 +104,13 @@ _SOMEONE_ELSE_FIRST = _DATA.regex("_SOMEONE_ELSE_FIRST")
 _EN_WORK_OPINION_RE = _DATA.regex("_EN_WORK_OPINION_RE")
 
 
+def _in_passing(text: str, english: bool) -> bool:
+    """Said of the moment, the exchange or a group, not of the speaker."""
+    if _PASSING.search(text):
+        return True
+    return not english and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
+
+
 class SignalDetector:
     """检测消息中是否可能包含 fact 或 preference (the spec's detector, extended)."""
 
@@ -313,17 +320,42 @@ class SignalDetector:
             asked = self._hits(text, {}, self.REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            if not english and not _LISTENER.search(text):
-                # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
-                if _MINE.search(text):
-                    return ["possession"], []
-                # or the pastime they propose sharing: "明天一起去钓鱼吗"
-                if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
-                    return ["habit"], []
-            return [], []
+            return self._asked(text, english), []
+        addressed = bool((english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text)))
+        facts, prefs = self._stated(text, english, addressed)
+        # how to reply is the user's to ask, whoever the clause names
+        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
+        prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
+        if not prefs and (
+            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
+        ):
+            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
+        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _in_passing(text, english):
+            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
+            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+            facts = []
+        if facts or prefs:
+            # the spec's time and frequency words qualify a statement that already says something
+            prefs += [
+                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
+            ]
+        return facts, prefs
 
+    @staticmethod
+    def _asked(text: str, english: bool) -> list[str]:
+        """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
+        pastime they propose sharing: "明天一起去钓鱼吗"."""
+        if english or _LISTENER.search(text):
+            return []
+        if _MINE.search(text):
+            return ["possession"]
+        if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
+            return ["habit"]
+        return []
+
+    def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
+        """Fact and preference categories of a statement, before requests on how to reply."""
         about_self = en_mentions_self(text) if english else zh_mentions_self(text)
-        addressed = (english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text))
         facts: list[str] = []
         prefs: list[str] = []
         if about_self:
@@ -346,32 +378,6 @@ class SignalDetector:
             prefs += [c for c in opinions if c not in prefs]
         elif not _ZH_OTHER_SUBJECT.search(text) and not addressed:
             facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
-        # how to reply is the user's to ask, whoever the clause names
-        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
-        if not prefs and (
-            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
-        ):
-            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
-        if (
-            set(facts) <= self.GENERIC_CATEGORIES
-            and not prefs
-            and (
-                _PASSING.search(text)
-                or (
-                    not english
-                    and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
-                )
-            )
-        ):
-            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
-            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
-            facts = []
-        if facts or prefs:
-            # the spec's time and frequency words qualify a statement that already says something
-            prefs += [
-                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
-            ]
         return facts, prefs
 
     @staticmethod
