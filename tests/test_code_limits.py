@@ -41,7 +41,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_en.py:_en_change": 179,
     "infrastructure/offline/rules_en.py:_en_clause": 118,
     "infrastructure/offline/rules_en.py:_en_request_preference": 135,
-    "infrastructure/offline/rules_zh_facts.py:_moved_fact": 62,
 }
 COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/changes.py:_in_turn": 14,
@@ -61,7 +60,6 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/rules_en.py:_en_change": 31,
     "infrastructure/offline/rules_en.py:_en_clause": 25,
     "infrastructure/offline/rules_en.py:_en_request_preference": 14,
-    "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
     "infrastructure/offline/slots.py:_match_predicates": 20,
     "infrastructure/offline/slots.py:_refine": 18,
 }

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, registry, simple
+from factledger.infrastructure.offline.registry import Context, Predicate, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -160,17 +160,6 @@ def _gender_or_people(value: str, context: Context) -> bool:
     )
 
 
-_VOCABULARY = VOCABULARY.extended(
-    predicates={
-        "job": simple(looks_like_job),
-        "organisation": simple(looks_like_organisation),
-        "gender_or_people": _gender_or_people,
-    }
-)
-_WORK = registry(_DATA, "work", _VOCABULARY)
-_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
-
-
 def _work_fact(rest: str) -> Item | None:
     return fact_from(_WORK, rest)
 
@@ -289,69 +278,63 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-@named_rule("rules_zh_facts.moved")
+def _around(context: Context) -> str:
+    """The message a rule reads around its clause (in a rule's example, the known facts given with it)."""
+    return str(context.get("message", "\n".join(context.get("known", ()))))
+
+
+def _said(name: str) -> Predicate:
+    """A predicate: the message says what the pattern ``name`` of the data file matches."""
+    pattern = _DATA.regex(name)
+    return lambda value, context: bool(pattern.search(_around(context)))
+
+
+def _first(value: tuple[str, str] | None) -> str:
+    return value[0] if value else ""
+
+
+_NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
+_NOT_A_TOWN = _DATA.regex("_NOT_A_TOWN")
+_NOT_A_HOMECOMING = _DATA.regex("_NOT_A_HOMECOMING")
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        "job": simple(looks_like_job),
+        "organisation": simple(looks_like_organisation),
+        "gender_or_people": _gender_or_people,
+        "given": simple(bool),
+        "place": simple(lambda value: _place(value) is not None),
+        "work_place": simple(lambda value: _work_place(value) is not None),
+        "school": simple(lambda value: bool(value and _SCHOOL.fullmatch(value))),
+        "new_company": simple(lambda value: bool(_NEW_COMPANY.fullmatch(value))),
+        "town": simple(
+            lambda value: bool(value) and not looks_like_organisation(value) and not _NOT_A_TOWN.search(value)
+        ),
+        "homecoming": simple(
+            lambda value: len(value) >= 2 and not _NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
+        ),
+        "moving_said": _said("_MOVING_SAID"),
+        "new_job_said": _said("_NEW_JOB_SAID"),
+        "change_said": _said("_CHANGE_SAID"),
+        "house_move_said": _said("_HOUSE_MOVE_SAID"),
+        "work_said": _said("_WORK_WORDS"),
+    },
+    filters={"place": lambda value: _place(value) or "", "work_place": lambda value: _first(_work_place(value))},
+    choosers={"work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1]},
+)
+_WORK = registry(_DATA, "work", _VOCABULARY)
+_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
+_MOVED = registry(_DATA, "moved", _VOCABULARY)
+
+
 def _moved_fact(core: str, who: str, message: str) -> Item | None:
     """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
-    m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:(?:去|来)?住)?(?:来了|去了|了|啦)?$", core)
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
-    # "租了个单间", "在园区附近租了套两居": where the user lives now is what they rent
-    m = re.match(
-        r"^(?:在(?P<p>[^，,]{2,8}?))?租了?(?:个|一个|间|一间|套|一套)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:住)?(?:了|啦)?$",
-        core,
-    )
-    if m and not re.search(r"车|位|工位|店|铺|摊", m.group("v")) and (m.group("p") or not re.search(r"搬|住", message)):
-        return fact_item(f"{who}住在{m.group('p') or ''}{m.group('v')}", "location")
-    m = re.match(
-        r"^在(?P<v>.+?)(?:买了?(?:一套|套|个)?(?:房子?|新房|公寓)|买房|安(?:了)?家|落户|定居|租了?(?:房子?|个房子))(?:了|啦)?$",
-        core,
-    )
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
-    m = re.match(
-        r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转|考|考进|聘)(?:了)?(?:到|去|回|往|至|进)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
-        core,
-    )
-    if m is None:
-        m = re.match(r"^(?:去|到|进|加入)(?:了)?(?P<v>.+?)(?:上班|工作|入职)(?:了|啦)?$", core) or re.match(
-            r"^入职(?:了)?(?P<v>.+?)(?:了|啦)?$", core
-        )
-    if m is None:
-        m = re.match(r"^在(?P<v>.+?)找了?(?:个|份|一份)?(?:新)?(?:工作|活|活儿|差事)(?:了|啦)?$", core)
-    if m:
-        found = _work_place(m.group("v"))
-        if found and _SCHOOL.fullmatch(found[0]) and re.match(r"(?:转|考)(?!.*(?:上班|工作))", core):
-            return fact_item(f"{who}在{found[0]}上学", "other")  # "转到了五中", "考进了实验中学": a school
-        if found and not re.fullmatch(
-            r"(?:一家)?新(?:公司|单位|东家|岗位)|(?:一家)?(?:新的|别的|另一家)(?:公司|单位)", found[0]
-        ):
-            return fact_item(f"{who}在{found[0]}工作", found[1])
-    m = re.match(r"^(?:新家|新房子?|现在的家)(?:在|安在)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
-    m = re.match(
-        r"^(?:新|现在的|现在)?(?:公司|单位|工作地点|上班的地方)在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core
-    )
-    if m and re.search(r"新(?:公司|单位)|跳槽|入职|换(?:了)?(?:个|份)?(?:新)?工作", message) and _place(m.group("v")):
-        return fact_item(f"{who}在{_place(m.group('v'))}工作", "location")
-    m = re.match(r"^(?:现在|目前)?(?:在|去了|到了)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
-    if m and re.search(r"入职|跳槽|换(?:了)?(?:个|份)?(?:新)?工作|新工作|新公司|调(?:到|去|动)|搬家|搬了", message):
-        place = _place(m.group("v"))
-        if place and not looks_like_organisation(place) and not re.search(r"家|公司|单位|这|那", place):
-            if re.search(r"搬家|搬了", message):
-                return fact_item(f"{who}住在{place}", "location")
-            return fact_item(f"{who}在{place}工作", "location")
-    m = re.match(r"^回(?:到|了)?(?:了)?(?:老家)(?P<v>.+?)(?:了|啦)?$", core) or re.match(
-        r"^回(?:到)?(?:了)?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|来了|去了)$", core
-    )
-    place = _place(m.group("v")) if m else None
-    if m and place and len(place) >= 2 and not re.search(r"家|我|你|消息|信息|复|答|头|来|去|趟", place):
-        if looks_like_organisation(place):
-            return None
-        if _WORK_WORDS.search(message):
-            return fact_item(f"{who}在{place}工作", "location")
-        return fact_item(f"{who}住在{place}", "location")
-    return None
+    return _change_from(_MOVED, core, who, {"message": message})
+
+
+def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
+    """The change the first rule of ``rules`` that fires on ``core`` gives, said of ``who``."""
+    fired = rules.first(core, context)
+    return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
 
 
 @named_rule("rules_zh_facts.job-change")
