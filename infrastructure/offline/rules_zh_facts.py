@@ -278,21 +278,27 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _around(context: Context) -> str:
-    """The message a rule reads around its clause (in a rule's example, the known facts given with it)."""
-    return str(context.get("message", "\n".join(context.get("known", ()))))
-
-
-def _said(name: str) -> Predicate:
-    """A predicate: the message says what the pattern ``name`` of the data file matches."""
+def _said(name: str, key: str = "message") -> Predicate:
+    """A predicate: the message (``whole``: with the known facts after it) says what the pattern ``name``
+    of the data file matches; in a rule's example, the known facts given with it stand for the message."""
     pattern = _DATA.regex(name)
-    return lambda value, context: bool(pattern.search(_around(context)))
+    return lambda value, context: bool(pattern.search(str(context.get(key, "\n".join(context.get("known", ()))))))
+
+
+def _job(value: str) -> str:
+    """A job as said, without its count: "一名护士" → 护士."""
+    return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
+
+
+def _partner_by_gender(value: str) -> str:
+    return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
 
 
 def _first(value: tuple[str, str] | None) -> str:
     return value[0] if value else ""
 
 
+_PARTNER_NAMES = _DATA.mapping("_PARTNER")
 _NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
 _NOT_A_TOWN = _DATA.regex("_NOT_A_TOWN")
 _NOT_A_HOMECOMING = _DATA.regex("_NOT_A_HOMECOMING")
@@ -317,151 +323,46 @@ _VOCABULARY = VOCABULARY.extended(
         "change_said": _said("_CHANGE_SAID"),
         "house_move_said": _said("_HOUSE_MOVE_SAID"),
         "work_said": _said("_WORK_WORDS"),
+        "pay_said": _said("_PAY_SAID"),
+        "car_said": _said("_CAR_SAID", "whole"),
+        "phone_said": _said("_PHONE_SAID", "whole"),
+        "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
+        "user": lambda value, context: context.get("who", "用户") == "用户",
     },
-    filters={"place": lambda value: _place(value) or "", "work_place": lambda value: _first(_work_place(value))},
+    filters={
+        "place": lambda value: _place(value) or "",
+        "work_place": lambda value: _first(_work_place(value)),
+        "species": lambda value: species_of(value) or "",
+        "job": _job,
+        "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
+        "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),
+        "this_year": lambda value: "今年" if value == "今年" else "",
+        "car": lambda value: value.replace("新车", "车"),
+        "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
+        "partner_by_gender": _partner_by_gender,
+    },
     choosers={"work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1]},
 )
 _WORK = registry(_DATA, "work", _VOCABULARY)
 _PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
 _MOVED = registry(_DATA, "moved", _VOCABULARY)
-
-
-def _moved_fact(core: str, who: str, message: str) -> Item | None:
-    """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
-    return _change_from(_MOVED, core, who, {"message": message})
+_GRADE = registry(_DATA, "grade", _VOCABULARY)
+_SALARY = registry(_DATA, "salary", _VOCABULARY)
+_WEIGHT = registry(_DATA, "weight", _VOCABULARY)
+_PET = registry(_DATA, "pet", _VOCABULARY)
+_JOB_CHANGE = registry(_DATA, "job_change", _VOCABULARY)
+_AGE = registry(_DATA, "age", _VOCABULARY)
+_VEHICLE = registry(_DATA, "vehicle", _VOCABULARY)
+_PARTNER = registry(_DATA, "partner", _VOCABULARY)
+#: the changes said as events (moves and job moves first), in the order they are tried
+_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER)
+_LEVEL = registry(_DATA, "level", _VOCABULARY)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
     """The change the first rule of ``rules`` that fires on ``core`` gives, said of ``who``."""
     fired = rules.first(core, context)
     return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
-
-
-@named_rule("rules_zh_facts.job-change")
-def _job_change_fact(core: str, who: str) -> Item | None:
-    """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
-    m = re.match(r"^(?:被)?(?P<verb>" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
-        r"^(?P<verb>当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
-    )
-    if m:
-        job = re.sub(r"^(?:一[个名位]|个|名)", "", tidy(m.group("v")))
-        if looks_like_job(job) and m.group("verb") in ("转行", "改行", "转行做", "改行做"):
-            # a new line of work says so: what it replaces need share no word with it
-            return fact_item(f"{who}转行{'' if job.startswith(('跑', '开', '送')) else '做'}{job}", "work")
-        if looks_like_job(job):
-            return fact_item(f"{who}是{job}", "work")
-    m = re.match(
-        r"^(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|大巴))(?:了|啦)?$",
-        core,
-    )
-    if m:
-        return fact_item(f"{who}{m.group('v')}", "work")
-    m = re.match(
-        r"^(?:从[^，,]{1,8}?)?(?:把工作|工作)?(?P<v>辞职|离职|裸辞|辞了|被裁员?|失业|下岗|退休|不干)(?:了|啦)?$", core
-    ) or re.match(r"^(?:把)?[\u4e00-\u9fff]{1,6}?的?(?:工作|活儿?|差事|班)(?:也|已经)?(?P<v>辞了|不干了)$", core)
-    if m:
-        said = {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(m.group("v"), m.group("v"))
-        return fact_item(f"{who}{said}了", "work")
-    return None
-
-
-@named_rule("rules_zh_facts.age")
-def _age_fact(core: str, who: str) -> Item | None:
-    """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
-    if re.search(r"给(?:它|他|她|牠)(?:过|庆祝|办)", core):
-        return None  # "给它过了四岁生日": the age of the one the birthday was for
-    m = re.match(r"^(?P<pre>今年|已经|都|满)?(?:是)?" + _AGE_NUMBER + r"(?:周)?岁(?P<half>半)?(?:了|啦)?$", core)
-    if m is None and who == "用户":  # "我34了", "四十一了"
-        m = re.match(r"^(?P<pre>)(?P<v>[1-9]\d|[二三四五六七八九]?十[一二三四五六七八九]?)(?P<half>)(?:了|啦)$", core)
-    if m is None:
-        m = re.match(r"^(?P<pre>今年)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)?$", core) or re.match(
-            r"^(?P<pre>已经|都)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)$", core
-        )
-    if m is None:
-        m = re.search(
-            r"(?P<pre>)(?:步入|迈入|进入|跨入|踏入|满|过了|过完|到了|迎来)(?:了)?(?:生日(?:就|已经|都)?)?"
-            + _AGE_NUMBER
-            + r"(?:周)?岁(?P<half>半)?",
-            core,
-        ) or re.search(r"(?P<pre>)" + _AGE_NUMBER + r"(?:周)?岁(?P<half>)(?:的)?生日", core)
-    if m is None:
-        return None
-    year = "今年" if m.group("pre") == "今年" else ""
-    return fact_item(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
-
-
-@named_rule("rules_zh_facts.vehicle")
-def _vehicle_fact(core: str, who: str, message: str) -> Item | None:
-    """开的是X, 提了台X, 新车是X: the car the user drives now."""
-    m = re.match(r"^(?P<said>开的是(?:一辆|一台|辆|台)?|开(?:着)?(?:一辆|一台|辆))(?P<v>.+)$", core)
-    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return fact_item(f"{who}{m.group('said')}{tidy(m.group('v'))}", "other")  # as said: 开着一辆大卡车
-    if m is None:
-        m = re.match(
-            r"^(?P<verb>提|买|换|入手|购入|新买|刚提)(?:了)?(?:一)?(?P<m>辆|台|部)(?:新车)?[，,]?(?P<v>.+)$", core
-        )
-        if m and not (m.group("m") == "辆" or m.group("verb") == "提" or re.search(r"车", message)):
-            m = None
-    if m is None:
-        said = re.match(r"^的?(?P<noun>新车|车|座驾|爱车)(?:是|换成了?)(?:一辆|一台)?(?P<v>.+)$", core)
-        if said and tidy(said.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", said.group("v")):
-            return fact_item(f"{who}的{said.group('noun').replace('新车', '车')}是{tidy(said.group('v'))}", "other")
-    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return fact_item(f"{who}开的是{tidy(m.group('v'))}", "other")
-    m = re.match(
-        r"^(?:换了|买了|入手了|新买了)(?:个|部|台|一部|一台)?(?:新)?手机[，,]?(?:是)?(?P<v>.+)$", core
-    ) or re.match(
-        r"^(?:换了|买了|入手了|新买了|换成了?)(?:个|部|台|一部|一台)?(?:新的?)?(?P<v>[^，,]{1,8}?)手机$", core
-    )
-    if m is None:  # (the clause first: the whole message once per clause made a long one quadratic)
-        bare = re.match(
-            r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core
-        )
-        m = bare if bare and "手机" in message else None
-    if m and tidy(m.group("v")):
-        return fact_item(f"{who}的手机是{tidy(m.group('v'))}", "other")
-    return None
-
-
-_PARTNER = _DATA.mapping("_PARTNER")
-
-
-@named_rule("rules_zh_facts.partner")
-def _partner_fact(core: str, who: str) -> Item | None:
-    """单身, 结婚了, 分手了, 和一个叫X的女生在一起了, 交了个女朋友叫X."""
-    if who != "用户":
-        return None
-    m = re.match(r"^(?P<v>单身|已婚|未婚|结婚|订婚|离婚|脱单|恋爱|谈恋爱)(?:了|啦)?$", core)
-    if m:
-        said = m.group("v")
-        return fact_item(f"用户{said}{'' if said in ('单身', '已婚', '未婚') else '了'}", "relationship")
-    m = re.match(
-        r"^(?:(?:和|跟)(?P<r>男朋友|女朋友|对象|男友|女友|老公|老婆))?(?:已经)?(?P<v>分手|分了|离婚|离了|分开)(?:了|啦)?(?:…|\.\.\.)?$",
-        core,
-    )
-    if m:
-        divorced = m.group("v") in ("离婚", "离了")
-        role = _PARTNER.get(m.group("r") or "", m.group("r") or ("老公" if divorced else "对象"))
-        return fact_item("用户离婚了" if divorced else f"用户和{role}分手了", "relationship")
-    m = re.search(
-        r"(?:跟|和)(?:一个)?叫(?P<n>[^，,的]{1,6})的(?P<g>男生|男孩子?|男的|男人|小伙子?|帅哥|女生|女孩子?|女的|女人|姑娘|妹子|人)"
-        r"(?:在)?(?:谈|处|交往|约会|在一起|好上)",
-        core,
-    )
-    if m:
-        gender = m.group("g")
-        role = "男朋友" if gender[0] in "男小帅" else "女朋友" if gender[0] in "女姑妹" else "对象"
-        return fact_item(f"用户的{role}叫{m.group('n')}", "relationship")
-    m = re.match(
-        r"^(?:交了|找了|谈了|有了)(?:个|一个)?(?:新)?(?P<r>男朋友|女朋友|对象|男友|女友)[，,]?(?:叫|名叫)(?P<n>.+)$",
-        core,
-    )
-    if m and tidy(m.group("n")):
-        return fact_item(f"用户的{_PARTNER.get(m.group('r'), m.group('r'))}叫{tidy(m.group('n'))}", "relationship")
-    m = re.match(r"^(?P<v>(?:交|找|谈)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|对象|男友|女友))(?:了|啦)?$", core)
-    if m:
-        return fact_item(f"用户{m.group('v')}", "relationship")
-    return None
 
 
 _CONSUMED = _DATA.rows("_CONSUMED")
@@ -501,102 +402,6 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     return fact_item(f"{who}{degree}戒{thing}了", "habit")
 
 
-_LEVEL_NOUNS = _DATA.text("_LEVEL_NOUNS")
-
-
-@named_rule("rules_zh_facts.level")
-def _level_fact(core: str, who: str) -> Item | None:
-    """是小白, 算入门了, 已经上手了: how far along the user is."""
-    m = re.match(
-        r"^(?:算|算是|也算|已经|总算|终于)?(?:是)?(?:个|一个|一名|一枚)?(?P<v>" + _LEVEL_NOUNS + r")(?:了|啦)?$", core
-    )
-    if m:
-        return fact_item(f"{who}是{m.group('v')}", "personal_info")
-    m = re.match(r"^(?:算|算是|也算|已经|总算|终于)?(?P<v>入门|上手|熟练|精通|出师)(?:了|啦)?$", core)
-    if m:
-        return fact_item(f"{who}{m.group('v')}了", "personal_info")
-    return None
-
-
-_GRADE = _DATA.text("_GRADE")
-
-
-@named_rule("rules_zh_facts.grade")
-def _grade_fact(core: str, who: str) -> Item | None:
-    """上二年级, 升三年级了, 大三了, 毕业了: which school year, now."""
-    m = re.match(
-        r"^(?P<verb>(?:在|正在)?(?:上|读|念)|升|进|升到|升入|升上|考上)(?:了)?(?P<v>" + _GRADE + r")(?:了|啦)?$", core
-    ) or re.match(
-        r"^(?P<verb>)(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三])(?:了|啦)?$",
-        core,
-    )
-    if m:
-        verb = m.group("verb") if m.group("verb") in ("在读", "在上", "读", "念", "正在读") else "上"
-        return fact_item(f"{who}{verb}{m.group('v')}", "relationship" if who != "用户" else "work")
-    m = re.match(
-        r"^(?:考上|考进|考入|进|升入|转到|转学到)了?(?P<v>[\u4e00-\u9fff]{1,8}?(?:中学|小学|高中|初中|大学|学院|一中|二中|附中))$",
-        core,
-    )
-    if m:
-        return fact_item(f"{who}上{m.group('v')}", "relationship" if who != "用户" else "work")
-    if re.match(r"^(?:大学|研究生|硕士|博士)?毕业了?$", core):
-        return fact_item(f"{who}毕业了", "relationship" if who != "用户" else "work")
-    return None
-
-
-_SALARY_NUMBER = _DATA.text("_SALARY_NUMBER")
-
-
-@named_rule("rules_zh_facts.salary")
-def _salary_fact(core: str, who: str, message: str) -> Item | None:
-    """工资八千, 月薪两万了, 涨工资了，现在一万二: what the user earns now."""
-    m = re.match(
-        r"^(?:一个月|每个月|每月)?(?P<n>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才|涨了?到)?"
-        + _SALARY_NUMBER
-        + r"(?:块钱?|元)?(?:了|啦|左右)?$",
-        core,
-    )
-    if m is None:  # a bare figure, in a message about pay (the clause first, as above)
-        m = re.match(
-            r"^(?P<n>)(?:涨到了?|变成了?|降到了?|到手)?" + _SALARY_NUMBER + r"(?:块钱?|元)?(?:了|啦|左右)?$", core
-        )
-        if m and not (re.search(r"[kKwW万千]|\d{4,}", m.group("v")) and re.search(r"工资|薪|收入", message)):
-            m = None
-    if m is None:
-        return None
-    noun = "年薪" if m.group("n") == "年薪" else "月薪"
-    return fact_item(f"{who}{noun}{m.group('v')}", "work")
-
-
-@named_rule("rules_zh_facts.weight")
-def _weight_fact(core: str, who: str) -> Item | None:
-    """体重150斤, 减到140了, 现在130斤: the weight now."""
-    m = re.match(
-        r"^(?:体重)?(?:是|有|只有|就|才|还有)?(?:减到|瘦到|降到|胖到|涨到|长到|掉到|减了?到|变成)?(?:了)?(?P<v>\d{2,3}(?:\.\d)?)\s*(?P<u>斤|公斤|kg|千克)?(?:了|啦|左右)?$",
-        core,
-    )
-    if m and (m.group("u") or re.match(r"^(?:体重|减|瘦|降|胖|涨|长|掉)", core)):
-        return fact_item(f"{who}体重{m.group('v')}{m.group('u') or '斤'}", "personal_info")
-    return None
-
-
-_PET_GONE = _DATA.regex("_PET_GONE")
-
-
-@named_rule("rules_zh_facts.pet")
-def _pet_fact(core: str, who: str) -> Item | None:
-    """养了只猫 (said without 我), 狗送人了: which pets the user keeps."""
-    m = re.match(r"^(?:又|还|也)?养(?:了|着)(?P<v>.{1,10})$", core)
-    if m and who == "用户":
-        return fact_item(f"用户养了{tidy(m.group('v'))}", "other")
-    m = _PET_GONE.match(core)
-    if m:
-        species = species_of(m.group("x"))
-        if species:
-            return fact_item(f"{who}不再养{species}了", "other")
-    return None
-
-
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
@@ -608,19 +413,12 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
+    context = {"message": said_now, "whole": message, "who": who}
     return (
-        _moved_fact(core, who, said_now)
-        or _grade_fact(core, who)
-        or _salary_fact(core, who, said_now)
-        or _weight_fact(core, who)
-        or _pet_fact(core, who)
-        or _job_change_fact(core, who)
-        or _age_fact(core, who)
-        or _vehicle_fact(core, who, message)
-        or _partner_fact(core, who)
+        next(filter(None, (_change_from(rules, core, who, context) for rules in _CHANGES)), None)
         or _quit_fact(core, said, who, message)
         or _amount_fact(core, who, message)
-        or _level_fact(core, who)
+        or _change_from(_LEVEL, core, who, context)
     )
 
 
