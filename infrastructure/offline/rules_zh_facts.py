@@ -131,27 +131,6 @@ def _place(value: str) -> str | None:
     return value
 
 
-@named_rule("rules_zh_facts.location")
-def _location_fact(rest: str) -> Item | None:
-    m = (
-        re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest)
-        or re.match(r"^家(?:住)?在(?P<v>.+)$", rest)
-        or re.match(r"^搬(?:家)?(?:到|去|来|回)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", rest)
-    )
-    if m:
-        place = _place(m.group("v"))
-        return fact_item(f"用户住在{third_person(place)}", "location") if place else None
-    m = re.match(r"^在(?P<v>.+?)(?P<verb>工作|上班)(?:了|呢)?$", rest)
-    if m and _place(m.group("v")) == tidy(m.group("v")):
-        place = tidy(m.group("v"))
-        category = "work" if looks_like_organisation(place) else "location"
-        return fact_item(f"用户在{third_person(place)}{m.group('verb')}", category)
-    m = re.match(r"^坐标(?:在)?(?P<v>.+)$", rest)
-    if m and _place(m.group("v")):
-        return fact_item(f"用户在{_place(m.group('v'))}", "location")
-    return None
-
-
 def _gender_or_people(value: str, context: Context) -> bool:
     """男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)."""
     return value in GENDER_WORDS or bool(
@@ -160,50 +139,7 @@ def _gender_or_people(value: str, context: Context) -> bool:
     )
 
 
-def _work_fact(rest: str) -> Item | None:
-    return fact_from(_WORK, rest)
-
-
-def _personal_fact(rest: str) -> Item | None:
-    return fact_from(_PERSONAL, rest)
-
-
 _HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")
-
-
-@named_rule("rules_zh_facts.habit")
-def _habit_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?P<adv>" + _HABIT_ADVERBS + r")(?P<v>.+)$", rest)
-    if (
-        m
-        and not re.match(r"^(?:都|也)?(?:喜欢|不喜欢|讨厌|偏好|用|说|在|是)", m.group("v"))
-        and "了" not in m.group("v")
-    ):
-        return fact_item(f"用户{m.group('adv')}{third_person(tidy(m.group('v')))}", "habit")
-    m = re.match(r"^(?P<neg>不|从不|很少|不太)(?P<verb>吃|喝|抽|碰|熬夜)(?P<v>.*)$", rest)
-    if m:
-        return fact_item(f"用户{m.group('neg')}{m.group('verb')}{tidy(m.group('v'))}", "habit")
-    m = re.match(r"^(?P<v>吃素|早睡早起|戒烟了?|戒酒了?|素食)$", rest)
-    if m:
-        return fact_item(f"用户{tidy(m.group('v'))}", "habit")
-    return None
-
-
-_NOT_A_THING = _DATA.regex("_NOT_A_THING")
-
-
-@named_rule("rules_zh_facts.state")
-def _state_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?P<neg>没有|没)?有(?P<v>.+)$", rest) or re.match(r"^(?P<neg>没)(?P<v>" + CJK + r"{1,3})$", rest)
-    if m:
-        thing = tidy(m.group("v"))
-        if thing and not _NOT_A_THING.match(thing) and not re.search(r"吗|想|要|什么|去|来", thing):
-            category = "relationship" if re.search(ZH_ROLE_PATTERN, thing) else "other"
-            return fact_item(f"用户{'没有' if m.group('neg') else '有'}{third_person(thing)}", category)
-    m = re.match(r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳|下|骑|编|修).+)$", rest)
-    if m and "了" not in m.group("v"):
-        return fact_item(f"用户{m.group('neg') or ''}会{tidy(m.group('v'))}", "other")
-    return None
 
 
 @named_rule("rules_zh_facts.liked-thing")
@@ -233,26 +169,6 @@ def _liked_thing(rest: str, said: str) -> Item | None:
 
 _PERSONAL_NOUNS = _DATA.regex("_PERSONAL_NOUNS")
 _WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
-
-
-@named_rule("rules_zh_facts.possession")
-def _possession_fact(rest: str) -> Item | None:
-    """'我的车是特斯拉' → 用户的车是特斯拉."""
-    m = re.match(r"^的(?P<noun>(?:" + CJK + r"|[A-Za-z]){1,6}?)(?P<verb>是|在|叫)(?P<v>.+)$", rest)
-    if not m or not tidy(m.group("v")):
-        return None
-    noun, verb = m.group("noun"), m.group("verb")
-    if _PERSONAL_NOUNS.search(noun):
-        category = "personal_info"
-    elif noun == "家" or (noun in ("公司", "单位") and verb == "在"):
-        category = "location"
-    elif _WORK_NOUNS.search(noun):
-        category = "work"
-    elif re.search(r"爱好|兴趣", noun):
-        category = "preference"
-    else:
-        category = "other"
-    return fact_item(f"用户的{noun}{verb}{third_person(tidy(m.group('v')))}", category)
 
 
 # ==========================================================================
@@ -290,6 +206,17 @@ def _job(value: str) -> str:
     return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
 
 
+def _owned_category(noun: str, context: Context) -> str:
+    """Which category a thing of the user's is a fact of: 名字 personal, 家 where, 工作 work, 爱好 liking."""
+    if _PERSONAL_NOUNS.search(noun):
+        return "personal_info"
+    if noun == "家":
+        return "location"
+    if _WORK_NOUNS.search(noun):
+        return "work"
+    return "preference" if re.search(r"爱好|兴趣", noun) else "other"
+
+
 def _partner_by_gender(value: str) -> str:
     return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
 
@@ -300,6 +227,8 @@ def _first(value: tuple[str, str] | None) -> str:
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
 _NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
+_NOT_A_THING = _DATA.regex("_NOT_A_THING")
+_NOT_A_THING_SAID = _DATA.regex("_NOT_A_THING_SAID")
 _NOT_A_TOWN = _DATA.regex("_NOT_A_TOWN")
 _NOT_A_HOMECOMING = _DATA.regex("_NOT_A_HOMECOMING")
 _VOCABULARY = VOCABULARY.extended(
@@ -328,6 +257,10 @@ _VOCABULARY = VOCABULARY.extended(
         "phone_said": _said("_PHONE_SAID", "whole"),
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
+        "whole_place": simple(lambda value: _place(value) == tidy(value)),
+        "thing": simple(
+            lambda value: bool(value) and not _NOT_A_THING.match(value) and not _NOT_A_THING_SAID.search(value)
+        ),
     },
     filters={
         "place": lambda value: _place(value) or "",
@@ -341,7 +274,12 @@ _VOCABULARY = VOCABULARY.extended(
         "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
         "partner_by_gender": _partner_by_gender,
     },
-    choosers={"work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1]},
+    choosers={
+        "work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1],
+        "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
+        "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
+        "owned": _owned_category,
+    },
 )
 _WORK = registry(_DATA, "work", _VOCABULARY)
 _PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
@@ -357,6 +295,10 @@ _PARTNER = registry(_DATA, "partner", _VOCABULARY)
 #: the changes said as events (moves and job moves first), in the order they are tried
 _CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER)
 _LEVEL = registry(_DATA, "level", _VOCABULARY)
+_LOCATION = registry(_DATA, "location", _VOCABULARY)
+_HABIT = registry(_DATA, "habit", _VOCABULARY)
+_STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
+_POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
@@ -415,7 +357,7 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who}
     return (
-        next(filter(None, (_change_from(rules, core, who, context) for rules in _CHANGES)), None)
+        next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
         or _quit_fact(core, said, who, message)
         or _amount_fact(core, who, message)
         or _change_from(_LEVEL, core, who, context)
@@ -427,12 +369,12 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     if item:
         return item
     core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
-    for rule in (_location_fact, _work_fact, _personal_fact):
-        item = rule(core)
+    for stage in (_LOCATION, _WORK, _PERSONAL):
+        item = fact_from(stage, core)
         if item:
             return item
-    item = _liked_thing(core, said) or _habit_fact(rest) or _habit_fact(core)
-    return item or _state_fact(core) or _possession_fact(core)
+    item = _liked_thing(core, said) or fact_from(_HABIT, rest) or fact_from(_HABIT, core)
+    return item or fact_from(_STATE, core) or fact_from(_POSSESSION, core)
 
 
 # ==========================================================================
