@@ -63,7 +63,9 @@ def test_every_data_file_is_read_by_its_module_and_each_entry_is_used(module: st
     named = [key for kind in ("patterns", "words", "rows", "tables") for key in data.entries(kind)]
     used_as_value = [key for key in named if f'"{key}"' in source]
     used_as_piece = {
-        m for kind in ("patterns", "rows") for m in re.findall(r"\{(_*[A-Z][A-Z0-9_]*)\}", str(data.entries(kind)))
+        m
+        for kind in ("patterns", "rows", "registries")
+        for m in re.findall(r"\{(_*[A-Z][A-Z0-9_]*)\}", str(data.entries(kind)))
     }
     assert [key for key in named if key not in used_as_value and key not in used_as_piece] == []
     assert all(hasattr(code, key) for key in used_as_value)

@@ -55,7 +55,6 @@ LEAD_ADVERBS = re.compile(
     # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
     + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
 )
-_AGE_NUMBER = _DATA.text("_AGE_NUMBER")
 
 
 _TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -139,9 +138,6 @@ def _gender_or_people(value: str, context: Context) -> bool:
     )
 
 
-_HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")
-
-
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
@@ -177,7 +173,6 @@ _WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
 
 _PLACE_TAIL = _DATA.regex("_PLACE_TAIL")
 _WORK_WORDS = _DATA.regex("_WORK_WORDS")
-_JOB_VERBS = _DATA.text("_JOB_VERBS")
 
 
 _SCHOOL = _DATA.regex("_SCHOOL")
@@ -194,10 +189,9 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _said(name: str, key: str = "message") -> Predicate:
-    """A predicate: the message (``whole``: with the known facts after it) says what the pattern ``name``
-    of the data file matches; in a rule's example, the known facts given with it stand for the message."""
-    pattern = _DATA.regex(name)
+def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
+    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches;
+    in a rule's example, the known facts given with it stand for the message."""
     return lambda value, context: bool(pattern.search(str(context.get(key, "\n".join(context.get("known", ()))))))
 
 
@@ -226,6 +220,13 @@ def _first(value: tuple[str, str] | None) -> str:
 
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
+_MOVING_SAID = _DATA.regex("_MOVING_SAID")
+_NEW_JOB_SAID = _DATA.regex("_NEW_JOB_SAID")
+_CHANGE_SAID = _DATA.regex("_CHANGE_SAID")
+_HOUSE_MOVE_SAID = _DATA.regex("_HOUSE_MOVE_SAID")
+_PAY_SAID = _DATA.regex("_PAY_SAID")
+_CAR_SAID = _DATA.regex("_CAR_SAID")
+_PHONE_SAID = _DATA.regex("_PHONE_SAID")
 _NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
 _NOT_A_THING = _DATA.regex("_NOT_A_THING")
 _NOT_A_THING_SAID = _DATA.regex("_NOT_A_THING_SAID")
@@ -247,14 +248,14 @@ _VOCABULARY = VOCABULARY.extended(
         "homecoming": simple(
             lambda value: len(value) >= 2 and not _NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
         ),
-        "moving_said": _said("_MOVING_SAID"),
-        "new_job_said": _said("_NEW_JOB_SAID"),
-        "change_said": _said("_CHANGE_SAID"),
-        "house_move_said": _said("_HOUSE_MOVE_SAID"),
-        "work_said": _said("_WORK_WORDS"),
-        "pay_said": _said("_PAY_SAID"),
-        "car_said": _said("_CAR_SAID", "whole"),
-        "phone_said": _said("_PHONE_SAID", "whole"),
+        "moving_said": _said(_MOVING_SAID),
+        "new_job_said": _said(_NEW_JOB_SAID),
+        "change_said": _said(_CHANGE_SAID),
+        "house_move_said": _said(_HOUSE_MOVE_SAID),
+        "work_said": _said(_WORK_WORDS),
+        "pay_said": _said(_PAY_SAID),
+        "car_said": _said(_CAR_SAID, "whole"),
+        "phone_said": _said(_PHONE_SAID, "whole"),
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),

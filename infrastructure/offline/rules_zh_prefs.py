@@ -30,11 +30,6 @@ _DATA = rules("rules_zh_prefs")
 
 _STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
 
-_PLAIN_WORDS = _DATA.text("_PLAIN_WORDS")
-_TECHNICAL_WORDS = _DATA.text("_TECHNICAL_WORDS")
-_EMOJI_WITHOUT = _DATA.text("_EMOJI_WITHOUT")
-_EMOJI_WITH = _DATA.text("_EMOJI_WITH")
-_CODE_LANGUAGES = _DATA.text("_CODE_LANGUAGES")
 _CODE_LANGUAGE = _DATA.regex("_CODE_LANGUAGE", re.IGNORECASE)
 _CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
 
@@ -84,8 +79,6 @@ _REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
 LANGUAGES = _DATA.text("LANGUAGES")
 _FORMATS = _DATA.text("_FORMATS")
 _REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
-_TIME = _DATA.text("_TIME")
-_CONTACT = _DATA.text("_CONTACT")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 _TOOL = _DATA.regex("_TOOL")
 
@@ -227,7 +220,6 @@ def _style_request(rest: str, said: str) -> Item | None:
 _BEFORE_A_STYLE = _DATA.regex("_BEFORE_A_STYLE")
 
 
-_RECOMMENDED_KINDS = _DATA.text("_RECOMMENDED_KINDS")
 _RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
 
 
