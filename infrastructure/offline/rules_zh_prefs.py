@@ -10,7 +10,7 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import registry
+from factledger.infrastructure.offline.registry import Registry, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
@@ -30,48 +30,7 @@ _DATA = rules("rules_zh_prefs")
 
 _STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
 
-_CODE_LANGUAGE = _DATA.regex("_CODE_LANGUAGE", re.IGNORECASE)
 _CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
-
-
-_EMOJI_WITHOUT_RE = _DATA.regex("_EMOJI_WITHOUT_RE", re.IGNORECASE)
-_EMOJI_WITH_RE = _DATA.regex("_EMOJI_WITH_RE", re.IGNORECASE)
-_PLAIN_WORDS_RE = _DATA.regex("_PLAIN_WORDS_RE")
-_TECHNICAL_WORDS_RE = _DATA.regex("_TECHNICAL_WORDS_RE")
-_FEWER_TERMS = _DATA.regex("_FEWER_TERMS")
-_UNIT_ASKED = _DATA.regex("_UNIT_ASKED")
-_SWITCHED_TO_TOOL = _DATA.regex("_SWITCHED_TO_TOOL")
-
-
-@named_rule("rules_zh_prefs.reply-content")
-def _reply_content_preference(rest: str, said: str) -> Item | None:
-    """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
-    m = _CODE_LANGUAGE.search(rest)
-    if m and _CODE_EXAMPLES.search(said):
-        language = m.group("l")
-        language = {"golang": "Go"}.get(language.lower(), language)
-        return preference_item(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
-    if _EMOJI_WITHOUT_RE.search(rest):
-        return preference_item("偏好纯文字的回复", "format", said, behaviour=True)
-    if _EMOJI_WITH_RE.search(rest):
-        return preference_item("偏好回复里带emoji表情", "format", said, behaviour=True)
-    if _PLAIN_WORDS_RE.search(rest):
-        return preference_item("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
-    if _TECHNICAL_WORDS_RE.search(rest) and not _FEWER_TERMS.search(rest):
-        return preference_item("偏好使用专业术语的讲解", "language", said, behaviour=True)
-    m = _UNIT_ASKED.search(rest)
-    if m:
-        unit = m.group("u")
-        side = "英制" if unit in ("英制", "华氏", "华氏度", "英里", "磅") else "公制"
-        named = "" if unit == side else f"（{unit}）"
-        return preference_item(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
-    m = _SWITCHED_TO_TOOL.match(rest)
-    if m and not _DEVICE_BRANDS.match(m.group("tool")):
-        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
-    return None
-
-
-_DEVICE_BRANDS = _DATA.regex("_DEVICE_BRANDS", re.IGNORECASE)
 
 
 _STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
@@ -83,26 +42,36 @@ _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 _TOOL = _DATA.regex("_TOOL")
 
 
-_TIME_NOT_TO_CONTACT = _DATA.regex("_TIME_NOT_TO_CONTACT")
-_TIME_TO_CONTACT = _DATA.regex("_TIME_TO_CONTACT")
 _TRAILING_LAUGH = _DATA.regex("_TRAILING_LAUGH")
 _CALL_ME = _DATA.regex("_CALL_ME")
 _NOT_TO_CALL = _DATA.regex("_NOT_TO_CALL")
 _WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
 _WORD_LIMIT_ASKED = _DATA.regex("_WORD_LIMIT_ASKED")
 _ASKING = _DATA.regex("_ASKING")
-_LAYOUT = registry(_DATA, "layout", VOCABULARY)
+_UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        # examples asked for, or for good: read in the clause as said (in a rule's example, its known facts)
+        "code_asked": lambda value, context: bool(
+            _CODE_EXAMPLES.search(str(context.get("said", "\n".join(context.get("known", ())))))
+        ),
+    },
+    filters={
+        "code_name": lambda value: {"golang": "Go"}.get(value.lower(), value),
+        "unit_side": lambda value: _UNIT_SIDE.get(value, "公制"),
+        "unit_named": lambda value: "" if value == _UNIT_SIDE.get(value, "公制") else f"（{value}）",
+        "contact": lambda value: _CONTACT_PHRASE[value],
+    },
+)
+_LAYOUT = registry(_DATA, "layout", _VOCABULARY)
+_REPLY_CONTENT = registry(_DATA, "reply_content", _VOCABULARY)
+_TIME = registry(_DATA, "time", _VOCABULARY)
 
 
-@named_rule("rules_zh_prefs.time")
-def _time_preference(rest: str, said: str) -> Item | None:
-    m = _TIME_NOT_TO_CONTACT.search(rest)
-    if m:
-        return preference_item(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
-    m = _TIME_TO_CONTACT.search(rest)
-    if m and m.group("act") != "打扰":
-        return preference_item(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
-    return None
+def _preference_from(rules: Registry, rest: str, said: str, behaviour: bool = True) -> Item | None:
+    """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
+    fired = rules.first(rest, {"said": said})
+    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id) if fired else None
 
 
 @named_rule("rules_zh_prefs.tool")
@@ -123,7 +92,11 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
 @named_rule("rules_zh_prefs.request")
 def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
-    item = _called_preference(rest, said) or _time_preference(rest, said) or _recommendation_preference(rest, said)
+    item = (
+        _called_preference(rest, said)
+        or _preference_from(_TIME, rest, said, False)
+        or _recommendation_preference(rest, said)
+    )
     if item:
         return item
     # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
@@ -188,7 +161,7 @@ def _language_request(rest: str, said: str, request_like: bool) -> Item | None:
         return preference_item(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
     if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
         return preference_item("偏好少用专业术语", "language", said, behaviour=True)
-    return _reply_content_preference(rest, said)
+    return _preference_from(_REPLY_CONTENT, rest, said)
 
 
 def _format_request(rest: str, said: str, request_like: bool) -> Item | None:
@@ -197,10 +170,9 @@ def _format_request(rest: str, said: str, request_like: bool) -> Item | None:
     if m and request_like:
         verb = "不希望" if m.group("neg") else "偏好"
         return preference_item(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    if request_like:
-        fired = _LAYOUT.first(rest)
-        if fired:
-            return preference_item(fired.text, "format", said, behaviour=True).traced(fired.rule.id)
+    item = _preference_from(_LAYOUT, rest, said) if request_like else None
+    if item:
+        return item
     m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
     if m:
         return preference_item(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
