@@ -46,8 +46,6 @@ _DATA = rules("rules_zh_facts")
 # ==========================================================================
 
 OPENERS = _DATA.regex("OPENERS")
-_ROLE_SUBJECT = _DATA.regex("_ROLE_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_OWNED_SUBJECT = _DATA.regex("_OWNED_SUBJECT")
 _LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
 LEAD_ADVERBS = re.compile(
     r"^(?:"
@@ -80,35 +78,13 @@ def fronted(text: str) -> str:
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     """The clause's subject and the rest of the clause after it."""
-    m = _OWNED_SUBJECT.match(text)
-    if m:
-        return Subject("owned", f"用户的{m.group('noun')}", True), text[m.end() :]
-    m = _ROLE_SUBJECT.match(text)
-    if m:
-        return Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
-    if text.startswith("我们家"):
-        return Subject("user", explicit=True), text[2:]
-    if re.match(
-        r"^我们(?:俩|两个|一家)?(?:已经|刚|终于|去年|今年|前年|后来|上个?月|前阵子|最近)?(?:离婚|分手|分开|结婚|订婚|领证|搬|在.{1,10}?买了?(?:房|套房))",
-        text,
-    ):
-        return Subject("user", explicit=True), re.sub(
-            r"^我们(?:俩|两个|一家)?", "", text
-        )  # the couple: the user's status
-    if text.startswith("我们"):
-        # a group statement ("我们周末去爬山") is not a fact about the user alone
-        return Subject("unknown", "用户", True), text[2:]
-    if text.startswith("我"):
-        return Subject("user", explicit=True), text[1:]
-    if text.startswith(("他", "她")):
-        if carried.kind == "role":
-            return carried._replace(explicit=True), text[1:]
-        return Subject("unknown", "用户", True), text[1:]
-    if text.startswith(("你", "您", "请你", "请您")):
-        return Subject("assistant", "用户", True), re.sub(r"^请?(?:你|您)", "", text)
-    if text.startswith("请"):
-        return Subject("assistant", "用户", True), text[1:]
-    return carried._replace(explicit=False), text
+    fired = _SUBJECT.first(text)
+    if fired is None:
+        return carried._replace(explicit=False), text
+    rest, kind = text[fired.match.end() :], fired.rule.values["kind"]
+    if kind == "pronoun":  # 他/她: the relative just named, if one was
+        return (carried._replace(explicit=True) if carried.kind == "role" else Subject("unknown", "用户", True)), rest
+    return Subject(kind, fired.text, True), rest
 
 
 # ==========================================================================
@@ -296,6 +272,7 @@ _PARTNER = registry(_DATA, "partner", _VOCABULARY)
 #: the changes said as events (moves and job moves first), in the order they are tried
 _CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER)
 _LEVEL = registry(_DATA, "level", _VOCABULARY)
+_SUBJECT = registry(_DATA, "subject", VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 _LOCATION = registry(_DATA, "location", _VOCABULARY)
 _HABIT = registry(_DATA, "habit", _VOCABULARY)
 _STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
