@@ -10,7 +10,7 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Registry, registry
+from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
@@ -49,28 +49,48 @@ _WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
 _WORD_LIMIT_ASKED = _DATA.regex("_WORD_LIMIT_ASKED")
 _ASKING = _DATA.regex("_ASKING")
 _UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
+_ASKED_BACK = re.compile(r"还是|换回|改回|以后")
+_LANGUAGE_ASKED = _DATA.regex("_LANGUAGE_ASKED")
+
+
+def _said(context: Context) -> str:
+    """The clause as said (in a rule's example, its known facts stand for it)."""
+    return str(context.get("said", "\n".join(context.get("known", ()))))
+
+
 _VOCABULARY = VOCABULARY.extended(
     predicates={
-        # examples asked for, or for good: read in the clause as said (in a rule's example, its known facts)
-        "code_asked": lambda value, context: bool(
-            _CODE_EXAMPLES.search(str(context.get("said", "\n".join(context.get("known", ())))))
-        ),
+        # examples asked for, or for good
+        "code_asked": lambda value, context: bool(_CODE_EXAMPLES.search(_said(context))),
+        # a language asked back: "还是日语吧"
+        "back_said": lambda value, context: bool(_ASKED_BACK.search(_said(context))),
+        "language_asked": simple(lambda value: bool(_LANGUAGE_ASKED.search(value))),
+        # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
+        "request_like": lambda value, context: bool(context.get("request_like", True)),
     },
     filters={
         "code_name": lambda value: {"golang": "Go"}.get(value.lower(), value),
         "unit_side": lambda value: _UNIT_SIDE.get(value, "公制"),
         "unit_named": lambda value: "" if value == _UNIT_SIDE.get(value, "公制") else f"（{value}）",
         "contact": lambda value: _CONTACT_PHRASE[value],
+        "refusal": lambda value: "不希望" if value else "偏好",
+        "lower": str.lower,
+        "within": lambda value: value or "以内",
     },
 )
-_LAYOUT = registry(_DATA, "layout", _VOCABULARY)
+_LANGUAGE = registry(_DATA, "language", _VOCABULARY)
 _REPLY_CONTENT = registry(_DATA, "reply_content", _VOCABULARY)
+_FORMAT = registry(_DATA, "format", _VOCABULARY)
 _TIME = registry(_DATA, "time", _VOCABULARY)
+_WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
+_HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
 
 
-def _preference_from(rules: Registry, rest: str, said: str, behaviour: bool = True) -> Item | None:
+def _preference_from(
+    rules: Registry, rest: str, said: str, behaviour: bool = True, context: Context | None = None
+) -> Item | None:
     """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
-    fired = rules.first(rest, {"said": said})
+    fired = rules.first(rest, {"said": said, **(context or {})})
     return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id) if fired else None
 
 
@@ -80,13 +100,7 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
     if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
         return None
-    m = re.match(
-        r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)",
-        rest,
-    )
-    if m and not re.search(r"了|过", rest):
-        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
-    return None
+    return _preference_from(_HABIT_TOOL, rest, said)
 
 
 @named_rule("rules_zh_prefs.request")
@@ -99,20 +113,15 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     )
     if item:
         return item
-    # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
-    limit = _WORD_LIMIT_ASKED.search(rest)
-    if limit and not _ASKING.search(rest):
-        return preference_item(
-            f"偏好回答控制在{limit.group('n')}字{limit.group('q') or '以内'}",
-            "communication_style",
-            said,
-            behaviour=True,
-        )
-    # "我用表格记账" is not a request; imperatives and replies-talk are
-    request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
-    item = _language_request(rest, said, request_like) or _format_request(rest, said, request_like)
+    item = _preference_from(_WORD_LIMIT, rest, said)
     if item:
         return item
+    # "我用表格记账" is not a request; imperatives and replies-talk are
+    request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
+    for stage in (_LANGUAGE, _REPLY_CONTENT, _FORMAT):
+        item = _preference_from(stage, rest, said, context={"request_like": request_like})
+        if item:
+            return item
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
@@ -135,47 +144,6 @@ def _called_preference(rest: str, said: str) -> Item | None:
     m = _CALL_ME.search(called)
     if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
         return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    return None
-
-
-def _language_request(rest: str, said: str, request_like: bool) -> Item | None:
-    """用中文回复, 那还是日语吧, 少用术语, then code, emoji, plain words and units."""
-    m = re.search(
-        r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|改回|切回|切换到|换到|^(?:算了)?还是用?)(?P<l>"
-        + LANGUAGES
-        + r")",
-        rest,
-    )
-    # "那还是日语吧": the language alone, asked back (the lead 还是 may be gone from rest)
-    # ("以后还是用中文沟通吧": from now on, talking in it)
-    back = re.fullmatch(
-        r"(?:以后|之后|今后|接下来)?(?:还是)?(?:都)?用?(?P<l>"
-        + LANGUAGES
-        + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|好了|就可以|即可)",
-        rest,
-    )
-    if back and re.search(r"还是|换回|改回|以后", said) and not m:
-        return preference_item(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
-    if m and request_like and not re.search(r"会(?:说|讲)", rest):
-        verb = "不希望" if m.group("neg") else "偏好"
-        return preference_item(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
-    if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
-        return preference_item("偏好少用专业术语", "language", said, behaviour=True)
-    return _preference_from(_REPLY_CONTENT, rest, said)
-
-
-def _format_request(rest: str, said: str, request_like: bool) -> Item | None:
-    """用表格, 写成一段话, 成段落, 分点列出, 用微信联系."""
-    m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
-    if m and request_like:
-        verb = "不希望" if m.group("neg") else "偏好"
-        return preference_item(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    item = _preference_from(_LAYOUT, rest, said) if request_like else None
-    if item:
-        return item
-    m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
-    if m:
-        return preference_item(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
     return None
 
 
