@@ -36,10 +36,8 @@ _CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
 _STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
 _REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
 LANGUAGES = _DATA.text("LANGUAGES")
-_FORMATS = _DATA.text("_FORMATS")
 _REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
-_TOOL = _DATA.regex("_TOOL")
 
 
 _TRAILING_LAUGH = _DATA.regex("_TRAILING_LAUGH")
@@ -82,6 +80,7 @@ _FORMAT = registry(_DATA, "format", _VOCABULARY)
 _TIME = registry(_DATA, "time", _VOCABULARY)
 _WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
 _HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
+_LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
 
 
 def _preference_from(
@@ -217,17 +216,10 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     obj = tidy(m.group("obj"))
     negative = bool(m.group("neg")) or m.group("verb") in ("讨厌", "受不了")
     said_verb = f"{m.group('neg') or ''}{m.group('verb')}"
-    lang = re.search(r"(?:用|以)?(?P<l>" + LANGUAGES + r")(?:回复|回答|交流|沟通)?$", obj)
-    if lang and (lang.start() == 0 or obj.startswith(("用", "以"))):
-        return preference_item(f"{'不希望' if negative else '偏好'}用{lang.group('l')}回复", "language", said)
-    fmt = re.match(r"^(?:用|以|看)?(?P<f>" + _FORMATS + r")(?:的形式|格式|形式)?(?:回复|回答|展示|呈现)?$", obj)
-    if fmt:
-        return preference_item(
-            f"{'不希望' if negative else '偏好'}用{fmt.group('f').lower()}的形式回复", "format", said
-        )
-    tool = _TOOL.match(obj)
-    if tool and not re.search(r"了|过", obj):
-        return preference_item(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
+    fired = _LIKED_REPLY.first(obj)
+    if fired:
+        said_as = fired.rule.values["said_as"][negative]
+        return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
     requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
     about_replies = (
         _REPLY_NOUNS.search(obj)
