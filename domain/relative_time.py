@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import calendar
 import re
+from collections.abc import Iterator
 from datetime import date, datetime, timedelta
 
 import attrs
@@ -141,6 +142,22 @@ def _cn_number(text: str) -> int | None:
     return _CN_DIGITS.get(text) if len(text) == 1 else None
 
 
+def _counted(text: str, chinese: bool, english: bool) -> Iterator[tuple[int, int, str, int]]:
+    """Counted expressions ("三天前", "in 2 weeks"): where each is, its unit and its signed count."""
+    if chinese:
+        for pattern, sign in ((_CN_AGO, -1), (_CN_LATER, 1)):
+            for m in pattern.finditer(text):
+                n = _cn_number(m.group("n"))
+                if n:
+                    yield m.start(), m.end(), _CN_UNITS[m.group("u")], sign * n
+    if english:
+        for pattern, sign in ((_EN_AGO, -1), (_EN_LATER, 1)):
+            for m in pattern.finditer(text):
+                number = m.group("n").lower()
+                n = int(number) if number.isdigit() else _EN_NUMBERS[number]
+                yield m.start(), m.end(), m.group("u").lower(), sign * n
+
+
 def time_refs(text: str, said: datetime | date) -> list[TimeRef]:
     """The relative time expressions of ``text``, in order, resolved against ``said`` (its date,
     in the time zone ``said`` carries); at most three."""
@@ -156,18 +173,8 @@ def time_refs(text: str, said: datetime | date) -> list[TimeRef]:
         first, last = _UNITS[unit](day, offset)
         found.append((start, end, TimeRef(text[start:end], first, last)))
 
-    if chinese:
-        for pattern, sign in ((_CN_AGO, -1), (_CN_LATER, 1)):
-            for m in pattern.finditer(text):
-                n = _cn_number(m.group("n"))
-                if n:
-                    add(m.start(), m.end(), _CN_UNITS[m.group("u")], sign * n)
-    if english:
-        for pattern, sign in ((_EN_AGO, -1), (_EN_LATER, 1)):
-            for m in pattern.finditer(text):
-                number = m.group("n").lower()
-                n = int(number) if number.isdigit() else _EN_NUMBERS[number]
-                add(m.start(), m.end(), m.group("u").lower(), sign * n)
+    for start, end, unit, offset in _counted(text, chinese, english):
+        add(start, end, unit, offset)
     for pattern, wanted in ((_FIXED_CN, chinese), (_FIXED_EN, english)):
         for m in pattern.finditer(text) if wanted else ():
             _, unit, offset = _FIXED[int(str(m.lastgroup)[1:])]

@@ -34,21 +34,14 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/extractor.py:_english": 64,
     "infrastructure/offline/extractor.py:_extract": 102,
     "infrastructure/offline/extractor.py:_with_dropped_english_subject": 68,
-    "infrastructure/offline/rules_zh_facts.py:_moved_fact": 62,
-    "infrastructure/offline/rules_zh_prefs.py:request_preference": 75,
-    "infrastructure/offline/signals.py:_categories": 69,
 }
 COMPLEX_FUNCTIONS: dict[str, int] = {
-    "domain/relative_time.py:time_refs": 13,
     "infrastructure/offline/extractor.py:_against_known": 22,
     "infrastructure/offline/extractor.py:_clause": 14,
     "infrastructure/offline/extractor.py:_corrected": 13,
     "infrastructure/offline/extractor.py:_english": 15,
     "infrastructure/offline/extractor.py:_extract": 22,
     "infrastructure/offline/extractor.py:_items": 16,
-    "infrastructure/offline/rules_zh_facts.py:_moved_fact": 17,
-    "infrastructure/offline/rules_zh_prefs.py:request_preference": 15,
-    "infrastructure/offline/signals.py:_categories": 17,
 }
 PRIVATE_IMPORTS: set[str] = set()
 

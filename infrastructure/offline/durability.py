@@ -114,9 +114,7 @@ def _en_momentary(text: str, resolved: bool) -> bool:
     return not words
 
 
-_EN_POINTER = _DATA.text("_EN_POINTER")
 _EN_FILLER = frozenset(_DATA.words("_EN_FILLER"))
-_EN_PARTICLE = _DATA.text("_EN_PARTICLE")
 _EN_ONLY_POINTER = _DATA.regex("_EN_ONLY_POINTER")
 
 
@@ -133,9 +131,6 @@ def _en_points_into_the_chat(said: str) -> bool:
 
 # -- Chinese ------------------------------------------------------------------------------------
 
-_ZH_FEELING = _DATA.text("_ZH_FEELING")
-_ZH_DEGREE = _DATA.text("_ZH_DEGREE")
-_ZH_TAIL = _DATA.text("_ZH_TAIL")
 _ZH_MOOD = _DATA.regex("_ZH_MOOD")
 
 

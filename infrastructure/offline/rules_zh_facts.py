@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, registry, simple
+from factledger.infrastructure.offline.registry import Context, Predicate, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -46,8 +46,6 @@ _DATA = rules("rules_zh_facts")
 # ==========================================================================
 
 OPENERS = _DATA.regex("OPENERS")
-_ROLE_SUBJECT = _DATA.regex("_ROLE_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_OWNED_SUBJECT = _DATA.regex("_OWNED_SUBJECT")
 _LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
 LEAD_ADVERBS = re.compile(
     r"^(?:"
@@ -55,7 +53,6 @@ LEAD_ADVERBS = re.compile(
     # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
     + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
 )
-_AGE_NUMBER = _DATA.text("_AGE_NUMBER")
 
 
 _TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -81,35 +78,13 @@ def fronted(text: str) -> str:
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     """The clause's subject and the rest of the clause after it."""
-    m = _OWNED_SUBJECT.match(text)
-    if m:
-        return Subject("owned", f"用户的{m.group('noun')}", True), text[m.end() :]
-    m = _ROLE_SUBJECT.match(text)
-    if m:
-        return Subject("role", f"用户的{m.group('role')}", True), text[m.end() :]
-    if text.startswith("我们家"):
-        return Subject("user", explicit=True), text[2:]
-    if re.match(
-        r"^我们(?:俩|两个|一家)?(?:已经|刚|终于|去年|今年|前年|后来|上个?月|前阵子|最近)?(?:离婚|分手|分开|结婚|订婚|领证|搬|在.{1,10}?买了?(?:房|套房))",
-        text,
-    ):
-        return Subject("user", explicit=True), re.sub(
-            r"^我们(?:俩|两个|一家)?", "", text
-        )  # the couple: the user's status
-    if text.startswith("我们"):
-        # a group statement ("我们周末去爬山") is not a fact about the user alone
-        return Subject("unknown", "用户", True), text[2:]
-    if text.startswith("我"):
-        return Subject("user", explicit=True), text[1:]
-    if text.startswith(("他", "她")):
-        if carried.kind == "role":
-            return carried._replace(explicit=True), text[1:]
-        return Subject("unknown", "用户", True), text[1:]
-    if text.startswith(("你", "您", "请你", "请您")):
-        return Subject("assistant", "用户", True), re.sub(r"^请?(?:你|您)", "", text)
-    if text.startswith("请"):
-        return Subject("assistant", "用户", True), text[1:]
-    return carried._replace(explicit=False), text
+    fired = _SUBJECT.first(text)
+    if fired is None:
+        return carried._replace(explicit=False), text
+    rest, kind = text[fired.match.end() :], fired.rule.values["kind"]
+    if kind == "pronoun":  # 他/她: the relative just named, if one was
+        return (carried._replace(explicit=True) if carried.kind == "role" else Subject("unknown", "用户", True)), rest
+    return Subject(kind, fired.text, True), rest
 
 
 # ==========================================================================
@@ -131,90 +106,12 @@ def _place(value: str) -> str | None:
     return value
 
 
-@named_rule("rules_zh_facts.location")
-def _location_fact(rest: str) -> Item | None:
-    m = (
-        re.match(r"^(?:住在|住|居住在|定居在|定居|生活在|常住)(?P<v>.+)$", rest)
-        or re.match(r"^家(?:住)?在(?P<v>.+)$", rest)
-        or re.match(r"^搬(?:家)?(?:到|去|来|回)(?:了)?(?P<v>.+?)(?:来了|去了|了|啦)?$", rest)
-    )
-    if m:
-        place = _place(m.group("v"))
-        return fact_item(f"用户住在{third_person(place)}", "location") if place else None
-    m = re.match(r"^在(?P<v>.+?)(?P<verb>工作|上班)(?:了|呢)?$", rest)
-    if m and _place(m.group("v")) == tidy(m.group("v")):
-        place = tidy(m.group("v"))
-        category = "work" if looks_like_organisation(place) else "location"
-        return fact_item(f"用户在{third_person(place)}{m.group('verb')}", category)
-    m = re.match(r"^坐标(?:在)?(?P<v>.+)$", rest)
-    if m and _place(m.group("v")):
-        return fact_item(f"用户在{_place(m.group('v'))}", "location")
-    return None
-
-
 def _gender_or_people(value: str, context: Context) -> bool:
     """男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)."""
     return value in GENDER_WORDS or bool(
         re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
         and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
     )
-
-
-_VOCABULARY = VOCABULARY.extended(
-    predicates={
-        "job": simple(looks_like_job),
-        "organisation": simple(looks_like_organisation),
-        "gender_or_people": _gender_or_people,
-    }
-)
-_WORK = registry(_DATA, "work", _VOCABULARY)
-_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
-
-
-def _work_fact(rest: str) -> Item | None:
-    return fact_from(_WORK, rest)
-
-
-def _personal_fact(rest: str) -> Item | None:
-    return fact_from(_PERSONAL, rest)
-
-
-_HABIT_ADVERBS = _DATA.text("_HABIT_ADVERBS")
-
-
-@named_rule("rules_zh_facts.habit")
-def _habit_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?P<adv>" + _HABIT_ADVERBS + r")(?P<v>.+)$", rest)
-    if (
-        m
-        and not re.match(r"^(?:都|也)?(?:喜欢|不喜欢|讨厌|偏好|用|说|在|是)", m.group("v"))
-        and "了" not in m.group("v")
-    ):
-        return fact_item(f"用户{m.group('adv')}{third_person(tidy(m.group('v')))}", "habit")
-    m = re.match(r"^(?P<neg>不|从不|很少|不太)(?P<verb>吃|喝|抽|碰|熬夜)(?P<v>.*)$", rest)
-    if m:
-        return fact_item(f"用户{m.group('neg')}{m.group('verb')}{tidy(m.group('v'))}", "habit")
-    m = re.match(r"^(?P<v>吃素|早睡早起|戒烟了?|戒酒了?|素食)$", rest)
-    if m:
-        return fact_item(f"用户{tidy(m.group('v'))}", "habit")
-    return None
-
-
-_NOT_A_THING = _DATA.regex("_NOT_A_THING")
-
-
-@named_rule("rules_zh_facts.state")
-def _state_fact(rest: str) -> Item | None:
-    m = re.match(r"^(?P<neg>没有|没)?有(?P<v>.+)$", rest) or re.match(r"^(?P<neg>没)(?P<v>" + CJK + r"{1,3})$", rest)
-    if m:
-        thing = tidy(m.group("v"))
-        if thing and not _NOT_A_THING.match(thing) and not re.search(r"吗|想|要|什么|去|来", thing):
-            category = "relationship" if re.search(ZH_ROLE_PATTERN, thing) else "other"
-            return fact_item(f"用户{'没有' if m.group('neg') else '有'}{third_person(thing)}", category)
-    m = re.match(r"^(?P<neg>不)?会(?P<v>(?:说|讲|开|弹|游|做|写|用|打|画|唱|跳|下|骑|编|修).+)$", rest)
-    if m and "了" not in m.group("v"):
-        return fact_item(f"用户{m.group('neg') or ''}会{tidy(m.group('v'))}", "other")
-    return None
 
 
 @named_rule("rules_zh_facts.liked-thing")
@@ -246,33 +143,12 @@ _PERSONAL_NOUNS = _DATA.regex("_PERSONAL_NOUNS")
 _WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
 
 
-@named_rule("rules_zh_facts.possession")
-def _possession_fact(rest: str) -> Item | None:
-    """'我的车是特斯拉' → 用户的车是特斯拉."""
-    m = re.match(r"^的(?P<noun>(?:" + CJK + r"|[A-Za-z]){1,6}?)(?P<verb>是|在|叫)(?P<v>.+)$", rest)
-    if not m or not tidy(m.group("v")):
-        return None
-    noun, verb = m.group("noun"), m.group("verb")
-    if _PERSONAL_NOUNS.search(noun):
-        category = "personal_info"
-    elif noun == "家" or (noun in ("公司", "单位") and verb == "在"):
-        category = "location"
-    elif _WORK_NOUNS.search(noun):
-        category = "work"
-    elif re.search(r"爱好|兴趣", noun):
-        category = "preference"
-    else:
-        category = "other"
-    return fact_item(f"用户的{noun}{verb}{third_person(tidy(m.group('v')))}", category)
-
-
 # ==========================================================================
 # Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
 # ==========================================================================
 
 _PLACE_TAIL = _DATA.regex("_PLACE_TAIL")
 _WORK_WORDS = _DATA.regex("_WORK_WORDS")
-_JOB_VERBS = _DATA.text("_JOB_VERBS")
 
 
 _SCHOOL = _DATA.regex("_SCHOOL")
@@ -289,196 +165,124 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-@named_rule("rules_zh_facts.moved")
-def _moved_fact(core: str, who: str, message: str) -> Item | None:
-    """Moves and job moves said as events: 搬来X, 在X买了房, 跳槽去了X, 调到X分公司, 回老家X了."""
-    m = re.match(r"^(?:搬(?:家)?|迁)(?:到|去|来|回|进)(?:了)?(?P<v>.+?)(?:(?:去|来)?住)?(?:来了|去了|了|啦)?$", core)
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{third_person(_place(m.group('v')) or '')}", "location")
-    # "租了个单间", "在园区附近租了套两居": where the user lives now is what they rent
-    m = re.match(
-        r"^(?:在(?P<p>[^，,]{2,8}?))?租了?(?:个|一个|间|一间|套|一套)(?P<v>[\u4e00-\u9fffA-Za-z0-9]{2,8}?)(?:住)?(?:了|啦)?$",
-        core,
-    )
-    if m and not re.search(r"车|位|工位|店|铺|摊", m.group("v")) and (m.group("p") or not re.search(r"搬|住", message)):
-        return fact_item(f"{who}住在{m.group('p') or ''}{m.group('v')}", "location")
-    m = re.match(
-        r"^在(?P<v>.+?)(?:买了?(?:一套|套|个)?(?:房子?|新房|公寓)|买房|安(?:了)?家|落户|定居|租了?(?:房子?|个房子))(?:了|啦)?$",
-        core,
-    )
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
-    m = re.match(
-        r"^(?:跳槽|调|调动|调职|外派|派驻|被调|被派|转|考|考进|聘)(?:了)?(?:到|去|回|往|至|进)(?:了)?(?P<v>.+?)(?:上班|工作)?(?:了|啦)?$",
-        core,
-    )
-    if m is None:
-        m = re.match(r"^(?:去|到|进|加入)(?:了)?(?P<v>.+?)(?:上班|工作|入职)(?:了|啦)?$", core) or re.match(
-            r"^入职(?:了)?(?P<v>.+?)(?:了|啦)?$", core
-        )
-    if m is None:
-        m = re.match(r"^在(?P<v>.+?)找了?(?:个|份|一份)?(?:新)?(?:工作|活|活儿|差事)(?:了|啦)?$", core)
-    if m:
-        found = _work_place(m.group("v"))
-        if found and _SCHOOL.fullmatch(found[0]) and re.match(r"(?:转|考)(?!.*(?:上班|工作))", core):
-            return fact_item(f"{who}在{found[0]}上学", "other")  # "转到了五中", "考进了实验中学": a school
-        if found and not re.fullmatch(
-            r"(?:一家)?新(?:公司|单位|东家|岗位)|(?:一家)?(?:新的|别的|另一家)(?:公司|单位)", found[0]
-        ):
-            return fact_item(f"{who}在{found[0]}工作", found[1])
-    m = re.match(r"^(?:新家|新房子?|现在的家)(?:在|安在)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
-    if m and _place(m.group("v")):
-        return fact_item(f"{who}住在{_place(m.group('v'))}", "location")
-    m = re.match(
-        r"^(?:新|现在的|现在)?(?:公司|单位|工作地点|上班的地方)在(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core
-    )
-    if m and re.search(r"新(?:公司|单位)|跳槽|入职|换(?:了)?(?:个|份)?(?:新)?工作", message) and _place(m.group("v")):
-        return fact_item(f"{who}在{_place(m.group('v'))}工作", "location")
-    m = re.match(r"^(?:现在|目前)?(?:在|去了|到了)(?P<v>[\u4e00-\u9fff]{2,8}?)(?:了|呢|啦)?$", core)
-    if m and re.search(r"入职|跳槽|换(?:了)?(?:个|份)?(?:新)?工作|新工作|新公司|调(?:到|去|动)|搬家|搬了", message):
-        place = _place(m.group("v"))
-        if place and not looks_like_organisation(place) and not re.search(r"家|公司|单位|这|那", place):
-            if re.search(r"搬家|搬了", message):
-                return fact_item(f"{who}住在{place}", "location")
-            return fact_item(f"{who}在{place}工作", "location")
-    m = re.match(r"^回(?:到|了)?(?:了)?(?:老家)(?P<v>.+?)(?:了|啦)?$", core) or re.match(
-        r"^回(?:到)?(?:了)?(?P<v>[\u4e00-\u9fff]{2,6}?)(?:了|啦|来了|去了)$", core
-    )
-    place = _place(m.group("v")) if m else None
-    if m and place and len(place) >= 2 and not re.search(r"家|我|你|消息|信息|复|答|头|来|去|趟", place):
-        if looks_like_organisation(place):
-            return None
-        if _WORK_WORDS.search(message):
-            return fact_item(f"{who}在{place}工作", "location")
-        return fact_item(f"{who}住在{place}", "location")
-    return None
+def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
+    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches;
+    in a rule's example, the known facts given with it stand for the message."""
+    return lambda value, context: bool(pattern.search(str(context.get(key, "\n".join(context.get("known", ()))))))
 
 
-@named_rule("rules_zh_facts.job-change")
-def _job_change_fact(core: str, who: str) -> Item | None:
-    """升职做了组长, 当上了店长, 转行做设计师, 辞职了, 退休了."""
-    m = re.match(r"^(?:被)?(?P<verb>" + _JOB_VERBS + r")(?:了)?(?:为|成|做|当|到)?(?:了)?(?P<v>.+)$", core) or re.match(
-        r"^(?P<verb>当上|做上|升上|成为|成了|变成|转行做|改行做|转做|转岗做|改做)(?:了)?(?P<v>.+)$", core
-    )
-    if m:
-        job = re.sub(r"^(?:一[个名位]|个|名)", "", tidy(m.group("v")))
-        if looks_like_job(job) and m.group("verb") in ("转行", "改行", "转行做", "改行做"):
-            # a new line of work says so: what it replaces need share no word with it
-            return fact_item(f"{who}转行{'' if job.startswith(('跑', '开', '送')) else '做'}{job}", "work")
-        if looks_like_job(job):
-            return fact_item(f"{who}是{job}", "work")
-    m = re.match(
-        r"^(?:给人|帮人)?(?P<v>(?:开|跑|送)(?:货车|大货|卡车|出租车?|网约车|滴滴|外卖|快递|公交车?|大巴))(?:了|啦)?$",
-        core,
-    )
-    if m:
-        return fact_item(f"{who}{m.group('v')}", "work")
-    m = re.match(
-        r"^(?:从[^，,]{1,8}?)?(?:把工作|工作)?(?P<v>辞职|离职|裸辞|辞了|被裁员?|失业|下岗|退休|不干)(?:了|啦)?$", core
-    ) or re.match(r"^(?:把)?[\u4e00-\u9fff]{1,6}?的?(?:工作|活儿?|差事|班)(?:也|已经)?(?P<v>辞了|不干了)$", core)
-    if m:
-        said = {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(m.group("v"), m.group("v"))
-        return fact_item(f"{who}{said}了", "work")
-    return None
+def _job(value: str) -> str:
+    """A job as said, without its count: "一名护士" → 护士."""
+    return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
 
 
-@named_rule("rules_zh_facts.age")
-def _age_fact(core: str, who: str) -> Item | None:
-    """今年41了, 都两岁了, 迈入四十岁, 过完九岁生日, 今天五岁生日: the age now."""
-    if re.search(r"给(?:它|他|她|牠)(?:过|庆祝|办)", core):
-        return None  # "给它过了四岁生日": the age of the one the birthday was for
-    m = re.match(r"^(?P<pre>今年|已经|都|满)?(?:是)?" + _AGE_NUMBER + r"(?:周)?岁(?P<half>半)?(?:了|啦)?$", core)
-    if m is None and who == "用户":  # "我34了", "四十一了"
-        m = re.match(r"^(?P<pre>)(?P<v>[1-9]\d|[二三四五六七八九]?十[一二三四五六七八九]?)(?P<half>)(?:了|啦)$", core)
-    if m is None:
-        m = re.match(r"^(?P<pre>今年)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)?$", core) or re.match(
-            r"^(?P<pre>已经|都)" + _AGE_NUMBER + r"(?P<half>)(?:了|啦)$", core
-        )
-    if m is None:
-        m = re.search(
-            r"(?P<pre>)(?:步入|迈入|进入|跨入|踏入|满|过了|过完|到了|迎来)(?:了)?(?:生日(?:就|已经|都)?)?"
-            + _AGE_NUMBER
-            + r"(?:周)?岁(?P<half>半)?",
-            core,
-        ) or re.search(r"(?P<pre>)" + _AGE_NUMBER + r"(?:周)?岁(?P<half>)(?:的)?生日", core)
-    if m is None:
-        return None
-    year = "今年" if m.group("pre") == "今年" else ""
-    return fact_item(f"{who}{year}{m.group('v')}岁{m.group('half') or ''}", "personal_info")
+def _owned_category(noun: str, context: Context) -> str:
+    """Which category a thing of the user's is a fact of: 名字 personal, 家 where, 工作 work, 爱好 liking."""
+    if _PERSONAL_NOUNS.search(noun):
+        return "personal_info"
+    if noun == "家":
+        return "location"
+    if _WORK_NOUNS.search(noun):
+        return "work"
+    return "preference" if re.search(r"爱好|兴趣", noun) else "other"
 
 
-@named_rule("rules_zh_facts.vehicle")
-def _vehicle_fact(core: str, who: str, message: str) -> Item | None:
-    """开的是X, 提了台X, 新车是X: the car the user drives now."""
-    m = re.match(r"^(?P<said>开的是(?:一辆|一台|辆|台)?|开(?:着)?(?:一辆|一台|辆))(?P<v>.+)$", core)
-    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return fact_item(f"{who}{m.group('said')}{tidy(m.group('v'))}", "other")  # as said: 开着一辆大卡车
-    if m is None:
-        m = re.match(
-            r"^(?P<verb>提|买|换|入手|购入|新买|刚提)(?:了)?(?:一)?(?P<m>辆|台|部)(?:新车)?[，,]?(?P<v>.+)$", core
-        )
-        if m and not (m.group("m") == "辆" or m.group("verb") == "提" or re.search(r"车", message)):
-            m = None
-    if m is None:
-        said = re.match(r"^的?(?P<noun>新车|车|座驾|爱车)(?:是|换成了?)(?:一辆|一台)?(?P<v>.+)$", core)
-        if said and tidy(said.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", said.group("v")):
-            return fact_item(f"{who}的{said.group('noun').replace('新车', '车')}是{tidy(said.group('v'))}", "other")
-    if m and tidy(m.group("v")) and not re.match(r"^(?:车|什么|啥|哪)", m.group("v")):
-        return fact_item(f"{who}开的是{tidy(m.group('v'))}", "other")
-    m = re.match(
-        r"^(?:换了|买了|入手了|新买了)(?:个|部|台|一部|一台)?(?:新)?手机[，,]?(?:是)?(?P<v>.+)$", core
-    ) or re.match(
-        r"^(?:换了|买了|入手了|新买了|换成了?)(?:个|部|台|一部|一台)?(?:新的?)?(?P<v>[^，,]{1,8}?)手机$", core
-    )
-    if m is None:  # (the clause first: the whole message once per clause made a long one quadratic)
-        bare = re.match(
-            r"^(?:新)?(?:买了|换了|入手了|换成了?)(?:个|部|台|一部|一台)(?:新的?)?(?P<v>[^，,]{1,10})$", core
-        )
-        m = bare if bare and "手机" in message else None
-    if m and tidy(m.group("v")):
-        return fact_item(f"{who}的手机是{tidy(m.group('v'))}", "other")
-    return None
+def _partner_by_gender(value: str) -> str:
+    return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
 
 
-_PARTNER = _DATA.mapping("_PARTNER")
+def _first(value: tuple[str, str] | None) -> str:
+    return value[0] if value else ""
 
 
-@named_rule("rules_zh_facts.partner")
-def _partner_fact(core: str, who: str) -> Item | None:
-    """单身, 结婚了, 分手了, 和一个叫X的女生在一起了, 交了个女朋友叫X."""
-    if who != "用户":
-        return None
-    m = re.match(r"^(?P<v>单身|已婚|未婚|结婚|订婚|离婚|脱单|恋爱|谈恋爱)(?:了|啦)?$", core)
-    if m:
-        said = m.group("v")
-        return fact_item(f"用户{said}{'' if said in ('单身', '已婚', '未婚') else '了'}", "relationship")
-    m = re.match(
-        r"^(?:(?:和|跟)(?P<r>男朋友|女朋友|对象|男友|女友|老公|老婆))?(?:已经)?(?P<v>分手|分了|离婚|离了|分开)(?:了|啦)?(?:…|\.\.\.)?$",
-        core,
-    )
-    if m:
-        divorced = m.group("v") in ("离婚", "离了")
-        role = _PARTNER.get(m.group("r") or "", m.group("r") or ("老公" if divorced else "对象"))
-        return fact_item("用户离婚了" if divorced else f"用户和{role}分手了", "relationship")
-    m = re.search(
-        r"(?:跟|和)(?:一个)?叫(?P<n>[^，,的]{1,6})的(?P<g>男生|男孩子?|男的|男人|小伙子?|帅哥|女生|女孩子?|女的|女人|姑娘|妹子|人)"
-        r"(?:在)?(?:谈|处|交往|约会|在一起|好上)",
-        core,
-    )
-    if m:
-        gender = m.group("g")
-        role = "男朋友" if gender[0] in "男小帅" else "女朋友" if gender[0] in "女姑妹" else "对象"
-        return fact_item(f"用户的{role}叫{m.group('n')}", "relationship")
-    m = re.match(
-        r"^(?:交了|找了|谈了|有了)(?:个|一个)?(?:新)?(?P<r>男朋友|女朋友|对象|男友|女友)[，,]?(?:叫|名叫)(?P<n>.+)$",
-        core,
-    )
-    if m and tidy(m.group("n")):
-        return fact_item(f"用户的{_PARTNER.get(m.group('r'), m.group('r'))}叫{tidy(m.group('n'))}", "relationship")
-    m = re.match(r"^(?P<v>(?:交|找|谈)了(?:个|一个)?(?:新的?)?(?:男朋友|女朋友|对象|男友|女友))(?:了|啦)?$", core)
-    if m:
-        return fact_item(f"用户{m.group('v')}", "relationship")
-    return None
+_PARTNER_NAMES = _DATA.mapping("_PARTNER")
+_MOVING_SAID = _DATA.regex("_MOVING_SAID")
+_NEW_JOB_SAID = _DATA.regex("_NEW_JOB_SAID")
+_CHANGE_SAID = _DATA.regex("_CHANGE_SAID")
+_HOUSE_MOVE_SAID = _DATA.regex("_HOUSE_MOVE_SAID")
+_PAY_SAID = _DATA.regex("_PAY_SAID")
+_CAR_SAID = _DATA.regex("_CAR_SAID")
+_PHONE_SAID = _DATA.regex("_PHONE_SAID")
+_NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
+_NOT_A_THING = _DATA.regex("_NOT_A_THING")
+_NOT_A_THING_SAID = _DATA.regex("_NOT_A_THING_SAID")
+_NOT_A_TOWN = _DATA.regex("_NOT_A_TOWN")
+_NOT_A_HOMECOMING = _DATA.regex("_NOT_A_HOMECOMING")
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        "job": simple(looks_like_job),
+        "organisation": simple(looks_like_organisation),
+        "gender_or_people": _gender_or_people,
+        "given": simple(bool),
+        "place": simple(lambda value: _place(value) is not None),
+        "work_place": simple(lambda value: _work_place(value) is not None),
+        "school": simple(lambda value: bool(value and _SCHOOL.fullmatch(value))),
+        "new_company": simple(lambda value: bool(_NEW_COMPANY.fullmatch(value))),
+        "town": simple(
+            lambda value: bool(value) and not looks_like_organisation(value) and not _NOT_A_TOWN.search(value)
+        ),
+        "homecoming": simple(
+            lambda value: len(value) >= 2 and not _NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
+        ),
+        "moving_said": _said(_MOVING_SAID),
+        "new_job_said": _said(_NEW_JOB_SAID),
+        "change_said": _said(_CHANGE_SAID),
+        "house_move_said": _said(_HOUSE_MOVE_SAID),
+        "work_said": _said(_WORK_WORDS),
+        "pay_said": _said(_PAY_SAID),
+        "car_said": _said(_CAR_SAID, "whole"),
+        "phone_said": _said(_PHONE_SAID, "whole"),
+        "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
+        "user": lambda value, context: context.get("who", "用户") == "用户",
+        "whole_place": simple(lambda value: _place(value) == tidy(value)),
+        "thing": simple(
+            lambda value: bool(value) and not _NOT_A_THING.match(value) and not _NOT_A_THING_SAID.search(value)
+        ),
+    },
+    filters={
+        "place": lambda value: _place(value) or "",
+        "work_place": lambda value: _first(_work_place(value)),
+        "species": lambda value: species_of(value) or "",
+        "job": _job,
+        "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
+        "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),
+        "this_year": lambda value: "今年" if value == "今年" else "",
+        "car": lambda value: value.replace("新车", "车"),
+        "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
+        "partner_by_gender": _partner_by_gender,
+    },
+    choosers={
+        "work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1],
+        "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
+        "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
+        "owned": _owned_category,
+    },
+)
+_WORK = registry(_DATA, "work", _VOCABULARY)
+_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
+_MOVED = registry(_DATA, "moved", _VOCABULARY)
+_GRADE = registry(_DATA, "grade", _VOCABULARY)
+_SALARY = registry(_DATA, "salary", _VOCABULARY)
+_WEIGHT = registry(_DATA, "weight", _VOCABULARY)
+_PET = registry(_DATA, "pet", _VOCABULARY)
+_JOB_CHANGE = registry(_DATA, "job_change", _VOCABULARY)
+_AGE = registry(_DATA, "age", _VOCABULARY)
+_VEHICLE = registry(_DATA, "vehicle", _VOCABULARY)
+_PARTNER = registry(_DATA, "partner", _VOCABULARY)
+#: the changes said as events (moves and job moves first), in the order they are tried
+_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER)
+_LEVEL = registry(_DATA, "level", _VOCABULARY)
+_SUBJECT = registry(_DATA, "subject", VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_LOCATION = registry(_DATA, "location", _VOCABULARY)
+_HABIT = registry(_DATA, "habit", _VOCABULARY)
+_STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
+_POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
+
+
+def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
+    """The change the first rule of ``rules`` that fires on ``core`` gives, said of ``who``."""
+    fired = rules.first(core, context)
+    return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
 
 
 _CONSUMED = _DATA.rows("_CONSUMED")
@@ -518,102 +322,6 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     return fact_item(f"{who}{degree}戒{thing}了", "habit")
 
 
-_LEVEL_NOUNS = _DATA.text("_LEVEL_NOUNS")
-
-
-@named_rule("rules_zh_facts.level")
-def _level_fact(core: str, who: str) -> Item | None:
-    """是小白, 算入门了, 已经上手了: how far along the user is."""
-    m = re.match(
-        r"^(?:算|算是|也算|已经|总算|终于)?(?:是)?(?:个|一个|一名|一枚)?(?P<v>" + _LEVEL_NOUNS + r")(?:了|啦)?$", core
-    )
-    if m:
-        return fact_item(f"{who}是{m.group('v')}", "personal_info")
-    m = re.match(r"^(?:算|算是|也算|已经|总算|终于)?(?P<v>入门|上手|熟练|精通|出师)(?:了|啦)?$", core)
-    if m:
-        return fact_item(f"{who}{m.group('v')}了", "personal_info")
-    return None
-
-
-_GRADE = _DATA.text("_GRADE")
-
-
-@named_rule("rules_zh_facts.grade")
-def _grade_fact(core: str, who: str) -> Item | None:
-    """上二年级, 升三年级了, 大三了, 毕业了: which school year, now."""
-    m = re.match(
-        r"^(?P<verb>(?:在|正在)?(?:上|读|念)|升|进|升到|升入|升上|考上)(?:了)?(?P<v>" + _GRADE + r")(?:了|啦)?$", core
-    ) or re.match(
-        r"^(?P<verb>)(?P<v>(?:[一二三四五六]|初[一二三]|高[一二三])年级|大[一二三四]|研[一二三]|初[一二三]|高[一二三])(?:了|啦)?$",
-        core,
-    )
-    if m:
-        verb = m.group("verb") if m.group("verb") in ("在读", "在上", "读", "念", "正在读") else "上"
-        return fact_item(f"{who}{verb}{m.group('v')}", "relationship" if who != "用户" else "work")
-    m = re.match(
-        r"^(?:考上|考进|考入|进|升入|转到|转学到)了?(?P<v>[\u4e00-\u9fff]{1,8}?(?:中学|小学|高中|初中|大学|学院|一中|二中|附中))$",
-        core,
-    )
-    if m:
-        return fact_item(f"{who}上{m.group('v')}", "relationship" if who != "用户" else "work")
-    if re.match(r"^(?:大学|研究生|硕士|博士)?毕业了?$", core):
-        return fact_item(f"{who}毕业了", "relationship" if who != "用户" else "work")
-    return None
-
-
-_SALARY_NUMBER = _DATA.text("_SALARY_NUMBER")
-
-
-@named_rule("rules_zh_facts.salary")
-def _salary_fact(core: str, who: str, message: str) -> Item | None:
-    """工资八千, 月薪两万了, 涨工资了，现在一万二: what the user earns now."""
-    m = re.match(
-        r"^(?:一个月|每个月|每月)?(?P<n>工资|月薪|薪水|薪资|收入|年薪|底薪)(?:是|有|涨到了?|变成了?|降到了?|才|涨了?到)?"
-        + _SALARY_NUMBER
-        + r"(?:块钱?|元)?(?:了|啦|左右)?$",
-        core,
-    )
-    if m is None:  # a bare figure, in a message about pay (the clause first, as above)
-        m = re.match(
-            r"^(?P<n>)(?:涨到了?|变成了?|降到了?|到手)?" + _SALARY_NUMBER + r"(?:块钱?|元)?(?:了|啦|左右)?$", core
-        )
-        if m and not (re.search(r"[kKwW万千]|\d{4,}", m.group("v")) and re.search(r"工资|薪|收入", message)):
-            m = None
-    if m is None:
-        return None
-    noun = "年薪" if m.group("n") == "年薪" else "月薪"
-    return fact_item(f"{who}{noun}{m.group('v')}", "work")
-
-
-@named_rule("rules_zh_facts.weight")
-def _weight_fact(core: str, who: str) -> Item | None:
-    """体重150斤, 减到140了, 现在130斤: the weight now."""
-    m = re.match(
-        r"^(?:体重)?(?:是|有|只有|就|才|还有)?(?:减到|瘦到|降到|胖到|涨到|长到|掉到|减了?到|变成)?(?:了)?(?P<v>\d{2,3}(?:\.\d)?)\s*(?P<u>斤|公斤|kg|千克)?(?:了|啦|左右)?$",
-        core,
-    )
-    if m and (m.group("u") or re.match(r"^(?:体重|减|瘦|降|胖|涨|长|掉)", core)):
-        return fact_item(f"{who}体重{m.group('v')}{m.group('u') or '斤'}", "personal_info")
-    return None
-
-
-_PET_GONE = _DATA.regex("_PET_GONE")
-
-
-@named_rule("rules_zh_facts.pet")
-def _pet_fact(core: str, who: str) -> Item | None:
-    """养了只猫 (said without 我), 狗送人了: which pets the user keeps."""
-    m = re.match(r"^(?:又|还|也)?养(?:了|着)(?P<v>.{1,10})$", core)
-    if m and who == "用户":
-        return fact_item(f"用户养了{tidy(m.group('v'))}", "other")
-    m = _PET_GONE.match(core)
-    if m:
-        species = species_of(m.group("x"))
-        if species:
-            return fact_item(f"{who}不再养{species}了", "other")
-    return None
-
-
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
@@ -625,19 +333,12 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
+    context = {"message": said_now, "whole": message, "who": who}
     return (
-        _moved_fact(core, who, said_now)
-        or _grade_fact(core, who)
-        or _salary_fact(core, who, said_now)
-        or _weight_fact(core, who)
-        or _pet_fact(core, who)
-        or _job_change_fact(core, who)
-        or _age_fact(core, who)
-        or _vehicle_fact(core, who, message)
-        or _partner_fact(core, who)
+        next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
         or _quit_fact(core, said, who, message)
         or _amount_fact(core, who, message)
-        or _level_fact(core, who)
+        or _change_from(_LEVEL, core, who, context)
     )
 
 
@@ -646,12 +347,12 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     if item:
         return item
     core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
-    for rule in (_location_fact, _work_fact, _personal_fact):
-        item = rule(core)
+    for stage in (_LOCATION, _WORK, _PERSONAL):
+        item = fact_from(stage, core)
         if item:
             return item
-    item = _liked_thing(core, said) or _habit_fact(rest) or _habit_fact(core)
-    return item or _state_fact(core) or _possession_fact(core)
+    item = _liked_thing(core, said) or fact_from(_HABIT, rest) or fact_from(_HABIT, core)
+    return item or fact_from(_STATE, core) or fact_from(_POSSESSION, core)
 
 
 # ==========================================================================

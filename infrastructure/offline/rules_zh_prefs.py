@@ -10,8 +10,10 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
+    VOCABULARY,
     Item,
     Subject,
     named_rule,
@@ -28,85 +30,65 @@ _DATA = rules("rules_zh_prefs")
 
 _STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
 
-_PLAIN_WORDS = _DATA.text("_PLAIN_WORDS")
-_TECHNICAL_WORDS = _DATA.text("_TECHNICAL_WORDS")
-_EMOJI_WITHOUT = _DATA.text("_EMOJI_WITHOUT")
-_EMOJI_WITH = _DATA.text("_EMOJI_WITH")
-_CODE_LANGUAGES = _DATA.text("_CODE_LANGUAGES")
-_CODE_LANGUAGE = _DATA.regex("_CODE_LANGUAGE", re.IGNORECASE)
 _CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
-
-
-_EMOJI_WITHOUT_RE = _DATA.regex("_EMOJI_WITHOUT_RE", re.IGNORECASE)
-_EMOJI_WITH_RE = _DATA.regex("_EMOJI_WITH_RE", re.IGNORECASE)
-_PLAIN_WORDS_RE = _DATA.regex("_PLAIN_WORDS_RE")
-_TECHNICAL_WORDS_RE = _DATA.regex("_TECHNICAL_WORDS_RE")
-_FEWER_TERMS = _DATA.regex("_FEWER_TERMS")
-_UNIT_ASKED = _DATA.regex("_UNIT_ASKED")
-_SWITCHED_TO_TOOL = _DATA.regex("_SWITCHED_TO_TOOL")
-
-
-@named_rule("rules_zh_prefs.reply-content")
-def _reply_content_preference(rest: str, said: str) -> Item | None:
-    """Code examples in one language, emoji or plain text, plain words or technical terms, units."""
-    m = _CODE_LANGUAGE.search(rest)
-    if m and _CODE_EXAMPLES.search(said):
-        language = m.group("l")
-        language = {"golang": "Go"}.get(language.lower(), language)
-        return preference_item(f"偏好用{language}写代码示例", "tool", said, behaviour=True)
-    if _EMOJI_WITHOUT_RE.search(rest):
-        return preference_item("偏好纯文字的回复", "format", said, behaviour=True)
-    if _EMOJI_WITH_RE.search(rest):
-        return preference_item("偏好回复里带emoji表情", "format", said, behaviour=True)
-    if _PLAIN_WORDS_RE.search(rest):
-        return preference_item("偏好通俗易懂、多打比方的讲解", "language", said, behaviour=True)
-    if _TECHNICAL_WORDS_RE.search(rest) and not _FEWER_TERMS.search(rest):
-        return preference_item("偏好使用专业术语的讲解", "language", said, behaviour=True)
-    m = _UNIT_ASKED.search(rest)
-    if m:
-        unit = m.group("u")
-        side = "英制" if unit in ("英制", "华氏", "华氏度", "英里", "磅") else "公制"
-        named = "" if unit == side else f"（{unit}）"
-        return preference_item(f"偏好使用{side}单位{named}", "format", said, behaviour=True)
-    m = _SWITCHED_TO_TOOL.match(rest)
-    if m and not _DEVICE_BRANDS.match(m.group("tool")):
-        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
-    return None
-
-
-_DEVICE_BRANDS = _DATA.regex("_DEVICE_BRANDS", re.IGNORECASE)
 
 
 _STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
 _REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
 LANGUAGES = _DATA.text("LANGUAGES")
-_FORMATS = _DATA.text("_FORMATS")
 _REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
-_TIME = _DATA.text("_TIME")
-_CONTACT = _DATA.text("_CONTACT")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
-_TOOL = _DATA.regex("_TOOL")
 
 
-_TIME_NOT_TO_CONTACT = _DATA.regex("_TIME_NOT_TO_CONTACT")
-_TIME_TO_CONTACT = _DATA.regex("_TIME_TO_CONTACT")
 _TRAILING_LAUGH = _DATA.regex("_TRAILING_LAUGH")
 _CALL_ME = _DATA.regex("_CALL_ME")
 _NOT_TO_CALL = _DATA.regex("_NOT_TO_CALL")
 _WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
-_WORD_LIMIT_ASKED = _DATA.regex("_WORD_LIMIT_ASKED")
-_ASKING = _DATA.regex("_ASKING")
+_UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
+_ASKED_BACK = re.compile(r"还是|换回|改回|以后")
+_LANGUAGE_ASKED = _DATA.regex("_LANGUAGE_ASKED")
 
 
-@named_rule("rules_zh_prefs.time")
-def _time_preference(rest: str, said: str) -> Item | None:
-    m = _TIME_NOT_TO_CONTACT.search(rest)
-    if m:
-        return preference_item(f"{m.group('t')}不希望{_CONTACT_PHRASE[m.group('act')]}", "time", said)
-    m = _TIME_TO_CONTACT.search(rest)
-    if m and m.group("act") != "打扰":
-        return preference_item(f"偏好在{m.group('t')}{_CONTACT_PHRASE[m.group('act')]}", "time", said)
-    return None
+def _said(context: Context) -> str:
+    """The clause as said (in a rule's example, its known facts stand for it)."""
+    return str(context.get("said", "\n".join(context.get("known", ()))))
+
+
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        # examples asked for, or for good
+        "code_asked": lambda value, context: bool(_CODE_EXAMPLES.search(_said(context))),
+        # a language asked back: "还是日语吧"
+        "back_said": lambda value, context: bool(_ASKED_BACK.search(_said(context))),
+        "language_asked": simple(lambda value: bool(_LANGUAGE_ASKED.search(value))),
+        # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
+        "request_like": lambda value, context: bool(context.get("request_like", True)),
+    },
+    filters={
+        "code_name": lambda value: {"golang": "Go"}.get(value.lower(), value),
+        "unit_side": lambda value: _UNIT_SIDE.get(value, "公制"),
+        "unit_named": lambda value: "" if value == _UNIT_SIDE.get(value, "公制") else f"（{value}）",
+        "contact": lambda value: _CONTACT_PHRASE[value],
+        "refusal": lambda value: "不希望" if value else "偏好",
+        "lower": str.lower,
+        "within": lambda value: value or "以内",
+    },
+)
+_LANGUAGE = registry(_DATA, "language", _VOCABULARY)
+_REPLY_CONTENT = registry(_DATA, "reply_content", _VOCABULARY)
+_FORMAT = registry(_DATA, "format", _VOCABULARY)
+_TIME = registry(_DATA, "time", _VOCABULARY)
+_WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
+_HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
+_LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
+
+
+def _preference_from(
+    rules: Registry, rest: str, said: str, behaviour: bool = True, context: Context | None = None
+) -> Item | None:
+    """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
+    fired = rules.first(rest, {"said": said, **(context or {})})
+    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id) if fired else None
 
 
 @named_rule("rules_zh_prefs.tool")
@@ -115,78 +97,28 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
     if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
         return None
-    m = re.match(
-        r"^(?:一般|通常|经常|常|总是|都|习惯)*(?:用|使用)\s*(?P<tool>[A-Za-z][A-Za-z0-9.+#-]*(?: [A-Z][A-Za-z0-9.+#-]*)?|微信|钉钉|飞书|QQ)",
-        rest,
-    )
-    if m and not re.search(r"了|过", rest):
-        return preference_item(f"偏好使用{m.group('tool')}", "tool", said, behaviour=True)
-    return None
+    return _preference_from(_HABIT_TOOL, rest, said)
 
 
 @named_rule("rules_zh_prefs.request")
 def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
-    # "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
-    # (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")
-    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    m = _CALL_ME.search(called)
-    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
-        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    item = _time_preference(rest, said) or _recommendation_preference(rest, said)
+    item = (
+        _called_preference(rest, said)
+        or _preference_from(_TIME, rest, said, False)
+        or _recommendation_preference(rest, said)
+    )
     if item:
         return item
-    # "回答控制在80字以内", "以后放宽到200字左右吧": how long an answer may be, by a figure
-    limit = _WORD_LIMIT_ASKED.search(rest)
-    if limit and not _ASKING.search(rest):
-        return preference_item(
-            f"偏好回答控制在{limit.group('n')}字{limit.group('q') or '以内'}",
-            "communication_style",
-            said,
-            behaviour=True,
-        )
+    item = _preference_from(_WORD_LIMIT, rest, said)
+    if item:
+        return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
-    m = re.search(
-        r"(?P<neg>别|不要|不用|少)?(?:用|以|说|讲|换回|换成|改用|改成|改回|切回|切换到|换到|^(?:算了)?还是用?)(?P<l>"
-        + LANGUAGES
-        + r")",
-        rest,
-    )
-    # "那还是日语吧": the language alone, asked back (the lead 还是 may be gone from rest)
-    # ("以后还是用中文沟通吧": from now on, talking in it)
-    back = re.fullmatch(
-        r"(?:以后|之后|今后|接下来)?(?:还是)?(?:都)?用?(?P<l>"
-        + LANGUAGES
-        + r")(?:回复|回答|交流|沟通|聊天?|回|说|讲)?(?:吧|就行|就好|好了|就可以|即可)",
-        rest,
-    )
-    if back and re.search(r"还是|换回|改回|以后", said) and not m:
-        return preference_item(f"偏好用{back.group('l')}回复", "language", said, behaviour=True)
-    if m and request_like and not re.search(r"会(?:说|讲)", rest):
-        verb = "不希望" if m.group("neg") else "偏好"
-        return preference_item(f"{verb}用{m.group('l')}回复", "language", said, behaviour=True)
-    if re.search(r"(?:少用|别用|不要用|不用|避免|少点|少一点|少说|别说)(?:专业)?术语", rest):
-        return preference_item("偏好少用专业术语", "language", said, behaviour=True)
-    item = _reply_content_preference(rest, said)
-    if item:
-        return item
-    m = re.search(r"(?P<neg>别|不要|不用|少)?(?:用|以|做成|列成|整理成|分成|给我列?个?)(?P<f>" + _FORMATS + r")", rest)
-    if m and request_like:
-        verb = "不希望" if m.group("neg") else "偏好"
-        return preference_item(f"{verb}用{m.group('f').lower()}的形式回复", "format", said, behaviour=True)
-    if re.search(r"一段话", rest) and request_like and not re.search(r"(?:不要|不用|别)[^，,]{0,4}一段话", rest):
-        return preference_item("偏好写成一段话的回复格式", "format", said, behaviour=True)  # in the user's words
-    if (
-        re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点|列要点|列了|列出来|分条列)|成段|段落", rest)
-        and request_like
-    ):
-        return preference_item("偏好成段落的回复格式", "format", said, behaviour=True)
-    if re.search(r"分点|分条|列点|列要点", rest) and request_like:
-        return preference_item("偏好分点列出的回复格式", "format", said, behaviour=True)
-    m = re.search(r"(?:用|通过)(?P<tool>微信|企业微信|钉钉|飞书|QQ|邮件|邮箱|电话|短信)(?:联系|找|发|通知)", rest)
-    if m:
-        return preference_item(f"偏好通过{m.group('tool')}联系", "tool", said, behaviour=True)
+    for stage in (_LANGUAGE, _REPLY_CONTENT, _FORMAT):
+        item = _preference_from(stage, rest, said, context={"request_like": request_like})
+        if item:
+            return item
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
@@ -202,6 +134,16 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     return _style_request(rest, said) if request_like else None
 
 
+def _called_preference(rest: str, said: str) -> Item | None:
+    """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
+    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")."""
+    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
+    m = _CALL_ME.search(called)
+    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
+        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
+    return None
+
+
 @named_rule("rules_zh_prefs.style-request")
 def _style_request(rest: str, said: str) -> Item | None:
     """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
@@ -215,7 +157,6 @@ def _style_request(rest: str, said: str) -> Item | None:
 _BEFORE_A_STYLE = _DATA.regex("_BEFORE_A_STYLE")
 
 
-_RECOMMENDED_KINDS = _DATA.text("_RECOMMENDED_KINDS")
 _RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
 
 
@@ -275,17 +216,10 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     obj = tidy(m.group("obj"))
     negative = bool(m.group("neg")) or m.group("verb") in ("讨厌", "受不了")
     said_verb = f"{m.group('neg') or ''}{m.group('verb')}"
-    lang = re.search(r"(?:用|以)?(?P<l>" + LANGUAGES + r")(?:回复|回答|交流|沟通)?$", obj)
-    if lang and (lang.start() == 0 or obj.startswith(("用", "以"))):
-        return preference_item(f"{'不希望' if negative else '偏好'}用{lang.group('l')}回复", "language", said)
-    fmt = re.match(r"^(?:用|以|看)?(?P<f>" + _FORMATS + r")(?:的形式|格式|形式)?(?:回复|回答|展示|呈现)?$", obj)
-    if fmt:
-        return preference_item(
-            f"{'不希望' if negative else '偏好'}用{fmt.group('f').lower()}的形式回复", "format", said
-        )
-    tool = _TOOL.match(obj)
-    if tool and not re.search(r"了|过", obj):
-        return preference_item(f"{'不喜欢' if negative else '偏好'}使用{tool.group('tool')}", "tool", said)
+    fired = _LIKED_REPLY.first(obj)
+    if fired:
+        said_as = fired.rule.values["said_as"][negative]
+        return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
     requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
     about_replies = (
         _REPLY_NOUNS.search(obj)

@@ -52,29 +52,14 @@ from factledger.infrastructure.offline.wishes import is_answer_wish
 
 _DATA = rules("signals")
 
-_FAMILY = _DATA.text("_FAMILY", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_PETS = _DATA.text("_PETS")
-_WORK_WORDS = _DATA.text("_WORK_WORDS")
-_NOT_MINE = _DATA.text("_NOT_MINE")
-_I = _DATA.text("_I")
 _PASSING = _DATA.regex("_PASSING")
 _MOMENT = _DATA.regex("_MOMENT")
-_EN_I = _DATA.text("_EN_I")
 _LISTENER_THEN_ME = _DATA.regex("_LISTENER_THEN_ME")
 _ME_THEN_LISTENER = _DATA.regex("_ME_THEN_LISTENER")
 _ONLY_WE = _DATA.regex("_ONLY_WE")
 
-_ZH_HOBBY = _DATA.text("_ZH_HOBBY")
 _ZH_JOINT_PASTIME = _DATA.regex("_ZH_JOINT_PASTIME")
-_ZH_HABITUAL_PASTIME = _DATA.regex("_ZH_HABITUAL_PASTIME")
 _ZH_OTHER_SUBJECT = _DATA.regex("_ZH_OTHER_SUBJECT")
-_ZH_CHANGE = _DATA.text("_ZH_CHANGE")
-_EN_CHANGE = _DATA.text("_EN_CHANGE")
-_ZH_CORRECTION = _DATA.text("_ZH_CORRECTION")
-_EN_CORRECTION = _DATA.text("_EN_CORRECTION")
-
-_EN_VALUES = _DATA.text("_EN_VALUES")
-_EN_WORK_OPINION = _DATA.text("_EN_WORK_OPINION")
 
 
 _EN_LANGUAGE_FROM_NOW = _DATA.regex("_EN_LANGUAGE_FROM_NOW", re.IGNORECASE)
@@ -102,6 +87,30 @@ _EN_LISTENER = _DATA.regex("_EN_LISTENER")
 _MINE = _DATA.regex("_MINE")
 _SOMEONE_ELSE_FIRST = _DATA.regex("_SOMEONE_ELSE_FIRST")
 _EN_WORK_OPINION_RE = _DATA.regex("_EN_WORK_OPINION_RE")
+
+
+def _in_passing(text: str, english: bool) -> bool:
+    """Said of the moment, the exchange or a group, not of the speaker."""
+    if _PASSING.search(text):
+        return True
+    return not english and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
+
+
+def _pattern_table(key: str) -> dict[str, list[str]]:
+    """The rows ``key`` of the data file, ``[category, pattern]``, as patterns by category, in order."""
+    table: dict[str, list[str]] = {}
+    extra = {"ZH_ROLE_PATTERN": ZH_ROLE_PATTERN, "EN_ROLE_PATTERN": EN_ROLE_PATTERN, "EN_ELLIPSIS": EN_ELLIPSIS}
+    for category, pattern in _DATA.rows(key, **extra):
+        table.setdefault(category, []).append(pattern)
+    return table
+
+
+_FACT_PATTERNS = _pattern_table("_FACT_PATTERNS")
+_TOPIC_PATTERNS = _pattern_table("_TOPIC_PATTERNS")
+_PASTIME_PATTERNS = _pattern_table("_PASTIME_PATTERNS")
+_OPINION_PATTERNS = _pattern_table("_OPINION_PATTERNS")
+_PREF_PATTERNS = _pattern_table("_PREF_PATTERNS")
+_REQUEST_PATTERNS = _pattern_table("_REQUEST_PATTERNS")
 
 
 class SignalDetector:
@@ -138,127 +147,20 @@ class SignalDetector:
 
     # Additions. Patterns in FACT_PATTERNS apply to clauses where the speaker
     # talks about themself; TOPIC_PATTERNS to any statement (no 我 needed).
-    FACT_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "identity": [
-            _I
-            + r"(?:现在|今年|也|还|就|可|可是|本来|其实|并|并不|不|都)*(?:是|叫|姓|今年|名字|属|出生|\d+多?岁|[一二三四五六七八九十两]+多?岁)",
-            r"\bmy name\b",
-            r"\b(?:i'm|i am|i m|im) (?:a|an|\d+)\b",
-            r"\bcall me\b",
-            r"\bi was born\b",
-            r"\b(?:i'm|i am|i m|im) (?:(?:very|so|really|partially|currently|still|not) )*(?:\w+(?:ed|ic|ish|ian|an|ese|less|ful))\b",
-        ],
-        "location": [
-            _I + r"(?:现在|目前|已经|也|一直|还|就|都)?(?:在|住|家在|搬|老家|来自|生活在|长大)",
-            r"我[^，。,.!?！？]{0,4}?(?:住在|住|搬到|搬去|搬来|搬回|搬家|搬进)",
-            r"\bi (?:now |currently |still )?live\b",
-            r"\bi(?:'ve| have| ve)? (?:just |recently )?moved\b",
-            r"\bbased in\b",
-            r"\bi(?:'m| am| m) from\b",
-            r"\bi grew up\b",
-        ],
-        "relationship": [
-            _I + r"(?:" + _FAMILY + r")",
-            _I + r"(?:现在|目前|还是|一直|已经|刚|也)*(?:单身|已婚|未婚|离婚|离异|结婚|订婚|恋爱|脱单)",
-            r"\bmy (?:"
-            + EN_ROLE_PATTERN
-            + r"|kids?|children|family|parents|grand\w+|fianc\w*|spouse|pets?|dogs?|cats?)\b",
-            r"\bi(?:'m| am| m) (?:married|divorced|single|engaged|widowed)\b",
-        ],
-        "work": [
-            _I + r"(?:现在|目前|也|还|一直|主要)?(?:负责|从事|是做|做|当|在.{1,15}(?:上班|工作|做|当|读书|上学))",
-            r"\bi (?:work|worked|volunteer|teach|study|studied|graduated)\b",
-            r"\bmy (?:job|work|boss|business|career|company|class)\b",
-        ],
-        "possession": [_I + r"(?:的)?(?:车|房|电脑|手机|家|" + _PETS + r")", r"我养", r"\bi (?:own|drive)\b"],
-        "state": [
-            r"我(?:也|还|都|就|可|倒|并)?(?:有|没有|没|会|不会|能|不能|可以|不|从来|从没|从未|曾经|已经|正在|刚|打算|准备|想|要)",
-            r"\bi (?:have|own|can|can't|cannot|don't|do not|didn't|never|used to|am going to|'m going to|was|had)\b",
-            r"\bi(?:'ve| ve| have) (?:\w+ )?(?:been|got|had|done|made|started|bought|learned|tried)\b",
-        ],
-        "habit": [
-            _I
-            + r"(?:现在|也|还|都|就|一直)*(?:每天|天天|每周|每晚|每个?月|每年|经常|常常|通常|一般|平时|平常|总是|老是|从不|很少|偶尔|习惯|不吃|不喝|不抽|只吃|只喝)",
-            r"\bi (?:always|usually|often|never|sometimes|regularly|rarely)\b",
-            r"\bevery (?:day|week|month|morning|night)\b",
-        ],
-        "activity": [
-            # whatever else a speaker says of themself: 我 + any verb, I / my + anything
-            _I + r"(?:也|还|都|就|可|最近|今天|昨天|刚|刚刚|已经|正在|一直|又|从小)*[\u4e00-\u9fff]",
-            r"\b(?:i|i'm|im|i've|i'd|i'll|my|me|myself|we|we're|we've|our|us)\b",
-            EN_ELLIPSIS,
-        ],
-    }
+    FACT_PATTERNS: ClassVar[dict[str, list[str]]] = _FACT_PATTERNS
 
-    TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "identity": [r"(?:白羊|金牛|双子|巨蟹|狮子|处女|天秤|天蝎|射手|摩羯|水瓶|双鱼)(?:座|女|男)"],
-        "relationship": [_NOT_MINE + r"(?:" + _FAMILY + r")", r"家里的(?:" + _PETS + r")"],
-        "work": [_NOT_MINE + r"(?:" + _WORK_WORDS + r")"],
-        "change": [_ZH_CHANGE, _EN_CHANGE],
-        "correction": [_ZH_CORRECTION, _EN_CORRECTION],
-    }
+    TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = _TOPIC_PATTERNS
 
     #: pastimes the speaker shares or keeps up without naming themself (not when another subject is named)
-    PASTIME_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "habit": [_ZH_JOINT_PASTIME.pattern, _ZH_HABITUAL_PASTIME.pattern],
-    }
+    PASTIME_PATTERNS: ClassVar[dict[str, list[str]]] = _PASTIME_PATTERNS
 
     #: English opinions and values: said by the speaker even without "I"
-    OPINION_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "explicit": [_EN_VALUES, _EN_WORK_OPINION],
-    }
+    OPINION_PATTERNS: ClassVar[dict[str, list[str]]] = _OPINION_PATTERNS
 
-    PREF_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "explicit": [
-            r"喜欢|偏好|倾向|爱看|爱听|爱吃|爱玩|感兴趣|更爱|最爱|热爱|迷上|着迷|粉丝",
-            r"\bi (?:(?:really|also|just|absolutely) )?(?:prefer|like|love|enjoy|adore)\b",
-            r"\bmy fav(?:ou?rite)?\b",
-            r"\bis my (?:fav(?:ou?rite)?|addiction|passion|weakness)\b",
-        ],
-        "dislike": [
-            r"讨厌|不喜欢|不想|受不了|害怕|怕|恐惧|反感|烦|不爱",
-            r"\bi (?:don't|do not|don t) (?:like|enjoy|want|care)\b|\bi (?:hate|dislike|can't stand|avoid)\b|\bafraid of\b",
-        ],
-    }
+    PREF_PATTERNS: ClassVar[dict[str, list[str]]] = _PREF_PATTERNS
 
     #: preferences about how to reply: they count in requests as well as statements
-    REQUEST_PATTERNS: ClassVar[dict[str, list[str]]] = {
-        "dislike": [
-            r"(?:别|不要|不用|少)(?:再|太|给我|跟我|对我)?(?:说|讲|解释|回复|回答|写|发|打扰|提醒|联系|用|废话|啰嗦|长)",
-            r"\bdon't (?:send|call|write|use|explain|bother|remind)\b",
-        ],
-        "style_request": [
-            r"简短|简洁|精简|短一?点|长一?点|太长|详细|具体点|直接|重点|啰嗦|废话|口语化|正式|严肃|随意|随便一?点|活泼|轻松一?点|俏皮|接地气|简单说|"
-            r"温柔一?点|温柔些|委婉|温和一?点|讲(?:得)?(?:深入?|硬核)(?:一?点|些)",
-            r"(?:叫|称呼)我(?!们)",
-            # what to recommend, asked for: "以后推点清淡的粤菜", "还是给我推喜剧吧"
-            r"(?:以后|之后|今后|还是|就)(?:给我)?推(?:荐)?(?:点|些|一些)?[\u4e00-\u9fff]|推(?:点|些)[\u4e00-\u9fff]{2,8}吧",
-            r"(?:改回|换回|切回|换成|改成|改用|还是用?)(?:简体|繁体|中文|英文)",
-            r"\b(?:short|shorter|brief|concise|detailed|direct|to the point|casual|formal|professional tone)\b",
-            r"\b(?:bullet(?:ed)?[- ]points?|bullets|paragraphs|casually|formally|in detail|into detail|full sentences|flowing text)\b",
-        ],
-        "time": [
-            r"(?:上午|中午|下午|夜里|深夜|半夜|下班后|早上|晚上|周末|(?<!\d)\d+点).{0,6}(?:打扰|联系|找|发|提醒|推送|打电话)",
-            r"\b(?:morning|evening|night|weekend)s?\b.{0,20}\b(?:call|message|remind|contact)\b",
-        ],
-        "format": [
-            r"列表|表格|分点|分条|要点|代码块|markdown|段落|图表|纯文字|纯文本|emoji|表情|颜文字|公制|英制|摄氏|华氏",
-            r"\b(?:bullet|list|table)s?\b|\b(?:metric|imperial|emojis?|plain text|celsius|fahrenheit|kilometers|miles)\b",
-        ],
-        "language": [
-            r"(?:用|说|讲|以|换回|换成|改用|切回)(?:中文|英文|英语|汉语|日语|普通话)|(?:中文|英文|英语)(?:回复|回答)|术语|打比方|举例子|举个例子|大白话|通俗|浅显|说人话|专业说法|硬核",
-            r"\bin (?:english|chinese)\b|\b(?:jargon|analogies|technical terms?|simple words|eli5)\b"
-            r"|\bswitch (?:back )?to (?:english|chinese|mandarin|spanish|french|german|japanese|korean)\b"
-            r"|\b(?:american|british|us|uk) (?:english|spelling)\b",
-        ],
-        "tool": [
-            r"(?:用|使用|换|换成|改用)\s*[A-Za-z]",
-            r"(?:用|通过)(?:微信|钉钉|飞书|QQ|邮件|邮箱)",
-            r"(?:写|改用|换成)\s*(?:python|golang|go|java|javascript|typescript|rust|c\+\+|c#|ruby|php|swift|kotlin)(?![a-z])",
-            r"\b(?:code|examples?|snippets?) in (?:python|go|golang|java|javascript|typescript|rust|c\+\+|ruby|php|swift|kotlin)\b",
-            r"\b(?:switch to|use|write|show me|give me) (?:python|golang|java|javascript|typescript|rust|c\+\+|ruby|php|swift|kotlin)\b",
-        ],
-    }
+    REQUEST_PATTERNS: ClassVar[dict[str, list[str]]] = _REQUEST_PATTERNS
 
     #: categories that say only "the speaker said something about themself"
     GENERIC_CATEGORIES = frozenset({"activity", "state"})
@@ -313,17 +215,42 @@ class SignalDetector:
             asked = self._hits(text, {}, self.REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            if not english and not _LISTENER.search(text):
-                # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗"
-                if _MINE.search(text):
-                    return ["possession"], []
-                # or the pastime they propose sharing: "明天一起去钓鱼吗"
-                if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
-                    return ["habit"], []
-            return [], []
+            return self._asked(text, english), []
+        addressed = bool((english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text)))
+        facts, prefs = self._stated(text, english, addressed)
+        # how to reply is the user's to ask, whoever the clause names
+        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
+        prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
+        if not prefs and (
+            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
+        ):
+            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
+        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _in_passing(text, english):
+            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
+            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+            facts = []
+        if facts or prefs:
+            # the spec's time and frequency words qualify a statement that already says something
+            prefs += [
+                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
+            ]
+        return facts, prefs
 
+    @staticmethod
+    def _asked(text: str, english: bool) -> list[str]:
+        """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
+        pastime they propose sharing: "明天一起去钓鱼吗"."""
+        if english or _LISTENER.search(text):
+            return []
+        if _MINE.search(text):
+            return ["possession"]
+        if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
+            return ["habit"]
+        return []
+
+    def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
+        """Fact and preference categories of a statement, before requests on how to reply."""
         about_self = en_mentions_self(text) if english else zh_mentions_self(text)
-        addressed = (english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text))
         facts: list[str] = []
         prefs: list[str] = []
         if about_self:
@@ -346,32 +273,6 @@ class SignalDetector:
             prefs += [c for c in opinions if c not in prefs]
         elif not _ZH_OTHER_SUBJECT.search(text) and not addressed:
             facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
-        # how to reply is the user's to ask, whoever the clause names
-        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
-        if not prefs and (
-            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
-        ):
-            prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
-        if (
-            set(facts) <= self.GENERIC_CATEGORIES
-            and not prefs
-            and (
-                _PASSING.search(text)
-                or (
-                    not english
-                    and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
-                )
-            )
-        ):
-            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
-            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
-            facts = []
-        if facts or prefs:
-            # the spec's time and frequency words qualify a statement that already says something
-            prefs += [
-                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
-            ]
         return facts, prefs
 
     @staticmethod
