@@ -36,7 +36,6 @@ LONG_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/extractor.py:_corrected": 78,
     "infrastructure/offline/extractor.py:_english": 64,
     "infrastructure/offline/extractor.py:_extract": 102,
-    "infrastructure/offline/extractor.py:_with_dropped_english_subject": 68,
     "infrastructure/offline/judge.py:_decide": 117,
     "infrastructure/offline/rules_en.py:_en_change": 179,
     "infrastructure/offline/rules_en.py:_en_clause": 118,

@@ -52,6 +52,7 @@ from factledger.infrastructure.offline.clauses import (
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.durability import is_momentary
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
+from factledger.infrastructure.offline.registry import Context, registry
 from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import USER, Item, Subject
@@ -82,6 +83,18 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 _DATA = rules("extractor")
+
+
+def _asked(value: str, context: Context) -> bool:
+    """The whole clause (the context's ``text``, else what matched) ends as a question."""
+    return re.search(r"\?\s*$", context.get("text", value)) is not None
+
+
+_VOCABULARY = rules_common.VOCABULARY.extended(
+    predicates={"asked": _asked, "unreal": lambda value, context: changes.is_unreal(value)},
+    filters={"lower": str.lower},
+)
+_EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
 
 log = logging.getLogger(__name__)
 
@@ -1013,9 +1026,6 @@ def _with_dropped_subject(text: str) -> str:
     return text
 
 
-_EN_DROPPED = _DATA.regex("_EN_DROPPED", re.IGNORECASE)
-
-
 _EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
 
 
@@ -1023,73 +1033,11 @@ _EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
 
 
 def _with_dropped_english_subject(text: str) -> str:
+    """An English clause that leaves out "I", with its subject put back by the first rule of
+    ``[[registries.en_dropped]]`` that fires; else the clause as it was."""
     stripped = text.strip()
-    # "officially a junior now 🎉", "finally a manager!": who the speaker is now
-    said = re.search(r"(?:^|[.!]\s+)(?P<s>(?:officially|finally|now|already) (?:an? )[^.!?]+)", stripped, re.IGNORECASE)
-    if said and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(said.group("s")):
-        return "I'm " + said.group("s")
-    # "and a cat called Pepper who hates him": one more of what the speaker has, by name
-    more = re.match(
-        r"^(?:and|plus|also)[, ]+(?:a|an|another) (?P<thing>[a-z]+(?: [a-z]+)?) (?:called|named) (?P<n>[A-Z][\w'-]+)",
-        stripped,
-    )
-    if more:
-        return f"I have a {more.group('thing')} named {more.group('n')}"
-    # "also got a hamster recently, named Peanut": a new one of what the speaker has, by name
-    got = re.match(
-        r"^(?:(?:and|also|plus|just|recently)[, ]+)*(?:got|adopted|rescued) (?:a|an|another) (?P<thing>[a-z]+(?: (?!recently|yesterday|last|this)[a-z]+)?)"
-        r"(?: recently| last \w+| yesterday| this \w+)?,? (?:named|called) (?P<n>[A-Z][\w'-]+)",
-        stripped,
-    )
-    if got and not changes.is_unreal(stripped):
-        return f"I have a {got.group('thing')} named {got.group('n')}"
-    # "got promoted, senior developer now!": the title now
-    promoted = re.match(
-        r"^(?:just |finally )?got promoted(?: to)?[,!]* (?:(?:i'm|to) )?(?:an? )?(?P<v>[a-z][a-z -]{2,30}?)(?: now)?[.!]*$",
-        stripped,
-        re.IGNORECASE,
-    )
-    if promoted:
-        return f"I'm a {promoted.group('v')} now"
-    # "been living in Manchester since March": how long, said without "I've"
-    if re.match(r"^been (?:living|based|working) (?:in|at) (?=[A-Z])", stripped) and not changes.is_unreal(stripped):
-        return "I've " + stripped
-    # "work is in Round Rock though": where the speaker works
-    place = re.match(r"^(?:and |but )?(?:my )?(?:work|job|office) is (?:in|at|over in) (?=[A-Z])", stripped)
-    if place and not changes.is_unreal(stripped):
-        return "I work in " + stripped[place.end() :]
-    # "our daughter just started kindergarten", "and our son Leo turned 6": a relative of the speaker's
-    ours = re.match(
-        r"^(?:(?:and|also|plus|oh and)[, ]+)?our (?=(?:" + EN_ROLE_PATTERN + r")\b)", stripped, re.IGNORECASE
-    )
-    if ours and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "My " + stripped[ours.end() :]
-    # "and two cats, Salt and Pepper", "plus a hamster named Peanut": more of what the speaker has
-    more = re.match(
-        r"^(?:and|plus|also)[, ]+(?=(?:a|an|another|two|three|four|five|\d+) (?:[a-z]+ )?"
-        r"(?:cats?|dogs?|kittens?|pupp(?:y|ies)|kids?|children|sons?|daughters?|brothers?|sisters?|(?:gold)?fish"
-        r"|birds?|parrots?|rabbits?|bunn(?:y|ies)|hamsters?|guinea pigs?|turtles?|horses?|chickens?|cars?|bikes?)\b)",
-        stripped,
-        re.IGNORECASE,
-    )
-    if more and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "I have " + stripped[more.end() :]
-    # "also picking up Italian on the side": a pursuit, said as going on
-    going = re.match(
-        r"^(?:(?:and|also|plus|just|now|currently|recently|lately)[, ]+)*"
-        r"(?=(?:learning|picking up|studying|training|practicing|practising|volunteering)\b)",
-        stripped,
-        re.IGNORECASE,
-    )
-    if going and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "I'm " + stripped[: going.end()].lower() + stripped[going.end() :]
-    if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
-        return text
-    lead = re.match(
-        r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*", stripped, re.IGNORECASE
-    )
-    at = lead.end() if lead else 0
-    return stripped[:at] + "I " + stripped[at : at + 1].lower() + stripped[at + 1 :]
+    fired = _EN_DROPPED.first(stripped, {"text": stripped})
+    return fired.text if fired else text
 
 
 _WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
