@@ -215,107 +215,84 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        # a space after an emoji or a mark, before Chinese, ends a clause (between two Han it is gone already)
-        text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
-        named = _by_name(text, known)
-        if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
-            text = named
+        """The stages: normalise, read clause by clause, then what the reading missed."""
+        text = _normalised(message, known)
         extraction = self._read(text, known)
-        if (extraction.facts or extraction.preferences) and not is_english(text):
-            # "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
-            # something else the rules read; its choice is named by none of what they read
-            said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
-            tastes = [
-                t
-                for t in taste_now(text)
-                if not _imagined(t, text)
-                and _TAKEN_UP.search(t)
-                and not any(c in s for c in _choices(t) for s in said)
-                and not any(s.removeprefix("用户") in t for s in said)
-            ]
-            if tastes:
-                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
-                extra = self._build(items, extraction.signals, known)
-                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
-        moved = _child_grade_moved(text, known)
-        if moved and not any(moved[1] in f.text for f in extraction.facts):
-            # "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
-            # year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)
-            again = self._read(moved[0], known)
-            if again.facts:
-                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *again.facts))
+        extraction = self._with_tastes(extraction, text, known)
+        extraction = self._with_child_grade(extraction, text, known)
         if extraction.facts and not extraction.preferences and not is_english(text):
-            # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
-            dropped = _with_dropped_subject(text)
-            if dropped != text:
-                again = self._read(dropped, known, dropped=True)
-                before = {f.text for f in extraction.facts}
-                added = [f for f in again.facts if f.text not in before]
-                # only what fills a slot is added, never a restatement of the whole message
-                # (or what the household has: "家里有辆X，平时上班开")
-                if (
-                    before <= {f.text for f in again.facts}
-                    and added
-                    and all(
-                        slots_of(f.text) or re.match(r"^用户家里?(?:有|养了?)(?:辆|台|只|条|套)", f.text) for f in added
-                    )
-                ):
-                    return again
+            return self._with_dropped_read(extraction, text, known)
         if not extraction.facts and not extraction.preferences:
-            # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
-            dropped = _with_dropped_subject(text)
-            if dropped != text:
-                again = self._read(dropped, known, dropped=True)
-                # in English only a statement that fills a slot ("I transferred to Berkeley"),
-                # not one restated as said ("The user sold it and got …")
-                # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
-                if (
-                    is_english(text)
-                    and not all(slots_of(f.text) for f in again.facts)
-                    and not _EN_FAITHFUL.match(dropped)
-                ):
-                    return extraction
-                if again.facts or again.preferences:
-                    return again
-            # "我现在自己一个人住": a time word after 我 hid a statement that fills a slot or has a
-            # category of its own (not the moment: "我现在躺在床上", "我现在在公司加班")
-            now = re.match(r"^我(?:现在|目前|如今)(?=[\u4e00-\u9fff]{2})", text)
-            if now:
-                again = self._read("我" + text[now.end() :], known)
-                if again.facts and all(slots_of(f.text) or f.category not in ("other", "work") for f in again.facts):
-                    return again
-            # "还有两只仓鼠": one more animal of the speaker's, after one named
-            if re.match(
-                r"^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|对|头|匹)", text
-            ) and species_of(text):
-                again = self._read("我" + text, known)
-                if again.facts:
-                    return again
-            # "大儿子在读研": a relative named without 我 is the speaker's
-            # "还有个妹妹在读高中": one more relative, after one named
-            more = r"(?:(?:另外|而且)?(?:还|也)有(?:个|一个|两个|俩|一位)?)?"
-            if re.match(r"^" + more + r"(?:" + ZH_ROLE_PATTERN + r")(?!们)", text) and not is_english(text):
-                again = self._read("我" + text, known)
-                if again.facts or again.preferences:
-                    return again
-            # "大三了，课少多了", "升到博二了": the next year of the studies the user is known to be in
-            year = re.match(
-                r"^(?:转眼|已经|都|现在|今年)?(?:读到|升到|升|上)?(?:了)?(?P<y>(?:研|大|博)[一二三四五])(?:了|啦)",
-                OPENERS.sub("", text),
-            )
-            studying = [
-                k for k in known if re.match(r"^用户(?:现在|目前)?(?:在读|读|上|是)?(?:研|大|博)[一二三四五]", k)
-            ]
-            if year and studying and year.group("y") not in studying[-1]:
-                again = self._read("我" + OPENERS.sub("", text), known)
-                if again.facts:
-                    return again
-            # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
-            tastes = [t for t in taste_now(text) if not _imagined(t, text)]
-            if tastes and not is_english(text):
-                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
-                return self._build(items, extraction.signals, known)
+            return self._unread(extraction, text, known)
         return extraction
+
+    def _with_tastes(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
+        something else the rules read; its choice is named by none of what they read."""
+        if not (extraction.facts or extraction.preferences) or is_english(text):
+            return extraction
+        said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
+        tastes = [
+            t
+            for t in taste_now(text)
+            if not _imagined(t, text)
+            and _TAKEN_UP.search(t)
+            and not any(c in s for c in _choices(t) for s in said)
+            and not any(s.removeprefix("用户") in t for s in said)
+        ]
+        if not tastes:
+            return extraction
+        extra = self._tastes(tastes, extraction.signals, known)
+        return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
+
+    def _tastes(self, tastes: list[str], signals: dict[str, Any], known: tuple[str, ...]) -> Extraction:
+        items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
+        return self._build(items, signals, known)
+
+    def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
+        year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)."""
+        moved = _child_grade_moved(text, known)
+        if not moved or any(moved[1] in f.text for f in extraction.facts):
+            return extraction
+        again = self._read(moved[0], known)
+        return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+
+    def _with_dropped_read(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not."""
+        dropped = _with_dropped_subject(text)
+        if dropped == text:
+            return extraction
+        again = self._read(dropped, known, dropped=True)
+        before = {f.text for f in extraction.facts}
+        added = [f for f in again.facts if f.text not in before]
+        # only what fills a slot is added, never a restatement of the whole message
+        # (or what the household has: "家里有辆X，平时上班开")
+        if before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added)):
+            return again
+        return extraction
+
+    def _unread(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """Nothing was read: the message again, as chat often says it without 我 (``_with_dropped_subject``),
+        then as each rule of ``[[registries.unread]]`` restates it, then a taste taken up."""
+        dropped = _with_dropped_subject(text)
+        if dropped != text:
+            again = self._read(dropped, known, dropped=True)
+            # in English only a statement that fills a slot ("I transferred to Berkeley"),
+            # not one restated as said ("The user sold it and got …")
+            # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
+            if is_english(text) and not all(slots_of(f.text) for f in again.facts) and not _EN_FAITHFUL.match(dropped):
+                return extraction
+            if again.facts or again.preferences:
+                return again
+        for rule in _UNREAD.rules:
+            fired = rule.fire(OPENERS.sub("", text) if rule.values.get("without_openers") else text, {"known": known})
+            restated = self._read(fired.text, known) if fired else None
+            if restated is not None and _kept(restated, rule.values["keep"]):
+                return restated
+        # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
+        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
+        return self._tastes(tastes, extraction.signals, known) if tastes and not is_english(text) else extraction
 
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
@@ -933,6 +910,40 @@ def _choices(text: str) -> set[str]:
     return {choice for named in topics_of(text).values() for choice in named}
 
 
+def _normalised(message: str, known: tuple[str, ...]) -> str:
+    """The first stage: regional first person as the standard one, a space after an emoji or a mark
+    before Chinese as the end of a clause (between two Han it is gone already), and a message that
+    opens with a known relative's name said of them."""
+    text = _EMOJI_SPACE.sub("，", dialect(message))
+    return _by_name(text, known) or text  # "小米今年上初中了" after 用户的女儿叫小米
+
+
+def _slotted_or_household(fact: ExtractedFact) -> bool:
+    return bool(slots_of(fact.text) or _HOUSEHOLD_HAS.match(fact.text))
+
+
+def _kept(again: Extraction, keep: str) -> bool:
+    """Whether what a message read again gave is kept, by the ``keep`` of the rule that restated it."""
+    if keep == "lasting":  # fills a slot or has a category of its own (not the moment: "我现在在公司加班")
+        return bool(again.facts) and all(slots_of(f.text) or f.category not in ("other", "work") for f in again.facts)
+    return bool(again.facts or (keep == "any" and again.preferences))
+
+
+def _next_year(year: str, context: Context) -> bool:
+    """The user is known to be in a year of their studies, and ``year`` is another."""
+    studying = [k for k in context.get("known", ()) if _STUDYING.match(k)]
+    return bool(studying) and year not in studying[-1]
+
+
+_EMOJI_SPACE = _DATA.regex("_EMOJI_SPACE")
+_HOUSEHOLD_HAS = _DATA.regex("_HOUSEHOLD_HAS")
+_STUDYING = _DATA.regex("_STUDYING")
+_UNREAD = registry(
+    _DATA,
+    "unread",
+    _VOCABULARY.extended(predicates={"species": lambda v, c: species_of(v) is not None, "next_year": _next_year}),
+    ZH_ROLE=ZH_ROLE_PATTERN,
+)
 _GRADE_SAID = _DATA.regex("_GRADE_SAID")
 
 
