@@ -100,6 +100,7 @@ log = logging.getLogger(__name__)
 
 _TASTE = _DATA.words("_TASTE")
 _CALLED_OFF = _DATA.words("_CALLED_OFF")
+_GONE_ID = ("extractor.gone",)
 
 _HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
 
@@ -624,84 +625,100 @@ class RuleExtractor:
         # (a message read again with 我 put back had none: see _with_dropped_subject)
         said_i = not message.dropped and bool(re.search(r"我(?!们)", message.text))
         items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
+        items = self._with_swap(items, message)
+        for clause in split_clauses(message.text):
+            items = self._clause_against_known(items, clause.text, message)
+        if not changes.is_conditional(message.text):
+            items = self._with_events(items, message)
+        return self._without_echoes(items, message.known)
+
+    def _with_swap(self, items: list[Item], message: _Message) -> list[Item]:
+        """A thing swapped for another, which none of the facts read already says."""
         facts = [i.text for i in items if i.kind == "fact"]
+
+        def unread(swap: tuple[str, str] | None) -> bool:
+            return swap is not None and not any(
+                self._judge.judge(swap[1], f).relation is not Relation.DIFFERENT for f in facts
+            )
+
         swapped, swap_rule = changes.replaced(message.text, message.known), "changes.replaced"
         if swapped is None and not is_english(message.text):
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
             swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
-            if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
+            if unread(swapped):
                 items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
-        if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
-            items.append(Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,)))
-        for clause in split_clauses(message.text):
-            gone = _GONE.match(OPENERS.sub("", clause.text.strip()))
-            named = [k for k in message.known if gone and gone.group("n") in k]
-            species = species_of(named[-1]) if named else None
-            if gone and species:
-                said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-                if not any(said == i.text for i in items):
-                    items.append(Item("fact", said, "other", rules=("extractor.gone",)))
-                continue
-            off = changes.called_off(clause.text)
-            if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-                items.append(Item("fact", off, "other", rules=_CALLED_OFF))  # "出差取消了": the plan is known
-                continue
-            fell = (
-                None
-                if changes.told_of_someone_else(message.text)
-                else changes.plan_fell_through(clause.text, message.known)
+        if swapped is not None and unread(swapped):
+            items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
+        return items
+
+    def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
+        """One clause against the known facts: a named pet gone, a known plan called off or fallen
+        through, else a pursuit given up."""
+        gone = _GONE.match(OPENERS.sub("", clause.strip()))
+        named = [k for k in message.known if gone and gone.group("n") in k]
+        species = species_of(named[-1]) if named else None
+        if gone and species:
+            said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
+            return (
+                items if any(said == i.text for i in items) else [*items, Item("fact", said, "other", rules=_GONE_ID)]
             )
-            if fell and not any(i.replaces == fell[1] for i in items):
-                # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-                items.append(Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",)))
+        off = changes.called_off(clause)
+        if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
+            return [*items, Item("fact", off, "other", rules=_CALLED_OFF)]  # "出差取消了": the plan is known
+        fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
+        if fell and not any(i.replaces == fell[1] for i in items):
+            # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
+            return [*items, Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",))]
+        return items if changes.is_conditional(message.text) else self._given_up(items, clause, message)
+
+    def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
+        """'日语不学了', '海边不去了': something given up that a known fact says the user did or planned."""
+        m = _GIVING_UP.match(OPENERS.sub("", clause.strip()))
+        if not m or is_english(clause) or re.match(r"让|叫|给|准|许", m.group("verb")):
+            return items  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
+        if "我" not in clause and changes.told_of_someone_else(message.text):
+            return items  # "我室友…现在不学了": the one named gave it up
+        if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
+            return items  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
+        obj = "" if re.fullmatch(r"一[口滴杯次根下回]", m.group("obj") or "") else (m.group("obj") or "")
+        said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
+        ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
+        if ended and changes.is_plan(ended[-1]):
+            # "海边不去了" after a plan to go: the plan is off; the place was never the user's
+            said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
+        elif ended and obj:
+            said, items = self._pursuit_given_up(items, said, obj, ended[-1])
+        if ended and not any(said == i.text for i in items):
+            items = [*items, Item("fact", said, _category(said), rules=("extractor.giving-up",))]
+        return items
+
+    def _pursuit_given_up(self, items: list[Item], said: str, obj: str, ended: str) -> tuple[str, list[Item]]:
+        """ "篆刻那个我不学了": the pursuit given up, named by its verb, not again by what ended
+        (the clause restated as said, which names it with 不, goes with it)."""
+        gave_up = changes.gave_up_pursuit(ended)
+        if not gave_up or self._judge.judge(ended, gave_up).relation is not Relation.CONFLICT:
+            return said, items
+        what = re.sub(r"(?:那个|这个|那门|这门)$", "", obj)
+        return gave_up, [
+            i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
+        ]
+
+    def _with_events(self, items: list[Item], message: _Message) -> list[Item]:
+        """Each change ``changes.events`` reads that no item already says, in place of what only restates it."""
+        # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
+        # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
+        for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
+            if any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
                 continue
-            if changes.is_conditional(message.text):
-                continue
-            m = _GIVING_UP.match(OPENERS.sub("", clause.text.strip()))
-            if not m or is_english(clause.text):
-                continue
-            if "我" not in clause.text and changes.told_of_someone_else(message.text):
-                continue  # "我室友…现在不学了": the one named gave it up
-            if re.match(r"让|叫|给|准|许", m.group("verb")):
-                continue  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
-            if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
-                continue  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
-            obj = m.group("obj") or ""
-            if re.fullmatch(r"一[口滴杯次根下回]", obj):
-                obj = ""  # "一口都不喝了": how little, not what
-            said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
-            ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
-            if ended and changes.is_plan(ended[-1]):
-                # "海边不去了" after a plan to go: the plan is off; the place was never the user's
-                said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
-            elif ended and obj:
-                # "篆刻那个我不学了": the pursuit given up, named by its verb, not again by what ended
-                # (the clause restated as said, which names it with 不, goes with it)
-                gave_up = changes.gave_up_pursuit(ended[-1])
-                if gave_up and self._judge.judge(ended[-1], gave_up).relation is Relation.CONFLICT:
-                    said = gave_up
-                    what = re.sub(r"(?:那个|这个|那门|这门)$", "", obj)
-                    items = [
-                        i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
-                    ]
-            if ended and not any(said == i.text for i in items):
-                items.append(Item("fact", said, _category(said), rules=("extractor.giving-up",)))
-        if not changes.is_conditional(message.text):
-            # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
-            # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
-            for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
-                if not any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
-                    # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
-                    new = set(text) - set(old) - set(" ，,")
-                    # and so does a statement of the choice it makes ("开的是电瓶车" beside "后来买了辆电瓶车")
-                    chosen = _choices(text)
-                    items = [
-                        i
-                        for i in items
-                        if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
-                    ]
-                    items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
-        return self._without_echoes(items, message.known)
+            # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
+            new = set(text) - set(old) - set(" ，,")
+            # and so does a statement of the choice it makes ("开的是电瓶车" beside "后来买了辆电瓶车")
+            chosen = _choices(text)
+            items = [
+                i for i in items if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
+            ]
+            items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
+        return items
 
     def _without_echoes(self, items: list[Item], known: Sequence[str]) -> list[Item]:
         """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
