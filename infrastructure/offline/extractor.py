@@ -506,58 +506,16 @@ class RuleExtractor:
     def _english(clause: Clause, said: str, message: _Message) -> tuple[str, Item | None, Subject]:
         if is_question(clause):
             return _Reading.NOTHING, None, USER
-        said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)
-        pronoun = re.match(
-            r"^(?:(?:and|so|but|oh|well|correction|actually|sorry)[,:]?\s+)?(?P<p>he|she)\s", said, re.IGNORECASE
-        )
-        if pronoun:
-            role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-            english_role = _english_role(role, message.known) if role else None
-            # "she's 11 now" after "The user's cat is 10": no relative known, the one pet is meant
-            someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
-            english_role = english_role or (None if role or someone else _english_pet(message.known))
-            if english_role:  # "he turned 8" after "The user's son is 7"
-                said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
-        said = _HOUSEHOLD_WE.sub("I", said)
-        item = rules_en._en_clause(said, said, message.text)
-        dropped = _with_dropped_english_subject(said)
-        if item is None and dropped != said:
-            # "graduated last week!! I now work at …": a change told without "I", when it fills a slot
-            again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
-            third = rules_en.en_third_person(again.text) if again is not None else ""
-            # "switched to green tea a while back": a choice of a topic held one at a time or given up
-            # for another ("switched", "instead", "now only") is the user's too
-            # when a known fact names a choice of the same topic (a season is a time: "last spring")
-            held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
-            chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
-            if again is not None and again.kind == "fact" and (slots_of(third) or chose):
-                item = again
-        moved_on = _EN_SWITCHED_NAMED.match(said.strip()) if item is None else None
-        if moved_on and not changes.is_unreal(said):
-            # "switched to Obsidian" after "The user uses Notion", "transferred to Rice" after "… at Tulane":
-            # the one name of a recent fact, after the word that says what it is to the user
-            swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False)
-            before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
-            if swapped and re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
-                text, old = swapped
-                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.switched-to",))
-        now_named = _EN_NOW_NAMED.match(said.strip()) if item is None else None
-        if now_named and not changes.is_unreal(said):
-            # "and now London, third city in two years": the next name of a chain, in place of the
-            # one name of the latest fact that names one
-            swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False)
-            if swapped:
-                text, old = swapped
-                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.now-named",))
+        said = _HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
+        item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
+        item = item or _en_swapped(said, message)
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
             return _Reading.ITEM, item, USER
         if en_mentions_self(said):
             item = rules_en.generic_en(said)
-            if item is not None:
-                return _Reading.ITEM, item, USER
-            return _Reading.NOTHING, None, USER
+            return (_Reading.ITEM, item, USER) if item is not None else (_Reading.NOTHING, None, USER)
         if rules_en.is_en_fragment(said):
             return _Reading.FRAGMENT, None, USER
         return _Reading.NOTHING, None, USER
@@ -826,48 +784,7 @@ class RuleExtractor:
         # no known fact can be restated with the value (see judge._reframed)
         if any(self._conflict(i.text, message.known) for i in facts if not i.generic or message.retracting):
             return items
-        found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
-        clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
-        for clause in clauses:
-            found = found or changes.renamed_kind(clause, message.known)
-        if found is None:
-            values = (
-                [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
-            )
-            # "Rhys, R-H-Y-S": the spelling is not part of the value
-            values = [re.sub(r",?\s+(?:[A-Z][-. ]){2,}[A-Z]\b.*$", "", v) for v in values]
-            values += [v for v in map(changes.bare_value, clauses) if v]
-            # "我那台是戴尔灵越": the thing spoken of, by its make
-            values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
-            for value in values:
-                found = changes.substitute(value, message.text, message.known) or changes.named_instead(
-                    value, message.text, message.known
-                )
-                if found:
-                    break
-            if found is None and is_english(message.text):
-                # "scratch that, Sheffield": the value alone after the marker
-                bare = re.search(
-                    r"\b(?:scratch that|typo|autocorrect(?:ed)?)[,;:—–\s-]+(?P<v>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)(?=\s*(?:[,.!—–-]|$))",
-                    message.text,
-                )
-                # "wrong city — the warehouse is in Sparks": a name said in another sentence's shape,
-                # one the known facts do not hold, in place of the one name of a recent fact
-                placed = [
-                    m
-                    for m in _EN_NAME_PLACED.finditer(message.text)
-                    if not any(m.group("v") in known for known in message.known if isinstance(known, str))
-                ]
-                for value in [*values, *([bare.group("v")] if bare else [])]:
-                    found = changes.renamed_in_english(value, message.known)
-                    if found:
-                        break
-                if found is None and placed:
-                    found = changes.renamed_in_english(placed[0].group("v"), message.known)
-                    # a name in the place of one said after the same word: "in Sparks" for "in Reno"
-                    prep = placed[0].group("p").lower()
-                    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
-                        found = None
+        found = _correction(message)
         if found is None:
             return items
         text, old = found
@@ -877,6 +794,107 @@ class RuleExtractor:
         return [*kept, Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
 
 
+def _correction(message: _Message) -> tuple[str, str] | None:
+    """(the known fact restated with the value a correction names, that known fact), or None."""
+    found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
+    clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
+    found = found or next(filter(None, (changes.renamed_kind(c, message.known) for c in clauses)), None)
+    if found is not None:
+        return found
+    values = [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
+    # "Rhys, R-H-Y-S": the spelling is not part of the value
+    values = [_EN_SPELLED.sub("", v) for v in values]
+    values += [v for v in map(changes.bare_value, clauses) if v]
+    # "我那台是戴尔灵越": the thing spoken of, by its make
+    values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
+    for value in values:
+        found = changes.substitute(value, message.text, message.known) or changes.named_instead(
+            value, message.text, message.known
+        )
+        if found:
+            return found
+    return _english_correction(values, message) if is_english(message.text) else None
+
+
+def _english_correction(values: list[str], message: _Message) -> tuple[str, str] | None:
+    """An English correction's value in place of the one name of a recent fact: a value said after
+    "I meant", "scratch that, Sheffield", or "wrong city — the warehouse is in Sparks" (a name in
+    another sentence's shape, one the known facts do not hold, after the same word as the old one)."""
+    bare = _EN_SCRATCH.search(message.text)
+    for value in [*values, *([bare.group("v")] if bare else [])]:
+        found = changes.renamed_in_english(value, message.known)
+        if found:
+            return found
+    known = [k for k in message.known if isinstance(k, str)]
+    placed = [m for m in _EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
+    found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
+    # a name in the place of one said after the same word: "in Sparks" for "in Reno"
+    prep = placed[0].group("p").lower() if placed else ""
+    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
+        return None
+    return found
+
+
+_EN_SPELLED = _DATA.regex("_EN_SPELLED")
+_EN_SCRATCH = _DATA.regex("_EN_SCRATCH")
+
+
+def _en_pronoun_resolved(said: str, message: _Message) -> str:
+    """ "he turned 8" after "The user's son is 7": he or she as the one relative (or, none known,
+    the one pet) the known facts can mean; "she's 11 now" after "The user's cat is 10"."""
+    said = _EN_HE_IS.sub(r"\1 is", said.strip().replace("’", "'"))
+    pronoun = _EN_PRONOUN.match(said)
+    if not pronoun:
+        return said
+    role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
+    english_role = _english_role(role, message.known) if role else None
+    someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
+    english_role = english_role or (None if role or someone else _english_pet(message.known))
+    if not english_role:
+        return said
+    return said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
+
+
+def _en_dropped_read(said: str, message: _Message) -> Item | None:
+    """ "graduated last week!! I now work at …": a change told without "I", when it fills a slot;
+    "switched to green tea a while back": a choice of a topic held one at a time or given up for
+    another ("switched", "instead", "now only") when a known fact names a choice of the same topic
+    (a season is a time: "last spring")."""
+    dropped = _with_dropped_english_subject(said)
+    if dropped == said:
+        return None
+    again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
+    if again is None or again.kind != "fact":
+        return None
+    third = rules_en.en_third_person(again.text)
+    held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
+    chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
+    return again if slots_of(third) or chose else None
+
+
+def _en_swapped(said: str, message: _Message) -> Item | None:
+    """The one name of a recent fact, in place of which a new one is said: "switched to Obsidian"
+    after "The user uses Notion", "transferred to Rice" after "… at Tulane" (after the word that says
+    what it is to the user), "and now London, third city in two years" (the next name of a chain)."""
+    if changes.is_unreal(said):
+        return None
+    moved_on = _EN_SWITCHED_NAMED.match(said.strip())
+    swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False) if moved_on else None
+    if moved_on and swapped:
+        before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
+        if re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+            return Item(
+                "fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.switched-to",)
+            )
+    now_named = _EN_NOW_NAMED.match(said.strip())
+    swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
+    if swapped:
+        return Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.now-named",))
+    return None
+
+
+_EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
+_EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
 _EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
 
 
