@@ -48,8 +48,6 @@ COMPLEX_FUNCTIONS: dict[str, int] = {
     "infrastructure/offline/changes.py:remeasured": 13,
     "infrastructure/offline/changes.py:substitute": 24,
     "infrastructure/offline/changes.py:swapped": 15,
-    "infrastructure/offline/extractor.py:_clause": 14,
-    "infrastructure/offline/extractor.py:_items": 16,
     "infrastructure/offline/judge.py:_decide": 25,
     "infrastructure/offline/replacement.py:replaced_fact": 13,
     "infrastructure/offline/rules_en.py:_en_change": 31,

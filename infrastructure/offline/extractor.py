@@ -358,47 +358,53 @@ class RuleExtractor:
         last: int | None = None  # index of this sentence's latest item
         scene: list[str] = []  # scene-setting clauses waiting for their statement
         previous = ""  # the clause before, in this sentence
-        for clause in split_clauses(message.text):
-            if clause.sentence != sentence:
-                sentence, last, scene, previous = clause.sentence, None, [], ""
-            if is_small_talk(clause.text):
+        for said in split_clauses(message.text):
+            if said.sentence != sentence:
+                sentence, last, scene, previous = said.sentence, None, [], ""
+            clause = _kept_clause(said, message)
+            if clause is None:
                 continue
-            if message.changing and changes.is_marker_only(clause.text):
-                continue  # "说错了", "都是瞎说的": nothing to restate
-            if message.correcting:
-                clause = clause._replace(text=changes.strip_marker(clause.text))
-            if changes.is_past_against_now(clause.text, message.text):
-                continue  # "以前喜欢X" said against "现在…": no longer so
-            named = _NAMING.match(clause.text.strip())
-            if named and _INTRODUCES.search(previous) and last is not None and items[last].kind == "fact":
-                partner = _PARTNER_INTRO.search(previous)
-                if partner:  # "交了个女朋友，叫小雨": the partner's name, not the user's
-                    role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
-                    items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
-                else:  # "养了只狗，叫可乐": the pet's name joins its statement
-                    items[last] = self._joined(items[last], clause.text, clause)
+            if last is not None and self._named(items, last, clause, previous):
                 previous = clause.text
                 continue
             previous = clause.text
             reading, item, carried = self._clause(clause, carried, message)
             if reading == _Reading.ITEM and item is not None:
-                if last is not None and items[last].generic and item.generic:
-                    # one sentence, one statement restated as said: "I'm 19 and I cannot wait to move out"
-                    items[last] = self._joined(items[last], item.text, clause)
-                    continue
-                if scene and item.generic:
-                    item = self._with_scene(item, scene, clause)
+                last = self._placed(items, last, item, scene, clause)
                 scene = []
-                if any(item.text == seen.text for seen in items):
-                    continue
-                items.append(item)
-                last = len(items) - 1
             elif reading == _Reading.FRAGMENT and last is not None:
                 if items[last].kind == "fact":  # a preference keeps its canonical wording
                     items[last] = self._joined(items[last], clause.text, clause)
             elif reading in (_Reading.SCENE, _Reading.FRAGMENT) and last is None:
                 scene.append(clause.text)
         return items
+
+    def _named(self, items: list[Item], last: int, clause: Clause, previous: str) -> bool:
+        """'养了只狗，叫可乐': the name joins the statement that introduced what it names; '交了个女朋友，
+        叫小雨': the partner's name, not the user's. True when the clause was so read."""
+        named = _NAMING.match(clause.text.strip())
+        if not (named and _INTRODUCES.search(previous) and items[last].kind == "fact"):
+            return False
+        partner = _PARTNER_INTRO.search(previous)
+        if partner:
+            role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
+            items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
+        else:
+            items[last] = self._joined(items[last], clause.text, clause)
+        return True
+
+    def _placed(self, items: list[Item], last: int | None, item: Item, scene: list[str], clause: Clause) -> int | None:
+        """``item`` added to ``items`` (or joined to the sentence's latest); the index of the sentence's latest."""
+        if last is not None and items[last].generic and item.generic:
+            # one sentence, one statement restated as said: "I'm 19 and I cannot wait to move out"
+            items[last] = self._joined(items[last], item.text, clause)
+            return last
+        if scene and item.generic:
+            item = self._with_scene(item, scene, clause)
+        if any(item.text == seen.text for seen in items):
+            return last
+        items.append(item)
+        return len(items) - 1
 
     @staticmethod
     def _joined(item: Item, text: str, clause: Clause) -> Item:
@@ -434,33 +440,15 @@ class RuleExtractor:
             return _Reading.ITEM, wish, USER
         if is_english(said):
             return self._english(clause, said, message)
-        text = rules_zh_facts.fronted(OPENERS.sub("", said))
-        if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
-            said = text  # "雅思我不考了" is restated as "用户不考雅思了"
-        # "如今她已经上大班了": the time word after the pronoun, so that 她 is the subject
-        # (and "暑假一过她就升初三了": the time a term or a holiday ended)
-        text = re.sub(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)", r"\2\1", text)
-        if re.match(_SEASON_PAST + r"[他她]", said):
-            said = text
-        subject, rest = parse_subject(text, carried)
-        if subject.kind == "unknown" and text.startswith(("他", "她")):
-            role = _known_role(text[0], message.known)
-            if role:  # "她上周满六岁了" after 用户的女儿五岁: the one person it can be
-                subject = Subject("role", f"用户的{role}", True)
-        asks_assistant = is_question_to_assistant(clause)
-
+        said, text = _zh_fronted(said)
+        subject, rest = _zh_subject(text, carried, message.known)
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
-        if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
-            core = LEAD_ADVERBS.sub("", rest)
-            item = (
-                liked_reply_preference(core, said)
-                or tool_preference(subject, core, said)
-                or request_preference(subject, core, said)
-            )
-            if item is not None:
-                return _Reading.ITEM, item, USER
-        if is_question(clause) or asks_assistant:
+        named_someone = (subject.kind == "role" and subject.explicit) or said_of_someone_else(clause.text)
+        item = None if named_someone else _reply_preference(subject, rest, said)
+        if item is not None:
+            return _Reading.ITEM, item, USER
+        if is_question(clause) or is_question_to_assistant(clause):
             return _Reading.NOTHING, None, carried
         item = None
         if subject.kind == "user":
@@ -895,6 +883,50 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
 
 _EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
 _EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
+
+
+def _zh_fronted(said: str) -> tuple[str, str]:
+    """(the clause as restated, the text whose subject is read): its object fronted back ("雅思我不考了"
+    is restated as "用户不考雅思了"), and a time word after the pronoun, so that 他/她 is the subject
+    ("如今她已经上大班了"; "暑假一过她就升初三了": the time a term or a holiday ended)."""
+    text = rules_zh_facts.fronted(OPENERS.sub("", said))
+    if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
+        said = text
+    text = _TIME_BEFORE_PRONOUN.sub(r"\2\1", text)
+    return (text if _SEASON_BEFORE_PRONOUN.match(said) else said), text
+
+
+def _zh_subject(text: str, carried: Subject, known: Sequence[str]) -> tuple[Subject, str]:
+    """The clause's subject and the rest; 他/她 with no subject otherwise is the one relative it can
+    be ("她上周满六岁了" after 用户的女儿五岁)."""
+    subject, rest = parse_subject(text, carried)
+    role = _known_role(text[0], known) if subject.kind == "unknown" and text.startswith(("他", "她")) else None
+    return (Subject("role", f"用户的{role}", True), rest) if role else (subject, rest)
+
+
+def _reply_preference(subject: Subject, rest: str, said: str) -> Item | None:
+    """How the user wants replies: a liked reply, a tool, a request."""
+    core = LEAD_ADVERBS.sub("", rest)
+    return (
+        liked_reply_preference(core, said)
+        or tool_preference(subject, core, said)
+        or request_preference(subject, core, said)
+    )
+
+
+def _kept_clause(clause: Clause, message: _Message) -> Clause | None:
+    """The clause to read (without a correction's marker), or None for one that says nothing to keep."""
+    if is_small_talk(clause.text):
+        return None
+    if message.changing and changes.is_marker_only(clause.text):
+        return None  # "说错了", "都是瞎说的": nothing to restate
+    if message.correcting:
+        clause = clause._replace(text=changes.strip_marker(clause.text))
+    if changes.is_past_against_now(clause.text, message.text):
+        return None  # "以前喜欢X" said against "现在…": no longer so
+    return clause
+
+
 _EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
 
 
@@ -927,6 +959,8 @@ _EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
 _EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
 
 _SEASON_PAST = _DATA.text("_SEASON_PAST")
+_TIME_BEFORE_PRONOUN = re.compile(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)")
+_SEASON_BEFORE_PRONOUN = re.compile(_SEASON_PAST + r"[他她]")
 
 _SELF_TOPIC = _DATA.text("_SELF_TOPIC")
 _EVENT_TIME = _DATA.text("_EVENT_TIME")
