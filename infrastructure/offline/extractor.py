@@ -83,6 +83,50 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 _DATA = rules("extractor")
+_TASTE = _DATA.words("_TASTE")
+_CALLED_OFF = _DATA.words("_CALLED_OFF")
+_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
+_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
+_INTRODUCES = _DATA.regex("_INTRODUCES")
+_NAMING = _DATA.regex("_NAMING")
+_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
+_GIVING_UP = _DATA.regex("_GIVING_UP")
+_GONE = _DATA.regex("_GONE")
+_TAKEN_UP = _DATA.regex("_TAKEN_UP")
+_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
+_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
+_MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
+_FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
+_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
+_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
+_SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
+_EN_SPELLED = _DATA.regex("_EN_SPELLED")
+_EN_SCRATCH = _DATA.regex("_EN_SCRATCH")
+_EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
+_EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
+_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
+_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
+_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
+_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
+_SEASON_PAST = _DATA.text("_SEASON_PAST")
+_TIME_BEFORE_PRONOUN = re.compile(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)")
+_SEASON_BEFORE_PRONOUN = re.compile(_SEASON_PAST + r"[他她]")
+_HABIT_TIME = _DATA.text("_HABIT_TIME")
+_HABIT_VERB = _DATA.text("_HABIT_VERB")
+_DROPPED = _DATA.regex("_DROPPED")
+_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
+_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_EMOJI_SPACE = _DATA.regex("_EMOJI_SPACE")
+_HOUSEHOLD_HAS = _DATA.regex("_HOUSEHOLD_HAS")
+_STUDYING = _DATA.regex("_STUDYING")
+_GRADE_SAID = _DATA.regex("_GRADE_SAID")
+_PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
+_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
+_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
+_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
+_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
+_TAKES = _DATA.mapping("_TAKES")
+_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
 
 
 def _asked(value: str, context: Context) -> bool:
@@ -98,11 +142,7 @@ _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN
 
 log = logging.getLogger(__name__)
 
-_TASTE = _DATA.words("_TASTE")
-_CALLED_OFF = _DATA.words("_CALLED_OFF")
 _GONE_ID = ("extractor.gone",)
-
-_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
 
 
 def offline_extractor_id() -> str:
@@ -118,23 +158,6 @@ class _Reading:
     """What one clause gave: an item, nothing, or a piece that joins a neighbour."""
 
     ITEM, NOTHING, FRAGMENT, SCENE = "item", "nothing", "fragment", "scene"
-
-
-_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
-
-_INTRODUCES = _DATA.regex("_INTRODUCES")
-_NAMING = _DATA.regex("_NAMING")
-_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
-_GIVING_UP = _DATA.regex("_GIVING_UP")
-_GONE = _DATA.regex("_GONE")
-_TAKEN_UP = _DATA.regex("_TAKEN_UP")
-_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
-_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
-_MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
-_FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
-_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
-_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
-_SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
 
 
 class _Message(NamedTuple):
@@ -823,10 +846,6 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
     return found
 
 
-_EN_SPELLED = _DATA.regex("_EN_SPELLED")
-_EN_SCRATCH = _DATA.regex("_EN_SCRATCH")
-
-
 def _en_pronoun_resolved(said: str, message: _Message) -> str:
     """ "he turned 8" after "The user's son is 7": he or she as the one relative (or, none known,
     the one pet) the known facts can mean; "she's 11 now" after "The user's cat is 10"."""
@@ -881,10 +900,6 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
     return None
 
 
-_EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
-_EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
-
-
 def _zh_fronted(said: str) -> tuple[str, str]:
     """(the clause as restated, the text whose subject is read): its object fronted back ("雅思我不考了"
     is restated as "用户不考雅思了"), and a time word after the pronoun, so that 他/她 is the subject
@@ -927,12 +942,6 @@ def _kept_clause(clause: Clause, message: _Message) -> Clause | None:
     return clause
 
 
-_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
-
-
-_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
-
-
 def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
     """``message`` without a bare denial that answers the question asked just before it.
 
@@ -952,26 +961,6 @@ def _one_name(fact: str) -> str:
     """The one proper name of an English fact after its subject ("Notion" in "The user uses Notion")."""
     names = [m.group(0) for m in changes.EN_PROPER.finditer(fact) if m.start() > len("The user")]
     return names[0] if len(names) == 1 else "\0"
-
-
-_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
-
-_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
-
-_SEASON_PAST = _DATA.text("_SEASON_PAST")
-_TIME_BEFORE_PRONOUN = re.compile(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)")
-_SEASON_BEFORE_PRONOUN = re.compile(_SEASON_PAST + r"[他她]")
-
-_SELF_TOPIC = _DATA.text("_SELF_TOPIC")
-_EVENT_TIME = _DATA.text("_EVENT_TIME")
-_EVENT_VERB = _DATA.text("_EVENT_VERB")
-_HABIT_TIME = _DATA.text("_HABIT_TIME")
-_HABIT_VERB = _DATA.text("_HABIT_VERB")
-_SELF_STATE = _DATA.text("_SELF_STATE")
-_AGE_ALONE = _DATA.text("_AGE_ALONE")
-_DROPPED = _DATA.regex("_DROPPED")
-_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
-_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _choices(text: str) -> set[str]:
@@ -1004,16 +993,12 @@ def _next_year(year: str, context: Context) -> bool:
     return bool(studying) and year not in studying[-1]
 
 
-_EMOJI_SPACE = _DATA.regex("_EMOJI_SPACE")
-_HOUSEHOLD_HAS = _DATA.regex("_HOUSEHOLD_HAS")
-_STUDYING = _DATA.regex("_STUDYING")
 _UNREAD = registry(
     _DATA,
     "unread",
     _VOCABULARY.extended(predicates={"species": lambda v, c: species_of(v) is not None, "next_year": _next_year}),
     ZH_ROLE=ZH_ROLE_PATTERN,
 )
-_GRADE_SAID = _DATA.regex("_GRADE_SAID")
 
 
 def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
@@ -1056,9 +1041,6 @@ def _fills_a_slot(clause: str) -> bool:
         or (household and slot.startswith(("keeps:", "possession:")))
         for slot, _ in slots_of("用户" + clause)
     )
-
-
-_PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 
 
 def _with_dropped_subject(text: str) -> str:
@@ -1106,24 +1088,12 @@ def _with_dropped_subject(text: str) -> str:
     return text
 
 
-_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
-
-
-_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
-
-
 def _with_dropped_english_subject(text: str) -> str:
     """An English clause that leaves out "I", with its subject put back by the first rule of
     ``[[registries.en_dropped]]`` that fires; else the clause as it was."""
     stripped = text.strip()
     fired = _EN_DROPPED.first(stripped, {"text": stripped})
     return fired.text if fired else text
-
-
-_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
-
-
-_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
 
 
 def _imagined(fact: str, message: str = "") -> bool:
@@ -1164,9 +1134,6 @@ def _with_change_told(item: Item, message: str) -> Item:
         return item
     told = change_told(message, item.text)
     return item._replace(text=f"{told}，{item.text}") if told else item
-
-
-_TAKES = _DATA.mapping("_TAKES")
 
 
 def _taste_asked_for(item: Item, message: str) -> Item | None:
@@ -1235,9 +1202,6 @@ def _english_role(role: str, known: Sequence[str]) -> str | None:
         if m and ROLE_SYNONYMS.get(m.group(1).lower()) == role:
             return m.group(1).lower()
     return None
-
-
-_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
 
 
 def _english_pet(known: Sequence[str]) -> str | None:
