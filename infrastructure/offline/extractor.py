@@ -126,7 +126,13 @@ _EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
 _WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
 _WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
 _TAKES = _DATA.mapping("_TAKES")
+_ASKED_INSTEAD = _DATA.regex("_ASKED_INSTEAD")
 _EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
+
+
+def _take(choice: str) -> str:
+    """How one takes ``choice``, by its topic ("看" a film genre, "听" music), or ""."""
+    return next((_TAKES[t] for t in topics_of(choice) if t in _TAKES), "")
 
 
 def _asked(value: str, context: Context) -> bool:
@@ -139,6 +145,17 @@ _VOCABULARY = rules_common.VOCABULARY.extended(
     filters={"lower": str.lower},
 )
 _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
+_TASTE_ASKED = registry(
+    _DATA,
+    "taste_asked",
+    _VOCABULARY.extended(predicates={"taken": lambda v, c: bool(_take(v))}, filters={"take": _take}),
+)
+_ACTUALLY = registry(
+    _DATA,
+    "actually",
+    _VOCABULARY.extended(filters={"once": lambda v: v.replace("其实", "", 1)}),
+    ZH_ROLE=ZH_ROLE_PATTERN,
+)
 
 log = logging.getLogger(__name__)
 
@@ -1138,43 +1155,23 @@ def _with_change_told(item: Item, message: str) -> Item:
 
 def _taste_asked_for(item: Item, message: str) -> Item | None:
     """'看腻了，推荐纪录片吧', '还是给我推悬疑吧': a request told with the clause that says the old
-    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact; a
-    liking said before (a fact, or a preference in other words, which the preference judge may
-    never compare with the request) gives way to it as to any taste."""
-    m = re.match(
-        r"^(?:(?P<told>[^，,]+)，)?偏好推荐(?:[\u4e00-\u9fff]{0,4}?)时推(?P<v>[\u4e00-\u9fffA-Za-z]{2,8})$", item.text
-    )
-    if item.kind != "preference" or not m:
+    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact
+    (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
+    which the preference judge may never compare with the request) gives way to it as to any taste."""
+    fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
+    if fired is None or (fired.rule.values.get("asked_instead") and not _ASKED_INSTEAD.search(message)):
         return None
-    instead = re.search(r"(?:^|[，,。！!])还是(?:给我)?推", message)
-    verb = next((_TAKES[t] for t in topics_of(m.group("v")) if t in _TAKES), None)
-    if verb is None or not (m.group("told") or instead):
-        return None
-    said = (
-        f"用户{m.group('told')}，现在想{verb}{m.group('v')}" if m.group("told") else f"用户现在改{verb}{m.group('v')}了"
-    )
-    return Item("fact", said, _category(said), rules_common.FACT_CONFIDENCE)
+    return Item("fact", fired.text, _category(fired.text), rules_common.FACT_CONFIDENCE, rules=(fired.rule.id,))
 
 
 def _actually(item: Item) -> Item:
-    """What a retraction says instead, marked as such: "用户其实就会…", "The user actually only …"."""
-    if item.kind != "fact":
+    """What a retraction says instead, marked as such by the first rule of ``[[registries.actually]]``
+    that fires ("用户其实就会…", "The user actually only …"); a rule marked ``generic`` marks only a
+    fact restated as said."""
+    fired = _ACTUALLY.first(item.text) if item.kind == "fact" else None
+    if fired is None or (fired.rule.values.get("generic") and not item.generic):
         return item
-    # "用户的老公是重庆的" after 用户的老公是四川人: a relative's, once, right after who it is
-    whose = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + r")(?=是[\u4e00-\u9fff]{1,6}(?:人|的)$)", item.text)
-    if whose and "其实" not in item.text:
-        return item._replace(text=f"{whose.group(0)}其实{item.text[whose.end() :]}")
-    if not item.generic:
-        return item
-    if item.text.startswith("用户") and not item.text.startswith(("用户其实", "用户的")):
-        # once, right after the subject, where the judge reads it ("用户家猫其实是美短" → "用户其实家猫是美短")
-        return item._replace(text="用户其实" + item.text[2:].replace("其实", "", 1))
-    m = re.match(r"^The user (?!actually\b)", item.text)
-    if m:
-        return item._replace(text="The user actually " + item.text[m.end() :])
-    if re.match(r"^The user's ", item.text) and not re.search(r"\bactually\b", item.text):
-        return item._replace(text="Actually, the user's " + item.text[len("The user's ") :])
-    return item
+    return item._replace(text=fired.text)
 
 
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
