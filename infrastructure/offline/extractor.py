@@ -111,8 +111,17 @@ _EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
 _SEASON_PAST = _DATA.text("_SEASON_PAST")
 _TIME_BEFORE_PRONOUN = re.compile(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)")
 _SEASON_BEFORE_PRONOUN = re.compile(_SEASON_PAST + r"[他她]")
-_HABIT_TIME = _DATA.text("_HABIT_TIME")
-_HABIT_VERB = _DATA.text("_HABIT_VERB")
+_HAN = _DATA.regex("_HAN")
+_AFTER_MARK = _DATA.regex("_AFTER_MARK")
+_ASKS = _DATA.regex("_ASKS")
+_HABIT_WILL = _DATA.regex("_HABIT_WILL")
+_ONE_OUTING = _DATA.regex("_ONE_OUTING")
+_SIGNED_UP = _DATA.regex("_SIGNED_UP")
+_A_BIT = _DATA.regex("_A_BIT")
+_SIGH = _DATA.regex("_SIGH")
+_OLD_WORK_LEFT = _DATA.regex("_OLD_WORK_LEFT")
+_RELATIVE_NAMED = _DATA.regex("_RELATIVE_NAMED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_DOES_NOW = _DATA.regex("_DOES_NOW")
 _DROPPED = _DATA.regex("_DROPPED")
 _WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
 _SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -1070,39 +1079,31 @@ def _with_dropped_subject(text: str) -> str:
     """
     if is_english(text):
         return _with_dropped_english_subject(text)
-    if not re.search(r"[\u4e00-\u9fff]", text) or _SOMEONE.search(text):
+    if not _HAN.search(text) or _SOMEONE.search(text):
         return text
     # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh,
     # "昨天刚过完生日，正式30了" the day it happened
     start = 0
-    for piece in re.split(r"(?<=[，,。！!；;])", text):
+    for piece in _AFTER_MARK.split(text):
         clause = OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
-        if re.search(r"[?？吗]", clause):
+        if _ASKS.search(clause):
             return text
-        # "周末还会去爬山": 会 of a habit, not of a plan
-        habitual = re.sub(r"(?<=周末|平时|每周|经常|一般|偶尔|有空)(?:还|也|都)?会(?=去)", "", clause)
-        if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(habitual):
-            signed_up = re.search(r"(?:还|也)报了", clause)  # "周末还报了个街舞班": a class, not an outing
-            if (
-                re.match(_HABIT_TIME, clause)
-                and re.search(r"了|过|(?:" + _HABIT_VERB + r")的", clause)
-                and not signed_up
-            ):
+        if clause and _own_statement(clause):
+            if _ONE_OUTING.match(clause) and not _SIGNED_UP.search(clause):
                 return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
-            at = start + piece.index(clause)
-            if re.match(r"^还有(?:点|些)", piece.strip()):
-                at = start + piece.index("还有")  # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'
-            return text[:start] + "我" + text[at:]  # "还有芒果也过敏": the opener says nothing
-        sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
-        # "不做了，现在…", "工地太累，现在…": the old work left, before what the user does now
-        sigh = sigh or re.fullmatch(
-            r"(?:[\u4e00-\u9fff]{0,4}?不(?:干|做|开|送|跑)了){1,2}|[\u4e00-\u9fff]{1,4}太(?:累|辛苦|苦|忙|远|难)了?",
-            clause,
-        )
-        if clause and not is_small_talk(clause) and not sigh and not _WHEN_IT_HAPPENED.match(clause):
+            # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'; "还有芒果也过敏": the opener says nothing
+            at = start + (piece.index("还有") if _A_BIT.match(piece.strip()) else piece.index(clause))
+            return text[:start] + "我" + text[at:]
+        aside = is_small_talk(clause) or _SIGH.search(clause) or _OLD_WORK_LEFT.fullmatch(clause)
+        if clause and not aside and not _WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is
         start += len(piece)
     return text
+
+
+def _own_statement(clause: str) -> bool:
+    """Plainly the speaker's own, and so (not a plan: "周末还会去爬山" is 会 of a habit)."""
+    return bool(_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(_HABIT_WILL.sub("", clause))
 
 
 def _with_dropped_english_subject(text: str) -> str:
@@ -1131,17 +1132,12 @@ def _by_name(text: str, known: Sequence[str]) -> str | None:
     if is_english(text):
         return None
     for fact in reversed(known):
-        m = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + r")(?:的名字)?叫(?P<n>[\u4e00-\u9fff]{2,3})(?:[，,]|$)", fact)
+        m = _RELATIVE_NAMED.match(fact)
         if not m or not text.startswith(m.group("n")):
             continue
         rest = text[len(m.group("n")) :]
         # what a person or pet does or is now, not what a thing of that name does ("小米出新手机了")
-        if not re.match(
-            r"(?:今年|现在|已经|都|今天|昨天|前几天|最近|上个?月|又|也|刚|终于)*(?:上|读|满|过|考|会|长|学|升|去|在)",
-            rest,
-        ):
-            return None
-        return "我的" + m.group("r") + rest
+        return "我的" + m.group("r") + rest if _DOES_NOW.match(rest) else None
     return None
 
 
