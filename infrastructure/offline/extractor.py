@@ -108,9 +108,9 @@ _EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
 _BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
 _EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
 _EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
-_SEASON_PAST = _DATA.text("_SEASON_PAST")
-_TIME_BEFORE_PRONOUN = re.compile(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)")
-_SEASON_BEFORE_PRONOUN = re.compile(_SEASON_PAST + r"[他她]")
+_TIME_BEFORE_PRONOUN = _DATA.regex("_TIME_BEFORE_PRONOUN")
+_SEASON_BEFORE_PRONOUN = _DATA.regex("_SEASON_BEFORE_PRONOUN")
+_ABOUT_SOMEONE_KNOWN = _DATA.regex("_ABOUT_SOMEONE_KNOWN")
 _HAN = _DATA.regex("_HAN")
 _AFTER_MARK = _DATA.regex("_AFTER_MARK")
 _ASKS = _DATA.regex("_ASKS")
@@ -347,30 +347,7 @@ class RuleExtractor:
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
         said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text), dropped)
-        # The detector is a cheap gate, as in the spec; the rules below decide.
-        # Either kind of signal opens both, since one clause's subject (我在杭州工作)
-        # often sets up another clause's preference (平时喜欢简短的回复). A
-        # correction of something already known is read even without one.
-        # "如今她已经上大班了": a known relative, said as 他/她, is read like a named one
-        about_known = bool(known) and bool(
-            re.match(
-                r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", OPENERS.sub("", text)
-            )
-        )
-        # "推荐纪录片吧", "还是粤语吧", "先给结论": what to recommend, the reply language asked back,
-        # what comes first in an answer (the detector knows no word of them)
-        asks_for = not is_english(text) and bool(
-            _ASKS_TO_RECOMMEND.search(text)
-            or _ASKS_BACK_FOR_LANGUAGE.search(text)
-            or bool({"order", "word_limit"} & set(dimensions(text)))
-        )
-        signalled = (
-            signals["has_fact_signal"]
-            or signals["has_pref_signal"]
-            or (said.changing and known)
-            or about_known
-            or asks_for
-        )
+        signalled = _signalled(signals, said)
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
         change_only = not signalled and bool(known) and changes.may_change(text)
         if not (signalled or change_only):
@@ -953,6 +930,21 @@ def _reply_preference(subject: Subject, rest: str, said: str) -> Item | None:
         or tool_preference(subject, core, said)
         or request_preference(subject, core, said)
     )
+
+
+def _signalled(signals: dict[str, Any], said: _Message) -> bool:
+    """Whether a message is read. The detector is a cheap gate, as in the spec; the rules decide.
+    Either kind of signal opens both, since one clause's subject (我在杭州工作) often sets up another
+    clause's preference (平时喜欢简短的回复). A correction of something already known is read even
+    without one, and so is a known relative said as 他/她 ("如今她已经上大班了"), and what to recommend,
+    the reply language asked back, what comes first in an answer ("推荐纪录片吧", "还是粤语吧",
+    "先给结论": the detector knows no word of them)."""
+    if signals["has_fact_signal"] or signals["has_pref_signal"]:
+        return True
+    if said.known and (said.changing or _ABOUT_SOMEONE_KNOWN.match(OPENERS.sub("", said.text))):
+        return True
+    asks = _ASKS_TO_RECOMMEND.search(said.text) or _ASKS_BACK_FOR_LANGUAGE.search(said.text)
+    return not is_english(said.text) and bool(asks or {"order", "word_limit"} & set(dimensions(said.text)))
 
 
 def _kept_clause(clause: Clause, message: _Message) -> Clause | None:
