@@ -137,6 +137,21 @@ _WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
 _TAKES = _DATA.mapping("_TAKES")
 _ASKED_INSTEAD = _DATA.regex("_ASKED_INSTEAD")
 _EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
+_PRONOUN_OPENING = _DATA.regex("_PRONOUN_OPENING")
+_CHANGE_VERB = _DATA.regex("_CHANGE_VERB")
+_FORBIDS = _DATA.regex("_FORBIDS")
+_HOW_LITTLE = _DATA.regex("_HOW_LITTLE")
+_TRAVEL = _DATA.regex("_TRAVEL")
+_THAT_ONE_SUFFIX = _DATA.regex("_THAT_ONE_SUFFIX")
+_ARTICLE = _DATA.regex("_ARTICLE")
+_NEGATED = _DATA.regex("_NEGATED")
+_RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_SAID_INSTEAD = _DATA.regex("_SAID_INSTEAD")
+_OTHERS = _DATA.regex("_OTHERS")
+_HOUSEHOLD_OPENING = _DATA.regex("_HOUSEHOLD_OPENING")
+_HOME_OPENING = _DATA.regex("_HOME_OPENING")
+_ASKED_WHETHER = _DATA.regex("_ASKED_WHETHER")
+_EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _take(choice: str) -> str:
@@ -497,7 +512,7 @@ class RuleExtractor:
             item = rules_zh_facts.generic_fact(said, subject)
             if item is not None:
                 return _Reading.ITEM, item, after
-        pronoun = re.match(r"^(?:现在|今年|已经|其实)?([他她])(?!们)", said)
+        pronoun = _PRONOUN_OPENING.match(said)
         if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
             # "他读一年级" of the one relative it can be: said of them, as said
             item = rules_zh_facts.generic_fact("我的" + subject.phrase[3:] + said[pronoun.end() :], subject)
@@ -618,7 +633,7 @@ class RuleExtractor:
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
             swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
             if unread(swapped):
-                items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
+                items = [i for i in items if not (i.kind == "fact" and i.generic and _CHANGE_VERB.search(i.text))]
         if swapped is not None and unread(swapped):
             items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
         return items
@@ -646,18 +661,18 @@ class RuleExtractor:
     def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
         """'日语不学了', '海边不去了': something given up that a known fact says the user did or planned."""
         m = _GIVING_UP.match(OPENERS.sub("", clause.strip()))
-        if not m or is_english(clause) or re.match(r"让|叫|给|准|许", m.group("verb")):
+        if not m or is_english(clause) or _FORBIDS.match(m.group("verb")):
             return items  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
         if "我" not in clause and changes.told_of_someone_else(message.text):
             return items  # "我室友…现在不学了": the one named gave it up
         if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
             return items  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
-        obj = "" if re.fullmatch(r"一[口滴杯次根下回]", m.group("obj") or "") else (m.group("obj") or "")
+        obj = "" if _HOW_LITTLE.fullmatch(m.group("obj") or "") else (m.group("obj") or "")
         said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
         ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
         if ended and changes.is_plan(ended[-1]):
             # "海边不去了" after a plan to go: the plan is off; the place was never the user's
-            said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
+            said = "用户的出行计划取消了" if _TRAVEL.search(ended[-1]) else "用户的计划取消了"
         elif ended and obj:
             said, items = self._pursuit_given_up(items, said, obj, ended[-1])
         if ended and not any(said == i.text for i in items):
@@ -670,7 +685,7 @@ class RuleExtractor:
         gave_up = changes.gave_up_pursuit(ended)
         if not gave_up or self._judge.judge(ended, gave_up).relation is not Relation.CONFLICT:
             return said, items
-        what = re.sub(r"(?:那个|这个|那门|这门)$", "", obj)
+        what = _THAT_ONE_SUFFIX.sub("", obj)
         return gave_up, [
             i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
         ]
@@ -697,20 +712,10 @@ class RuleExtractor:
         clause that only says the old one is over repeats its value; it goes."""
         replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
         values = [
-            re.sub(r"^(?:一家|一个|一所|一间|an? |the )", "", part)
-            for k in replaced
-            if k
-            for _, value in slots_of(k)
-            for part in value.split("/")
+            _ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
         ]
         values = [v for v in values if len(v) >= 2]
-        return [
-            i
-            for i in items
-            if not (
-                i.generic and re.search(r"不|没|\bnot\b|\bno longer\b", i.text) and any(v in i.text for v in values)
-            )
-        ]
+        return [i for i in items if not (i.generic and _NEGATED.search(i.text) and any(v in i.text for v in values))]
 
     @staticmethod
     def _remeasured(item: Item, known: Sequence[str]) -> Item:
@@ -723,7 +728,7 @@ class RuleExtractor:
                 return Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
-        role = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", item.text)
+        role = _RELATIVE_FACT.match(item.text)
         if role and changes.GRADE.search(item.text):
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
@@ -761,7 +766,7 @@ class RuleExtractor:
         recent = [f for f in message.known if isinstance(f, str)][-3:]
         for clause in split_clauses(message.text):
             said = changes.strip_marker(clause.text).strip()
-            if not re.match(r"^(?:其实|应该|本来|我是说)是", said):
+            if not _SAID_INSTEAD.match(said):
                 continue
             value = changes.bare_value(said)
             found = changes.substitute(value, message.text, recent) if value else None
@@ -1046,12 +1051,12 @@ def _fills_a_slot(clause: str) -> bool:
     """'家住福州仓山区', '小宝叫糖糖', '家里还有只鹦鹉': read as the speaker's, the clause says what
     the slot reader knows as an attribute of a person (not a liking or a having, which chat says
     of anything; a home's animals and vehicles are the household's)."""
-    if len(clause) < 4 or re.search(r"[你您他她它]|大家|别人|人家|咱们|我们", clause):
+    if len(clause) < 4 or _OTHERS.search(clause):
         return False
-    household = bool(re.match(r"^家里?(?:还|也)?(?:有|养了?)", clause))
+    household = bool(_HOUSEHOLD_OPENING.match(clause))
     named = "叫" in clause
     if household:  # "家里还有台五菱宏光": what the household has, read as what the user has
-        clause = re.sub(r"^家里?(?:还|也)?", "", clause)
+        clause = _HOME_OPENING.sub("", clause)
     return any(
         slot in _PERSONAL_SLOTS
         or slot.startswith("favourite:")
@@ -1110,7 +1115,7 @@ def _imagined(fact: str, message: str = "") -> bool:
     """What would be, not what is: on a condition and wished or asked ("要是我去当老师，会不会…？"),
     wished after a condition ("要是买了房，我想买在滨江"), or weighed ("在想要不要染个粉色").
     A habit said on a condition ("如果用户不在厨房，就在水上") is kept."""
-    asked = bool(re.search(r"[?？]|吗|会不会|能不能|好不好|行不行", message))
+    asked = bool(_ASKED_WHETHER.search(message))
     if changes.is_conditional(fact) and (_WISHED.search(fact) or asked):
         return True
     if changes.is_conditional(message) and _WISHED.search(fact):
@@ -1168,7 +1173,7 @@ def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     found: list[str] = []
     for fact in reversed(known):
         slot = slot_of(fact)
-        named = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + ")", fact)
+        named = _RELATIVE_FACT.match(fact)
         if slot and slot[0].startswith("relationship:"):
             role = slot[0].split(":")[1]
         elif named:  # "用户的儿子在读小学二年级": no slot, but whose it is is plain
@@ -1192,7 +1197,7 @@ def _english_role(role: str, known: Sequence[str]) -> str | None:
 def _english_pet(known: Sequence[str]) -> str | None:
     """The one kind of pet the known facts speak of ("cat" for "The user's cat is 10"), or None;
     only when no relative of the user's is known, who he or she might be instead."""
-    if any(re.match(r"^The user's (?:" + EN_ROLE_PATTERN + r")\b", k, re.IGNORECASE) for k in known):
+    if any(_EN_RELATIVE_FACT.match(k) for k in known):
         return None
     pets = {m.group("pet").lower() for m in map(_EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
