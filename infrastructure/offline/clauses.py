@@ -216,7 +216,7 @@ _STANDING = _DATA.text("_STANDING")
 _REVERT = _DATA.text("_REVERT")
 _OCCASION = _DATA.text("_OCCASION")
 _REQUEST_VERB = _DATA.text("_REQUEST_VERB")
-_REQUEST_END = _DATA.text("_REQUEST_END")
+_REQUEST_END = _DATA.regex("_REQUEST_END")
 _STANDING_REQUEST = _DATA.regex("_STANDING_REQUEST")
 
 
@@ -231,25 +231,25 @@ def standing_request(text: str) -> str | None:
     if not isinstance(text, str) or is_english(text):
         return None
     said = text.strip().strip("。！!~～ ")
-    if not said or re.match(r"^(?:我|他|她|它|我们|他们|她们)(?!的时候)", said):
-        return None
-    m = _STANDING_REQUEST.match(said)
+    m = None if not said or _SAID_OF_SOMEONE.match(said) else _STANDING_REQUEST.match(said)
     if m is None:
         return None
-    rest = re.sub(_REQUEST_END, "", said[m.end() :])
-    if len(re.sub(r"[^\w]", "", rest)) < 1 or re.match(
-        r"^(?:再说|再看|再聊|再讲)", said[m.start("verb") - 1 : m.end() + 1]
-    ):
+    rest = _REQUEST_END.sub("", said[m.end() :])
+    if not re.sub(r"[^\w]", "", rest) or _PUT_OFF.match(said[m.start("verb") - 1 : m.end() + 1]):
         return None  # "以后再说吧": putting something off, not a request
-    asks = re.search(_REQUEST_END, said) or re.search(r"给我|跟我|和我|叫我|称呼我|回复|回答", said)
-    if not asks:
+    if not (_REQUEST_END.search(said) or _TO_THE_ASSISTANT.search(said)):
         return None
-    content = re.sub(r"^(?:请|麻烦|劳驾)?(?:" + _STANDING + r")(?:都|就|再|也)?", "", said)
-    content = re.sub(r"^(?:算了[，, ]*)?还是|^(?:都|就|再|也|请)+", "", content)
-    content = re.sub(r"(?:吧|就行|就好|就可以|就成|好了|呗|哈|嘛|了)+$", "", content)
-    return content or None
+    content = _FROM_NOW_ON.sub("", said)
+    content = _GOING_BACK.sub("", content)
+    return _ASKING_TAIL.sub("", content) or None
 
 
+_SAID_OF_SOMEONE = _DATA.regex("_SAID_OF_SOMEONE")
+_PUT_OFF = _DATA.regex("_PUT_OFF")
+_TO_THE_ASSISTANT = _DATA.regex("_TO_THE_ASSISTANT")
+_FROM_NOW_ON = _DATA.regex("_FROM_NOW_ON")
+_GOING_BACK = _DATA.regex("_GOING_BACK")
+_ASKING_TAIL = _DATA.regex("_ASKING_TAIL")
 _ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
 
 

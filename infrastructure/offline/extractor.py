@@ -52,6 +52,7 @@ from factledger.infrastructure.offline.clauses import (
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.durability import is_momentary
 from factledger.infrastructure.offline.judge import RuleJudge, remeasure
+from factledger.infrastructure.offline.registry import Context, registry
 from factledger.infrastructure.offline.replacement import replaced_fact, told_changes
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import USER, Item, Subject
@@ -82,13 +83,107 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 _DATA = rules("extractor")
+_TASTE = _DATA.words("_TASTE")
+_CALLED_OFF = _DATA.words("_CALLED_OFF")
+_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
+_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
+_INTRODUCES = _DATA.regex("_INTRODUCES")
+_NAMING = _DATA.regex("_NAMING")
+_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
+_GIVING_UP = _DATA.regex("_GIVING_UP")
+_GONE = _DATA.regex("_GONE")
+_TAKEN_UP = _DATA.regex("_TAKEN_UP")
+_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
+_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
+_MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
+_FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
+_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
+_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
+_SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
+_EN_SPELLED = _DATA.regex("_EN_SPELLED")
+_EN_SCRATCH = _DATA.regex("_EN_SCRATCH")
+_EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
+_EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
+_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
+_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
+_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
+_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
+_TIME_BEFORE_PRONOUN = _DATA.regex("_TIME_BEFORE_PRONOUN")
+_SEASON_BEFORE_PRONOUN = _DATA.regex("_SEASON_BEFORE_PRONOUN")
+_ABOUT_SOMEONE_KNOWN = _DATA.regex("_ABOUT_SOMEONE_KNOWN")
+_HAN = _DATA.regex("_HAN")
+_AFTER_MARK = _DATA.regex("_AFTER_MARK")
+_ASKS = _DATA.regex("_ASKS")
+_HABIT_WILL = _DATA.regex("_HABIT_WILL")
+_ONE_OUTING = _DATA.regex("_ONE_OUTING")
+_SIGNED_UP = _DATA.regex("_SIGNED_UP")
+_A_BIT = _DATA.regex("_A_BIT")
+_SIGH = _DATA.regex("_SIGH")
+_OLD_WORK_LEFT = _DATA.regex("_OLD_WORK_LEFT")
+_RELATIVE_NAMED = _DATA.regex("_RELATIVE_NAMED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_DOES_NOW = _DATA.regex("_DOES_NOW")
+_DROPPED = _DATA.regex("_DROPPED")
+_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
+_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_EMOJI_SPACE = _DATA.regex("_EMOJI_SPACE")
+_HOUSEHOLD_HAS = _DATA.regex("_HOUSEHOLD_HAS")
+_STUDYING = _DATA.regex("_STUDYING")
+_GRADE_SAID = _DATA.regex("_GRADE_SAID")
+_PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
+_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
+_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
+_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
+_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
+_TAKES = _DATA.mapping("_TAKES")
+_ASKED_INSTEAD = _DATA.regex("_ASKED_INSTEAD")
+_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
+_PRONOUN_OPENING = _DATA.regex("_PRONOUN_OPENING")
+_CHANGE_VERB = _DATA.regex("_CHANGE_VERB")
+_FORBIDS = _DATA.regex("_FORBIDS")
+_HOW_LITTLE = _DATA.regex("_HOW_LITTLE")
+_TRAVEL = _DATA.regex("_TRAVEL")
+_THAT_ONE_SUFFIX = _DATA.regex("_THAT_ONE_SUFFIX")
+_ARTICLE = _DATA.regex("_ARTICLE")
+_NEGATED = _DATA.regex("_NEGATED")
+_RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_SAID_INSTEAD = _DATA.regex("_SAID_INSTEAD")
+_OTHERS = _DATA.regex("_OTHERS")
+_HOUSEHOLD_OPENING = _DATA.regex("_HOUSEHOLD_OPENING")
+_HOME_OPENING = _DATA.regex("_HOME_OPENING")
+_ASKED_WHETHER = _DATA.regex("_ASKED_WHETHER")
+_EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+
+
+def _take(choice: str) -> str:
+    """How one takes ``choice``, by its topic ("看" a film genre, "听" music), or ""."""
+    return next((_TAKES[t] for t in topics_of(choice) if t in _TAKES), "")
+
+
+def _asked(value: str, context: Context) -> bool:
+    """The whole clause (the context's ``text``, else what matched) ends as a question."""
+    return re.search(r"\?\s*$", context.get("text", value)) is not None
+
+
+_VOCABULARY = rules_common.VOCABULARY.extended(
+    predicates={"asked": _asked, "unreal": lambda value, context: changes.is_unreal(value)},
+    filters={"lower": str.lower},
+)
+_EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
+_TASTE_ASKED = registry(
+    _DATA,
+    "taste_asked",
+    _VOCABULARY.extended(predicates={"taken": lambda v, c: bool(_take(v))}, filters={"take": _take}),
+)
+_ACTUALLY = registry(
+    _DATA,
+    "actually",
+    _VOCABULARY.extended(filters={"once": lambda v: v.replace("其实", "", 1)}),
+    ZH_ROLE=ZH_ROLE_PATTERN,
+)
 
 log = logging.getLogger(__name__)
 
-_TASTE = _DATA.words("_TASTE")
-_CALLED_OFF = _DATA.words("_CALLED_OFF")
-
-_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
+_GONE_ID = ("extractor.gone",)
 
 
 def offline_extractor_id() -> str:
@@ -104,23 +199,6 @@ class _Reading:
     """What one clause gave: an item, nothing, or a piece that joins a neighbour."""
 
     ITEM, NOTHING, FRAGMENT, SCENE = "item", "nothing", "fragment", "scene"
-
-
-_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
-
-_INTRODUCES = _DATA.regex("_INTRODUCES")
-_NAMING = _DATA.regex("_NAMING")
-_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
-_GIVING_UP = _DATA.regex("_GIVING_UP")
-_GONE = _DATA.regex("_GONE")
-_TAKEN_UP = _DATA.regex("_TAKEN_UP")
-_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
-_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
-_MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
-_FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
-_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
-_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
-_SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
 
 
 class _Message(NamedTuple):
@@ -202,135 +280,89 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        # a space after an emoji or a mark, before Chinese, ends a clause (between two Han it is gone already)
-        text = re.sub(r"(?<=[^\x00-\x7f])[ \u3000]+(?=[\u4e00-\u9fff])", "，", dialect(message))
-        named = _by_name(text, known)
-        if named:  # "小米今年上初中了" after 用户的女儿叫小米: said of the one so named
-            text = named
+        """The stages: normalise, read clause by clause, then what the reading missed."""
+        text = _normalised(message, known)
         extraction = self._read(text, known)
-        if (extraction.facts or extraction.preferences) and not is_english(text):
-            # "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
-            # something else the rules read; its choice is named by none of what they read
-            said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
-            tastes = [
-                t
-                for t in taste_now(text)
-                if not _imagined(t, text)
-                and _TAKEN_UP.search(t)
-                and not any(c in s for c in _choices(t) for s in said)
-                and not any(s.removeprefix("用户") in t for s in said)
-            ]
-            if tastes:
-                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
-                extra = self._build(items, extraction.signals, known)
-                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
-        moved = _child_grade_moved(text, known)
-        if moved and not any(moved[1] in f.text for f in extraction.facts):
-            # "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
-            # year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)
-            again = self._read(moved[0], known)
-            if again.facts:
-                extraction = attrs.evolve(extraction, facts=(*extraction.facts, *again.facts))
+        extraction = self._with_tastes(extraction, text, known)
+        extraction = self._with_child_grade(extraction, text, known)
         if extraction.facts and not extraction.preferences and not is_english(text):
-            # "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not
-            dropped = _with_dropped_subject(text)
-            if dropped != text:
-                again = self._read(dropped, known, dropped=True)
-                before = {f.text for f in extraction.facts}
-                added = [f for f in again.facts if f.text not in before]
-                # only what fills a slot is added, never a restatement of the whole message
-                # (or what the household has: "家里有辆X，平时上班开")
-                if (
-                    before <= {f.text for f in again.facts}
-                    and added
-                    and all(
-                        slots_of(f.text) or re.match(r"^用户家里?(?:有|养了?)(?:辆|台|只|条|套)", f.text) for f in added
-                    )
-                ):
-                    return again
+            return self._with_dropped_read(extraction, text, known)
         if not extraction.facts and not extraction.preferences:
-            # chat often leaves out 我: "后来考过了法考", "老家是安徽的" are the speaker's own
-            dropped = _with_dropped_subject(text)
-            if dropped != text:
-                again = self._read(dropped, known, dropped=True)
-                # in English only a statement that fills a slot ("I transferred to Berkeley"),
-                # not one restated as said ("The user sold it and got …")
-                # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
-                if (
-                    is_english(text)
-                    and not all(slots_of(f.text) for f in again.facts)
-                    and not _EN_FAITHFUL.match(dropped)
-                ):
-                    return extraction
-                if again.facts or again.preferences:
-                    return again
-            # "我现在自己一个人住": a time word after 我 hid a statement that fills a slot or has a
-            # category of its own (not the moment: "我现在躺在床上", "我现在在公司加班")
-            now = re.match(r"^我(?:现在|目前|如今)(?=[\u4e00-\u9fff]{2})", text)
-            if now:
-                again = self._read("我" + text[now.end() :], known)
-                if again.facts and all(slots_of(f.text) or f.category not in ("other", "work") for f in again.facts):
-                    return again
-            # "还有两只仓鼠": one more animal of the speaker's, after one named
-            if re.match(
-                r"^(?:另外|而且)?(?:还|也)(?:有|养了?)(?:一|两|三|几)?(?:只|条|缸|对|头|匹)", text
-            ) and species_of(text):
-                again = self._read("我" + text, known)
-                if again.facts:
-                    return again
-            # "大儿子在读研": a relative named without 我 is the speaker's
-            # "还有个妹妹在读高中": one more relative, after one named
-            more = r"(?:(?:另外|而且)?(?:还|也)有(?:个|一个|两个|俩|一位)?)?"
-            if re.match(r"^" + more + r"(?:" + ZH_ROLE_PATTERN + r")(?!们)", text) and not is_english(text):
-                again = self._read("我" + text, known)
-                if again.facts or again.preferences:
-                    return again
-            # "大三了，课少多了", "升到博二了": the next year of the studies the user is known to be in
-            year = re.match(
-                r"^(?:转眼|已经|都|现在|今年)?(?:读到|升到|升|上)?(?:了)?(?P<y>(?:研|大|博)[一二三四五])(?:了|啦)",
-                OPENERS.sub("", text),
-            )
-            studying = [
-                k for k in known if re.match(r"^用户(?:现在|目前)?(?:在读|读|上|是)?(?:研|大|博)[一二三四五]", k)
-            ]
-            if year and studying and year.group("y") not in studying[-1]:
-                again = self._read("我" + OPENERS.sub("", text), known)
-                if again.facts:
-                    return again
-            # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
-            tastes = [t for t in taste_now(text) if not _imagined(t, text)]
-            if tastes and not is_english(text):
-                items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
-                return self._build(items, extraction.signals, known)
+            return self._unread(extraction, text, known)
         return extraction
+
+    def _with_tastes(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
+        something else the rules read; its choice is named by none of what they read."""
+        if not (extraction.facts or extraction.preferences) or is_english(text):
+            return extraction
+        said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
+        tastes = [
+            t
+            for t in taste_now(text)
+            if not _imagined(t, text)
+            and _TAKEN_UP.search(t)
+            and not any(c in s for c in _choices(t) for s in said)
+            and not any(s.removeprefix("用户") in t for s in said)
+        ]
+        if not tastes:
+            return extraction
+        extra = self._tastes(tastes, extraction.signals, known)
+        return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
+
+    def _tastes(self, tastes: list[str], signals: dict[str, Any], known: tuple[str, ...]) -> Extraction:
+        items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
+        return self._build(items, signals, known)
+
+    def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
+        year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)."""
+        moved = _child_grade_moved(text, known)
+        if not moved or any(moved[1] in f.text for f in extraction.facts):
+            return extraction
+        again = self._read(moved[0], known)
+        return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+
+    def _with_dropped_read(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """ "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not."""
+        dropped = _with_dropped_subject(text)
+        if dropped == text:
+            return extraction
+        again = self._read(dropped, known, dropped=True)
+        before = {f.text for f in extraction.facts}
+        added = [f for f in again.facts if f.text not in before]
+        # only what fills a slot is added, never a restatement of the whole message
+        # (or what the household has: "家里有辆X，平时上班开")
+        if before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added)):
+            return again
+        return extraction
+
+    def _unread(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
+        """Nothing was read: the message again, as chat often says it without 我 (``_with_dropped_subject``),
+        then as each rule of ``[[registries.unread]]`` restates it, then a taste taken up."""
+        dropped = _with_dropped_subject(text)
+        if dropped != text:
+            again = self._read(dropped, known, dropped=True)
+            # in English only a statement that fills a slot ("I transferred to Berkeley"),
+            # not one restated as said ("The user sold it and got …")
+            # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
+            if is_english(text) and not all(slots_of(f.text) for f in again.facts) and not _EN_FAITHFUL.match(dropped):
+                return extraction
+            if again.facts or again.preferences:
+                return again
+        for rule in _UNREAD.rules:
+            fired = rule.fire(OPENERS.sub("", text) if rule.values.get("without_openers") else text, {"known": known})
+            restated = self._read(fired.text, known) if fired else None
+            if restated is not None and _kept(restated, rule.values["keep"]):
+                return restated
+        # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
+        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
+        return self._tastes(tastes, extraction.signals, known) if tastes and not is_english(text) else extraction
 
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
         said = _Message(text, known, changes.is_correction(text), changes.is_retraction(text), dropped)
-        # The detector is a cheap gate, as in the spec; the rules below decide.
-        # Either kind of signal opens both, since one clause's subject (我在杭州工作)
-        # often sets up another clause's preference (平时喜欢简短的回复). A
-        # correction of something already known is read even without one.
-        # "如今她已经上大班了": a known relative, said as 他/她, is read like a named one
-        about_known = bool(known) and bool(
-            re.match(
-                r"^(?:如今|现在|今年|已经|转眼|后来|最近|" + _SEASON_PAST + r")?[他她](?!们)", OPENERS.sub("", text)
-            )
-        )
-        # "推荐纪录片吧", "还是粤语吧", "先给结论": what to recommend, the reply language asked back,
-        # what comes first in an answer (the detector knows no word of them)
-        asks_for = not is_english(text) and bool(
-            _ASKS_TO_RECOMMEND.search(text)
-            or _ASKS_BACK_FOR_LANGUAGE.search(text)
-            or bool({"order", "word_limit"} & set(dimensions(text)))
-        )
-        signalled = (
-            signals["has_fact_signal"]
-            or signals["has_pref_signal"]
-            or (said.changing and known)
-            or about_known
-            or asks_for
-        )
+        signalled = _signalled(signals, said)
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
         change_only = not signalled and bool(known) and changes.may_change(text)
         if not (signalled or change_only):
@@ -367,47 +399,53 @@ class RuleExtractor:
         last: int | None = None  # index of this sentence's latest item
         scene: list[str] = []  # scene-setting clauses waiting for their statement
         previous = ""  # the clause before, in this sentence
-        for clause in split_clauses(message.text):
-            if clause.sentence != sentence:
-                sentence, last, scene, previous = clause.sentence, None, [], ""
-            if is_small_talk(clause.text):
+        for said in split_clauses(message.text):
+            if said.sentence != sentence:
+                sentence, last, scene, previous = said.sentence, None, [], ""
+            clause = _kept_clause(said, message)
+            if clause is None:
                 continue
-            if message.changing and changes.is_marker_only(clause.text):
-                continue  # "说错了", "都是瞎说的": nothing to restate
-            if message.correcting:
-                clause = clause._replace(text=changes.strip_marker(clause.text))
-            if changes.is_past_against_now(clause.text, message.text):
-                continue  # "以前喜欢X" said against "现在…": no longer so
-            named = _NAMING.match(clause.text.strip())
-            if named and _INTRODUCES.search(previous) and last is not None and items[last].kind == "fact":
-                partner = _PARTNER_INTRO.search(previous)
-                if partner:  # "交了个女朋友，叫小雨": the partner's name, not the user's
-                    role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
-                    items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
-                else:  # "养了只狗，叫可乐": the pet's name joins its statement
-                    items[last] = self._joined(items[last], clause.text, clause)
+            if last is not None and self._named(items, last, clause, previous):
                 previous = clause.text
                 continue
             previous = clause.text
             reading, item, carried = self._clause(clause, carried, message)
             if reading == _Reading.ITEM and item is not None:
-                if last is not None and items[last].generic and item.generic:
-                    # one sentence, one statement restated as said: "I'm 19 and I cannot wait to move out"
-                    items[last] = self._joined(items[last], item.text, clause)
-                    continue
-                if scene and item.generic:
-                    item = self._with_scene(item, scene, clause)
+                last = self._placed(items, last, item, scene, clause)
                 scene = []
-                if any(item.text == seen.text for seen in items):
-                    continue
-                items.append(item)
-                last = len(items) - 1
             elif reading == _Reading.FRAGMENT and last is not None:
                 if items[last].kind == "fact":  # a preference keeps its canonical wording
                     items[last] = self._joined(items[last], clause.text, clause)
             elif reading in (_Reading.SCENE, _Reading.FRAGMENT) and last is None:
                 scene.append(clause.text)
         return items
+
+    def _named(self, items: list[Item], last: int, clause: Clause, previous: str) -> bool:
+        """'养了只狗，叫可乐': the name joins the statement that introduced what it names; '交了个女朋友，
+        叫小雨': the partner's name, not the user's. True when the clause was so read."""
+        named = _NAMING.match(clause.text.strip())
+        if not (named and _INTRODUCES.search(previous) and items[last].kind == "fact"):
+            return False
+        partner = _PARTNER_INTRO.search(previous)
+        if partner:
+            role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
+            items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
+        else:
+            items[last] = self._joined(items[last], clause.text, clause)
+        return True
+
+    def _placed(self, items: list[Item], last: int | None, item: Item, scene: list[str], clause: Clause) -> int | None:
+        """``item`` added to ``items`` (or joined to the sentence's latest); the index of the sentence's latest."""
+        if last is not None and items[last].generic and item.generic:
+            # one sentence, one statement restated as said: "I'm 19 and I cannot wait to move out"
+            items[last] = self._joined(items[last], item.text, clause)
+            return last
+        if scene and item.generic:
+            item = self._with_scene(item, scene, clause)
+        if any(item.text == seen.text for seen in items):
+            return last
+        items.append(item)
+        return len(items) - 1
 
     @staticmethod
     def _joined(item: Item, text: str, clause: Clause) -> Item:
@@ -443,33 +481,15 @@ class RuleExtractor:
             return _Reading.ITEM, wish, USER
         if is_english(said):
             return self._english(clause, said, message)
-        text = rules_zh_facts.fronted(OPENERS.sub("", said))
-        if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
-            said = text  # "雅思我不考了" is restated as "用户不考雅思了"
-        # "如今她已经上大班了": the time word after the pronoun, so that 她 is the subject
-        # (and "暑假一过她就升初三了": the time a term or a holiday ended)
-        text = re.sub(r"^(如今|现在|今年|后来|最近|转眼|" + _SEASON_PAST + r")([他她])(?!们)", r"\2\1", text)
-        if re.match(_SEASON_PAST + r"[他她]", said):
-            said = text
-        subject, rest = parse_subject(text, carried)
-        if subject.kind == "unknown" and text.startswith(("他", "她")):
-            role = _known_role(text[0], message.known)
-            if role:  # "她上周满六岁了" after 用户的女儿五岁: the one person it can be
-                subject = Subject("role", f"用户的{role}", True)
-        asks_assistant = is_question_to_assistant(clause)
-
+        said, text = _zh_fronted(said)
+        subject, rest = _zh_subject(text, carried, message.known)
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
-        if not (subject.kind == "role" and subject.explicit) and not said_of_someone_else(clause.text):
-            core = LEAD_ADVERBS.sub("", rest)
-            item = (
-                liked_reply_preference(core, said)
-                or tool_preference(subject, core, said)
-                or request_preference(subject, core, said)
-            )
-            if item is not None:
-                return _Reading.ITEM, item, USER
-        if is_question(clause) or asks_assistant:
+        named_someone = (subject.kind == "role" and subject.explicit) or said_of_someone_else(clause.text)
+        item = None if named_someone else _reply_preference(subject, rest, said)
+        if item is not None:
+            return _Reading.ITEM, item, USER
+        if is_question(clause) or is_question_to_assistant(clause):
             return _Reading.NOTHING, None, carried
         item = None
         if subject.kind == "user":
@@ -492,7 +512,7 @@ class RuleExtractor:
             item = rules_zh_facts.generic_fact(said, subject)
             if item is not None:
                 return _Reading.ITEM, item, after
-        pronoun = re.match(r"^(?:现在|今年|已经|其实)?([他她])(?!们)", said)
+        pronoun = _PRONOUN_OPENING.match(said)
         if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
             # "他读一年级" of the one relative it can be: said of them, as said
             item = rules_zh_facts.generic_fact("我的" + subject.phrase[3:] + said[pronoun.end() :], subject)
@@ -515,58 +535,16 @@ class RuleExtractor:
     def _english(clause: Clause, said: str, message: _Message) -> tuple[str, Item | None, Subject]:
         if is_question(clause):
             return _Reading.NOTHING, None, USER
-        said = re.sub(r"\b(he|she)'s\b", r"\1 is", said.strip().replace("’", "'"), flags=re.IGNORECASE)
-        pronoun = re.match(
-            r"^(?:(?:and|so|but|oh|well|correction|actually|sorry)[,:]?\s+)?(?P<p>he|she)\s", said, re.IGNORECASE
-        )
-        if pronoun:
-            role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-            english_role = _english_role(role, message.known) if role else None
-            # "she's 11 now" after "The user's cat is 10": no relative known, the one pet is meant
-            someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
-            english_role = english_role or (None if role or someone else _english_pet(message.known))
-            if english_role:  # "he turned 8" after "The user's son is 7"
-                said = said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
-        said = _HOUSEHOLD_WE.sub("I", said)
-        item = rules_en._en_clause(said, said, message.text)
-        dropped = _with_dropped_english_subject(said)
-        if item is None and dropped != said:
-            # "graduated last week!! I now work at …": a change told without "I", when it fills a slot
-            again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
-            third = rules_en.en_third_person(again.text) if again is not None else ""
-            # "switched to green tea a while back": a choice of a topic held one at a time or given up
-            # for another ("switched", "instead", "now only") is the user's too
-            # when a known fact names a choice of the same topic (a season is a time: "last spring")
-            held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
-            chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
-            if again is not None and again.kind == "fact" and (slots_of(third) or chose):
-                item = again
-        moved_on = _EN_SWITCHED_NAMED.match(said.strip()) if item is None else None
-        if moved_on and not changes.is_unreal(said):
-            # "switched to Obsidian" after "The user uses Notion", "transferred to Rice" after "… at Tulane":
-            # the one name of a recent fact, after the word that says what it is to the user
-            swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False)
-            before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
-            if swapped and re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
-                text, old = swapped
-                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.switched-to",))
-        now_named = _EN_NOW_NAMED.match(said.strip()) if item is None else None
-        if now_named and not changes.is_unreal(said):
-            # "and now London, third city in two years": the next name of a chain, in place of the
-            # one name of the latest fact that names one
-            swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False)
-            if swapped:
-                text, old = swapped
-                item = Item("fact", text, _category(text), replaces=old, rules=("extractor.now-named",))
+        said = _HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
+        item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
+        item = item or _en_swapped(said, message)
         if item is not None:
             if item.kind == "fact":  # "I have my own salon": the object is the user's too
                 item = item._replace(text=rules_en.en_third_person(item.text))
             return _Reading.ITEM, item, USER
         if en_mentions_self(said):
             item = rules_en.generic_en(said)
-            if item is not None:
-                return _Reading.ITEM, item, USER
-            return _Reading.NOTHING, None, USER
+            return (_Reading.ITEM, item, USER) if item is not None else (_Reading.NOTHING, None, USER)
         if rules_en.is_en_fragment(said):
             return _Reading.FRAGMENT, None, USER
         return _Reading.NOTHING, None, USER
@@ -634,104 +612,110 @@ class RuleExtractor:
         # (a message read again with 我 put back had none: see _with_dropped_subject)
         said_i = not message.dropped and bool(re.search(r"我(?!们)", message.text))
         items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
+        items = self._with_swap(items, message)
+        for clause in split_clauses(message.text):
+            items = self._clause_against_known(items, clause.text, message)
+        if not changes.is_conditional(message.text):
+            items = self._with_events(items, message)
+        return self._without_echoes(items, message.known)
+
+    def _with_swap(self, items: list[Item], message: _Message) -> list[Item]:
+        """A thing swapped for another, which none of the facts read already says."""
         facts = [i.text for i in items if i.kind == "fact"]
+
+        def unread(swap: tuple[str, str] | None) -> bool:
+            return swap is not None and not any(
+                self._judge.judge(swap[1], f).relation is not Relation.DIFFERENT for f in facts
+            )
+
         swapped, swap_rule = changes.replaced(message.text, message.known), "changes.replaced"
         if swapped is None and not is_english(message.text):
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
             swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
-            if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
-                items = [i for i in items if not (i.kind == "fact" and i.generic and re.search(r"换|改|搬|转", i.text))]
-        if swapped and not any(self._judge.judge(swapped[1], f).relation is not Relation.DIFFERENT for f in facts):
-            items.append(Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,)))
-        for clause in split_clauses(message.text):
-            gone = _GONE.match(OPENERS.sub("", clause.text.strip()))
-            named = [k for k in message.known if gone and gone.group("n") in k]
-            species = species_of(named[-1]) if named else None
-            if gone and species:
-                said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-                if not any(said == i.text for i in items):
-                    items.append(Item("fact", said, "other", rules=("extractor.gone",)))
-                continue
-            off = changes.called_off(clause.text)
-            if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-                items.append(Item("fact", off, "other", rules=_CALLED_OFF))  # "出差取消了": the plan is known
-                continue
-            fell = (
-                None
-                if changes.told_of_someone_else(message.text)
-                else changes.plan_fell_through(clause.text, message.known)
+            if unread(swapped):
+                items = [i for i in items if not (i.kind == "fact" and i.generic and _CHANGE_VERB.search(i.text))]
+        if swapped is not None and unread(swapped):
+            items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
+        return items
+
+    def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
+        """One clause against the known facts: a named pet gone, a known plan called off or fallen
+        through, else a pursuit given up."""
+        gone = _GONE.match(OPENERS.sub("", clause.strip()))
+        named = [k for k in message.known if gone and gone.group("n") in k]
+        species = species_of(named[-1]) if named else None
+        if gone and species:
+            said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
+            return (
+                items if any(said == i.text for i in items) else [*items, Item("fact", said, "other", rules=_GONE_ID)]
             )
-            if fell and not any(i.replaces == fell[1] for i in items):
-                # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-                items.append(Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",)))
+        off = changes.called_off(clause)
+        if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
+            return [*items, Item("fact", off, "other", rules=_CALLED_OFF)]  # "出差取消了": the plan is known
+        fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
+        if fell and not any(i.replaces == fell[1] for i in items):
+            # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
+            return [*items, Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",))]
+        return items if changes.is_conditional(message.text) else self._given_up(items, clause, message)
+
+    def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
+        """'日语不学了', '海边不去了': something given up that a known fact says the user did or planned."""
+        m = _GIVING_UP.match(OPENERS.sub("", clause.strip()))
+        if not m or is_english(clause) or _FORBIDS.match(m.group("verb")):
+            return items  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
+        if "我" not in clause and changes.told_of_someone_else(message.text):
+            return items  # "我室友…现在不学了": the one named gave it up
+        if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
+            return items  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
+        obj = "" if _HOW_LITTLE.fullmatch(m.group("obj") or "") else (m.group("obj") or "")
+        said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
+        ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
+        if ended and changes.is_plan(ended[-1]):
+            # "海边不去了" after a plan to go: the plan is off; the place was never the user's
+            said = "用户的出行计划取消了" if _TRAVEL.search(ended[-1]) else "用户的计划取消了"
+        elif ended and obj:
+            said, items = self._pursuit_given_up(items, said, obj, ended[-1])
+        if ended and not any(said == i.text for i in items):
+            items = [*items, Item("fact", said, _category(said), rules=("extractor.giving-up",))]
+        return items
+
+    def _pursuit_given_up(self, items: list[Item], said: str, obj: str, ended: str) -> tuple[str, list[Item]]:
+        """ "篆刻那个我不学了": the pursuit given up, named by its verb, not again by what ended
+        (the clause restated as said, which names it with 不, goes with it)."""
+        gave_up = changes.gave_up_pursuit(ended)
+        if not gave_up or self._judge.judge(ended, gave_up).relation is not Relation.CONFLICT:
+            return said, items
+        what = _THAT_ONE_SUFFIX.sub("", obj)
+        return gave_up, [
+            i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
+        ]
+
+    def _with_events(self, items: list[Item], message: _Message) -> list[Item]:
+        """Each change ``changes.events`` reads that no item already says, in place of what only restates it."""
+        # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
+        # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
+        for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
+            if any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
                 continue
-            if changes.is_conditional(message.text):
-                continue
-            m = _GIVING_UP.match(OPENERS.sub("", clause.text.strip()))
-            if not m or is_english(clause.text):
-                continue
-            if "我" not in clause.text and changes.told_of_someone_else(message.text):
-                continue  # "我室友…现在不学了": the one named gave it up
-            if re.match(r"让|叫|给|准|许", m.group("verb")):
-                continue  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
-            if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
-                continue  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
-            obj = m.group("obj") or ""
-            if re.fullmatch(r"一[口滴杯次根下回]", obj):
-                obj = ""  # "一口都不喝了": how little, not what
-            said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
-            ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
-            if ended and changes.is_plan(ended[-1]):
-                # "海边不去了" after a plan to go: the plan is off; the place was never the user's
-                said = "用户的出行计划取消了" if re.search(r"去|出差|旅|玩|飞", ended[-1]) else "用户的计划取消了"
-            elif ended and obj:
-                # "篆刻那个我不学了": the pursuit given up, named by its verb, not again by what ended
-                # (the clause restated as said, which names it with 不, goes with it)
-                gave_up = changes.gave_up_pursuit(ended[-1])
-                if gave_up and self._judge.judge(ended[-1], gave_up).relation is Relation.CONFLICT:
-                    said = gave_up
-                    what = re.sub(r"(?:那个|这个|那门|这门)$", "", obj)
-                    items = [
-                        i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
-                    ]
-            if ended and not any(said == i.text for i in items):
-                items.append(Item("fact", said, _category(said), rules=("extractor.giving-up",)))
-        if not changes.is_conditional(message.text):
-            # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
-            # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
-            for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
-                if not any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
-                    # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
-                    new = set(text) - set(old) - set(" ，,")
-                    # and so does a statement of the choice it makes ("开的是电瓶车" beside "后来买了辆电瓶车")
-                    chosen = _choices(text)
-                    items = [
-                        i
-                        for i in items
-                        if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
-                    ]
-                    items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
-        return self._without_echoes(items, message.known)
+            # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
+            new = set(text) - set(old) - set(" ，,")
+            # and so does a statement of the choice it makes ("开的是电瓶车" beside "后来买了辆电瓶车")
+            chosen = _choices(text)
+            items = [
+                i for i in items if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
+            ]
+            items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
+        return items
 
     def _without_echoes(self, items: list[Item], known: Sequence[str]) -> list[Item]:
         """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
         clause that only says the old one is over repeats its value; it goes."""
         replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
         values = [
-            re.sub(r"^(?:一家|一个|一所|一间|an? |the )", "", part)
-            for k in replaced
-            if k
-            for _, value in slots_of(k)
-            for part in value.split("/")
+            _ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
         ]
         values = [v for v in values if len(v) >= 2]
-        return [
-            i
-            for i in items
-            if not (
-                i.generic and re.search(r"不|没|\bnot\b|\bno longer\b", i.text) and any(v in i.text for v in values)
-            )
-        ]
+        return [i for i in items if not (i.generic and _NEGATED.search(i.text) and any(v in i.text for v in values))]
 
     @staticmethod
     def _remeasured(item: Item, known: Sequence[str]) -> Item:
@@ -744,7 +728,7 @@ class RuleExtractor:
                 return Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
-        role = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", item.text)
+        role = _RELATIVE_FACT.match(item.text)
         if role and changes.GRADE.search(item.text):
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
@@ -782,7 +766,7 @@ class RuleExtractor:
         recent = [f for f in message.known if isinstance(f, str)][-3:]
         for clause in split_clauses(message.text):
             said = changes.strip_marker(clause.text).strip()
-            if not re.match(r"^(?:其实|应该|本来|我是说)是", said):
+            if not _SAID_INSTEAD.match(said):
                 continue
             value = changes.bare_value(said)
             found = changes.substitute(value, message.text, recent) if value else None
@@ -819,48 +803,7 @@ class RuleExtractor:
         # no known fact can be restated with the value (see judge._reframed)
         if any(self._conflict(i.text, message.known) for i in facts if not i.generic or message.retracting):
             return items
-        found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
-        clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
-        for clause in clauses:
-            found = found or changes.renamed_kind(clause, message.known)
-        if found is None:
-            values = (
-                [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
-            )
-            # "Rhys, R-H-Y-S": the spelling is not part of the value
-            values = [re.sub(r",?\s+(?:[A-Z][-. ]){2,}[A-Z]\b.*$", "", v) for v in values]
-            values += [v for v in map(changes.bare_value, clauses) if v]
-            # "我那台是戴尔灵越": the thing spoken of, by its make
-            values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
-            for value in values:
-                found = changes.substitute(value, message.text, message.known) or changes.named_instead(
-                    value, message.text, message.known
-                )
-                if found:
-                    break
-            if found is None and is_english(message.text):
-                # "scratch that, Sheffield": the value alone after the marker
-                bare = re.search(
-                    r"\b(?:scratch that|typo|autocorrect(?:ed)?)[,;:—–\s-]+(?P<v>[A-Z][\w'-]+(?: [A-Z][\w'-]+)*)(?=\s*(?:[,.!—–-]|$))",
-                    message.text,
-                )
-                # "wrong city — the warehouse is in Sparks": a name said in another sentence's shape,
-                # one the known facts do not hold, in place of the one name of a recent fact
-                placed = [
-                    m
-                    for m in _EN_NAME_PLACED.finditer(message.text)
-                    if not any(m.group("v") in known for known in message.known if isinstance(known, str))
-                ]
-                for value in [*values, *([bare.group("v")] if bare else [])]:
-                    found = changes.renamed_in_english(value, message.known)
-                    if found:
-                        break
-                if found is None and placed:
-                    found = changes.renamed_in_english(placed[0].group("v"), message.known)
-                    # a name in the place of one said after the same word: "in Sparks" for "in Reno"
-                    prep = placed[0].group("p").lower()
-                    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
-                        found = None
+        found = _correction(message)
         if found is None:
             return items
         text, old = found
@@ -870,10 +813,156 @@ class RuleExtractor:
         return [*kept, Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
 
 
-_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
+def _correction(message: _Message) -> tuple[str, str] | None:
+    """(the known fact restated with the value a correction names, that known fact), or None."""
+    found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
+    clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
+    found = found or next(filter(None, (changes.renamed_kind(c, message.known) for c in clauses)), None)
+    if found is not None:
+        return found
+    values = [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
+    # "Rhys, R-H-Y-S": the spelling is not part of the value
+    values = [_EN_SPELLED.sub("", v) for v in values]
+    values += [v for v in map(changes.bare_value, clauses) if v]
+    # "我那台是戴尔灵越": the thing spoken of, by its make
+    values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
+    for value in values:
+        found = changes.substitute(value, message.text, message.known) or changes.named_instead(
+            value, message.text, message.known
+        )
+        if found:
+            return found
+    return _english_correction(values, message) if is_english(message.text) else None
 
 
-_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
+def _english_correction(values: list[str], message: _Message) -> tuple[str, str] | None:
+    """An English correction's value in place of the one name of a recent fact: a value said after
+    "I meant", "scratch that, Sheffield", or "wrong city — the warehouse is in Sparks" (a name in
+    another sentence's shape, one the known facts do not hold, after the same word as the old one)."""
+    bare = _EN_SCRATCH.search(message.text)
+    for value in [*values, *([bare.group("v")] if bare else [])]:
+        found = changes.renamed_in_english(value, message.known)
+        if found:
+            return found
+    known = [k for k in message.known if isinstance(k, str)]
+    placed = [m for m in _EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
+    found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
+    # a name in the place of one said after the same word: "in Sparks" for "in Reno"
+    prep = placed[0].group("p").lower() if placed else ""
+    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
+        return None
+    return found
+
+
+def _en_pronoun_resolved(said: str, message: _Message) -> str:
+    """ "he turned 8" after "The user's son is 7": he or she as the one relative (or, none known,
+    the one pet) the known facts can mean; "she's 11 now" after "The user's cat is 10"."""
+    said = _EN_HE_IS.sub(r"\1 is", said.strip().replace("’", "'"))
+    pronoun = _EN_PRONOUN.match(said)
+    if not pronoun:
+        return said
+    role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
+    english_role = _english_role(role, message.known) if role else None
+    someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
+    english_role = english_role or (None if role or someone else _english_pet(message.known))
+    if not english_role:
+        return said
+    return said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
+
+
+def _en_dropped_read(said: str, message: _Message) -> Item | None:
+    """ "graduated last week!! I now work at …": a change told without "I", when it fills a slot;
+    "switched to green tea a while back": a choice of a topic held one at a time or given up for
+    another ("switched", "instead", "now only") when a known fact names a choice of the same topic
+    (a season is a time: "last spring")."""
+    dropped = _with_dropped_english_subject(said)
+    if dropped == said:
+        return None
+    again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
+    if again is None or again.kind != "fact":
+        return None
+    third = rules_en.en_third_person(again.text)
+    held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
+    chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
+    return again if slots_of(third) or chose else None
+
+
+def _en_swapped(said: str, message: _Message) -> Item | None:
+    """The one name of a recent fact, in place of which a new one is said: "switched to Obsidian"
+    after "The user uses Notion", "transferred to Rice" after "… at Tulane" (after the word that says
+    what it is to the user), "and now London, third city in two years" (the next name of a chain)."""
+    if changes.is_unreal(said):
+        return None
+    moved_on = _EN_SWITCHED_NAMED.match(said.strip())
+    swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False) if moved_on else None
+    if moved_on and swapped:
+        before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
+        if re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+            return Item(
+                "fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.switched-to",)
+            )
+    now_named = _EN_NOW_NAMED.match(said.strip())
+    swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
+    if swapped:
+        return Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.now-named",))
+    return None
+
+
+def _zh_fronted(said: str) -> tuple[str, str]:
+    """(the clause as restated, the text whose subject is read): its object fronted back ("雅思我不考了"
+    is restated as "用户不考雅思了"), and a time word after the pronoun, so that 他/她 is the subject
+    ("如今她已经上大班了"; "暑假一过她就升初三了": the time a term or a holiday ended)."""
+    text = rules_zh_facts.fronted(OPENERS.sub("", said))
+    if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
+        said = text
+    text = _TIME_BEFORE_PRONOUN.sub(r"\2\1", text)
+    return (text if _SEASON_BEFORE_PRONOUN.match(said) else said), text
+
+
+def _zh_subject(text: str, carried: Subject, known: Sequence[str]) -> tuple[Subject, str]:
+    """The clause's subject and the rest; 他/她 with no subject otherwise is the one relative it can
+    be ("她上周满六岁了" after 用户的女儿五岁)."""
+    subject, rest = parse_subject(text, carried)
+    role = _known_role(text[0], known) if subject.kind == "unknown" and text.startswith(("他", "她")) else None
+    return (Subject("role", f"用户的{role}", True), rest) if role else (subject, rest)
+
+
+def _reply_preference(subject: Subject, rest: str, said: str) -> Item | None:
+    """How the user wants replies: a liked reply, a tool, a request."""
+    core = LEAD_ADVERBS.sub("", rest)
+    return (
+        liked_reply_preference(core, said)
+        or tool_preference(subject, core, said)
+        or request_preference(subject, core, said)
+    )
+
+
+def _signalled(signals: dict[str, Any], said: _Message) -> bool:
+    """Whether a message is read. The detector is a cheap gate, as in the spec; the rules decide.
+    Either kind of signal opens both, since one clause's subject (我在杭州工作) often sets up another
+    clause's preference (平时喜欢简短的回复). A correction of something already known is read even
+    without one, and so is a known relative said as 他/她 ("如今她已经上大班了"), and what to recommend,
+    the reply language asked back, what comes first in an answer ("推荐纪录片吧", "还是粤语吧",
+    "先给结论": the detector knows no word of them)."""
+    if signals["has_fact_signal"] or signals["has_pref_signal"]:
+        return True
+    if said.known and (said.changing or _ABOUT_SOMEONE_KNOWN.match(OPENERS.sub("", said.text))):
+        return True
+    asks = _ASKS_TO_RECOMMEND.search(said.text) or _ASKS_BACK_FOR_LANGUAGE.search(said.text)
+    return not is_english(said.text) and bool(asks or {"order", "word_limit"} & set(dimensions(said.text)))
+
+
+def _kept_clause(clause: Clause, message: _Message) -> Clause | None:
+    """The clause to read (without a correction's marker), or None for one that says nothing to keep."""
+    if is_small_talk(clause.text):
+        return None
+    if message.changing and changes.is_marker_only(clause.text):
+        return None  # "说错了", "都是瞎说的": nothing to restate
+    if message.correcting:
+        clause = clause._replace(text=changes.strip_marker(clause.text))
+    if changes.is_past_against_now(clause.text, message.text):
+        return None  # "以前喜欢X" said against "现在…": no longer so
+    return clause
 
 
 def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
@@ -897,30 +986,42 @@ def _one_name(fact: str) -> str:
     return names[0] if len(names) == 1 else "\0"
 
 
-_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
-
-_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
-
-_SEASON_PAST = _DATA.text("_SEASON_PAST")
-
-_SELF_TOPIC = _DATA.text("_SELF_TOPIC")
-_EVENT_TIME = _DATA.text("_EVENT_TIME")
-_EVENT_VERB = _DATA.text("_EVENT_VERB")
-_HABIT_TIME = _DATA.text("_HABIT_TIME")
-_HABIT_VERB = _DATA.text("_HABIT_VERB")
-_SELF_STATE = _DATA.text("_SELF_STATE")
-_AGE_ALONE = _DATA.text("_AGE_ALONE")
-_DROPPED = _DATA.regex("_DROPPED")
-_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
-_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-
-
 def _choices(text: str) -> set[str]:
     """The choices ``text`` names, of any topic (see ``topics``)."""
     return {choice for named in topics_of(text).values() for choice in named}
 
 
-_GRADE_SAID = _DATA.regex("_GRADE_SAID")
+def _normalised(message: str, known: tuple[str, ...]) -> str:
+    """The first stage: regional first person as the standard one, a space after an emoji or a mark
+    before Chinese as the end of a clause (between two Han it is gone already), and a message that
+    opens with a known relative's name said of them."""
+    text = _EMOJI_SPACE.sub("，", dialect(message))
+    return _by_name(text, known) or text  # "小米今年上初中了" after 用户的女儿叫小米
+
+
+def _slotted_or_household(fact: ExtractedFact) -> bool:
+    return bool(slots_of(fact.text) or _HOUSEHOLD_HAS.match(fact.text))
+
+
+def _kept(again: Extraction, keep: str) -> bool:
+    """Whether what a message read again gave is kept, by the ``keep`` of the rule that restated it."""
+    if keep == "lasting":  # fills a slot or has a category of its own (not the moment: "我现在在公司加班")
+        return bool(again.facts) and all(slots_of(f.text) or f.category not in ("other", "work") for f in again.facts)
+    return bool(again.facts or (keep == "any" and again.preferences))
+
+
+def _next_year(year: str, context: Context) -> bool:
+    """The user is known to be in a year of their studies, and ``year`` is another."""
+    studying = [k for k in context.get("known", ()) if _STUDYING.match(k)]
+    return bool(studying) and year not in studying[-1]
+
+
+_UNREAD = registry(
+    _DATA,
+    "unread",
+    _VOCABULARY.extended(predicates={"species": lambda v, c: species_of(v) is not None, "next_year": _next_year}),
+    ZH_ROLE=ZH_ROLE_PATTERN,
+)
 
 
 def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
@@ -950,12 +1051,12 @@ def _fills_a_slot(clause: str) -> bool:
     """'家住福州仓山区', '小宝叫糖糖', '家里还有只鹦鹉': read as the speaker's, the clause says what
     the slot reader knows as an attribute of a person (not a liking or a having, which chat says
     of anything; a home's animals and vehicles are the household's)."""
-    if len(clause) < 4 or re.search(r"[你您他她它]|大家|别人|人家|咱们|我们", clause):
+    if len(clause) < 4 or _OTHERS.search(clause):
         return False
-    household = bool(re.match(r"^家里?(?:还|也)?(?:有|养了?)", clause))
+    household = bool(_HOUSEHOLD_OPENING.match(clause))
     named = "叫" in clause
     if household:  # "家里还有台五菱宏光": what the household has, read as what the user has
-        clause = re.sub(r"^家里?(?:还|也)?", "", clause)
+        clause = _HOME_OPENING.sub("", clause)
     return any(
         slot in _PERSONAL_SLOTS
         or slot.startswith("favourite:")
@@ -963,9 +1064,6 @@ def _fills_a_slot(clause: str) -> bool:
         or (household and slot.startswith(("keeps:", "possession:")))
         for slot, _ in slots_of("用户" + clause)
     )
-
-
-_PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 
 
 def _with_dropped_subject(text: str) -> str:
@@ -978,131 +1076,46 @@ def _with_dropped_subject(text: str) -> str:
     """
     if is_english(text):
         return _with_dropped_english_subject(text)
-    if not re.search(r"[\u4e00-\u9fff]", text) or _SOMEONE.search(text):
+    if not _HAN.search(text) or _SOMEONE.search(text):
         return text
     # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh,
     # "昨天刚过完生日，正式30了" the day it happened
     start = 0
-    for piece in re.split(r"(?<=[，,。！!；;])", text):
+    for piece in _AFTER_MARK.split(text):
         clause = OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
-        if re.search(r"[?？吗]", clause):
+        if _ASKS.search(clause):
             return text
-        # "周末还会去爬山": 会 of a habit, not of a plan
-        habitual = re.sub(r"(?<=周末|平时|每周|经常|一般|偶尔|有空)(?:还|也|都)?会(?=去)", "", clause)
-        if clause and (_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(habitual):
-            signed_up = re.search(r"(?:还|也)报了", clause)  # "周末还报了个街舞班": a class, not an outing
-            if (
-                re.match(_HABIT_TIME, clause)
-                and re.search(r"了|过|(?:" + _HABIT_VERB + r")的", clause)
-                and not signed_up
-            ):
+        if clause and _own_statement(clause):
+            if _ONE_OUTING.match(clause) and not _SIGNED_UP.search(clause):
                 return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
-            at = start + piece.index(clause)
-            if re.match(r"^还有(?:点|些)", piece.strip()):
-                at = start + piece.index("还有")  # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'
-            return text[:start] + "我" + text[at:]  # "还有芒果也过敏": the opener says nothing
-        sigh = re.search(r"真快|好快|真的是|感慨|哈+|唉|啊$", clause)
-        # "不做了，现在…", "工地太累，现在…": the old work left, before what the user does now
-        sigh = sigh or re.fullmatch(
-            r"(?:[\u4e00-\u9fff]{0,4}?不(?:干|做|开|送|跑)了){1,2}|[\u4e00-\u9fff]{1,4}太(?:累|辛苦|苦|忙|远|难)了?",
-            clause,
-        )
-        if clause and not is_small_talk(clause) and not sigh and not _WHEN_IT_HAPPENED.match(clause):
+            # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'; "还有芒果也过敏": the opener says nothing
+            at = start + (piece.index("还有") if _A_BIT.match(piece.strip()) else piece.index(clause))
+            return text[:start] + "我" + text[at:]
+        aside = is_small_talk(clause) or _SIGH.search(clause) or _OLD_WORK_LEFT.fullmatch(clause)
+        if clause and not aside and not _WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is
         start += len(piece)
     return text
 
 
-_EN_DROPPED = _DATA.regex("_EN_DROPPED", re.IGNORECASE)
-
-
-_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
-
-
-_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
+def _own_statement(clause: str) -> bool:
+    """Plainly the speaker's own, and so (not a plan: "周末还会去爬山" is 会 of a habit)."""
+    return bool(_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(_HABIT_WILL.sub("", clause))
 
 
 def _with_dropped_english_subject(text: str) -> str:
+    """An English clause that leaves out "I", with its subject put back by the first rule of
+    ``[[registries.en_dropped]]`` that fires; else the clause as it was."""
     stripped = text.strip()
-    # "officially a junior now 🎉", "finally a manager!": who the speaker is now
-    said = re.search(r"(?:^|[.!]\s+)(?P<s>(?:officially|finally|now|already) (?:an? )[^.!?]+)", stripped, re.IGNORECASE)
-    if said and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(said.group("s")):
-        return "I'm " + said.group("s")
-    # "and a cat called Pepper who hates him": one more of what the speaker has, by name
-    more = re.match(
-        r"^(?:and|plus|also)[, ]+(?:a|an|another) (?P<thing>[a-z]+(?: [a-z]+)?) (?:called|named) (?P<n>[A-Z][\w'-]+)",
-        stripped,
-    )
-    if more:
-        return f"I have a {more.group('thing')} named {more.group('n')}"
-    # "also got a hamster recently, named Peanut": a new one of what the speaker has, by name
-    got = re.match(
-        r"^(?:(?:and|also|plus|just|recently)[, ]+)*(?:got|adopted|rescued) (?:a|an|another) (?P<thing>[a-z]+(?: (?!recently|yesterday|last|this)[a-z]+)?)"
-        r"(?: recently| last \w+| yesterday| this \w+)?,? (?:named|called) (?P<n>[A-Z][\w'-]+)",
-        stripped,
-    )
-    if got and not changes.is_unreal(stripped):
-        return f"I have a {got.group('thing')} named {got.group('n')}"
-    # "got promoted, senior developer now!": the title now
-    promoted = re.match(
-        r"^(?:just |finally )?got promoted(?: to)?[,!]* (?:(?:i'm|to) )?(?:an? )?(?P<v>[a-z][a-z -]{2,30}?)(?: now)?[.!]*$",
-        stripped,
-        re.IGNORECASE,
-    )
-    if promoted:
-        return f"I'm a {promoted.group('v')} now"
-    # "been living in Manchester since March": how long, said without "I've"
-    if re.match(r"^been (?:living|based|working) (?:in|at) (?=[A-Z])", stripped) and not changes.is_unreal(stripped):
-        return "I've " + stripped
-    # "work is in Round Rock though": where the speaker works
-    place = re.match(r"^(?:and |but )?(?:my )?(?:work|job|office) is (?:in|at|over in) (?=[A-Z])", stripped)
-    if place and not changes.is_unreal(stripped):
-        return "I work in " + stripped[place.end() :]
-    # "our daughter just started kindergarten", "and our son Leo turned 6": a relative of the speaker's
-    ours = re.match(
-        r"^(?:(?:and|also|plus|oh and)[, ]+)?our (?=(?:" + EN_ROLE_PATTERN + r")\b)", stripped, re.IGNORECASE
-    )
-    if ours and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "My " + stripped[ours.end() :]
-    # "and two cats, Salt and Pepper", "plus a hamster named Peanut": more of what the speaker has
-    more = re.match(
-        r"^(?:and|plus|also)[, ]+(?=(?:a|an|another|two|three|four|five|\d+) (?:[a-z]+ )?"
-        r"(?:cats?|dogs?|kittens?|pupp(?:y|ies)|kids?|children|sons?|daughters?|brothers?|sisters?|(?:gold)?fish"
-        r"|birds?|parrots?|rabbits?|bunn(?:y|ies)|hamsters?|guinea pigs?|turtles?|horses?|chickens?|cars?|bikes?)\b)",
-        stripped,
-        re.IGNORECASE,
-    )
-    if more and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "I have " + stripped[more.end() :]
-    # "also picking up Italian on the side": a pursuit, said as going on
-    going = re.match(
-        r"^(?:(?:and|also|plus|just|now|currently|recently|lately)[, ]+)*"
-        r"(?=(?:learning|picking up|studying|training|practicing|practising|volunteering)\b)",
-        stripped,
-        re.IGNORECASE,
-    )
-    if going and not re.search(r"\?\s*$", stripped) and not changes.is_unreal(stripped):
-        return "I'm " + stripped[: going.end()].lower() + stripped[going.end() :]
-    if not _EN_DROPPED.match(stripped) or re.search(r"\?\s*$", stripped) or changes.is_unreal(stripped):
-        return text
-    lead = re.match(
-        r"^(?:(?:and|then|so|also|finally|eventually|recently|just|later|since then)[, ]+)*", stripped, re.IGNORECASE
-    )
-    at = lead.end() if lead else 0
-    return stripped[:at] + "I " + stripped[at : at + 1].lower() + stripped[at + 1 :]
-
-
-_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
-
-
-_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
+    fired = _EN_DROPPED.first(stripped, {"text": stripped})
+    return fired.text if fired else text
 
 
 def _imagined(fact: str, message: str = "") -> bool:
     """What would be, not what is: on a condition and wished or asked ("要是我去当老师，会不会…？"),
     wished after a condition ("要是买了房，我想买在滨江"), or weighed ("在想要不要染个粉色").
     A habit said on a condition ("如果用户不在厨房，就在水上") is kept."""
-    asked = bool(re.search(r"[?？]|吗|会不会|能不能|好不好|行不行", message))
+    asked = bool(_ASKED_WHETHER.search(message))
     if changes.is_conditional(fact) and (_WISHED.search(fact) or asked):
         return True
     if changes.is_conditional(message) and _WISHED.search(fact):
@@ -1116,17 +1129,12 @@ def _by_name(text: str, known: Sequence[str]) -> str | None:
     if is_english(text):
         return None
     for fact in reversed(known):
-        m = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + r")(?:的名字)?叫(?P<n>[\u4e00-\u9fff]{2,3})(?:[，,]|$)", fact)
+        m = _RELATIVE_NAMED.match(fact)
         if not m or not text.startswith(m.group("n")):
             continue
         rest = text[len(m.group("n")) :]
         # what a person or pet does or is now, not what a thing of that name does ("小米出新手机了")
-        if not re.match(
-            r"(?:今年|现在|已经|都|今天|昨天|前几天|最近|上个?月|又|也|刚|终于)*(?:上|读|满|过|考|会|长|学|升|去|在)",
-            rest,
-        ):
-            return None
-        return "我的" + m.group("r") + rest
+        return "我的" + m.group("r") + rest if _DOES_NOW.match(rest) else None
     return None
 
 
@@ -1138,48 +1146,25 @@ def _with_change_told(item: Item, message: str) -> Item:
     return item._replace(text=f"{told}，{item.text}") if told else item
 
 
-_TAKES = _DATA.mapping("_TAKES")
-
-
 def _taste_asked_for(item: Item, message: str) -> Item | None:
     """'看腻了，推荐纪录片吧', '还是给我推悬疑吧': a request told with the clause that says the old
-    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact; a
-    liking said before (a fact, or a preference in other words, which the preference judge may
-    never compare with the request) gives way to it as to any taste."""
-    m = re.match(
-        r"^(?:(?P<told>[^，,]+)，)?偏好推荐(?:[\u4e00-\u9fff]{0,4}?)时推(?P<v>[\u4e00-\u9fffA-Za-z]{2,8})$", item.text
-    )
-    if item.kind != "preference" or not m:
+    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact
+    (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
+    which the preference judge may never compare with the request) gives way to it as to any taste."""
+    fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
+    if fired is None or (fired.rule.values.get("asked_instead") and not _ASKED_INSTEAD.search(message)):
         return None
-    instead = re.search(r"(?:^|[，,。！!])还是(?:给我)?推", message)
-    verb = next((_TAKES[t] for t in topics_of(m.group("v")) if t in _TAKES), None)
-    if verb is None or not (m.group("told") or instead):
-        return None
-    said = (
-        f"用户{m.group('told')}，现在想{verb}{m.group('v')}" if m.group("told") else f"用户现在改{verb}{m.group('v')}了"
-    )
-    return Item("fact", said, _category(said), rules_common.FACT_CONFIDENCE)
+    return Item("fact", fired.text, _category(fired.text), rules_common.FACT_CONFIDENCE, rules=(fired.rule.id,))
 
 
 def _actually(item: Item) -> Item:
-    """What a retraction says instead, marked as such: "用户其实就会…", "The user actually only …"."""
-    if item.kind != "fact":
+    """What a retraction says instead, marked as such by the first rule of ``[[registries.actually]]``
+    that fires ("用户其实就会…", "The user actually only …"); a rule marked ``generic`` marks only a
+    fact restated as said."""
+    fired = _ACTUALLY.first(item.text) if item.kind == "fact" else None
+    if fired is None or (fired.rule.values.get("generic") and not item.generic):
         return item
-    # "用户的老公是重庆的" after 用户的老公是四川人: a relative's, once, right after who it is
-    whose = re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + r")(?=是[\u4e00-\u9fff]{1,6}(?:人|的)$)", item.text)
-    if whose and "其实" not in item.text:
-        return item._replace(text=f"{whose.group(0)}其实{item.text[whose.end() :]}")
-    if not item.generic:
-        return item
-    if item.text.startswith("用户") and not item.text.startswith(("用户其实", "用户的")):
-        # once, right after the subject, where the judge reads it ("用户家猫其实是美短" → "用户其实家猫是美短")
-        return item._replace(text="用户其实" + item.text[2:].replace("其实", "", 1))
-    m = re.match(r"^The user (?!actually\b)", item.text)
-    if m:
-        return item._replace(text="The user actually " + item.text[m.end() :])
-    if re.match(r"^The user's ", item.text) and not re.search(r"\bactually\b", item.text):
-        return item._replace(text="Actually, the user's " + item.text[len("The user's ") :])
-    return item
+    return item._replace(text=fired.text)
 
 
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
@@ -1188,7 +1173,7 @@ def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     found: list[str] = []
     for fact in reversed(known):
         slot = slot_of(fact)
-        named = re.match(r"^用户的(?P<r>" + ZH_ROLE_PATTERN + ")", fact)
+        named = _RELATIVE_FACT.match(fact)
         if slot and slot[0].startswith("relationship:"):
             role = slot[0].split(":")[1]
         elif named:  # "用户的儿子在读小学二年级": no slot, but whose it is is plain
@@ -1209,13 +1194,10 @@ def _english_role(role: str, known: Sequence[str]) -> str | None:
     return None
 
 
-_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
-
-
 def _english_pet(known: Sequence[str]) -> str | None:
     """The one kind of pet the known facts speak of ("cat" for "The user's cat is 10"), or None;
     only when no relative of the user's is known, who he or she might be instead."""
-    if any(re.match(r"^The user's (?:" + EN_ROLE_PATTERN + r")\b", k, re.IGNORECASE) for k in known):
+    if any(_EN_RELATIVE_FACT.match(k) for k in known):
         return None
     pets = {m.group("pet").lower() for m in map(_EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
