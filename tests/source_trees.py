@@ -16,3 +16,10 @@ import functools
 def tree_of(source: str) -> ast.Module:
     """``ast.parse(source)``, once per text."""
     return ast.parse(source)
+
+
+@functools.cache
+def walk(tree: ast.AST) -> tuple[ast.AST, ...]:
+    """``ast.walk(tree)``, once per (shared, never changed) tree: the checks walk the same trees
+    about ten times, and walking was most of their time once parsing was shared."""
+    return tuple(ast.walk(tree))

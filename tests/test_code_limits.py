@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from source_trees import tree_of
+from source_trees import tree_of, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 # One xdist worker runs the checks that read the package's sources, so they are parsed once (source_trees).
@@ -42,7 +42,7 @@ def package_files() -> list[Path]:
 def long_functions(source: str) -> dict[str, int]:
     """Function name → lines, for every function of ``source`` over the limit (nested ones too)."""
     found: dict[str, int] = {}
-    for node in ast.walk(tree_of(source)):
+    for node in walk(tree_of(source)):
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             lines = (node.end_lineno or node.lineno) - node.lineno + 1
             if lines > MAX_LINES:
@@ -82,7 +82,7 @@ def private_names_taken(source: str) -> set[str]:
     """``module._name`` for every private name ``source`` imports from a module of ours."""
     return {
         f"{node.module}.{alias.name}"
-        for node in ast.walk(tree_of(source))
+        for node in walk(tree_of(source))
         if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("factledger")
         for alias in node.names
         if alias.name.startswith("_") and not alias.name.startswith("__")

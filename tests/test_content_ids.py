@@ -16,6 +16,7 @@ from pathlib import Path
 
 import attrs
 import pytest
+from source_trees import tree_of, walk
 
 import factledger
 from factledger.infrastructure.bootstrap import open_ledger
@@ -106,7 +107,7 @@ def test_each_id_is_a_readable_prefix_and_a_hash_of_its_own_modules() -> None:
 
 def _imports_by_ast(path: Path, package: str, known: set[str]) -> set[str]:
     found: set[str] = set()
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in walk(tree_of(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.ImportFrom):
             assert node.level == 0, f"{path.name}: a relative import the id's reading does not follow"
             module = node.module or ""

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from source_trees import tree_of
+from source_trees import tree_of, walk
 
 ROOT = Path(__file__).resolve().parent.parent
 # One xdist worker runs the checks that read the package's sources, so they are parsed once (source_trees).
@@ -68,7 +68,7 @@ def _imported_names(
 ) -> Iterator[str]:
     """The dotted names a module's import statements name (relative ones resolved), but for the
     import nodes whose ``id`` is in ``left_out``."""
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if id(node) in left_out:
             continue
         if isinstance(node, ast.Import):
@@ -88,7 +88,7 @@ def _under_type_checking(tree: ast.AST) -> set[int]:
     """The ``id`` of every node in the body of an ``if TYPE_CHECKING:`` block (what is annotated,
     not what runs); the tree itself is shared (``source_trees``) and stays as it is."""
     found: set[int] = set()
-    for node in ast.walk(tree):
+    for node in walk(tree):
         if isinstance(node, ast.If) and getattr(node.test, "id", getattr(node.test, "attr", None)) == "TYPE_CHECKING":
             found |= {id(inner) for statement in node.body for inner in ast.walk(statement)}
     return found

@@ -12,7 +12,7 @@ from typing import Any
 
 import attrs
 import pytest
-from source_trees import tree_of
+from source_trees import tree_of, walk
 
 from factledger.application.components import Components
 from factledger.application.service import LedgerService
@@ -120,7 +120,7 @@ def module_level_state(path: Path) -> list[str]:
         called = isinstance(value, ast.Call) and _makes_an_empty_container(value)
         if empty or called:
             found += [t.id for t in targets if isinstance(t, ast.Name)]
-    found += [name for node in ast.walk(tree) if isinstance(node, ast.Global) for name in node.names]
+    found += [name for node in walk(tree) if isinstance(node, ast.Global) for name in node.names]
     return found
 
 
