@@ -64,14 +64,14 @@ def test_a_past_clause_said_again_reads_the_message_once(monkeypatch: pytest.Mon
     message = "以前喜欢猫，现在喜欢狗，" * 500
     getattr(changes.is_past_against_now, "cache_clear", lambda: None)()  # (a fresh cache, where there is one)
     reads = []
-    real = changes._ZH_NOW
+    real = changes.RE._ZH_NOW
 
     class Counting:
         def search(self, text: str) -> re.Match[str] | None:
             reads.append(len(text))
             return real.search(text)
 
-    monkeypatch.setattr(changes, "_ZH_NOW", Counting())
+    monkeypatch.setattr(changes.RE, "_ZH_NOW", Counting())
     answers = {changes.is_past_against_now("以前喜欢猫", message) for _ in range(500)}
     assert answers == {True} and len(reads) == 1
 
@@ -85,14 +85,14 @@ def test_clauses_that_tell_a_change_read_their_message_once(monkeypatch: pytest.
     for cached in ("_marks", "_kinds", "_someone_else"):
         getattr(getattr(replacement, cached, None), "cache_clear", lambda: None)()
     reads = []
-    real = replacement._ZH_CHANGE
+    real = replacement.RE._ZH_CHANGE
 
     class Counting:
         def search(self, text: str) -> re.Match[str] | None:
             reads.append(text)
             return real.search(text)
 
-    monkeypatch.setattr(replacement, "_ZH_CHANGE", Counting())
+    monkeypatch.setattr(replacement.RE, "_ZH_CHANGE", Counting())
     # (known as said, so that no fact read already names what it replaces)
     RuleExtractor().extract(message, known_facts=["我住在北京", "我在腾讯工作", "I live in London"])
     assert len(reads) >= 1

@@ -62,10 +62,27 @@ def test_every_data_file_is_read_by_its_module_and_each_entry_is_used(module: st
     data = rules(module)
     named = [key for kind in ("patterns", "words", "rows", "tables") for key in data.entries(kind)]
     used_as_value = [key for key in named if f'"{key}"' in source]
+    read_as_pattern = set(re.findall(r"\bRE\.(_*[A-Z][A-Z0-9_]*)\b", source))  # RE = _DATA.patterns()
     pieces = str([data.entries(kind) for kind in ("patterns", "rows", "registries")])  # registries name pieces too
     used_as_piece = set(re.findall(r"\{(_*[A-Z][A-Z0-9_]*)\}", pieces))
-    assert [key for key in named if key not in used_as_value and key not in used_as_piece] == []
+    used = {*used_as_value, *read_as_pattern, *used_as_piece}
+    assert [key for key in named if key not in used] == []
     assert all(hasattr(code, key) for key in used_as_value)
+    # every RE.NAME the module reads is a pattern of its file, and compiles with its [flags]
+    assert all(isinstance(getattr(code.RE, name), re.Pattern) for name in read_as_pattern)
+
+
+def test_patterns_are_read_by_name_with_their_flags_and_a_missing_name_says_so() -> None:
+    data = parse("ok.toml", "[patterns]\nA = 'ab'\nB = 'x{A}'\n[flags]\nA = 'IGNORECASE'\n")
+    patterns = data.patterns()
+    assert patterns.A.search("xAB") and patterns.A is patterns.A
+    assert not patterns.B.search("xAB") and patterns.B.search("xab")  # as a piece, B's own flags
+    with pytest.raises(AttributeError, match=r"ok\.toml: \[patterns\] has no key 'C'"):
+        _ = patterns.C
+    with pytest.raises(RuleDataError, match=r"\[flags\] A: unknown flag 'LOUD'"):
+        parse("bad.toml", "[patterns]\nA = 'a'\n[flags]\nA = 'LOUD'\n").patterns()
+    with pytest.raises(RuleDataError, match=r"\[flags\] Z: no such pattern"):
+        parse("bad.toml", "[patterns]\nA = 'a'\n[flags]\nZ = 'IGNORECASE'\n").patterns()
 
 
 def _checks(kind: str) -> list[tuple[str, str, str]]:
@@ -78,7 +95,8 @@ def _checks(kind: str) -> list[tuple[str, str, str]]:
 
 
 def _pattern(module: str, name: str) -> re.Pattern[str]:
-    value = getattr(importlib.import_module(f"{OFFLINE}.{module}"), name)
+    code = importlib.import_module(f"{OFFLINE}.{module}")
+    value = getattr(code, name) if hasattr(code, name) else getattr(code.RE, name)
     return value if isinstance(value, re.Pattern) else re.compile(value)
 
 

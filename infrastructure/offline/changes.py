@@ -51,6 +51,7 @@ from factledger.infrastructure.offline.slots import (
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 _DATA = rules("changes")
+RE = _DATA.patterns()
 
 # --------------------------------------------------------------------------
 # Markers
@@ -62,13 +63,6 @@ _ZH_RETRACTION = _DATA.text("_ZH_RETRACTION")
 _EN_RETRACTION = _DATA.text("_EN_RETRACTION")
 _ZH_FILLER = _DATA.text("_ZH_FILLER")
 _EN_FILLER = _DATA.text("_EN_FILLER")
-_ZH_PLAN = _DATA.regex("_ZH_PLAN")
-_EN_PLAN = _DATA.regex("_EN_PLAN", re.IGNORECASE)
-_MONTH_MAY = _DATA.regex("_MONTH_MAY")
-_ZH_PAST = _DATA.regex("_ZH_PAST")
-_ZH_NOW = _DATA.regex("_ZH_NOW")
-_EN_PAST = _DATA.regex("_EN_PAST", re.IGNORECASE)
-_EN_NOW = _DATA.regex("_EN_NOW", re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)
@@ -126,26 +120,20 @@ def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
     if re.search(r"[A-Za-z]", text) and not re.search(r"[\u4e00-\u9fff]", text):
-        return bool(_EN_PLAN.search(_MONTH_MAY.sub("the month", text)))
-    return bool(_ZH_PLAN.search(text))
-
-
-_CONDITIONAL = _DATA.regex("_CONDITIONAL", re.IGNORECASE)
+        return bool(RE._EN_PLAN.search(RE._MONTH_MAY.sub("the month", text)))
+    return bool(RE._ZH_PLAN.search(text))
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_conditional(text: str) -> bool:
     """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
-    return bool(_CONDITIONAL.search(_folded(text)))
-
-
-_PLANNED = _DATA.regex("_PLANNED", re.IGNORECASE)
+    return bool(RE._CONDITIONAL.search(_folded(text)))
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_plan(fact: str) -> bool:
     """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
-    return bool(_PLANNED.search(_folded(fact)))
+    return bool(RE._PLANNED.search(_folded(fact)))
 
 
 # memoised: asked once per clause of a message, and each answer reads the whole message (a message of
@@ -155,12 +143,12 @@ def is_plan(fact: str) -> bool:
 def is_past_against_now(clause: str, message: str) -> bool:
     """'以前喜欢X' in a message that also says what holds now: the past clause states nothing current."""
     clause, message = _folded(clause), _folded(message)
-    if _ZH_PAST.search(clause.strip()):
+    if RE._ZH_PAST.search(clause.strip()):
         rest = message.replace(clause, "")
-        return bool(_ZH_NOW.search(rest))
-    if _EN_PAST.search(clause):
+        return bool(RE._ZH_NOW.search(rest))
+    if RE._EN_PAST.search(clause):
         rest = message.replace(clause, "")
-        return bool(_EN_NOW.search(rest) or re.search(r"\bbut\b", message, re.IGNORECASE))
+        return bool(RE._EN_NOW.search(rest) or re.search(r"\bbut\b", message, re.IGNORECASE))
     return False
 
 
@@ -168,7 +156,6 @@ def is_past_against_now(clause: str, message: str) -> bool:
 # Corrections that give only the value
 # --------------------------------------------------------------------------
 
-_SPELLING = _DATA.regex("_SPELLING")
 _SLOT_HINTS: tuple[tuple[str, str], ...] = _DATA.rows("_SLOT_HINTS")
 
 
@@ -189,14 +176,10 @@ def bare_value(clause: str) -> str | None:
     # "嗯…准确说是中石油": a pause, then how to put it exactly
     text = re.sub(r"^(?:嗯|哦|噢|呃|额|啊|诶|欸)+[….。，,\s]*", "", text)
     text = re.sub(r"^(?:准确|确切|严格)(?:地|来|点)?(?:说|讲)(?=是)", "", text)
-    if not text or _SPELLING.match(text) or is_marker_only(text):
+    if not text or RE._SPELLING.match(text) or is_marker_only(text):
         return None
     fired = _BARE_VALUE.first(text)
     return (fired.text or None) if fired else None
-
-
-_ZH_FILLER_WORDS = _DATA.regex("_ZH_FILLER_WORDS")
-_NOT_A_VALUE = _DATA.regex("_NOT_A_VALUE", re.IGNORECASE)
 
 
 def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -208,7 +191,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     (a short Chinese name, a capitalised word, a number).
     """
     value = value.strip().strip("，,。.!！")
-    if not value or _NOT_A_VALUE.match(value):
+    if not value or RE._NOT_A_VALUE.match(value):
         return None
     known = [f for f in known_facts if isinstance(f, str)]
     if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
@@ -410,30 +393,19 @@ def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | N
     return None
 
 
-_ZH_REPLACED = _DATA.regex("_ZH_REPLACED")
-_EN_REPLACED = _DATA.regex("_EN_REPLACED", re.IGNORECASE)
-
-
-_ZH_NOT_BUT = _DATA.regex("_ZH_NOT_BUT")
-_EN_NOT_BUT = _DATA.regex("_EN_NOT_BUT", re.IGNORECASE)
-
-
-_UNIT_VALUE = _DATA.regex("_UNIT_VALUE")
-
-
 def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(the fact with the value said now, the fact): a correction that names one figure of the
     same unit as a figure in one of the last three things said ("口误，是五年级" after 用户的儿子上
     四年级; "记错了，其实是O型" after 用户的血型是A型), put in its place."""
     text = _folded(message)
-    said = [(m.group("n"), m.group("u")) for m in _UNIT_VALUE.finditer(text)]
+    said = [(m.group("n"), m.group("u")) for m in RE._UNIT_VALUE.finditer(text)]
     if not said or re.search(r"[?？]|要是|如果|假如|万一", text):  # asked, or on a condition
         return None
     named = set(re.findall(ZH_ROLE_PATTERN, text))
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]:
         if any(role not in fact for role in named):
             continue  # "说错了，我女儿是九岁": someone the fact is not about
-        held = list(_UNIT_VALUE.finditer(fact))
+        held = list(RE._UNIT_VALUE.finditer(fact))
         for old in held:
             new = [n for n, u in said if u == old.group("u") and n != old.group("n")]
             if len(set(new)) != 1 or any(n == old.group("n") and u == old.group("u") for n, u in said):
@@ -448,9 +420,11 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
 def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'是X，不是Y' / 'X, not Y': the known fact that says Y, with X instead."""
     text = _folded(message)
-    pairs = [(m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _ZH_NOT_BUT.finditer(text)]
+    pairs = [
+        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_NOT_BUT.finditer(text)
+    ]
     pairs += [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _EN_NOT_BUT.finditer(text)
+        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._EN_NOT_BUT.finditer(text)
     ]
     for old, new in pairs:
         old, new = (
@@ -487,15 +461,12 @@ def called_off(clause: str) -> str | None:
     return fired.text if fired else None
 
 
-_ZH_FELL_THROUGH = _DATA.regex("_ZH_FELL_THROUGH")
-
-
 def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(the fact, the plan it ends) when a clause says something fell through and one of the last
     three known facts is a plan: that plan ("月底去厦门看海" then "黄了，要值班"). Someone
     else's news ("他的婚礼取消了") and a message that names no plan left open change nothing."""
     text = _folded(clause).strip()
-    if not _ZH_FELL_THROUGH.match(text) or re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text):
+    if not RE._ZH_FELL_THROUGH.match(text) or re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text):
         return None
     plans = [k for k in list(known_facts)[-3:] if isinstance(k, str) and is_plan(k) and k.startswith("用户")]
     if not plans:
@@ -508,9 +479,9 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
     found = [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in _ZH_REPLACED.finditer(text)
+        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_REPLACED.finditer(text)
     ]
-    found += [(m.group("old"), m.group("new")) for m in _EN_REPLACED.finditer(text)]
+    found += [(m.group("old"), m.group("new")) for m in RE._EN_REPLACED.finditer(text)]
     for old_word, new_value in found:
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
@@ -524,7 +495,6 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     return None
 
 
-_ZH_SWAPPED = _DATA.regex("_ZH_SWAPPED")
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
 _PLACE_SLOTS = _DATA.words("_PLACE_SLOTS")
 
@@ -539,7 +509,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     value looks like the new one (a model name with letters, a Chinese name).
     """
     text = _folded(message)
-    for m in _ZH_SWAPPED.finditer(text):
+    for m in RE._ZH_SWAPPED.finditer(text):
         new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
@@ -580,22 +550,16 @@ def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -
             fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
             if fits and new not in value:
                 # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
     for fact in reversed(known[-3:]) if not wanted else ():
         for slot, value in slots_of(fact):
             if slot in _SWAPPABLE and value in fact and new not in value:
-                return _FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
 
 
-_FIRST_TIME = _DATA.regex("_FIRST_TIME")
-
-
 _SWAPPABLE = frozenset(_DATA.words("_SWAPPABLE"))
-
-
-_MAY_CHANGE = _DATA.regex("_MAY_CHANGE", re.IGNORECASE)
 
 
 def may_change(text: str) -> bool:
@@ -605,27 +569,20 @@ def may_change(text: str) -> bool:
     kept = re.search(
         r"(?:别|不要|不用)记(?!错|住|得|混|清)|当我没说|不算数?(?![了学])|(?:那句|那条)[^，,。]{0,4}删", text
     )
-    return bool(_MAY_CHANGE.search(text) or _NO_LONGER_SO.search(text) or kept) and not re.search(r"[?？吗]\s*$", text)
+    return bool(RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or kept) and not re.search(
+        r"[?？吗]\s*$", text
+    )
 
 
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
-_QUITTABLE = _DATA.regex("_QUITTABLE")
 
 
-_AMOUNT = _DATA.regex("_AMOUNT")
-_YEAR = _DATA.regex("_YEAR")
 _NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
-_FIGURE = _DATA.regex("_FIGURE")
-_FIGURE_ONLY = _DATA.regex("_FIGURE_ONLY")
-_MEASURING = _DATA.regex("_MEASURING")
-_READING = _DATA.regex("_READING")
-_DATE = _DATA.regex("_DATE")
 GRADE = _DATA.regex("GRADE")
-_COMMON = _DATA.regex("_COMMON")
 
 
 def _bigrams(text: str) -> set[str]:
-    text = _COMMON.sub(" ", text)
+    text = RE._COMMON.sub(" ", text)
     return {text[i : i + 2] for i in range(len(text) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", text[i : i + 2])}
 
 
@@ -643,15 +600,15 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
         return None
     pattern, new, unit = figure
     rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
-    bare = len(_COMMON.sub("", rest)) <= 6
+    bare = len(RE._COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
     # "我自己才34": a figure the speaker gives of themself is not a relative's
     own = bool(re.search(r"我", clause))
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         if own and re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", fact):
             continue
-        there = next((m for m in pattern.finditer(fact) if not _YEAR.fullmatch(m.group(0))), None)
-        held = _held_figure(there, pattern is _AMOUNT, new, unit) if there else None
+        there = next((m for m in pattern.finditer(fact) if not RE._YEAR.fullmatch(m.group(0))), None)
+        held = _held_figure(there, pattern is RE._AMOUNT, new, unit) if there else None
         if held is None:
             continue
         old_value, start, end = held
@@ -665,14 +622,14 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
 def _figure_of(clause: str) -> tuple[re.Pattern[str], str, str | None] | None:
     """(the kind of figure, the figure, its unit) a clause gives: a reading, a school year or a date,
     else its one amount."""
-    reading = _READING.search(clause)
+    reading = RE._READING.search(clause)
     if reading:
-        return _READING, reading.group(0), None
-    grade = GRADE.search(clause) or _DATE.search(clause)
+        return RE._READING, reading.group(0), None
+    grade = GRADE.search(clause) or RE._DATE.search(clause)
     if grade:
-        return (GRADE if GRADE.search(clause) else _DATE), grade.group(0), None
-    amounts = [m for m in _AMOUNT.finditer(clause) if not _YEAR.fullmatch(m.group("n"))]
-    return (_AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
+        return (GRADE if GRADE.search(clause) else RE._DATE), grade.group(0), None
+    amounts = [m for m in RE._AMOUNT.finditer(clause) if not RE._YEAR.fullmatch(m.group("n"))]
+    return (RE._AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
 
 
 def _held_figure(there: re.Match[str], amount: bool, new: str, unit: str | None) -> tuple[str, int, int] | None:
@@ -693,11 +650,6 @@ def _about(thing: str, fact: str, slot: str, value: str) -> bool:
     return thing in fact or slot == f"consumes:{thing}"
 
 
-_TAKE_BACK = _DATA.regex("_TAKE_BACK")
-_MADE_UP = _DATA.regex("_MADE_UP")
-_NO_LONGER_SO = _DATA.regex("_NO_LONGER_SO")
-_EN_OVER = _DATA.regex("_EN_OVER", re.IGNORECASE)
-_EN_KEPT_UP = _DATA.regex("_EN_KEPT_UP", re.I)
 NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
 LET_GO = _DATA.words("LET_GO")
 BROKE_UP = _DATA.text("BROKE_UP")
@@ -707,11 +659,7 @@ EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
 TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
-_EN_NOT_SO = _DATA.regex("_EN_NOT_SO", re.I)
-_THE_LAST_ONE = _DATA.regex("_THE_LAST_ONE")
-_ABOUT_TOPIC = _DATA.regex("_ABOUT_TOPIC")
 _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
-_NOT_TOPIC = _DATA.regex("_NOT_TOPIC")
 
 
 #: characters that say nothing of what a statement is about
@@ -722,19 +670,19 @@ def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     """("用户撤回了之前说的小名", the known fact): "刚才那个小名的事你别记了，我乱编的" takes back the
     latest known fact that shares a word (two characters or more) with the message."""
     text = _folded(message)
-    if not (_TAKE_BACK.search(text) or _NO_LONGER_SO.search(text)) or is_conditional(text):
+    if not (RE._TAKE_BACK.search(text) or RE._NO_LONGER_SO.search(text)) or is_conditional(text):
         return None
     known = [f for f in known_facts if isinstance(f, str)]
-    if _NO_LONGER_SO.search(text) and known:
+    if RE._NO_LONGER_SO.search(text) and known:
         return NO_LONGER_SO[0], known[-1]
-    if (_THE_LAST_ONE.search(text) or _MADE_UP.search(text)) and known and not _named_topic(text, known):
+    if (RE._THE_LAST_ONE.search(text) or RE._MADE_UP.search(text)) and known and not _named_topic(text, known):
         # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about,
         # unless what the message says instead is plainly about one of the two before it
         # ("骗你的，其实连英语都说不利索" after "会说三门外语", then "在追美剧")
-        said = set(re.sub(_MADE_UP, "", text)) - _STOP_CHARS
+        said = set(re.sub(RE._MADE_UP, "", text)) - _STOP_CHARS
         about = [f for f in reversed(known[-3:]) if said & (set(f.removeprefix("用户")) - _STOP_CHARS)]
         return "用户撤回了刚才说的话", about[0] if about else known[-1]
-    topic_said = _ABOUT_TOPIC.search(text)
+    topic_said = RE._ABOUT_TOPIC.search(text)
     kept_in = _TOPIC_SLOTS.get(topic_said.group("t"), ()) if topic_said else ()
     for fact in reversed(known) if kept_in else ():
         if any(slot in kept_in for slot, _ in slots_of(fact)):
@@ -749,8 +697,8 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
         said = fact[2:] if fact.startswith("用户") else fact
         match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
         topic = text[match.a : match.a + match.size]
-        topic = re.sub(r"^[个的那这条是]+|(?<![的了是])[的了是]+$", "", _NOT_TOPIC.sub("", topic))
-        if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not _TAKE_BACK.search(topic):
+        topic = re.sub(r"^[个的那这条是]+|(?<![的了是])[的了是]+$", "", RE._NOT_TOPIC.sub("", topic))
+        if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not RE._TAKE_BACK.search(topic):
             return topic, fact
     return None
 
@@ -760,11 +708,6 @@ _EN_NAME = _DATA.text("_EN_NAME")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
 _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
-_EN_NAMED_THING = _DATA.regex("_EN_NAMED_THING")
-_EN_STUDIES = _DATA.regex("_EN_STUDIES")
-_EN_NOT_STUDIED = _DATA.regex("_EN_NOT_STUDIED", re.I)
-_EN_WEIGHT = _DATA.regex("_EN_WEIGHT", re.I)
-_EN_GOT_RID_OF_IT = _DATA.regex("_EN_GOT_RID_OF_IT", re.I)
 #: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
 _EN_NEW_FAVOURITE = re.compile(
     _EN_NAME
@@ -776,8 +719,6 @@ _EN_NEW_FAVOURITE = re.compile(
     + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
     r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
 )
-_EN_LEFT_A_JOB = _DATA.regex("_EN_LEFT_A_JOB", re.IGNORECASE)
-_EN_STARTING_AS = _DATA.regex("_EN_STARTING_AS", re.IGNORECASE)
 
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
@@ -831,14 +772,14 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     if back:
         return [back]
     # "不是乐乐，是笑笑": said against the known fact that names the first
-    fixed = instead(text, known) if _NOT_X_BUT_Y.match(text) else None
+    fixed = instead(text, known) if RE._NOT_X_BUT_Y.match(text) else None
     if fixed:
         return [fixed]
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
     # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
     # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
-    pieces = [_TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
+    pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
     context = {"text": text, "known": _Known(known), "others": others}
     found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
@@ -896,15 +837,7 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-_TRAILING_SYMBOLS = _DATA.regex("_TRAILING_SYMBOLS")
 _PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
-_NEW_PARTNER = _DATA.regex("_NEW_PARTNER")
-_SWITCHED_TO = _DATA.regex("_SWITCHED_TO")
-_IN_TURN = _DATA.regex("_IN_TURN")
-_NOW_PURSUING = _DATA.regex("_NOW_PURSUING")
-_TOPIC_IS = _DATA.regex("_TOPIC_IS")
-_GAVE_UP_WORDS = _DATA.regex("_GAVE_UP_WORDS")
-_DOES = _DATA.regex("_DOES")
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -914,13 +847,13 @@ def _advised_or_planned(message: str) -> bool:
 
 @functools.lru_cache(maxsize=256)
 def _gives_up(message: str) -> bool:
-    return bool(_GAVE_UP_WORDS.search(message))
+    return bool(RE._GAVE_UP_WORDS.search(message))
 
 
 def _pursued_now(now: re.Match[str], message: str, known: Sequence[str]) -> tuple[str, str] | None:
     """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
     for fact in list(reversed(known))[:2]:
-        does = _DOES.match(fact)
+        does = RE._DOES.match(fact)
         if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
             continue
         who = does.group("who") or ""
@@ -939,19 +872,19 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     the last thing known to be done. None for anyone else's, or when nothing known is done."""
     if _advised_or_planned(message):
         return None  # advice, a plan, or someone else named: not what is done now
-    m = _IN_TURN.match(clause)
+    m = RE._IN_TURN.match(clause)
     if m and re.match(
         r"(?:每|一天|一周|[一二两三四五六七八九十\d半]+)(?:天|周|月|杯|次|个|瓶|罐|包|根|斤|公里|小时|分钟|顿)",
         m.group("v"),
     ):
         return None  # "改成一天一杯": an amount, read as one (``remeasured``)
-    now = _NOW_PURSUING.match(clause) if not m else None
+    now = RE._NOW_PURSUING.match(clause) if not m else None
     if now:
         return _pursued_now(now, message, known) if not is_unreal(clause) else None
     if not m or is_unreal(clause):
         return None
     for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
-        does = _DOES.match(fact)
+        does = RE._DOES.match(fact)
         if not does or (m.group("verb") and does.group("verb") != m.group("verb")):
             continue
         who = does.group("who") or ""
@@ -963,19 +896,13 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
         if m.group("v") in fact:
             return None
         return f"用户{who}改{does.group('verb')}{m.group('v')}了", fact
-    said = _TOPIC_IS.match(known[-1]) if m.group("bare") and known and not m.group("p") else None
+    said = RE._TOPIC_IS.match(known[-1]) if m.group("bare") and known and not m.group("p") else None
     if said and m.group("v") not in known[-1]:
         # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
         return f"用户{said.group('t')}换成{m.group('v')}了", known[-1]
     return None
 
 
-_NOW_AT_WORK = _DATA.regex("_NOW_AT_WORK")
-_WORKPLACE_NAME = _DATA.regex("_WORKPLACE_NAME")
-_JOB_MOVED = _DATA.regex("_JOB_MOVED")
-_NOT_X_BUT_Y = _DATA.regex("_NOT_X_BUT_Y")
-_PURSUIT = _DATA.regex("_PURSUIT")
-_SCHOOL_NAME = _DATA.regex("_SCHOOL_NAME")
 STUDYING_NOW = _DATA.regex("STUDYING_NOW")
 STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
 WORKPLACE = _DATA.regex("WORKPLACE")
@@ -1032,13 +959,13 @@ def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
 
     that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
     # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
-    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(_PURSUIT.search(f))) if that else None) or latest(let_go)
+    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(RE._PURSUIT.search(f))) if that else None) or latest(let_go)
     if not kept and topic and that:
         # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
-        kept = latest(lambda f, s, v: bool(_PURSUIT.search(f)))
+        kept = latest(lambda f, s, v: bool(RE._PURSUIT.search(f)))
     if not kept:
         return None, False
-    return ("用户放弃了" + _pursued(kept[0]) if _PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
+    return ("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
 
 
 def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
@@ -1068,8 +995,8 @@ def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
             return (f"用户戒了{thing}", habit[0]), True
     if not thing and not m.group("act") and not others:
         # "其实我早戒了": what a habit one quits is, in the latest fact that names one
-        habit = latest(lambda f, s, v: bool(_QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
-        quit_ = _QUITTABLE.search(habit[0][2:]) if habit else None
+        habit = latest(lambda f, s, v: bool(RE._QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
+        quit_ = RE._QUITTABLE.search(habit[0][2:]) if habit else None
         thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
     if not habit:
         return None, True
@@ -1098,7 +1025,7 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
     """ "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place is a
     workplace by its name or the message says the job changed; "现在在北京" right after
     "用户在天津工作", a chain of places worked in."""
-    at, known = _NOW_AT_WORK.match(rest), context["known"]
+    at, known = RE._NOW_AT_WORK.match(rest), context["known"]
     if not at:
         return None
     chain = bool(
@@ -1106,7 +1033,7 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
         and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
         and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known.facts[-1])
     )
-    if not (_WORKPLACE_NAME.search(at.group("v")) or _JOB_MOVED.search(context["text"]) or chain):
+    if not (RE._WORKPLACE_NAME.search(at.group("v")) or RE._JOB_MOVED.search(context["text"]) or chain):
         return None
     work = known.latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
     if not work or at.group("v") in work[0]:
@@ -1135,7 +1062,7 @@ _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "en_habit": lambda m: lambda f, s, v: bool(HABIT.search(f)) and f.startswith("The user "),
-    "en_studies": lambda m: lambda f, s, v: bool(_EN_STUDIES.match(f)),
+    "en_studies": lambda m: lambda f, s, v: bool(RE._EN_STUDIES.match(f)),
     "partner": lambda m: (
         lambda f, s, v: (
             s == "partner"
@@ -1151,7 +1078,7 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
     "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
-    "pursuit": lambda m: lambda f, s, v: bool(_PURSUIT.search(f)),
+    "pursuit": lambda m: lambda f, s, v: bool(RE._PURSUIT.search(f)),
     "signed_up": lambda m: lambda f, s, v: m.group("t") in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f)),
     "taking": lambda m: lambda f, s, v: bool(re.search(TAKING, f)) and m.group("t") in f,
     "denied": lambda m: lambda f, s, v: m.group("p") in f[2:],
@@ -1171,7 +1098,7 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
     "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
-    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(_FIGURE.fullmatch(v)),
+    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
 
@@ -1215,7 +1142,7 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "if_last": lambda fired, target, context: fired.text if target[0] == context["known"].facts[-1] else None,
     "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
     "admitted": lambda fired, t, c: (
-        fired.text if _SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
+        fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
@@ -1300,7 +1227,7 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
     found: list[Event] = []
     text, known = message["text"], message["known"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
-    switching = {p for p in pieces if _SWITCHED_TO.match(p) or _IN_TURN.match(p)}
+    switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
     for piece in pieces:
         clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
@@ -1341,30 +1268,28 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
 def _figure_alone(clause: str, context: Context) -> Event | None:
     """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
     Chinese ways of telling; English ones name their subject)."""
-    if _FIGURE_ONLY.fullmatch(clause) and _MEASURING.search(context["text"]) and not context["others"]:
+    if RE._FIGURE_ONLY.fullmatch(clause) and RE._MEASURING.search(context["text"]) and not context["others"]:
         return remeasured(clause, context["known"].facts)
     return None
 
 
-_EN_RELATIVE_NAMED = _DATA.regex("_EN_RELATIVE_NAMED", re.I)
-_EN_ENDED = _DATA.regex("_EN_ENDED", re.I)
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         "others": lambda value, context: bool(context.get("others")),
         "switched": lambda value, context: bool(context.get("switched")),
         "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
-        "new_partner": lambda value, context: bool(_NEW_PARTNER.search(context.get("text", ""))),
+        "new_partner": lambda value, context: bool(RE._NEW_PARTNER.search(context.get("text", ""))),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         "conditional": lambda value, context: is_conditional(context.get("text", "")),
         "correction": lambda value, context: is_correction(context.get("text", "")),
         "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
-        "not_studied": lambda value, context: bool(_EN_NOT_STUDIED.search(context.get("text", ""))),
+        "not_studied": lambda value, context: bool(RE._EN_NOT_STUDIED.search(context.get("text", ""))),
         "others_en": lambda value, context: _others_en(context.get("text", "")),
-        "relative_named": lambda value, context: bool(_EN_RELATIVE_NAMED.search(context.get("text", ""))),
-        "ended": lambda value, context: bool(_EN_ENDED.search(context.get("text", ""))),
-        "filler": simple(lambda value: bool(_ZH_FILLER_WORDS.search(value))),
+        "relative_named": lambda value, context: bool(RE._EN_RELATIVE_NAMED.search(context.get("text", ""))),
+        "ended": lambda value, context: bool(RE._EN_ENDED.search(context.get("text", ""))),
+        "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         # "my sister moved out to …": someone else, unless with the user ("my wife and I")
         "someone_first": lambda value, context: bool(
             re.match(
@@ -1401,7 +1326,7 @@ _GATES: dict[str, Callable[[str], bool]] = {
     "home_news": lambda text: _home_news(text),
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
-        _EN_LEFT_A_JOB.search(text)
+        RE._EN_LEFT_A_JOB.search(text)
         or (not _others_en(text) and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
     ),
 }
@@ -1446,7 +1371,7 @@ def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
     # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
     # was not so ("I don't …", "my friend was typing", "I was being silly")
     waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
-    if waved and not forget.group("about") and not _EN_NOT_SO.search(text):
+    if waved and not forget.group("about") and not RE._EN_NOT_SO.search(text):
         return [], True
     return [(TOOK_BACK, named[0] if named else known[-1])], True
 
@@ -1455,8 +1380,8 @@ def _en_no_longer(fired: Fired, context: Context) -> EnglishOutcome:
     # "honestly that's no longer true, I eat everything now": the last thing said ended ("so that's
     # over" only of something kept up or planned, not of a storm that passed)
     last = context["known"].facts[-1] if context["known"].facts else ""
-    kept_up = bool(HABIT.search(last) or is_plan(last) or _EN_KEPT_UP.search(last)) if last else False
-    if not last or (_EN_OVER.search(context["text"]) and not kept_up):
+    kept_up = bool(HABIT.search(last) or is_plan(last) or RE._EN_KEPT_UP.search(last)) if last else False
+    if not last or (RE._EN_OVER.search(context["text"]) and not kept_up):
         return [], False
     return [(NO_LONGER_SO[1], last)], True
 
@@ -1473,8 +1398,8 @@ def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
 
 def _en_weight(fired: Fired, context: Context) -> EnglishOutcome:
     # "down to 195 after two months", "hit 180 this morning": a weight said again
-    weighed = next((f for f in reversed(context["known"].facts[-3:]) if _EN_WEIGHT.search(f)), None)
-    old = _EN_WEIGHT.search(weighed) if weighed else None
+    weighed = next((f for f in reversed(context["known"].facts[-3:]) if RE._EN_WEIGHT.search(f)), None)
+    old = RE._EN_WEIGHT.search(weighed) if weighed else None
     if not weighed or not old or old.group("n") == fired.match.group("n"):
         return [], False
     return [(weighed[: old.start("n")] + fired.match.group("n") + weighed[old.end("n") :], weighed)], True
@@ -1532,7 +1457,7 @@ def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event
     text, known = context["text"], context["known"].facts
     # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
     owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
-    if owned and _EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
+    if owned and RE._EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
         # what the user has now, and that the old one is gone (which the judge reads as ending it)
         return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
     # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
@@ -1540,7 +1465,7 @@ def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event
     if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
         return []
     for fact in list(reversed(known))[:2]:
-        is_named = _EN_NAMED_THING.match(fact)
+        is_named = RE._EN_NAMED_THING.match(fact)
         if is_named and value.lower() not in fact.lower():
             return [(fact[: is_named.start("v")] + value, fact)]
     return []
@@ -1572,8 +1497,8 @@ def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
     # "handed in my notice! starting as a bank teller next week": the old job is ending, the
     # new one is fixed (a start date is no maybe)
     said = context["said"]
-    m = _EN_STARTING_AS.search(said)
-    if not m or not _EN_LEFT_A_JOB.search(said) or is_conditional(said):
+    m = RE._EN_STARTING_AS.search(said)
+    if not m or not RE._EN_LEFT_A_JOB.search(said) or is_conditional(said):
         return [], False
     work = _en_latest(context, ("job", "employment", "employer"))
     if not work or m.group("v").lower() in work[0].lower():

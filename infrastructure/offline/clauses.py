@@ -21,6 +21,7 @@ from typing import NamedTuple
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("clauses")
+RE = _DATA.patterns()
 
 
 class Clause(NamedTuple):
@@ -41,7 +42,6 @@ def dialect(text: str) -> str:
 
 _HAN = _DATA.text("_HAN")
 _INLINE_SPACE = _DATA.text("_INLINE_SPACE")
-_SPACE_IN_HAN = _DATA.regex("_SPACE_IN_HAN")
 
 
 def fold_cjk_spaces(text: str) -> str:
@@ -51,13 +51,7 @@ def fold_cjk_spaces(text: str) -> str:
     punctuation stay ("用 Python 写", "I live in Hangzhou"); a line break still ends a sentence."""
     if not isinstance(text, str):
         return ""
-    return _SPACE_IN_HAN.sub("", text)
-
-
-_CLAUSE_BREAK = _DATA.regex("_CLAUSE_BREAK")
-_SENTENCE_END = _DATA.regex("_SENTENCE_END")
-_ZH_CONJUNCTIONS = _DATA.regex("_ZH_CONJUNCTIONS")
-_EN_CONJUNCTIONS = _DATA.regex("_EN_CONJUNCTIONS", re.IGNORECASE)
+    return RE._SPACE_IN_HAN.sub("", text)
 
 
 def _split_on(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:
@@ -72,7 +66,7 @@ def _split_on(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:
 def split_clauses(text: str) -> list[Clause]:
     """Split a message on punctuation and clause-joining conjunctions, keeping each terminator."""
     text = unicodedata.normalize("NFKC", text or "")
-    pieces = _CLAUSE_BREAK.split(text)
+    pieces = RE._CLAUSE_BREAK.split(text)
     clauses: list[Clause] = []
     sentence = 0
     # split() alternates text, separator, text, separator, …
@@ -81,13 +75,13 @@ def split_clauses(text: str) -> list[Clause]:
         terminator = pieces[i + 1].strip() if i + 1 < len(pieces) else ""
         parts = [
             (en_joiner or zh_joiner, zh_part)
-            for en_joiner, en_part in _split_on(_EN_CONJUNCTIONS, body)
-            for zh_joiner, zh_part in _split_on(_ZH_CONJUNCTIONS, en_part)
+            for en_joiner, en_part in _split_on(RE._EN_CONJUNCTIONS, body)
+            for zh_joiner, zh_part in _split_on(RE._ZH_CONJUNCTIONS, en_part)
         ]
         kept = [(joiner, part.strip()) for joiner, part in parts if part.strip()]
         for j, (joiner, part) in enumerate(kept):
             clauses.append(Clause(part, terminator if j == len(kept) - 1 else "", joiner, sentence))
-        if _SENTENCE_END.search(pieces[i + 1] if i + 1 < len(pieces) else ""):
+        if RE._SENTENCE_END.search(pieces[i + 1] if i + 1 < len(pieces) else ""):
             sentence += 1
     return clauses
 
@@ -96,28 +90,16 @@ def split_clauses(text: str) -> list[Clause]:
 # Small talk and questions
 # --------------------------------------------------------------------------
 
-_SMALL_TALK = _DATA.regex("_SMALL_TALK")
-
 
 def is_small_talk(text: str) -> bool:
     """True when nothing but greetings, thanks and acknowledgements is left (or nothing at all)."""
     # punctuation, emoji and spaces go, so "thank you!" folds to "thankyou"
     folded = re.sub(r"[\s\W_]+", "", unicodedata.normalize("NFKC", text or "").lower())
-    return not folded or _SMALL_TALK.fullmatch(folded) is not None
-
-
-_QUESTION_END = _DATA.regex("_QUESTION_END")
-_QUESTION_WORDS = _DATA.regex("_QUESTION_WORDS")
-_EN_QUESTION_START = _DATA.regex("_EN_QUESTION_START", re.IGNORECASE)
-_ADDRESSES_ASSISTANT = _DATA.regex("_ADDRESSES_ASSISTANT")
-
-
-_LATIN_LETTER = _DATA.regex("_LATIN_LETTER")
-_HAN_CHARACTER = _DATA.regex("_HAN_CHARACTER")
+    return not folded or RE._SMALL_TALK.fullmatch(folded) is not None
 
 
 def is_english(text: str) -> bool:
-    return bool(_LATIN_LETTER.search(text)) and not _HAN_CHARACTER.search(text)
+    return bool(RE._LATIN_LETTER.search(text)) and not RE._HAN_CHARACTER.search(text)
 
 
 def is_question(clause: Clause) -> bool:
@@ -127,11 +109,11 @@ def is_question(clause: Clause) -> bool:
         return True
     if is_english(text):
         return False
-    if _QUESTION_END.search(text):
+    if RE._QUESTION_END.search(text):
         return True
     # a question word asks when nothing first-person is stated ("你住哪"), or with a
     # questioning end ("你喜欢什么风格的呢"); "我打算买几个蛋挞" states a plan
-    return bool(_QUESTION_WORDS.search(text)) and (
+    return bool(RE._QUESTION_WORDS.search(text)) and (
         text.endswith(("呢", "啊", "呀")) or text.startswith(("你", "您")) or "我" not in text
     )
 
@@ -141,7 +123,7 @@ def is_question_to_assistant(clause: Clause) -> bool:
     if not is_question(clause):
         return False
     text = clause.text.strip()
-    return bool(_ADDRESSES_ASSISTANT.search(text) or re.search(r"\byou\b", text, re.IGNORECASE))
+    return bool(RE._ADDRESSES_ASSISTANT.search(text) or re.search(r"\byou\b", text, re.IGNORECASE))
 
 
 # --------------------------------------------------------------------------
@@ -149,47 +131,37 @@ def is_question_to_assistant(clause: Clause) -> bool:
 # --------------------------------------------------------------------------
 
 _ZH_EXCHANGE_VERBS = _DATA.text("_ZH_EXCHANGE_VERBS")
-_ZH_EXCHANGE = _DATA.regex("_ZH_EXCHANGE")
-_ZH_CHAT = _DATA.regex("_ZH_CHAT")
-_ZH_OPINION = _DATA.regex("_ZH_OPINION")
-_ZH_SUGGESTION = _DATA.regex("_ZH_SUGGESTION")
-_ZH_FIRST_PERSON = _DATA.regex("_ZH_FIRST_PERSON")
 
 
 def zh_mentions_self(text: str) -> bool:
     """A Chinese clause in which the speaker talks about themself (我 as subject or owner)."""
-    if not _ZH_FIRST_PERSON.search(text):
+    if not RE._ZH_FIRST_PERSON.search(text):
         return False
-    if _ZH_SUGGESTION.search(text):
+    if RE._ZH_SUGGESTION.search(text):
         return False
-    stripped = _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", _ZH_CHAT.sub("", text)))
-    return bool(_ZH_FIRST_PERSON.search(stripped))
-
-
-_EN_SELF = _DATA.regex("_EN_SELF", re.IGNORECASE)
-_EN_EXCHANGE = _DATA.regex("_EN_EXCHANGE", re.IGNORECASE)
+    stripped = RE._ZH_OPINION.sub("", RE._ZH_EXCHANGE.sub("", RE._ZH_CHAT.sub("", text)))
+    return bool(RE._ZH_FIRST_PERSON.search(stripped))
 
 
 _EN_PAST_NARRATION = _DATA.text("_EN_PAST_NARRATION")
 EN_ELLIPSIS = _DATA.text("EN_ELLIPSIS")
-_EN_ELLIPSIS = _DATA.regex("_EN_ELLIPSIS", re.IGNORECASE)
 
 
 def strip_exchange(text: str) -> str:
     """The clause without first-person frames that only comment on the exchange."""
     if is_english(text):
-        return _EN_EXCHANGE.sub(" ", text.replace("’", "'"))
-    return _ZH_OPINION.sub("", _ZH_EXCHANGE.sub("", _ZH_CHAT.sub("", text)))
+        return RE._EN_EXCHANGE.sub(" ", text.replace("’", "'"))
+    return RE._ZH_OPINION.sub("", RE._ZH_EXCHANGE.sub("", RE._ZH_CHAT.sub("", text)))
 
 
 def en_mentions_self(text: str) -> bool:
     """An English clause in which the speaker says something about themself."""
     text = text.replace("’", "'")
-    if _EN_ELLIPSIS.search(text):
+    if RE._EN_ELLIPSIS.search(text):
         return True
-    if not _EN_SELF.search(text):
+    if not RE._EN_SELF.search(text):
         return False
-    return bool(_EN_SELF.search(_EN_EXCHANGE.sub(" ", text)))
+    return bool(RE._EN_SELF.search(RE._EN_EXCHANGE.sub(" ", text)))
 
 
 __all__ = [
@@ -216,8 +188,6 @@ _STANDING = _DATA.text("_STANDING")
 _REVERT = _DATA.text("_REVERT")
 _OCCASION = _DATA.text("_OCCASION")
 _REQUEST_VERB = _DATA.text("_REQUEST_VERB")
-_REQUEST_END = _DATA.regex("_REQUEST_END")
-_STANDING_REQUEST = _DATA.regex("_STANDING_REQUEST")
 
 
 def standing_request(text: str) -> str | None:
@@ -231,28 +201,19 @@ def standing_request(text: str) -> str | None:
     if not isinstance(text, str) or is_english(text):
         return None
     said = text.strip().strip("。！!~～ ")
-    m = None if not said or _SAID_OF_SOMEONE.match(said) else _STANDING_REQUEST.match(said)
+    m = None if not said or RE._SAID_OF_SOMEONE.match(said) else RE._STANDING_REQUEST.match(said)
     if m is None:
         return None
-    rest = _REQUEST_END.sub("", said[m.end() :])
-    if not re.sub(r"[^\w]", "", rest) or _PUT_OFF.match(said[m.start("verb") - 1 : m.end() + 1]):
+    rest = RE._REQUEST_END.sub("", said[m.end() :])
+    if not re.sub(r"[^\w]", "", rest) or RE._PUT_OFF.match(said[m.start("verb") - 1 : m.end() + 1]):
         return None  # "以后再说吧": putting something off, not a request
-    if not (_REQUEST_END.search(said) or _TO_THE_ASSISTANT.search(said)):
+    if not (RE._REQUEST_END.search(said) or RE._TO_THE_ASSISTANT.search(said)):
         return None
-    content = _FROM_NOW_ON.sub("", said)
-    content = _GOING_BACK.sub("", content)
-    return _ASKING_TAIL.sub("", content) or None
-
-
-_SAID_OF_SOMEONE = _DATA.regex("_SAID_OF_SOMEONE")
-_PUT_OFF = _DATA.regex("_PUT_OFF")
-_TO_THE_ASSISTANT = _DATA.regex("_TO_THE_ASSISTANT")
-_FROM_NOW_ON = _DATA.regex("_FROM_NOW_ON")
-_GOING_BACK = _DATA.regex("_GOING_BACK")
-_ASKING_TAIL = _DATA.regex("_ASKING_TAIL")
-_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
+    content = RE._FROM_NOW_ON.sub("", said)
+    content = RE._GOING_BACK.sub("", content)
+    return RE._ASKING_TAIL.sub("", content) or None
 
 
 def asks_to_recommend(text: str) -> bool:
     """A request about what to recommend of a kind (a standing preference, not a one-off question)."""
-    return isinstance(text, str) and not is_english(text) and bool(_ASKS_TO_RECOMMEND.search(text))
+    return isinstance(text, str) and not is_english(text) and bool(RE._ASKS_TO_RECOMMEND.search(text))

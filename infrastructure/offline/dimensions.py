@@ -18,20 +18,13 @@ import unicodedata
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("dimensions")
+RE = _DATA.patterns()
 
 _POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = _DATA.rows("_POLES")
 
-_REFUSAL = _DATA.regex("_REFUSAL", re.IGNORECASE)
-_EXCESS = _DATA.regex("_EXCESS", re.IGNORECASE)
 
 _CODE_LANGUAGES = _DATA.mapping("_CODE_LANGUAGES")
-_CODE_LANGUAGE = _DATA.regex("_CODE_LANGUAGE", re.IGNORECASE)
-_CODE_CONTEXT = _DATA.regex("_CODE_CONTEXT", re.IGNORECASE)
 _REPLY_LANGUAGES = _DATA.mapping("_REPLY_LANGUAGES")
-_REPLY_LANGUAGE = _DATA.regex("_REPLY_LANGUAGE", re.IGNORECASE)
-
-
-_REPLY_WORDS = _DATA.regex("_REPLY_WORDS")
 
 
 #: ``_POLES`` compiled once: ``dimensions`` reads every clause of a message that may ask
@@ -40,19 +33,14 @@ _POLE_PATTERNS = tuple(
     (name, ((first, re.compile(first_words, re.IGNORECASE)), (second, re.compile(second_words, re.IGNORECASE))))
     for name, ((first, first_words), (second, second_words)) in _POLES
 )
-_REFUSING_WORD = _DATA.regex("_REFUSING_WORD")
-_ZH_WORD_LIMIT = _DATA.regex("_ZH_WORD_LIMIT")
-_EN_WORD_LIMIT = _DATA.regex("_EN_WORD_LIMIT", re.I)
-_LIMITING = _DATA.regex("_LIMITING")
-_SPEAKING = _DATA.regex("_SPEAKING", re.IGNORECASE)
 
 
 def code_language(text: str) -> str | None:
     """The programming language a preference asks code examples in ("偏好用Rust写代码示例" → rust)."""
     text = unicodedata.normalize("NFKC", text or "")
-    if not _CODE_CONTEXT.search(text):
+    if not RE._CODE_CONTEXT.search(text):
         return None
-    m = _CODE_LANGUAGE.search(text)
+    m = RE._CODE_LANGUAGE.search(text)
     return _CODE_LANGUAGES[m.group("l").lower()] if m else None
 
 
@@ -65,23 +53,23 @@ def dimensions(text: str) -> dict[str, str]:
             m = words.search(text)
             if m:
                 before = text[: m.start()]
-                refused = bool(_REFUSAL.search(before)) and not _REFUSING_WORD.match(m.group(0))
-                found[name] = other if refused or _EXCESS.search(before) else pole
+                refused = bool(RE._REFUSAL.search(before)) and not RE._REFUSING_WORD.match(m.group(0))
+                found[name] = other if refused or RE._EXCESS.search(before) else pole
                 break
     # how many characters an answer may run to: "控制在80字以内" → 80 ("放宽到200字左右")
-    limit = _ZH_WORD_LIMIT.search(text) or _EN_WORD_LIMIT.search(text)
-    if limit and _LIMITING.search(text):
+    limit = RE._ZH_WORD_LIMIT.search(text) or RE._EN_WORD_LIMIT.search(text)
+    if limit and RE._LIMITING.search(text):
         found["word_limit"] = limit.group("n")
     language = code_language(text)
     if language:
-        m = _CODE_LANGUAGE.search(text)
-        refused = m is not None and bool(_REFUSAL.search(text[: m.start()]))
+        m = RE._CODE_LANGUAGE.search(text)
+        refused = m is not None and bool(RE._REFUSAL.search(text[: m.start()]))
         found["code_language"] = f"not {language}" if refused else language
     else:
-        m = _REPLY_LANGUAGE.search(text) or _REPLY_WORDS.search(text)
-        if m and _SPEAKING.search(text):
+        m = RE._REPLY_LANGUAGE.search(text) or RE._REPLY_WORDS.search(text)
+        if m and RE._SPEAKING.search(text):
             language = _REPLY_LANGUAGES.get(m.group(0).lower(), m.group(0))
-            found["reply_language"] = f"not {language}" if _REFUSAL.search(text[: m.start()]) else language
+            found["reply_language"] = f"not {language}" if RE._REFUSAL.search(text[: m.start()]) else language
     return found
 
 

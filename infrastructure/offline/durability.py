@@ -53,26 +53,15 @@ import re
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("durability")
+RE = _DATA.patterns()
 
 # -- English ------------------------------------------------------------------------------------
 
 _EN_FEELING = _DATA.text("_EN_FEELING")
 _EN_EMPTY = frozenset(_DATA.words("_EN_EMPTY"))
-_EN_SPAN = _DATA.regex("_EN_SPAN", re.IGNORECASE)
-_EN_WORD = _DATA.regex("_EN_WORD")
 
 
-_EN_RESOLVE = _DATA.regex("_EN_RESOLVE", re.IGNORECASE)
-_EN_ASKS_LISTENER = _DATA.regex("_EN_ASKS_LISTENER", re.IGNORECASE)
-_DEICTIC = _DATA.regex("_DEICTIC", re.IGNORECASE)
-_EN_POINTER_SUBJECT = _DATA.regex("_EN_POINTER_SUBJECT", re.IGNORECASE)
-_EN_ELIDED_SUBJECT = _DATA.regex("_EN_ELIDED_SUBJECT", re.I)
 _EN_NAMED = _DATA.text("_EN_NAMED")
-_EN_NAMES_SOMETHING = _DATA.regex("_EN_NAMES_SOMETHING")
-_VOCATIVE = _DATA.regex("_VOCATIVE")
-
-
-_EN_SCENE_ONLY = _DATA.regex("_EN_SCENE_ONLY", re.I)
 
 
 def _en_only_points(said: str) -> bool:
@@ -80,22 +69,22 @@ def _en_only_points(said: str) -> bool:
     the user's escape", "Reminds the user being kind matters")."""
     if _en_points_into_the_chat(said):
         return True
-    elided = _EN_ELIDED_SUBJECT.match(said)
-    if elided and not _EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
+    elided = RE._EN_ELIDED_SUBJECT.match(said)
+    if elided and not RE._EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
         return True  # "Reminds the user being kind matters": what reminds, the chat said
     # "They're the user's escape from reality": what "they" are, the chat knew
-    return bool(_EN_POINTER_SUBJECT.match(said)) and not _EN_NAMES_SOMETHING.search(said[1:])
+    return bool(RE._EN_POINTER_SUBJECT.match(said)) and not RE._EN_NAMES_SOMETHING.search(said[1:])
 
 
 def _en_momentary(text: str, resolved: bool) -> bool:
     said = re.sub(r"[.!?…]+$", "", text.strip())
-    if _EN_ASKS_LISTENER.match(said):
+    if RE._EN_ASKS_LISTENER.match(said):
         return True
-    if _EN_SCENE_ONLY.match(said) and re.search(r"\bthe user\b(?:\W+\w+){0,3}$", said, re.I) and "," not in said:
+    if RE._EN_SCENE_ONLY.match(said) and re.search(r"\bthe user\b(?:\W+\w+){0,3}$", said, re.I) and "," not in said:
         return True  # a clause that sets a scene for a statement never said: nothing to remember
-    said = _VOCATIVE.sub("", said)
-    said = _EN_RESOLVE.sub(" ", said)
-    if _EN_SPAN.search(said):
+    said = RE._VOCATIVE.sub("", said)
+    said = RE._EN_RESOLVE.sub(" ", said)
+    if RE._EN_SPAN.search(said):
         return False
     if not resolved and _en_only_points(said):
         return True
@@ -105,17 +94,16 @@ def _en_momentary(text: str, resolved: bool) -> bool:
     # every word is empty of content or a word of feeling: "The user is so excited",
     # "The user could not agree more", "It really inspired the user", "The user got this"
     rest = feelings.sub(" ", said.lower())
-    words = [w for w in _EN_WORD.findall(rest) if w not in _EN_EMPTY]
+    words = [w for w in RE._EN_WORD.findall(rest) if w not in _EN_EMPTY]
     # "It's special to the user", "Here's the user's workout plan", "Their support keeps the user
     # motivated": said of something that lives in the conversation (a photo, a thing just named),
     # with too little of its own to be understood later
-    if _DEICTIC.match(said):
+    if RE._DEICTIC.match(said):
         return len(words) <= 2
     return not words
 
 
 _EN_FILLER = frozenset(_DATA.words("_EN_FILLER"))
-_EN_ONLY_POINTER = _DATA.regex("_EN_ONLY_POINTER")
 
 
 def _en_points_into_the_chat(said: str) -> bool:
@@ -125,13 +113,11 @@ def _en_points_into_the_chat(said: str) -> bool:
     m = re.match(r"^(?:(?:[a-z]+ly|and|but|so|oh|yeah|plus|well)[, ]+)*the user (?P<rest>.+)$", said, re.IGNORECASE)
     if m is None:
         return False
-    words = [w for w in _EN_WORD.findall(m.group("rest").lower()) if w not in _EN_FILLER]
-    return bool(words) and bool(_EN_ONLY_POINTER.match(" ".join(words)))
+    words = [w for w in RE._EN_WORD.findall(m.group("rest").lower()) if w not in _EN_FILLER]
+    return bool(words) and bool(RE._EN_ONLY_POINTER.match(" ".join(words)))
 
 
 # -- Chinese ------------------------------------------------------------------------------------
-
-_ZH_MOOD = _DATA.regex("_ZH_MOOD")
 
 
 @functools.lru_cache(maxsize=4096)
@@ -143,5 +129,5 @@ def is_momentary(fact: str, names_a_known_fact: bool = False) -> bool:
     "The user swims laps"), so what its pointer points at is known, and a pointer is kept."""
     text = fact.strip()
     if re.search(r"[\u4e00-\u9fff]", text):
-        return bool(_ZH_MOOD.match(text))
+        return bool(RE._ZH_MOOD.match(text))
     return _en_momentary(text, names_a_known_fact)

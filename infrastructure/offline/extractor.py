@@ -83,74 +83,18 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 _DATA = rules("extractor")
+RE = _DATA.patterns()
 _TASTE = _DATA.words("_TASTE")
 _CALLED_OFF = _DATA.words("_CALLED_OFF")
-_HOUSEHOLD_WE = _DATA.regex("_HOUSEHOLD_WE", re.IGNORECASE)
-_ABOUT_THE_LISTENER = _DATA.regex("_ABOUT_THE_LISTENER", re.IGNORECASE)
-_INTRODUCES = _DATA.regex("_INTRODUCES")
-_NAMING = _DATA.regex("_NAMING")
-_PARTNER_INTRO = _DATA.regex("_PARTNER_INTRO")
-_GIVING_UP = _DATA.regex("_GIVING_UP")
-_GONE = _DATA.regex("_GONE")
-_TAKEN_UP = _DATA.regex("_TAKEN_UP")
-_ASKS_TO_RECOMMEND = _DATA.regex("_ASKS_TO_RECOMMEND")
 _ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
 _MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
 _FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
-_ZH_THAT_ONE = _DATA.regex("_ZH_THAT_ONE")
-_EN_CORRECT_VALUE = _DATA.regex("_EN_CORRECT_VALUE")
 _SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
-_EN_SPELLED = _DATA.regex("_EN_SPELLED")
-_EN_SCRATCH = _DATA.regex("_EN_SCRATCH")
-_EN_HE_IS = _DATA.regex("_EN_HE_IS", re.IGNORECASE)
-_EN_PRONOUN = _DATA.regex("_EN_PRONOUN", re.IGNORECASE)
-_EN_SWITCHED_NAMED = _DATA.regex("_EN_SWITCHED_NAMED", re.IGNORECASE)
-_BARE_DENIAL = _DATA.regex("_BARE_DENIAL", re.IGNORECASE)
-_EN_NOW_NAMED = _DATA.regex("_EN_NOW_NAMED", re.IGNORECASE)
-_EN_NAME_PLACED = _DATA.regex("_EN_NAME_PLACED")
-_TIME_BEFORE_PRONOUN = _DATA.regex("_TIME_BEFORE_PRONOUN")
-_SEASON_BEFORE_PRONOUN = _DATA.regex("_SEASON_BEFORE_PRONOUN")
-_ABOUT_SOMEONE_KNOWN = _DATA.regex("_ABOUT_SOMEONE_KNOWN")
-_HAN = _DATA.regex("_HAN")
-_AFTER_MARK = _DATA.regex("_AFTER_MARK")
-_ASKS = _DATA.regex("_ASKS")
-_HABIT_WILL = _DATA.regex("_HABIT_WILL")
-_ONE_OUTING = _DATA.regex("_ONE_OUTING")
-_SIGNED_UP = _DATA.regex("_SIGNED_UP")
-_A_BIT = _DATA.regex("_A_BIT")
-_SIGH = _DATA.regex("_SIGH")
-_OLD_WORK_LEFT = _DATA.regex("_OLD_WORK_LEFT")
 _RELATIVE_NAMED = _DATA.regex("_RELATIVE_NAMED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_DOES_NOW = _DATA.regex("_DOES_NOW")
-_DROPPED = _DATA.regex("_DROPPED")
-_WHEN_IT_HAPPENED = _DATA.regex("_WHEN_IT_HAPPENED")
 _SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EMOJI_SPACE = _DATA.regex("_EMOJI_SPACE")
-_HOUSEHOLD_HAS = _DATA.regex("_HOUSEHOLD_HAS")
-_STUDYING = _DATA.regex("_STUDYING")
-_GRADE_SAID = _DATA.regex("_GRADE_SAID")
 _PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
-_EN_CHOICE_CHANGED = _DATA.regex("_EN_CHOICE_CHANGED", re.IGNORECASE)
-_EN_FAITHFUL = _DATA.regex("_EN_FAITHFUL", re.IGNORECASE)
-_WISHED = _DATA.regex("_WISHED", re.IGNORECASE)
-_WEIGHING = _DATA.regex("_WEIGHING", re.IGNORECASE)
 _TAKES = _DATA.mapping("_TAKES")
-_ASKED_INSTEAD = _DATA.regex("_ASKED_INSTEAD")
-_EN_PETS = _DATA.regex("_EN_PETS", re.IGNORECASE)
-_PRONOUN_OPENING = _DATA.regex("_PRONOUN_OPENING")
-_CHANGE_VERB = _DATA.regex("_CHANGE_VERB")
-_FORBIDS = _DATA.regex("_FORBIDS")
-_HOW_LITTLE = _DATA.regex("_HOW_LITTLE")
-_TRAVEL = _DATA.regex("_TRAVEL")
-_THAT_ONE_SUFFIX = _DATA.regex("_THAT_ONE_SUFFIX")
-_ARTICLE = _DATA.regex("_ARTICLE")
-_NEGATED = _DATA.regex("_NEGATED")
 _RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_SAID_INSTEAD = _DATA.regex("_SAID_INSTEAD")
-_OTHERS = _DATA.regex("_OTHERS")
-_HOUSEHOLD_OPENING = _DATA.regex("_HOUSEHOLD_OPENING")
-_HOME_OPENING = _DATA.regex("_HOME_OPENING")
-_ASKED_WHETHER = _DATA.regex("_ASKED_WHETHER")
 _EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
@@ -301,7 +245,7 @@ class RuleExtractor:
             t
             for t in taste_now(text)
             if not _imagined(t, text)
-            and _TAKEN_UP.search(t)
+            and RE._TAKEN_UP.search(t)
             and not any(c in s for c in _choices(t) for s in said)
             and not any(s.removeprefix("用户") in t for s in said)
         ]
@@ -346,7 +290,11 @@ class RuleExtractor:
             # in English only a statement that fills a slot ("I transferred to Berkeley"),
             # not one restated as said ("The user sold it and got …")
             # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
-            if is_english(text) and not all(slots_of(f.text) for f in again.facts) and not _EN_FAITHFUL.match(dropped):
+            if (
+                is_english(text)
+                and not all(slots_of(f.text) for f in again.facts)
+                and not RE._EN_FAITHFUL.match(dropped)
+            ):
                 return extraction
             if again.facts or again.preferences:
                 return again
@@ -423,10 +371,10 @@ class RuleExtractor:
     def _named(self, items: list[Item], last: int, clause: Clause, previous: str) -> bool:
         """'养了只狗，叫可乐': the name joins the statement that introduced what it names; '交了个女朋友，
         叫小雨': the partner's name, not the user's. True when the clause was so read."""
-        named = _NAMING.match(clause.text.strip())
-        if not (named and _INTRODUCES.search(previous) and items[last].kind == "fact"):
+        named = RE._NAMING.match(clause.text.strip())
+        if not (named and RE._INTRODUCES.search(previous) and items[last].kind == "fact"):
             return False
-        partner = _PARTNER_INTRO.search(previous)
+        partner = RE._PARTNER_INTRO.search(previous)
         if partner:
             role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
             items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
@@ -512,7 +460,7 @@ class RuleExtractor:
             item = rules_zh_facts.generic_fact(said, subject)
             if item is not None:
                 return _Reading.ITEM, item, after
-        pronoun = _PRONOUN_OPENING.match(said)
+        pronoun = RE._PRONOUN_OPENING.match(said)
         if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
             # "他读一年级" of the one relative it can be: said of them, as said
             item = rules_zh_facts.generic_fact("我的" + subject.phrase[3:] + said[pronoun.end() :], subject)
@@ -535,7 +483,7 @@ class RuleExtractor:
     def _english(clause: Clause, said: str, message: _Message) -> tuple[str, Item | None, Subject]:
         if is_question(clause):
             return _Reading.NOTHING, None, USER
-        said = _HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
+        said = RE._HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
         item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
         item = item or _en_swapped(said, message)
         if item is not None:
@@ -557,7 +505,7 @@ class RuleExtractor:
             for i in items
             # a mood of the moment or a reaction to the chat is nothing to remember (``durability``)
             if i.kind == "fact"
-            and not _ABOUT_THE_LISTENER.search(i.text)
+            and not RE._ABOUT_THE_LISTENER.search(i.text)
             # a pointer in a fact that replaces a known one points at that one ("stopped doing that")
             and not is_momentary(i.text, names_a_known_fact=bool(i.replaces))
         ]
@@ -633,7 +581,7 @@ class RuleExtractor:
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
             swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
             if unread(swapped):
-                items = [i for i in items if not (i.kind == "fact" and i.generic and _CHANGE_VERB.search(i.text))]
+                items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
         if swapped is not None and unread(swapped):
             items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
         return items
@@ -641,7 +589,7 @@ class RuleExtractor:
     def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
         """One clause against the known facts: a named pet gone, a known plan called off or fallen
         through, else a pursuit given up."""
-        gone = _GONE.match(OPENERS.sub("", clause.strip()))
+        gone = RE._GONE.match(OPENERS.sub("", clause.strip()))
         named = [k for k in message.known if gone and gone.group("n") in k]
         species = species_of(named[-1]) if named else None
         if gone and species:
@@ -660,19 +608,19 @@ class RuleExtractor:
 
     def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
         """'日语不学了', '海边不去了': something given up that a known fact says the user did or planned."""
-        m = _GIVING_UP.match(OPENERS.sub("", clause.strip()))
-        if not m or is_english(clause) or _FORBIDS.match(m.group("verb")):
+        m = RE._GIVING_UP.match(OPENERS.sub("", clause.strip()))
+        if not m or is_english(clause) or RE._FORBIDS.match(m.group("verb")):
             return items  # "医生不让跑了": someone else forbids it; whether the user stopped is said apart
         if "我" not in clause and changes.told_of_someone_else(message.text):
             return items  # "我室友…现在不学了": the one named gave it up
         if re.search(r"(?:改|换成)" + m.group("verb"), message.text):
             return items  # "可乐一口不喝了，改喝豆浆": the switch says what ended and what took its place
-        obj = "" if _HOW_LITTLE.fullmatch(m.group("obj") or "") else (m.group("obj") or "")
+        obj = "" if RE._HOW_LITTLE.fullmatch(m.group("obj") or "") else (m.group("obj") or "")
         said = f"用户不{obj}了" if obj.startswith(m.group("verb")) else f"用户不{m.group('verb')}{obj}了"
         ended = [k for k in message.known if self._judge.judge(k, said).relation is Relation.CONFLICT]
         if ended and changes.is_plan(ended[-1]):
             # "海边不去了" after a plan to go: the plan is off; the place was never the user's
-            said = "用户的出行计划取消了" if _TRAVEL.search(ended[-1]) else "用户的计划取消了"
+            said = "用户的出行计划取消了" if RE._TRAVEL.search(ended[-1]) else "用户的计划取消了"
         elif ended and obj:
             said, items = self._pursuit_given_up(items, said, obj, ended[-1])
         if ended and not any(said == i.text for i in items):
@@ -685,7 +633,7 @@ class RuleExtractor:
         gave_up = changes.gave_up_pursuit(ended)
         if not gave_up or self._judge.judge(ended, gave_up).relation is not Relation.CONFLICT:
             return said, items
-        what = _THAT_ONE_SUFFIX.sub("", obj)
+        what = RE._THAT_ONE_SUFFIX.sub("", obj)
         return gave_up, [
             i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
         ]
@@ -712,10 +660,10 @@ class RuleExtractor:
         clause that only says the old one is over repeats its value; it goes."""
         replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
         values = [
-            _ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
+            RE._ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
         ]
         values = [v for v in values if len(v) >= 2]
-        return [i for i in items if not (i.generic and _NEGATED.search(i.text) and any(v in i.text for v in values))]
+        return [i for i in items if not (i.generic and RE._NEGATED.search(i.text) and any(v in i.text for v in values))]
 
     @staticmethod
     def _remeasured(item: Item, known: Sequence[str]) -> Item:
@@ -766,7 +714,7 @@ class RuleExtractor:
         recent = [f for f in message.known if isinstance(f, str)][-3:]
         for clause in split_clauses(message.text):
             said = changes.strip_marker(clause.text).strip()
-            if not _SAID_INSTEAD.match(said):
+            if not RE._SAID_INSTEAD.match(said):
                 continue
             value = changes.bare_value(said)
             found = changes.substitute(value, message.text, recent) if value else None
@@ -820,12 +768,12 @@ def _correction(message: _Message) -> tuple[str, str] | None:
     found = found or next(filter(None, (changes.renamed_kind(c, message.known) for c in clauses)), None)
     if found is not None:
         return found
-    values = [m.group("v") for m in _EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
+    values = [m.group("v") for m in RE._EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
     # "Rhys, R-H-Y-S": the spelling is not part of the value
-    values = [_EN_SPELLED.sub("", v) for v in values]
+    values = [RE._EN_SPELLED.sub("", v) for v in values]
     values += [v for v in map(changes.bare_value, clauses) if v]
     # "我那台是戴尔灵越": the thing spoken of, by its make
-    values += [m.group("v") for m in _ZH_THAT_ONE.finditer(message.text)]
+    values += [m.group("v") for m in RE._ZH_THAT_ONE.finditer(message.text)]
     for value in values:
         found = changes.substitute(value, message.text, message.known) or changes.named_instead(
             value, message.text, message.known
@@ -839,13 +787,13 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
     """An English correction's value in place of the one name of a recent fact: a value said after
     "I meant", "scratch that, Sheffield", or "wrong city — the warehouse is in Sparks" (a name in
     another sentence's shape, one the known facts do not hold, after the same word as the old one)."""
-    bare = _EN_SCRATCH.search(message.text)
+    bare = RE._EN_SCRATCH.search(message.text)
     for value in [*values, *([bare.group("v")] if bare else [])]:
         found = changes.renamed_in_english(value, message.known)
         if found:
             return found
     known = [k for k in message.known if isinstance(k, str)]
-    placed = [m for m in _EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
+    placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
     found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
     # a name in the place of one said after the same word: "in Sparks" for "in Reno"
     prep = placed[0].group("p").lower() if placed else ""
@@ -857,8 +805,8 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
 def _en_pronoun_resolved(said: str, message: _Message) -> str:
     """ "he turned 8" after "The user's son is 7": he or she as the one relative (or, none known,
     the one pet) the known facts can mean; "she's 11 now" after "The user's cat is 10"."""
-    said = _EN_HE_IS.sub(r"\1 is", said.strip().replace("’", "'"))
-    pronoun = _EN_PRONOUN.match(said)
+    said = RE._EN_HE_IS.sub(r"\1 is", said.strip().replace("’", "'"))
+    pronoun = RE._EN_PRONOUN.match(said)
     if not pronoun:
         return said
     role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
@@ -883,7 +831,7 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
         return None
     third = rules_en.en_third_person(again.text)
     held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
-    chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(_EN_CHOICE_CHANGED.search(said))
+    chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(RE._EN_CHOICE_CHANGED.search(said))
     return again if slots_of(third) or chose else None
 
 
@@ -893,7 +841,7 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
     what it is to the user), "and now London, third city in two years" (the next name of a chain)."""
     if changes.is_unreal(said):
         return None
-    moved_on = _EN_SWITCHED_NAMED.match(said.strip())
+    moved_on = RE._EN_SWITCHED_NAMED.match(said.strip())
     swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False) if moved_on else None
     if moved_on and swapped:
         before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
@@ -901,7 +849,7 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
             return Item(
                 "fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.switched-to",)
             )
-    now_named = _EN_NOW_NAMED.match(said.strip())
+    now_named = RE._EN_NOW_NAMED.match(said.strip())
     swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
     if swapped:
         return Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.now-named",))
@@ -915,8 +863,8 @@ def _zh_fronted(said: str) -> tuple[str, str]:
     text = rules_zh_facts.fronted(OPENERS.sub("", said))
     if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
         said = text
-    text = _TIME_BEFORE_PRONOUN.sub(r"\2\1", text)
-    return (text if _SEASON_BEFORE_PRONOUN.match(said) else said), text
+    text = RE._TIME_BEFORE_PRONOUN.sub(r"\2\1", text)
+    return (text if RE._SEASON_BEFORE_PRONOUN.match(said) else said), text
 
 
 def _zh_subject(text: str, carried: Subject, known: Sequence[str]) -> tuple[Subject, str]:
@@ -946,9 +894,9 @@ def _signalled(signals: dict[str, Any], said: _Message) -> bool:
     "先给结论": the detector knows no word of them)."""
     if signals["has_fact_signal"] or signals["has_pref_signal"]:
         return True
-    if said.known and (said.changing or _ABOUT_SOMEONE_KNOWN.match(OPENERS.sub("", said.text))):
+    if said.known and (said.changing or RE._ABOUT_SOMEONE_KNOWN.match(OPENERS.sub("", said.text))):
         return True
-    asks = _ASKS_TO_RECOMMEND.search(said.text) or _ASKS_BACK_FOR_LANGUAGE.search(said.text)
+    asks = RE._ASKS_TO_RECOMMEND.search(said.text) or _ASKS_BACK_FOR_LANGUAGE.search(said.text)
     return not is_english(said.text) and bool(asks or {"order", "word_limit"} & set(dimensions(said.text)))
 
 
@@ -977,7 +925,7 @@ def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
         and getattr(last, "role", "") != "user"
         and re.search(r"[?？]\s*\W*$", str(getattr(last, "content", "")) or "") is not None
     )
-    return _BARE_DENIAL.sub("", message, count=1) if asked else message
+    return RE._BARE_DENIAL.sub("", message, count=1) if asked else message
 
 
 def _one_name(fact: str) -> str:
@@ -995,12 +943,12 @@ def _normalised(message: str, known: tuple[str, ...]) -> str:
     """The first stage: regional first person as the standard one, a space after an emoji or a mark
     before Chinese as the end of a clause (between two Han it is gone already), and a message that
     opens with a known relative's name said of them."""
-    text = _EMOJI_SPACE.sub("，", dialect(message))
+    text = RE._EMOJI_SPACE.sub("，", dialect(message))
     return _by_name(text, known) or text  # "小米今年上初中了" after 用户的女儿叫小米
 
 
 def _slotted_or_household(fact: ExtractedFact) -> bool:
-    return bool(slots_of(fact.text) or _HOUSEHOLD_HAS.match(fact.text))
+    return bool(slots_of(fact.text) or RE._HOUSEHOLD_HAS.match(fact.text))
 
 
 def _kept(again: Extraction, keep: str) -> bool:
@@ -1012,7 +960,7 @@ def _kept(again: Extraction, keep: str) -> bool:
 
 def _next_year(year: str, context: Context) -> bool:
     """The user is known to be in a year of their studies, and ``year`` is another."""
-    studying = [k for k in context.get("known", ()) if _STUDYING.match(k)]
+    studying = [k for k in context.get("known", ()) if RE._STUDYING.match(k)]
     return bool(studying) and year not in studying[-1]
 
 
@@ -1041,7 +989,7 @@ def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | Non
         return None
     role, held = next(iter(theirs.items()))
     for clause in re.split(r"[，,。！!；;~～…]", text):
-        m = _GRADE_SAID.match(clause.strip())
+        m = RE._GRADE_SAID.match(clause.strip())
         if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
             return f"我的{role}升{m.group('g')}了", m.group("g")
     return None
@@ -1051,12 +999,12 @@ def _fills_a_slot(clause: str) -> bool:
     """'家住福州仓山区', '小宝叫糖糖', '家里还有只鹦鹉': read as the speaker's, the clause says what
     the slot reader knows as an attribute of a person (not a liking or a having, which chat says
     of anything; a home's animals and vehicles are the household's)."""
-    if len(clause) < 4 or _OTHERS.search(clause):
+    if len(clause) < 4 or RE._OTHERS.search(clause):
         return False
-    household = bool(_HOUSEHOLD_OPENING.match(clause))
+    household = bool(RE._HOUSEHOLD_OPENING.match(clause))
     named = "叫" in clause
     if household:  # "家里还有台五菱宏光": what the household has, read as what the user has
-        clause = _HOME_OPENING.sub("", clause)
+        clause = RE._HOME_OPENING.sub("", clause)
     return any(
         slot in _PERSONAL_SLOTS
         or slot.startswith("favourite:")
@@ -1076,23 +1024,23 @@ def _with_dropped_subject(text: str) -> str:
     """
     if is_english(text):
         return _with_dropped_english_subject(text)
-    if not _HAN.search(text) or _SOMEONE.search(text):
+    if not RE._HAN.search(text) or _SOMEONE.search(text):
         return text
     # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh,
     # "昨天刚过完生日，正式30了" the day it happened
     start = 0
-    for piece in _AFTER_MARK.split(text):
+    for piece in RE._AFTER_MARK.split(text):
         clause = OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
-        if _ASKS.search(clause):
+        if RE._ASKS.search(clause):
             return text
         if clause and _own_statement(clause):
-            if _ONE_OUTING.match(clause) and not _SIGNED_UP.search(clause):
+            if RE._ONE_OUTING.match(clause) and not RE._SIGNED_UP.search(clause):
                 return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
             # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'; "还有芒果也过敏": the opener says nothing
-            at = start + (piece.index("还有") if _A_BIT.match(piece.strip()) else piece.index(clause))
+            at = start + (piece.index("还有") if RE._A_BIT.match(piece.strip()) else piece.index(clause))
             return text[:start] + "我" + text[at:]
-        aside = is_small_talk(clause) or _SIGH.search(clause) or _OLD_WORK_LEFT.fullmatch(clause)
-        if clause and not aside and not _WHEN_IT_HAPPENED.match(clause):
+        aside = is_small_talk(clause) or RE._SIGH.search(clause) or RE._OLD_WORK_LEFT.fullmatch(clause)
+        if clause and not aside and not RE._WHEN_IT_HAPPENED.match(clause):
             return text  # something else comes first: leave the message as it is
         start += len(piece)
     return text
@@ -1100,7 +1048,9 @@ def _with_dropped_subject(text: str) -> str:
 
 def _own_statement(clause: str) -> bool:
     """Plainly the speaker's own, and so (not a plan: "周末还会去爬山" is 会 of a habit)."""
-    return bool(_DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(_HABIT_WILL.sub("", clause))
+    return bool(RE._DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(
+        RE._HABIT_WILL.sub("", clause)
+    )
 
 
 def _with_dropped_english_subject(text: str) -> str:
@@ -1115,12 +1065,12 @@ def _imagined(fact: str, message: str = "") -> bool:
     """What would be, not what is: on a condition and wished or asked ("要是我去当老师，会不会…？"),
     wished after a condition ("要是买了房，我想买在滨江"), or weighed ("在想要不要染个粉色").
     A habit said on a condition ("如果用户不在厨房，就在水上") is kept."""
-    asked = bool(_ASKED_WHETHER.search(message))
-    if changes.is_conditional(fact) and (_WISHED.search(fact) or asked):
+    asked = bool(RE._ASKED_WHETHER.search(message))
+    if changes.is_conditional(fact) and (RE._WISHED.search(fact) or asked):
         return True
-    if changes.is_conditional(message) and _WISHED.search(fact):
+    if changes.is_conditional(message) and RE._WISHED.search(fact):
         return True
-    return bool(_WEIGHING.search(fact))
+    return bool(RE._WEIGHING.search(fact))
 
 
 def _by_name(text: str, known: Sequence[str]) -> str | None:
@@ -1134,7 +1084,7 @@ def _by_name(text: str, known: Sequence[str]) -> str | None:
             continue
         rest = text[len(m.group("n")) :]
         # what a person or pet does or is now, not what a thing of that name does ("小米出新手机了")
-        return "我的" + m.group("r") + rest if _DOES_NOW.match(rest) else None
+        return "我的" + m.group("r") + rest if RE._DOES_NOW.match(rest) else None
     return None
 
 
@@ -1152,7 +1102,7 @@ def _taste_asked_for(item: Item, message: str) -> Item | None:
     (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
     which the preference judge may never compare with the request) gives way to it as to any taste."""
     fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
-    if fired is None or (fired.rule.values.get("asked_instead") and not _ASKED_INSTEAD.search(message)):
+    if fired is None or (fired.rule.values.get("asked_instead") and not RE._ASKED_INSTEAD.search(message)):
         return None
     return Item("fact", fired.text, _category(fired.text), rules_common.FACT_CONFIDENCE, rules=(fired.rule.id,))
 
@@ -1199,7 +1149,7 @@ def _english_pet(known: Sequence[str]) -> str | None:
     only when no relative of the user's is known, who he or she might be instead."""
     if any(_EN_RELATIVE_FACT.match(k) for k in known):
         return None
-    pets = {m.group("pet").lower() for m in map(_EN_PETS.match, known) if m}
+    pets = {m.group("pet").lower() for m in map(RE._EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
 
 

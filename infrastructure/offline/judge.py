@@ -72,6 +72,7 @@ from factledger.infrastructure.offline.slots import (
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 _DATA = rules("judge")
+RE = _DATA.patterns()
 
 
 def offline_judge_id() -> str:
@@ -116,18 +117,15 @@ def _may_relate(old: str, new: str) -> bool:
 
 def _may_change(old: str, new: str) -> bool:
     """Whether one fact may update or contradict another: the new one says a change (a negation, an
-    ending, a switch, a correction, a time word: ``_CHANGE_SAID``), or they share a topic, a slot,
+    ending, a switch, a correction, a time word: ``RE._CHANGE_SAID``), or they share a topic, a slot,
     a family of slots (work: employer, job, business…; a partner and being single) or a word.
     Every rule below needs one of these (checked on every pair the tests and dev sets judge)."""
     return _says_change(new) or _may_relate(old, new) or bool(_families(old) & _families(new))
 
 
-_CHANGE_SAID = _DATA.regex("_CHANGE_SAID", re.IGNORECASE)
-
-
 @functools.lru_cache(maxsize=16_384)
 def _says_change(text: str) -> bool:
-    return bool(_CHANGE_SAID.search(re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)))
+    return bool(RE._CHANGE_SAID.search(re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -246,7 +244,7 @@ def _slot_verdicts(old: str, new: str) -> tuple[tuple[Relation, str, str], ...]:
 
 def _corrected(old: str, new: str) -> bool:
     """ "is actually allergic to sesame": the value said wrong, said again."""
-    return bool(_CORRECTED.search(new)) and not _CORRECTED.search(old)
+    return bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
 
 
 def _slot_compared(slot: str, old_value: str, new_value: str, corrected: bool) -> tuple[Relation, str, str]:
@@ -299,9 +297,6 @@ def _other_slots(old: str, new: str) -> _Said:
     return None
 
 
-_CORRECTED = _DATA.regex("_CORRECTED", re.IGNORECASE)
-
-
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """One partner at a time: 对象, 男朋友, 老公 … are one role when two facts are compared."""
     return [
@@ -317,10 +312,6 @@ def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The known preference about replies read by ``pattern``, without the clause that tells why it
     is asked; None when the known one is a fact."""
     return None if _is_fact(old) else pattern.match(re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", old))
-
-
-_CALLED = _DATA.regex("_CALLED")
-_RECOMMENDED = _DATA.regex("_RECOMMENDED")
 
 
 def _recommended_instead(old: str, new: str) -> _Said:
@@ -409,11 +400,6 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _S
 
 
 _ZH_LIKING = _DATA.text("_ZH_LIKING")
-_ZH_NOW = _DATA.regex("_ZH_NOW")
-_ZH_CHANGE_MARK = _DATA.regex("_ZH_CHANGE_MARK")
-_ZH_LIKE = _DATA.regex("_ZH_LIKE")
-_EN_NOW = _DATA.regex("_EN_NOW", re.IGNORECASE)
-_EN_LIKE = _DATA.regex("_EN_LIKE", re.IGNORECASE)
 _EN_VERB_FAMILY = _DATA.mapping("_EN_VERB_FAMILY")
 
 
@@ -439,9 +425,9 @@ def _liking_turned(old: str, new: str) -> bool:
 def _reversal(old: str, new: str) -> _Said:
     """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
     old, new = _as_fact(old), _as_fact(new)
-    m_new = _ZH_NOW.match(new)
-    if m_new and _ZH_CHANGE_MARK.search(m_new.group("mark")):
-        m_old = _ZH_LIKE.match(old) or _ZH_NOW.match(old)
+    m_new = RE._ZH_NOW.match(new)
+    if m_new and RE._ZH_CHANGE_MARK.search(m_new.group("mark")):
+        m_old = RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)
         if not m_old:
             return None
         verb, old_verb = m_new.group("verb"), m_old.group("verb")
@@ -450,12 +436,12 @@ def _reversal(old: str, new: str) -> _Said:
         if same_verb and canonical(m_new.group("obj")) != canonical(m_old.group("obj")):
             return Relation.UPDATE, f"update: now {verb}{m_new.group('obj')} instead of {m_old.group('obj')}"
         return None
-    m_new = _EN_NOW.match(new)
+    m_new = RE._EN_NOW.match(new)
     if not m_new:
         return None
     verb = (m_new.group("verb") or m_new.group("verb2") or "is into").lower()
     obj = m_new.group("obj") or m_new.group("obj2") or ""
-    m_old = _EN_LIKE.match(old)
+    m_old = RE._EN_LIKE.match(old)
     if not m_old:
         return None
     old_verb = m_old.group("verb").lower()
@@ -472,10 +458,6 @@ def _reversal(old: str, new: str) -> _Said:
     return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
 
 
-_ZH_ONLY = _DATA.regex("_ZH_ONLY")
-_EN_ONLY = _DATA.regex("_EN_ONLY", re.IGNORECASE)
-
-
 def _kind(text: str) -> str:
     # late import: the rule modules import this one's neighbours
     from factledger.infrastructure.offline.rules_common import USER
@@ -487,16 +469,13 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
-_EN_RECENTLY = _DATA.regex("_EN_RECENTLY", re.IGNORECASE)
-
-
 def _restriction(old: str, new: str) -> _Said:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
-    if not (_ZH_ONLY.match(new) or _EN_ONLY.match(new)) or _ZH_ONLY.match(old) or _EN_ONLY.match(old):
+    if not (RE._ZH_ONLY.match(new) or RE._EN_ONLY.match(new)) or RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old):
         return None
     if re.search(r"不|没|\bnot\b|\bnever\b", old) or not _is_fact(old):
         return None
-    if _EN_RECENTLY.search(new):
+    if RE._EN_RECENTLY.search(new):
         return None  # "actually just submitted a few more": just done, not only done
     m = re.search(r"(?:就|只|才|仅|顶多)(?:只)?(?P<verb>会|有|能|是|去过|考了|考过|学过|拿了)", new) or re.search(
         r"\b(?:only|just|merely) (?P<verb>\w+)", new, re.IGNORECASE
@@ -508,16 +487,10 @@ def _restriction(old: str, new: str) -> _Said:
     return Relation.CONFLICT, "conflict: the new fact restricts what the old one claimed"
 
 
-_ZH_GAVE_UP = _DATA.regex("_ZH_GAVE_UP")
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
-_EN_GAVE_UP = _DATA.regex("_EN_GAVE_UP", re.IGNORECASE)
-_ZH_PURSUIT = _DATA.regex("_ZH_PURSUIT")
-_EN_PURSUIT = _DATA.regex("_EN_PURSUIT", re.IGNORECASE)
-_ZH_PURSUIT_WORDS = _DATA.regex("_ZH_PURSUIT_WORDS")
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 
 
-_PLAN = _DATA.regex("_PLAN", re.IGNORECASE)
 _TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
@@ -533,9 +506,6 @@ def _pet_gone(old: str, new: str) -> _Said:
     return None
 
 
-_ANY = _DATA.regex("_ANY")
-
-
 def _none_at_all(old: str, new: str) -> _Said:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
     for part in re.split(r"[，,;；]", new)[1:]:
@@ -545,7 +515,7 @@ def _none_at_all(old: str, new: str) -> _Said:
         )
         if none and none.group("v") in old[2:] and not re.search(r"不|没", old):
             return Relation.CONFLICT, "conflict: none at all"
-    m = _ANY.search(new)
+    m = RE._ANY.search(new)
     if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
         return None
     said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", new[: m.start()], flags=re.IGNORECASE)
@@ -557,17 +527,14 @@ def _none_at_all(old: str, new: str) -> _Said:
     return None
 
 
-_COUNT = _DATA.regex("_COUNT")
-
-
 def _recounted(old: str, new: str) -> _Said:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
-    a, b = _COUNT.findall(old), _COUNT.findall(new)
+    a, b = RE._COUNT.findall(old), RE._COUNT.findall(new)
     if len(a) != 1 or len(b) != 1 or a == b or not _same_subject(old, new):
         return None
-    frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", _COUNT.sub("#", t)) for t in (old, new))
-    if frame_old != frame_new or _NEGATED.search(frame_old):
+    frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", RE._COUNT.sub("#", t)) for t in (old, new))
+    if frame_old != frame_new or RE._NEGATED.search(frame_old):
         return None
     return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
 
@@ -575,16 +542,16 @@ def _recounted(old: str, new: str) -> _Said:
 def _giving_up(old: str, new: str) -> _Said:
     """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
     new = re.split(r"[，,;；]", new)[0]
-    m = _ZH_GAVE_UP.match(new)
-    if m and (_ZH_PURSUIT.search(old) or _PLAN.search(old)):
+    m = RE._ZH_GAVE_UP.match(new)
+    if m and (RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old)):
         wanted = set(re.sub(r"[^\u4e00-\u9fff]", "", m.group("v")))
-        have = set(_ZH_PURSUIT_WORDS.sub("", old))
+        have = set(RE._ZH_PURSUIT_WORDS.sub("", old))
         done_with = _COLLOCATIONS.get(m.group("v")[:1], "")
         if wanted & have or (done_with and re.search(done_with, old)):
             return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
         return None
-    m = _EN_GAVE_UP.match(new)
-    if m and (_EN_PURSUIT.search(old) or _PLAN.search(old)):
+    m = RE._EN_GAVE_UP.match(new)
+    if m and (RE._EN_PURSUIT.search(old) or RE._PLAN.search(old)):
         wanted = {w for w in re.findall(r"[a-z']+", m.group("v").lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
         have = {w for w in re.findall(r"[a-z']+", old.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
         stems = {w[:5] for w in wanted} & {w[:5] for w in have}
@@ -593,10 +560,6 @@ def _giving_up(old: str, new: str) -> _Said:
     return None
 
 
-_ZH_ACTUALLY = _DATA.regex("_ZH_ACTUALLY")
-_EN_ACTUALLY = _DATA.regex("_EN_ACTUALLY", re.IGNORECASE)
-_NEGATED = _DATA.regex("_NEGATED", re.IGNORECASE)
-_ZH_FRAME_NOISE = _DATA.regex("_ZH_FRAME_NOISE")
 _EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
 
 
@@ -604,7 +567,7 @@ def _frame_tokens(text: str, whole: bool = False) -> list[str]:
     """The words a statement is made of, without particles: characters in Chinese, words in English
     (of its first clause, unless ``whole``)."""
     if re.search(r"[\u4e00-\u9fff]", text):
-        return list(_ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
+        return list(RE._ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
     words = re.findall(r"[a-z0-9']+", (text if whole else re.split(r"[,;—–]", text)[0]).lower())
     return [w for w in words if w not in _EN_FRAME_NOISE]
 
@@ -625,16 +588,18 @@ def _reframed(old: str, new: str) -> _Said:
     ("用户…" / "用户的女儿…"), and differs from the old one in one place: the
     value. Words around it ("在…读研", "teaches at … Elementary") stay.
     """
-    zh, en = _ZH_ACTUALLY.match(new), _EN_ACTUALLY.match(new)
+    zh, en = RE._ZH_ACTUALLY.match(new), RE._EN_ACTUALLY.match(new)
     found = zh or en
-    if found is None or not _is_fact(old) or _ZH_ACTUALLY.match(old) or _EN_ACTUALLY.match(old):
+    if found is None or not _is_fact(old) or RE._ZH_ACTUALLY.match(old) or RE._EN_ACTUALLY.match(old):
         return None
     role = found.group("role") or ""
     if (zh and not old.startswith("用户" + role)) or (en and not old.lower().startswith(("the user" + role).lower())):
         return None
     if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
         return None  # the user's own fact does not correct a relative's
-    if bool(_NEGATED.search(re.split(r"[，,;；]", old)[0])) != bool(_NEGATED.search(re.split(r"[，,;；]", new)[0])):
+    if bool(RE._NEGATED.search(re.split(r"[，,;；]", old)[0])) != bool(
+        RE._NEGATED.search(re.split(r"[，,;；]", new)[0])
+    ):
         return None  # "不在…" says where the user is not, not where they are
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
@@ -647,7 +612,7 @@ def _reframed(old: str, new: str) -> _Said:
     if len(replaced) != 1:
         return None
     before, after = ("".join(x) if zh else " ".join(x) for x in replaced[0])
-    if _NEGATED.search(before) or _NEGATED.search(after):
+    if RE._NEGATED.search(before) or RE._NEGATED.search(after):
         return None
     numeric = bool(re.search(r"\d|[" + _CN_NUMBERS + "]", before) and re.search(r"\d|[" + _CN_NUMBERS + "]", after))
     if kept < (1 if numeric or en else 2):
@@ -665,38 +630,22 @@ def _reframed(old: str, new: str) -> _Said:
     return Relation.UPDATE, f"update: corrected {before} → {after}"
 
 
-_ZH_ONE_VALUE = _DATA.regex("_ZH_ONE_VALUE")
-_ZH_MANY_VALUES = _DATA.regex("_ZH_MANY_VALUES")
-_EN_ONE_VALUE = _DATA.regex("_EN_ONE_VALUE", re.IGNORECASE)
-_EN_MANY_VALUES = _DATA.regex("_EN_MANY_VALUES", re.IGNORECASE)
-
-
-_EN_STUDIED = _DATA.regex("_EN_STUDIED")
-
-
 def _left_job(old: str, new: str) -> _Said:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
     if not _same_subject(old, new) or not _is_fact(old):
         return None
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
-    if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not _NEGATED.search(old):
+    if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
         return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
     return None
 
 
-_NEW_TRADE = _DATA.regex("_NEW_TRADE")
-_LATER_JOB = _DATA.regex("_LATER_JOB", re.IGNORECASE)
-
-
-_DENIED = _DATA.regex("_DENIED")
-
-
 def _denied(old: str, new: str) -> _Said:
     """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one."""
-    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
+    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
         return None
     for clause in re.split(r"[，,。；;]", new):
-        denied = _DENIED.match(clause.strip())
+        denied = RE._DENIED.match(clause.strip())
         if denied and denied.group("p") in old:
             return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
     return None
@@ -704,10 +653,10 @@ def _denied(old: str, new: str) -> _Said:
 
 def _trade_changed(old: str, new: str) -> _Said:
     """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
-    if not _same_subject(old, new) or not _is_fact(old) or _NEGATED.search(old):
+    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
         return None
     new_job = [v for s, v in slots_of(new) if s == "job"]
-    if not (_NEW_TRADE.search(new) or (new_job and _LATER_JOB.search(new))):
+    if not (RE._NEW_TRADE.search(new) or (new_job and RE._LATER_JOB.search(new))):
         return None
     slots = slots_of(old)
     old_slots = {s for s, _ in slots}
@@ -723,15 +672,9 @@ def _trade_changed(old: str, new: str) -> _Said:
 _MEASURE = _DATA.text("_MEASURE")
 
 
-_SWITCHED = _DATA.regex("_SWITCHED")
-_HAD = _DATA.regex("_HAD")
-_ONLY_NOW = _DATA.regex("_ONLY_NOW")
-_TOPIC_SWAPPED = _DATA.regex("_TOPIC_SWAPPED")
-
-
 def _switched(old: str, new: str) -> _Said:
     """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
-    m = _SWITCHED.match(new) or _ONLY_NOW.match(new)
+    m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
     if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
@@ -742,7 +685,7 @@ def _switched(old: str, new: str) -> _Said:
         if _same_subject(old, new):
             return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
         return None
-    m = _TOPIC_SWAPPED.match(new)
+    m = RE._TOPIC_SWAPPED.match(new)
     if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
         return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
     return None
@@ -761,7 +704,7 @@ def _same_frame(old: str, new: str) -> _Said:
     if not (_is_fact(old) and _is_fact(new)) or not _same_subject(old, new):
         return None
     first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
-    if bool(_NEGATED.search(first_old)) != bool(_NEGATED.search(first_new)) or _NEGATED.search(first_new):
+    if bool(RE._NEGATED.search(first_old)) != bool(RE._NEGATED.search(first_new)) or RE._NEGATED.search(first_new):
         return None
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
@@ -785,11 +728,11 @@ def _same_frame(old: str, new: str) -> _Said:
         return None
     # "用户家兔子两岁" then "用户家狗三岁": whose (the thing right after 家 / 的) changed with the
     # figure, so it is another one's figure
-    if zh and head and a[head - 1] in ("家", "的") and _HAS_NUMBER.search(before) and _HAS_NUMBER.search(after):
-        whose_before, whose_after = _HAS_NUMBER.sub("", before), _HAS_NUMBER.sub("", after)
+    if zh and head and a[head - 1] in ("家", "的") and RE._HAS_NUMBER.search(before) and RE._HAS_NUMBER.search(after):
+        whose_before, whose_after = RE._HAS_NUMBER.sub("", before), RE._HAS_NUMBER.sub("", after)
         if whose_before and whose_after and whose_before != whose_after:
             return None
-    one, many = (_ZH_ONE_VALUE, _ZH_MANY_VALUES) if zh else (_EN_ONE_VALUE, _EN_MANY_VALUES)
+    one, many = (RE._ZH_ONE_VALUE, RE._ZH_MANY_VALUES) if zh else (RE._EN_ONE_VALUE, RE._EN_MANY_VALUES)
     # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
     said = around if zh else first_old
     measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
@@ -809,16 +752,12 @@ def _same_frame(old: str, new: str) -> _Said:
 
 _UNITS = _DATA.text("_UNITS")
 _ZH_NUM = _DATA.text("_ZH_NUM")
-_QUANTITY = _DATA.regex("_QUANTITY", re.IGNORECASE)
-_CODE = _DATA.regex("_CODE")
-_REMEASURE = _DATA.regex("_REMEASURE", re.IGNORECASE)
-_HAS_NUMBER = _DATA.regex("_HAS_NUMBER")
 _NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
 
 
 def _amounts(text: str) -> dict[str, str]:
-    found = {m.group("u").lower(): m.group("n") for m in _QUANTITY.finditer(text)}
-    found.update({"code:" + m.group("u"): m.group("n") for m in _CODE.finditer(text)})
+    found = {m.group("u").lower(): m.group("n") for m in RE._QUANTITY.finditer(text)}
+    found.update({"code:" + m.group("u"): m.group("n") for m in RE._CODE.finditer(text)})
     return found
 
 
@@ -842,18 +781,18 @@ def _remeasured(old: str, new: str) -> _Said:
     used (杯, 斤, 级, N1/N3 …) with another number. When the new fact says
     more than the amount, it must also share a word with the old one.
     """
-    if not (_is_fact(old) and _is_fact(new)) or _NEGATED.search(new.split("，")[0]):
+    if not (_is_fact(old) and _is_fact(new)) or RE._NEGATED.search(new.split("，")[0]):
         return None
     if not _same_subject(old, new):
         return None
     first = re.split(r"[，,;；]", new)[0]
     before, after = _amounts(old), _amounts(first)
-    if len(before) == 1 and len(after) == 1 and _QUANTITY.sub("#", old) == _QUANTITY.sub("#", first):
+    if len(before) == 1 and len(after) == 1 and RE._QUANTITY.sub("#", old) == RE._QUANTITY.sub("#", first):
         (unit,) = after
         if unit in before and canonical(before[unit]) != canonical(after[unit]):
             # "用户每天喝两罐可乐" / "用户每天喝一罐可乐": the same statement, another amount
             return Relation.UPDATE, f"update: {unit} {before[unit]} → {after[unit]}"
-    if not _REMEASURE.search(first):
+    if not RE._REMEASURE.search(first):
         return None
     shared = [u for u in after if u in before and canonical(before[u]) != canonical(after[u])]
     if not shared:
@@ -866,7 +805,7 @@ def _remeasured(old: str, new: str) -> _Said:
         re.IGNORECASE,
     )
     words_old = set(old) - _NOT_CONTENT - set(" ,，")
-    words_new = set(_QUANTITY.sub("", first)) - _NOT_CONTENT - set(_REMEASURE.pattern) - set(" ,，")
+    words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern) - set(" ,，")
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
         return None
     unit = shared[0].removeprefix("code:")
@@ -888,14 +827,11 @@ def remeasure(old: str, new: str) -> str | None:
     ):
         return None
     after = _amounts(first)
-    for m in _QUANTITY.finditer(old):
+    for m in RE._QUANTITY.finditer(old):
         unit = m.group("u").lower()
         if unit in after and canonical(after[unit]) != canonical(m.group("n")):
             return old[: m.start("n")] + after[unit] + old[m.end("n") :]
     return None
-
-
-_ASKED_VERB = _DATA.regex("_ASKED_VERB")
 
 
 def _asked(text: str) -> tuple[str, str, str] | None:
@@ -904,7 +840,7 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     if not text.startswith("偏好"):
         return None
     text = re.sub(r"(?:的形式)?(?:回复|回答)(?:风格)?$", "", text)  # "偏好用普通话回复": the request is 用普通话
-    found = list(_ASKED_VERB.finditer(text))
+    found = list(RE._ASKED_VERB.finditer(text))
     if not found:
         return None
     last = found[-1]
@@ -922,25 +858,19 @@ def _rerequested(old: str, new: str) -> _Said:
     return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
 
 
-_ZH_HAS = _DATA.regex("_ZH_HAS")
-_ZH_LACKS = _DATA.regex("_ZH_LACKS")
-_EN_HAS = _DATA.regex("_EN_HAS", re.IGNORECASE)
-_EN_LACKS = _DATA.regex("_EN_LACKS", re.IGNORECASE)
-
-
 def _lacking(old: str, new: str) -> _Said:
     """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
 
     The kind is what the old thing is called at its end (电动车 is a 车,
     "a red Honda bike" is a bike), said in any clause of the new fact.
     """
-    m_old = _ZH_HAS.match(old.strip()) or _EN_HAS.match(old.strip())
+    m_old = RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip())
     if m_old is None:
         return None
     thing = m_old.group("obj").strip().lower()
     for part in re.split(r"[，,;；]", new):
         part = part.strip()
-        m = _ZH_LACKS.match(part) or _EN_LACKS.match(part)
+        m = RE._ZH_LACKS.match(part) or RE._EN_LACKS.match(part)
         if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
             return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
     return None
@@ -998,7 +928,7 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
-    "negated_known": lambda value, old: _NEGATED.search(old),
+    "negated_known": lambda value, old: RE._NEGATED.search(old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
@@ -1012,12 +942,12 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "partner_known": lambda value, old: (
         PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
     ),
-    "studied_else": lambda value, old: (studied := _EN_STUDIED.match(old)) and studied.group("v") != value,
+    "studied_else": lambda value, old: (studied := RE._EN_STUDIED.match(old)) and studied.group("v") != value,
     "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
-    "planned": lambda value, old: _PLAN.search(old),
+    "planned": lambda value, old: RE._PLAN.search(old),
     "plan_word": lambda value, old: value in ("计划", "安排"),
     "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
     "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
@@ -1025,16 +955,18 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
     ),
     "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
-    "had": lambda value, old: (value == "它" or value in old) and _HAD.search(old),
+    "had": lambda value, old: (value == "它" or value in old) and RE._HAD.search(old),
     "fact": lambda value, old: _is_fact(value),
-    "called_same": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) == canonical(name),
-    "called_other": lambda name, old: (a := _request(old, _CALLED)) and canonical(a.group("b")) != canonical(name),
+    "called_same": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) == canonical(name),
+    "called_other": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) != canonical(name),
     # a request that names no kind is about the kind asked for before
     "same_kind": lambda kind, old: (
-        (a := _request(old, _RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
+        (a := _request(old, RE._RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
     ),
-    "recommends_same": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
-    "recommends_other": lambda v, old: (a := _request(old, _RECOMMENDED)) and canonical(a.group("v")) != canonical(v),
+    "recommends_same": lambda v, old: (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
+    "recommends_other": lambda v, old: (
+        (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) != canonical(v)
+    ),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }

@@ -48,22 +48,13 @@ from factledger.infrastructure.offline.slots import (
 )
 
 _DATA = rules("replacement")
+RE = _DATA.patterns()
 
 #: how many of the latest known facts a change is read against
 RECENT = 6
 
-_ZH_CHANGE = _DATA.regex("_ZH_CHANGE")
-_EN_CHANGE = _DATA.regex("_EN_CHANGE", re.IGNORECASE)
-_ZH_HISTORY = _DATA.regex("_ZH_HISTORY")
-_EN_HISTORY = _DATA.regex("_EN_HISTORY", re.IGNORECASE)
-_ZH_MOMENT = _DATA.regex("_ZH_MOMENT")
-_EN_MOMENT = _DATA.regex("_EN_MOMENT", re.I)
-_SOMEDAY = _DATA.regex("_SOMEDAY", re.IGNORECASE)
-_ZH_ADDING = _DATA.regex("_ZH_ADDING")
-_EN_ADDING = _DATA.regex("_EN_ADDING", re.IGNORECASE)
 _EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_COMPANION = _DATA.regex("_COMPANION", re.IGNORECASE)
 
 _ROLES = Vocabulary(
     filters={
@@ -73,7 +64,6 @@ _ROLES = Vocabulary(
 )
 _EN_OWNERS = registry(_DATA, "owner_en", _ROLES, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _ZH_OWNERS = registry(_DATA, "owner_zh", _ROLES, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_ZH_NOISE = _DATA.regex("_ZH_NOISE")
 _EN_STOP = frozenset(_DATA.words("_EN_STOP"))
 
 
@@ -103,7 +93,7 @@ def _someone_else(message: str, owner: str, english: bool) -> bool:
 def _frame(fact: str) -> set[str]:
     """The pieces of a fact that say what it is about: characters (Chinese) or words (English)."""
     if not is_english(fact):
-        return set(_ZH_NOISE.sub("", fact))
+        return set(RE._ZH_NOISE.sub("", fact))
     words = re.findall(r"[a-z][a-z'-]*", fact.lower())
     return {w for w in words if w not in _EN_STOP}
 
@@ -124,10 +114,6 @@ def _slot_names(fact: str) -> set[str]:
     return {slot for slot, _ in slots_of(fact)}
 
 
-_ZH_CHANGED = _DATA.regex("_ZH_CHANGED")
-_EN_CHANGED = _DATA.regex("_EN_CHANGED", re.IGNORECASE)
-
-
 def told_changes(message: str, covered: Sequence[str]) -> list[str]:
     """The clauses of ``message`` that tell a change by its verb and that no fact in ``covered``
     already says, restated as the user's: what a change's new value is, when no rule read it."""
@@ -135,12 +121,12 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
     told = []
     for clause in split_clauses(message):
         text = clause.text.strip()
-        changed = (_EN_CHANGED if english else _ZH_CHANGED).search(text)
+        changed = (RE._EN_CHANGED if english else RE._ZH_CHANGED).search(text)
         if not changed or re.search(r"[?？吗]$|你|您|\byou\b", text, re.IGNORECASE):
             continue
         # "单位把我同事调去了佛山": someone else's change; "跟对象一起搬到温江" is the user's, with them
         someone = _EN_SOMEONE if english else _ZH_ROLE
-        if any(not re.search(_COMPANION, text[: m.start()][-6:]) for m in someone.finditer(text)):
+        if any(not re.search(RE._COMPANION, text[: m.start()][-6:]) for m in someone.finditer(text)):
             continue
         if english:
             said = re.sub(r"^(?:and |so |then )*(?:we|me and \w+|\w+ and i)\b", "I", clean_en(text), flags=re.I)
@@ -163,11 +149,11 @@ def _marks(message: str) -> tuple[bool, bool, bool, bool, bool]:
     (nor a correction), no verb of change)."""
     correcting = is_correction(message) or is_retraction(message)
     english = is_english(message)
-    unsure = is_conditional(message) or is_plan(message) or bool(_SOMEDAY.search(message))
-    change = _EN_CHANGE if english else _ZH_CHANGE
-    adding = _EN_ADDING if english else _ZH_ADDING
+    unsure = is_conditional(message) or is_plan(message) or bool(RE._SOMEDAY.search(message))
+    change = RE._EN_CHANGE if english else RE._ZH_CHANGE
+    adding = RE._EN_ADDING if english else RE._ZH_ADDING
     unchanged = not correcting and (not change.search(message) or bool(adding.search(message)))
-    apart = not (_EN_CHANGED if english else _ZH_CHANGED).search(message)
+    apart = not (RE._EN_CHANGED if english else RE._ZH_CHANGED).search(message)
     return correcting, english, unsure, unchanged, apart
 
 
@@ -178,7 +164,7 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     ``told``: ``new_fact`` is a clause restated by ``told_changes``, whose kind may be said in
     another clause of the message ("手机掉厕所了，一咬牙上了台一加13")."""
     correcting, english, unsure, unchanged, apart = _marks(message)
-    moment = _EN_MOMENT if english else _ZH_MOMENT
+    moment = RE._EN_MOMENT if english else RE._ZH_MOMENT
     if unsure or unchanged or is_plan(new_fact) or moment.search(new_fact):
         return None
     owner = _owner(new_fact)
@@ -211,7 +197,7 @@ class _Said(NamedTuple):
 def _score(new: _Said, fact: str, correcting: bool, english: bool, apart: bool) -> float | None:
     """How much ``fact`` shares with the new fact (its frame, slot and kind), or None when it cannot be
     what the new fact replaces."""
-    history = _EN_HISTORY if english else _ZH_HISTORY
+    history = RE._EN_HISTORY if english else RE._ZH_HISTORY
     if _owner(fact) != new.owner or fact == new.text or (not correcting and history.search(fact)):
         return None
     its_frame, its_slots = _frame(fact), _slot_names(fact)

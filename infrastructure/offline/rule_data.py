@@ -13,8 +13,15 @@ entry, each a top-level table keyed by the name the module gives the value:
   it names); placeholders are expanded in every string of a row.
 - ``[tables.NAME]``: mappings (a surface word to its canonical form …).
 - ``[[registries.NAME]]``: ordered named rules run by ``registry.py`` (each with its own examples).
+- ``[flags]``: a pattern's flags by name (``_EN_PLAN = "IGNORECASE"``, ``|`` between several),
+  used where it is compiled on its own (as a ``{NAME}`` inside another it takes that one's flags).
 - ``[examples]`` / ``[near_misses]``: for a pattern ``NAME``, texts it must find / must not find
   (tests/test_rule_data.py checks every one against the module's compiled pattern).
+
+A module reads its patterns through ``RE = rules(<module>).patterns()``: ``RE._ZH_PLAN`` is the
+pattern ``_ZH_PLAN`` compiled with its flags, once, on first use (a name the file lacks is an
+``AttributeError`` naming the file; tests/test_rule_data.py checks every ``RE.NAME`` a module
+writes against its file).
 
 The files are read and the patterns compiled when a rule module is first imported, never by
 ``import factledger`` (the offline package is imported on first use). A malformed file is a
@@ -31,7 +38,7 @@ from typing import Any
 
 #: a placeholder for a named sub-pattern: ``{ROLE}``, ``{_NUMBER}`` (never a quantifier ``{2,6}``)
 _PLACEHOLDER = re.compile(r"\{(_*[A-Z][A-Z0-9_]*)\}")
-_KINDS = ("patterns", "words", "rows", "tables", "registries", "examples", "near_misses")
+_KINDS = ("patterns", "flags", "words", "rows", "tables", "registries", "examples", "near_misses")
 
 
 class RuleDataError(ValueError):
@@ -87,9 +94,32 @@ class RuleData:
             raise self._fail("patterns", key, "a string", value)
         return self._expand(value, key, extra, seen)
 
-    def regex(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> re.Pattern[str]:
-        """The pattern ``key`` compiled; an invalid expression names its file and key."""
-        return self._compiled(self.text(key, **extra), flags, "patterns", key)
+    def regex(self, key: str, flags: int | re.RegexFlag | None = None, **extra: str) -> re.Pattern[str]:
+        """The pattern ``key`` compiled (with its ``[flags]`` unless ``flags`` is given); an invalid
+        expression names its file and key."""
+        chosen = self.flags(key) if flags is None else flags
+        return self._compiled(self.text(key, **extra), chosen, "patterns", key)
+
+    def flags(self, key: str) -> re.RegexFlag:
+        """The flags ``[flags]`` gives the pattern ``key`` (none when it names none)."""
+        value = self._document.get("flags", {}).get(key, "")
+        if not isinstance(value, str):
+            raise self._fail("flags", key, "a string of flag names", value)
+        found = re.RegexFlag(0)
+        for name in filter(None, (part.strip() for part in value.split("|"))):
+            if name not in _FLAG_NAMES:
+                raise RuleDataError(f"{self.file}: [flags] {key}: unknown flag {name!r}")
+            found |= re.RegexFlag[name]
+        return found
+
+    def patterns(self) -> Patterns:
+        """Every pattern of ``[patterns]`` as an attribute, compiled on first use."""
+        unknown = sorted(set(self._document.get("flags", {})) - set(self._document.get("patterns", {})))
+        if unknown:
+            raise RuleDataError(f"{self.file}: [flags] {unknown[0]}: no such pattern")
+        for key in self._document.get("flags", {}):
+            self.flags(key)  # a misspelt flag fails at import, not at first use
+        return Patterns(self)
 
     def _compiled(self, text: str, flags: int | re.RegexFlag, kind: str, key: str) -> re.Pattern[str]:
         try:
@@ -159,6 +189,27 @@ class RuleData:
                 raise self._fail("rows", key, "rows that start with a pattern", row)
             compiled.append((self._compiled(row[0], flags, "rows", key), *row[1:]))
         return tuple(compiled)
+
+
+_FLAG_NAMES = frozenset({"IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII"})
+
+
+class Patterns:
+    """One data file's patterns by name, ``RE._ZH_PLAN``: each compiled with its flags when first
+    asked for, then kept as an ordinary attribute (so later reads cost an attribute lookup)."""
+
+    def __init__(self, data: RuleData) -> None:
+        self._data = data
+
+    def __getattr__(self, name: str) -> re.Pattern[str]:
+        if name.startswith("__") or name == "_data":
+            raise AttributeError(name)
+        try:
+            pattern = self._data.regex(name)
+        except RuleDataError as error:
+            raise AttributeError(str(error)) from None
+        setattr(self, name, pattern)
+        return pattern
 
 
 def _frozen(value: Any) -> Any:

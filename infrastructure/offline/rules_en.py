@@ -28,14 +28,7 @@ from factledger.infrastructure.offline.rules_common import (
 from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of, third_person_verb
 
 _DATA = rules("rules_en")
-
-_EN_STYLE = _DATA.regex("_EN_STYLE", re.IGNORECASE)
-_EN_FORMAT = _DATA.regex("_EN_FORMAT", re.IGNORECASE)
-_EN_LANGUAGE = _DATA.regex("_EN_LANGUAGE", re.IGNORECASE)
-_EN_TIME = _DATA.regex("_EN_TIME", re.IGNORECASE)
-_EN_CONTENT = _DATA.regex("_EN_CONTENT", re.IGNORECASE)
-_EN_ABOUT_ANSWERS = _DATA.regex("_EN_ABOUT_ANSWERS", re.IGNORECASE)
-_CLAUSE_OPENERS = _DATA.regex("_CLAUSE_OPENERS", re.IGNORECASE)
+RE = _DATA.patterns()
 
 
 def _en_verb3(phrase: str) -> str:
@@ -58,13 +51,13 @@ def _en_place_in(value: str) -> str:
 
 def _en_pref_category(obj: str) -> str:
     """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else ""."""
-    if _EN_LANGUAGE.search(obj) and (_EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
+    if RE._EN_LANGUAGE.search(obj) and (RE._EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
         return "language"
-    if _EN_FORMAT.search(obj):
+    if RE._EN_FORMAT.search(obj):
         return "format"
-    if _EN_STYLE.search(obj) and _EN_ABOUT_ANSWERS.search(obj):
+    if RE._EN_STYLE.search(obj) and RE._EN_ABOUT_ANSWERS.search(obj):
         return "communication_style"
-    return "time" if _EN_TIME.search(obj) else ""
+    return "time" if RE._EN_TIME.search(obj) else ""
 
 
 def _article(word: str) -> str:
@@ -113,7 +106,7 @@ _VOCABULARY = VOCABULARY.extended(
         "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
-        "content": simple(lambda value: bool(_EN_CONTENT.match(value))),
+        "content": simple(lambda value: bool(RE._EN_CONTENT.match(value))),
         "wants": simple(lambda value: "want" in value.lower()),
         "others_spoken_of": _others_spoken_of,
         "about_car": _about_car,
@@ -148,7 +141,7 @@ _VOCABULARY = VOCABULARY.extended(
     },
     choosers={
         "pref_category": lambda value, context: _en_pref_category(value.strip()),
-        "content_or_other": lambda value, context: "content" if _EN_CONTENT.match(value.strip()) else "other",
+        "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
         "job_or_other": lambda value, context: "work" if EN_JOB_WORD.search(value) else "other",
         "kin_or_other": _kin_or_other,
     },
@@ -188,12 +181,9 @@ def _en_change(t: str, message: str) -> Item | None:
     return _first(_CHANGE, t, t, message) or _cut_down(t, message)
 
 
-_CUT_DOWN = _DATA.regex("_CUT_DOWN", re.IGNORECASE)
-
-
 def _cut_down(t: str, message: str) -> Item | None:
     """ "cut down to 2 a day": of what, the message says (coffee, cigarettes …)."""
-    m = _CUT_DOWN.match(t)
+    m = RE._CUT_DOWN.match(t)
     thing = re.search(r"coffee|cigarette|smok|beer|wine|alcohol|drink|soda|sugar|vap", message, re.IGNORECASE)
     if not (m and thing and m.group("n")):
         return None
@@ -207,7 +197,7 @@ def _en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user"."""
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
-    t = _CLAUSE_OPENERS.sub("", t)
+    t = RE._CLAUSE_OPENERS.sub("", t)
     t = t.replace("’", "'")
     return (
         _en_request_preference(t, said) or _en_change(t, message or said) or _first(_CLAUSE, t, said, message or said)
@@ -226,8 +216,6 @@ _EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(words, re.IGNORECASE))
     for category, words in _DATA.rows("_EN_CATEGORY_WORDS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 )
-_EN_HEDGES = _DATA.regex("_EN_HEDGES", re.IGNORECASE)
-_EN_OPENERS = _DATA.regex("_EN_OPENERS", re.IGNORECASE)
 
 
 def _third_person_verb(verb: str) -> str:
@@ -282,7 +270,7 @@ def en_category(text: str) -> str:
 
 
 def clean_en(text: str) -> str:
-    text = _EN_OPENERS.sub("", re.sub(r"\s+", " ", text.strip()))
+    text = RE._EN_OPENERS.sub("", re.sub(r"\s+", " ", text.strip()))
     return text.strip(" .!,;")
 
 
@@ -299,7 +287,7 @@ def generic_en(said: str) -> Item | None:
         re.IGNORECASE,
     ):
         return None  # "no I don't", "me too": nothing said on its own
-    confidence = HEDGED_CONFIDENCE if _EN_HEDGES.search(text) else GENERIC_CONFIDENCE
+    confidence = HEDGED_CONFIDENCE if RE._EN_HEDGES.search(text) else GENERIC_CONFIDENCE
     return Item("fact", third, en_category(text), confidence, generic=True)
 
 

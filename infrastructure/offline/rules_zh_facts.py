@@ -40,6 +40,7 @@ from factledger.infrastructure.offline.slots import (
 )
 
 _DATA = rules("rules_zh_facts")
+RE = _DATA.patterns()
 
 # ==========================================================================
 # Chinese: subjects
@@ -56,10 +57,6 @@ LEAD_ADVERBS = re.compile(
 
 
 _TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_TOPICALISED = _DATA.regex("_TOPICALISED")
-
-
-_TOPICALISED_LIKING = _DATA.regex("_TOPICALISED_LIKING")
 
 
 def fronted(text: str) -> str:
@@ -67,10 +64,10 @@ def fronted(text: str) -> str:
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = _TIME_OPENER.sub("", text)
     text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
-    m = _TOPICALISED.match(text)
+    m = RE._TOPICALISED.match(text)
     if m:
         return f"我{m.group('adv') or ''}{m.group('neg')}{m.group('verb')}{m.group('obj')}{m.group('end') or ''}"
-    m = _TOPICALISED_LIKING.match(text)
+    m = RE._TOPICALISED_LIKING.match(text)
     if m:
         return f"我{m.group('mid')}{m.group('verb')}{m.group('light') or ''}{m.group('obj')}{m.group('end') or ''}"
     return text
@@ -91,17 +88,14 @@ def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
 # Chinese: facts about the user
 # ==========================================================================
 
-_PLACE_CUT = _DATA.regex("_PLACE_CUT")
-_NOT_A_PLACE = _DATA.regex("_NOT_A_PLACE")
-
 
 def _place(value: str) -> str | None:
     """A place as said ("杭州", "上海浦东"), cut before "三年了"-like tails; None if not a place."""
     value = tidy(value)
-    m = _PLACE_CUT.search(value)
+    m = RE._PLACE_CUT.search(value)
     if m and m.start() > 0:
         value = tidy(value[: m.start()])
-    if not value or len(value) > 15 or _NOT_A_PLACE.search(value) or not re.search(CJK + r"|[A-Za-z]", value):
+    if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not re.search(CJK + r"|[A-Za-z]", value):
         return None
     return value
 
@@ -139,19 +133,9 @@ def _liked_thing(rest: str, said: str) -> Item | None:
     return fact_item(f"用户{verb}{third_person(obj)}", "preference")
 
 
-_PERSONAL_NOUNS = _DATA.regex("_PERSONAL_NOUNS")
-_WORK_NOUNS = _DATA.regex("_WORK_NOUNS")
-
-
 # ==========================================================================
 # Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
 # ==========================================================================
-
-_PLACE_TAIL = _DATA.regex("_PLACE_TAIL")
-_WORK_WORDS = _DATA.regex("_WORK_WORDS")
-
-
-_SCHOOL = _DATA.regex("_SCHOOL")
 
 
 def _work_place(value: str) -> tuple[str, str] | None:
@@ -159,7 +143,7 @@ def _work_place(value: str) -> tuple[str, str] | None:
     place = _place(value)
     if not place:
         return None
-    place = _PLACE_TAIL.sub("", place) or place
+    place = RE._PLACE_TAIL.sub("", place) or place
     if len(place) < 2 or re.search(r"家门口|家附近|附近|本地|当地|老家|楼下|隔壁|周边|身边", place):
         return None  # near home: which place, the message says elsewhere
     return place, ("work" if looks_like_organisation(place) else "location")
@@ -178,11 +162,11 @@ def _job(value: str) -> str:
 
 def _owned_category(noun: str, context: Context) -> str:
     """Which category a thing of the user's is a fact of: 名字 personal, 家 where, 工作 work, 爱好 liking."""
-    if _PERSONAL_NOUNS.search(noun):
+    if RE._PERSONAL_NOUNS.search(noun):
         return "personal_info"
     if noun == "家":
         return "location"
-    if _WORK_NOUNS.search(noun):
+    if RE._WORK_NOUNS.search(noun):
         return "work"
     return "preference" if re.search(r"爱好|兴趣", noun) else "other"
 
@@ -196,18 +180,6 @@ def _first(value: tuple[str, str] | None) -> str:
 
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
-_MOVING_SAID = _DATA.regex("_MOVING_SAID")
-_NEW_JOB_SAID = _DATA.regex("_NEW_JOB_SAID")
-_CHANGE_SAID = _DATA.regex("_CHANGE_SAID")
-_HOUSE_MOVE_SAID = _DATA.regex("_HOUSE_MOVE_SAID")
-_PAY_SAID = _DATA.regex("_PAY_SAID")
-_CAR_SAID = _DATA.regex("_CAR_SAID")
-_PHONE_SAID = _DATA.regex("_PHONE_SAID")
-_NEW_COMPANY = _DATA.regex("_NEW_COMPANY")
-_NOT_A_THING = _DATA.regex("_NOT_A_THING")
-_NOT_A_THING_SAID = _DATA.regex("_NOT_A_THING_SAID")
-_NOT_A_TOWN = _DATA.regex("_NOT_A_TOWN")
-_NOT_A_HOMECOMING = _DATA.regex("_NOT_A_HOMECOMING")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         "job": simple(looks_like_job),
@@ -216,27 +188,29 @@ _VOCABULARY = VOCABULARY.extended(
         "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
-        "school": simple(lambda value: bool(value and _SCHOOL.fullmatch(value))),
-        "new_company": simple(lambda value: bool(_NEW_COMPANY.fullmatch(value))),
+        "school": simple(lambda value: bool(value and RE._SCHOOL.fullmatch(value))),
+        "new_company": simple(lambda value: bool(RE._NEW_COMPANY.fullmatch(value))),
         "town": simple(
-            lambda value: bool(value) and not looks_like_organisation(value) and not _NOT_A_TOWN.search(value)
+            lambda value: bool(value) and not looks_like_organisation(value) and not RE._NOT_A_TOWN.search(value)
         ),
         "homecoming": simple(
-            lambda value: len(value) >= 2 and not _NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
+            lambda value: (
+                len(value) >= 2 and not RE._NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
+            )
         ),
-        "moving_said": _said(_MOVING_SAID),
-        "new_job_said": _said(_NEW_JOB_SAID),
-        "change_said": _said(_CHANGE_SAID),
-        "house_move_said": _said(_HOUSE_MOVE_SAID),
-        "work_said": _said(_WORK_WORDS),
-        "pay_said": _said(_PAY_SAID),
-        "car_said": _said(_CAR_SAID, "whole"),
-        "phone_said": _said(_PHONE_SAID, "whole"),
+        "moving_said": _said(RE._MOVING_SAID),
+        "new_job_said": _said(RE._NEW_JOB_SAID),
+        "change_said": _said(RE._CHANGE_SAID),
+        "house_move_said": _said(RE._HOUSE_MOVE_SAID),
+        "work_said": _said(RE._WORK_WORDS),
+        "pay_said": _said(RE._PAY_SAID),
+        "car_said": _said(RE._CAR_SAID, "whole"),
+        "phone_said": _said(RE._PHONE_SAID, "whole"),
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "thing": simple(
-            lambda value: bool(value) and not _NOT_A_THING.match(value) and not _NOT_A_THING_SAID.search(value)
+            lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
         ),
     },
     filters={
@@ -359,8 +333,6 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
 # Chinese: facts about the user's relatives and things
 # ==========================================================================
 
-_ROLE_PREDICATE = _DATA.regex("_ROLE_PREDICATE")
-
 
 @named_rule("rules_zh_facts.role")
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
@@ -368,7 +340,7 @@ def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") ->
     if change is not None:
         return change._replace(category="relationship")
     core = LEAD_ADVERBS.sub("", rest)
-    if not _ROLE_PREDICATE.match(core) or not tidy(core):
+    if not RE._ROLE_PREDICATE.match(core) or not tidy(core):
         return None
     return fact_item(f"{subject.phrase}{third_person(tidy(core))}", "relationship")
 
@@ -392,10 +364,6 @@ _ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
     (category, re.compile(words))
     for category, words in _DATA.rows("_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 )
-_HEDGES = _DATA.regex("_HEDGES")
-_ZH_FILLER_OPENERS = _DATA.regex("_ZH_FILLER_OPENERS")
-_OTHER_SUBJECT = _DATA.regex("_OTHER_SUBJECT")
-_SCENE = _DATA.regex("_SCENE")
 
 
 def zh_category(text: str, subject: Subject) -> str:
@@ -410,21 +378,17 @@ def zh_category(text: str, subject: Subject) -> str:
 
 def clean_said(text: str) -> str:
     """A clause as said, without interjections in front or particles behind."""
-    text = _ZH_FILLER_OPENERS.sub("", text.strip()).lstrip("，, ")
+    text = RE._ZH_FILLER_OPENERS.sub("", text.strip()).lstrip("，, ")
     return tidy(text)
-
-
-_NOT_ABOUT_ME = _DATA.regex("_NOT_ABOUT_ME")
-_ME = _DATA.regex("_ME")
 
 
 @named_rule("rules_zh_facts.generic")
 def generic_fact(said: str, subject: Subject) -> Item | None:
     """'我在阳台上养多肉' → 用户在花园里种玫瑰: a first-person statement restated in the third person."""
     text = clean_said(said)
-    if len(text.replace("我", "")) < 2 or not _ME.search(text) or _NOT_ABOUT_ME.search(text):
+    if len(text.replace("我", "")) < 2 or not RE._ME.search(text) or RE._NOT_ABOUT_ME.search(text):
         return None
-    confidence = HEDGED_CONFIDENCE if _HEDGES.search(text) else GENERIC_CONFIDENCE
+    confidence = HEDGED_CONFIDENCE if RE._HEDGES.search(text) else GENERIC_CONFIDENCE
     third = third_person(text)
     return Item("fact", third, zh_category(third, subject), confidence, generic=True)
 
@@ -432,10 +396,10 @@ def generic_fact(said: str, subject: Subject) -> Item | None:
 def is_fragment(said: str) -> bool:
     """A subject-less piece that belongs to the statement next to it ("开了一家小面馆")."""
     text = clean_said(said)
-    return len(text) >= 2 and not _OTHER_SUBJECT.match(text)
+    return len(text) >= 2 and not RE._OTHER_SUBJECT.match(text)
 
 
 def is_scene(said: str) -> bool:
     """A clause that only sets time, place or condition for the next one ("在珠海安顿下来了" says where one lives)."""
     text = clean_said(said)
-    return bool(_SCENE.search(text)) and not re.search(r"安顿|定居|落脚|安家|住下|扎根", text)
+    return bool(RE._SCENE.search(text)) and not re.search(r"安顿|定居|落脚|安家|住下|扎根", text)

@@ -23,6 +23,7 @@ from factledger.infrastructure.offline.rules_common import (
 )
 
 _DATA = rules("rules_zh_prefs")
+RE = _DATA.patterns()
 
 # ==========================================================================
 # Chinese: preferences about replies (always the user's)
@@ -30,23 +31,13 @@ _DATA = rules("rules_zh_prefs")
 
 _STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
 
-_CODE_EXAMPLES = _DATA.regex("_CODE_EXAMPLES", re.IGNORECASE)
 
-
-_STYLE_WORDS = _DATA.regex("_STYLE_WORDS")
-_REPLY_NOUNS = _DATA.regex("_REPLY_NOUNS")
 LANGUAGES = _DATA.text("LANGUAGES")
-_REPLY_CONTEXT = _DATA.regex("_REPLY_CONTEXT")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
 
-_TRAILING_LAUGH = _DATA.regex("_TRAILING_LAUGH")
-_CALL_ME = _DATA.regex("_CALL_ME")
-_NOT_TO_CALL = _DATA.regex("_NOT_TO_CALL")
-_WHAT_TO_CALL = _DATA.regex("_WHAT_TO_CALL")
 _UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
 _ASKED_BACK = re.compile(r"还是|换回|改回|以后")
-_LANGUAGE_ASKED = _DATA.regex("_LANGUAGE_ASKED")
 
 
 def _said(context: Context) -> str:
@@ -57,10 +48,10 @@ def _said(context: Context) -> str:
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         # examples asked for, or for good
-        "code_asked": lambda value, context: bool(_CODE_EXAMPLES.search(_said(context))),
+        "code_asked": lambda value, context: bool(RE._CODE_EXAMPLES.search(_said(context))),
         # a language asked back: "还是日语吧"
         "back_said": lambda value, context: bool(_ASKED_BACK.search(_said(context))),
-        "language_asked": simple(lambda value: bool(_LANGUAGE_ASKED.search(value))),
+        "language_asked": simple(lambda value: bool(RE._LANGUAGE_ASKED.search(value))),
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
     },
@@ -114,7 +105,9 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     if item:
         return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
-    request_like = subject.kind in ("assistant", "unknown") or not subject.explicit or bool(_REPLY_CONTEXT.search(rest))
+    request_like = (
+        subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
+    )
     for stage in (_LANGUAGE, _REPLY_CONTENT, _FORMAT):
         item = _preference_from(stage, rest, said, context={"request_like": request_like})
         if item:
@@ -137,9 +130,9 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
 def _called_preference(rest: str, said: str) -> Item | None:
     """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
     (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")."""
-    called = _TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    m = _CALL_ME.search(called)
-    if m and not _NOT_TO_CALL.search(rest[: m.start()]) and not _WHAT_TO_CALL.match(m.group("n")):
+    called = RE._TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
+    m = RE._CALL_ME.search(called)
+    if m and not RE._NOT_TO_CALL.search(rest[: m.start()]) and not RE._WHAT_TO_CALL.match(m.group("n")):
         return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
     return None
 
@@ -149,12 +142,9 @@ def _style_request(rest: str, said: str) -> Item | None:
     """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
     for pattern, text in _STYLE_REQUESTS:
         m = re.search(pattern, rest)
-        if m and _BEFORE_A_STYLE.fullmatch(rest[: m.start()]):
+        if m and RE._BEFORE_A_STYLE.fullmatch(rest[: m.start()]):
             return preference_item(text, "communication_style", said, behaviour=True)
     return None
-
-
-_BEFORE_A_STYLE = _DATA.regex("_BEFORE_A_STYLE")
 
 
 _RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
@@ -222,19 +212,19 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
         return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
     requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
     about_replies = (
-        _REPLY_NOUNS.search(obj)
+        RE._REPLY_NOUNS.search(obj)
         or obj.endswith("风格")
         # a style said alone is of replies ("简短的", "直接点"), not a style of something else ("短发")
-        or re.fullmatch(r"(?:" + _STYLE_WORDS.pattern + r"|的|一?点|一?些)+", obj)
+        or re.fullmatch(r"(?:" + RE._STYLE_WORDS.pattern + r"|的|一?点|一?些)+", obj)
         or re.search(r"回复|回答|说话|讲话|沟通", obj)
         or requested
     )
-    if _STYLE_WORDS.search(obj) and about_replies:
+    if RE._STYLE_WORDS.search(obj) and about_replies:
         if negative:
             return preference_item(f"{said_verb}{obj}", "communication_style", said)
         if obj.endswith("风格"):
             return preference_item(f"偏好{obj}", "communication_style", said)
-        if _REPLY_NOUNS.search(obj):  # 简短的回复 → 偏好简短的回复风格 (the spec's example)
+        if RE._REPLY_NOUNS.search(obj):  # 简短的回复 → 偏好简短的回复风格 (the spec's example)
             return preference_item(f"偏好{obj}风格", "communication_style", said)
         if requested:  # 喜欢你直接说重点 → the same wording as the request 直接说重点
             return preference_item(requested, "communication_style", said)

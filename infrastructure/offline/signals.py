@@ -51,18 +51,7 @@ from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PAT
 from factledger.infrastructure.offline.wishes import is_answer_wish
 
 _DATA = rules("signals")
-
-_PASSING = _DATA.regex("_PASSING")
-_MOMENT = _DATA.regex("_MOMENT")
-_LISTENER_THEN_ME = _DATA.regex("_LISTENER_THEN_ME")
-_ME_THEN_LISTENER = _DATA.regex("_ME_THEN_LISTENER")
-_ONLY_WE = _DATA.regex("_ONLY_WE")
-
-_ZH_JOINT_PASTIME = _DATA.regex("_ZH_JOINT_PASTIME")
-_ZH_OTHER_SUBJECT = _DATA.regex("_ZH_OTHER_SUBJECT")
-
-
-_EN_LANGUAGE_FROM_NOW = _DATA.regex("_EN_LANGUAGE_FROM_NOW", re.IGNORECASE)
+RE = _DATA.patterns()
 
 
 #: each pattern table's patterns compiled once: the detector reads every clause of a message
@@ -82,18 +71,13 @@ def _compiled(table: dict[str, list[str]]) -> dict[str, tuple[re.Pattern[str], .
     return entry[1]
 
 
-_LISTENER = _DATA.regex("_LISTENER")
-_EN_LISTENER = _DATA.regex("_EN_LISTENER")
-_MINE = _DATA.regex("_MINE")
-_SOMEONE_ELSE_FIRST = _DATA.regex("_SOMEONE_ELSE_FIRST")
-_EN_WORK_OPINION_RE = _DATA.regex("_EN_WORK_OPINION_RE")
-
-
 def _in_passing(text: str, english: bool) -> bool:
     """Said of the moment, the exchange or a group, not of the speaker."""
-    if _PASSING.search(text):
+    if RE._PASSING.search(text):
         return True
-    return not english and any(p.search(text) for p in (_MOMENT, _LISTENER_THEN_ME, _ME_THEN_LISTENER, _ONLY_WE))
+    return not english and any(
+        p.search(text) for p in (RE._MOMENT, RE._LISTENER_THEN_ME, RE._ME_THEN_LISTENER, RE._ONLY_WE)
+    )
 
 
 def _pattern_table(key: str) -> dict[str, list[str]]:
@@ -216,13 +200,13 @@ class SignalDetector:
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
             return self._asked(text, english), []
-        addressed = bool((english and _EN_LISTENER.search(text)) or (not english and _LISTENER.search(text)))
+        addressed = bool((english and RE._EN_LISTENER.search(text)) or (not english and RE._LISTENER.search(text)))
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
         prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
         if not prefs and (
-            standing_request(clause.text) or asks_to_recommend(clause.text) or _EN_LANGUAGE_FROM_NOW.search(text)
+            standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
             prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
         if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _in_passing(text, english):
@@ -240,11 +224,11 @@ class SignalDetector:
     def _asked(text: str, english: bool) -> list[str]:
         """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
         pastime they propose sharing: "明天一起去钓鱼吗"."""
-        if english or _LISTENER.search(text):
+        if english or RE._LISTENER.search(text):
             return []
-        if _MINE.search(text):
+        if RE._MINE.search(text):
             return ["possession"]
-        if _ZH_JOINT_PASTIME.search(text) and not _ZH_OTHER_SUBJECT.search(text):
+        if RE._ZH_JOINT_PASTIME.search(text) and not RE._ZH_OTHER_SUBJECT.search(text):
             return ["habit"]
         return []
 
@@ -263,15 +247,15 @@ class SignalDetector:
         elif not addressed:
             facts = self._hits(text, {"location": ["坐标"]}, self.TOPIC_PATTERNS)
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
-            if not english and not _SOMEONE_ELSE_FIRST.match(text):
+            if not english and not RE._SOMEONE_ELSE_FIRST.match(text):
                 prefs = self._hits(text, {}, self.PREF_PATTERNS)
         if english:
             # a value or an opinion of a work is the speaker's even when "I" is left out
             opinions = self._hits(text.replace("’", "'"), {}, self.OPINION_PATTERNS)
             if addressed:  # "it's important that you rest" is advice; a work stays an opinion
-                opinions = [c for c in opinions if _EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
+                opinions = [c for c in opinions if RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
             prefs += [c for c in opinions if c not in prefs]
-        elif not _ZH_OTHER_SUBJECT.search(text) and not addressed:
+        elif not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
             facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
         return facts, prefs
 

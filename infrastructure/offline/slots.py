@@ -32,6 +32,7 @@ from factledger.infrastructure.offline.registry import Registry, Vocabulary, reg
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
+RE = _DATA.patterns()
 
 # --------------------------------------------------------------------------
 # Roles: relationship nouns, canonical form, and whether one person can have
@@ -98,24 +99,19 @@ def looks_like_job(title: str) -> bool:
 # Normalisation
 # --------------------------------------------------------------------------
 
-_PUNCT = _DATA.regex("_PUNCT", re.UNICODE)
-_FILLERS_ZH = _DATA.regex("_FILLERS_ZH")
-_FILLERS_EN = _DATA.regex("_FILLERS_EN")
-_MEASURE = _DATA.regex("_MEASURE")
-
 
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
     text = unicodedata.normalize("NFKC", text or "").lower()
-    return _PUNCT.sub("", text)
+    return RE._PUNCT.sub("", text)
 
 
 def canonical(text: str) -> str:
     """``normalise`` minus particles and time adverbs: the judge's notion of "same words"."""
     text = unicodedata.normalize("NFKC", text or "").lower()
-    text = _FILLERS_EN.sub(" ", text)
-    text = _FILLERS_ZH.sub("", text)
-    return _PUNCT.sub("", text)
+    text = RE._FILLERS_EN.sub(" ", text)
+    text = RE._FILLERS_ZH.sub("", text)
+    return RE._PUNCT.sub("", text)
 
 
 def _clean_value(value: str) -> str:
@@ -125,7 +121,7 @@ def _clean_value(value: str) -> str:
 
 
 def _strip_measure(thing: str) -> str:
-    return _MEASURE.sub("", thing.strip())
+    return RE._MEASURE.sub("", thing.strip())
 
 
 # --------------------------------------------------------------------------
@@ -138,19 +134,13 @@ _AGE = _DATA.text("_AGE")
 
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
-_CONSUMPTION_STOPPED = _DATA.regex("_CONSUMPTION_STOPPED")
-_AMOUNT = _DATA.regex("_AMOUNT", re.IGNORECASE)
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
-_EN_MARITAL = _DATA.regex("_EN_MARITAL", re.IGNORECASE)
-_ZH_MARITAL = _DATA.regex("_ZH_MARITAL")
-_EN_DATING_NAMED = _DATA.regex("_EN_DATING_NAMED")
 _LEVEL = _DATA.text("_LEVEL")
 
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
 EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
-_EN_BARE_TITLE = _DATA.regex("_EN_BARE_TITLE", re.IGNORECASE)
 
 
 def _en_job(value: str, counted: bool) -> str | None:
@@ -163,7 +153,7 @@ def _en_job(value: str, counted: bool) -> str | None:
     """
     job = _strip_measure(value)
     if not counted:
-        return job if _EN_BARE_TITLE.search(job) else None
+        return job if RE._EN_BARE_TITLE.search(job) else None
     return job if _EN_JOB_WORD.search(job) else None
 
 
@@ -173,13 +163,7 @@ def _en_job(value: str, counted: bool) -> str | None:
 
 _ZH_DEGREE = _DATA.text("_ZH_DEGREE")
 _ZH_NOT = _DATA.text("_ZH_NOT")
-_ZH_LIKING = _DATA.regex("_ZH_LIKING")
-_ZH_INTEREST = _DATA.regex("_ZH_INTEREST")
-_ZH_LIGHT_VERB = _DATA.regex("_ZH_LIGHT_VERB")
 _EN_NOT_LIKING = _DATA.text("_EN_NOT_LIKING")
-_EN_LIKING_RE = _DATA.regex("_EN_LIKING_RE", re.IGNORECASE)
-_EN_LIGHT_VERB = _DATA.regex("_EN_LIGHT_VERB", re.IGNORECASE)
-_EN_LIKING_TAIL = _DATA.regex("_EN_LIKING_TAIL", re.IGNORECASE)
 
 
 def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
@@ -187,16 +171,16 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
     特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
     hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
     if english:
-        m = _EN_LIKING_RE.match(predicate)
+        m = RE._EN_LIKING_RE.match(predicate)
         if not m:
             return None
-        thing = _EN_LIGHT_VERB.sub("", _EN_LIKING_TAIL.sub("", _clean_value(m.group("v"))))
+        thing = RE._EN_LIGHT_VERB.sub("", RE._EN_LIKING_TAIL.sub("", _clean_value(m.group("v"))))
         negative = bool(m.group("neg"))
     else:
-        m = _ZH_INTEREST.match(predicate) or _ZH_LIKING.match(predicate)
+        m = RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
         if not m:
             return None
-        thing = _ZH_LIGHT_VERB.sub(
+        thing = RE._ZH_LIGHT_VERB.sub(
             "", _clean_value(re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v")))
         )
         negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
@@ -208,7 +192,6 @@ def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
 
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_COUNT = _DATA.regex("_COUNT")
 
 
 def _refine_is(value: str) -> tuple[str, str] | None:
@@ -239,9 +222,9 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
             continue
         if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
             return f"consumes:{thing}", "quitting"
-        if _CONSUMPTION_STOPPED.search(predicate):
+        if RE._CONSUMPTION_STOPPED.search(predicate):
             return f"consumes:{thing}", "no"
-        amount = _AMOUNT.search(predicate)
+        amount = RE._AMOUNT.search(predicate)
         return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
     return None
 
@@ -307,7 +290,7 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """A named pet and its breed, what it is, how many, and the partner by name."""
     found += _pairs(_ZH_PET, predicate)
-    m = _COUNT.search(re.split(r"[，,]", predicate)[0])
+    m = RE._COUNT.search(re.split(r"[，,]", predicate)[0])
     if m:
         found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
     partner = re.match(_PARTNER_NAMED, predicate)
@@ -382,9 +365,9 @@ _REFINE: dict[str, Refiner] = {
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
-    if not (_EN_MARITAL if english else _ZH_MARITAL).match(predicate):
+    if not (RE._EN_MARITAL if english else RE._ZH_MARITAL).match(predicate):
         return None
-    if english and _EN_DATING_NAMED.match(predicate):
+    if english and RE._EN_DATING_NAMED.match(predicate):
         return None  # "is dating Priya": who, read as the partner slot
     return next((("marital", status) for status, words in _MARITAL_WORDS if re.search(words, predicate, re.I)), None)
 
@@ -425,12 +408,6 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     return list(_slots_of(fact_text))
 
 
-_EN_LEAD = _DATA.regex("_EN_LEAD", re.IGNORECASE)
-_EN_LEAD_NOT = _DATA.regex("_EN_LEAD_NOT", re.IGNORECASE)
-_ZH_LEAD = _DATA.regex("_ZH_LEAD")
-_ZH_LEAD_NOT = _DATA.regex("_ZH_LEAD_NOT")
-
-
 # A user's known facts are read again for every new item of every message: read each text once.
 @functools.lru_cache(maxsize=16_384)
 def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
@@ -440,13 +417,13 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
     text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what
-    lead = _EN_LEAD.match(text)
-    if lead and not _EN_LEAD_NOT.search(lead.group(0)):
+    lead = RE._EN_LEAD.match(text)
+    if lead and not RE._EN_LEAD_NOT.search(lead.group(0)):
         text = text[lead.end() :]
         text = text[:1].upper() + text[1:]
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
-    zh_lead = _ZH_LEAD.match(text)
-    if zh_lead and not _ZH_LEAD_NOT.search(zh_lead.group(0)):
+    zh_lead = RE._ZH_LEAD.match(text)
+    if zh_lead and not RE._ZH_LEAD_NOT.search(zh_lead.group(0)):
         text = text[zh_lead.end() :]
     found = _slots(text)
     if not found:
@@ -476,13 +453,12 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-_HAS_PARTNER = _DATA.regex("_HAS_PARTNER")
 _EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_PREDICATE_TIDY")
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
     role: str | None = None
-    partner = _HAS_PARTNER.match(text)
+    partner = RE._HAS_PARTNER.match(text)
     if partner:
         return [
             (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))

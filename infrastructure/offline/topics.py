@@ -24,19 +24,11 @@ from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 _DATA = rules("topics")
+RE = _DATA.patterns()
 
 _TOPICS: dict[str, tuple[str, bool]] = _DATA.table("_TOPICS")
 _WORDS = {topic: re.compile(words, re.IGNORECASE) for topic, (words, _) in _TOPICS.items()}
 
-_LATER = _DATA.regex("_LATER", re.IGNORECASE)
-_BEFORE = _DATA.regex("_BEFORE", re.IGNORECASE)
-_GAVE_WAY = _DATA.regex("_GAVE_WAY", re.IGNORECASE)
-_MORE_NOW = _DATA.regex("_MORE_NOW", re.IGNORECASE)
-_CORRECTED = _DATA.regex("_CORRECTED", re.IGNORECASE)
-_SCOPE = _DATA.regex("_SCOPE", re.IGNORECASE)
-_TOOK_UP = _DATA.regex("_TOOK_UP", re.IGNORECASE)
-_FAVOURITE = _DATA.regex("_FAVOURITE", re.IGNORECASE)
-_ADDS = _DATA.regex("_ADDS", re.IGNORECASE)
 _SOMEONE_ELSE = _DATA.regex("_SOMEONE_ELSE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
@@ -58,11 +50,8 @@ def topics_of(text: str) -> dict[str, frozenset[str]]:
 def _choice(words: str) -> str:
     """A choice without the words of telling that a match may begin with ("转到市里的实验中学"),
     and a film genre without 片 ("战争片" and "战争" are one choice)."""
-    choice = _TELLING.sub("", words.lower()) or words.lower()
+    choice = RE._TELLING.sub("", words.lower()) or words.lower()
     return choice[:-1] if len(choice) == 3 and choice.endswith("片") and choice != "纪录片" else choice
-
-
-_TELLING = _DATA.regex("_TELLING")
 
 
 def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
@@ -78,42 +67,39 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         if not fresh:
             continue
         # a favourite is one at a time, whatever its topic ("最爱的水果是榴莲" → "现在最爱山竹")
-        exclusive = _TOPICS[topic][1] or bool(_FAVOURITE.search(old_body) and _FAVOURITE.search(new_body))
+        exclusive = _TOPICS[topic][1] or bool(RE._FAVOURITE.search(old_body) and RE._FAVOURITE.search(new_body))
         # the clause that names the new choice: "也" elsewhere ("膝盖也不疼了") adds nothing to it
         clause = next(
             (c for c in re.split(r"[，,。；;！!—]", new_body) if fresh[0] in topics_of(c).get(topic, ())), new_body
         )
-        later = bool(_LATER.search(new_body))
+        later = bool(RE._LATER.search(new_body))
         # "又迷上攀岩了" adds a pastime to one held all along, but follows one taken up in its turn
         # ("后来迷上了蛋仔派对", "改打乒乓球了"): a chain of them, each in the last one's place
-        in_turn = bool(_BEFORE.search(old_body) or _LATER.search(old_body) or _GAVE_WAY.search(old_body))
+        in_turn = bool(RE._BEFORE.search(old_body) or RE._LATER.search(old_body) or RE._GAVE_WAY.search(old_body))
         gave_way = bool(
-            _GAVE_WAY.search(new_body)
-            or _CORRECTED.search(new_body)
-            or (later and in_turn and _TOOK_UP.search(clause))
-            or (_MORE_NOW.search(clause) and not _ADDS.search(clause))
+            RE._GAVE_WAY.search(new_body)
+            or RE._CORRECTED.search(new_body)
+            or (later and in_turn and RE._TOOK_UP.search(clause))
+            or (RE._MORE_NOW.search(clause) and not RE._ADDS.search(clause))
             # a favourite named now ("现在最爱的是云南菜"): one at a time, in place of those held
-            or (later and bool(_FAVOURITE.search(clause)) and not _ADDS.search(clause))
+            or (later and bool(RE._FAVOURITE.search(clause)) and not RE._ADDS.search(clause))
         )
-        if _ADDS.search(clause) and not (_GAVE_WAY.search(clause) or _CORRECTED.search(new_body)):
+        if RE._ADDS.search(clause) and not (RE._GAVE_WAY.search(clause) or RE._CORRECTED.search(new_body)):
             continue
-        scope = {m.group(0).lower() for m in _SCOPE.finditer(clause)}
+        scope = {m.group(0).lower() for m in RE._SCOPE.finditer(clause)}
         # "下午只喝绿茶": a time of day of its own, not the choice in place of the old, unless the
         # old one is said to be over ("戒了，现在早上泡大麦茶")
-        over = _LATER.search(new_body) or _GAVE_WAY.search(
+        over = RE._LATER.search(new_body) or RE._GAVE_WAY.search(
             re.sub(r"只(?:想|爱)?(?:喝|看|听|玩|打|吃|骑|坐|住|练|读)", "", new_body)
         )
-        narrower = scope - {m.group(0).lower() for m in _SCOPE.finditer(old_body)}
-        if narrower and not (over or _CORRECTED.search(new_body)):
+        narrower = scope - {m.group(0).lower() for m in RE._SCOPE.finditer(old_body)}
+        if narrower and not (over or RE._CORRECTED.search(new_body)):
             continue
         if any(_same(c, held) for c in new_named for held in old_named) and not gave_way:
             continue  # "还是喝咖啡，偶尔喝茶": the old choice is said again
-        if gave_way or (later and (exclusive or _BEFORE.search(old_body))):
+        if gave_way or (later and (exclusive or RE._BEFORE.search(old_body))):
             return topic, sorted(old_named)[0], fresh[0]
     return None
-
-
-_TASTE_NOW = _DATA.regex("_TASTE_NOW")
 
 
 def taste_now(message: str) -> list[str]:
@@ -128,11 +114,11 @@ def taste_now(message: str) -> list[str]:
         named = topics_of(clause)
         # a later-word alone only for a topic held one at a time ("以后都自由行"); "最近在追美剧" adds
         if not named or not (
-            _TASTE_NOW.search(clause) or (_LATER.search(clause) and any(_TOPICS[t][1] for t in named))
+            RE._TASTE_NOW.search(clause) or (RE._LATER.search(clause) and any(_TOPICS[t][1] for t in named))
         ):
             continue
         before = clauses[at - 1] if at else ""
-        said = f"{before}，{clause}" if before and _GAVE_WAY.search(before) else clause
+        said = f"{before}，{clause}" if before and RE._GAVE_WAY.search(before) else clause
         found.append("用户" + said.removeprefix("我"))
     return found
 
@@ -159,12 +145,12 @@ def change_told(message: str, liking: str) -> str | None:
     """The clause of ``message`` that says one's taste gave way ("现在口味变了", "看腻了"), when the
     liking read from another clause ("爱看喜剧片") does not say so itself: the judge reads the new
     liking against the old one only with it. None when no such clause, or someone else's."""
-    if _GAVE_WAY.search(liking) or _MORE_NOW.search(liking):
+    if RE._GAVE_WAY.search(liking) or RE._MORE_NOW.search(liking):
         return None  # "更喜欢…" says it gave way already, in words the judge reads as they stand
     if _SOMEONE_ELSE.search(message) or re.search(r"[?？吗]", message):
         return None
     for clause in (c.strip() for c in re.split(r"[，,。！!；;~～…]", message)):
-        if clause and clause not in liking and _GAVE_WAY.search(clause) and not topics_of(clause):
+        if clause and clause not in liking and RE._GAVE_WAY.search(clause) and not topics_of(clause):
             return clause.removeprefix("我")
     return None
 

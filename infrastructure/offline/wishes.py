@@ -34,25 +34,10 @@ from factledger.infrastructure.offline.rules_common import Item, named_rule, pre
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 _DATA = rules("wishes")
+RE = _DATA.patterns()
 
 # -- what makes a clause a wish about answers --------------------------------------------------
 
-_ZH_WISH = _DATA.regex("_ZH_WISH")
-_EN_WISH = _DATA.regex("_EN_WISH", re.IGNORECASE)
-_ZH_ANSWERS = _DATA.regex("_ZH_ANSWERS")
-_EN_ANSWERS = _DATA.regex("_EN_ANSWERS", re.IGNORECASE)
-_ZH_ANSWER_PARTS = _DATA.regex("_ZH_ANSWER_PARTS", re.I)
-_EN_ANSWER_PARTS = _DATA.regex("_EN_ANSWER_PARTS", re.IGNORECASE)
-_ZH_IMPERATIVE = _DATA.regex("_ZH_IMPERATIVE")
-_EN_IMPERATIVE = _DATA.regex("_EN_IMPERATIVE", re.IGNORECASE)
-_ZH_STANDING = _DATA.regex("_ZH_STANDING")
-_EN_STANDING = _DATA.regex("_EN_STANDING", re.IGNORECASE)
-_ZH_POLITE = _DATA.regex("_ZH_POLITE")
-_EN_POLITE = _DATA.regex("_EN_POLITE", re.IGNORECASE)
-_ZH_MANNER = _DATA.regex("_ZH_MANNER")
-_EN_MANNER = _DATA.regex("_EN_MANNER", re.IGNORECASE)
-_ZH_ONE_TASK = _DATA.regex("_ZH_ONE_TASK")
-_EN_ONE_TASK = _DATA.regex("_EN_ONE_TASK", re.IGNORECASE)
 _ZH_SOMEONE = _DATA.regex("_ZH_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
@@ -76,8 +61,6 @@ _LANGUAGE_NAMES = _DATA.mapping("_LANGUAGE_NAMES")
 _LANGUAGE_NAMES |= {"es": "Spanish", "de": "German"}
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CODE_NAMES |= {"c++": "C++", "c#": "C#", "matlab": "MATLAB"}
-_ZH_LANGUAGE_SAID = _DATA.regex("_ZH_LANGUAGE_SAID")
-_STATED = _DATA.regex("_STATED", re.IGNORECASE)
 
 
 @named_rule("wishes.answer")
@@ -93,7 +76,7 @@ def answer_wish(clause: Clause, someone_else: bool = False) -> Item | None:
     text, category = _says(found, sides[found], said)
     if not text:
         return None
-    return preference_item(text, category, said, behaviour=not _STATED.search(said))
+    return preference_item(text, category, said, behaviour=not RE._STATED.search(said))
 
 
 def said_of_someone_else(text: str) -> bool:
@@ -110,21 +93,23 @@ def is_answer_wish(clause: Clause) -> bool:
 def _is_wish(clause: Clause, said: str) -> bool:
     english = is_english(said)
     wish, answers, parts = (
-        (_EN_WISH, _EN_ANSWERS, _EN_ANSWER_PARTS) if english else (_ZH_WISH, _ZH_ANSWERS, _ZH_ANSWER_PARTS)
+        (RE._EN_WISH, RE._EN_ANSWERS, RE._EN_ANSWER_PARTS)
+        if english
+        else (RE._ZH_WISH, RE._ZH_ANSWERS, RE._ZH_ANSWER_PARTS)
     )
     if not wish.search(said) or said_of_someone_else(said):
         return False
-    imperative = (_EN_IMPERATIVE if english else _ZH_IMPERATIVE).match(said)
+    imperative = (RE._EN_IMPERATIVE if english else RE._ZH_IMPERATIVE).match(said)
     # the answers named, or what only they hold asked of the assistant by a request
-    asked_of_me = imperative or _STATED.search(said) or re.search(r"给我|\bme\b", said, re.IGNORECASE)
+    asked_of_me = imperative or RE._STATED.search(said) or re.search(r"给我|\bme\b", said, re.IGNORECASE)
     if not (answers.search(said) or (parts.search(said) and asked_of_me)) or _FOR_SOMEONE.search(said):
         return False
-    standing = (_EN_STANDING if english else _ZH_STANDING).search(said)
-    if (_EN_ONE_TASK if english else _ZH_ONE_TASK).search(said) and not standing:
+    standing = (RE._EN_STANDING if english else RE._ZH_STANDING).search(said)
+    if (RE._EN_ONE_TASK if english else RE._ZH_ONE_TASK).search(said) and not standing:
         return False  # one thing asked for now
     if is_question(clause):
-        polite = (_EN_POLITE if english else _ZH_POLITE).search(said)
-        manner = (_EN_MANNER if english else _ZH_MANNER).search(said)
+        polite = (RE._EN_POLITE if english else RE._ZH_POLITE).search(said)
+        manner = (RE._EN_MANNER if english else RE._ZH_MANNER).search(said)
         return bool(polite and (standing or manner))
     return True
 
@@ -169,7 +154,7 @@ def _reply_language(side: str, said: str, english: bool) -> tuple[str, str]:
     if english:
         name = _LANGUAGE_NAMES.get(language, language.capitalize())
         return (f"Prefers replies not in {name}" if refused else f"Prefers replies in {name}"), "language"
-    named = _ZH_LANGUAGE_SAID.search(said)
+    named = RE._ZH_LANGUAGE_SAID.search(said)
     name = named.group(0) if named else language
     return (f"不希望用{name}回复" if refused else f"偏好用{name}回复"), "language"
 
