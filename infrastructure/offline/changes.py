@@ -297,9 +297,7 @@ def _restated(fact: str, old: str, value: str) -> str:
 
 
 #: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
-EN_PROPER = _EN_PROPER = re.compile(
-    r"(?<!^)(?<![.!?] )\b(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*[a-z][\w'-]*)*"
-)
+EN_PROPER = _DATA.regex("EN_PROPER")
 
 
 def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = True) -> tuple[str, str] | None:
@@ -314,7 +312,7 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
         if not fact.startswith("The user"):
             continue
-        names = [m for m in _EN_PROPER.finditer(fact) if m.start() > len("The user")]
+        names = [m for m in EN_PROPER.finditer(fact) if m.start() > len("The user")]
         if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
             continue
         at, end = names[0].span()
@@ -708,18 +706,6 @@ _EN_NAME = _DATA.text("_EN_NAME")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
 _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
-#: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
-_EN_NEW_FAVOURITE = re.compile(
-    _EN_NAME
-    + r" (?:has (?:now )?become|has turned into|became|is now|is) my (?:new |all-time |absolute |current )*favou?rite\b"
-    r"(?<!\bis my favorite)(?<!\bis my favourite)"
-    r"|\bmy (?:new |current )favou?rite(?: [a-z]+)? (?:is|has to be) (?:now )?"
-    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
-    # "tacos are my favorite now": a thing in lower case, with a word that says now
-    + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
-    r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
-)
-
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 
@@ -1095,6 +1081,14 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
         )
     ),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    "en_favourite": lambda m: (
+        lambda f, s, v: (
+            bool(re.search(r"favou?rite", s))
+            and v in f
+            and f.startswith("The user")
+            and v.lower() != RE._EN_LEAD_WORDS.sub("", m.group("v") or m.group("v2") or m.group("v3")).lower()
+        )
+    ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
     "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
@@ -1289,6 +1283,7 @@ _VOCABULARY = VOCABULARY.extended(
         "others_en": lambda value, context: _others_en(context.get("text", "")),
         "relative_named": lambda value, context: bool(RE._EN_RELATIVE_NAMED.search(context.get("text", ""))),
         "ended": lambda value, context: bool(RE._EN_ENDED.search(context.get("text", ""))),
+        "theirs": lambda value, context: bool(RE._EN_THEIRS.search(context.get("text", ""))),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         # "my sister moved out to …": someone else, unless with the user ("my wife and I")
         "someone_first": lambda value, context: bool(
@@ -1305,6 +1300,7 @@ _VOCABULARY = VOCABULARY.extended(
         "strip": str.strip,
         "lower": str.lower,
         "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
+        "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
@@ -1312,9 +1308,7 @@ _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_ENGLISH = registry(
-    _DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, _EN_NAME2=_EN_NAME.replace("(?P<v>", "(?P<v2>")
-)
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
 
 
 def _others_en(text: str) -> bool:
@@ -1475,24 +1469,6 @@ def _thing_now(value: str, thing: Target) -> Event:
     return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
 
 
-def _en_favourite(fired: Fired, context: Context) -> EnglishOutcome:
-    # "lately Interstellar has become my all-time favorite": in the latest favourite known
-    m = _EN_NEW_FAVOURITE.search(context["text"])
-    if not m or re.search(r"\b(?:his|her|their)\b", context["text"], re.I):
-        return [], False
-    value = re.sub(
-        r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
-        "",
-        m.group("v") or m.group("v2") or m.group("v3"),
-        flags=re.IGNORECASE,
-    )
-    for fact in reversed(context["known"].facts):
-        old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
-        if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
-            return [(fact.replace(old_value, value, 1), fact)], True
-    return [], False
-
-
 def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
     # "handed in my notice! starting as a bank teller next week": the old job is ending, the
     # new one is fixed (a start date is no maybe)
@@ -1570,7 +1546,6 @@ _EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
     "quit": _en_quit,
     "promoted": _en_promoted,
     "swaps": _en_swaps,
-    "favourite": _en_favourite,
     "starting_as": _en_starting_as,
     "transferred": _en_transferred,
     "now_its": _en_now_its,
