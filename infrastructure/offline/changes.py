@@ -911,11 +911,12 @@ class _Known:
         self.facts = tuple(facts)
         self._slotted: list[tuple[str, list[tuple[str, str]]]] | None = None
 
-    def latest(self, test: Test) -> Target | None:
-        """The latest known fact, with the slot, for which ``test(fact, slot, value)`` holds."""
+    def latest(self, test: Test, recent: int = 0) -> Target | None:
+        """The latest known fact (of the last ``recent``, when given), with the slot, for which
+        ``test(fact, slot, value)`` holds."""
         if self._slotted is None:
             self._slotted = [(fact, slots_of(fact) or [("", "")]) for fact in reversed(self.facts)]
-        for fact, slots in self._slotted:
+        for fact, slots in self._slotted[:recent] if recent else self._slotted:
             for slot, value in slots:
                 if test(fact, slot, value):
                     return fact, slot, value
@@ -1121,6 +1122,20 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
     return fact[: there.start()] + fired.match.group("n") + fact[there.end() - len(unit) :]
 
 
+@functools.cache
+def _held(pattern: str) -> re.Pattern[str]:
+    """A rule's ``held`` pattern, of the known fact it looks for, compiled once."""
+    return re.compile(_DATA.expand(pattern, "held", {}))
+
+
+def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
+    """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
+    old = _held(fired.rule.values["held"]).search(target[0])
+    if not old or old.group("old").lower() == fired.text.lower():
+        return None
+    return target[0][: old.start("old")] + fired.text + target[0][old.end("old") :]
+
+
 #: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
 _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "template": lambda fired, target, context: fired.text,
@@ -1142,18 +1157,25 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "phone": _phone,
     "age": _age,
     "amount": _amount,
+    "respan": _respanned,
 }
 
 
 def _target(fired: Fired, context: Context) -> Target | None:
-    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot."""
+    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot, and
+    one its ``held`` pattern finds in (of the last ``recent``, when given)."""
     values, known = fired.rule.values, _known_of(context)
-    if "finder" in values:
-        return known.latest(_FINDERS[values["finder"]](fired.match))
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    if kinds:
-        return known.latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
-    return known.latest(lambda f, s, v: s in slots) if slots else None
+    held = _held(values["held"]) if "held" in values else None
+    if "finder" in values:
+        test = _FINDERS[values["finder"]](fired.match)
+    elif kinds:
+        test = lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds  # noqa: E731
+    elif slots or held:
+        test = lambda f, s, v: not slots or s in slots  # noqa: E731
+    else:
+        return None
+    return known.latest(lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0))
 
 
 def _known_of(context: Context) -> _Known:
@@ -1184,10 +1206,12 @@ def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
 
 def _heard(rule: Rule, context: Context) -> bool:
     """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
-    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds."""
-    if "gate" in rule.values and not _GATES[rule.values["gate"]](context["text"]):
+    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds (``reads = "said"``: the
+    whole English message, not only what it says is so)."""
+    text = context[rule.values.get("reads", "text")]
+    if "gate" in rule.values and not _GATES[rule.values["gate"]](text):
         return False
-    return "message" not in rule.values or bool(re.search(rule.values["message"], context["text"]))
+    return "message" not in rule.values or bool(re.search(rule.values["message"], text))
 
 
 def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
@@ -1276,7 +1300,8 @@ _VOCABULARY = VOCABULARY.extended(
         "new_partner": lambda value, context: bool(RE._NEW_PARTNER.search(context.get("text", ""))),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
-        "conditional": lambda value, context: is_conditional(context.get("text", "")),
+        # (of the whole English message where the rule reads only what is so)
+        "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "correction": lambda value, context: is_correction(context.get("text", "")),
         "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
         "not_studied": lambda value, context: bool(RE._EN_NOT_STUDIED.search(context.get("text", ""))),
@@ -1318,6 +1343,7 @@ def _others_en(text: str) -> bool:
 
 _GATES: dict[str, Callable[[str], bool]] = {
     "home_news": lambda text: _home_news(text),
+    "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
         RE._EN_LEFT_A_JOB.search(text)
@@ -1390,15 +1416,6 @@ def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
     return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
 
 
-def _en_weight(fired: Fired, context: Context) -> EnglishOutcome:
-    # "down to 195 after two months", "hit 180 this morning": a weight said again
-    weighed = next((f for f in reversed(context["known"].facts[-3:]) if RE._EN_WEIGHT.search(f)), None)
-    old = RE._EN_WEIGHT.search(weighed) if weighed else None
-    if not weighed or not old or old.group("n") == fired.match.group("n"):
-        return [], False
-    return [(weighed[: old.start("n")] + fired.match.group("n") + weighed[old.end("n") :], weighed)], True
-
-
 def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
     # "I quit smoking last year": the habit known, quit
     known = context["known"].facts
@@ -1469,46 +1486,6 @@ def _thing_now(value: str, thing: Target) -> Event:
     return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
 
 
-def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
-    # "handed in my notice! starting as a bank teller next week": the old job is ending, the
-    # new one is fixed (a start date is no maybe)
-    said = context["said"]
-    m = RE._EN_STARTING_AS.search(said)
-    if not m or not RE._EN_LEFT_A_JOB.search(said) or is_conditional(said):
-        return [], False
-    work = _en_latest(context, ("job", "employment", "employer"))
-    if not work or m.group("v").lower() in work[0].lower():
-        return [], False
-    return [(f"The user works as {m.group('v')}", work[0])], True
-
-
-def _en_transferred(fired: Fired, context: Context) -> EnglishOutcome:
-    # the place the known work fact names, by a capitalised word after "in"
-    for fact in reversed(context["known"].facts):
-        place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
-        if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
-            if fired.match.group("v").lower() == place.group("p").lower():
-                return [], False
-            return [(fact[: place.start("p")] + fired.match.group("v") + fact[place.end("p") :], fact)], True
-    return [], False
-
-
-def _en_now_its(fired: Fired, context: Context) -> EnglishOutcome:
-    known, value = context["known"].facts, fired.match.group("v")
-    thing = _en_latest(context, ("vehicle", "phone")) if known else None
-    if not thing or thing[0] != known[-1] or value.lower() in thing[0].lower():
-        return [], False
-    return [_thing_now(value, thing)], True
-
-
-def _en_measure(fired: Fired, context: Context) -> EnglishOutcome:
-    measured = _en_latest(context, ("measure",))
-    old_value = dict(slots_of(measured[0])).get(measured[1]) if measured else None
-    if not measured or not old_value or old_value == fired.match.group("n"):
-        return [], False
-    return [(measured[0].replace(old_value, fired.match.group("n"), 1), measured[0])], True
-
-
 def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
     # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
     if not context["known"].facts:
@@ -1542,14 +1519,9 @@ _EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
     "forget": _en_forget,
     "no_longer": _en_no_longer,
     "figure": _en_figure,
-    "weight": _en_weight,
     "quit": _en_quit,
     "promoted": _en_promoted,
     "swaps": _en_swaps,
-    "starting_as": _en_starting_as,
-    "transferred": _en_transferred,
-    "now_its": _en_now_its,
-    "measure": _en_measure,
     "meant": _en_meant,
     "partner": _en_partner,
 }
@@ -1558,7 +1530,8 @@ _EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
 def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
     """The changes the first rule of ``rules`` that decides finds in ``text``; None if none decides."""
     for rule in rules.rules:
-        fired = rule.fire(text, context) if _heard(rule, context) else None
+        said = context["said"] if rule.values.get("reads") == "said" else text
+        fired = rule.fire(said, context) if _heard(rule, context) else None
         if fired is None:
             continue
         if "handler" in rule.values:
