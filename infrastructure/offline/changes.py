@@ -34,7 +34,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -57,13 +57,6 @@ RE = _DATA.patterns()
 # Markers
 # --------------------------------------------------------------------------
 
-_ZH_CORRECTION = _DATA.text("_ZH_CORRECTION")
-_EN_CORRECTION = _DATA.text("_EN_CORRECTION")
-_ZH_RETRACTION = _DATA.text("_ZH_RETRACTION")
-_EN_RETRACTION = _DATA.text("_EN_RETRACTION")
-_ZH_FILLER = _DATA.text("_ZH_FILLER")
-_EN_FILLER = _DATA.text("_EN_FILLER")
-
 
 @functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
@@ -79,28 +72,23 @@ def is_correction(text: str) -> bool:
     text = _folded(text)
     if is_conditional(text) or re.search(r"(?<!不)(?:是不是|对不对)|[吗么][?？]?\s*$", text):
         return False
-    return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
+    return bool(RE._ZH_CORRECTION.search(text) or RE._EN_CORRECTION.search(text))
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_retraction(text: str) -> bool:
     """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
     text = _folded(text)
-    return bool(re.search(_ZH_RETRACTION, text) or re.search(_EN_RETRACTION, text, re.IGNORECASE))
+    return bool(RE._ZH_RETRACTION.search(text) or RE._EN_RETRACTION.search(text))
 
 
 def is_marker_only(clause: str) -> bool:
     """A clause that only says "that was wrong / a joke" ("哎呀手快写错了", "I keep mixing those up")."""
     text = _folded(clause).strip()
-    if not (
-        re.search(_ZH_CORRECTION + "|" + _ZH_RETRACTION, text)
-        or re.search(_EN_CORRECTION + "|" + _EN_RETRACTION, text, re.IGNORECASE)
-    ):
+    if not (RE._ZH_MARKER.search(text) or RE._EN_MARKER.search(text)):
         return False
-    rest = re.sub(_ZH_CORRECTION + "|" + _ZH_RETRACTION, "", text)
-    rest = re.sub(_EN_CORRECTION + "|" + _EN_RETRACTION, " ", rest, flags=re.IGNORECASE)
-    rest = re.sub(_ZH_FILLER, "", rest)
-    rest = re.sub(_EN_FILLER, " ", rest, flags=re.IGNORECASE)
+    rest = RE._EN_MARKER.sub(" ", RE._ZH_MARKER.sub("", text))
+    rest = RE._EN_FILLER.sub(" ", RE._ZH_FILLER.sub("", rest))
     rest = re.sub(r"[\W_\d]+", "", rest)
     return len(rest) <= 1
 
@@ -1283,6 +1271,13 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
     return found
 
 
+_SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+
+
+def _says(pattern: re.Pattern[str]) -> Predicate:
+    return lambda value, context: bool(pattern.search(context.get("text", "")))
+
+
 def _figure_alone(clause: str, context: Context) -> Event | None:
     """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
     Chinese ways of telling; English ones name their subject)."""
@@ -1293,31 +1288,18 @@ def _figure_alone(clause: str, context: Context) -> Event | None:
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
+        **{name: _says(pattern) for pattern, name in _SAYS},
         "others": lambda value, context: bool(context.get("others")),
         "switched": lambda value, context: bool(context.get("switched")),
-        "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
-        "new_partner": lambda value, context: bool(RE._NEW_PARTNER.search(context.get("text", ""))),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "correction": lambda value, context: is_correction(context.get("text", "")),
-        "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
-        "not_studied": lambda value, context: bool(RE._EN_NOT_STUDIED.search(context.get("text", ""))),
         "others_en": lambda value, context: _others_en(context.get("text", "")),
-        "relative_named": lambda value, context: bool(RE._EN_RELATIVE_NAMED.search(context.get("text", ""))),
-        "ended": lambda value, context: bool(RE._EN_ENDED.search(context.get("text", ""))),
-        "theirs": lambda value, context: bool(RE._EN_THEIRS.search(context.get("text", ""))),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
-        # "my sister moved out to …": someone else, unless with the user ("my wife and I")
-        "someone_first": lambda value, context: bool(
-            re.match(
-                r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)",
-                context.get("text", ""),
-                re.I,
-            )
-        ),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
     },
