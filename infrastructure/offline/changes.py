@@ -642,7 +642,6 @@ BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
 EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
 _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
@@ -1036,8 +1035,6 @@ _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
-    "en_habit": lambda m: lambda f, s, v: bool(HABIT.search(f)) and f.startswith("The user "),
-    "en_studies": lambda m: lambda f, s, v: bool(RE._EN_STUDIES.match(f)),
     "partner": lambda m: (
         lambda f, s, v: (
             s == "partner"
@@ -1051,17 +1048,9 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
             or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
         )
     ),
-    "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
-    "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
-    "pursuit": lambda m: lambda f, s, v: bool(RE._PURSUIT.search(f)),
-    "signed_up": lambda m: lambda f, s, v: m.group("t") in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f)),
-    "taking": lambda m: lambda f, s, v: bool(re.search(TAKING, f)) and m.group("t") in f,
-    "denied": lambda m: lambda f, s, v: m.group("p") in f[2:],
     "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
-    "owned": lambda m: lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "school": lambda m: lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))),
-    "studying": lambda m: lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)),
     "study": lambda m: lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)),
     "work": lambda m: (
         lambda f, s, v: (
@@ -1080,7 +1069,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
@@ -1112,13 +1100,13 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
 
 @functools.cache
 def _held(pattern: str) -> re.Pattern[str]:
-    """A rule's ``held`` pattern, of the known fact it looks for, compiled once."""
+    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), compiled once."""
     return re.compile(_DATA.expand(pattern, "held", {}))
 
 
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
     """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
-    old = _held(fired.rule.values["held"]).search(target[0])
+    old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
     if not old or old.group("old").lower() == fired.text.lower():
         return None
     return target[0][: old.start("old")] + fired.text + target[0][old.end("old") :]
@@ -1154,7 +1142,7 @@ def _target(fired: Fired, context: Context) -> Target | None:
     one its ``held`` pattern finds in (of the last ``recent``, when given)."""
     values, known = fired.rule.values, _known_of(context)
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    held = _held(values["held"]) if "held" in values else None
+    held = _held(fired.rule.render(values["held"], fired.match)) if "held" in values else None
     if "finder" in values:
         test = _FINDERS[values["finder"]](fired.match)
     elif kinds:
@@ -1308,6 +1296,7 @@ _VOCABULARY = VOCABULARY.extended(
         "lower": str.lower,
         "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
         "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
+        "esc": re.escape,
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
