@@ -651,31 +651,6 @@ _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
 _STOP_CHARS = frozenset("用户我你他她它的了是在都也就还不没有一个么吗呢吧啊哈嘿呀其实连才只很太刚")
 
 
-def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """("用户撤回了之前说的小名", the known fact): "刚才那个小名的事你别记了，我乱编的" takes back the
-    latest known fact that shares a word (two characters or more) with the message."""
-    text = _folded(message)
-    if not (RE._TAKE_BACK.search(text) or RE._NO_LONGER_SO.search(text)) or is_conditional(text):
-        return None
-    known = [f for f in known_facts if isinstance(f, str)]
-    if RE._NO_LONGER_SO.search(text) and known:
-        return NO_LONGER_SO[0], known[-1]
-    if (RE._THE_LAST_ONE.search(text) or RE._MADE_UP.search(text)) and known and not _named_topic(text, known):
-        # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about,
-        # unless what the message says instead is plainly about one of the two before it
-        # ("骗你的，其实连英语都说不利索" after "会说三门外语", then "在追美剧")
-        said = set(re.sub(RE._MADE_UP, "", text)) - _STOP_CHARS
-        about = [f for f in reversed(known[-3:]) if said & (set(f.removeprefix("用户")) - _STOP_CHARS)]
-        return "用户撤回了刚才说的话", about[0] if about else known[-1]
-    topic_said = RE._ABOUT_TOPIC.search(text)
-    kept_in = _TOPIC_SLOTS.get(topic_said.group("t"), ()) if topic_said else ()
-    for fact in reversed(known) if kept_in else ():
-        if any(slot in kept_in for slot, _ in slots_of(fact)):
-            return "用户撤回了刚才说的话", fact  # "之前关于住址的那条删了吧"
-    named = _named_topic(text, known)
-    return (f"用户撤回了之前说的{named[0]}", named[1]) if named else None
-
-
 def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(topic, fact): the latest known fact that shares a word (two characters or more) with ``text``."""
     for fact in reversed(known):
@@ -741,19 +716,16 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     known = [f for f in known_facts if isinstance(f, str)]
     if not re.search(r"[\u4e00-\u9fff]", text):
         return english_swaps(text, known)
-    back = withdrawn(text, known)
-    if back:
-        return [back]
-    # "不是乐乐，是笑笑": said against the known fact that names the first
-    fixed = instead(text, known) if RE._NOT_X_BUT_Y.match(text) else None
-    if fixed:
-        return [fixed]
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+    context = {"text": text, "known": _Known(known), "others": others}
+    # what was said taken back, or said against ("不是乐乐，是笑笑"): that alone
+    back = _first_event(_TAKEN_BACK, text, context)
+    if back:
+        return [back]
     # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
     # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    context = {"text": text, "known": _Known(known), "others": others}
     found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
         found = succession(pieces, known)
@@ -1023,7 +995,19 @@ def _never_mind(fired: Fired, context: Context) -> tuple[Event | None, bool]:
     return ("用户的出行计划取消了" if re.search(TRAVEL, plan) else "用户的计划取消了", plan), True
 
 
+def _topic_taken_back(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    named = _named_topic(context["text"], context["known"].facts)
+    return ((f"用户撤回了之前说的{named[0]}", named[1]) if named else None), True
+
+
+def _instead(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+    fixed = instead(context["text"], context["known"].facts)
+    return fixed, bool(fixed)
+
+
 _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
+    "topic_taken_back": _topic_taken_back,
+    "instead": _instead,
     "never_mind": _never_mind,
     "pet_gone": _pet_gone,
     "left_off": _left_off,
@@ -1059,6 +1043,13 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
         )
     ),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
+    "about_said": lambda m: (
+        lambda f, s, v: bool(
+            (set(RE._MADE_UP.sub("", m.string)) - _STOP_CHARS) & (set(f.removeprefix("用户")) - _STOP_CHARS)
+        )
+    ),
+    "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     "en_favourite": lambda m: (
         lambda f, s, v: (
             bool(re.search(r"favou?rite", s))
@@ -1100,7 +1091,8 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
 
 @functools.cache
 def _held(pattern: str) -> re.Pattern[str]:
-    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), compiled once."""
+    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
+    pattern, compiled once."""
     return re.compile(_DATA.expand(pattern, "held", {}))
 
 
@@ -1147,7 +1139,7 @@ def _target(fired: Fired, context: Context) -> Target | None:
         test = _FINDERS[values["finder"]](fired.match)
     elif kinds:
         test = lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds  # noqa: E731
-    elif slots or held:
+    elif slots or held or "recent" in values:
         test = lambda f, s, v: not slots or s in slots  # noqa: E731
     else:
         return None
@@ -1187,7 +1179,7 @@ def _heard(rule: Rule, context: Context) -> bool:
     text = context[rule.values.get("reads", "text")]
     if "gate" in rule.values and not _GATES[rule.values["gate"]](text):
         return False
-    return "message" not in rule.values or bool(re.search(rule.values["message"], text))
+    return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
 
 
 def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
@@ -1199,10 +1191,10 @@ def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
 
 
-def _clause_event(clause: str, context: Context) -> Event | None:
-    """The change the first rule of [[registries.clause]] that decides finds in ``clause``, if any."""
-    for rule in _CLAUSE.rules:
-        event, stop = _fired(rule, clause, context) if _heard(rule, context) else (None, False)
+def _first_event(rules: Registry, said: str, context: Context) -> Event | None:
+    """The change the first rule of ``rules`` that decides finds in ``said``, if any."""
+    for rule in rules.rules:
+        event, stop = _fired(rule, said, context) if _heard(rule, context) else (None, False)
         if event or stop:
             return event
     return None
@@ -1234,7 +1226,7 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
                 continue
             context = {**message, "switched": bool(switching - {piece})}
             event = (
-                _clause_event(clause, context)
+                _first_event(_CLAUSE, clause, context)
                 if re.search(r"[\u4e00-\u9fff]", clause)
                 else _figure_alone(clause, context)
             )
@@ -1279,6 +1271,9 @@ _VOCABULARY = VOCABULARY.extended(
         # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
         **{name: _says(pattern) for pattern, name in _SAYS},
         "others": lambda value, context: bool(context.get("others")),
+        "named_topic": lambda value, context: bool(
+            _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
+        ),
         "switched": lambda value, context: bool(context.get("switched")),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
         "unreal": simple(is_unreal),
@@ -1300,6 +1295,7 @@ _VOCABULARY = VOCABULARY.extended(
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
