@@ -988,13 +988,6 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
     return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
 
 
-def _never_mind(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    plan = context["known"].facts[-1] if context["known"].facts else ""
-    if not is_plan(plan):
-        return None, False
-    return ("用户的出行计划取消了" if re.search(TRAVEL, plan) else "用户的计划取消了", plan), True
-
-
 def _topic_taken_back(fired: Fired, context: Context) -> tuple[Event | None, bool]:
     named = _named_topic(context["text"], context["known"].facts)
     return ((f"用户撤回了之前说的{named[0]}", named[1]) if named else None), True
@@ -1008,7 +1001,6 @@ def _instead(fired: Fired, context: Context) -> tuple[Event | None, bool]:
 _HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _instead,
-    "never_mind": _never_mind,
     "pet_gone": _pet_gone,
     "left_off": _left_off,
     "got_rid": _got_rid,
@@ -1093,7 +1085,7 @@ def _amount(fired: Fired, target: Target, context: Context) -> str | None:
 def _held(pattern: str) -> re.Pattern[str]:
     """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
     pattern, compiled once."""
-    return re.compile(_DATA.expand(pattern, "held", {}))
+    return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
 
 
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
@@ -1255,7 +1247,7 @@ _SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _says(pattern: re.Pattern[str]) -> Predicate:
-    return lambda value, context: bool(pattern.search(context.get("text", "")))
+    return lambda value, context: bool(pattern.search(context.get("text", value)))  # (an example: its match)
 
 
 def _figure_alone(clause: str, context: Context) -> Event | None:
@@ -1363,16 +1355,6 @@ def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
     return [(TOOK_BACK, named[0] if named else known[-1])], True
 
 
-def _en_no_longer(fired: Fired, context: Context) -> EnglishOutcome:
-    # "honestly that's no longer true, I eat everything now": the last thing said ended ("so that's
-    # over" only of something kept up or planned, not of a storm that passed)
-    last = context["known"].facts[-1] if context["known"].facts else ""
-    kept_up = bool(HABIT.search(last) or is_plan(last) or RE._EN_KEPT_UP.search(last)) if last else False
-    if not last or (RE._EN_OVER.search(context["text"]) and not kept_up):
-        return [], False
-    return [(NO_LONGER_SO[1], last)], True
-
-
 def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
     # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
     fact = context["known"].facts[-1] if context["known"].facts else ""
@@ -1394,16 +1376,6 @@ def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
     if re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit):
         return [], False
     return [(QUIT_HABIT, habit)], True
-
-
-def _en_promoted(fired: Fired, context: Context) -> EnglishOutcome:
-    # the known title of the same kind ("a junior analyst"), said with the rank it has now
-    m = fired.match
-    title = re.compile(r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I)
-    held = next((f for f in reversed(context["known"].facts) if f.startswith("The user ") and title.search(f)), None)
-    if not held or m.group("v").lower() in held.lower():
-        return [], False
-    return [(title.sub(m.group("v").lower(), held, count=1), held)], True
 
 
 def _en_latest(context: Context, kinds: tuple[str, ...]) -> Target | None:
@@ -1469,29 +1441,20 @@ def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
     return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
 
 
-def _en_partner(fired: Fired, context: Context) -> EnglishOutcome:
-    m, text = fired.match, context["text"]
-    # "my sister is now seeing someone named Theo": the clause's subject is someone else
-    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1]
-    if m.group("v").lower() in ("i", "the", "a", "my") or _EN_SOMEONE_ELSE.search(clause):
-        return [], False
-    partner = _en_latest(context, ("partner",))
-    if not partner or m.group("v").lower() in partner[0].lower():
-        return [], False
-    return [(f"The user is dating {m.group('v')}", partner[0])], True
-
-
 _EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
     "made_up": _en_made_up,
     "forget": _en_forget,
-    "no_longer": _en_no_longer,
     "figure": _en_figure,
     "quit": _en_quit,
-    "promoted": _en_promoted,
     "swaps": _en_swaps,
     "meant": _en_meant,
-    "partner": _en_partner,
 }
+
+
+def _before(fired: Fired) -> bool:
+    """Whether the clause before the match holds the rule's ``not_before`` ("my sister is now seeing …")."""
+    clause = re.split(r"[,.;!?—–]", fired.match.string[: fired.match.start()])[-1]
+    return "not_before" in fired.rule.values and bool(_held(fired.rule.values["not_before"]).search(clause))
 
 
 def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
@@ -1499,7 +1462,7 @@ def _english(rules: Registry, text: str, context: Context) -> list[Event] | None
     for rule in rules.rules:
         said = context["said"] if rule.values.get("reads") == "said" else text
         fired = rule.fire(said, context) if _heard(rule, context) else None
-        if fired is None:
+        if fired is None or _before(fired):
             continue
         if "handler" in rule.values:
             events, stop = _EN_HANDLERS[rule.values["handler"]](fired, context)
