@@ -693,7 +693,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     of [[registries.english]]."""
     said = _folded(message)
     context = {"text": said, "said": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
-    found = _english(_ENGLISH_SAID, said, context)
+    found = _first_events(_ENGLISH_SAID, said, context)
     if found is not None:
         return found
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
@@ -705,7 +705,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
         r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
     ):
         return []
-    return _english(_ENGLISH, text, {**context, "text": text}) or []
+    return _first_events(_ENGLISH, text, {**context, "text": text}) or []
 
 
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
@@ -720,9 +720,9 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
     context = {"text": text, "known": _Known(known), "others": others}
     # what was said taken back, or said against ("不是乐乐，是笑笑"): that alone
-    back = _first_event(_TAKEN_BACK, text, context)
+    back = _first_events(_TAKEN_BACK, text, context)
     if back:
-        return [back]
+        return back
     # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
     # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
@@ -859,6 +859,7 @@ TRADE = _DATA.regex("TRADE")
 # --------------------------------------------------------------------------
 
 Event = tuple[str, str]  # (new fact, the known fact it ends or replaces)
+Outcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
 Target = tuple[str, str, str]  # (known fact, its slot, the slot's value)
 Test = Callable[[str, str, str], bool]
 
@@ -882,21 +883,21 @@ class _Known:
         return None
 
 
-def _pet_gone(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _pet_gone(fired: Fired, context: Context) -> Outcome:
     pet = context["known"].latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
     if not pet:
-        return None, False
+        return [], False
     species = (pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None) or species_of(pet[0])
-    return ((f"用户不再养{species}了", pet[0]) if species else None), True
+    return ([(f"用户不再养{species}了", pet[0])] if species else []), True
 
 
-def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _left_off(fired: Fired, context: Context) -> Outcome:
     """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
     m, latest = fired.match, context["known"].latest
     topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
     verb = m.group("verb") or m.group("verb2")
     if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
-        return None, True  # "公交停了": a bare noun that stopped is no habit given up
+        return [], True  # "公交停了": a bare noun that stopped is no habit given up
 
     def let_go(f: str, s: str, v: str) -> bool:
         if topic and topic not in f:
@@ -910,11 +911,11 @@ def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
         # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
         kept = latest(lambda f, s, v: bool(RE._PURSUIT.search(f)))
     if not kept:
-        return None, False
-    return ("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
+        return [], False
+    return [("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0])], True
 
 
-def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _got_rid(fired: Fired, context: Context) -> Outcome:
     thing, verb, latest = fired.match.group("x"), fired.match.group("verb"), context["known"].latest
     if thing in ("它", "这个", "那个"):
         owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
@@ -925,10 +926,10 @@ def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
         owned = latest(lambda f, s, v: s == "vehicle" if cars else thing in f)
         gone = verb.startswith(("被", "弄", "搞"))
         said = f"用户的{thing}{verb.replace('人偷', '偷')}了" if gone else f"用户把{thing}{verb}了"
-    return ((said, owned[0]) if owned else None), True
+    return ([(said, owned[0])] if owned else []), True
 
 
-def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _quit(fired: Fired, context: Context) -> Outcome:
     m, latest, others = fired.match, context["known"].latest, context.get("others")
     thing = m.group("what") or m.group("obj") or m.group("act") or ""
     habit = latest(functools.partial(_about, thing)) if thing else None
@@ -938,23 +939,23 @@ def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
         kind = QUIT_KINDS[thing]
         habit = latest(lambda f, s, v: any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:]))
         if habit:
-            return (f"用户戒了{thing}", habit[0]), True
+            return [(f"用户戒了{thing}", habit[0])], True
     if not thing and not m.group("act") and not others:
         # "其实我早戒了": what a habit one quits is, in the latest fact that names one
         habit = latest(lambda f, s, v: bool(RE._QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
         quit_ = RE._QUITTABLE.search(habit[0][2:]) if habit else None
         thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
     if not habit:
-        return None, True
-    return (f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0]), True
+        return [], True
+    return [(f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0])], True
 
 
-def _measured_again(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _measured_again(fired: Fired, context: Context) -> Outcome:
     again = remeasured(fired.match.string, context["known"].facts)
-    return again, bool(again)
+    return ([again] if again else []), bool(again)
 
 
-def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _now_said(fired: Fired, context: Context) -> Outcome:
     """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
     holds with another value (after every rule that knows its kind better)."""
     clause, lead = fired.match.string, fired.match.end()
@@ -963,8 +964,9 @@ def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
         if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
             held = context["known"].latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)
             if held:
-                return (said, held[0]), True
-    return _now_at_work(clause[lead:], context), True
+                return [(said, held[0])], True
+    at_work = _now_at_work(clause[lead:], context)
+    return ([at_work] if at_work else []), True
 
 
 def _now_at_work(rest: str, context: Context) -> Event | None:
@@ -988,17 +990,17 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
     return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
 
 
-def _topic_taken_back(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
     named = _named_topic(context["text"], context["known"].facts)
-    return ((f"用户撤回了之前说的{named[0]}", named[1]) if named else None), True
+    return ([(f"用户撤回了之前说的{named[0]}", named[1])] if named else []), True
 
 
-def _instead(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _instead(fired: Fired, context: Context) -> Outcome:
     fixed = instead(context["text"], context["known"].facts)
-    return fixed, bool(fixed)
+    return ([fixed] if fixed else []), bool(fixed)
 
 
-_HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
+_HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _instead,
     "pet_gone": _pet_gone,
@@ -1124,7 +1126,7 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
 def _target(fired: Fired, context: Context) -> Target | None:
     """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot, and
     one its ``held`` pattern finds in (of the last ``recent``, when given)."""
-    values, known = fired.rule.values, _known_of(context)
+    values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
     held = _held(fired.rule.render(values["held"], fired.match)) if "held" in values else None
     if "finder" in values:
@@ -1135,12 +1137,10 @@ def _target(fired: Fired, context: Context) -> Target | None:
         test = lambda f, s, v: not slots or s in slots  # noqa: E731
     else:
         return None
-    return known.latest(lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0))
-
-
-def _known_of(context: Context) -> _Known:
-    known: _Known = context["known"]
-    return known
+    found: Target | None = known.latest(
+        lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0)
+    )
+    return found
 
 
 def _differs(fired: Fired, target: Target) -> bool:
@@ -1153,15 +1153,15 @@ def _differs(fired: Fired, target: Target) -> bool:
     return "differs_value" not in values or said(values["differs_value"]) not in target[2]
 
 
-def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _changed(fired: Fired, context: Context) -> Outcome:
     """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
     stop = fired.rule.values.get("stop", "always")
     target = _target(fired, context)
     if target is None:
-        return None, stop == "always"
+        return [], stop == "always"
     new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
     new = new if new and _differs(fired, target) else None
-    return ((new, target[0]) if new else None), stop != "made" or bool(new)
+    return ([(new, target[0])] if new else []), stop != "made" or bool(new)
 
 
 def _heard(rule: Rule, context: Context) -> bool:
@@ -1174,21 +1174,22 @@ def _heard(rule: Rule, context: Context) -> bool:
     return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
 
 
-def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
-    """What ``rule`` makes of ``said`` (a change, and whether it decides); (None, False) if it does not fire."""
-    trim = rule.values.get("trim")
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, context)
-    if fired is None:
-        return None, False
+def _fired(rule: Rule, said: str, context: Context) -> Outcome:
+    """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
+    fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
+    trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, context) if _heard(rule, context) else None
+    if fired is None or _before(fired):
+        return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
 
 
-def _first_event(rules: Registry, said: str, context: Context) -> Event | None:
-    """The change the first rule of ``rules`` that decides finds in ``said``, if any."""
+def _first_events(rules: Registry, said: str, context: Context) -> list[Event] | None:
+    """The changes the first rule of ``rules`` that decides finds in ``said``; None if none decides."""
     for rule in rules.rules:
-        event, stop = _fired(rule, said, context) if _heard(rule, context) else (None, False)
-        if event or stop:
-            return event
+        events, stop = _fired(rule, said, context)
+        if events or stop:
+            return events
     return None
 
 
@@ -1217,11 +1218,10 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
             context = {**message, "switched": bool(switching - {piece})}
-            event = (
-                _first_event(_CLAUSE, clause, context)
-                if re.search(r"[\u4e00-\u9fff]", clause)
-                else _figure_alone(clause, context)
-            )
+            if re.search(r"[\u4e00-\u9fff]", clause):
+                found += _first_events(_CLAUSE, clause, context) or []
+                continue
+            event = _figure_alone(clause, context)
         if event:
             found.append(event)
     return found
@@ -1235,9 +1235,9 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
         if rule.values.get("group") in decided or not _heard(rule, context):
             continue
         for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
-            event, stop = _fired(rule, said, context)
-            found += [event] if event else []
-            if (event or stop) and not rule.values.get("every"):
+            events, stop = _fired(rule, said, context)
+            found += events
+            if (events or stop) and not rule.values.get("every"):
                 decided.add(rule.values.get("group", rule.id))
                 break
     return found
@@ -1324,11 +1324,10 @@ def _home_news(text: str) -> bool:
 # English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
 # --------------------------------------------------------------------------
 
-EnglishOutcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
 TOOK_BACK = "The user took back what they had just said"
 
 
-def _en_made_up(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_made_up(fired: Fired, context: Context) -> Outcome:
     # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
     # allergic to cats, never had one": the latest fact about the thing it names
     known = context["known"].facts
@@ -1337,7 +1336,7 @@ def _en_made_up(fired: Fired, context: Context) -> EnglishOutcome:
     return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
 
 
-def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_forget(fired: Fired, context: Context) -> Outcome:
     """ "forget that, I was being silly", "please forget what I said about my middle name": the last
     thing said, or the latest that the words after "about" name."""
     forget, known, text = fired.match, context["known"].facts, context["text"]
@@ -1355,7 +1354,7 @@ def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
     return [(TOOK_BACK, named[0] if named else known[-1])], True
 
 
-def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_figure(fired: Fired, context: Context) -> Outcome:
     # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
     fact = context["known"].facts[-1] if context["known"].facts else ""
     numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", fact)
@@ -1365,7 +1364,7 @@ def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
     return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
 
 
-def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_quit(fired: Fired, context: Context) -> Outcome:
     # "I quit smoking last year": the habit known, quit
     known = context["known"].facts
     habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
@@ -1378,19 +1377,14 @@ def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
     return [(QUIT_HABIT, habit)], True
 
 
-def _en_latest(context: Context, kinds: tuple[str, ...]) -> Target | None:
-    """The latest known fact with a slot of one of ``kinds`` (or of a kind "kind:…")."""
-    return _known_of(context).latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
-
-
-def _en_swaps(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_swaps(fired: Fired, context: Context) -> Outcome:
     """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
     text = context["text"]
     for pattern in _EN_SWAPS:
         m = pattern.search(text)
         if not m:
             continue
-        thing = _en_latest(context, ("vehicle", "phone"))
+        thing = context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone"))
         # "an iPhone 15 this weekend": the make and model, not when
         value = re.sub(
             r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
@@ -1425,7 +1419,7 @@ def _thing_now(value: str, thing: Target) -> Event:
     return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
 
 
-def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_meant(fired: Fired, context: Context) -> Outcome:
     # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
     if not context["known"].facts:
         return [], False
@@ -1441,11 +1435,11 @@ def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
     return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
 
 
-_EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
+_HANDLERS |= {  # the English rules' handlers
     "made_up": _en_made_up,
     "forget": _en_forget,
     "figure": _en_figure,
-    "quit": _en_quit,
+    "en_quit": _en_quit,
     "swaps": _en_swaps,
     "meant": _en_meant,
 }
@@ -1455,23 +1449,6 @@ def _before(fired: Fired) -> bool:
     """Whether the clause before the match holds the rule's ``not_before`` ("my sister is now seeing …")."""
     clause = re.split(r"[,.;!?—–]", fired.match.string[: fired.match.start()])[-1]
     return "not_before" in fired.rule.values and bool(_held(fired.rule.values["not_before"]).search(clause))
-
-
-def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
-    """The changes the first rule of ``rules`` that decides finds in ``text``; None if none decides."""
-    for rule in rules.rules:
-        said = context["said"] if rule.values.get("reads") == "said" else text
-        fired = rule.fire(said, context) if _heard(rule, context) else None
-        if fired is None or _before(fired):
-            continue
-        if "handler" in rule.values:
-            events, stop = _EN_HANDLERS[rule.values["handler"]](fired, context)
-        else:
-            event, stop = _changed(fired, context)
-            events = [event] if event else []
-        if events or stop:
-            return events
-    return None
 
 
 __all__ = [
