@@ -782,9 +782,6 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-_PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
-
-
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def _advised_or_planned(message: str) -> bool:
     return bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message)) or is_unreal(message)
@@ -1013,29 +1010,8 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
-    "partner": lambda m: (
-        lambda f, s, v: (
-            s == "partner"
-            or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
-        )
-    ),
-    "was_partner": lambda m: (
-        lambda f, s, v: (
-            s == "partner"
-            or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
-            or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
-        )
-    ),
     "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
-    "school": lambda m: lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))),
-    "study": lambda m: lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)),
-    "work": lambda m: (
-        lambda f, s, v: (
-            s in ("employer", "employment", "work_location", "job", "business")
-            or bool(re.search(r"上班|工作|兼职|打工|实习", f))
-        )
-    ),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
@@ -1124,17 +1100,27 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
 
 
 def _target(fired: Fired, context: Context) -> Target | None:
-    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot, and
-    one its ``held`` pattern finds in (of the last ``recent``, when given)."""
+    """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
+    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
+    (of the last ``recent``, when given)."""
     values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    held = _held(fired.rule.render(values["held"], fired.match)) if "held" in values else None
+    slot, either, held = (
+        _held(fired.rule.render(values[key], fired.match)) if key in values else None
+        for key in ("slot", "either", "held")
+    )
     if "finder" in values:
         test = _FINDERS[values["finder"]](fired.match)
-    elif kinds:
-        test = lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds  # noqa: E731
-    elif slots or held or "recent" in values:
-        test = lambda f, s, v: not slots or s in slots  # noqa: E731
+    elif slots or kinds or slot or either:
+        test = lambda f, s, v: (  # noqa: E731
+            s in slots
+            or s in kinds
+            or s.split(":", 1)[0] in kinds
+            or bool(slot and slot.search(s))
+            or bool(either and either.search(f))
+        )
+    elif held or "recent" in values:
+        test = lambda f, s, v: True  # noqa: E731
     else:
         return None
     found: Target | None = known.latest(
