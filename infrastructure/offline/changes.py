@@ -147,15 +147,12 @@ def is_past_against_now(clause: str, message: str) -> bool:
 _SLOT_HINTS: tuple[tuple[str, str], ...] = _DATA.rows("_SLOT_HINTS")
 
 
+_VALUE_SHAPES = _DATA.compiled_rows("_VALUE_SHAPES")
+
+
 def _value_shape(value: str) -> str:
-    value = value.strip()
-    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", value):
-        return "number"
-    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value):
-        return "cjk-short"
-    if re.fullmatch(r"[A-Z][\w'-]*(?:[ ,]+[A-Z][\w'-]*)*", value):
-        return "proper"
-    return "other"
+    """The shape of a value, by the first of ``[rows] _VALUE_SHAPES`` it is: a number, a short Chinese name …"""
+    return next((shape for pattern, shape in _VALUE_SHAPES if pattern.fullmatch(value.strip())), "other")
 
 
 def bare_value(clause: str) -> str | None:
@@ -330,6 +327,10 @@ def marked_as_correction(fact: str) -> str:
     return re.sub(r"^The user ", "The user actually ", fact, count=1)
 
 
+_EN_COUNT = _DATA.text("_EN_COUNT")
+_ZH_COUNT = _DATA.text("_ZH_COUNT")
+
+
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者: a count said again, smaller or larger."""
     text = _folded(message)
@@ -339,22 +340,12 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                 continue
             noun = slot.split(":", 1)[1]
             if noun.isascii():  # "I meant two kids" after "The user has three kids"
-                said = re.search(
-                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun) + r"s?\b",
-                    text,
-                    re.IGNORECASE,
-                )
-                there = re.search(
-                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun), fact, re.IGNORECASE
-                )
+                said = re.search(_EN_COUNT + re.escape(noun) + r"s?\b", text, re.IGNORECASE)
+                there = re.search(_EN_COUNT + re.escape(noun), fact, re.IGNORECASE)
                 if said and there and said.group("n").lower() != there.group("n").lower():
                     return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
                 continue
-            m = re.search(
-                r"(?P<n>(?:\d+|[一二两三四五六七八九十百千万几]+)(?:多|来)?(?:万|千|百)?(?:个|位|只|名|条)?)"
-                + re.escape(noun),
-                text,
-            )
+            m = re.search(_ZH_COUNT + re.escape(noun), text)
             if m and old not in m.group("n"):
                 said = re.search(r"有(?P<n>\S*?)" + re.escape(noun), fact)
                 if said:
@@ -364,10 +355,7 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected."""
-    m = re.match(
-        r"^(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:其实|实际上|本来)?(?:是|就是)(?:一)?(?P<m>只|条|头|匹|个|辆|台|部|位)(?P<kind>[\u4e00-\u9fff]{1,5})$",
-        _folded(clause).strip().strip("。！!"),
-    )
+    m = RE._RENAMED_KIND.match(_folded(clause).strip().strip("。！!"))
     if not m:
         return None
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -403,16 +391,16 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
     return None
 
 
+def _pairs(text: str, *patterns: re.Pattern[str]) -> list[tuple[str, str]]:
+    """(old, new) of each match of ``patterns`` in ``text``, said either way round (``old2``, ``new2``)."""
+    found = [match.groupdict() for pattern in patterns for match in pattern.finditer(text)]
+    return [(said.get("old") or said.get("old2") or "", said.get("new") or said.get("new2") or "") for said in found]
+
+
 def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'是X，不是Y' / 'X, not Y': the known fact that says Y, with X instead."""
     text = _folded(message)
-    pairs = [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_NOT_BUT.finditer(text)
-    ]
-    pairs += [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._EN_NOT_BUT.finditer(text)
-    ]
-    for old, new in pairs:
+    for old, new in _pairs(text, RE._ZH_NOT_BUT, RE._EN_NOT_BUT):
         old, new = (
             old.strip().strip("的了"),
             re.sub(r"^(?:i meant|i mean|it's|it is|its|is) ", "", new.strip(), flags=re.IGNORECASE),
@@ -464,11 +452,7 @@ def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
-    found = [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_REPLACED.finditer(text)
-    ]
-    found += [(m.group("old"), m.group("new")) for m in RE._EN_REPLACED.finditer(text)]
-    for old_word, new_value in found:
+    for old_word, new_value in _pairs(text, RE._ZH_REPLACED, RE._EN_REPLACED):
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
