@@ -95,12 +95,7 @@ def is_marker_only(clause: str) -> bool:
 
 def strip_marker(clause: str) -> str:
     """The clause without a correction marker in front ("correction: I meant X" → "I meant X")."""
-    text = clause.strip()
-    text = re.sub(
-        r"^(?:correction|typo|oops|whoops|sorry|my bad|autocorrect)\s*[:,-]?\s*", "", text, flags=re.IGNORECASE
-    )
-    text = re.sub(r"^(?:纠正一下|纠正|更正一下|更正|说错了|打错了|写错了|记错了)[:：，,]?", "", text)
-    return text.strip()
+    return RE._ZH_MARKER_LEAD.sub("", RE._EN_MARKER_LEAD.sub("", clause.strip())).strip()
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -536,12 +531,8 @@ def may_change(text: str) -> bool:
     """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
     text = _folded(text)
     # ("刚才那句不算数，别记": what was said, not to be kept)
-    kept = re.search(
-        r"(?:别|不要|不用)记(?!错|住|得|混|清)|当我没说|不算数?(?![了学])|(?:那句|那条)[^，,。]{0,4}删", text
-    )
-    return bool(RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or kept) and not re.search(
-        r"[?？吗]\s*$", text
-    )
+    said = RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or RE._NOT_TO_KEEP.search(text)
+    return bool(said) and not RE._ASKED.search(text)
 
 
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
@@ -685,9 +676,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     text = " ".join(
         sentence for sentence in re.split(r"(?<=[.!?])\s+", said) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
     )
-    if not text or re.search(
-        r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
-    ):
+    if not text or RE._EN_RELATIVES_THING.search(text):
         return []
     return _first_events(_ENGLISH, text, {**context, "text": text}) or []
 
@@ -737,15 +726,14 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
+_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+
+
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""
-    return bool(
-        re.match(
-            r"^\W*(?:(?:我|我的|我们)?" + ZH_ROLE_QUALIFIER + r"(?:" + ZH_ROLE_PATTERN + r")|[他她](?!们))", message
-        )
-    )
+    return bool(_TOLD_OF_ELSE.match(message))
 
 
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
@@ -799,10 +787,7 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     if _advised_or_planned(message):
         return None  # advice, a plan, or someone else named: not what is done now
     m = RE._IN_TURN.match(clause)
-    if m and re.match(
-        r"(?:每|一天|一周|[一二两三四五六七八九十\d半]+)(?:天|周|月|杯|次|个|瓶|罐|包|根|斤|公里|小时|分钟|顿)",
-        m.group("v"),
-    ):
+    if m and RE._HOW_OFTEN.match(m.group("v")):
         return None  # "改成一天一杯": an amount, read as one (``remeasured``)
     now = RE._NOW_PURSUING.match(clause) if not m else None
     if now:
@@ -1018,15 +1003,14 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
 }
 
 
+_PHONE_MODEL = _DATA.text("_PHONE_MODEL")
+
+
 def _phone(fired: Fired, target: Target, context: Context) -> str:
     # "又换回华为了，Mate 60": the make, then the model in the next clause
     made = fired.match.group("v").strip()
-    model = re.search(
-        re.escape(fired.match.string)
-        + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
-        context["text"],
-    )
-    return f"用户的手机是{model.group('m').strip() if model and re.fullmatch(r'苹果|华为|小米|三星|荣耀|红米', made) else made}"
+    model = re.search(re.escape(fired.match.string) + _PHONE_MODEL, context["text"])
+    return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
 
 
 def _age(fired: Fired, target: Target, context: Context) -> str | None:
@@ -1275,19 +1259,14 @@ _GATES: dict[str, Callable[[str], bool]] = {
     "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
-        RE._EN_LEFT_A_JOB.search(text)
-        or (not _others_en(text) and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
+        RE._EN_LEFT_A_JOB.search(text) or (not _others_en(text) and RE._EN_STARTED.search(text))
     ),
 }
 
 
 def _home_news(text: str) -> bool:
     """A move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"."""
-    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text):
-        return True
-    return bool(re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text)) and not is_unreal(
-        text
-    )
+    return bool(RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text)))
 
 
 # --------------------------------------------------------------------------
@@ -1356,9 +1335,7 @@ def _en_swaps(fired: Fired, context: Context) -> Outcome:
             continue
         thing = context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone"))
         # "an iPhone 15 this weekend": the make and model, not when
-        value = re.sub(
-            r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
-        )
+        value = RE._EN_WHEN_TAIL.sub("", m.group("v"))
         if thing and value.lower() not in thing[0].lower():
             return [_thing_now(value, thing)], True
         swapped = [] if thing else _en_swapped_else(value, pattern is _EN_SWAPS[0], context)
