@@ -1064,6 +1064,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "age": _age,
     "amount": _amount,
     "respan": _respanned,
+    # the same, said as a correction ("The user actually …")
+    "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
 
 
@@ -1226,7 +1228,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "correction": lambda value, context: is_correction(context.get("text", "")),
         "others_en": lambda value, context: _others_en(context.get("text", "")),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
@@ -1257,6 +1258,7 @@ def _others_en(text: str) -> bool:
 _GATES: dict[str, Callable[[str], bool]] = {
     "home_news": lambda text: _home_news(text),
     "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
+    "correction": is_correction,
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
         RE._EN_LEFT_A_JOB.search(text) or (not _others_en(text) and RE._EN_STARTED.search(text))
@@ -1301,16 +1303,6 @@ def _en_forget(fired: Fired, context: Context) -> Outcome:
     if waved and not forget.group("about") and not RE._EN_NOT_SO.search(text):
         return [], True
     return [(TOOK_BACK, named[0] if named else known[-1])], True
-
-
-def _en_figure(fired: Fired, context: Context) -> Outcome:
-    # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
-    fact = context["known"].facts[-1] if context["known"].facts else ""
-    numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", fact)
-    if len(numbers) != 1 or numbers[0] == fired.match.group("n") or not fact.startswith("The user"):
-        return [], False
-    at = fact.index(numbers[0])
-    return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
 
 
 def _en_quit(fired: Fired, context: Context) -> Outcome:
@@ -1385,7 +1377,6 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 _HANDLERS |= {  # the English rules' handlers
     "made_up": _en_made_up,
     "forget": _en_forget,
-    "figure": _en_figure,
     "en_quit": _en_quit,
     "swaps": _en_swaps,
     "meant": _en_meant,
