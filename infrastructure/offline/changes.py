@@ -881,20 +881,6 @@ def _left_off(fired: Fired, context: Context) -> Outcome:
     return [("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0])], True
 
 
-def _got_rid(fired: Fired, context: Context) -> Outcome:
-    thing, verb, latest = fired.match.group("x"), fired.match.group("verb"), context["known"].latest
-    if thing in ("它", "这个", "那个"):
-        owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
-        said = f"用户已经把它{verb}了"
-    else:
-        # "车上礼拜卖了": the car, by its slot when the fact names only its make
-        cars = thing in ("车", "车子", "爱车")
-        owned = latest(lambda f, s, v: s == "vehicle" if cars else thing in f)
-        gone = verb.startswith(("被", "弄", "搞"))
-        said = f"用户的{thing}{verb.replace('人偷', '偷')}了" if gone else f"用户把{thing}{verb}了"
-    return ([(said, owned[0])] if owned else []), True
-
-
 def _quit(fired: Fired, context: Context) -> Outcome:
     m, latest, others = fired.match, context["known"].latest, context.get("others")
     thing = m.group("what") or m.group("obj") or m.group("act") or ""
@@ -971,7 +957,6 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "instead": _instead,
     "pet_gone": _pet_gone,
     "left_off": _left_off,
-    "got_rid": _got_rid,
     "quit": _quit,
     "remeasured": _measured_again,
     "now": _now_said,
@@ -1054,7 +1039,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
     "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
-    "if_last": lambda fired, target, context: fired.text if target[0] == context["known"].facts[-1] else None,
     "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
     "admitted": lambda fired, t, c: (
         fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
@@ -1239,6 +1223,7 @@ _VOCABULARY = VOCABULARY.extended(
         "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
         "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
         "esc": re.escape,
+        "no_one": lambda value: value.replace("人偷", "偷"),
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
