@@ -849,14 +849,6 @@ class _Known:
         return None
 
 
-def _pet_gone(fired: Fired, context: Context) -> Outcome:
-    pet = context["known"].latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
-    if not pet:
-        return [], False
-    species = (pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None) or species_of(pet[0])
-    return ([(f"用户不再养{species}了", pet[0])] if species else []), True
-
-
 def _left_off(fired: Fired, context: Context) -> Outcome:
     """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
     m, latest = fired.match, context["known"].latest
@@ -955,7 +947,6 @@ def _instead(fired: Fired, context: Context) -> Outcome:
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _instead,
-    "pet_gone": _pet_gone,
     "left_off": _left_off,
     "quit": _quit,
     "remeasured": _measured_again,
@@ -967,6 +958,7 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
         lambda f, s, v: bool(
@@ -1039,7 +1031,11 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
     "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
-    "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
+    # a pet no longer kept, by its species (of the slot, or named in the fact)
+    "pet_gone": lambda fired, t, c: (
+        (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
+        and f"用户不再养{species}了"
+    ),
     "admitted": lambda fired, t, c: (
         fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
     ),
