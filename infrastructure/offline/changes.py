@@ -1011,6 +1011,12 @@ def _held(pattern: str) -> re.Pattern[str]:
     return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
 
 
+def _quit_word(text: str) -> str:
+    """The word an English habit one quits is said with ("smok" in "The user smokes")."""
+    found = EN_QUITTABLE.search(text)
+    return found.group().lower() if found else ""
+
+
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
     """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
     old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
@@ -1044,6 +1050,12 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "age": _age,
     "amount": _amount,
     "respan": _respanned,
+    # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
+    "quit": lambda fired, t, c: (
+        QUIT_HABIT
+        if _quit_word(t[0]) == _quit_word(fired.match.group("x")) and not RE._EN_NOT_KEPT.search(t[0])
+        else None
+    ),
     # the same, said as a correction ("The user actually …")
     "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
@@ -1286,19 +1298,6 @@ def _en_forget(fired: Fired, context: Context) -> Outcome:
     return [(TOOK_BACK, named[0] if named else known[-1])], True
 
 
-def _en_quit(fired: Fired, context: Context) -> Outcome:
-    # "I quit smoking last year": the habit known, quit
-    known = context["known"].facts
-    habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
-    known_habit = EN_QUITTABLE.search(habit) if habit else None
-    quit_habit = EN_QUITTABLE.search(fired.match.group("x"))
-    if not (habit and known_habit and quit_habit) or known_habit.group().lower() != quit_habit.group().lower():
-        return [], False
-    if re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit):
-        return [], False
-    return [(QUIT_HABIT, habit)], True
-
-
 def _en_swaps(fired: Fired, context: Context) -> Outcome:
     """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
     text = context["text"]
@@ -1358,7 +1357,6 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 _HANDLERS |= {  # the English rules' handlers
     "made_up": _en_made_up,
     "forget": _en_forget,
-    "en_quit": _en_quit,
     "swaps": _en_swaps,
     "meant": _en_meant,
 }
