@@ -1230,6 +1230,7 @@ _VOCABULARY = VOCABULARY.extended(
         "lower": str.lower,
         "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
         "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
+        "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
         "esc": re.escape,
         "no_one": lambda value: value.replace("人偷", "偷"),
     },
@@ -1240,7 +1241,7 @@ _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE)
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
 def _others_en(text: str) -> bool:
@@ -1298,25 +1299,21 @@ def _en_forget(fired: Fired, context: Context) -> Outcome:
     return [(TOOK_BACK, named[0] if named else known[-1])], True
 
 
-def _en_swaps(fired: Fired, context: Context) -> Outcome:
-    """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
-    text = context["text"]
+def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
+    """With no car or phone known, what was swapped, by the first of ``_EN_SWAPS`` that finds it: the
+    thing said last ("sold it and got a Steam Deck"), or one thing of the user's by name ("switched
+    over to T-Mobile")."""
+    if context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone")):
+        return [], False
     for pattern in _EN_SWAPS:
-        m = pattern.search(text)
-        if not m:
-            continue
-        thing = context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone"))
-        # "an iPhone 15 this weekend": the make and model, not when
-        value = RE._EN_WHEN_TAIL.sub("", m.group("v"))
-        if thing and value.lower() not in thing[0].lower():
-            return [_thing_now(value, thing)], True
-        swapped = [] if thing else _en_swapped_else(value, pattern is _EN_SWAPS[0], context)
+        m = pattern.search(context["text"])
+        swapped = _swapped_else(RE._EN_WHEN_TAIL.sub("", m.group("v")), pattern is _EN_SWAPS[0], context) if m else []
         if swapped:
             return swapped, True
     return [], False
 
 
-def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
+def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
     text, known = context["text"], context["known"].facts
     # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
     owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
@@ -1332,10 +1329,6 @@ def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event
         if is_named and value.lower() not in fact.lower():
             return [(fact[: is_named.start("v")] + value, fact)]
     return []
-
-
-def _thing_now(value: str, thing: Target) -> Event:
-    return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
 
 
 def _en_meant(fired: Fired, context: Context) -> Outcome:
@@ -1357,7 +1350,7 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 _HANDLERS |= {  # the English rules' handlers
     "made_up": _en_made_up,
     "forget": _en_forget,
-    "swaps": _en_swaps,
+    "swapped_else": _en_swapped_else,
     "meant": _en_meant,
 }
 
