@@ -583,12 +583,10 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
 def _figure_of(clause: str) -> tuple[re.Pattern[str], str, str | None] | None:
     """(the kind of figure, the figure, its unit) a clause gives: a reading, a school year or a date,
     else its one amount."""
-    reading = RE._READING.search(clause)
-    if reading:
-        return RE._READING, reading.group(0), None
-    grade = GRADE.search(clause) or RE._DATE.search(clause)
-    if grade:
-        return (GRADE if GRADE.search(clause) else RE._DATE), grade.group(0), None
+    for kind in (RE._READING, GRADE, RE._DATE):
+        found = kind.search(clause)
+        if found:
+            return kind, found.group(0), None
     amounts = [m for m in RE._AMOUNT.finditer(clause) if not RE._YEAR.fullmatch(m.group("n"))]
     return (RE._AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
 
@@ -955,7 +953,7 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
-    "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
+    "pet_named": lambda m: lambda f, s, v: bool(species_of(f)),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
@@ -988,12 +986,6 @@ def _phone(fired: Fired, target: Target, context: Context) -> str:
     made = fired.match.group("v").strip()
     model = re.search(re.escape(fired.match.string) + _PHONE_MODEL, context["text"])
     return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
-
-
-def _age(fired: Fired, target: Target, context: Context) -> str | None:
-    old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", target[0])
-    said = fired.match.group("n") + "岁"
-    return target[0][: old.start()] + said + target[0][old.end() :] if old and old.group(0) != said else None
 
 
 def _amount(fired: Fired, target: Target, context: Context) -> str | None:
@@ -1047,7 +1039,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
-    "age": _age,
     "amount": _amount,
     "respan": _respanned,
     # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
