@@ -538,7 +538,6 @@ def may_change(text: str) -> bool:
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 
 
-_NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
 GRADE = _DATA.regex("GRADE")
 
 
@@ -988,14 +987,6 @@ def _phone(fired: Fired, target: Target, context: Context) -> str:
     return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
 
 
-def _amount(fired: Fired, target: Target, context: Context) -> str | None:
-    unit, fact = fired.match.group("u"), target[0]
-    there = re.search(_NUMBER_WORDS + re.escape(unit), fact)
-    if not there or there.group(0) == fired.text:
-        return None
-    return fact[: there.start()] + fired.match.group("n") + fact[there.end() - len(unit) :]
-
-
 @functools.cache
 def _held(pattern: str) -> re.Pattern[str]:
     """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
@@ -1039,7 +1030,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
-    "amount": _amount,
     "respan": _respanned,
     # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
     "quit": lambda fired, t, c: (
