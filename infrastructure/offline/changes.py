@@ -1172,7 +1172,7 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
     return found
 
 
-_SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_SAYS = {name: pattern for pattern, name in _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)}
 
 
 def _says(pattern: re.Pattern[str]) -> Predicate:
@@ -1190,7 +1190,7 @@ def _figure_alone(clause: str, context: Context) -> Event | None:
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
-        **{name: _says(pattern) for pattern, name in _SAYS},
+        **{name: _says(pattern) for name, pattern in _SAYS.items()},
         "others": lambda value, context: bool(context.get("others")),
         "named_topic": lambda value, context: bool(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
@@ -1201,7 +1201,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "others_en": lambda value, context: _others_en(context.get("text", "")),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
         "job": simple(looks_like_job),
@@ -1225,25 +1224,18 @@ _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
-def _others_en(text: str) -> bool:
-    """Another person named: the English rules that read the user's own change make it theirs."""
-    return bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
-
-
 _GATES: dict[str, Callable[[str], bool]] = {
-    "home_news": lambda text: _home_news(text),
+    # a move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"
+    "home_news": lambda text: bool(
+        RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text))
+    ),
     "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
     "correction": is_correction,
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
-        RE._EN_LEFT_A_JOB.search(text) or (not _others_en(text) and RE._EN_STARTED.search(text))
+        RE._EN_LEFT_A_JOB.search(text) or (not _SAYS["others_en"].search(text) and RE._EN_STARTED.search(text))
     ),
 }
-
-
-def _home_news(text: str) -> bool:
-    """A move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"."""
-    return bool(RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text)))
 
 
 # --------------------------------------------------------------------------
