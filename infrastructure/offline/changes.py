@@ -891,11 +891,6 @@ def _quit(fired: Fired, context: Context) -> Outcome:
     return [(f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0])], True
 
 
-def _measured_again(fired: Fired, context: Context) -> Outcome:
-    again = remeasured(fired.match.string, context["known"].facts)
-    return ([again] if again else []), bool(again)
-
-
 def _now_said(fired: Fired, context: Context) -> Outcome:
     """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
     holds with another value (after every rule that knows its kind better)."""
@@ -931,22 +926,24 @@ def _now_at_work(rest: str, context: Context) -> Event | None:
     return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
 
 
+def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, Context], Outcome]:
+    """The handler of a reader of its own: what ``read`` makes of what the rule read, deciding if anything."""
+    return lambda fired, context: (
+        ([found], True) if (found := read(fired.match.string, context["known"].facts)) else ([], False)
+    )
+
+
 def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
     named = _named_topic(context["text"], context["known"].facts)
     return ([(f"用户撤回了之前说的{named[0]}", named[1])] if named else []), True
 
 
-def _instead(fired: Fired, context: Context) -> Outcome:
-    fixed = instead(context["text"], context["known"].facts)
-    return ([fixed] if fixed else []), bool(fixed)
-
-
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
-    "instead": _instead,
+    "instead": _by(instead),
     "left_off": _left_off,
     "quit": _quit,
-    "remeasured": _measured_again,
+    "remeasured": _by(remeasured),
     "now": _now_said,
 }
 
