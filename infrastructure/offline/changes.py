@@ -317,9 +317,8 @@ def marked_as_correction(fact: str) -> str:
         return fact
     if any(is_exclusive_slot(slot) for slot, _ in slots_of(fact)):
         return fact
-    if re.match(r"^The user(?:'s [\w-]+)? (?:is|are|was|has|had) ", fact):
-        return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)) ", r"\1 actually ", fact, count=1)
-    return re.sub(r"^The user ", "The user actually ", fact, count=1)
+    # after its verb of being or having, else after "The user"
+    return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)|The user) ", r"\1 actually ", fact, count=1)
 
 
 _EN_COUNT = _DATA.text("_EN_COUNT")
