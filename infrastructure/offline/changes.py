@@ -20,10 +20,11 @@ with the value a correction gives when the message names only the value
 ("是木子李的李，李然" after 用户叫吕然 → 用户叫李然).
 
 The changes told as events are registries of named rules in ``rules/changes.toml`` (ADR 0042):
-``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese (``events``),
-``[[registries.english_said]]`` and ``[[registries.english]]`` for English (``english_swaps``),
-``[[registries.bare_value]]`` for a value said alone. A rule names the known fact it replaces by its
-slots or a named finder; what takes more steps is a named handler here.
+``[[registries.taken_back]]``, ``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese
+(``events``), ``[[registries.english_said]]`` and ``[[registries.english]]`` for English
+(``english_swaps``), ``[[registries.bare_value]]`` for a value said alone. A rule names the known fact
+it replaces by its slots, a pattern the fact holds (``held``) or a named finder, and says the change by
+its template or a named maker; what takes more steps is a named handler here.
 """
 
 from __future__ import annotations
@@ -983,7 +984,7 @@ def _phone(fired: Fired, target: Target, context: Context) -> str:
     return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
 
 
-@functools.cache
+@functools.lru_cache(maxsize=1024)  # bounded: a pattern with a group filled in is one per value said
 def _held(pattern: str) -> re.Pattern[str]:
     """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
     pattern, compiled once."""
