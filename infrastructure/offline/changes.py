@@ -960,6 +960,13 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
         )
     ),
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
+    # "forget what I said about my middle name": the latest fact the words after "about" name
+    "about_words": lambda m: (
+        lambda f, s, v: bool(
+            (set(re.findall(r"[a-z]{3,}", m.group("about").lower())) - {"what", "said", "the"})
+            & set(re.findall(r"[a-z]{3,}", f.lower()))
+        )
+    ),
     "en_favourite": lambda m: (
         lambda f, s, v: (
             bool(re.search(r"favou?rite", s))
@@ -1200,6 +1207,8 @@ _VOCABULARY = VOCABULARY.extended(
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
+        "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
+        "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
     },
     filters={
@@ -1249,24 +1258,6 @@ def _en_made_up(fired: Fired, context: Context) -> Outcome:
     if not known:
         return [], False
     return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
-
-
-def _en_forget(fired: Fired, context: Context) -> Outcome:
-    """ "forget that, I was being silly", "please forget what I said about my middle name": the last
-    thing said, or the latest that the words after "about" name."""
-    forget, known, text = fired.match, context["known"].facts, context["text"]
-    if not known or re.search(r"\?\s*$", text):
-        return [], False
-    about = set(re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())) - {"what", "said", "the"}
-    named = [f for f in reversed(known) if about & set(re.findall(r"[a-z]{3,}", f.lower()))]
-    if forget.group("about") and not named:
-        return [], True
-    # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
-    # was not so ("I don't …", "my friend was typing", "I was being silly")
-    waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
-    if waved and not forget.group("about") and not RE._EN_NOT_SO.search(text):
-        return [], True
-    return [(TOOK_BACK, named[0] if named else known[-1])], True
 
 
 def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
@@ -1319,7 +1310,6 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 
 _HANDLERS |= {  # the English rules' handlers
     "made_up": _en_made_up,
-    "forget": _en_forget,
     "swapped_else": _en_swapped_else,
     "meant": _en_meant,
 }
