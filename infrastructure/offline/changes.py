@@ -643,19 +643,10 @@ _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 
-def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
-    """The latest of the last three facts that names a thing the message names ("cats" for "a cat named …"),
-    when the latest fact does not."""
-
-    def things(words: str) -> set[str]:
-        found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
-        return found - _EN_THING_STOP
-
-    said = things(text)
-    recent = list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]
-    if not recent or said & things(recent[0]):
-        return None
-    return next((f for f in recent[1:] if f.startswith("The user") and said & things(f)), None)
+def _things(words: str) -> set[str]:
+    """The things English words name, singular ("cats" is "cat"), without the words that name none."""
+    found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
+    return found - _EN_THING_STOP
 
 
 def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
@@ -960,6 +951,9 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
         )
     ),
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
+    # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
+    "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
+    "user_names_thing": lambda m: lambda f, s, v: f.startswith("The user") and bool(_things(m.string) & _things(f)),
     # "forget what I said about my middle name": the latest fact the words after "about" name
     "about_words": lambda m: (
         lambda f, s, v: bool(
@@ -1248,17 +1242,6 @@ _GATES: dict[str, Callable[[str], bool]] = {
 # English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
 # --------------------------------------------------------------------------
 
-TOOK_BACK = "The user took back what they had just said"
-
-
-def _en_made_up(fired: Fired, context: Context) -> Outcome:
-    # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
-    # allergic to cats, never had one": the latest fact about the thing it names
-    known = context["known"].facts
-    if not known:
-        return [], False
-    return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
-
 
 def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
     """With no car or phone known, what was swapped, by the first of ``_EN_SWAPS`` that finds it: the
@@ -1309,7 +1292,6 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 
 
 _HANDLERS |= {  # the English rules' handlers
-    "made_up": _en_made_up,
     "swapped_else": _en_swapped_else,
     "meant": _en_meant,
 }
