@@ -892,29 +892,7 @@ def _now_said(fired: Fired, context: Context) -> Outcome:
             held = context["known"].latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)
             if held:
                 return [(said, held[0])], True
-    at_work = _now_at_work(clause[lead:], context)
-    return ([at_work] if at_work else []), True
-
-
-def _now_at_work(rest: str, context: Context) -> Event | None:
-    """ "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place is a
-    workplace by its name or the message says the job changed; "现在在北京" right after
-    "用户在天津工作", a chain of places worked in."""
-    at, known = RE._NOW_AT_WORK.match(rest), context["known"]
-    if not at:
-        return None
-    chain = bool(
-        known.facts
-        and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
-        and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known.facts[-1])
-    )
-    if not (RE._WORKPLACE_NAME.search(at.group("v")) or RE._JOB_MOVED.search(context["text"]) or chain):
-        return None
-    work = known.latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
-    if not work or at.group("v") in work[0]:
-        return None
-    # said in the known fact's own words, which the judge compares as one statement
-    return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
+    return [], False
 
 
 def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, Context], Outcome]:
@@ -1029,6 +1007,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
     "respan": _respanned,
+    # said in the known fact's own words, which the judge compares as one statement
+    "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
     # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
     "quit": lambda fired, t, c: (
         QUIT_HABIT
@@ -1201,6 +1181,12 @@ _VOCABULARY = VOCABULARY.extended(
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
         "one_char": simple(lambda value: len(value) == 1),
+        "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
+        # "现在在北京" right after "用户在天津工作": a chain of places worked in
+        "chain": lambda value, context: (
+            bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
+            and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
+        ),
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
         "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
