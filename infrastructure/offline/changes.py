@@ -837,30 +837,6 @@ class _Known:
         return None
 
 
-def _left_off(fired: Fired, context: Context) -> Outcome:
-    """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
-    m, latest = fired.match, context["known"].latest
-    topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
-    verb = m.group("verb") or m.group("verb2")
-    if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
-        return [], True  # "公交停了": a bare noun that stopped is no habit given up
-
-    def let_go(f: str, s: str, v: str) -> bool:
-        if topic and topic not in f:
-            return False
-        return bool(HABIT.search(f)) and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
-
-    that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
-    # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
-    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(RE._PURSUIT.search(f))) if that else None) or latest(let_go)
-    if not kept and topic and that:
-        # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
-        kept = latest(lambda f, s, v: bool(RE._PURSUIT.search(f)))
-    if not kept:
-        return [], False
-    return [("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0])], True
-
-
 def _quit(fired: Fired, context: Context) -> Outcome:
     m, latest, others = fired.match, context["known"].latest, context.get("others")
     thing = m.group("what") or m.group("obj") or m.group("act") or ""
@@ -910,7 +886,6 @@ def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
-    "left_off": _left_off,
     "quit": _quit,
     "remeasured": _by(remeasured),
     "now": _now_said,
@@ -922,6 +897,9 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
+    "let_go": lambda m: _letting_go(
+        RE._THAT_THING_END.sub("", m.group("t") or ""), m.group("verb") or m.group("verb2")
+    ),
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
         lambda f, s, v: bool(
@@ -976,6 +954,15 @@ def _quit_word(text: str) -> str:
     return found.group().lower() if found else ""
 
 
+def _letting_go(topic: str, verb: str | None) -> Test:
+    """A known habit, of ``topic`` when one is named, kept up by ``verb`` when one is said (练: 健身, 锻炼 too)."""
+    return lambda f, s, v: (
+        (not topic or topic in f)
+        and bool(HABIT.search(f))
+        and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
+    )
+
+
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
     """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
     old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
@@ -996,6 +983,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
     "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
+    # a pursuit given up by its verb, else a habit let go of
+    "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
     # a pet no longer kept, by its species (of the slot, or named in the fact)
     "pet_gone": lambda fired, t, c: (
         (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
