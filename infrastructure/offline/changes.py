@@ -603,11 +603,6 @@ def _held_figure(there: re.Match[str], amount: bool, new: str, unit: str | None)
     return there.group("n"), there.start("n"), there.end("n")
 
 
-def _about(thing: str, fact: str, slot: str, value: str) -> bool:
-    """A known fact about ``thing`` ("烟" in 用户每天抽一包中华, whose slot is consumes:烟)."""
-    return thing in fact or slot == f"consumes:{thing}"
-
-
 NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
 LET_GO = _DATA.words("LET_GO")
 BROKE_UP = _DATA.text("BROKE_UP")
@@ -837,27 +832,6 @@ class _Known:
         return None
 
 
-def _quit(fired: Fired, context: Context) -> Outcome:
-    m, latest, others = fired.match, context["known"].latest, context.get("others")
-    thing = m.group("what") or m.group("obj") or m.group("act") or ""
-    habit = latest(functools.partial(_about, thing)) if thing else None
-    if thing in QUIT_KINDS and not habit and not others:
-        # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one; said by the
-        # kind, as a habit let go of (naming the one thing again would keep it)
-        kind = QUIT_KINDS[thing]
-        habit = latest(lambda f, s, v: any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:]))
-        if habit:
-            return [(f"用户戒了{thing}", habit[0])], True
-    if not thing and not m.group("act") and not others:
-        # "其实我早戒了": what a habit one quits is, in the latest fact that names one
-        habit = latest(lambda f, s, v: bool(RE._QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
-        quit_ = RE._QUITTABLE.search(habit[0][2:]) if habit else None
-        thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
-    if not habit:
-        return [], True
-    return [(f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0])], True
-
-
 def _now_said(fired: Fired, context: Context) -> Outcome:
     """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
     holds with another value (after every rule that knows its kind better)."""
@@ -886,7 +860,6 @@ def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
-    "quit": _quit,
     "remeasured": _by(remeasured),
     "now": _now_said,
 }
@@ -897,6 +870,12 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
+    # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
+    "quit_kind": lambda m: (
+        lambda f, s, v: (
+            any(k in f[2:] for k in QUIT_KINDS.get(m.group("obj"), ())) and not re.search(r"不|没|戒", f[2:])
+        )
+    ),
     "let_go": lambda m: _letting_go(
         RE._THAT_THING_END.sub("", m.group("t") or ""), m.group("verb") or m.group("verb2")
     ),
@@ -985,6 +964,10 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
     # a pursuit given up by its verb, else a habit let go of
     "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
+    # "其实我早戒了": what a habit one quits is, in the fact that names one
+    "quit_habit": lambda fired, t, c: (
+        (q := RE._QUITTABLE.search(t[0][2:])) and f"用户戒{q.group('x') or q.group('x2') or q.group('x3')}了"
+    ),
     # a pet no longer kept, by its species (of the slot, or named in the fact)
     "pet_gone": lambda fired, t, c: (
         (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
