@@ -396,10 +396,7 @@ def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'是X，不是Y' / 'X, not Y': the known fact that says Y, with X instead."""
     text = _folded(message)
     for old, new in _pairs(text, RE._ZH_NOT_BUT, RE._EN_NOT_BUT):
-        old, new = (
-            old.strip().strip("的了"),
-            re.sub(r"^(?:i meant|i mean|it's|it is|its|is) ", "", new.strip(), flags=re.IGNORECASE),
-        )
+        old, new = old.strip().strip("的了"), RE._EN_MEANT_LEAD.sub("", new.strip())
         if not old or not new or old == new:
             continue
         for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -479,13 +476,8 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
             continue  # "我同事换了台新车": someone else's
-        if (
-            len(new) < 2
-            or is_unreal(clause)
-            or is_conditional(text)
-            or re.search(r"^(?:成|到)?(?:别的|其他|新的?|一下|回来|回去)", new)
-        ):
-            continue
+        if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
+            continue  # "换成别的了", "换回来了": nothing named instead
         found = _swapped_in(new, _swap_slots(m, text), known_facts)
         if found:
             return found
