@@ -1073,7 +1073,8 @@ def _whose(clause: str) -> str:
 
 
 def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
-    """Each clause's change, said of the user: in turn (``_in_turn``), a figure alone, or by the rules."""
+    """Each clause's change, said of the user: in turn (``_in_turn``), or by the rules ([[registries.clause]],
+    or [[registries.alone]] for a clause without Chinese)."""
     found: list[Event] = []
     text, known = message["text"], message["known"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
@@ -1089,10 +1090,7 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
             context = {**message, "switched": bool(switching - {piece})}
-            if re.search(r"[\u4e00-\u9fff]", clause):
-                found += _first_events(_CLAUSE, clause, context) or []
-                continue
-            event = _figure_alone(clause, context)
+            found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
         if event:
             found.append(event)
     return found
@@ -1119,14 +1117,6 @@ _SAYS = {name: pattern for pattern, name in _DATA.compiled_rows("_SAYS", EN_ROLE
 
 def _says(pattern: re.Pattern[str]) -> Predicate:
     return lambda value, context: bool(pattern.search(context.get("text", value)))  # (an example: its match)
-
-
-def _figure_alone(clause: str, context: Context) -> Event | None:
-    """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
-    Chinese ways of telling; English ones name their subject)."""
-    if RE._FIGURE_ONLY.fullmatch(clause) and RE._MEASURING.search(context["text"]) and not context["others"]:
-        return remeasured(clause, context["known"].facts)
-    return None
 
 
 _VOCABULARY = VOCABULARY.extended(
@@ -1166,6 +1156,7 @@ _VOCABULARY = VOCABULARY.extended(
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_ALONE = registry(_DATA, "alone", _VOCABULARY)
 _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
