@@ -20,10 +20,11 @@ with the value a correction gives when the message names only the value
 ("是木子李的李，李然" after 用户叫吕然 → 用户叫李然).
 
 The changes told as events are registries of named rules in ``rules/changes.toml`` (ADR 0042):
-``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese (``events``),
-``[[registries.english_said]]`` and ``[[registries.english]]`` for English (``english_swaps``),
-``[[registries.bare_value]]`` for a value said alone. A rule names the known fact it replaces by its
-slots or a named finder; what takes more steps is a named handler here.
+``[[registries.taken_back]]``, ``[[registries.message]]`` and ``[[registries.clause]]`` for Chinese
+(``events``), ``[[registries.english_said]]`` and ``[[registries.english]]`` for English
+(``english_swaps``), ``[[registries.bare_value]]`` for a value said alone. A rule names the known fact
+it replaces by its slots, a pattern the fact holds (``held``) or a named finder, and says the change by
+its template or a named maker; what takes more steps is a named handler here.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -57,13 +58,6 @@ RE = _DATA.patterns()
 # Markers
 # --------------------------------------------------------------------------
 
-_ZH_CORRECTION = _DATA.text("_ZH_CORRECTION")
-_EN_CORRECTION = _DATA.text("_EN_CORRECTION")
-_ZH_RETRACTION = _DATA.text("_ZH_RETRACTION")
-_EN_RETRACTION = _DATA.text("_EN_RETRACTION")
-_ZH_FILLER = _DATA.text("_ZH_FILLER")
-_EN_FILLER = _DATA.text("_EN_FILLER")
-
 
 @functools.lru_cache(maxsize=256)
 def _folded(text: str) -> str:
@@ -79,40 +73,30 @@ def is_correction(text: str) -> bool:
     text = _folded(text)
     if is_conditional(text) or re.search(r"(?<!不)(?:是不是|对不对)|[吗么][?？]?\s*$", text):
         return False
-    return bool(re.search(_ZH_CORRECTION, text) or re.search(_EN_CORRECTION, text, re.IGNORECASE))
+    return bool(RE._ZH_CORRECTION.search(text) or RE._EN_CORRECTION.search(text))
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def is_retraction(text: str) -> bool:
     """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
     text = _folded(text)
-    return bool(re.search(_ZH_RETRACTION, text) or re.search(_EN_RETRACTION, text, re.IGNORECASE))
+    return bool(RE._ZH_RETRACTION.search(text) or RE._EN_RETRACTION.search(text))
 
 
 def is_marker_only(clause: str) -> bool:
     """A clause that only says "that was wrong / a joke" ("哎呀手快写错了", "I keep mixing those up")."""
     text = _folded(clause).strip()
-    if not (
-        re.search(_ZH_CORRECTION + "|" + _ZH_RETRACTION, text)
-        or re.search(_EN_CORRECTION + "|" + _EN_RETRACTION, text, re.IGNORECASE)
-    ):
+    if not (RE._ZH_MARKER.search(text) or RE._EN_MARKER.search(text)):
         return False
-    rest = re.sub(_ZH_CORRECTION + "|" + _ZH_RETRACTION, "", text)
-    rest = re.sub(_EN_CORRECTION + "|" + _EN_RETRACTION, " ", rest, flags=re.IGNORECASE)
-    rest = re.sub(_ZH_FILLER, "", rest)
-    rest = re.sub(_EN_FILLER, " ", rest, flags=re.IGNORECASE)
+    rest = RE._EN_MARKER.sub(" ", RE._ZH_MARKER.sub("", text))
+    rest = RE._EN_FILLER.sub(" ", RE._ZH_FILLER.sub("", rest))
     rest = re.sub(r"[\W_\d]+", "", rest)
     return len(rest) <= 1
 
 
 def strip_marker(clause: str) -> str:
     """The clause without a correction marker in front ("correction: I meant X" → "I meant X")."""
-    text = clause.strip()
-    text = re.sub(
-        r"^(?:correction|typo|oops|whoops|sorry|my bad|autocorrect)\s*[:,-]?\s*", "", text, flags=re.IGNORECASE
-    )
-    text = re.sub(r"^(?:纠正一下|纠正|更正一下|更正|说错了|打错了|写错了|记错了)[:：，,]?", "", text)
-    return text.strip()
+    return RE._ZH_MARKER_LEAD.sub("", RE._EN_MARKER_LEAD.sub("", clause.strip())).strip()
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -159,15 +143,12 @@ def is_past_against_now(clause: str, message: str) -> bool:
 _SLOT_HINTS: tuple[tuple[str, str], ...] = _DATA.rows("_SLOT_HINTS")
 
 
+_VALUE_SHAPES = _DATA.compiled_rows("_VALUE_SHAPES")
+
+
 def _value_shape(value: str) -> str:
-    value = value.strip()
-    if re.fullmatch(r"\d+(?:\.\d+)?[kKwW万千]?", value):
-        return "number"
-    if re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value):
-        return "cjk-short"
-    if re.fullmatch(r"[A-Z][\w'-]*(?:[ ,]+[A-Z][\w'-]*)*", value):
-        return "proper"
-    return "other"
+    """The shape of a value, by the first of ``[rows] _VALUE_SHAPES`` it is: a number, a short Chinese name …"""
+    return next((shape for pattern, shape in _VALUE_SHAPES if pattern.fullmatch(value.strip())), "other")
 
 
 def bare_value(clause: str) -> str | None:
@@ -297,9 +278,7 @@ def _restated(fact: str, old: str, value: str) -> str:
 
 
 #: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
-EN_PROPER = _EN_PROPER = re.compile(
-    r"(?<!^)(?<![.!?] )\b(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*[a-z][\w'-]*)*"
-)
+EN_PROPER = _DATA.regex("EN_PROPER")
 
 
 def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = True) -> tuple[str, str] | None:
@@ -314,7 +293,7 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
         if not fact.startswith("The user"):
             continue
-        names = [m for m in _EN_PROPER.finditer(fact) if m.start() > len("The user")]
+        names = [m for m in EN_PROPER.finditer(fact) if m.start() > len("The user")]
         if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
             continue
         at, end = names[0].span()
@@ -339,9 +318,12 @@ def marked_as_correction(fact: str) -> str:
         return fact
     if any(is_exclusive_slot(slot) for slot, _ in slots_of(fact)):
         return fact
-    if re.match(r"^The user(?:'s [\w-]+)? (?:is|are|was|has|had) ", fact):
-        return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)) ", r"\1 actually ", fact, count=1)
-    return re.sub(r"^The user ", "The user actually ", fact, count=1)
+    # after its verb of being or having, else after "The user"
+    return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)|The user) ", r"\1 actually ", fact, count=1)
+
+
+_EN_COUNT = _DATA.text("_EN_COUNT")
+_ZH_COUNT = _DATA.text("_ZH_COUNT")
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -353,22 +335,12 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                 continue
             noun = slot.split(":", 1)[1]
             if noun.isascii():  # "I meant two kids" after "The user has three kids"
-                said = re.search(
-                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun) + r"s?\b",
-                    text,
-                    re.IGNORECASE,
-                )
-                there = re.search(
-                    r"\b(?P<n>\d+|one|two|three|four|five|six|seven|eight) " + re.escape(noun), fact, re.IGNORECASE
-                )
+                said = re.search(_EN_COUNT + re.escape(noun) + r"s?\b", text, re.IGNORECASE)
+                there = re.search(_EN_COUNT + re.escape(noun), fact, re.IGNORECASE)
                 if said and there and said.group("n").lower() != there.group("n").lower():
                     return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
                 continue
-            m = re.search(
-                r"(?P<n>(?:\d+|[一二两三四五六七八九十百千万几]+)(?:多|来)?(?:万|千|百)?(?:个|位|只|名|条)?)"
-                + re.escape(noun),
-                text,
-            )
+            m = re.search(_ZH_COUNT + re.escape(noun), text)
             if m and old not in m.group("n"):
                 said = re.search(r"有(?P<n>\S*?)" + re.escape(noun), fact)
                 if said:
@@ -378,10 +350,7 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected."""
-    m = re.match(
-        r"^(?P<name>[\u4e00-\u9fffA-Za-z]{1,6}?)(?:其实|实际上|本来)?(?:是|就是)(?:一)?(?P<m>只|条|头|匹|个|辆|台|部|位)(?P<kind>[\u4e00-\u9fff]{1,5})$",
-        _folded(clause).strip().strip("。！!"),
-    )
+    m = RE._RENAMED_KIND.match(_folded(clause).strip().strip("。！!"))
     if not m:
         return None
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -417,20 +386,17 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
     return None
 
 
+def _pairs(text: str, *patterns: re.Pattern[str]) -> list[tuple[str, str]]:
+    """(old, new) of each match of ``patterns`` in ``text``, said either way round (``old2``, ``new2``)."""
+    found = [match.groupdict() for pattern in patterns for match in pattern.finditer(text)]
+    return [(said.get("old") or said.get("old2") or "", said.get("new") or said.get("new2") or "") for said in found]
+
+
 def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'是X，不是Y' / 'X, not Y': the known fact that says Y, with X instead."""
     text = _folded(message)
-    pairs = [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_NOT_BUT.finditer(text)
-    ]
-    pairs += [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._EN_NOT_BUT.finditer(text)
-    ]
-    for old, new in pairs:
-        old, new = (
-            old.strip().strip("的了"),
-            re.sub(r"^(?:i meant|i mean|it's|it is|its|is) ", "", new.strip(), flags=re.IGNORECASE),
-        )
+    for old, new in _pairs(text, RE._ZH_NOT_BUT, RE._EN_NOT_BUT):
+        old, new = old.strip().strip("的了"), RE._EN_MEANT_LEAD.sub("", new.strip())
         if not old or not new or old == new:
             continue
         for fact in reversed([f for f in known_facts if isinstance(f, str)]):
@@ -478,11 +444,7 @@ def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
-    found = [
-        (m.group("old") or m.group("old2"), m.group("new") or m.group("new2")) for m in RE._ZH_REPLACED.finditer(text)
-    ]
-    found += [(m.group("old"), m.group("new")) for m in RE._EN_REPLACED.finditer(text)]
-    for old_word, new_value in found:
+    for old_word, new_value in _pairs(text, RE._ZH_REPLACED, RE._EN_REPLACED):
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
@@ -514,13 +476,8 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
             continue  # "我同事换了台新车": someone else's
-        if (
-            len(new) < 2
-            or is_unreal(clause)
-            or is_conditional(text)
-            or re.search(r"^(?:成|到)?(?:别的|其他|新的?|一下|回来|回去)", new)
-        ):
-            continue
+        if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
+            continue  # "换成别的了", "换回来了": nothing named instead
         found = _swapped_in(new, _swap_slots(m, text), known_facts)
         if found:
             return found
@@ -566,18 +523,13 @@ def may_change(text: str) -> bool:
     """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
     text = _folded(text)
     # ("刚才那句不算数，别记": what was said, not to be kept)
-    kept = re.search(
-        r"(?:别|不要|不用)记(?!错|住|得|混|清)|当我没说|不算数?(?![了学])|(?:那句|那条)[^，,。]{0,4}删", text
-    )
-    return bool(RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or kept) and not re.search(
-        r"[?？吗]\s*$", text
-    )
+    said = RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or RE._NOT_TO_KEEP.search(text)
+    return bool(said) and not RE._ASKED.search(text)
 
 
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 
 
-_NUMBER_WORDS = _DATA.text("_NUMBER_WORDS")
 GRADE = _DATA.regex("GRADE")
 
 
@@ -622,12 +574,10 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
 def _figure_of(clause: str) -> tuple[re.Pattern[str], str, str | None] | None:
     """(the kind of figure, the figure, its unit) a clause gives: a reading, a school year or a date,
     else its one amount."""
-    reading = RE._READING.search(clause)
-    if reading:
-        return RE._READING, reading.group(0), None
-    grade = GRADE.search(clause) or RE._DATE.search(clause)
-    if grade:
-        return (GRADE if GRADE.search(clause) else RE._DATE), grade.group(0), None
+    for kind in (RE._READING, GRADE, RE._DATE):
+        found = kind.search(clause)
+        if found:
+            return kind, found.group(0), None
     amounts = [m for m in RE._AMOUNT.finditer(clause) if not RE._YEAR.fullmatch(m.group("n"))]
     return (RE._AMOUNT, amounts[0].group("n"), amounts[0].group("u")) if len(amounts) == 1 else None
 
@@ -645,18 +595,12 @@ def _held_figure(there: re.Match[str], amount: bool, new: str, unit: str | None)
     return there.group("n"), there.start("n"), there.end("n")
 
 
-def _about(thing: str, fact: str, slot: str, value: str) -> bool:
-    """A known fact about ``thing`` ("烟" in 用户每天抽一包中华, whose slot is consumes:烟)."""
-    return thing in fact or slot == f"consumes:{thing}"
-
-
 NO_LONGER_SO = _DATA.words("NO_LONGER_SO")
 LET_GO = _DATA.words("LET_GO")
 BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
 EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-TAKING = _DATA.text("TAKING")
 HABIT = _DATA.regex("HABIT", re.IGNORECASE)
 PARTNERED = _DATA.regex("PARTNERED")
 _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
@@ -664,31 +608,6 @@ _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
 
 #: characters that say nothing of what a statement is about
 _STOP_CHARS = frozenset("用户我你他她它的了是在都也就还不没有一个么吗呢吧啊哈嘿呀其实连才只很太刚")
-
-
-def withdrawn(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """("用户撤回了之前说的小名", the known fact): "刚才那个小名的事你别记了，我乱编的" takes back the
-    latest known fact that shares a word (two characters or more) with the message."""
-    text = _folded(message)
-    if not (RE._TAKE_BACK.search(text) or RE._NO_LONGER_SO.search(text)) or is_conditional(text):
-        return None
-    known = [f for f in known_facts if isinstance(f, str)]
-    if RE._NO_LONGER_SO.search(text) and known:
-        return NO_LONGER_SO[0], known[-1]
-    if (RE._THE_LAST_ONE.search(text) or RE._MADE_UP.search(text)) and known and not _named_topic(text, known):
-        # "刚才那句当我没说吧", "骗你的哈哈，我压根没办卡": the last thing said, whatever it was about,
-        # unless what the message says instead is plainly about one of the two before it
-        # ("骗你的，其实连英语都说不利索" after "会说三门外语", then "在追美剧")
-        said = set(re.sub(RE._MADE_UP, "", text)) - _STOP_CHARS
-        about = [f for f in reversed(known[-3:]) if said & (set(f.removeprefix("用户")) - _STOP_CHARS)]
-        return "用户撤回了刚才说的话", about[0] if about else known[-1]
-    topic_said = RE._ABOUT_TOPIC.search(text)
-    kept_in = _TOPIC_SLOTS.get(topic_said.group("t"), ()) if topic_said else ()
-    for fact in reversed(known) if kept_in else ():
-        if any(slot in kept_in for slot, _ in slots_of(fact)):
-            return "用户撤回了刚才说的话", fact  # "之前关于住址的那条删了吧"
-    named = _named_topic(text, known)
-    return (f"用户撤回了之前说的{named[0]}", named[1]) if named else None
 
 
 def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
@@ -708,34 +627,13 @@ _EN_NAME = _DATA.text("_EN_NAME")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
 _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
-#: "lately Interstellar has become my all-time favorite", "my new favourite is Dune": a favourite changed
-_EN_NEW_FAVOURITE = re.compile(
-    _EN_NAME
-    + r" (?:has (?:now )?become|has turned into|became|is now|is) my (?:new |all-time |absolute |current )*favou?rite\b"
-    r"(?<!\bis my favorite)(?<!\bis my favourite)"
-    r"|\bmy (?:new |current )favou?rite(?: [a-z]+)? (?:is|has to be) (?:now )?"
-    + _EN_NAME.replace("(?P<v>", "(?P<v2>")
-    # "tacos are my favorite now": a thing in lower case, with a word that says now
-    + r"|\b(?P<v3>(?!it\b|that\b|this\b|they\b|these\b|those\b)[a-z][\w-]*(?: [a-z][\w-]*)?) (?:are|is|have become|has become|became)"
-    r" (?:now )?my (?:new |all-time )*favou?rite(?: [a-z]+)?(?: now| these days)\b",
-)
-
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 
-def _fact_naming_a_thing(text: str, known_facts: Sequence[str]) -> str | None:
-    """The latest of the last three facts that names a thing the message names ("cats" for "a cat named …"),
-    when the latest fact does not."""
-
-    def things(words: str) -> set[str]:
-        found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
-        return found - _EN_THING_STOP
-
-    said = things(text)
-    recent = list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]
-    if not recent or said & things(recent[0]):
-        return None
-    return next((f for f in recent[1:] if f.startswith("The user") and said & things(f)), None)
+def _things(words: str) -> set[str]:
+    """The things English words name, singular ("cats" is "cat"), without the words that name none."""
+    found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
+    return found - _EN_THING_STOP
 
 
 def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
@@ -745,7 +643,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     of [[registries.english]]."""
     said = _folded(message)
     context = {"text": said, "said": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
-    found = _english(_ENGLISH_SAID, said, context)
+    found = _first_events(_ENGLISH_SAID, said, context)
     if found is not None:
         return found
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
@@ -753,11 +651,9 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     text = " ".join(
         sentence for sentence in re.split(r"(?<=[.!?])\s+", said) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
     )
-    if not text or re.search(
-        r"\b(?:my|his|her) (?:mom|dad|wife|husband|friend|brother|sister|son|daughter|partner)'s\b", text, re.I
-    ):
+    if not text or RE._EN_RELATIVES_THING.search(text):
         return []
-    return _english(_ENGLISH, text, {**context, "text": text}) or []
+    return _first_events(_ENGLISH, text, {**context, "text": text}) or []
 
 
 def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
@@ -768,19 +664,16 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     known = [f for f in known_facts if isinstance(f, str)]
     if not re.search(r"[\u4e00-\u9fff]", text):
         return english_swaps(text, known)
-    back = withdrawn(text, known)
-    if back:
-        return [back]
-    # "不是乐乐，是笑笑": said against the known fact that names the first
-    fixed = instead(text, known) if RE._NOT_X_BUT_Y.match(text) else None
-    if fixed:
-        return [fixed]
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
+    context = {"text": text, "known": _Known(known), "others": others}
+    # what was said taken back, or said against ("不是乐乐，是笑笑"): that alone
+    back = _first_events(_TAKEN_BACK, text, context)
+    if back:
+        return back
     # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
     # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
     pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
-    context = {"text": text, "known": _Known(known), "others": others}
     found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
         found = succession(pieces, known)
@@ -808,15 +701,14 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
+_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+
+
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def told_of_someone_else(message: str) -> bool:
     """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
     the clauses after it without 我 are about them, not about the speaker."""
-    return bool(
-        re.match(
-            r"^\W*(?:(?:我|我的|我们)?" + ZH_ROLE_QUALIFIER + r"(?:" + ZH_ROLE_PATTERN + r")|[他她](?!们))", message
-        )
-    )
+    return bool(_TOLD_OF_ELSE.match(message))
 
 
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
@@ -835,9 +727,6 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
                 if succeeds(fact, said):
                     return [(said, fact)]
     return []
-
-
-_PARTNER_ROLES = _DATA.words("_PARTNER_ROLES")
 
 
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
@@ -873,10 +762,7 @@ def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str]
     if _advised_or_planned(message):
         return None  # advice, a plan, or someone else named: not what is done now
     m = RE._IN_TURN.match(clause)
-    if m and re.match(
-        r"(?:每|一天|一周|[一二两三四五六七八九十\d半]+)(?:天|周|月|杯|次|个|瓶|罐|包|根|斤|公里|小时|分钟|顿)",
-        m.group("v"),
-    ):
+    if m and RE._HOW_OFTEN.match(m.group("v")):
         return None  # "改成一天一杯": an amount, read as one (``remeasured``)
     now = RE._NOW_PURSUING.match(clause) if not m else None
     if now:
@@ -914,6 +800,7 @@ TRADE = _DATA.regex("TRADE")
 # --------------------------------------------------------------------------
 
 Event = tuple[str, str]  # (new fact, the known fact it ends or replaces)
+Outcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
 Target = tuple[str, str, str]  # (known fact, its slot, the slot's value)
 Test = Callable[[str, str, str], bool]
 
@@ -925,90 +812,19 @@ class _Known:
         self.facts = tuple(facts)
         self._slotted: list[tuple[str, list[tuple[str, str]]]] | None = None
 
-    def latest(self, test: Test) -> Target | None:
-        """The latest known fact, with the slot, for which ``test(fact, slot, value)`` holds."""
+    def latest(self, test: Test, recent: int = 0) -> Target | None:
+        """The latest known fact (of the last ``recent``, when given), with the slot, for which
+        ``test(fact, slot, value)`` holds."""
         if self._slotted is None:
             self._slotted = [(fact, slots_of(fact) or [("", "")]) for fact in reversed(self.facts)]
-        for fact, slots in self._slotted:
+        for fact, slots in self._slotted[:recent] if recent else self._slotted:
             for slot, value in slots:
                 if test(fact, slot, value):
                     return fact, slot, value
         return None
 
 
-def _pet_gone(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    pet = context["known"].latest(lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no")
-    if not pet:
-        return None, False
-    species = (pet[1].split(":", 1)[1] if pet[1].startswith("keeps:") else None) or species_of(pet[0])
-    return ((f"用户不再养{species}了", pet[0]) if species else None), True
-
-
-def _left_off(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    """By its topic when one is named (the one a known fact does), else the latest habit or pursuit."""
-    m, latest = fired.match, context["known"].latest
-    topic = re.sub(r"(?:那事儿?|这事儿?|那个|这个|课|班)$", "", m.group("t") or "")
-    verb = m.group("verb") or m.group("verb2")
-    if topic == (m.group("t") or "") and topic and m.group("end") in ("停了", "停掉了", "断了"):
-        return None, True  # "公交停了": a bare noun that stopped is no habit given up
-
-    def let_go(f: str, s: str, v: str) -> bool:
-        if topic and topic not in f:
-            return False
-        return bool(HABIT.search(f)) and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
-
-    that = bool(re.search(r"那事儿?|这事儿?|那个|这个", m.group("t") or ""))
-    # "那事儿早就坚持不下去了": "that thing" is a pursuit first, a habit after
-    kept = (latest(lambda f, s, v: let_go(f, s, v) and bool(RE._PURSUIT.search(f))) if that else None) or latest(let_go)
-    if not kept and topic and that:
-        # "背单词那事儿早放弃了": "that thing" of a pursuit the known facts name otherwise
-        kept = latest(lambda f, s, v: bool(RE._PURSUIT.search(f)))
-    if not kept:
-        return None, False
-    return ("用户放弃了" + _pursued(kept[0]) if RE._PURSUIT.search(kept[0]) else LET_GO[0], kept[0]), True
-
-
-def _got_rid(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    thing, verb, latest = fired.match.group("x"), fired.match.group("verb"), context["known"].latest
-    if thing in ("它", "这个", "那个"):
-        owned = latest(lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|办|入手|租)", f[2:])))
-        said = f"用户已经把它{verb}了"
-    else:
-        # "车上礼拜卖了": the car, by its slot when the fact names only its make
-        cars = thing in ("车", "车子", "爱车")
-        owned = latest(lambda f, s, v: s == "vehicle" if cars else thing in f)
-        gone = verb.startswith(("被", "弄", "搞"))
-        said = f"用户的{thing}{verb.replace('人偷', '偷')}了" if gone else f"用户把{thing}{verb}了"
-    return ((said, owned[0]) if owned else None), True
-
-
-def _quit(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    m, latest, others = fired.match, context["known"].latest, context.get("others")
-    thing = m.group("what") or m.group("obj") or m.group("act") or ""
-    habit = latest(functools.partial(_about, thing)) if thing else None
-    if thing in QUIT_KINDS and not habit and not others:
-        # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one; said by the
-        # kind, as a habit let go of (naming the one thing again would keep it)
-        kind = QUIT_KINDS[thing]
-        habit = latest(lambda f, s, v: any(k in f[2:] for k in kind) and not re.search(r"不|没|戒", f[2:]))
-        if habit:
-            return (f"用户戒了{thing}", habit[0]), True
-    if not thing and not m.group("act") and not others:
-        # "其实我早戒了": what a habit one quits is, in the latest fact that names one
-        habit = latest(lambda f, s, v: bool(RE._QUITTABLE.search(f[2:])) and not re.search(r"不|没|戒", f[2:]))
-        quit_ = RE._QUITTABLE.search(habit[0][2:]) if habit else None
-        thing = (quit_.group("x") or quit_.group("x2") or quit_.group("x3")) if quit_ else ""
-    if not habit:
-        return None, True
-    return (f"用户不{thing}了" if m.group("act") else f"用户戒{thing}了", habit[0]), True
-
-
-def _measured_again(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    again = remeasured(fired.match.string, context["known"].facts)
-    return again, bool(again)
-
-
-def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _now_said(fired: Fired, context: Context) -> Outcome:
     """ "现在每天挤地铁去公司": read as the user's, a clause that fills a one-value slot a known fact
     holds with another value (after every rule that knows its kind better)."""
     clause, lead = fired.match.string, fired.match.end()
@@ -1017,114 +833,113 @@ def _now_said(fired: Fired, context: Context) -> tuple[Event | None, bool]:
         if is_exclusive_slot(slot) and not slot.startswith((*POLARITY_PREFIXES, "consumes:")):
             held = context["known"].latest(lambda f, s, v, slot=slot, value=value: s == slot and value not in f)
             if held:
-                return (said, held[0]), True
-    return _now_at_work(clause[lead:], context), True
+                return [(said, held[0])], True
+    return [], False
 
 
-def _now_at_work(rest: str, context: Context) -> Event | None:
-    """ "又跳了，现在在拼多多", "现在在青岛分公司": where the user works now, when the place is a
-    workplace by its name or the message says the job changed; "现在在北京" right after
-    "用户在天津工作", a chain of places worked in."""
-    at, known = RE._NOW_AT_WORK.match(rest), context["known"]
-    if not at:
-        return None
-    chain = bool(
-        known.facts
-        and re.fullmatch(r"[\u4e00-\u9fff]{2,4}", at.group("v"))
-        and re.match(r"^用户(?:现在)?在[\u4e00-\u9fff]{2,4}(?:工作|上班)$", known.facts[-1])
+def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, Context], Outcome]:
+    """The handler of a reader of its own: what ``read`` makes of what the rule read, deciding if anything."""
+    return lambda fired, context: (
+        ([found], True) if (found := read(fired.match.string, context["known"].facts)) else ([], False)
     )
-    if not (RE._WORKPLACE_NAME.search(at.group("v")) or RE._JOB_MOVED.search(context["text"]) or chain):
-        return None
-    work = known.latest(lambda f, s, v: s in ("employer", "employment", "work_location"))
-    if not work or at.group("v") in work[0]:
-        return None
-    # said in the known fact's own words, which the judge compares as one statement
-    return f"用户在{at.group('v')}{'上班' if work[0].endswith('上班') else '工作'}", work[0]
 
 
-def _never_mind(fired: Fired, context: Context) -> tuple[Event | None, bool]:
-    plan = context["known"].facts[-1] if context["known"].facts else ""
-    if not is_plan(plan):
-        return None, False
-    return ("用户的出行计划取消了" if re.search(TRAVEL, plan) else "用户的计划取消了", plan), True
+def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
+    named = _named_topic(context["text"], context["known"].facts)
+    return ([(f"用户撤回了之前说的{named[0]}", named[1])] if named else []), True
 
 
-_HANDLERS: dict[str, Callable[[Fired, Context], tuple[Event | None, bool]]] = {
-    "never_mind": _never_mind,
-    "pet_gone": _pet_gone,
-    "left_off": _left_off,
-    "got_rid": _got_rid,
-    "quit": _quit,
-    "remeasured": _measured_again,
+_HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
+    "topic_taken_back": _topic_taken_back,
+    "instead": _by(instead),
+    "remeasured": _by(remeasured),
     "now": _now_said,
 }
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
-    "en_habit": lambda m: lambda f, s, v: bool(HABIT.search(f)) and f.startswith("The user "),
-    "en_studies": lambda m: lambda f, s, v: bool(RE._EN_STUDIES.match(f)),
-    "partner": lambda m: (
-        lambda f, s, v: (
-            s == "partner"
-            or (s.startswith("relationship:") and s.endswith(":name") and s.split(":")[1] in _PARTNER_ROLES)
-        )
-    ),
-    "was_partner": lambda m: (
-        lambda f, s, v: (
-            s == "partner"
-            or (s.startswith("relationship:") and s.split(":")[1] in (*_PARTNER_ROLES, "伴侣"))
-            or (s.startswith("possession:") and s.endswith(_PARTNER_ROLES))
-        )
-    ),
-    "doing": lambda m: lambda f, s, v: bool(re.search(m.group("verb") + r"(?!了)\S", f[2:])),
-    "topic": lambda m: lambda f, s, v: m.group("t") in f[2:],
-    "pursuit": lambda m: lambda f, s, v: bool(RE._PURSUIT.search(f)),
-    "signed_up": lambda m: lambda f, s, v: m.group("t") in f[2:] and bool(re.search(r"办|报|买|有|充|开|请", f)),
-    "taking": lambda m: lambda f, s, v: bool(re.search(TAKING, f)) and m.group("t") in f,
-    "denied": lambda m: lambda f, s, v: m.group("p") in f[2:],
-    "aged_pet": lambda m: lambda f, s, v: bool(re.search(r"\d+岁|[一二两三四五六七八九十]+岁", f) and species_of(f)),
-    "owned": lambda m: lambda f, s, v: bool(re.search(r"(?<![没不])(?:有|买|入手)了?(?:一)?[辆台部套块]", f[2:])),
+    "pet_named": lambda m: lambda f, s, v: bool(species_of(f)),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
-    "school": lambda m: lambda f, s, v: s == "grade" or (f.startswith("用户") and bool(STUDYING_NOW.search(f))),
-    "studying": lambda m: lambda f, s, v: f.startswith("用户") and bool(STUDYING_NOW.search(f)),
-    "study": lambda m: lambda f, s, v: s in ("school", "major", "education", "degree") or bool(STUDIES.search(f)),
-    "work": lambda m: (
+    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
+    # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
+    "quit_kind": lambda m: (
         lambda f, s, v: (
-            s in ("employer", "employment", "work_location", "job", "business")
-            or bool(re.search(r"上班|工作|兼职|打工|实习", f))
+            any(k in f[2:] for k in QUIT_KINDS.get(m.group("obj"), ())) and not re.search(r"不|没|戒", f[2:])
         )
     ),
-    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
+    "let_go": lambda m: _letting_go(
+        RE._THAT_THING_END.sub("", m.group("t") or ""), m.group("verb") or m.group("verb2")
+    ),
+    # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
+    "about_said": lambda m: (
+        lambda f, s, v: bool(
+            (set(RE._MADE_UP.sub("", m.string)) - _STOP_CHARS) & (set(f.removeprefix("用户")) - _STOP_CHARS)
+        )
+    ),
+    "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
+    # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
+    "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
+    "user_names_thing": lambda m: lambda f, s, v: f.startswith("The user") and bool(_things(m.string) & _things(f)),
+    # "forget what I said about my middle name": the latest fact the words after "about" name
+    "about_words": lambda m: (
+        lambda f, s, v: bool(
+            (set(re.findall(r"[a-z]{3,}", m.group("about").lower())) - {"what", "said", "the"})
+            & set(re.findall(r"[a-z]{3,}", f.lower()))
+        )
+    ),
+    "en_favourite": lambda m: (
+        lambda f, s, v: (
+            bool(re.search(r"favou?rite", s))
+            and v in f
+            and f.startswith("The user")
+            and v.lower() != RE._EN_LEAD_WORDS.sub("", m.group("v") or m.group("v2") or m.group("v3")).lower()
+        )
+    ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    "in_unit": lambda m: lambda f, s, v: bool(re.search(_NUMBER_WORDS + re.escape(m.group("u")), f)),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
+
+
+_PHONE_MODEL = _DATA.text("_PHONE_MODEL")
 
 
 def _phone(fired: Fired, target: Target, context: Context) -> str:
     # "又换回华为了，Mate 60": the make, then the model in the next clause
     made = fired.match.group("v").strip()
-    model = re.search(
-        re.escape(fired.match.string)
-        + r"[，,。\s]+(?P<m>(?:iPhone|Mate|Pixel|Galaxy|Redmi|小米|华为|荣耀)\s*[A-Za-z0-9 ]{1,12})",
-        context["text"],
+    model = re.search(re.escape(fired.match.string) + _PHONE_MODEL, context["text"])
+    return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
+
+
+@functools.lru_cache(maxsize=1024)  # bounded: a pattern with a group filled in is one per value said
+def _held(pattern: str) -> re.Pattern[str]:
+    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
+    pattern, compiled once."""
+    return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
+
+
+def _quit_word(text: str) -> str:
+    """The word an English habit one quits is said with ("smok" in "The user smokes")."""
+    found = EN_QUITTABLE.search(text)
+    return found.group().lower() if found else ""
+
+
+def _letting_go(topic: str, verb: str | None) -> Test:
+    """A known habit, of ``topic`` when one is named, kept up by ``verb`` when one is said (练: 健身, 锻炼 too)."""
+    return lambda f, s, v: (
+        (not topic or topic in f)
+        and bool(HABIT.search(f))
+        and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
     )
-    return f"用户的手机是{model.group('m').strip() if model and re.fullmatch(r'苹果|华为|小米|三星|荣耀|红米', made) else made}"
 
 
-def _age(fired: Fired, target: Target, context: Context) -> str | None:
-    old = re.search(r"(?:\d+|[一二两三四五六七八九十]+)岁", target[0])
-    said = fired.match.group("n") + "岁"
-    return target[0][: old.start()] + said + target[0][old.end() :] if old and old.group(0) != said else None
-
-
-def _amount(fired: Fired, target: Target, context: Context) -> str | None:
-    unit, fact = fired.match.group("u"), target[0]
-    there = re.search(_NUMBER_WORDS + re.escape(unit), fact)
-    if not there or there.group(0) == fired.text:
+def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
+    """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
+    old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
+    if not old or old.group("old").lower() == fired.text.lower():
         return None
-    return fact[: there.start()] + fired.match.group("n") + fact[there.end() - len(unit) :]
+    return target[0][: old.start("old")] + fired.text + target[0][old.end("old") :]
 
 
 #: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
@@ -1139,32 +954,64 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
     "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
-    "if_last": lambda fired, target, context: fired.text if target[0] == context["known"].facts[-1] else None,
-    "computer": lambda fired, target, context: f"用户的{target[1].split(':', 1)[1]}是{fired.text}",
+    # a pursuit given up by its verb, else a habit let go of
+    "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
+    # "其实我早戒了": what a habit one quits is, in the fact that names one
+    "quit_habit": lambda fired, t, c: (
+        (q := RE._QUITTABLE.search(t[0][2:])) and f"用户戒{q.group('x') or q.group('x2') or q.group('x3')}了"
+    ),
+    # a pet no longer kept, by its species (of the slot, or named in the fact)
+    "pet_gone": lambda fired, t, c: (
+        (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
+        and f"用户不再养{species}了"
+    ),
     "admitted": lambda fired, t, c: (
         fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
-    "age": _age,
-    "amount": _amount,
+    "respan": _respanned,
+    # said in the known fact's own words, which the judge compares as one statement
+    "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
+    # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
+    "quit": lambda fired, t, c: (
+        QUIT_HABIT
+        if _quit_word(t[0]) == _quit_word(fired.match.group("x")) and not RE._EN_NOT_KEPT.search(t[0])
+        else None
+    ),
+    # the same, said as a correction ("The user actually …")
+    "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
 
 
 def _target(fired: Fired, context: Context) -> Target | None:
-    """The known fact a rule looks for: by its ``finder``, its ``slots`` or its ``kinds`` of slot."""
-    values, known = fired.rule.values, _known_of(context)
-    if "finder" in values:
-        return known.latest(_FINDERS[values["finder"]](fired.match))
+    """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
+    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
+    (of the last ``recent``, when given)."""
+    values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    if kinds:
-        return known.latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
-    return known.latest(lambda f, s, v: s in slots) if slots else None
-
-
-def _known_of(context: Context) -> _Known:
-    known: _Known = context["known"]
-    return known
+    slot, either, held = (
+        _held(fired.rule.render(values[key], fired.match)) if key in values else None
+        for key in ("slot", "either", "held")
+    )
+    if "finder" in values:
+        test = _FINDERS[values["finder"]](fired.match)
+    elif slots or kinds or slot or either:
+        test = lambda f, s, v: (  # noqa: E731
+            s in slots
+            or s in kinds
+            or s.split(":", 1)[0] in kinds
+            or bool(slot and slot.search(s))
+            or bool(either and either.search(f))
+        )
+    elif held or "recent" in values:
+        test = lambda f, s, v: True  # noqa: E731
+    else:
+        return None
+    found: Target | None = known.latest(
+        lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0)
+    )
+    return found
 
 
 def _differs(fired: Fired, target: Target) -> bool:
@@ -1177,40 +1024,43 @@ def _differs(fired: Fired, target: Target) -> bool:
     return "differs_value" not in values or said(values["differs_value"]) not in target[2]
 
 
-def _changed(fired: Fired, context: Context) -> tuple[Event | None, bool]:
+def _changed(fired: Fired, context: Context) -> Outcome:
     """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
     stop = fired.rule.values.get("stop", "always")
     target = _target(fired, context)
     if target is None:
-        return None, stop == "always"
+        return [], stop == "always"
     new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
     new = new if new and _differs(fired, target) else None
-    return ((new, target[0]) if new else None), stop != "made" or bool(new)
+    return ([(new, target[0])] if new else []), stop != "made" or bool(new)
 
 
 def _heard(rule: Rule, context: Context) -> bool:
     """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
-    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds."""
-    if "gate" in rule.values and not _GATES[rule.values["gate"]](context["text"]):
+    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds (``reads = "said"``: the
+    whole English message, not only what it says is so)."""
+    text = context[rule.values.get("reads", "text")]
+    if "gate" in rule.values and not _GATES[rule.values["gate"]](text):
         return False
-    return "message" not in rule.values or bool(re.search(rule.values["message"], context["text"]))
+    return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
 
 
-def _fired(rule: Rule, said: str, context: Context) -> tuple[Event | None, bool]:
-    """What ``rule`` makes of ``said`` (a change, and whether it decides); (None, False) if it does not fire."""
-    trim = rule.values.get("trim")
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, context)
-    if fired is None:
-        return None, False
+def _fired(rule: Rule, said: str, context: Context) -> Outcome:
+    """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
+    fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
+    trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, context) if _heard(rule, context) else None
+    if fired is None or _before(fired):
+        return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
 
 
-def _clause_event(clause: str, context: Context) -> Event | None:
-    """The change the first rule of [[registries.clause]] that decides finds in ``clause``, if any."""
-    for rule in _CLAUSE.rules:
-        event, stop = _fired(rule, clause, context) if _heard(rule, context) else (None, False)
-        if event or stop:
-            return event
+def _first_events(rules: Registry, said: str, context: Context) -> list[Event] | None:
+    """The changes the first rule of ``rules`` that decides finds in ``said``; None if none decides."""
+    for rule in rules.rules:
+        events, stop = _fired(rule, said, context)
+        if events or stop:
+            return events
     return None
 
 
@@ -1223,7 +1073,8 @@ def _whose(clause: str) -> str:
 
 
 def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
-    """Each clause's change, said of the user: in turn (``_in_turn``), a figure alone, or by the rules."""
+    """Each clause's change, said of the user: in turn (``_in_turn``), or by the rules ([[registries.clause]],
+    or [[registries.alone]] for a clause without Chinese)."""
     found: list[Event] = []
     text, known = message["text"], message["known"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
@@ -1239,11 +1090,7 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
             context = {**message, "switched": bool(switching - {piece})}
-            event = (
-                _clause_event(clause, context)
-                if re.search(r"[\u4e00-\u9fff]", clause)
-                else _figure_alone(clause, context)
-            )
+            found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
         if event:
             found.append(event)
     return found
@@ -1257,203 +1104,101 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
         if rule.values.get("group") in decided or not _heard(rule, context):
             continue
         for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
-            event, stop = _fired(rule, said, context)
-            found += [event] if event else []
-            if (event or stop) and not rule.values.get("every"):
+            events, stop = _fired(rule, said, context)
+            found += events
+            if (events or stop) and not rule.values.get("every"):
                 decided.add(rule.values.get("group", rule.id))
                 break
     return found
 
 
-def _figure_alone(clause: str, context: Context) -> Event | None:
-    """ "今天上秤，132！": a figure on its own, after the words of weighing or measuring (these are
-    Chinese ways of telling; English ones name their subject)."""
-    if RE._FIGURE_ONLY.fullmatch(clause) and RE._MEASURING.search(context["text"]) and not context["others"]:
-        return remeasured(clause, context["known"].facts)
-    return None
+_SAYS = {name: pattern for pattern, name in _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)}
+
+
+def _says(pattern: re.Pattern[str]) -> Predicate:
+    return lambda value, context: bool(pattern.search(context.get("text", value)))  # (an example: its match)
 
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
+        **{name: _says(pattern) for name, pattern in _SAYS.items()},
         "others": lambda value, context: bool(context.get("others")),
+        "named_topic": lambda value, context: bool(
+            _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
+        ),
         "switched": lambda value, context: bool(context.get("switched")),
-        "advised": lambda value, context: bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我", context.get("text", ""))),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
-        "new_partner": lambda value, context: bool(RE._NEW_PARTNER.search(context.get("text", ""))),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
-        "conditional": lambda value, context: is_conditional(context.get("text", "")),
-        "correction": lambda value, context: is_correction(context.get("text", "")),
-        "someone_else": lambda value, context: bool(_EN_SOMEONE_ELSE.search(context.get("text", ""))),
-        "not_studied": lambda value, context: bool(RE._EN_NOT_STUDIED.search(context.get("text", ""))),
-        "others_en": lambda value, context: _others_en(context.get("text", "")),
-        "relative_named": lambda value, context: bool(RE._EN_RELATIVE_NAMED.search(context.get("text", ""))),
-        "ended": lambda value, context: bool(RE._EN_ENDED.search(context.get("text", ""))),
+        # (of the whole English message where the rule reads only what is so)
+        "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
-        # "my sister moved out to …": someone else, unless with the user ("my wife and I")
-        "someone_first": lambda value, context: bool(
-            re.match(
-                r"^\W*(?:(?:my|our) (?:" + EN_ROLE_PATTERN + r")\b(?! and i\b)|he\b|she\b|they\b)",
-                context.get("text", ""),
-                re.I,
-            )
-        ),
         "one_char": simple(lambda value: len(value) == 1),
+        "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
+        # "现在在北京" right after "用户在天津工作": a chain of places worked in
+        "chain": lambda value, context: (
+            bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
+            and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
+        ),
+        "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
+        "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
     },
     filters={
         "strip": str.strip,
         "lower": str.lower,
         "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
+        "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
+        "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
+        "esc": re.escape,
+        "no_one": lambda value: value.replace("人偷", "偷"),
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_ALONE = registry(_DATA, "alone", _VOCABULARY)
+_TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_ENGLISH = registry(
-    _DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, _EN_NAME2=_EN_NAME.replace("(?P<v>", "(?P<v2>")
-)
-
-
-def _others_en(text: str) -> bool:
-    """Another person named: the English rules that read the user's own change make it theirs."""
-    return bool(re.search(r"\b(?:he|she|they|his|her|their)\b|\bmy (?:" + EN_ROLE_PATTERN + r")\b", text, re.I))
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
 _GATES: dict[str, Callable[[str], bool]] = {
-    "home_news": lambda text: _home_news(text),
+    # a move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"
+    "home_news": lambda text: bool(
+        RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text))
+    ),
+    "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
+    "correction": is_correction,
     # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
     "job_changed": lambda text: bool(
-        RE._EN_LEFT_A_JOB.search(text)
-        or (not _others_en(text) and re.search(r"\bstarted (?:in|on|last|this)\b|\bjoined\b", text, re.I))
+        RE._EN_LEFT_A_JOB.search(text) or (not _SAYS["others_en"].search(text) and RE._EN_STARTED.search(text))
     ),
 }
-
-
-def _home_news(text: str) -> bool:
-    """A move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"."""
-    if re.search(r"搬(?:了个?|了一次)?(?:新)?家|新家", text):
-        return True
-    return bool(re.search(r"买了(?:套|一套)?(?:新)?房|(?:新)?房(?:子)?买(?:好|下)?了|买房了", text)) and not is_unreal(
-        text
-    )
 
 
 # --------------------------------------------------------------------------
 # English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
 # --------------------------------------------------------------------------
 
-EnglishOutcome = tuple[list[Event], bool]  # the changes a rule finds, and whether it decides
-TOOK_BACK = "The user took back what they had just said"
 
-
-def _en_made_up(fired: Fired, context: Context) -> EnglishOutcome:
-    # "ok I lied, I know like three words of it": the last thing said, taken back; "lol jk, I'm
-    # allergic to cats, never had one": the latest fact about the thing it names
-    known = context["known"].facts
-    if not known:
+def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
+    """With no car or phone known, what was swapped, by the first of ``_EN_SWAPS`` that finds it: the
+    thing said last ("sold it and got a Steam Deck"), or one thing of the user's by name ("switched
+    over to T-Mobile")."""
+    if context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone")):
         return [], False
-    return [(TOOK_BACK, _fact_naming_a_thing(context["text"], known) or known[-1])], True
-
-
-def _en_forget(fired: Fired, context: Context) -> EnglishOutcome:
-    """ "forget that, I was being silly", "please forget what I said about my middle name": the last
-    thing said, or the latest that the words after "about" name."""
-    forget, known, text = fired.match, context["known"].facts, context["text"]
-    if not known or re.search(r"\?\s*$", text):
-        return [], False
-    about = set(re.findall(r"[a-z]{3,}", (forget.group("about") or "").lower())) - {"what", "said", "the"}
-    named = [f for f in reversed(known) if about & set(re.findall(r"[a-z]{3,}", f.lower()))]
-    if forget.group("about") and not named:
-        return [], True
-    # "forget that" / "ignore that" alone may wave off anything; taken back only with what says it
-    # was not so ("I don't …", "my friend was typing", "I was being silly")
-    waved = re.match(r"(?:please |pls |just )?(?:forget|ignore|disregard|delete|don't)", forget.group(0), re.I)
-    if waved and not forget.group("about") and not RE._EN_NOT_SO.search(text):
-        return [], True
-    return [(TOOK_BACK, named[0] if named else known[-1])], True
-
-
-def _en_no_longer(fired: Fired, context: Context) -> EnglishOutcome:
-    # "honestly that's no longer true, I eat everything now": the last thing said ended ("so that's
-    # over" only of something kept up or planned, not of a storm that passed)
-    last = context["known"].facts[-1] if context["known"].facts else ""
-    kept_up = bool(HABIT.search(last) or is_plan(last) or RE._EN_KEPT_UP.search(last)) if last else False
-    if not last or (RE._EN_OVER.search(context["text"]) and not kept_up):
-        return [], False
-    return [(NO_LONGER_SO[1], last)], True
-
-
-def _en_figure(fired: Fired, context: Context) -> EnglishOutcome:
-    # "wait, I misspoke, it was 204": the one figure of the last thing said, said again
-    fact = context["known"].facts[-1] if context["known"].facts else ""
-    numbers = re.findall(r"(?<![\w.])\d+(?:\.\d+)?(?:st|nd|rd|th)?(?![\w.])", fact)
-    if len(numbers) != 1 or numbers[0] == fired.match.group("n") or not fact.startswith("The user"):
-        return [], False
-    at = fact.index(numbers[0])
-    return [(marked_as_correction(fact[:at] + fired.match.group("n") + fact[at + len(numbers[0]) :]), fact)], True
-
-
-def _en_weight(fired: Fired, context: Context) -> EnglishOutcome:
-    # "down to 195 after two months", "hit 180 this morning": a weight said again
-    weighed = next((f for f in reversed(context["known"].facts[-3:]) if RE._EN_WEIGHT.search(f)), None)
-    old = RE._EN_WEIGHT.search(weighed) if weighed else None
-    if not weighed or not old or old.group("n") == fired.match.group("n"):
-        return [], False
-    return [(weighed[: old.start("n")] + fired.match.group("n") + weighed[old.end("n") :], weighed)], True
-
-
-def _en_quit(fired: Fired, context: Context) -> EnglishOutcome:
-    # "I quit smoking last year": the habit known, quit
-    known = context["known"].facts
-    habit = next((f for f in reversed(known) if f.startswith("The user ") and EN_QUITTABLE.search(f)), None)
-    known_habit = EN_QUITTABLE.search(habit) if habit else None
-    quit_habit = EN_QUITTABLE.search(fired.match.group("x"))
-    if not (habit and known_habit and quit_habit) or known_habit.group().lower() != quit_habit.group().lower():
-        return [], False
-    if re.search(r"\b(?:not|never|no longer|quit)\b|n't\b", habit):
-        return [], False
-    return [(QUIT_HABIT, habit)], True
-
-
-def _en_promoted(fired: Fired, context: Context) -> EnglishOutcome:
-    # the known title of the same kind ("a junior analyst"), said with the rank it has now
-    m = fired.match
-    title = re.compile(r"\b(?:junior|associate|assistant|senior|lead|principal|staff)?\s*" + m.group("n") + r"\b", re.I)
-    held = next((f for f in reversed(context["known"].facts) if f.startswith("The user ") and title.search(f)), None)
-    if not held or m.group("v").lower() in held.lower():
-        return [], False
-    return [(title.sub(m.group("v").lower(), held, count=1), held)], True
-
-
-def _en_latest(context: Context, kinds: tuple[str, ...]) -> Target | None:
-    """The latest known fact with a slot of one of ``kinds`` (or of a kind "kind:…")."""
-    return _known_of(context).latest(lambda f, s, v: s in kinds or s.split(":", 1)[0] in kinds)
-
-
-def _en_swaps(fired: Fired, context: Context) -> EnglishOutcome:
-    """ "switched to a Galaxy S23", "sold it and got a Mazda 3": the user's car or phone now."""
-    text = context["text"]
     for pattern in _EN_SWAPS:
-        m = pattern.search(text)
-        if not m:
-            continue
-        thing = _en_latest(context, ("vehicle", "phone"))
-        # "an iPhone 15 this weekend": the make and model, not when
-        value = re.sub(
-            r"\s+(?:this|last|next|on|in|at|yesterday|today|tonight|finally)\b.*$", "", m.group("v"), flags=re.I
-        )
-        if thing and value.lower() not in thing[0].lower():
-            return [_thing_now(value, thing)], True
-        swapped = [] if thing else _en_swapped_else(value, pattern is _EN_SWAPS[0], context)
+        m = pattern.search(context["text"])
+        swapped = _swapped_else(RE._EN_WHEN_TAIL.sub("", m.group("v")), pattern is _EN_SWAPS[0], context) if m else []
         if swapped:
             return swapped, True
     return [], False
 
 
-def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
+def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
     text, known = context["text"], context["known"].facts
     # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
     owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
@@ -1471,69 +1216,7 @@ def _en_swapped_else(value: str, switched: bool, context: Context) -> list[Event
     return []
 
 
-def _thing_now(value: str, thing: Target) -> Event:
-    return (f"The user drives a {value}" if thing[1] == "vehicle" else f"The user's phone is {value}"), thing[0]
-
-
-def _en_favourite(fired: Fired, context: Context) -> EnglishOutcome:
-    # "lately Interstellar has become my all-time favorite": in the latest favourite known
-    m = _EN_NEW_FAVOURITE.search(context["text"])
-    if not m or re.search(r"\b(?:his|her|their)\b", context["text"], re.I):
-        return [], False
-    value = re.sub(
-        r"^(?:Lately|Now|Honestly|Actually|Recently|These days|Nowadays|So|But|And|Well) ",
-        "",
-        m.group("v") or m.group("v2") or m.group("v3"),
-        flags=re.IGNORECASE,
-    )
-    for fact in reversed(context["known"].facts):
-        old_value = next((v for s, v in slots_of(fact) if re.search(r"favou?rite", s) and v in fact), None)
-        if old_value and fact.startswith("The user") and value.lower() != old_value.lower():
-            return [(fact.replace(old_value, value, 1), fact)], True
-    return [], False
-
-
-def _en_starting_as(fired: Fired, context: Context) -> EnglishOutcome:
-    # "handed in my notice! starting as a bank teller next week": the old job is ending, the
-    # new one is fixed (a start date is no maybe)
-    said = context["said"]
-    m = RE._EN_STARTING_AS.search(said)
-    if not m or not RE._EN_LEFT_A_JOB.search(said) or is_conditional(said):
-        return [], False
-    work = _en_latest(context, ("job", "employment", "employer"))
-    if not work or m.group("v").lower() in work[0].lower():
-        return [], False
-    return [(f"The user works as {m.group('v')}", work[0])], True
-
-
-def _en_transferred(fired: Fired, context: Context) -> EnglishOutcome:
-    # the place the known work fact names, by a capitalised word after "in"
-    for fact in reversed(context["known"].facts):
-        place = re.search(r"\bin (?P<p>(?-i:[A-Z])[\w-]+(?: (?-i:[A-Z])[\w-]+)?)\s*$", fact)
-        if fact.startswith("The user") and re.search(r"\bwork", fact) and place:
-            if fired.match.group("v").lower() == place.group("p").lower():
-                return [], False
-            return [(fact[: place.start("p")] + fired.match.group("v") + fact[place.end("p") :], fact)], True
-    return [], False
-
-
-def _en_now_its(fired: Fired, context: Context) -> EnglishOutcome:
-    known, value = context["known"].facts, fired.match.group("v")
-    thing = _en_latest(context, ("vehicle", "phone")) if known else None
-    if not thing or thing[0] != known[-1] or value.lower() in thing[0].lower():
-        return [], False
-    return [_thing_now(value, thing)], True
-
-
-def _en_measure(fired: Fired, context: Context) -> EnglishOutcome:
-    measured = _en_latest(context, ("measure",))
-    old_value = dict(slots_of(measured[0])).get(measured[1]) if measured else None
-    if not measured or not old_value or old_value == fired.match.group("n"):
-        return [], False
-    return [(measured[0].replace(old_value, fired.match.group("n"), 1), measured[0])], True
-
-
-def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
+def _en_meant(fired: Fired, context: Context) -> Outcome:
     # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
     if not context["known"].facts:
         return [], False
@@ -1549,51 +1232,16 @@ def _en_meant(fired: Fired, context: Context) -> EnglishOutcome:
     return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
 
 
-def _en_partner(fired: Fired, context: Context) -> EnglishOutcome:
-    m, text = fired.match, context["text"]
-    # "my sister is now seeing someone named Theo": the clause's subject is someone else
-    clause = re.split(r"[,.;!?—–]", text[: m.start()])[-1]
-    if m.group("v").lower() in ("i", "the", "a", "my") or _EN_SOMEONE_ELSE.search(clause):
-        return [], False
-    partner = _en_latest(context, ("partner",))
-    if not partner or m.group("v").lower() in partner[0].lower():
-        return [], False
-    return [(f"The user is dating {m.group('v')}", partner[0])], True
-
-
-_EN_HANDLERS: dict[str, Callable[[Fired, Context], EnglishOutcome]] = {
-    "made_up": _en_made_up,
-    "forget": _en_forget,
-    "no_longer": _en_no_longer,
-    "figure": _en_figure,
-    "weight": _en_weight,
-    "quit": _en_quit,
-    "promoted": _en_promoted,
-    "swaps": _en_swaps,
-    "favourite": _en_favourite,
-    "starting_as": _en_starting_as,
-    "transferred": _en_transferred,
-    "now_its": _en_now_its,
-    "measure": _en_measure,
+_HANDLERS |= {  # the English rules' handlers
+    "swapped_else": _en_swapped_else,
     "meant": _en_meant,
-    "partner": _en_partner,
 }
 
 
-def _english(rules: Registry, text: str, context: Context) -> list[Event] | None:
-    """The changes the first rule of ``rules`` that decides finds in ``text``; None if none decides."""
-    for rule in rules.rules:
-        fired = rule.fire(text, context) if _heard(rule, context) else None
-        if fired is None:
-            continue
-        if "handler" in rule.values:
-            events, stop = _EN_HANDLERS[rule.values["handler"]](fired, context)
-        else:
-            event, stop = _changed(fired, context)
-            events = [event] if event else []
-        if events or stop:
-            return events
-    return None
+def _before(fired: Fired) -> bool:
+    """Whether the clause before the match holds the rule's ``not_before`` ("my sister is now seeing …")."""
+    clause = re.split(r"[,.;!?—–]", fired.match.string[: fired.match.start()])[-1]
+    return "not_before" in fired.rule.values and bool(_held(fired.rule.values["not_before"]).search(clause))
 
 
 __all__ = [

@@ -1,0 +1,64 @@
+"""The change rules of rules/changes.toml (ADR 0042): each names only the handlers, makers, finders and
+gates changes.py has and only the keys its runner reads, so a typo fails here rather than when a message
+first fires the rule; and the rules that read the known facts by a pattern (``held``, ``slot``,
+``either``, ``recent``) find the fact and say the change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from factledger.infrastructure.offline import changes
+from factledger.infrastructure.offline.registry import Registry, Rule
+
+#: the keys ``changes._fired``, ``_target``, ``_changed``, ``_heard`` and ``_message_events`` read
+READ_KEYS = {
+    *("handler", "make", "finder", "gate", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
+    *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads", "not_before"),
+    *("on", "every", "group"),
+}
+TABLES: dict[str, Any] = {
+    "handler": changes._HANDLERS,
+    "make": changes._MAKERS,
+    "finder": changes._FINDERS,
+    "gate": changes._GATES,
+}
+RULES = [rule for value in vars(changes).values() if isinstance(value, Registry) for rule in value.rules]
+
+
+@pytest.mark.parametrize("rule", RULES, ids=lambda rule: rule.id)
+def test_each_change_rule_names_only_what_changes_py_has(rule: Rule) -> None:
+    assert set(rule.values) <= READ_KEYS, sorted(set(rule.values) - READ_KEYS)
+    for key, table in TABLES.items():
+        assert key not in rule.values or rule.values[key] in table, f"{rule.id}: no {key} {rule.values[key]!r}"
+    assert rule.values.get("stop", "always") in ("always", "found", "made")
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "change"),
+    [
+        # held + respan: the known title of the same kind, with the rank it has now
+        ("got promoted to senior analyst", ["The user is a junior analyst"], "The user is a senior analyst"),
+        # held + recent: a weight in one of the last three facts
+        ("down to 195 after two months", ["The user weighs 210 pounds"], "The user weighs 195 pounds"),
+        # a finder of the words after "about", of any fact (not the last)
+        (
+            "please forget what I said about my middle name",
+            ["The user's middle name is Rose", "The user lives in Leeds"],
+            "The user took back what they had just said",
+        ),
+        # slots, a maker by the fact's own words
+        ("现在在青岛分公司", ["用户在阿里巴巴上班"], "用户在青岛分公司上班"),
+        # a finder of a kind (碳酸饮料: 雪碧 …)
+        ("碳酸饮料早戒了", ["用户每天都喝雪碧"], "用户戒了碳酸饮料"),
+        # held with a group filled in: the thing named, lost
+        ("手环弄丢了", ["用户有一个小米手环"], "用户的手环弄丢了"),
+        # "that thing": a pursuit first, a habit after
+        ("那事儿早就坚持不下去了", ["用户每天跑步", "用户最近在学游泳，每周三次"], "用户放弃了之前在学的"),
+    ],
+)
+def test_a_change_rule_finds_the_known_fact_and_says_the_change(message: str, known: list[str], change: str) -> None:
+    found = changes.events(message, known)
+    assert [new for new, _ in found] == [change]
+    assert found[0][1] in known
