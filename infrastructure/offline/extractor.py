@@ -84,8 +84,6 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 _DATA = rules("extractor")
 RE = _DATA.patterns()
-_TASTE = _DATA.words("_TASTE")
-_CALLED_OFF = _DATA.words("_CALLED_OFF")
 _ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
 _MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
 _FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
@@ -127,7 +125,7 @@ _ACTUALLY = registry(
 
 log = logging.getLogger(__name__)
 
-_GONE_ID = ("extractor.gone",)
+_TASTE, _CALLED_OFF, _GONE = "topics.taste-now", "changes.called-off", "extractor.gone"
 
 
 def offline_extractor_id() -> str:
@@ -255,7 +253,7 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
 
     def _tastes(self, tastes: list[str], signals: dict[str, Any], known: tuple[str, ...]) -> Extraction:
-        items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
+        items = [_found(t, rule=_TASTE) for t in tastes]
         return self._build(items, signals, known)
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
@@ -314,7 +312,7 @@ class RuleExtractor:
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
         change_only = not signalled and bool(known) and changes.may_change(text)
         if not (signalled or change_only):
-            return self._empty(signals)
+            return self._build([], signals, ())
         try:
             # "要是换了大房子，我想养只萨摩耶", "if I ever got a second dog …": on a condition, not so
             items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text, text))]
@@ -323,22 +321,15 @@ class RuleExtractor:
             if known:
                 items = self._against_known(items, said)
             if change_only:  # only what changes a known fact
-                items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflict(i.text, known))]
+                items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflicting(i.text, known)[0])]
             items = [_with_change_told(i, text) for i in items]
             items += [taste for i in items if (taste := _taste_asked_for(i, text)) is not None]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
-            return self._empty(signals)
+            return self._build([], signals, ())
         return self._build(items, signals, known)
 
     # -- reading a message ---------------------------------------------------
-
-    def _empty(self, signals: dict[str, Any]) -> Extraction:
-        return Extraction(
-            extractor_id=offline_extractor_id(),
-            raw_output=json.dumps({"facts": [], "preferences": []}),
-            signals=dict(signals),
-        )
 
     def _items(self, message: _Message) -> list[Item]:
         items: list[Item] = []
@@ -537,15 +528,10 @@ class RuleExtractor:
         conflicts_with = replaced or None
         return ExtractedFact(item.text, item.category, item.score, conflicts_with, rules=(*item.rules, *judged))
 
-    def _conflict(self, text: str, known_facts: Sequence[str]) -> str | None:
-        """The known fact this one updates or contradicts, as the spec's prompt asks to mark; the latest first."""
-        return self._conflicting(text, known_facts)[0] or None
-
     def _conflicting(self, text: str, known_facts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-        """``_conflict``'s known fact ("" for none) and the ids of the judge's rules that said so."""
-        for known in reversed(known_facts or ()):
-            if not (isinstance(known, str) and known.strip()):
-                continue
+        """The known fact this one updates or contradicts, as the spec's prompt asks to mark, the latest
+        first ("" for none), and the ids of the judge's rules that said so."""
+        for known in reversed(known_facts):
             verdict = self._judge.judge(known, text)
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
                 return known, verdict.rules
@@ -583,7 +569,7 @@ class RuleExtractor:
             if unread(swapped):
                 items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
         if swapped is not None and unread(swapped):
-            items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
+            items = [*items, _found(*swapped, rule=swap_rule)]
         return items
 
     def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
@@ -594,16 +580,14 @@ class RuleExtractor:
         species = species_of(named[-1]) if named else None
         if gone and species:
             said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-            return (
-                items if any(said == i.text for i in items) else [*items, Item("fact", said, "other", rules=_GONE_ID)]
-            )
+            return items if any(said == i.text for i in items) else [*items, _found(said, rule=_GONE, category="other")]
         off = changes.called_off(clause)
         if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-            return [*items, Item("fact", off, "other", rules=_CALLED_OFF)]  # "出差取消了": the plan is known
+            return [*items, _found(off, rule=_CALLED_OFF, category="other")]  # "出差取消了": the plan is known
         fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
         if fell and not any(i.replaces == fell[1] for i in items):
             # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-            return [*items, Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",))]
+            return [*items, _found(*fell, rule="changes.plan-fell-through", category="other")]
         return items if changes.is_conditional(message.text) else self._given_up(items, clause, message)
 
     def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
@@ -624,7 +608,7 @@ class RuleExtractor:
         elif ended and obj:
             said, items = self._pursuit_given_up(items, said, obj, ended[-1])
         if ended and not any(said == i.text for i in items):
-            items = [*items, Item("fact", said, _category(said), rules=("extractor.giving-up",))]
+            items = [*items, _found(said, rule="extractor.giving-up")]
         return items
 
     def _pursuit_given_up(self, items: list[Item], said: str, obj: str, ended: str) -> tuple[str, list[Item]]:
@@ -652,13 +636,15 @@ class RuleExtractor:
             items = [
                 i for i in items if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
             ]
-            items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
+            items.append(_found(text, old, rule="changes.events"))
         return items
 
     def _without_echoes(self, items: list[Item], known: Sequence[str]) -> list[Item]:
         """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
         clause that only says the old one is over repeats its value; it goes."""
-        replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
+        replaced = [
+            i.replaces or self._conflicting(i.text, known)[0] for i in items if i.kind == "fact" and not i.generic
+        ]
         values = [
             RE._ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
         ]
@@ -673,7 +659,7 @@ class RuleExtractor:
         for fact in reversed(known):
             restated = remeasure(fact, item.text)
             if restated:
-                return Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
+                return _found(restated, fact, rule="judge.remeasured")
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
         role = _RELATIVE_FACT.match(item.text)
@@ -681,7 +667,7 @@ class RuleExtractor:
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
             if moved:
-                return Item("fact", moved[0], _category(moved[0]), replaces=moved[1], rules=("changes.remeasured",))
+                return _found(*moved, rule="changes.remeasured")
         return item
 
     @staticmethod
@@ -711,7 +697,7 @@ class RuleExtractor:
         """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
         if not message.correcting or is_english(message.text):
             return None
-        recent = [f for f in message.known if isinstance(f, str)][-3:]
+        recent = message.known[-3:]
         for clause in split_clauses(message.text):
             said = changes.strip_marker(clause.text).strip()
             if not RE._SAID_INSTEAD.match(said):
@@ -743,13 +729,13 @@ class RuleExtractor:
             kept = [
                 i
                 for i in items
-                if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflict(i.text, (old,))) == old))
+                if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflicting(i.text, (old,))[0]) == old))
             ]
-            return [*kept, Item("fact", text, _category(text), replaces=old, rules=("changes.swapped-same-kind",))]
+            return [*kept, _found(text, old, rule="changes.swapped-same-kind")]
         facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
-        if any(self._conflict(i.text, message.known) for i in facts if not i.generic or message.retracting):
+        if any(self._conflicting(i.text, message.known)[0] for i in facts if not i.generic or message.retracting):
             return items
         found = _correction(message)
         if found is None:
@@ -758,7 +744,7 @@ class RuleExtractor:
         text = changes.marked_as_correction(text)
         kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
         kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
-        return [*kept, Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
+        return [*kept, _found(text, old, rule="extractor.corrected-value")]
 
 
 def _correction(message: _Message) -> tuple[str, str] | None:
@@ -792,8 +778,7 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
         found = changes.renamed_in_english(value, message.known)
         if found:
             return found
-    known = [k for k in message.known if isinstance(k, str)]
-    placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
+    placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in message.known)]
     found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
     # a name in the place of one said after the same word: "in Sparks" for "in Reno"
     prep = placed[0].group("p").lower() if placed else ""
@@ -830,7 +815,7 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
     if again is None or again.kind != "fact":
         return None
     third = rules_en.en_third_person(again.text)
-    held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
+    held = {t for k in message.known for t in topics_of(k)}
     chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(RE._EN_CHOICE_CHANGED.search(said))
     return again if slots_of(third) or chose else None
 
@@ -846,13 +831,11 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
     if moved_on and swapped:
         before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
         if re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
-            return Item(
-                "fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.switched-to",)
-            )
+            return _found(*swapped, rule="extractor.switched-to")
     now_named = RE._EN_NOW_NAMED.match(said.strip())
     swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
     if swapped:
-        return Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.now-named",))
+        return _found(*swapped, rule="extractor.now-named")
     return None
 
 
@@ -1104,7 +1087,7 @@ def _taste_asked_for(item: Item, message: str) -> Item | None:
     fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
     if fired is None or (fired.rule.values.get("asked_instead") and not RE._ASKED_INSTEAD.search(message)):
         return None
-    return Item("fact", fired.text, _category(fired.text), rules_common.FACT_CONFIDENCE, rules=(fired.rule.id,))
+    return _found(fired.text, rule=fired.rule.id)
 
 
 def _actually(item: Item) -> Item:
@@ -1151,6 +1134,12 @@ def _english_pet(known: Sequence[str]) -> str | None:
         return None
     pets = {m.group("pet").lower() for m in map(RE._EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
+
+
+def _found(text: str, replaces: str = "", *, rule: str, category: str = "") -> Item:
+    """A fact a stage found (replacing the known fact ``replaces``, if any), in ``category`` or else
+    the one ``_category`` gives, traced to ``rule``."""
+    return Item("fact", text, category or _category(text), replaces=replaces, rules=(rule,))
 
 
 def _category(text: str) -> str:
