@@ -239,22 +239,24 @@ class RuleExtractor:
         if not (extraction.facts or extraction.preferences) or is_english(text):
             return extraction
         said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
-        tastes = [
-            t
-            for t in taste_now(text)
-            if not _imagined(t, text)
-            and RE._TAKEN_UP.search(t)
-            and not any(c in s for c in _choices(t) for s in said)
-            and not any(s.removeprefix("用户") in t for s in said)
-        ]
-        if not tastes:
-            return extraction
-        extra = self._tastes(tastes, extraction.signals, known)
+        extra = self._tastes(text, extraction.signals, known, said)
         return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
 
-    def _tastes(self, tastes: list[str], signals: dict[str, Any], known: tuple[str, ...]) -> Extraction:
-        items = [_found(t, rule=_TASTE) for t in tastes]
-        return self._build(items, signals, known)
+    def _tastes(
+        self, text: str, signals: dict[str, Any], known: tuple[str, ...], said: list[str] | None = None
+    ) -> Extraction:
+        """The tastes taken up that ``text`` tells, none imagined; beside what else was ``said``, only
+        those told as taken up whose choice none of it names."""
+        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
+        if said is not None:
+            tastes = [
+                t
+                for t in tastes
+                if RE._TAKEN_UP.search(t)
+                and not any(c in s for c in _choices(t) for s in said)
+                and not any(s.removeprefix("用户") in t for s in said)
+            ]
+        return self._build([_found(t, rule=_TASTE) for t in tastes], signals, known)
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """ "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
@@ -267,43 +269,41 @@ class RuleExtractor:
 
     def _with_dropped_read(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """ "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not."""
-        dropped = _with_dropped_subject(text)
-        if dropped == text:
-            return extraction
-        again = self._read(dropped, known, dropped=True)
+        again = self._read_dropped(text, known)
         before = {f.text for f in extraction.facts}
         added = [f for f in again.facts if f.text not in before]
         # only what fills a slot is added, never a restatement of the whole message
         # (or what the household has: "家里有辆X，平时上班开")
-        if before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added)):
-            return again
-        return extraction
+        kept = before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added))
+        return again if kept else extraction
+
+    def _read_dropped(self, text: str, known: tuple[str, ...]) -> Extraction:
+        """``text`` read again as said with 我 put back (``_with_dropped_subject``), or nothing read."""
+        dropped = _with_dropped_subject(text)
+        return self._read(dropped, known, dropped=True) if dropped != text else self._build([], {}, ())
 
     def _unread(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """Nothing was read: the message again, as chat often says it without 我 (``_with_dropped_subject``),
         then as each rule of ``[[registries.unread]]`` restates it, then a taste taken up."""
-        dropped = _with_dropped_subject(text)
-        if dropped != text:
-            again = self._read(dropped, known, dropped=True)
+        again = self._read_dropped(text, known)
+        if again.facts or again.preferences:
             # in English only a statement that fills a slot ("I transferred to Berkeley"),
             # not one restated as said ("The user sold it and got …")
             # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
             if (
                 is_english(text)
                 and not all(slots_of(f.text) for f in again.facts)
-                and not RE._EN_FAITHFUL.match(dropped)
+                and not RE._EN_FAITHFUL.match(_with_dropped_subject(text))
             ):
                 return extraction
-            if again.facts or again.preferences:
-                return again
+            return again
         for rule in _UNREAD.rules:
             fired = rule.fire(OPENERS.sub("", text) if rule.values.get("without_openers") else text, {"known": known})
             restated = self._read(fired.text, known) if fired else None
             if restated is not None and _kept(restated, rule.values["keep"]):
                 return restated
         # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
-        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
-        return self._tastes(tastes, extraction.signals, known) if tastes and not is_english(text) else extraction
+        return extraction if is_english(text) else self._tastes(text, extraction.signals, known)
 
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
@@ -676,17 +676,10 @@ class RuleExtractor:
         if item.kind != "fact" or not item.text.startswith("用户") or item.text.startswith("用户的"):
             return item
         slot = slot_of(item.text)
-        if slot is None or slot[0] not in ("grade", "age"):
+        theirs = _only_relative(slot[0], known) if slot and slot[0] in ("grade", "age") else None
+        if slot is None or theirs is None:
             return item
-        mine = [k for k in known if (slot_of(k) or ("", ""))[0] == slot[0]]
-        theirs = {}
-        for k in known:
-            s = slot_of(k)
-            if s and s[0].startswith("relationship:") and s[0].endswith(":" + slot[0]):
-                theirs[s[0].split(":")[1]] = s[1]
-        if mine or len(theirs) != 1:
-            return item
-        role, value = next(iter(theirs.items()))
+        role, value = theirs
         grown = value.isdigit() and slot[1].isdigit() and 0 <= int(slot[1]) - int(value) <= 3
         if slot[0] == "age" and not grown:
             return item  # an age that is not the child's a little later is the user's own
@@ -955,22 +948,29 @@ _UNREAD = registry(
 )
 
 
+def _only_relative(slot: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """(role, value) of the one relative of the user's whose ``slot`` (a school year, an age) the
+    known facts hold, when they hold none of the user's own (a clause may then be the user's)."""
+    theirs: dict[str, str] = {}
+    for fact in known:
+        found = slot_of(fact)
+        if found and found[0] == slot:
+            return None
+        if found and found[0].startswith("relationship:") and found[0].endswith(":" + slot):
+            theirs[found[0].split(":")[1]] = found[1]
+    return next(iter(theirs.items())) if len(theirs) == 1 else None
+
+
 def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
     """(the clause said of the child, the school year) when a clause without who names a school
     year other than the one known of the user's one child whose year is known (and none is known
     of the user's own)."""
     if is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
         return None  # "下学期就四年级了", "要是升大班了": not yet
-    theirs: dict[str, str] = {}
-    for k in known:
-        slot = slot_of(k)
-        if slot and slot[0] == "grade":
-            return None  # the user's own school year is known: the clause may be theirs
-        if slot and slot[0].startswith("relationship:") and slot[0].endswith(":grade"):
-            theirs[slot[0].split(":")[1]] = slot[1]
-    if len(theirs) != 1:
+    theirs = _only_relative("grade", known)
+    if theirs is None:
         return None
-    role, held = next(iter(theirs.items()))
+    role, held = theirs
     for clause in re.split(r"[，,。！!；;~～…]", text):
         m = RE._GRADE_SAID.match(clause.strip())
         if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
