@@ -111,6 +111,7 @@ _VOCABULARY = rules_common.VOCABULARY.extended(
     filters={"lower": str.lower},
 )
 _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
+_EN_RENAMED = registry(_DATA, "en_renamed", _VOCABULARY)
 _TASTE_ASKED = registry(
     _DATA,
     "taste_asked",
@@ -440,11 +441,11 @@ class RuleExtractor:
         after = subject._replace(explicit=False) if subject.kind in ("user", "role", "owned") else carried
         if item is not None:
             return _Reading.ITEM, item, after
-        return self._unrecognised(clause, said, subject, carried, after, message.changing)
+        return self._unrecognised(said, subject, carried, after, message.changing)
 
     @staticmethod
     def _unrecognised(
-        clause: Clause, said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
+        said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
     ) -> tuple[str, Item | None, Subject]:
         """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
         if zh_mentions_self(said):
@@ -816,19 +817,17 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
 def _en_swapped(said: str, message: _Message) -> Item | None:
     """The one name of a recent fact, in place of which a new one is said: "switched to Obsidian"
     after "The user uses Notion", "transferred to Rice" after "… at Tulane" (after the word that says
-    what it is to the user), "and now London, third city in two years" (the next name of a chain)."""
+    what it is to the user), "and now London, third city in two years" (the next name of a chain):
+    the first rule of ``[[registries.en_renamed]]`` whose name replaces one."""
     if changes.is_unreal(said):
         return None
-    moved_on = RE._EN_SWITCHED_NAMED.match(said.strip())
-    swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False) if moved_on else None
-    if moved_on and swapped:
-        before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
-        if re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
-            return _found(*swapped, rule="extractor.switched-to")
-    now_named = RE._EN_NOW_NAMED.match(said.strip())
-    swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
-    if swapped:
-        return _found(*swapped, rule="extractor.now-named")
+    for fired in _EN_RENAMED.every(said.strip()):
+        swapped = changes.renamed_in_english(fired.text, message.known, marked=False)
+        if swapped is None:
+            continue
+        after = fired.rule.values.get("after")
+        if not after or re.search(rf"\b(?:{after}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+            return _found(*swapped, rule=fired.rule.id)
     return None
 
 
