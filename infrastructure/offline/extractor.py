@@ -517,7 +517,6 @@ class RuleExtractor:
             extractor_id=offline_extractor_id(),
             facts=facts,
             preferences=preferences,
-            prompt_id=None,
             raw_output=raw,
             signals=dict(signals),
         )
@@ -789,9 +788,8 @@ def _en_pronoun_resolved(said: str, message: _Message) -> str:
     if not pronoun:
         return said
     role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-    english_role = _english_role(role, message.known) if role else None
     someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
-    english_role = english_role or (None if role or someone else _english_pet(message.known))
+    english_role = _in_english(role, message.known) if role or not someone else None
     if not english_role:
         return said
     return said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
@@ -1117,18 +1115,13 @@ def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _english_role(role: str, known: Sequence[str]) -> str | None:
-    """How the known facts name ``role`` in English ("son" for 儿子), if they do."""
-    for fact in reversed(known):
-        m = re.match(r"^the user's (\w+)", fact, re.IGNORECASE)
-        if m and ROLE_SYNONYMS.get(m.group(1).lower()) == role:
-            return m.group(1).lower()
-    return None
-
-
-def _english_pet(known: Sequence[str]) -> str | None:
-    """The one kind of pet the known facts speak of ("cat" for "The user's cat is 10"), or None;
-    only when no relative of the user's is known, who he or she might be instead."""
+def _in_english(role: str | None, known: Sequence[str]) -> str | None:
+    """How the known facts name ``role`` in English ("son" for 儿子), if they do; with no role, the one
+    kind of pet they speak of ("cat" for "The user's cat is 10"), when they know no relative of the
+    user's, who he or she might be instead."""
+    if role:
+        named = [m.group(1).lower() for m in map(RE._EN_WHOSE.match, reversed(known)) if m]
+        return next((word for word in named if ROLE_SYNONYMS.get(word) == role), None)
     if any(_EN_RELATIVE_FACT.match(k) for k in known):
         return None
     pets = {m.group("pet").lower() for m in map(RE._EN_PETS.match, known) if m}
