@@ -260,13 +260,21 @@ class RuleExtractor:
         return self._build([_found(t, rule=_TASTE) for t in tastes], signals, known)
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
-        """ "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
-        year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)."""
-        moved = _child_grade_moved(text, known)
-        if not moved or any(moved[1] in f.text for f in extraction.facts):
-            return extraction
-        again = self._read(moved[0], known)
-        return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+        """ "转眼都中班了", "这学期升大班了，我比她还激动": a school year other than the one known of
+        the user's one child whose year is known (and none of the user's own), said in a clause without
+        who (小班 → 中班 → 大班 as 初二 → 初三), read as that child's."""
+        theirs = _only_relative("grade", known)
+        if theirs is None or is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
+            return extraction  # "下学期就四年级了", "要是升大班了": not yet
+        role, held = theirs
+        for clause in re.split(r"[，,。！!；;~～…]", text):
+            m = RE._GRADE_SAID.match(clause.strip())
+            if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
+                if any(m.group("g") in f.text for f in extraction.facts):
+                    return extraction
+                again = self._read(f"我的{role}升{m.group('g')}了", known)
+                return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+        return extraction
 
     def _with_dropped_read(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """ "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not."""
@@ -956,23 +964,6 @@ def _only_relative(slot: str, known: Sequence[str]) -> tuple[str, str] | None:
         if found and found[0].startswith("relationship:") and found[0].endswith(":" + slot):
             theirs[found[0].split(":")[1]] = found[1]
     return next(iter(theirs.items())) if len(theirs) == 1 else None
-
-
-def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
-    """(the clause said of the child, the school year) when a clause without who names a school
-    year other than the one known of the user's one child whose year is known (and none is known
-    of the user's own)."""
-    if is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
-        return None  # "下学期就四年级了", "要是升大班了": not yet
-    theirs = _only_relative("grade", known)
-    if theirs is None:
-        return None
-    role, held = theirs
-    for clause in re.split(r"[，,。！!；;~～…]", text):
-        m = RE._GRADE_SAID.match(clause.strip())
-        if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
-            return f"我的{role}升{m.group('g')}了", m.group("g")
-    return None
 
 
 def _fills_a_slot(clause: str) -> bool:
