@@ -376,7 +376,7 @@ class RuleExtractor:
             return False
         partner = RE._PARTNER_INTRO.search(previous)
         if partner:
-            role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
+            role = ROLE_SYNONYMS.get(partner.group("r"), partner.group("r"))
             items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
         else:
             items[last] = self._joined(items[last], clause.text, clause)
@@ -698,16 +698,9 @@ class RuleExtractor:
         """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
         if not message.correcting or is_english(message.text):
             return None
-        recent = message.known[-3:]
-        for clause in split_clauses(message.text):
-            said = changes.strip_marker(clause.text).strip()
-            if not RE._SAID_INSTEAD.match(said):
-                continue
-            value = changes.bare_value(said)
-            found = changes.substitute(value, message.text, recent) if value else None
-            if found:
-                return found
-        return None
+        said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
+        values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
+        return next(filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None)
 
     def _corrected(self, items: list[Item], message: _Message) -> list[Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
