@@ -126,6 +126,7 @@ _ACTUALLY = registry(
 
 log = logging.getLogger(__name__)
 
+# the ids of rules whose findings this module builds itself (issue 27: every finding names its rule)
 _TASTE, _CALLED_OFF, _GONE = "topics.taste-now", "changes.called-off", "extractor.gone"
 
 
