@@ -313,6 +313,33 @@ def test_known_fact_with_another_value_is_marked_as_conflicting(extractor):
     assert extractor.extract("我搬到上海了").facts[0].conflicts_with is None
 
 
+@pytest.mark.parametrize(
+    ("message", "known", "expected"),
+    [
+        ("我不在幼儿园了，去了一家培训机构当老师", "用户在幼儿园当老师", "用户在一家培训机构当老师"),
+        ("我已经不在星巴克上班了，现在在瑞幸上班", "用户在星巴克上班", "用户在瑞幸上班"),
+        ("我不住北京了，搬到上海了", "用户住在北京", "用户住在上海"),
+    ],
+)
+def test_the_clause_that_only_ends_a_replaced_fact_goes_with_it(extractor, message, known, expected):
+    # "我不在幼儿园了" only repeats the value the new fact replaces: it is no fact of its own
+    result = extractor.extract(message, known_facts=[known])
+    assert [(f.text, f.conflicts_with) for f in result.facts] == [(expected, known)]
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "expected"),
+    [
+        ("小黑去年走丢了", "用户的猫叫小黑", "用户不再养猫了"),
+        ("旺财上个月病死了", "用户的狗叫旺财", "用户不再养狗了"),
+    ],
+)
+def test_a_named_pet_gone_is_the_pet_no_longer_kept(extractor, message, known, expected):
+    # the name says which pet: the fact is that one no longer kept, replacing what named it
+    result = extractor.extract(message, known_facts=[known])
+    assert [(f.text, f.conflicts_with) for f in result.facts] == [(expected, known)]
+
+
 def test_same_message_twice_gives_the_same_extraction(extractor):
     message = "我在杭州工作，老板姓张，平时喜欢简短的回复"
     assert extractor.extract(message) == extractor.extract(message)

@@ -84,8 +84,6 @@ from factledger.infrastructure.offline.wishes import answer_wish, said_of_someon
 
 _DATA = rules("extractor")
 RE = _DATA.patterns()
-_TASTE = _DATA.words("_TASTE")
-_CALLED_OFF = _DATA.words("_CALLED_OFF")
 _ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
 _MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
 _FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
@@ -95,7 +93,7 @@ _SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 _TAKES = _DATA.mapping("_TAKES")
 _RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _take(choice: str) -> str:
@@ -113,6 +111,7 @@ _VOCABULARY = rules_common.VOCABULARY.extended(
     filters={"lower": str.lower},
 )
 _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
+_EN_RENAMED = registry(_DATA, "en_renamed", _VOCABULARY)
 _TASTE_ASKED = registry(
     _DATA,
     "taste_asked",
@@ -127,7 +126,8 @@ _ACTUALLY = registry(
 
 log = logging.getLogger(__name__)
 
-_GONE_ID = ("extractor.gone",)
+# the ids of rules whose findings this module builds itself (issue 27: every finding names its rule)
+_TASTE, _CALLED_OFF, _GONE = "topics.taste-now", "changes.called-off", "extractor.gone"
 
 
 def offline_extractor_id() -> str:
@@ -241,71 +241,79 @@ class RuleExtractor:
         if not (extraction.facts or extraction.preferences) or is_english(text):
             return extraction
         said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
-        tastes = [
-            t
-            for t in taste_now(text)
-            if not _imagined(t, text)
-            and RE._TAKEN_UP.search(t)
-            and not any(c in s for c in _choices(t) for s in said)
-            and not any(s.removeprefix("用户") in t for s in said)
-        ]
-        if not tastes:
-            return extraction
-        extra = self._tastes(tastes, extraction.signals, known)
+        extra = self._tastes(text, extraction.signals, known, said)
         return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
 
-    def _tastes(self, tastes: list[str], signals: dict[str, Any], known: tuple[str, ...]) -> Extraction:
-        items = [Item("fact", t, _category(t), rules_common.FACT_CONFIDENCE, rules=_TASTE) for t in tastes]
-        return self._build(items, signals, known)
+    def _tastes(
+        self, text: str, signals: dict[str, Any], known: tuple[str, ...], said: list[str] | None = None
+    ) -> Extraction:
+        """The tastes taken up that ``text`` tells, none imagined; beside what else was ``said``, only
+        those told as taken up whose choice none of it names."""
+        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
+        if said is not None:
+            tastes = [
+                t
+                for t in tastes
+                if RE._TAKEN_UP.search(t)
+                and not any(c in s for c in _choices(t) for s in said)
+                and not any(s.removeprefix("用户") in t for s in said)
+            ]
+        return self._build([_found(t, rule=_TASTE) for t in tastes], signals, known)
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
-        """ "转眼都中班了", "这学期升大班了，我比她还激动": the school year of the one child whose
-        year is known, said without who (小班 → 中班 → 大班 as 初二 → 初三)."""
-        moved = _child_grade_moved(text, known)
-        if not moved or any(moved[1] in f.text for f in extraction.facts):
-            return extraction
-        again = self._read(moved[0], known)
-        return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+        """ "转眼都中班了", "这学期升大班了，我比她还激动": a school year other than the one known of
+        the user's one child whose year is known (and none of the user's own), said in a clause without
+        who (小班 → 中班 → 大班 as 初二 → 初三), read as that child's."""
+        theirs = _only_relative("grade", known)
+        if theirs is None or is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
+            return extraction  # "下学期就四年级了", "要是升大班了": not yet
+        role, held = theirs
+        for clause in re.split(r"[，,。！!；;~～…]", text):
+            m = RE._GRADE_SAID.match(clause.strip())
+            if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
+                if any(m.group("g") in f.text for f in extraction.facts):
+                    return extraction
+                again = self._read(f"我的{role}升{m.group('g')}了", known)
+                return attrs.evolve(extraction, facts=(*extraction.facts, *again.facts)) if again.facts else extraction
+        return extraction
 
     def _with_dropped_read(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """ "公司在南山，每天骑车过去": a later clause was read, the first, without 我, was not."""
-        dropped = _with_dropped_subject(text)
-        if dropped == text:
-            return extraction
-        again = self._read(dropped, known, dropped=True)
+        again = self._read_dropped(text, known)
         before = {f.text for f in extraction.facts}
         added = [f for f in again.facts if f.text not in before]
         # only what fills a slot is added, never a restatement of the whole message
         # (or what the household has: "家里有辆X，平时上班开")
-        if before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added)):
-            return again
-        return extraction
+        kept = before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added))
+        return again if kept else extraction
+
+    def _read_dropped(self, text: str, known: tuple[str, ...]) -> Extraction:
+        """``text`` read again as said with 我 put back (``_with_dropped_subject``), or nothing read."""
+        dropped = _with_dropped_subject(text)
+        return self._read(dropped, known, dropped=True) if dropped != text else self._build([], {}, ())
 
     def _unread(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """Nothing was read: the message again, as chat often says it without 我 (``_with_dropped_subject``),
         then as each rule of ``[[registries.unread]]`` restates it, then a taste taken up."""
-        dropped = _with_dropped_subject(text)
-        if dropped != text:
-            again = self._read(dropped, known, dropped=True)
+        again = self._read_dropped(text, known)
+        if again.facts or again.preferences:
             # in English only a statement that fills a slot ("I transferred to Berkeley"),
             # not one restated as said ("The user sold it and got …")
             # (a relative's "our …" and a pursuit going on are said whole, only without "my", "I'm")
             if (
                 is_english(text)
                 and not all(slots_of(f.text) for f in again.facts)
-                and not RE._EN_FAITHFUL.match(dropped)
+                and not RE._EN_FAITHFUL.match(_with_dropped_subject(text))
             ):
                 return extraction
-            if again.facts or again.preferences:
-                return again
+            return again
         for rule in _UNREAD.rules:
             fired = rule.fire(OPENERS.sub("", text) if rule.values.get("without_openers") else text, {"known": known})
             restated = self._read(fired.text, known) if fired else None
             if restated is not None and _kept(restated, rule.values["keep"]):
                 return restated
         # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
-        tastes = [t for t in taste_now(text) if not _imagined(t, text)]
-        return self._tastes(tastes, extraction.signals, known) if tastes and not is_english(text) else extraction
+        return extraction if is_english(text) else self._tastes(text, extraction.signals, known)
 
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
@@ -314,7 +322,7 @@ class RuleExtractor:
         # "烟已经戒了", "又换成理想L7了": no signal word, but a change to something known
         change_only = not signalled and bool(known) and changes.may_change(text)
         if not (signalled or change_only):
-            return self._empty(signals)
+            return self._build([], signals, ())
         try:
             # "要是换了大房子，我想养只萨摩耶", "if I ever got a second dog …": on a condition, not so
             items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text, text))]
@@ -323,22 +331,15 @@ class RuleExtractor:
             if known:
                 items = self._against_known(items, said)
             if change_only:  # only what changes a known fact
-                items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflict(i.text, known))]
+                items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflicting(i.text, known)[0])]
             items = [_with_change_told(i, text) for i in items]
             items += [taste for i in items if (taste := _taste_asked_for(i, text)) is not None]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
-            return self._empty(signals)
+            return self._build([], signals, ())
         return self._build(items, signals, known)
 
     # -- reading a message ---------------------------------------------------
-
-    def _empty(self, signals: dict[str, Any]) -> Extraction:
-        return Extraction(
-            extractor_id=offline_extractor_id(),
-            raw_output=json.dumps({"facts": [], "preferences": []}),
-            signals=dict(signals),
-        )
 
     def _items(self, message: _Message) -> list[Item]:
         items: list[Item] = []
@@ -376,7 +377,7 @@ class RuleExtractor:
             return False
         partner = RE._PARTNER_INTRO.search(previous)
         if partner:
-            role = {"男友": "男朋友", "女友": "女朋友"}.get(partner.group("r"), partner.group("r"))
+            role = ROLE_SYNONYMS.get(partner.group("r"), partner.group("r"))
             items[last] = Item("fact", f"用户的{role}叫{named.group('n')}", "relationship")
         else:
             items[last] = self._joined(items[last], clause.text, clause)
@@ -449,11 +450,11 @@ class RuleExtractor:
         after = subject._replace(explicit=False) if subject.kind in ("user", "role", "owned") else carried
         if item is not None:
             return _Reading.ITEM, item, after
-        return self._unrecognised(clause, said, subject, carried, after, message.changing)
+        return self._unrecognised(said, subject, carried, after, message.changing)
 
     @staticmethod
     def _unrecognised(
-        clause: Clause, said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
+        said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
     ) -> tuple[str, Item | None, Subject]:
         """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
         if zh_mentions_self(said):
@@ -525,7 +526,6 @@ class RuleExtractor:
             extractor_id=offline_extractor_id(),
             facts=facts,
             preferences=preferences,
-            prompt_id=None,
             raw_output=raw,
             signals=dict(signals),
         )
@@ -537,15 +537,10 @@ class RuleExtractor:
         conflicts_with = replaced or None
         return ExtractedFact(item.text, item.category, item.score, conflicts_with, rules=(*item.rules, *judged))
 
-    def _conflict(self, text: str, known_facts: Sequence[str]) -> str | None:
-        """The known fact this one updates or contradicts, as the spec's prompt asks to mark; the latest first."""
-        return self._conflicting(text, known_facts)[0] or None
-
     def _conflicting(self, text: str, known_facts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
-        """``_conflict``'s known fact ("" for none) and the ids of the judge's rules that said so."""
-        for known in reversed(known_facts or ()):
-            if not (isinstance(known, str) and known.strip()):
-                continue
+        """The known fact this one updates or contradicts, as the spec's prompt asks to mark, the latest
+        first ("" for none), and the ids of the judge's rules that said so."""
+        for known in reversed(known_facts):
             verdict = self._judge.judge(known, text)
             if verdict.relation in (Relation.UPDATE, Relation.CONFLICT):
                 return known, verdict.rules
@@ -583,7 +578,7 @@ class RuleExtractor:
             if unread(swapped):
                 items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
         if swapped is not None and unread(swapped):
-            items = [*items, Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=(swap_rule,))]
+            items = [*items, _found(*swapped, rule=swap_rule)]
         return items
 
     def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
@@ -594,16 +589,14 @@ class RuleExtractor:
         species = species_of(named[-1]) if named else None
         if gone and species:
             said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-            return (
-                items if any(said == i.text for i in items) else [*items, Item("fact", said, "other", rules=_GONE_ID)]
-            )
+            return items if any(said == i.text for i in items) else [*items, _found(said, rule=_GONE, category="other")]
         off = changes.called_off(clause)
         if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-            return [*items, Item("fact", off, "other", rules=_CALLED_OFF)]  # "出差取消了": the plan is known
+            return [*items, _found(off, rule=_CALLED_OFF, category="other")]  # "出差取消了": the plan is known
         fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
         if fell and not any(i.replaces == fell[1] for i in items):
             # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
-            return [*items, Item("fact", fell[0], "other", replaces=fell[1], rules=("changes.plan-fell-through",))]
+            return [*items, _found(*fell, rule="changes.plan-fell-through", category="other")]
         return items if changes.is_conditional(message.text) else self._given_up(items, clause, message)
 
     def _given_up(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
@@ -624,7 +617,7 @@ class RuleExtractor:
         elif ended and obj:
             said, items = self._pursuit_given_up(items, said, obj, ended[-1])
         if ended and not any(said == i.text for i in items):
-            items = [*items, Item("fact", said, _category(said), rules=("extractor.giving-up",))]
+            items = [*items, _found(said, rule="extractor.giving-up")]
         return items
 
     def _pursuit_given_up(self, items: list[Item], said: str, obj: str, ended: str) -> tuple[str, list[Item]]:
@@ -652,13 +645,15 @@ class RuleExtractor:
             items = [
                 i for i in items if not (i.generic and new and new <= set(i.text)) and not (chosen & _choices(i.text))
             ]
-            items.append(Item("fact", text, _category(text), replaces=old, rules=("changes.events",)))
+            items.append(_found(text, old, rule="changes.events"))
         return items
 
     def _without_echoes(self, items: list[Item], known: Sequence[str]) -> list[Item]:
         """'我不在幼儿园了，去了一家培训机构当老师': once the new fact replaces the old one, the
         clause that only says the old one is over repeats its value; it goes."""
-        replaced = [i.replaces or self._conflict(i.text, known) for i in items if i.kind == "fact" and not i.generic]
+        replaced = [
+            i.replaces or self._conflicting(i.text, known)[0] for i in items if i.kind == "fact" and not i.generic
+        ]
         values = [
             RE._ARTICLE.sub("", part) for k in replaced if k for _, value in slots_of(k) for part in value.split("/")
         ]
@@ -673,7 +668,7 @@ class RuleExtractor:
         for fact in reversed(known):
             restated = remeasure(fact, item.text)
             if restated:
-                return Item("fact", restated, _category(restated), replaces=fact, rules=("judge.remeasured",))
+                return _found(restated, fact, rule="judge.remeasured")
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
         role = _RELATIVE_FACT.match(item.text)
@@ -681,7 +676,7 @@ class RuleExtractor:
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
             if moved:
-                return Item("fact", moved[0], _category(moved[0]), replaces=moved[1], rules=("changes.remeasured",))
+                return _found(*moved, rule="changes.remeasured")
         return item
 
     @staticmethod
@@ -690,17 +685,10 @@ class RuleExtractor:
         if item.kind != "fact" or not item.text.startswith("用户") or item.text.startswith("用户的"):
             return item
         slot = slot_of(item.text)
-        if slot is None or slot[0] not in ("grade", "age"):
+        theirs = _only_relative(slot[0], known) if slot and slot[0] in ("grade", "age") else None
+        if slot is None or theirs is None:
             return item
-        mine = [k for k in known if (slot_of(k) or ("", ""))[0] == slot[0]]
-        theirs = {}
-        for k in known:
-            s = slot_of(k)
-            if s and s[0].startswith("relationship:") and s[0].endswith(":" + slot[0]):
-                theirs[s[0].split(":")[1]] = s[1]
-        if mine or len(theirs) != 1:
-            return item
-        role, value = next(iter(theirs.items()))
+        role, value = theirs
         grown = value.isdigit() and slot[1].isdigit() and 0 <= int(slot[1]) - int(value) <= 3
         if slot[0] == "age" and not grown:
             return item  # an age that is not the child's a little later is the user's own
@@ -711,16 +699,9 @@ class RuleExtractor:
         """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
         if not message.correcting or is_english(message.text):
             return None
-        recent = [f for f in message.known if isinstance(f, str)][-3:]
-        for clause in split_clauses(message.text):
-            said = changes.strip_marker(clause.text).strip()
-            if not RE._SAID_INSTEAD.match(said):
-                continue
-            value = changes.bare_value(said)
-            found = changes.substitute(value, message.text, recent) if value else None
-            if found:
-                return found
-        return None
+        said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
+        values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
+        return next(filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None)
 
     def _corrected(self, items: list[Item], message: _Message) -> list[Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
@@ -743,13 +724,13 @@ class RuleExtractor:
             kept = [
                 i
                 for i in items
-                if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflict(i.text, (old,))) == old))
+                if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflicting(i.text, (old,))[0]) == old))
             ]
-            return [*kept, Item("fact", text, _category(text), replaces=old, rules=("changes.swapped-same-kind",))]
+            return [*kept, _found(text, old, rule="changes.swapped-same-kind")]
         facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
-        if any(self._conflict(i.text, message.known) for i in facts if not i.generic or message.retracting):
+        if any(self._conflicting(i.text, message.known)[0] for i in facts if not i.generic or message.retracting):
             return items
         found = _correction(message)
         if found is None:
@@ -758,7 +739,7 @@ class RuleExtractor:
         text = changes.marked_as_correction(text)
         kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
         kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
-        return [*kept, Item("fact", text, _category(text), replaces=old, rules=("extractor.corrected-value",))]
+        return [*kept, _found(text, old, rule="extractor.corrected-value")]
 
 
 def _correction(message: _Message) -> tuple[str, str] | None:
@@ -792,8 +773,7 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
         found = changes.renamed_in_english(value, message.known)
         if found:
             return found
-    known = [k for k in message.known if isinstance(k, str)]
-    placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in known)]
+    placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in message.known)]
     found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
     # a name in the place of one said after the same word: "in Sparks" for "in Reno"
     prep = placed[0].group("p").lower() if placed else ""
@@ -810,9 +790,8 @@ def _en_pronoun_resolved(said: str, message: _Message) -> str:
     if not pronoun:
         return said
     role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-    english_role = _english_role(role, message.known) if role else None
     someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
-    english_role = english_role or (None if role or someone else _english_pet(message.known))
+    english_role = _in_english(role, message.known) if role or not someone else None
     if not english_role:
         return said
     return said.strip()[: pronoun.start("p")] + f"my {english_role}" + said.strip()[pronoun.end("p") :]
@@ -830,7 +809,7 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
     if again is None or again.kind != "fact":
         return None
     third = rules_en.en_third_person(again.text)
-    held = {t for k in message.known if isinstance(k, str) for t in topics_of(k)}
+    held = {t for k in message.known for t in topics_of(k)}
     chose = bool((set(topics_of(third)) - {"season"}) & held) and bool(RE._EN_CHOICE_CHANGED.search(said))
     return again if slots_of(third) or chose else None
 
@@ -838,21 +817,17 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
 def _en_swapped(said: str, message: _Message) -> Item | None:
     """The one name of a recent fact, in place of which a new one is said: "switched to Obsidian"
     after "The user uses Notion", "transferred to Rice" after "… at Tulane" (after the word that says
-    what it is to the user), "and now London, third city in two years" (the next name of a chain)."""
+    what it is to the user), "and now London, third city in two years" (the next name of a chain):
+    the first rule of ``[[registries.en_renamed]]`` whose name replaces one."""
     if changes.is_unreal(said):
         return None
-    moved_on = RE._EN_SWITCHED_NAMED.match(said.strip())
-    swapped = changes.renamed_in_english(moved_on.group("v"), message.known, marked=False) if moved_on else None
-    if moved_on and swapped:
-        before = "at" if moved_on.group("verb").lower() == "transferred" else r"uses|use|using|with|on"
-        if re.search(rf"\b(?:{before}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
-            return Item(
-                "fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.switched-to",)
-            )
-    now_named = RE._EN_NOW_NAMED.match(said.strip())
-    swapped = changes.renamed_in_english(now_named.group("v"), message.known, marked=False) if now_named else None
-    if swapped:
-        return Item("fact", swapped[0], _category(swapped[0]), replaces=swapped[1], rules=("extractor.now-named",))
+    for fired in _EN_RENAMED.every(said.strip()):
+        swapped = changes.renamed_in_english(fired.text, message.known, marked=False)
+        if swapped is None:
+            continue
+        after = fired.rule.values.get("after")
+        if not after or re.search(rf"\b(?:{after}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+            return _found(*swapped, rule=fired.rule.id)
     return None
 
 
@@ -972,27 +947,17 @@ _UNREAD = registry(
 )
 
 
-def _child_grade_moved(text: str, known: Sequence[str]) -> tuple[str, str] | None:
-    """(the clause said of the child, the school year) when a clause without who names a school
-    year other than the one known of the user's one child whose year is known (and none is known
-    of the user's own)."""
-    if is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
-        return None  # "下学期就四年级了", "要是升大班了": not yet
+def _only_relative(slot: str, known: Sequence[str]) -> tuple[str, str] | None:
+    """(role, value) of the one relative of the user's whose ``slot`` (a school year, an age) the
+    known facts hold, when they hold none of the user's own (a clause may then be the user's)."""
     theirs: dict[str, str] = {}
-    for k in known:
-        slot = slot_of(k)
-        if slot and slot[0] == "grade":
-            return None  # the user's own school year is known: the clause may be theirs
-        if slot and slot[0].startswith("relationship:") and slot[0].endswith(":grade"):
-            theirs[slot[0].split(":")[1]] = slot[1]
-    if len(theirs) != 1:
-        return None
-    role, held = next(iter(theirs.items()))
-    for clause in re.split(r"[，,。！!；;~～…]", text):
-        m = RE._GRADE_SAID.match(clause.strip())
-        if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
-            return f"我的{role}升{m.group('g')}了", m.group("g")
-    return None
+    for fact in known:
+        found = slot_of(fact)
+        if found and found[0] == slot:
+            return None
+        if found and found[0].startswith("relationship:") and found[0].endswith(":" + slot):
+            theirs[found[0].split(":")[1]] = found[1]
+    return next(iter(theirs.items())) if len(theirs) == 1 else None
 
 
 def _fills_a_slot(clause: str) -> bool:
@@ -1104,7 +1069,7 @@ def _taste_asked_for(item: Item, message: str) -> Item | None:
     fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
     if fired is None or (fired.rule.values.get("asked_instead") and not RE._ASKED_INSTEAD.search(message)):
         return None
-    return Item("fact", fired.text, _category(fired.text), rules_common.FACT_CONFIDENCE, rules=(fired.rule.id,))
+    return _found(fired.text, rule=fired.rule.id)
 
 
 def _actually(item: Item) -> Item:
@@ -1135,22 +1100,23 @@ def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     return found[0] if len(found) == 1 else None
 
 
-def _english_role(role: str, known: Sequence[str]) -> str | None:
-    """How the known facts name ``role`` in English ("son" for 儿子), if they do."""
-    for fact in reversed(known):
-        m = re.match(r"^the user's (\w+)", fact, re.IGNORECASE)
-        if m and ROLE_SYNONYMS.get(m.group(1).lower()) == role:
-            return m.group(1).lower()
-    return None
-
-
-def _english_pet(known: Sequence[str]) -> str | None:
-    """The one kind of pet the known facts speak of ("cat" for "The user's cat is 10"), or None;
-    only when no relative of the user's is known, who he or she might be instead."""
+def _in_english(role: str | None, known: Sequence[str]) -> str | None:
+    """How the known facts name ``role`` in English ("son" for 儿子), if they do; with no role, the one
+    kind of pet they speak of ("cat" for "The user's cat is 10"), when they know no relative of the
+    user's, who he or she might be instead."""
+    if role:
+        named = [m.group(1).lower() for m in map(RE._EN_WHOSE.match, reversed(known)) if m]
+        return next((word for word in named if ROLE_SYNONYMS.get(word) == role), None)
     if any(_EN_RELATIVE_FACT.match(k) for k in known):
         return None
     pets = {m.group("pet").lower() for m in map(RE._EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
+
+
+def _found(text: str, replaces: str = "", *, rule: str, category: str = "") -> Item:
+    """A fact a stage found (replacing the known fact ``replaces``, if any), in ``category`` or else
+    the one ``_category`` gives, traced to ``rule``."""
+    return Item("fact", text, category or _category(text), replaces=replaces, rules=(rule,))
 
 
 def _category(text: str) -> str:
