@@ -181,12 +181,15 @@ def _decide(old_fact: str, new_fact: str) -> _Judged:
     """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) that fires: its relation
     and why; ``different`` for want of a reason when none does."""
     said: list[tuple[Relation, str]] = []
+    read: dict[str, str] = {}
     old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
-    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said})
+    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said, "read": read})
     if fired is None:
         return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
-    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its template
-    return Relation(fired.text.split(":", 1)[0]), said[-1][1] if said else fired.text, fired.rule.id
+    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its
+    # template, with ``{known.NAME}``: a group of the known fact as its tests read it
+    reason = said[-1][1] if said else RE.KNOWN_VALUE.sub(lambda m: read.get(m.group(1)) or "", fired.text)
+    return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
 def _unrelated(old: str, new: str) -> _Said:
@@ -921,8 +924,28 @@ def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
 
 
 def _of_known(test: Callable[[str, str], object]) -> Predicate:
-    """A predicate of a group's value and the known fact (none in the context: it does not hold)."""
-    return lambda value, context: bool(context.get("known")) and bool(test(value, context["known"][0]))
+    """A predicate of a group's value and the known fact (none in the context: it does not hold).
+    A test that answers with a match of the known fact keeps its groups in ``context["read"]``, for
+    the template's ``{known.NAME}``."""
+
+    def holds(value: str, context: Context) -> bool:
+        found = bool(context.get("known")) and test(value, context["known"][0])
+        if isinstance(found, re.Match) and isinstance(context.get("read"), dict):
+            context["read"].update(found.groupdict())
+        return bool(found)
+
+    return holds
+
+
+def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[str, str], object]:
+    """The test that the known request read by ``pattern`` asks for ``group`` the same as the value
+    (``same``) or something else: its match, or None."""
+
+    def test(value: str, old: str) -> re.Match[str] | None:
+        asked = _request(old, pattern)
+        return asked if asked and (canonical(asked.group(group)) == canonical(value)) == same else None
+
+    return test
 
 
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
@@ -957,16 +980,14 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
     "had": lambda value, old: (value == "它" or value in old) and RE._HAD.search(old),
     "fact": lambda value, old: _is_fact(value),
-    "called_same": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) == canonical(name),
-    "called_other": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) != canonical(name),
+    "called_same": _requested(RE._CALLED, "b", same=True),
+    "called_other": _requested(RE._CALLED, "b", same=False),
     # a request that names no kind is about the kind asked for before
     "same_kind": lambda kind, old: (
         (a := _request(old, RE._RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
     ),
-    "recommends_same": lambda v, old: (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
-    "recommends_other": lambda v, old: (
-        (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) != canonical(v)
-    ),
+    "recommends_same": _requested(RE._RECOMMENDED, "v", same=True),
+    "recommends_other": _requested(RE._RECOMMENDED, "v", same=False),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
