@@ -356,35 +356,26 @@ def _split(slot: str) -> tuple[str | None, str]:
 
 
 def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Said:
+    """Slots of two facts (partners as one role, ``_partnered``) that say one thing changed."""
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
     # a partner's facts against "single" / "divorced" / "broke up": either order
-    for role, (other_role, other_attr, value) in (
-        (old_role, (new_role, new_attr, new_value)),
-        (new_role, (old_role, old_attr, old_value)),
-    ):
-        if (
-            role in (*_PARTNERS, "伴侣")
-            and other_role is None
-            and other_attr == "marital"
-            and value in ("single", "divorced")
-        ):
+    for role, other_slot, value in ((old_role, new_slot, new_value), (new_role, old_slot, old_value)):
+        if role == "伴侣" and other_slot == "marital" and value in ("single", "divorced"):
             return Relation.UPDATE, f"update: {role} vs marital {value}"
     if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
         return None
-    if "employment_status" in (old_attr, new_attr):
+    pair = {old_attr, new_attr}
+    # leaving work, or a business of one's own, replaces the job before it
+    if "employment_status" in pair or ("business" in pair and "company_location" not in pair):
         return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
-    if "business" in (old_attr, new_attr) and "company_location" not in (old_attr, new_attr):
-        # a business of one's own replaces the job before it
-        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
-    if {old_attr, new_attr} == {"employer", "work_location"}:
+    if pair == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
         employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
         m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
         if m and not _same_value(m.group("city"), place):
             return Relation.UPDATE, f"update: works in {m.group('city')} → {place}"
         return None
-    pair = {old_attr, new_attr}
     if "employment" not in pair or len(pair) != 2:
         return None
     employment, other_attr, other = (
@@ -454,9 +445,7 @@ def _reversal(old: str, new: str) -> _Said:
         return None
     # "is more into reading" with no time word compares with what was just said ("never been on a
     # sports team, I'm more into reading"), not with what the user liked before (issue 26)
-    if re.search(r"\bis more into\b", new, re.I) and not re.search(
-        r"\b(?:now|these days|lately|nowadays)\b", new, re.I
-    ):
+    if RE._MORE_INTO_BY_THE_WAY.search(new):
         return None
     return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
 
@@ -480,9 +469,7 @@ def _restriction(old: str, new: str) -> _Said:
         return None
     if RE._EN_RECENTLY.search(new):
         return None  # "actually just submitted a few more": just done, not only done
-    m = re.search(r"(?:就|只|才|仅|顶多)(?:只)?(?P<verb>会|有|能|是|去过|考了|考过|学过|拿了)", new) or re.search(
-        r"\b(?:only|just|merely) (?P<verb>\w+)", new, re.IGNORECASE
-    )
+    m = RE._ZH_ONLY_VERB.search(new) or RE._EN_ONLY_VERB.search(new)
     same_verb = bool(m and m.group("verb").lower() in old.lower())
     shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
     if not (same_verb or shared & set("去会有是能做玩吃喝学考") or _kind(old) == _kind(new)):
@@ -682,12 +669,8 @@ def _switched(old: str, new: str) -> _Said:
     who = (m.groupdict().get("who") or "") if m else ""
     if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
         return None
-    if m and who and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
-    if m and not who and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
-        if _same_subject(old, new):
-            return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
-        return None
+    if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
+        return (Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now") if _same_subject(old, new) else None
     m = RE._TOPIC_SWAPPED.match(new)
     if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
         return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
@@ -800,13 +783,7 @@ def _remeasured(old: str, new: str) -> _Said:
     shared = [u for u in after if u in before and canonical(before[u]) != canonical(after[u])]
     if not shared:
         return None
-    bare = re.fullmatch(
-        r"(?:用户|the user)\s*(?:现在|目前|如今|已经|又|今年|去年|这次|最近|终于|now|these days)*\s*"
-        r"(?:改成|变成|减到|降到|涨到|升到|控制在|考到了?|考了|考下了?|拿到了?|达到了?)?"
-        r"(?:一天|每天|一周|每周|一个月|每个月)?\s*\S{0,8}",
-        first,
-        re.IGNORECASE,
-    )
+    bare = RE._BARE_AMOUNT.fullmatch(first)
     words_old = set(old) - _NOT_CONTENT - set(" ,，")
     words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern) - set(" ,，")
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
@@ -824,10 +801,7 @@ def remeasure(old: str, new: str) -> str | None:
     if _remeasured(old, new) is None:
         return None
     first = re.split(r"[，,;；]", new)[0]
-    if not re.fullmatch(
-        r"用户(?:现在|目前|如今|已经|又|最近|后来)*(?:改成|变成|减到|降到|涨到|升到|控制在)(?:一天|每天|一周|每周|一个月|每个月)?\S{0,6}",
-        first,
-    ):
+    if not RE._ONLY_NEW_AMOUNT.fullmatch(first):
         return None
     after = _amounts(first)
     for m in RE._QUANTITY.finditer(old):
