@@ -213,12 +213,11 @@ def _same_words(old: str, new: str) -> _Said:
 
 
 def _between_requests(read: Callable[[str, str], _Said], whole: bool = False) -> Callable[[str, str], _Said]:
-    """A reader of two preferences about replies, each without the clause that tells why it is asked
-    ("最近想换换口味，偏好推荐时推历史": that clause comes before the request) unless ``whole``."""
+    """A reader of two preferences about replies (neither a fact: the rule's tests), each without the
+    clause that tells why it is asked ("最近想换换口味，偏好推荐时推历史": it comes before the request)
+    unless ``whole``."""
 
     def reads(old: str, new: str) -> _Said:
-        if _is_fact(old) or _is_fact(new):
-            return None
         if not whole:
             old, new = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old, new))
         return read(old, new)
@@ -393,8 +392,7 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _S
     return Relation.UPDATE, f"update: employment {old_value} → {new_value}"
 
 
-_ZH_LIKING = _DATA.text("_ZH_LIKING")
-_EN_VERB_FAMILY = _DATA.mapping("_EN_VERB_FAMILY")
+_LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
 
 
 def _as_fact(text: str) -> str:
@@ -417,37 +415,24 @@ def _liking_turned(old: str, new: str) -> bool:
 
 
 def _reversal(old: str, new: str) -> _Said:
-    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
+    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb
+    (or one of its family: ``[tables._LIKING_FAMILY]``)."""
     old, new = _as_fact(old), _as_fact(new)
-    m_new = RE._ZH_NOW.match(new)
-    if m_new and RE._ZH_CHANGE_MARK.search(m_new.group("mark")):
-        m_old = RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)
-        if not m_old:
-            return None
-        verb, old_verb = m_new.group("verb"), m_old.group("verb")
-        family = {"喜欢", "爱", "偏好", "偏爱", "迷上", "爱上"}
-        same_verb = verb == old_verb or (verb in family and old_verb in family)
-        if same_verb and canonical(m_new.group("obj")) != canonical(m_old.group("obj")):
-            return Relation.UPDATE, f"update: now {verb}{m_new.group('obj')} instead of {m_old.group('obj')}"
+    zh = RE._ZH_NOW.match(new)
+    now = zh or RE._EN_NOW.match(new)
+    before = (RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)) if zh else RE._EN_LIKE.match(old)
+    if not now or not before or (zh and not RE._ZH_CHANGE_MARK.search(zh.group("mark"))):
         return None
-    m_new = RE._EN_NOW.match(new)
-    if not m_new:
+    if not zh and RE._MORE_INTO_BY_THE_WAY.search(new):
         return None
-    verb = (m_new.group("verb") or m_new.group("verb2") or "is into").lower()
-    obj = m_new.group("obj") or m_new.group("obj2") or ""
-    m_old = RE._EN_LIKE.match(old)
-    if not m_old:
+    verb = (now.group("verb") or now.groupdict().get("verb2") or "is into").lower()
+    obj = now.group("obj") or now.groupdict().get("obj2") or ""
+    old_verb = before.group("verb").lower()
+    if _LIKING_FAMILY.get(verb, verb) != _LIKING_FAMILY.get(old_verb, old_verb):
         return None
-    old_verb = m_old.group("verb").lower()
-    if _EN_VERB_FAMILY.get(verb, verb) != _EN_VERB_FAMILY.get(old_verb, old_verb):
+    if canonical(obj) == canonical(before.group("obj")):
         return None
-    if canonical(obj) == canonical(m_old.group("obj")):
-        return None
-    # "is more into reading" with no time word compares with what was just said ("never been on a
-    # sports team, I'm more into reading"), not with what the user liked before (issue 26)
-    if RE._MORE_INTO_BY_THE_WAY.search(new):
-        return None
-    return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
+    return Relation.UPDATE, f"update: now {verb}{'' if zh else ' '}{obj} instead of {before.group('obj')}"
 
 
 def _kind(text: str) -> str:
@@ -621,9 +606,8 @@ def _reframed(old: str, new: str) -> _Said:
 
 
 def _left_job(old: str, new: str) -> _Said:
-    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
-    if not _same_subject(old, new) or not _is_fact(old):
-        return None
+    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
+    fact of the same person: the rule's tests)."""
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
     if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
         return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
@@ -631,9 +615,8 @@ def _left_job(old: str, new: str) -> _Said:
 
 
 def _denied(old: str, new: str) -> _Said:
-    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one."""
-    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
-        return None
+    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one (a fact of
+    the same person, not negated: the rule's tests)."""
     for clause in re.split(r"[，,。；;]", new):
         denied = RE._DENIED.match(clause.strip())
         if denied and denied.group("p") in old:
@@ -642,9 +625,8 @@ def _denied(old: str, new: str) -> _Said:
 
 
 def _trade_changed(old: str, new: str) -> _Said:
-    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
-    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
-        return None
+    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another
+    (after a fact of the same person, not negated: the rule's tests)."""
     new_job = [v for s, v in slots_of(new) if s == "job"]
     if not (RE._NEW_TRADE.search(new) or (new_job and RE._LATER_JOB.search(new))):
         return None
@@ -685,10 +667,8 @@ def _same_frame(old: str, new: str) -> _Said:
     one short span, on the same person, neither negated; the words around the
     span say a one-value attribute (叫, 住, 体重, works, lives …) and nothing
     that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
-    a second language stays a second one.
+    a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
-    if not (_is_fact(old) and _is_fact(new)) or not _same_subject(old, new):
-        return None
     first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
     if bool(RE._NEGATED.search(first_old)) != bool(RE._NEGATED.search(first_new)) or RE._NEGATED.search(first_new):
         return None
