@@ -233,15 +233,26 @@ def _negation(old: str, new: str) -> _Said:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _slot_verdicts(old: str, new: str) -> tuple[tuple[Relation, str, str], ...]:
-    """Each slot both fill, its value compared: (answer, why, which comparison). A fact may fill
-    several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
+def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
+    """Each slot both fill, its values compared: how (``_slot_kind``), slot, old and new value. A fact
+    may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
     new_by_slot = dict(_partnered(slots_of(new)))
-    found = []
-    for slot, old_value in _partnered(slots_of(old)):
-        if slot in new_by_slot:
-            found.append(_slot_compared(slot, old_value, new_by_slot[slot], _corrected(old, new)))
-    return tuple(found)
+    corrected = _corrected(old, new)
+    return tuple(
+        {
+            "how": _slot_kind(slot, value, new_by_slot[slot], corrected),
+            "slot": slot,
+            "old": value,
+            "new": new_by_slot[slot],
+        }
+        for slot, value in _partnered(slots_of(old))
+        if slot in new_by_slot
+    )
+
+
+def _slot_compared(how: str, new: str, old: str) -> dict[str, str] | None:
+    """The first slot both fill whose values compare as ``how`` ({known.slot}, {known.old}, {known.new})."""
+    return next((compared for compared in _slots_compared(old, new) if compared["how"] == how), None)
 
 
 def _corrected(old: str, new: str) -> bool:
@@ -249,27 +260,16 @@ def _corrected(old: str, new: str) -> bool:
     return bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
 
 
-def _slot_compared(slot: str, old_value: str, new_value: str, corrected: bool) -> tuple[Relation, str, str]:
+def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> str:
+    """How two values of one slot compare: the same, opposite (polarity), one in place of the other
+    (exclusive, or corrected), or several values (a second colleague's surname is another colleague)."""
     if _same_value(old_value, new_value):
-        return Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "same"
+        return "same"
     if is_polarity_slot(slot):
-        return Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "polarity"
+        return "polarity"
     if is_exclusive_slot(slot):
-        return Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "exclusive"
-    if corrected:
-        return Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "corrected"
-    # a second colleague's surname is another colleague, not a correction
-    return Relation.DIFFERENT, f"different: slot {slot} holds several values", "several"
-
-
-def _slot(compared: str) -> Callable[[str, str], _Said]:
-    """The reader of one comparison of a slot both facts fill (the registry orders them: a conflict,
-    then a change, then the same value, then several values)."""
-
-    def reads(old: str, new: str) -> _Said:
-        return next(((r, why) for r, why, how in _slot_verdicts(old, new) if how == compared), None)
-
-    return reads
+        return "exclusive"
+    return "corrected" if corrected else "several"
 
 
 def _topic_succeeded(old: str, new: str) -> _Said:
@@ -579,10 +579,8 @@ def _reframed(old: str, new: str) -> _Said:
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
         return None
-    ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    kept = sum(
-        i2 - i1 for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag == "equal"
-    )
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    kept = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
     replaced = [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag == "replace"]
     if len(replaced) != 1:
         return None
@@ -659,6 +657,11 @@ def _switched(old: str, new: str) -> _Said:
     return None
 
 
+def _alike(a: list[str], b: list[str]) -> int:
+    """How many words ``a`` and ``b`` start with alike."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
 def _same_frame(old: str, new: str) -> _Said:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
@@ -670,19 +673,15 @@ def _same_frame(old: str, new: str) -> _Said:
     a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
     first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
-    if bool(RE._NEGATED.search(first_old)) != bool(RE._NEGATED.search(first_new)) or RE._NEGATED.search(first_new):
+    if RE._NEGATED.search(first_old) or RE._NEGATED.search(first_new):
         return None
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
         a, b = _said_of(old, whole=True), _said_of(new, whole=True)
     # the words both start and end with; what is left in between is each one's value
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
+    head = _alike(a, b)
+    tail = _alike(a[head:][::-1], b[head:][::-1])
     glue = "" if zh else " "
     before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
     around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
@@ -704,12 +703,7 @@ def _same_frame(old: str, new: str) -> _Said:
     measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
     # a thing's colour, one at a time: "用户的包是黑色的" then "用户的包是棕色的"
     hue = a[len(a) - tail] if tail else ""  # the word after the value: 色 after 黑
-    coloured = bool(
-        zh
-        and hue == "色"
-        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", before)
-        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", after)
-    )
+    coloured = zh and hue == "色" and all(re.fullmatch(r"[\u4e00-\u9fff]{1,2}", v) for v in (before, after))
     # a figure in the same words is the figure now, however many the words say one may have
     if not (one.search(said) or measured or coloured) or (many.search(said) and not measured):
         return None
@@ -842,7 +836,6 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "recommended_instead": _between_requests(_recommended_instead),
     "negation": _negation,
     "recounted": _recounted,
-    **{f"slot_{compared}": _slot(compared) for compared in ("same", "polarity", "exclusive", "corrected", "several")},
     "topic_succeeded": _topic_succeeded,
     "related": _related_slots,
     "reversal": _reversal,
@@ -879,13 +872,13 @@ def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
 
 def _of_known(test: Callable[[str, str], object]) -> Predicate:
     """A predicate of a group's value and the known fact (none in the context: it does not hold).
-    A test that answers with a match of the known fact keeps its groups in ``context["read"]``, for
-    the template's ``{known.NAME}``."""
+    A test that answers with a match of the known fact (or a mapping) keeps its groups in
+    ``context["read"]``, for the template's ``{known.NAME}``."""
 
     def holds(value: str, context: Context) -> bool:
         found = bool(context.get("known")) and test(value, context["known"][0])
-        if isinstance(found, re.Match) and isinstance(context.get("read"), dict):
-            context["read"].update(found.groupdict())
+        if isinstance(found, (re.Match, dict)) and isinstance(context.get("read"), dict):
+            context["read"].update(found.groupdict() if isinstance(found, re.Match) else found)
         return bool(found)
 
     return holds
@@ -905,6 +898,10 @@ def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[st
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
+    **{
+        f"slot_{how}": functools.partial(_slot_compared, how)
+        for how in ("same", "polarity", "exclusive", "corrected", "several")
+    },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
