@@ -514,25 +514,17 @@ def _recounted(old: str, new: str) -> _Said:
     return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
 
 
-def _giving_up(old: str, new: str) -> _Said:
-    """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
-    new = re.split(r"[，,;；]", new)[0]
-    m = RE._ZH_GAVE_UP.match(new)
-    if m and (RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old)):
-        wanted = set(re.sub(r"[^\u4e00-\u9fff]", "", m.group("v")))
-        have = set(RE._ZH_PURSUIT_WORDS.sub("", old))
-        done_with = _COLLOCATIONS.get(m.group("v")[:1], "")
-        if wanted & have or (done_with and re.search(done_with, old)):
-            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
-        return None
-    m = RE._EN_GAVE_UP.match(new)
-    if m and (RE._EN_PURSUIT.search(old) or RE._PLAN.search(old)):
-        wanted = {w for w in re.findall(r"[a-z']+", m.group("v").lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
-        have = {w for w in re.findall(r"[a-z']+", old.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
-        stems = {w[:5] for w in wanted} & {w[:5] for w in have}
-        if stems:
-            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
-    return None
+def _gave_up_zh(given: str, old: str) -> bool:
+    """What is given up ("不考了") shares a character with the pursuit known ("在准备考研"), or is a
+    verb done with what it names (弹 with 琴: ``[tables._COLLOCATIONS]``)."""
+    done_with = _COLLOCATIONS.get(given[:1], "")
+    have = set(RE._ZH_PURSUIT_WORDS.sub("", old))
+    return bool(set(re.sub(r"[^\u4e00-\u9fff]", "", given)) & have or (done_with and re.search(done_with, old)))
+
+
+def _stems(text: str) -> set[str]:
+    """The first five letters of each English word of ``text`` (of three letters or more, not a stop word)."""
+    return {w[:5] for w in re.findall(r"[a-z']+", text.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
 
 
 _EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
@@ -848,7 +840,6 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "denied": _denied,
     "switched": _switched,
     "lacking": _lacking,
-    "giving_up": _giving_up,
     "pet_gone": _pet_gone,
     "none_at_all": _none_at_all,
     "other_slots": _other_slots,
@@ -922,6 +913,10 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
     "planned": lambda value, old: RE._PLAN.search(old),
+    "pursuing_zh": lambda value, old: RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old),
+    "pursuing_en": lambda value, old: RE._EN_PURSUIT.search(old) or RE._PLAN.search(old),
+    "gave_up_zh": _gave_up_zh,
+    "gave_up_en": lambda given, old: _stems(given) & _stems(old),
     "plan_word": lambda value, old: value in ("计划", "安排"),
     "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
     "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
