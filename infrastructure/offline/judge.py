@@ -212,17 +212,10 @@ def _same_words(old: str, new: str) -> _Said:
     return None
 
 
-def _between_requests(read: Callable[[str, str], _Said], whole: bool = False) -> Callable[[str, str], _Said]:
-    """A reader of two preferences about replies (neither a fact: the rule's tests), each without the
-    clause that tells why it is asked ("最近想换换口味，偏好推荐时推历史": it comes before the request)
-    unless ``whole``."""
-
-    def reads(old: str, new: str) -> _Said:
-        if not whole:
-            old, new = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old, new))
-        return read(old, new)
-
-    return reads
+def _without_why(request: str) -> str:
+    """A preference about replies without the clause before it that tells why it is asked
+    ("最近想换换口味，偏好推荐时推历史")."""
+    return RE._WHY_FIRST.sub("", request)
 
 
 def _negation(old: str, new: str) -> _Said:
@@ -313,12 +306,13 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The known preference about replies read by ``pattern``, without the clause that tells why it
     is asked; None when the known one is a fact."""
-    return None if _is_fact(old) else pattern.match(re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", old))
+    return None if _is_fact(old) else pattern.match(_without_why(old))
 
 
 def _recommended_instead(old: str, new: str) -> _Said:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
     of one choice, then asked for as another of the same topic (not two choices of two topics)."""
+    old, new = _without_why(old), _without_why(new)
     asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
     if not asked or not re.search(r"推荐|推", old) or old.startswith("偏好推荐"):
         return None
@@ -483,13 +477,6 @@ def _pet_gone(old: str, new: str) -> _Said:
 
 def _none_at_all(old: str, new: str) -> _Said:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
-    for part in re.split(r"[，,;；]", new)[1:]:
-        # "…，啥也没养" / "…, never had any": the clause that says none, with the old fact's verb
-        none = re.match(
-            r"^(?:用户)?(?:其实)?(?:啥|什么|一个|一只|哪个)(?:都|也)(?:没有?|不)(?P<v>[\u4e00-\u9fff])", part
-        )
-        if none and none.group("v") in old[2:] and not re.search(r"不|没", old):
-            return Relation.CONFLICT, "conflict: none at all"
     m = RE._ANY.search(new)
     if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
         return None
@@ -601,16 +588,6 @@ def _left_job(old: str, new: str) -> _Said:
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
     if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
         return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
-    return None
-
-
-def _denied(old: str, new: str) -> _Said:
-    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one (a fact of
-    the same person, not negated: the rule's tests)."""
-    for clause in re.split(r"[，,。；;]", new):
-        denied = RE._DENIED.match(clause.strip())
-        if denied and denied.group("p") in old:
-            return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
     return None
 
 
@@ -793,7 +770,7 @@ def _asked(text: str) -> tuple[str, str, str] | None:
 
 def _rerequested(old: str, new: str) -> _Said:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
-    a, b = _asked(old), _asked(new)
+    a, b = _asked(_without_why(old)), _asked(_without_why(new))
     if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
         return None
     if a[0] and b[0] and a[0] != b[0]:
@@ -801,31 +778,13 @@ def _rerequested(old: str, new: str) -> _Said:
     return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
 
 
-def _lacking(old: str, new: str) -> _Said:
-    """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
-
-    The kind is what the old thing is called at its end (电动车 is a 车,
-    "a red Honda bike" is a bike), said in any clause of the new fact.
-    """
-    m_old = RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip())
-    if m_old is None:
-        return None
-    thing = m_old.group("obj").strip().lower()
-    for part in re.split(r"[，,;；]", new):
-        part = part.strip()
-        m = RE._ZH_LACKS.match(part) or RE._EN_LACKS.match(part)
-        if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
-            return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
-    return None
-
-
 #: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
 _READERS: dict[str, Callable[[str, str], _Said]] = {
     "unrelated": _unrelated,
     "same_words": _same_words,
-    "by_dimension": _between_requests(_by_dimension, whole=True),
-    "rerequested": _between_requests(_rerequested),
-    "recommended_instead": _between_requests(_recommended_instead),
+    "by_dimension": _by_dimension,
+    "rerequested": _rerequested,
+    "recommended_instead": _recommended_instead,
     "negation": _negation,
     "recounted": _recounted,
     "topic_succeeded": _topic_succeeded,
@@ -837,9 +796,7 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "same_frame": _same_frame,
     "left_job": _left_job,
     "trade_changed": _trade_changed,
-    "denied": _denied,
     "switched": _switched,
-    "lacking": _lacking,
     "pet_gone": _pet_gone,
     "none_at_all": _none_at_all,
     "other_slots": _other_slots,
@@ -896,6 +853,14 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "negated_known": lambda value, old: RE._NEGATED.search(old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
+    "said_in_known": lambda value, old: value in old[2:],
+    "denies_known": lambda value, old: re.search(r"不|没", old),
+    # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
+    "has_kind": lambda kind, old: (
+        (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
+        and len(kind) <= len(had.group("obj").strip())
+        and had.group("obj").strip().lower().endswith(kind.lower().rstrip("s"))
+    ),
     "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
     "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
     "habit_known": lambda value, old: HABIT.search(old),
