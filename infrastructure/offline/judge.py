@@ -192,37 +192,10 @@ def _decide(old_fact: str, new_fact: str) -> _Judged:
     return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
-def _unrelated(old: str, new: str) -> _Said:
-    """Asked of every known fact and recent preference against every new fact: a pair with nothing
-    in common, neither saying that anything changed, is told apart cheaply, so a message's cost
-    stays flat however many facts are known."""
-    # A liking against a fact that may say it changed ("现在天天玩原神"): its topic, slot or a word
-    if not _is_fact(old) and _is_fact(new) and not _may_relate(old, new):
-        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
-    if _is_fact(old) and _is_fact(new) and not _may_change(old, new):
-        return Relation.DIFFERENT, "different: two facts with nothing in common"
-    return None
-
-
-def _same_words(old: str, new: str) -> _Said:
-    """Same words once punctuation and particles (了/的/现在…) are gone."""
-    old_words = canonical(old)
-    if old_words and old_words == canonical(new):
-        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
-    return None
-
-
 def _without_why(request: str) -> str:
     """A preference about replies without the clause before it that tells why it is asked
     ("最近想换换口味，偏好推荐时推历史")."""
     return RE._WHY_FIRST.sub("", request)
-
-
-def _negation(old: str, new: str) -> _Said:
-    """One says the other is not so: both cannot hold."""
-    if negation_pair(old, new) or _liking_turned(old, new):
-        return Relation.CONFLICT, "conflict: one fact negates the other"
-    return None
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -265,15 +238,6 @@ def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> st
     return "corrected" if corrected else "several"
 
 
-def _topic_succeeded(old: str, new: str) -> _Said:
-    """A new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")."""
-    succeeded = succeeds(old, new)
-    if succeeded:
-        topic, before, after = succeeded
-        return Relation.UPDATE, f"update: {topic} {before} → {after}"
-    return None
-
-
 def _related_slots(old: str, new: str) -> _Said:
     """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
     for old_slot, old_value in _partnered(slots_of(old)):
@@ -281,14 +245,6 @@ def _related_slots(old: str, new: str) -> _Said:
             verdict = _related(old_slot, old_value, new_slot, new_value)
             if verdict is not None:
                 return verdict
-    return None
-
-
-def _other_slots(old: str, new: str) -> _Said:
-    """Both fill slots, no rule relates them: read, and different."""
-    old_slots, new_slots = _partnered(slots_of(old)), _partnered(slots_of(new))
-    if old_slots and new_slots:
-        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
     return None
 
 
@@ -780,14 +736,10 @@ def _rerequested(old: str, new: str) -> _Said:
 
 #: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
 _READERS: dict[str, Callable[[str, str], _Said]] = {
-    "unrelated": _unrelated,
-    "same_words": _same_words,
     "by_dimension": _by_dimension,
     "rerequested": _rerequested,
     "recommended_instead": _recommended_instead,
-    "negation": _negation,
     "recounted": _recounted,
-    "topic_succeeded": _topic_succeeded,
     "related": _related_slots,
     "reversal": _reversal,
     "restriction": _restriction,
@@ -799,7 +751,6 @@ _READERS: dict[str, Callable[[str, str], _Said]] = {
     "switched": _switched,
     "pet_gone": _pet_gone,
     "none_at_all": _none_at_all,
-    "other_slots": _other_slots,
 }
 
 
@@ -846,6 +797,23 @@ def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[st
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
+    # asked of every known fact and recent preference against every new fact: a pair with nothing in
+    # common, neither saying that anything changed, is told apart cheaply, so a message's cost stays
+    # flat however many facts are known
+    "may_relate": lambda new, old: _may_relate(old, new),
+    "may_change": lambda new, old: _may_change(old, new),
+    # the same words once punctuation and particles (了/的/现在…) are gone
+    "same_words": lambda new, old: (words := canonical(old)) and words == canonical(new),
+    # one says the other is not so (``slots.negation_pair``), or turns a liking the other way
+    "negates": lambda new, old: negation_pair(old, new) or _liking_turned(old, new),
+    # a new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")
+    "succeeds": lambda new, old: (
+        (found := succeeds(old, new)) and dict(zip(("topic", "old", "new"), found, strict=True))
+    ),
+    # both fill slots (the first of each: {known.slot}, {known.new_slot})
+    "both_slotted": lambda new, old: (
+        (a := _partnered(slots_of(old))) and (b := _partnered(slots_of(new))) and {"slot": a[0][0], "new_slot": b[0][0]}
+    ),
     **{
         f"slot_{how}": functools.partial(_slot_compared, how)
         for how in ("same", "polarity", "exclusive", "corrected", "several")
