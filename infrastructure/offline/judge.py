@@ -22,9 +22,10 @@ no slot:
 
 How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
 registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
-first that fires decides. A rule either reads the new fact itself (a pattern, tests of the known
-fact such as ``fact_known()``, a template that is its answer) or names one of the readers below as
-``<reader>_<relation>()``: Python kept for what compares slots, values and frames.
+first that fires decides. A rule reads the new fact with its pattern, tests the known fact by name
+(``fact_known()``, ``in_known(t)``, or one of the readers below, ``reversal_update()``: Python kept
+for what compares slots, values and frames) and answers its template, whose ``{known.NAME}`` is
+what those tests read ("update: slot {known.slot} {known.old} → {known.new}").
 """
 
 from __future__ import annotations
@@ -155,8 +156,8 @@ _COMMON_BIGRAMS = frozenset(_DATA.words("_COMMON_BIGRAMS"))
 UNREAD = _DATA.text("UNREAD")
 
 
-#: an answer and why ("update: slot residence 杭州 → 上海"), or None: the reader does not read the pair
-_Said = tuple[Relation, str] | None
+#: what a reader of two facts read of them, for its rule's template ({known.NAME}); None: not so
+_Read = dict[str, str] | bool | None
 #: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
 _Judged = tuple[Relation, str, str]
 
@@ -180,15 +181,13 @@ class RuleJudge:
 def _decide(old_fact: str, new_fact: str) -> _Judged:
     """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) that fires: its relation
     and why; ``different`` for want of a reason when none does."""
-    said: list[tuple[Relation, str]] = []
     read: dict[str, str] = {}
     old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
-    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said, "read": read})
+    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "read": read})
     if fired is None:
         return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
-    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its
-    # template, with ``{known.NAME}``: a group of the known fact as its tests read it
-    reason = said[-1][1] if said else RE.KNOWN_VALUE.sub(lambda m: read.get(m.group(1)) or "", fired.text)
+    # its template, with ``{known.NAME}``: what its tests read of the known fact (or of the pair)
+    reason = RE.KNOWN_VALUE.sub(lambda m: str(read.get(m.group(1)) or ""), fired.text)
     return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
@@ -238,7 +237,7 @@ def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> st
     return "corrected" if corrected else "several"
 
 
-def _related_slots(old: str, new: str) -> _Said:
+def _related_slots(old: str, new: str) -> _Read:
     """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
     for old_slot, old_value in _partnered(slots_of(old)):
         for new_slot, new_value in _partnered(slots_of(new)):
@@ -265,7 +264,7 @@ def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     return None if _is_fact(old) else pattern.match(_without_why(old))
 
 
-def _recommended_instead(old: str, new: str) -> _Said:
+def _recommended_instead(old: str, new: str) -> _Read:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
     of one choice, then asked for as another of the same topic (not two choices of two topics)."""
     old, new = _without_why(old), _without_why(new)
@@ -276,11 +275,11 @@ def _recommended_instead(old: str, new: str) -> _Said:
     for topic, held in before.items():
         fresh = now.get(topic, frozenset()) - held
         if fresh and not any(h in f or f in h for h in held for f in fresh):
-            return Relation.UPDATE, f"update: recommend {sorted(fresh)[0]} instead of {sorted(held)[0]}"
+            return {"new": sorted(fresh)[0], "old": sorted(held)[0]}
     return None
 
 
-def _by_dimension(old: str, new: str) -> _Said:
+def _by_dimension(old: str, new: str) -> _Read:
     """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
     old_sides, new_sides = dimensions(old), dimensions(new)
     shared = [d for d in old_sides if d in new_sides]
@@ -289,10 +288,10 @@ def _by_dimension(old: str, new: str) -> _Said:
     changed = [d for d in shared if old_sides[d] != new_sides[d]]
     if changed:
         d = changed[0]
-        return Relation.UPDATE, f"update: {d} {old_sides[d]} → {new_sides[d]}"
+        return {"how": "update", "dimension": d, "old": old_sides[d], "new": new_sides[d]}
     if len(old_sides) == len(shared) or len(new_sides) == len(shared):
         d = shared[0]
-        return Relation.DUPLICATE, f"duplicate: {d} = {new_sides[d]}"
+        return {"how": "duplicate", "dimension": d, "new": new_sides[d]}
     return None
 
 
@@ -304,26 +303,26 @@ def _split(slot: str) -> tuple[str | None, str]:
     return None, slot
 
 
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Said:
+def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Read:
     """Slots of two facts (partners as one role, ``_partnered``) that say one thing changed."""
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
     # a partner's facts against "single" / "divorced" / "broke up": either order
     for role, other_slot, value in ((old_role, new_slot, new_value), (new_role, old_slot, old_value)):
         if role == "伴侣" and other_slot == "marital" and value in ("single", "divorced"):
-            return Relation.UPDATE, f"update: {role} vs marital {value}"
+            return {"how": "update", "why": f"{role} vs marital {value}"}
     if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
         return None
     pair = {old_attr, new_attr}
     # leaving work, or a business of one's own, replaces the job before it
     if "employment_status" in pair or ("business" in pair and "company_location" not in pair):
-        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
+        return {"how": "update", "why": f"work {old_attr} {old_value} → {new_attr} {new_value}"}
     if pair == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
         employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
         m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
         if m and not _same_value(m.group("city"), place):
-            return Relation.UPDATE, f"update: works in {m.group('city')} → {place}"
+            return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
         return None
     if "employment" not in pair or len(pair) != 2:
         return None
@@ -338,8 +337,8 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _S
     else:
         return None
     if _same_value(compared, other):
-        return Relation.DUPLICATE, f"duplicate: employment {employment} includes {other}"
-    return Relation.UPDATE, f"update: employment {old_value} → {new_value}"
+        return {"how": "duplicate", "why": f"employment {employment} includes {other}"}
+    return {"how": "update", "why": f"employment {old_value} → {new_value}"}
 
 
 _LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
@@ -364,7 +363,7 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-def _reversal(old: str, new: str) -> _Said:
+def _reversal(old: str, new: str) -> _Read:
     """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb
     (or one of its family: ``[tables._LIKING_FAMILY]``)."""
     old, new = _as_fact(old), _as_fact(new)
@@ -382,7 +381,7 @@ def _reversal(old: str, new: str) -> _Said:
         return None
     if canonical(obj) == canonical(before.group("obj")):
         return None
-    return Relation.UPDATE, f"update: now {verb}{'' if zh else ' '}{obj} instead of {before.group('obj')}"
+    return {"now": f"{verb}{'' if zh else ' '}{obj}", "old": before.group("obj")}
 
 
 def _kind(text: str) -> str:
@@ -396,7 +395,7 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
-def _restriction(old: str, new: str) -> _Said:
+def _restriction(old: str, new: str) -> _Read:
     """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
     if not (RE._ZH_ONLY.match(new) or RE._EN_ONLY.match(new)) or RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old):
         return None
@@ -409,7 +408,7 @@ def _restriction(old: str, new: str) -> _Said:
     shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
     if not (same_verb or shared & set("去会有是能做玩吃喝学考") or _kind(old) == _kind(new)):
         return None
-    return Relation.CONFLICT, "conflict: the new fact restricts what the old one claimed"
+    return True
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
@@ -419,7 +418,7 @@ _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 _TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
-def _pet_gone(old: str, new: str) -> _Said:
+def _pet_gone(old: str, new: str) -> _Read:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
         (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
@@ -427,11 +426,11 @@ def _pet_gone(old: str, new: str) -> _Said:
     if species is None:
         return None
     if species_of(old) == species and not any(s.startswith("keeps:") for s, _ in slots_of(old)):
-        return Relation.CONFLICT, f"conflict: no {species} any more"
+        return {"species": species}
     return None
 
 
-def _none_at_all(old: str, new: str) -> _Said:
+def _none_at_all(old: str, new: str) -> _Read:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
     m = RE._ANY.search(new)
     if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
@@ -441,11 +440,11 @@ def _none_at_all(old: str, new: str) -> _Said:
     said = re.sub(r"不|没有|没", "", said)
     stem = canonical(said)
     if len(stem) >= 4 and canonical(old).startswith(stem):
-        return Relation.CONFLICT, "conflict: none at all"
+        return True
     return None
 
 
-def _recounted(old: str, new: str) -> _Said:
+def _recounted(old: str, new: str) -> _Read:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
     a, b = RE._COUNT.findall(old), RE._COUNT.findall(new)
@@ -454,7 +453,7 @@ def _recounted(old: str, new: str) -> _Said:
     frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", RE._COUNT.sub("#", t)) for t in (old, new))
     if frame_old != frame_new or RE._NEGATED.search(frame_old):
         return None
-    return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
+    return {"old": a[0], "new": b[0]}
 
 
 def _gave_up_zh(given: str, old: str) -> bool:
@@ -490,7 +489,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
-def _reframed(old: str, new: str) -> _Said:
+def _reframed(old: str, new: str) -> _Read:
     """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
 
     The new fact is marked as a correction (其实 / actually, written by the
@@ -535,19 +534,19 @@ def _reframed(old: str, new: str) -> _Said:
             return None
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
         return None
-    return Relation.UPDATE, f"update: corrected {before} → {after}"
+    return {"old": before, "new": after}
 
 
-def _left_job(old: str, new: str) -> _Said:
+def _left_job(old: str, new: str) -> _Read:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
     fact of the same person: the rule's tests)."""
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
     if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
-        return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
+        return {"status": left[0]}
     return None
 
 
-def _trade_changed(old: str, new: str) -> _Said:
+def _trade_changed(old: str, new: str) -> _Read:
     """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another
     (after a fact of the same person, not negated: the rule's tests)."""
     new_job = [v for s, v in slots_of(new) if s == "job"]
@@ -560,14 +559,14 @@ def _trade_changed(old: str, new: str) -> _Said:
     if old_slots & {"job", "employment", "business", "employer"} or (plied and TRADE.search(old)):
         if new_job and new_job[0] in old:
             return None
-        return Relation.UPDATE, "update: a new line of work after the one said before"
+        return True
     return None
 
 
 _MEASURE = _DATA.text("_MEASURE")
 
 
-def _switched(old: str, new: str) -> _Said:
+def _switched(old: str, new: str) -> _Read:
     """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
     m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
@@ -575,10 +574,10 @@ def _switched(old: str, new: str) -> _Said:
     if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
         return None
     if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return (Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now") if _same_subject(old, new) else None
+        return {"now": f"{m.group('verb')} {m.group('v')}"} if _same_subject(old, new) else None
     m = RE._TOPIC_SWAPPED.match(new)
     if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
-        return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
+        return {"now": f"{m.group('t')} is {m.group('v')}"}
     return None
 
 
@@ -587,7 +586,7 @@ def _alike(a: list[str], b: list[str]) -> int:
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
 
 
-def _same_frame(old: str, new: str) -> _Said:
+def _same_frame(old: str, new: str) -> _Read:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
 
@@ -632,7 +631,7 @@ def _same_frame(old: str, new: str) -> _Said:
     # a figure in the same words is the figure now, however many the words say one may have
     if not (one.search(said) or measured or coloured) or (many.search(said) and not measured):
         return None
-    return Relation.UPDATE, f"update: same statement, {before} → {after}"
+    return {"old": before, "new": after}
 
 
 _UNITS = _DATA.text("_UNITS")
@@ -658,7 +657,7 @@ def _same_subject(old: str, new: str) -> bool:
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
 
 
-def _remeasured(old: str, new: str) -> _Said:
+def _remeasured(old: str, new: str) -> _Read:
     """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
 
     Both facts are the user's own (or the same relative's); the new one says
@@ -676,7 +675,7 @@ def _remeasured(old: str, new: str) -> _Said:
         (unit,) = after
         if unit in before and canonical(before[unit]) != canonical(after[unit]):
             # "用户每天喝两罐可乐" / "用户每天喝一罐可乐": the same statement, another amount
-            return Relation.UPDATE, f"update: {unit} {before[unit]} → {after[unit]}"
+            return {"unit": unit, "old": before[unit], "new": after[unit]}
     if not RE._REMEASURE.search(first):
         return None
     shared = [u for u in after if u in before and canonical(before[u]) != canonical(after[u])]
@@ -688,7 +687,7 @@ def _remeasured(old: str, new: str) -> _Said:
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
         return None
     unit = shared[0].removeprefix("code:")
-    return Relation.UPDATE, f"update: {unit} {before[shared[0]]} → {after[shared[0]]}"
+    return {"unit": unit, "old": before[shared[0]], "new": after[shared[0]]}
 
 
 def remeasure(old: str, new: str) -> str | None:
@@ -724,49 +723,47 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
-def _rerequested(old: str, new: str) -> _Said:
+def _rerequested(old: str, new: str) -> _Read:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
     a, b = _asked(_without_why(old)), _asked(_without_why(new))
     if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
         return None
     if a[0] and b[0] and a[0] != b[0]:
         return None  # recipes and songs are two requests
-    return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
+    return {"verb": b[1], "old": a[2], "new": b[2]}
 
 
-#: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
-_READERS: dict[str, Callable[[str, str], _Said]] = {
-    "by_dimension": _by_dimension,
-    "rerequested": _rerequested,
-    "recommended_instead": _recommended_instead,
-    "recounted": _recounted,
-    "related": _related_slots,
-    "reversal": _reversal,
-    "restriction": _restriction,
-    "reframed": _reframed,
-    "remeasured": _remeasured,
-    "same_frame": _same_frame,
-    "left_job": _left_job,
-    "trade_changed": _trade_changed,
-    "switched": _switched,
-    "pet_gone": _pet_gone,
-    "none_at_all": _none_at_all,
+def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
+    """A reader of (old, new) as a test of the new fact and the known one; with ``how``, only when it
+    reads the pair so (its "how": ``update``, ``duplicate``)."""
+
+    def test(new: str, old: str) -> _Read:
+        found = read(old, new)
+        return found if not how or (isinstance(found, dict) and found["how"] == how) else None
+
+    return test
+
+
+#: the readers of two facts the relation rules name: Python for what compares slots, values and frames
+_READERS: dict[str, Callable[[str, str], _Read]] = {
+    "by_dimension_update": _reader(_by_dimension, "update"),
+    "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
+    "rerequested_update": _reader(_rerequested),
+    "recommended_instead_update": _reader(_recommended_instead),
+    "recounted_update": _reader(_recounted),
+    "related_update": _reader(_related_slots, "update"),
+    "related_duplicate": _reader(_related_slots, "duplicate"),
+    "reversal_update": _reader(_reversal),
+    "restriction_conflict": _reader(_restriction),
+    "reframed_update": _reader(_reframed),
+    "remeasured_update": _reader(_remeasured),
+    "same_frame_update": _reader(_same_frame),
+    "left_job_update": _reader(_left_job),
+    "trade_changed_update": _reader(_trade_changed),
+    "switched_update": _reader(_switched),
+    "pet_gone_conflict": _reader(_pet_gone),
+    "none_at_all_conflict": _reader(_none_at_all),
 }
-
-
-def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
-    """The predicate ``<reader>_<relation>()``: the reader, given the new fact and the known one
-    (``context["known"]``), answers ``relation``; its answer is kept in ``context["said"]``."""
-
-    def holds(new: str, context: Context) -> bool:
-        known = context.get("known", ())
-        verdict = read(known[0], new) if known else None
-        if verdict is None or verdict[0] is not relation:
-            return False
-        context.get("said", []).append(verdict)
-        return True
-
-    return holds
 
 
 def _of_known(test: Callable[[str, str], object]) -> Predicate:
@@ -876,8 +873,7 @@ _RELATIONS = registry(
     "relation",
     Vocabulary(
         predicates={
-            **{f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation},
-            **{name: _of_known(test) for name, test in _KNOWN.items()},
+            **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
         }
     ),
     NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
