@@ -264,14 +264,13 @@ def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     return None if _is_fact(old) else pattern.match(_without_why(old))
 
 
-def _recommended_instead(old: str, new: str) -> _Read:
-    """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
-    of one choice, then asked for as another of the same topic (not two choices of two topics)."""
-    old, new = _without_why(old), _without_why(new)
-    asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
-    if not asked or not re.search(r"推荐|推", old) or old.startswith("偏好推荐"):
+def _recommended_instead(asked: str, old: str) -> _Read:
+    """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend (``asked``), first said as a
+    liking of one choice, then asked for as another of the same topic (not two choices of two topics)."""
+    old = _without_why(old)
+    if "推" not in old or old.startswith("偏好推荐"):
         return None
-    before, now = topics_of(old), topics_of(asked.group("v"))
+    before, now = topics_of(old), topics_of(asked)
     for topic, held in before.items():
         fresh = now.get(topic, frozenset()) - held
         if fresh and not any(h in f or f in h for h in held for f in fresh):
@@ -395,20 +394,13 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
-def _restriction(old: str, new: str) -> _Read:
-    """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
-    if not (RE._ZH_ONLY.match(new) or RE._EN_ONLY.match(new)) or RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old):
-        return None
-    if re.search(r"不|没|\bnot\b|\bnever\b", old) or not _is_fact(old):
-        return None
-    if RE._EN_RECENTLY.search(new):
-        return None  # "actually just submitted a few more": just done, not only done
+def _restricts(new: str, old: str) -> bool:
+    """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': the smaller claim is of the same kind as the
+    bigger one it takes back (its verb, a word in common or the category)."""
     m = RE._ZH_ONLY_VERB.search(new) or RE._EN_ONLY_VERB.search(new)
     same_verb = bool(m and m.group("verb").lower() in old.lower())
     shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
-    if not (same_verb or shared & set("去会有是能做玩吃喝学考") or _kind(old) == _kind(new)):
-        return None
-    return True
+    return same_verb or bool(shared & set("去会有是能做玩吃喝学考")) or _kind(old) == _kind(new)
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
@@ -749,12 +741,10 @@ _READERS: dict[str, Callable[[str, str], _Read]] = {
     "by_dimension_update": _reader(_by_dimension, "update"),
     "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
     "rerequested_update": _reader(_rerequested),
-    "recommended_instead_update": _reader(_recommended_instead),
     "recounted_update": _reader(_recounted),
     "related_update": _reader(_related_slots, "update"),
     "related_duplicate": _reader(_related_slots, "duplicate"),
     "reversal_update": _reader(_reversal),
-    "restriction_conflict": _reader(_restriction),
     "reframed_update": _reader(_reframed),
     "remeasured_update": _reader(_remeasured),
     "same_frame_update": _reader(_same_frame),
@@ -794,6 +784,12 @@ def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[st
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
+    "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
+    "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
+    # "actually just submitted a few more": just done, not only done
+    "just_done": lambda value, old: RE._EN_RECENTLY.search(value),
+    "restricts": _restricts,
+    "liked_instead": _recommended_instead,
     # asked of every known fact and recent preference against every new fact: a pair with nothing in
     # common, neither saying that anything changed, is told apart cheaply, so a message's cost stays
     # flat however many facts are known
