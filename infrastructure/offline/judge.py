@@ -498,10 +498,6 @@ def _reframed(old: str, new: str) -> _Read:
         return None
     if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
         return None  # the user's own fact does not correct a relative's
-    if bool(RE._NEGATED.search(re.split(r"[，,;；]", old)[0])) != bool(
-        RE._NEGATED.search(re.split(r"[，,;；]", new)[0])
-    ):
-        return None  # "不在…" says where the user is not, not where they are
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
         return None
@@ -529,13 +525,15 @@ def _reframed(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
+def _first_negated(text: str) -> bool:
+    return bool(RE._NEGATED.search(re.split(r"[，,;；]", text)[0]))
+
+
 def _left_job(old: str, new: str) -> _Read:
     """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
-    fact of the same person: the rule's tests)."""
+    fact of the same person that says work, not negated: the rule's tests)."""
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
-    if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
-        return {"status": left[0]}
-    return None
+    return {"status": left[0]} if left else None
 
 
 def _trade_changed(old: str, new: str) -> _Read:
@@ -588,9 +586,7 @@ def _same_frame(old: str, new: str) -> _Read:
     that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
     a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
-    first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
-    if RE._NEGATED.search(first_old) or RE._NEGATED.search(first_new):
-        return None
+    first_old = re.split(r"[，,;；]", old)[0]
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
@@ -812,6 +808,11 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         for how in ("same", "polarity", "exclusive", "corrected", "several")
     },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
+    # the first clause of each negated ("不在…" says where the user is not, not where they are)
+    "first_negated": lambda new, old: _first_negated(new),
+    "first_negated_known": lambda new, old: _first_negated(old),
+    "negated_alike": lambda new, old: _first_negated(new) == _first_negated(old),
+    "works_known": lambda value, old: re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
