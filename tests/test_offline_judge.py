@@ -183,3 +183,19 @@ def test_negated_chinese_statements_conflict(judge):
         is Relation.CONFLICT
     )
     assert judge.judge("用户吃辣", extractor.extract("我不吃辣").facts[0].text).relation is Relation.CONFLICT
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "reason"),
+    [
+        ("偏好被称呼为小林", "偏好被称呼为林哥", "update: called 小林 → 林哥"),
+        ("偏好推荐歌时推摇滚", "偏好推荐时推轻音乐", "update: recommend 轻音乐 instead of 摇滚"),
+        ("The user likes techno", "The user now prefers jazz", "update: now prefers jazz instead of techno"),
+        ("用户家网是移动的", "用户家网换成电信了", "update: 家网 is 电信 now"),
+        ("用户对猫毛过敏", "用户其实没有过敏", "conflict: 过敏 said not so"),
+        ("用户的女朋友叫小美", "用户现在单身", "update: 伴侣 vs marital single"),
+    ],
+)
+def test_a_template_names_what_its_rule_read_of_the_known_fact(judge, old, new, reason):
+    """A relation rule's ``{known.NAME}`` is what its tests read of the known fact (or of the pair)."""
+    assert judge.judge(old, new).raw_answer == reason

@@ -22,9 +22,10 @@ no slot:
 
 How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
 registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
-first that fires decides. A rule either reads the new fact itself (a pattern, tests of the known
-fact such as ``fact_known()``, a template that is its answer) or names one of the readers below as
-``<reader>_<relation>()``: Python kept for what compares slots, values and frames.
+first that fires decides. A rule reads the new fact with its pattern, tests the known fact by name
+(``fact_known()``, ``in_known(t)``, or one of the readers below, ``reversal_update()``: Python kept
+for what compares slots, values and frames) and answers its template, whose ``{known.NAME}`` is
+what those tests read ("update: slot {known.slot} {known.old} → {known.new}").
 """
 
 from __future__ import annotations
@@ -155,8 +156,8 @@ _COMMON_BIGRAMS = frozenset(_DATA.words("_COMMON_BIGRAMS"))
 UNREAD = _DATA.text("UNREAD")
 
 
-#: an answer and why ("update: slot residence 杭州 → 上海"), or None: the reader does not read the pair
-_Said = tuple[Relation, str] | None
+#: what a reader of two facts read of them, for its rule's template ({known.NAME}); None: not so
+_Read = dict[str, str] | bool | None
 #: an answer, why, and the id of the rule that gave it ("judge.<rule>"; empty: no rule read the pair)
 _Judged = tuple[Relation, str, str]
 
@@ -180,66 +181,43 @@ class RuleJudge:
 def _decide(old_fact: str, new_fact: str) -> _Judged:
     """The first rule of ``[[registries.relation]]`` (``rules/judge.toml``) that fires: its relation
     and why; ``different`` for want of a reason when none does."""
-    said: list[tuple[Relation, str]] = []
+    read: dict[str, str] = {}
     old_fact, new_fact = unicodedata.normalize("NFKC", old_fact), unicodedata.normalize("NFKC", new_fact)
-    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "said": said})
+    fired = _RELATIONS.first(new_fact, {"known": (old_fact,), "read": read})
     if fired is None:
         return Relation.DIFFERENT, UNREAD, ""  # no rule read the pair: a default, no rule's answer
-    # a rule that names a reader gives the reader's reason; one that reads the pair itself, its template
-    return Relation(fired.text.split(":", 1)[0]), said[-1][1] if said else fired.text, fired.rule.id
+    # its template, with ``{known.NAME}``: what its tests read of the known fact (or of the pair)
+    reason = RE.KNOWN_VALUE.sub(lambda m: str(read.get(m.group(1)) or ""), fired.text)
+    return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
-def _unrelated(old: str, new: str) -> _Said:
-    """Asked of every known fact and recent preference against every new fact: a pair with nothing
-    in common, neither saying that anything changed, is told apart cheaply, so a message's cost
-    stays flat however many facts are known."""
-    # A liking against a fact that may say it changed ("现在天天玩原神"): its topic, slot or a word
-    if not _is_fact(old) and _is_fact(new) and not _may_relate(old, new):
-        return Relation.DIFFERENT, "different: a liking and a fact with nothing in common"
-    if _is_fact(old) and _is_fact(new) and not _may_change(old, new):
-        return Relation.DIFFERENT, "different: two facts with nothing in common"
-    return None
-
-
-def _same_words(old: str, new: str) -> _Said:
-    """Same words once punctuation and particles (了/的/现在…) are gone."""
-    old_words = canonical(old)
-    if old_words and old_words == canonical(new):
-        return Relation.DUPLICATE, "duplicate: same statement once particles are ignored"
-    return None
-
-
-def _between_requests(read: Callable[[str, str], _Said], whole: bool = False) -> Callable[[str, str], _Said]:
-    """A reader of two preferences about replies, each without the clause that tells why it is asked
-    ("最近想换换口味，偏好推荐时推历史": that clause comes before the request) unless ``whole``."""
-
-    def reads(old: str, new: str) -> _Said:
-        if _is_fact(old) or _is_fact(new):
-            return None
-        if not whole:
-            old, new = (re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", p) for p in (old, new))
-        return read(old, new)
-
-    return reads
-
-
-def _negation(old: str, new: str) -> _Said:
-    """One says the other is not so: both cannot hold."""
-    if negation_pair(old, new) or _liking_turned(old, new):
-        return Relation.CONFLICT, "conflict: one fact negates the other"
-    return None
+def _without_why(request: str) -> str:
+    """A preference about replies without the clause before it that tells why it is asked
+    ("最近想换换口味，偏好推荐时推历史")."""
+    return RE._WHY_FIRST.sub("", request)
 
 
 @functools.lru_cache(maxsize=16_384)
-def _slot_verdicts(old: str, new: str) -> tuple[tuple[Relation, str, str], ...]:
-    """Each slot both fill, its value compared: (answer, why, which comparison). A fact may fill
-    several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
+def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
+    """Each slot both fill, its values compared: how (``_slot_kind``), slot, old and new value. A fact
+    may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
     new_by_slot = dict(_partnered(slots_of(new)))
-    found = []
-    for slot, old_value in _partnered(slots_of(old)):
-        if slot in new_by_slot:
-            found.append(_slot_compared(slot, old_value, new_by_slot[slot], _corrected(old, new)))
-    return tuple(found)
+    corrected = _corrected(old, new)
+    return tuple(
+        {
+            "how": _slot_kind(slot, value, new_by_slot[slot], corrected),
+            "slot": slot,
+            "old": value,
+            "new": new_by_slot[slot],
+        }
+        for slot, value in _partnered(slots_of(old))
+        if slot in new_by_slot
+    )
+
+
+def _slot_compared(how: str, new: str, old: str) -> dict[str, str] | None:
+    """The first slot both fill whose values compare as ``how`` ({known.slot}, {known.old}, {known.new})."""
+    return next((compared for compared in _slots_compared(old, new) if compared["how"] == how), None)
 
 
 def _corrected(old: str, new: str) -> bool:
@@ -247,53 +225,25 @@ def _corrected(old: str, new: str) -> bool:
     return bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
 
 
-def _slot_compared(slot: str, old_value: str, new_value: str, corrected: bool) -> tuple[Relation, str, str]:
+def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> str:
+    """How two values of one slot compare: the same, opposite (polarity), one in place of the other
+    (exclusive, or corrected), or several values (a second colleague's surname is another colleague)."""
     if _same_value(old_value, new_value):
-        return Relation.DUPLICATE, f"duplicate: slot {slot} = {new_value}", "same"
+        return "same"
     if is_polarity_slot(slot):
-        return Relation.CONFLICT, f"conflict: slot {slot} {old_value} vs {new_value}", "polarity"
+        return "polarity"
     if is_exclusive_slot(slot):
-        return Relation.UPDATE, f"update: slot {slot} {old_value} → {new_value}", "exclusive"
-    if corrected:
-        return Relation.UPDATE, f"update: slot {slot} corrected, {old_value} → {new_value}", "corrected"
-    # a second colleague's surname is another colleague, not a correction
-    return Relation.DIFFERENT, f"different: slot {slot} holds several values", "several"
+        return "exclusive"
+    return "corrected" if corrected else "several"
 
 
-def _slot(compared: str) -> Callable[[str, str], _Said]:
-    """The reader of one comparison of a slot both facts fill (the registry orders them: a conflict,
-    then a change, then the same value, then several values)."""
-
-    def reads(old: str, new: str) -> _Said:
-        return next(((r, why) for r, why, how in _slot_verdicts(old, new) if how == compared), None)
-
-    return reads
-
-
-def _topic_succeeded(old: str, new: str) -> _Said:
-    """A new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")."""
-    succeeded = succeeds(old, new)
-    if succeeded:
-        topic, before, after = succeeded
-        return Relation.UPDATE, f"update: {topic} {before} → {after}"
-    return None
-
-
-def _related_slots(old: str, new: str) -> _Said:
+def _related_slots(old: str, new: str) -> _Read:
     """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
     for old_slot, old_value in _partnered(slots_of(old)):
         for new_slot, new_value in _partnered(slots_of(new)):
             verdict = _related(old_slot, old_value, new_slot, new_value)
             if verdict is not None:
                 return verdict
-    return None
-
-
-def _other_slots(old: str, new: str) -> _Said:
-    """Both fill slots, no rule relates them: read, and different."""
-    old_slots, new_slots = _partnered(slots_of(old)), _partnered(slots_of(new))
-    if old_slots and new_slots:
-        return Relation.DIFFERENT, f"different: slots {old_slots[0][0]} and {new_slots[0][0]}"
     return None
 
 
@@ -311,24 +261,24 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
     """The known preference about replies read by ``pattern``, without the clause that tells why it
     is asked; None when the known one is a fact."""
-    return None if _is_fact(old) else pattern.match(re.sub(r"^[^，,。]{1,16}[，,](?=偏好)", "", old))
+    return None if _is_fact(old) else pattern.match(_without_why(old))
 
 
-def _recommended_instead(old: str, new: str) -> _Said:
-    """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend, first said as a liking
-    of one choice, then asked for as another of the same topic (not two choices of two topics)."""
-    asked = re.search(r"偏好推荐(?P<k>[\u4e00-\u9fff]{0,4}?)时推(?P<v>.+)$", new)
-    if not asked or not re.search(r"推荐|推", old) or old.startswith("偏好推荐"):
+def _recommended_instead(asked: str, old: str) -> _Read:
+    """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend (``asked``), first said as a
+    liking of one choice, then asked for as another of the same topic (not two choices of two topics)."""
+    old = _without_why(old)
+    if "推" not in old or old.startswith("偏好推荐"):
         return None
-    before, now = topics_of(old), topics_of(asked.group("v"))
+    before, now = topics_of(old), topics_of(asked)
     for topic, held in before.items():
         fresh = now.get(topic, frozenset()) - held
         if fresh and not any(h in f or f in h for h in held for f in fresh):
-            return Relation.UPDATE, f"update: recommend {sorted(fresh)[0]} instead of {sorted(held)[0]}"
+            return {"new": sorted(fresh)[0], "old": sorted(held)[0]}
     return None
 
 
-def _by_dimension(old: str, new: str) -> _Said:
+def _by_dimension(old: str, new: str) -> _Read:
     """'偏好简短的回复风格' then '偏好详细的回复风格': one dimension, the other side."""
     old_sides, new_sides = dimensions(old), dimensions(new)
     shared = [d for d in old_sides if d in new_sides]
@@ -337,10 +287,10 @@ def _by_dimension(old: str, new: str) -> _Said:
     changed = [d for d in shared if old_sides[d] != new_sides[d]]
     if changed:
         d = changed[0]
-        return Relation.UPDATE, f"update: {d} {old_sides[d]} → {new_sides[d]}"
+        return {"how": "update", "dimension": d, "old": old_sides[d], "new": new_sides[d]}
     if len(old_sides) == len(shared) or len(new_sides) == len(shared):
         d = shared[0]
-        return Relation.DUPLICATE, f"duplicate: {d} = {new_sides[d]}"
+        return {"how": "duplicate", "dimension": d, "new": new_sides[d]}
     return None
 
 
@@ -352,36 +302,27 @@ def _split(slot: str) -> tuple[str | None, str]:
     return None, slot
 
 
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Said:
+def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Read:
+    """Slots of two facts (partners as one role, ``_partnered``) that say one thing changed."""
     old_role, old_attr = _split(old_slot)
     new_role, new_attr = _split(new_slot)
     # a partner's facts against "single" / "divorced" / "broke up": either order
-    for role, (other_role, other_attr, value) in (
-        (old_role, (new_role, new_attr, new_value)),
-        (new_role, (old_role, old_attr, old_value)),
-    ):
-        if (
-            role in (*_PARTNERS, "伴侣")
-            and other_role is None
-            and other_attr == "marital"
-            and value in ("single", "divorced")
-        ):
-            return Relation.UPDATE, f"update: {role} vs marital {value}"
+    for role, other_slot, value in ((old_role, new_slot, new_value), (new_role, old_slot, old_value)):
+        if role == "伴侣" and other_slot == "marital" and value in ("single", "divorced"):
+            return {"how": "update", "why": f"{role} vs marital {value}"}
     if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
         return None
-    if "employment_status" in (old_attr, new_attr):
-        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
-    if "business" in (old_attr, new_attr) and "company_location" not in (old_attr, new_attr):
-        # a business of one's own replaces the job before it
-        return Relation.UPDATE, f"update: work {old_attr} {old_value} → {new_attr} {new_value}"
-    if {old_attr, new_attr} == {"employer", "work_location"}:
+    pair = {old_attr, new_attr}
+    # leaving work, or a business of one's own, replaces the job before it
+    if "employment_status" in pair or ("business" in pair and "company_location" not in pair):
+        return {"how": "update", "why": f"work {old_attr} {old_value} → {new_attr} {new_value}"}
+    if pair == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
         employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
         m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
         if m and not _same_value(m.group("city"), place):
-            return Relation.UPDATE, f"update: works in {m.group('city')} → {place}"
+            return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
         return None
-    pair = {old_attr, new_attr}
     if "employment" not in pair or len(pair) != 2:
         return None
     employment, other_attr, other = (
@@ -395,12 +336,11 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _S
     else:
         return None
     if _same_value(compared, other):
-        return Relation.DUPLICATE, f"duplicate: employment {employment} includes {other}"
-    return Relation.UPDATE, f"update: employment {old_value} → {new_value}"
+        return {"how": "duplicate", "why": f"employment {employment} includes {other}"}
+    return {"how": "update", "why": f"employment {old_value} → {new_value}"}
 
 
-_ZH_LIKING = _DATA.text("_ZH_LIKING")
-_EN_VERB_FAMILY = _DATA.mapping("_EN_VERB_FAMILY")
+_LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
 
 
 def _as_fact(text: str) -> str:
@@ -422,40 +362,25 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-def _reversal(old: str, new: str) -> _Said:
-    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb."""
+def _reversal(old: str, new: str) -> _Read:
+    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb
+    (or one of its family: ``[tables._LIKING_FAMILY]``)."""
     old, new = _as_fact(old), _as_fact(new)
-    m_new = RE._ZH_NOW.match(new)
-    if m_new and RE._ZH_CHANGE_MARK.search(m_new.group("mark")):
-        m_old = RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)
-        if not m_old:
-            return None
-        verb, old_verb = m_new.group("verb"), m_old.group("verb")
-        family = {"喜欢", "爱", "偏好", "偏爱", "迷上", "爱上"}
-        same_verb = verb == old_verb or (verb in family and old_verb in family)
-        if same_verb and canonical(m_new.group("obj")) != canonical(m_old.group("obj")):
-            return Relation.UPDATE, f"update: now {verb}{m_new.group('obj')} instead of {m_old.group('obj')}"
+    zh = RE._ZH_NOW.match(new)
+    now = zh or RE._EN_NOW.match(new)
+    before = (RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)) if zh else RE._EN_LIKE.match(old)
+    if not now or not before or (zh and not RE._ZH_CHANGE_MARK.search(zh.group("mark"))):
         return None
-    m_new = RE._EN_NOW.match(new)
-    if not m_new:
+    if not zh and RE._MORE_INTO_BY_THE_WAY.search(new):
         return None
-    verb = (m_new.group("verb") or m_new.group("verb2") or "is into").lower()
-    obj = m_new.group("obj") or m_new.group("obj2") or ""
-    m_old = RE._EN_LIKE.match(old)
-    if not m_old:
+    verb = (now.group("verb") or now.groupdict().get("verb2") or "is into").lower()
+    obj = now.group("obj") or now.groupdict().get("obj2") or ""
+    old_verb = before.group("verb").lower()
+    if _LIKING_FAMILY.get(verb, verb) != _LIKING_FAMILY.get(old_verb, old_verb):
         return None
-    old_verb = m_old.group("verb").lower()
-    if _EN_VERB_FAMILY.get(verb, verb) != _EN_VERB_FAMILY.get(old_verb, old_verb):
+    if canonical(obj) == canonical(before.group("obj")):
         return None
-    if canonical(obj) == canonical(m_old.group("obj")):
-        return None
-    # "is more into reading" with no time word compares with what was just said ("never been on a
-    # sports team, I'm more into reading"), not with what the user liked before (issue 26)
-    if re.search(r"\bis more into\b", new, re.I) and not re.search(
-        r"\b(?:now|these days|lately|nowadays)\b", new, re.I
-    ):
-        return None
-    return Relation.UPDATE, f"update: now {verb} {obj} instead of {m_old.group('obj')}"
+    return {"now": f"{verb}{'' if zh else ' '}{obj}", "old": before.group("obj")}
 
 
 def _kind(text: str) -> str:
@@ -469,22 +394,13 @@ def _kind(text: str) -> str:
     return en_category(text)
 
 
-def _restriction(old: str, new: str) -> _Said:
-    """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': a smaller claim takes back a bigger one."""
-    if not (RE._ZH_ONLY.match(new) or RE._EN_ONLY.match(new)) or RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old):
-        return None
-    if re.search(r"不|没|\bnot\b|\bnever\b", old) or not _is_fact(old):
-        return None
-    if RE._EN_RECENTLY.search(new):
-        return None  # "actually just submitted a few more": just done, not only done
-    m = re.search(r"(?:就|只|才|仅|顶多)(?:只)?(?P<verb>会|有|能|是|去过|考了|考过|学过|拿了)", new) or re.search(
-        r"\b(?:only|just|merely) (?P<verb>\w+)", new, re.IGNORECASE
-    )
+def _restricts(new: str, old: str) -> bool:
+    """'用户钢琴过了十级' then '用户其实只会弹简单的曲子': the smaller claim is of the same kind as the
+    bigger one it takes back (its verb, a word in common or the category)."""
+    m = RE._ZH_ONLY_VERB.search(new) or RE._EN_ONLY_VERB.search(new)
     same_verb = bool(m and m.group("verb").lower() in old.lower())
     shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
-    if not (same_verb or shared & set("去会有是能做玩吃喝学考") or _kind(old) == _kind(new)):
-        return None
-    return Relation.CONFLICT, "conflict: the new fact restricts what the old one claimed"
+    return same_verb or bool(shared & set("去会有是能做玩吃喝学考")) or _kind(old) == _kind(new)
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
@@ -494,7 +410,7 @@ _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 _TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
-def _pet_gone(old: str, new: str) -> _Said:
+def _pet_gone(old: str, new: str) -> _Read:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
         (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
@@ -502,19 +418,12 @@ def _pet_gone(old: str, new: str) -> _Said:
     if species is None:
         return None
     if species_of(old) == species and not any(s.startswith("keeps:") for s, _ in slots_of(old)):
-        return Relation.CONFLICT, f"conflict: no {species} any more"
+        return {"species": species}
     return None
 
 
-def _none_at_all(old: str, new: str) -> _Said:
+def _none_at_all(old: str, new: str) -> _Read:
     """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
-    for part in re.split(r"[，,;；]", new)[1:]:
-        # "…，啥也没养" / "…, never had any": the clause that says none, with the old fact's verb
-        none = re.match(
-            r"^(?:用户)?(?:其实)?(?:啥|什么|一个|一只|哪个)(?:都|也)(?:没有?|不)(?P<v>[\u4e00-\u9fff])", part
-        )
-        if none and none.group("v") in old[2:] and not re.search(r"不|没", old):
-            return Relation.CONFLICT, "conflict: none at all"
     m = RE._ANY.search(new)
     if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
         return None
@@ -523,11 +432,11 @@ def _none_at_all(old: str, new: str) -> _Said:
     said = re.sub(r"不|没有|没", "", said)
     stem = canonical(said)
     if len(stem) >= 4 and canonical(old).startswith(stem):
-        return Relation.CONFLICT, "conflict: none at all"
+        return True
     return None
 
 
-def _recounted(old: str, new: str) -> _Said:
+def _recounted(old: str, new: str) -> _Read:
     """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
     count changed (how many are kept, grown, owned), so the new count is the one now."""
     a, b = RE._COUNT.findall(old), RE._COUNT.findall(new)
@@ -536,28 +445,20 @@ def _recounted(old: str, new: str) -> _Said:
     frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", RE._COUNT.sub("#", t)) for t in (old, new))
     if frame_old != frame_new or RE._NEGATED.search(frame_old):
         return None
-    return Relation.UPDATE, f"update: count {a[0]} → {b[0]}"
+    return {"old": a[0], "new": b[0]}
 
 
-def _giving_up(old: str, new: str) -> _Said:
-    """'用户在准备考研' then '用户不考了': a pursuit given up, sharing its verb or object."""
-    new = re.split(r"[，,;；]", new)[0]
-    m = RE._ZH_GAVE_UP.match(new)
-    if m and (RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old)):
-        wanted = set(re.sub(r"[^\u4e00-\u9fff]", "", m.group("v")))
-        have = set(RE._ZH_PURSUIT_WORDS.sub("", old))
-        done_with = _COLLOCATIONS.get(m.group("v")[:1], "")
-        if wanted & have or (done_with and re.search(done_with, old)):
-            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
-        return None
-    m = RE._EN_GAVE_UP.match(new)
-    if m and (RE._EN_PURSUIT.search(old) or RE._PLAN.search(old)):
-        wanted = {w for w in re.findall(r"[a-z']+", m.group("v").lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
-        have = {w for w in re.findall(r"[a-z']+", old.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
-        stems = {w[:5] for w in wanted} & {w[:5] for w in have}
-        if stems:
-            return Relation.CONFLICT, f"conflict: gave up {m.group('v')}"
-    return None
+def _gave_up_zh(given: str, old: str) -> bool:
+    """What is given up ("不考了") shares a character with the pursuit known ("在准备考研"), or is a
+    verb done with what it names (弹 with 琴: ``[tables._COLLOCATIONS]``)."""
+    done_with = _COLLOCATIONS.get(given[:1], "")
+    have = set(RE._ZH_PURSUIT_WORDS.sub("", old))
+    return bool(set(re.sub(r"[^\u4e00-\u9fff]", "", given)) & have or (done_with and re.search(done_with, old)))
+
+
+def _stems(text: str) -> set[str]:
+    """The first five letters of each English word of ``text`` (of three letters or more, not a stop word)."""
+    return {w[:5] for w in re.findall(r"[a-z']+", text.lower()) if w not in _EN_STOP_WORDS and len(w) > 2}
 
 
 _EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
@@ -580,7 +481,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
 
 
-def _reframed(old: str, new: str) -> _Said:
+def _reframed(old: str, new: str) -> _Read:
     """'用户在杭州读研' then '用户其实在宁波读研': a correction said in the old statement's frame.
 
     The new fact is marked as a correction (其实 / actually, written by the
@@ -597,17 +498,11 @@ def _reframed(old: str, new: str) -> _Said:
         return None
     if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
         return None  # the user's own fact does not correct a relative's
-    if bool(RE._NEGATED.search(re.split(r"[，,;；]", old)[0])) != bool(
-        RE._NEGATED.search(re.split(r"[，,;；]", new)[0])
-    ):
-        return None  # "不在…" says where the user is not, not where they are
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
         return None
-    ops = [op for op in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if op[0] != "equal"]
-    kept = sum(
-        i2 - i1 for tag, i1, i2, _, _ in SequenceMatcher(None, a, b, autojunk=False).get_opcodes() if tag == "equal"
-    )
+    ops = SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    kept = sum(i2 - i1 for tag, i1, i2, _, _ in ops if tag == "equal")
     replaced = [(a[i1:i2], b[j1:j2]) for tag, i1, i2, j1, j2 in ops if tag == "replace"]
     if len(replaced) != 1:
         return None
@@ -627,34 +522,23 @@ def _reframed(old: str, new: str) -> _Said:
             return None
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
         return None
-    return Relation.UPDATE, f"update: corrected {before} → {after}"
+    return {"old": before, "new": after}
 
 
-def _left_job(old: str, new: str) -> _Said:
-    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left."""
-    if not _same_subject(old, new) or not _is_fact(old):
-        return None
+def _first_negated(text: str) -> bool:
+    return bool(RE._NEGATED.search(re.split(r"[，,;；]", text)[0]))
+
+
+def _left_job(old: str, new: str) -> _Read:
+    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
+    fact of the same person that says work, not negated: the rule's tests)."""
     left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
-    if left and re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old) and not RE._NEGATED.search(old):
-        return Relation.UPDATE, f"update: {left[0]}, the work said before ends"
-    return None
+    return {"status": left[0]} if left else None
 
 
-def _denied(old: str, new: str) -> _Said:
-    """'用户其实不近视': a predicate of the known fact denied, in a clause of the new one."""
-    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
-        return None
-    for clause in re.split(r"[，,。；;]", new):
-        denied = RE._DENIED.match(clause.strip())
-        if denied and denied.group("p") in old:
-            return Relation.CONFLICT, f"conflict: {denied.group('p')} said not so"
-    return None
-
-
-def _trade_changed(old: str, new: str) -> _Said:
-    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another."""
-    if not _same_subject(old, new) or not _is_fact(old) or RE._NEGATED.search(old):
-        return None
+def _trade_changed(old: str, new: str) -> _Read:
+    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another
+    (after a fact of the same person, not negated: the rule's tests)."""
     new_job = [v for s, v in slots_of(new) if s == "job"]
     if not (RE._NEW_TRADE.search(new) or (new_job and RE._LATER_JOB.search(new))):
         return None
@@ -665,33 +549,34 @@ def _trade_changed(old: str, new: str) -> _Said:
     if old_slots & {"job", "employment", "business", "employer"} or (plied and TRADE.search(old)):
         if new_job and new_job[0] in old:
             return None
-        return Relation.UPDATE, "update: a new line of work after the one said before"
+        return True
     return None
 
 
 _MEASURE = _DATA.text("_MEASURE")
 
 
-def _switched(old: str, new: str) -> _Said:
+def _switched(old: str, new: str) -> _Read:
     """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
     m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
     if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
         return None
-    if m and who and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
-    if m and not who and re.search(m.group("verb") + r"(?!了)\S", old[2:]) and m.group("v") not in old:
-        if _same_subject(old, new):
-            return Relation.UPDATE, f"update: {m.group('verb')} {m.group('v')} now"
-        return None
+    if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
+        return {"now": f"{m.group('verb')} {m.group('v')}"} if _same_subject(old, new) else None
     m = RE._TOPIC_SWAPPED.match(new)
     if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
-        return Relation.UPDATE, f"update: {m.group('t')} is {m.group('v')} now"
+        return {"now": f"{m.group('t')} is {m.group('v')}"}
     return None
 
 
-def _same_frame(old: str, new: str) -> _Said:
+def _alike(a: list[str], b: list[str]) -> int:
+    """How many words ``a`` and ``b`` start with alike."""
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+
+
+def _same_frame(old: str, new: str) -> _Read:
     """'用户驾照是C2' then '用户驾照是C1', '用户在一家奶茶店打工' then '用户在星巴克打工': the
     same words around one value, for something a person has one of at a time.
 
@@ -699,24 +584,16 @@ def _same_frame(old: str, new: str) -> _Said:
     one short span, on the same person, neither negated; the words around the
     span say a one-value attribute (叫, 住, 体重, works, lives …) and nothing
     that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
-    a second language stays a second one.
+    a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
-    if not (_is_fact(old) and _is_fact(new)) or not _same_subject(old, new):
-        return None
-    first_old, first_new = re.split(r"[，,;；]", old)[0], re.split(r"[，,;；]", new)[0]
-    if bool(RE._NEGATED.search(first_old)) != bool(RE._NEGATED.search(first_new)) or RE._NEGATED.search(first_new):
-        return None
+    first_old = re.split(r"[，,;；]", old)[0]
     zh = bool(re.search(r"[\u4e00-\u9fff]", old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
         a, b = _said_of(old, whole=True), _said_of(new, whole=True)
     # the words both start and end with; what is left in between is each one's value
-    head = 0
-    while head < min(len(a), len(b)) and a[head] == b[head]:
-        head += 1
-    tail = 0
-    while tail < min(len(a), len(b)) - head and a[len(a) - 1 - tail] == b[len(b) - 1 - tail]:
-        tail += 1
+    head = _alike(a, b)
+    tail = _alike(a[head:][::-1], b[head:][::-1])
     glue = "" if zh else " "
     before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
     around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
@@ -738,16 +615,11 @@ def _same_frame(old: str, new: str) -> _Said:
     measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
     # a thing's colour, one at a time: "用户的包是黑色的" then "用户的包是棕色的"
     hue = a[len(a) - tail] if tail else ""  # the word after the value: 色 after 黑
-    coloured = bool(
-        zh
-        and hue == "色"
-        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", before)
-        and re.fullmatch(r"[\u4e00-\u9fff]{1,2}", after)
-    )
+    coloured = zh and hue == "色" and all(re.fullmatch(r"[\u4e00-\u9fff]{1,2}", v) for v in (before, after))
     # a figure in the same words is the figure now, however many the words say one may have
     if not (one.search(said) or measured or coloured) or (many.search(said) and not measured):
         return None
-    return Relation.UPDATE, f"update: same statement, {before} → {after}"
+    return {"old": before, "new": after}
 
 
 _UNITS = _DATA.text("_UNITS")
@@ -773,7 +645,7 @@ def _same_subject(old: str, new: str) -> bool:
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
 
 
-def _remeasured(old: str, new: str) -> _Said:
+def _remeasured(old: str, new: str) -> _Read:
     """'用户每天喝三杯咖啡' then '用户现在改成一天一杯': the same unit, a new amount, said as a change.
 
     Both facts are the user's own (or the same relative's); the new one says
@@ -791,25 +663,19 @@ def _remeasured(old: str, new: str) -> _Said:
         (unit,) = after
         if unit in before and canonical(before[unit]) != canonical(after[unit]):
             # "用户每天喝两罐可乐" / "用户每天喝一罐可乐": the same statement, another amount
-            return Relation.UPDATE, f"update: {unit} {before[unit]} → {after[unit]}"
+            return {"unit": unit, "old": before[unit], "new": after[unit]}
     if not RE._REMEASURE.search(first):
         return None
     shared = [u for u in after if u in before and canonical(before[u]) != canonical(after[u])]
     if not shared:
         return None
-    bare = re.fullmatch(
-        r"(?:用户|the user)\s*(?:现在|目前|如今|已经|又|今年|去年|这次|最近|终于|now|these days)*\s*"
-        r"(?:改成|变成|减到|降到|涨到|升到|控制在|考到了?|考了|考下了?|拿到了?|达到了?)?"
-        r"(?:一天|每天|一周|每周|一个月|每个月)?\s*\S{0,8}",
-        first,
-        re.IGNORECASE,
-    )
+    bare = RE._BARE_AMOUNT.fullmatch(first)
     words_old = set(old) - _NOT_CONTENT - set(" ,，")
     words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern) - set(" ,，")
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
         return None
     unit = shared[0].removeprefix("code:")
-    return Relation.UPDATE, f"update: {unit} {before[shared[0]]} → {after[shared[0]]}"
+    return {"unit": unit, "old": before[shared[0]], "new": after[shared[0]]}
 
 
 def remeasure(old: str, new: str) -> str | None:
@@ -821,10 +687,7 @@ def remeasure(old: str, new: str) -> str | None:
     if _remeasured(old, new) is None:
         return None
     first = re.split(r"[，,;；]", new)[0]
-    if not re.fullmatch(
-        r"用户(?:现在|目前|如今|已经|又|最近|后来)*(?:改成|变成|减到|降到|涨到|升到|控制在)(?:一天|每天|一周|每周|一个月|每个月)?\S{0,6}",
-        first,
-    ):
+    if not RE._ONLY_NEW_AMOUNT.fullmatch(first):
         return None
     after = _amounts(first)
     for m in RE._QUANTITY.finditer(old):
@@ -848,89 +711,118 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
-def _rerequested(old: str, new: str) -> _Said:
+def _rerequested(old: str, new: str) -> _Read:
     """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
-    a, b = _asked(old), _asked(new)
+    a, b = _asked(_without_why(old)), _asked(_without_why(new))
     if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
         return None
     if a[0] and b[0] and a[0] != b[0]:
         return None  # recipes and songs are two requests
-    return Relation.UPDATE, f"update: {b[1]} {a[2]} → {b[2]}"
+    return {"verb": b[1], "old": a[2], "new": b[2]}
 
 
-def _lacking(old: str, new: str) -> _Said:
-    """'用户有一辆雅迪电动车' then '…，用户自己没有车': having none of the kind takes back having one.
+def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
+    """A reader of (old, new) as a test of the new fact and the known one; with ``how``, only when it
+    reads the pair so (its "how": ``update``, ``duplicate``)."""
 
-    The kind is what the old thing is called at its end (电动车 is a 车,
-    "a red Honda bike" is a bike), said in any clause of the new fact.
-    """
-    m_old = RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip())
-    if m_old is None:
-        return None
-    thing = m_old.group("obj").strip().lower()
-    for part in re.split(r"[，,;；]", new):
-        part = part.strip()
-        m = RE._ZH_LACKS.match(part) or RE._EN_LACKS.match(part)
-        if m and len(m.group("n")) <= len(thing) and thing.endswith(m.group("n").lower().rstrip("s")):
-            return Relation.CONFLICT, f"conflict: no {m.group('n')} at all"
-    return None
+    def test(new: str, old: str) -> _Read:
+        found = read(old, new)
+        return found if not how or (isinstance(found, dict) and found["how"] == how) else None
+
+    return test
 
 
-#: the readers the relation rules name, each as ``<reader>_<relation>()``: it gives that relation
-_READERS: dict[str, Callable[[str, str], _Said]] = {
-    "unrelated": _unrelated,
-    "same_words": _same_words,
-    "by_dimension": _between_requests(_by_dimension, whole=True),
-    "rerequested": _between_requests(_rerequested),
-    "recommended_instead": _between_requests(_recommended_instead),
-    "negation": _negation,
-    "recounted": _recounted,
-    **{f"slot_{compared}": _slot(compared) for compared in ("same", "polarity", "exclusive", "corrected", "several")},
-    "topic_succeeded": _topic_succeeded,
-    "related": _related_slots,
-    "reversal": _reversal,
-    "restriction": _restriction,
-    "reframed": _reframed,
-    "remeasured": _remeasured,
-    "same_frame": _same_frame,
-    "left_job": _left_job,
-    "trade_changed": _trade_changed,
-    "denied": _denied,
-    "switched": _switched,
-    "lacking": _lacking,
-    "giving_up": _giving_up,
-    "pet_gone": _pet_gone,
-    "none_at_all": _none_at_all,
-    "other_slots": _other_slots,
+#: the readers of two facts the relation rules name: Python for what compares slots, values and frames
+_READERS: dict[str, Callable[[str, str], _Read]] = {
+    "by_dimension_update": _reader(_by_dimension, "update"),
+    "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
+    "rerequested_update": _reader(_rerequested),
+    "recounted_update": _reader(_recounted),
+    "related_update": _reader(_related_slots, "update"),
+    "related_duplicate": _reader(_related_slots, "duplicate"),
+    "reversal_update": _reader(_reversal),
+    "reframed_update": _reader(_reframed),
+    "remeasured_update": _reader(_remeasured),
+    "same_frame_update": _reader(_same_frame),
+    "left_job_update": _reader(_left_job),
+    "trade_changed_update": _reader(_trade_changed),
+    "switched_update": _reader(_switched),
+    "pet_gone_conflict": _reader(_pet_gone),
+    "none_at_all_conflict": _reader(_none_at_all),
 }
 
 
-def _gives(read: Callable[[str, str], _Said], relation: Relation) -> Predicate:
-    """The predicate ``<reader>_<relation>()``: the reader, given the new fact and the known one
-    (``context["known"]``), answers ``relation``; its answer is kept in ``context["said"]``."""
+def _of_known(test: Callable[[str, str], object]) -> Predicate:
+    """A predicate of a group's value and the known fact (none in the context: it does not hold).
+    A test that answers with a match of the known fact (or a mapping) keeps its groups in
+    ``context["read"]``, for the template's ``{known.NAME}``."""
 
-    def holds(new: str, context: Context) -> bool:
-        known = context.get("known", ())
-        verdict = read(known[0], new) if known else None
-        if verdict is None or verdict[0] is not relation:
-            return False
-        context.get("said", []).append(verdict)
-        return True
+    def holds(value: str, context: Context) -> bool:
+        found = bool(context.get("known")) and test(value, context["known"][0])
+        if isinstance(found, (re.Match, dict)) and isinstance(context.get("read"), dict):
+            context["read"].update(found.groupdict() if isinstance(found, re.Match) else found)
+        return bool(found)
 
     return holds
 
 
-def _of_known(test: Callable[[str, str], object]) -> Predicate:
-    """A predicate of a group's value and the known fact (none in the context: it does not hold)."""
-    return lambda value, context: bool(context.get("known")) and bool(test(value, context["known"][0]))
+def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[str, str], object]:
+    """The test that the known request read by ``pattern`` asks for ``group`` the same as the value
+    (``same``) or something else: its match, or None."""
+
+    def test(value: str, old: str) -> re.Match[str] | None:
+        asked = _request(old, pattern)
+        return asked if asked and (canonical(asked.group(group)) == canonical(value)) == same else None
+
+    return test
 
 
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
+    "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
+    "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
+    # "actually just submitted a few more": just done, not only done
+    "just_done": lambda value, old: RE._EN_RECENTLY.search(value),
+    "restricts": _restricts,
+    "liked_instead": _recommended_instead,
+    # asked of every known fact and recent preference against every new fact: a pair with nothing in
+    # common, neither saying that anything changed, is told apart cheaply, so a message's cost stays
+    # flat however many facts are known
+    "may_relate": lambda new, old: _may_relate(old, new),
+    "may_change": lambda new, old: _may_change(old, new),
+    # the same words once punctuation and particles (了/的/现在…) are gone
+    "same_words": lambda new, old: (words := canonical(old)) and words == canonical(new),
+    # one says the other is not so (``slots.negation_pair``), or turns a liking the other way
+    "negates": lambda new, old: negation_pair(old, new) or _liking_turned(old, new),
+    # a new choice of something the old fact names a choice of ("改喝乌龙茶" after "每天一瓶可乐")
+    "succeeds": lambda new, old: (
+        (found := succeeds(old, new)) and dict(zip(("topic", "old", "new"), found, strict=True))
+    ),
+    # both fill slots (the first of each: {known.slot}, {known.new_slot})
+    "both_slotted": lambda new, old: (
+        (a := _partnered(slots_of(old))) and (b := _partnered(slots_of(new))) and {"slot": a[0][0], "new_slot": b[0][0]}
+    ),
+    **{
+        f"slot_{how}": functools.partial(_slot_compared, how)
+        for how in ("same", "polarity", "exclusive", "corrected", "several")
+    },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
+    # the first clause of each negated ("不在…" says where the user is not, not where they are)
+    "first_negated": lambda new, old: _first_negated(new),
+    "first_negated_known": lambda new, old: _first_negated(old),
+    "negated_alike": lambda new, old: _first_negated(new) == _first_negated(old),
+    "works_known": lambda value, old: re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
+    "said_in_known": lambda value, old: value in old[2:],
+    "denies_known": lambda value, old: re.search(r"不|没", old),
+    # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
+    "has_kind": lambda kind, old: (
+        (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
+        and len(kind) <= len(had.group("obj").strip())
+        and had.group("obj").strip().lower().endswith(kind.lower().rstrip("s"))
+    ),
     "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
     "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
     "habit_known": lambda value, old: HABIT.search(old),
@@ -948,6 +840,10 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
     "planned": lambda value, old: RE._PLAN.search(old),
+    "pursuing_zh": lambda value, old: RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old),
+    "pursuing_en": lambda value, old: RE._EN_PURSUIT.search(old) or RE._PLAN.search(old),
+    "gave_up_zh": _gave_up_zh,
+    "gave_up_en": lambda given, old: _stems(given) & _stems(old),
     "plan_word": lambda value, old: value in ("计划", "安排"),
     "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
     "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
@@ -957,16 +853,14 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
     "had": lambda value, old: (value == "它" or value in old) and RE._HAD.search(old),
     "fact": lambda value, old: _is_fact(value),
-    "called_same": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) == canonical(name),
-    "called_other": lambda name, old: (a := _request(old, RE._CALLED)) and canonical(a.group("b")) != canonical(name),
+    "called_same": _requested(RE._CALLED, "b", same=True),
+    "called_other": _requested(RE._CALLED, "b", same=False),
     # a request that names no kind is about the kind asked for before
     "same_kind": lambda kind, old: (
         (a := _request(old, RE._RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
     ),
-    "recommends_same": lambda v, old: (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) == canonical(v),
-    "recommends_other": lambda v, old: (
-        (a := _request(old, RE._RECOMMENDED)) and canonical(a.group("v")) != canonical(v)
-    ),
+    "recommends_same": _requested(RE._RECOMMENDED, "v", same=True),
+    "recommends_other": _requested(RE._RECOMMENDED, "v", same=False),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
@@ -976,8 +870,7 @@ _RELATIONS = registry(
     "relation",
     Vocabulary(
         predicates={
-            **{f"{name}_{r.value}": _gives(read, r) for name, read in _READERS.items() for r in Relation},
-            **{name: _of_known(test) for name, test in _KNOWN.items()},
+            **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
         }
     ),
     NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
