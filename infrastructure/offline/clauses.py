@@ -40,10 +40,6 @@ def dialect(text: str) -> str:
     return text.replace("俺们", "我们").replace("俺", "我").replace("咱家", "我家")
 
 
-_HAN = _DATA.text("_HAN")
-_INLINE_SPACE = _DATA.text("_INLINE_SPACE")
-
-
 def fold_cjk_spaces(text: str) -> str:
     """Chinese is written without spaces: a space of any kind between two Han characters (an ASCII
     space, the ideographic space U+3000, a no-break, thin or zero-width one) is dropped, so that it
@@ -130,8 +126,6 @@ def is_question_to_assistant(clause: Clause) -> bool:
 # Who a statement is about
 # --------------------------------------------------------------------------
 
-_ZH_EXCHANGE_VERBS = _DATA.text("_ZH_EXCHANGE_VERBS")
-
 
 def zh_mentions_self(text: str) -> bool:
     """A Chinese clause in which the speaker talks about themself (我 as subject or owner)."""
@@ -143,7 +137,6 @@ def zh_mentions_self(text: str) -> bool:
     return bool(RE._ZH_FIRST_PERSON.search(stripped))
 
 
-_EN_PAST_NARRATION = _DATA.text("_EN_PAST_NARRATION")
 EN_ELLIPSIS = _DATA.text("EN_ELLIPSIS")
 
 
@@ -183,11 +176,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Standing requests: how the assistant should answer from now on
 # --------------------------------------------------------------------------
-
-_STANDING = _DATA.text("_STANDING")
-_REVERT = _DATA.text("_REVERT")
-_OCCASION = _DATA.text("_OCCASION")
-_REQUEST_VERB = _DATA.text("_REQUEST_VERB")
 
 
 def standing_request(text: str) -> str | None:

@@ -42,8 +42,6 @@ RE = _DATA.patterns()
 
 ROLE_SYNONYMS: dict[str, str] = _DATA.mapping("ROLE_SYNONYMS")
 
-EXCLUSIVE_ROLES: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_ROLES"))
-
 _ZH_ROLES = sorted((r for r in ROLE_SYNONYMS if not r.isascii()), key=len, reverse=True)
 _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=True)
 #: regex alternation of the Chinese role words, longest first so 女朋友 beats 朋友
@@ -54,8 +52,6 @@ ZH_ROLE_QUALIFIER = _DATA.text("ZH_ROLE_QUALIFIER")
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_SLOTS"))
 
 POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
-_CJK_CLASS = _DATA.text("_CJK_CLASS")
-
 # --------------------------------------------------------------------------
 # Word lists shared with the extractor
 # --------------------------------------------------------------------------
@@ -129,14 +125,9 @@ def _strip_measure(thing: str) -> str:
 # --------------------------------------------------------------------------
 
 _ADVERBS = _DATA.text("_ADVERBS")
-_NUMBER = _DATA.text("_NUMBER")
-_AGE = _DATA.text("_AGE")
-
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
-_LEVEL = _DATA.text("_LEVEL")
-
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
@@ -160,10 +151,6 @@ def _en_job(value: str, counted: bool) -> str | None:
 # --------------------------------------------------------------------------
 # Likings: one slot per thing liked, whatever the verb, the degree or the negation
 # --------------------------------------------------------------------------
-
-_ZH_DEGREE = _DATA.text("_ZH_DEGREE")
-_ZH_NOT = _DATA.text("_ZH_NOT")
-_EN_NOT_LIKING = _DATA.text("_EN_NOT_LIKING")
 
 
 def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
