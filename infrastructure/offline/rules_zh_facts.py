@@ -150,9 +150,8 @@ def _work_place(value: str) -> tuple[str, str] | None:
 
 
 def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
-    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches;
-    in a rule's example, the known facts given with it stand for the message."""
-    return lambda value, context: bool(pattern.search(str(context.get(key, "\n".join(context.get("known", ()))))))
+    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches."""
+    return lambda value, context: bool(pattern.search(str(context.get(key, ""))))
 
 
 def _job(value: str) -> str:

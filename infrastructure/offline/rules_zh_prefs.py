@@ -41,8 +41,8 @@ _ASKED_BACK = re.compile(r"还是|换回|改回|以后")
 
 
 def _said(context: Context) -> str:
-    """The clause as said (in a rule's example, its known facts stand for it)."""
-    return str(context.get("said", "\n".join(context.get("known", ()))))
+    """The clause as said."""
+    return str(context.get("said", ""))
 
 
 _VOCABULARY = VOCABULARY.extended(
