@@ -36,8 +36,9 @@ LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
 
-_UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
-_ASKED_BACK = re.compile(r"还是|换回|改回|以后")
+_UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
+_ORDER_SAID = _DATA.mapping("_ORDER_SAID")
+_STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
 
 
 def _said(context: Context) -> str:
@@ -49,8 +50,7 @@ _VOCABULARY = VOCABULARY.extended(
     predicates={
         # examples asked for, or for good
         "code_asked": lambda value, context: bool(RE._CODE_EXAMPLES.search(_said(context))),
-        # a language asked back: "还是日语吧"
-        "back_said": lambda value, context: bool(_ASKED_BACK.search(_said(context))),
+        "back_said": lambda value, context: bool(RE._ASKED_BACK.search(_said(context))),
         "language_asked": simple(lambda value: bool(RE._LANGUAGE_ASKED.search(value))),
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
@@ -115,12 +115,7 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
-        text = (
-            "偏好先说结论、再解释的回答顺序"
-            if order == "conclusion_first"
-            else "偏好先讲推理过程、最后给结论的回答顺序"
-        )
-        return preference_item(text, "communication_style", said, behaviour=True)
+        return preference_item(_ORDER_SAID[order], "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
@@ -182,14 +177,9 @@ def _standing_preference(content: str, said: str) -> Item:
     # in which words to answer (a language, a dialect, a script) is a language preference
     # (not 用户, nor 网络用语: words of a kind, not a language)
     in_words = re.search(r"用(?!户)[\u4e00-\u9fff]{1,4}(?<!用)(?:话|语|文)|简体|繁体|拼音", content)
-    category = (
-        "tool"  # code examples in a language: where every such preference is ("偏好用Java写代码示例")
-        if "code_language" in sides
-        else "format"
-        if "layout" in sides or "emoji" in sides
-        else "language"
-        if ("reply_language" in sides or "technicality" in sides or in_words)
-        else "communication_style"
+    category = next(
+        (category for category, named in _STANDING_CATEGORIES if any(name in sides for name in named)),
+        "language" if in_words else "communication_style",
     )
     return preference_item(text, category, said, behaviour=True)
 
