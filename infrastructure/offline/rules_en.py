@@ -212,9 +212,8 @@ _ADVERBS = _DATA.text("_ADVERBS")
 _MODALS = set(_DATA.words("_MODALS"))
 _IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
 _CONTRACTIONS = _DATA.rows("_CONTRACTIONS")
-_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(words, re.IGNORECASE))
-    for category, words in _DATA.rows("_EN_CATEGORY_WORDS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
+    "_EN_CATEGORY_WORDS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN
 )
 
 
@@ -263,10 +262,7 @@ _COORDINATED_VERBS = _DATA.text("_COORDINATED_VERBS")
 
 
 def en_category(text: str) -> str:
-    for category, words in _EN_CATEGORY_WORDS:
-        if words.search(text):
-            return category
-    return "other"
+    return next((category for words, category in _EN_CATEGORY_WORDS if words.search(text)), "other")
 
 
 def clean_en(text: str) -> str:

@@ -47,13 +47,7 @@ RE = _DATA.patterns()
 # ==========================================================================
 
 OPENERS = _DATA.regex("OPENERS")
-_LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
-LEAD_ADVERBS = re.compile(
-    r"^(?:"
-    + "|".join(sorted(_LEAD_ADVERB_WORDS, key=len, reverse=True))
-    # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
-    + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
-)
+LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
 
 
 _TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -259,17 +253,12 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
 
 
 _CONSUMED = _DATA.rows("_CONSUMED")
-_AMOUNT = _DATA.text("_AMOUNT")
 
 
 @named_rule("rules_zh_facts.amount")
 def _amount_fact(core: str, who: str, message: str) -> Item | None:
     """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
-    m = re.match(
-        r"^(?:改成|变成|减到|降到|减少到|控制在)?(?P<freq>一天|每天|天天|一周|每周|一个月|每个月|一年)(?:就|只|才|大概|差不多|能|要)?(?P<verb>抽|吸|喝)?"
-        r"(?P<n>" + _AMOUNT + r")(?:左右)?(?P<thing>烟|酒|咖啡|奶茶|啤酒|白酒|红酒|可乐)?$",
-        core,
-    )
+    m = RE._AMOUNT_SAID.match(core)
     if not m:
         return None
     thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
@@ -281,9 +270,7 @@ def _amount_fact(core: str, who: str, message: str) -> Item | None:
 @named_rule("rules_zh_facts.quit")
 def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
-    m = re.match(r"^(?:正在|在)?戒(?:掉)?(?:了)?(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)?(?:了|啦)?$", core) or re.match(
-        r"^(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)(?:也|都|已经)?戒(?:掉)?了$", core
-    )
+    m = RE._QUITTING.match(core) or RE._QUITTING_NAMED_FIRST.match(core)
     if not m:
         return None
     thing = m.group("obj") or next((t for t, w in _CONSUMED if re.search(w, message)), "")
@@ -359,9 +346,8 @@ def owned_fact(subject: Subject, rest: str) -> Item | None:
 # ==========================================================================
 
 # Which category a statement restated as said belongs to; the first that matches.
-_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(words))
-    for category, words in _DATA.rows("_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
+    "_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN
 )
 
 
@@ -369,10 +355,7 @@ def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
     if subject.kind == "role":
         return "relationship"
-    for category, words in _ZH_CATEGORY_WORDS:
-        if words.search(text):
-            return category
-    return "other"
+    return next((category for words, category in _ZH_CATEGORY_WORDS if words.search(text)), "other")
 
 
 def clean_said(text: str) -> str:
