@@ -37,15 +37,10 @@ def _en_verb3(phrase: str) -> str:
     return f"{third_person_verb(first)} {tail}".strip()
 
 
-def _en_place(value: str) -> str:
-    """The place a value starts with, in capitals ("Lisbon now" → Lisbon); "" when none."""
-    m = re.match(r"^(?P<p>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", value.strip())
-    return m.group("p") if m else ""
-
-
-def _en_place_in(value: str) -> str:
-    """'our new place in Portland last week' → Portland: the place named after "in"."""
-    m = re.search(r"\bin (?P<p>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", value)
+def _place(pattern: re.Pattern[str], value: str) -> str:
+    """The place ``pattern`` finds in ``value``: in capitals at its start ("Lisbon now" → Lisbon) or
+    after "in" ("our new place in Portland last week" → Portland); "" when none."""
+    m = pattern.search(value)
     return m.group("p") if m else ""
 
 
@@ -115,8 +110,8 @@ _VOCABULARY = VOCABULARY.extended(
         "strip": str.strip,
         "lower": str.lower,
         "capitalize": str.capitalize,
-        "place": lambda value: _en_place(value) or _en_place_in(value),
-        "place_first": _en_place,
+        "place": lambda value: _place(RE._PLACE_FIRST, value.strip()) or _place(RE._PLACE_IN, value),
+        "place_first": lambda value: _place(RE._PLACE_FIRST, value.strip()),
         "article": lambda value: f"{_article(value)} {value}",
         "job_head": lambda value: re.split(r" (?:at|in|for|with) ", value)[0],
         "species": lambda value: species_of(value) or "",
@@ -208,10 +203,9 @@ def _en_clause(text: str, said: str, message: str = "") -> Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = _DATA.text("_ADVERBS")
 _MODALS = set(_DATA.words("_MODALS"))
 _IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
-_CONTRACTIONS = _DATA.rows("_CONTRACTIONS")
+_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_CONTRACTIONS", re.IGNORECASE)
 _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
     "_EN_CATEGORY_WORDS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN
 )
@@ -225,7 +219,6 @@ def _third_person_verb(verb: str) -> str:
     return _en_verb3(verb)
 
 
-_I = _DATA.text("_I")
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
 
 
@@ -233,32 +226,16 @@ def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
     t = text.replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
-        t = re.sub(pattern, replacement, t, flags=re.IGNORECASE)
+        t = pattern.sub(replacement, t)
     # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
-    t = re.sub(
-        rf"{_I} (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
-        lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}",
-        t,
-        flags=re.IGNORECASE,
-    )
+    t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
     for pattern, replacement in _PRONOUNS:
         t = pattern.sub(replacement, t)
     # "I'm 41 and teach math": the second verb is the user's too
     if re.match(r"the user\b", t, re.IGNORECASE):
-        t = (
-            re.sub(
-                r"(?<=\band )(?P<verb>" + _COORDINATED_VERBS + r")\b",
-                lambda m: _third_person_verb(m.group("verb")),
-                t.split(",")[0],
-                count=1,
-                flags=re.IGNORECASE,
-            )
-            + t[len(t.split(",")[0]) :]
-        )
+        first, comma, rest = t.partition(",")
+        t = RE._COORDINATED.sub(lambda m: _third_person_verb(m.group("verb")), first, count=1) + comma + rest
     return t[:1].upper() + t[1:]
-
-
-_COORDINATED_VERBS = _DATA.text("_COORDINATED_VERBS")
 
 
 def en_category(text: str) -> str:
@@ -274,14 +251,10 @@ def clean_en(text: str) -> str:
 def generic_en(said: str) -> Item | None:
     """A first-person English statement restated about "the user"."""
     text = clean_en(said)
-    if not re.search(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|\bi (?:m|ve|d|ll)\b", text, re.IGNORECASE):
+    if not RE._FIRST_PERSON.search(text):
         return None
     third = en_third_person(text)
-    if re.fullmatch(
-        r"(?:(?:no|nah|yes|yeah|well|oh),? )*the user(?: (?:does|do|is|am|did|has|have|was|will|would|can|could))?(?: not)?(?: either| too)?",
-        third,
-        re.IGNORECASE,
-    ):
+    if RE._NOTHING_SAID.fullmatch(third):
         return None  # "no I don't", "me too": nothing said on its own
     confidence = HEDGED_CONFIDENCE if RE._EN_HEDGES.search(text) else GENERIC_CONFIDENCE
     return Item("fact", third, en_category(text), confidence, generic=True)
@@ -290,6 +263,4 @@ def generic_en(said: str) -> Item | None:
 def is_en_fragment(said: str) -> bool:
     """A piece with no subject of its own ("two cats and a parrot")."""
     text = clean_en(said)
-    return bool(text) and not re.match(
-        r"^(?:you|your|he|she|it|it's|they|we|this|that|there|what|who)\b", text, re.IGNORECASE
-    )
+    return bool(text) and not RE._OWN_SUBJECT.match(text)
