@@ -113,30 +113,21 @@ class SignalDetector:
 
     def detect(self, text: str) -> dict[str, Any]:
         """返回检测结果: ``has_fact_signal``, ``has_pref_signal``, ``fact_categories``, ``pref_categories``."""
-        result: dict[str, Any] = {
-            "has_fact_signal": False,
-            "has_pref_signal": False,
-            "fact_categories": [],
-            "pref_categories": [],
-        }
-        if not isinstance(text, str):
-            return result
-        text = fold_cjk_spaces(dialect(text))
         facts: list[str] = []
         prefs: list[str] = []
-        for clause in split_clauses(text):
+        # anything but a string is read as "" (``dialect``), which has no clause
+        for clause in split_clauses(fold_cjk_spaces(dialect(text))):
             clause_facts, clause_prefs = self._clause(clause)
             facts += [c for c in clause_facts if c not in facts]
             prefs += [c for c in clause_prefs if c not in prefs]
-        result["fact_categories"] = self._ordered(
-            facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS
-        )
-        result["pref_categories"] = self._ordered(
-            prefs, self.PREF_SIGNALS, _PREF_PATTERNS, _REQUEST_PATTERNS, _OPINION_PATTERNS
-        )
-        result["has_fact_signal"] = bool(result["fact_categories"])
-        result["has_pref_signal"] = bool(result["pref_categories"])
-        return result
+        fact_categories = self._ordered(facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS)
+        pref_categories = self._ordered(prefs, self.PREF_SIGNALS, _PREF_PATTERNS, _REQUEST_PATTERNS, _OPINION_PATTERNS)
+        return {
+            "has_fact_signal": bool(fact_categories),
+            "has_pref_signal": bool(pref_categories),
+            "fact_categories": fact_categories,
+            "pref_categories": pref_categories,
+        }
 
     # -- internals ---------------------------------------------------------
 
