@@ -29,6 +29,8 @@ from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN
 
 _DATA = rules("rules_en")
 RE = _DATA.patterns()
+_CODE_NAMES = _DATA.mapping("_CODE_NAMES")
+_CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 
 
 def _en_verb3(phrase: str) -> str:
@@ -79,8 +81,7 @@ def _about_car(value: str, context: Context) -> bool:
 
 
 def _code_name(language: str) -> str:
-    names = {"golang": "Go", "javascript": "JavaScript", "typescript": "TypeScript", "php": "PHP", "sql": "SQL"}
-    return names.get(language.lower(), language[:1].upper() + language[1:].lower())
+    return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
 
 
 def _unit_side(unit: str) -> str:
@@ -164,38 +165,30 @@ def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour:
     return _item(rules_.first(text, {"message": message}), said, behaviour)
 
 
-def _en_request_preference(t: str, said: str) -> Item | None:
-    """How to reply, asked or stated: units, emoji, tone, jargon, code language, length."""
-    return _first(_REQUEST, t, said, behaviour=True)
-
-
-def _en_change(t: str, message: str) -> Item | None:
-    """Changes said as events, with or without "I": moved to X, got promoted to Y, turned 30, now driving Z."""
-    if is_unreal(t):
-        return None
-    return _first(_CHANGE, t, t, message) or _cut_down(t, message)
-
-
 def _cut_down(t: str, message: str) -> Item | None:
     """ "cut down to 2 a day": of what, the message says (coffee, cigarettes …)."""
     m = RE._CUT_DOWN.match(t)
-    thing = re.search(r"coffee|cigarette|smok|beer|wine|alcohol|drink|soda|sugar|vap", message, re.IGNORECASE)
+    thing = RE._CUT_DOWN_THING.search(message)
     if not (m and thing and m.group("n")):
         return None
-    nouns = {"smok": "cigarettes", "cigarette": "cigarettes", "vap": "vapes", "drink": "drinks"}
-    noun = nouns.get(thing.group(0).lower(), thing.group(0).lower())
+    noun = _CUT_DOWN_NOUNS.get(thing.group(0).lower(), thing.group(0).lower())
     text = f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}"
     return fact_item(text, "habit").traced("rules_en.change.cut-down")
 
 
 def _en_clause(text: str, said: str, message: str = "") -> Item | None:
-    """A handful of first-person English statements, rewritten about "the user"."""
+    """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
+    stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
+    without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
     t = RE._CLAUSE_OPENERS.sub("", t)
     t = t.replace("’", "'")
+    message = message or said
     return (
-        _en_request_preference(t, said) or _en_change(t, message or said) or _first(_CLAUSE, t, said, message or said)
+        _first(_REQUEST, t, said, behaviour=True)
+        or (None if is_unreal(t) else (_first(_CHANGE, t, t, message) or _cut_down(t, message)))
+        or _first(_CLAUSE, t, said, message)
     )
 
 

@@ -168,10 +168,6 @@ def _partner_by_gender(value: str) -> str:
     return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
 
 
-def _first(value: tuple[str, str] | None) -> str:
-    return value[0] if value else ""
-
-
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
@@ -208,7 +204,7 @@ _VOCABULARY = VOCABULARY.extended(
     },
     filters={
         "place": lambda value: _place(value) or "",
-        "work_place": lambda value: _first(_work_place(value)),
+        "work_place": lambda value: (_work_place(value) or ("", ""))[0],
         "species": lambda value: species_of(value) or "",
         "job": _job,
         "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
