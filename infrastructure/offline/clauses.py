@@ -133,8 +133,7 @@ def zh_mentions_self(text: str) -> bool:
         return False
     if RE._ZH_SUGGESTION.search(text):
         return False
-    stripped = RE._ZH_OPINION.sub("", RE._ZH_EXCHANGE.sub("", RE._ZH_CHAT.sub("", text)))
-    return bool(RE._ZH_FIRST_PERSON.search(stripped))
+    return bool(RE._ZH_FIRST_PERSON.search(strip_exchange(text)))
 
 
 EN_ELLIPSIS = _DATA.text("EN_ELLIPSIS")
