@@ -165,11 +165,8 @@ def _standing_preference(content: str, said: str) -> Item:
     # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
     content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
     content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
-    language = re.fullmatch(
-        r"(?:(?:跟|和|对)用户)?(?:说话|聊天|交流|回复|回答)?(?:都)?用(?P<l>[\u4e00-\u9fff]{1,4}(?:话|语|文|字)|简体|繁体|拼音)",
-        content,
-    )
-    if language:  # in which words to answer: said like every reply-language preference
+    language = RE._STANDING_LANGUAGE.fullmatch(content)
+    if language:  # said like every reply-language preference
         return preference_item(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
     # one frame for every such request, so that two about the same thing are compared
     text = "偏好以后回答时" + content
@@ -204,8 +201,7 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     about_replies = (
         RE._REPLY_NOUNS.search(obj)
         or obj.endswith("风格")
-        # a style said alone is of replies ("简短的", "直接点"), not a style of something else ("短发")
-        or re.fullmatch(r"(?:" + RE._STYLE_WORDS.pattern + r"|的|一?点|一?些)+", obj)
+        or RE._STYLE_ALONE.fullmatch(obj)
         or re.search(r"回复|回答|说话|讲话|沟通", obj)
         or requested
     )
