@@ -124,7 +124,6 @@ def _strip_measure(thing: str) -> str:
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_ADVERBS = _DATA.text("_ADVERBS")
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
@@ -444,7 +443,6 @@ _EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
-    role: str | None = None
     partner = RE._HAS_PARTNER.match(text)
     if partner:
         return [
@@ -454,9 +452,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     if m:
         english = False
         role = m.group("role")
-        predicate = text[m.end() :]
-        predicate = re.sub(r"^" + _ADVERBS, "", predicate)
-        predicate = re.sub(r"^是(?=在|住)", "", predicate)  # "用户是在长沙读书"
+        predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
         m = _EN_SUBJECT.match(text)
         if not m:
@@ -470,9 +466,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate) or re.match(
-            r"(?P<v>(?!The\b|He\b|She\b|They\b)[A-Z][\w'-]+)\b(?! is\b)", predicate
-        )
+        named = RE._EN_NAMED_IS.fullmatch(predicate) or RE._EN_NAMED_FIRST.match(predicate)
         if named:
             found = [("name", named.group("v"))]
     if role is not None:
