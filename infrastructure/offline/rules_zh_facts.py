@@ -219,6 +219,7 @@ _VOCABULARY = VOCABULARY.extended(
         "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
         "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
         "owned": _owned_category,
+        "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
 _WORK = registry(_DATA, "work", _VOCABULARY)
@@ -240,6 +241,8 @@ _LOCATION = registry(_DATA, "location", _VOCABULARY)
 _HABIT = registry(_DATA, "habit", _VOCABULARY)
 _STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
 _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
+_ROLE = registry(_DATA, "role", _VOCABULARY)
+_OWNED = registry(_DATA, "owned", _VOCABULARY)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
@@ -316,25 +319,15 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
 # ==========================================================================
 
 
-@named_rule("rules_zh_facts.role")
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    core = LEAD_ADVERBS.sub("", rest)
-    if not RE._ROLE_PREDICATE.match(core) or not tidy(core):
-        return None
-    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", "relationship")
+    return _change_from(_ROLE, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
-@named_rule("rules_zh_facts.owned")
 def owned_fact(subject: Subject, rest: str) -> Item | None:
-    core = LEAD_ADVERBS.sub("", rest)
-    m = re.match(r"^(?:在|是|叫|做|有|主要做)", core)
-    if not m or not tidy(core):
-        return None
-    category = "location" if core.startswith("在") else "work"
-    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", category)
+    return _change_from(_OWNED, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
 # ==========================================================================
