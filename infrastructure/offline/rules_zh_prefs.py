@@ -94,24 +94,22 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
 @named_rule("rules_zh_prefs.request")
 def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
-    item = (
-        _called_preference(rest, said)
-        or _preference_from(_TIME, rest, said, False)
-        or _recommendation_preference(rest, said)
-    )
-    if item:
-        return item
-    item = _preference_from(_WORD_LIMIT, rest, said)
-    if item:
-        return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = (
         subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
     )
-    for stage in (_LANGUAGE, _REPLY_CONTENT, _FORMAT):
-        item = _preference_from(stage, rest, said, context={"request_like": request_like})
-        if item:
-            return item
+    asked = {"request_like": request_like}
+    item = (
+        _called_preference(rest, said)
+        or _preference_from(_TIME, rest, said, False)
+        or _recommendation_preference(rest, said)
+        or _preference_from(_WORD_LIMIT, rest, said)
+        or _preference_from(_LANGUAGE, rest, said, context=asked)
+        or _preference_from(_REPLY_CONTENT, rest, said, context=asked)
+        or _preference_from(_FORMAT, rest, said, context=asked)
+    )
+    if item:
+        return item
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
