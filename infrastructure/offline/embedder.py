@@ -92,10 +92,9 @@ def _ngram_features(text: str) -> list[str]:
     text = RE._PREFIX.sub("", text, count=1)
     text = RE._TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
     text = RE._ZH_SUBJECTS.sub("", text)
-    lowered = text.lower()
+    text = text.lower()
     for pattern, replacement in _EN_CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
-    text = lowered
+        text = pattern.sub(replacement, text)
     features: list[str] = []
     words: list[str] = []
     for token in RE._TOKEN.findall(text.lower()):
