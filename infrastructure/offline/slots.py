@@ -522,7 +522,7 @@ def is_exclusive_slot(slot: str) -> bool:
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
 _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
-_EN_NEGATIONS = _DATA.rows("_EN_NEGATIONS")
+_EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
 def third_person_verb(verb: str) -> str:
@@ -538,18 +538,15 @@ def third_person_verb(verb: str) -> str:
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     """(canonical texts the negation-free statement may read as, whether it was negated)."""
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
-    if re.search(r"[a-z]", lowered) and not re.search(r"[\u4e00-\u9fff]", lowered):
+    english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
+    if english:
         for short, long in _EN_CONTRACTIONS:
             lowered = lowered.replace(short, long)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
             positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
-        for marker, replacement in _EN_NEGATIONS:
-            if marker in lowered:
-                return frozenset({canonical(lowered.replace(marker, replacement, 1))}), True
-        return frozenset({canonical(lowered)}), False
-    for marker, replacements in _ZH_NEGATIONS:
+    for marker, replacements in _EN_NEGATIONS if english else _ZH_NEGATIONS:
         if marker in lowered:
             return frozenset(canonical(lowered.replace(marker, r, 1)) for r in replacements), True
     return frozenset({canonical(lowered)}), False
