@@ -180,9 +180,10 @@ _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _refine_is(value: str) -> tuple[str, str] | None:
-    """Split "是X" into the slot it actually fills (rules ``zh_is``), or None when unclear."""
-    fired = _ZH_IS.first(value)
+def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
+    """(slot, value) of the first rule of ``rules_`` that fires on ``value`` (its ``slot`` and its
+    template), or None when none does: "是X" split into the slot it actually fills (``zh_is``) …"""
+    fired = rules_.first(value)
     return (fired.rule.values["slot"], fired.text) if fired else None
 
 
@@ -225,6 +226,7 @@ _VOCABULARY = Vocabulary(
         "said": lambda value, context: bool(_clean_value(value)),
         "gender": lambda value, context: value in GENDER_WORDS,
         "job": lambda value, context: looks_like_job(value),
+        "organisation": lambda value, context: looks_like_organisation(value),
     },
     filters={
         "lower": str.lower,
@@ -237,6 +239,8 @@ _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
 _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
+_WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
+_ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
@@ -301,25 +305,11 @@ def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     return None
 
 
-def _refine_work(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if looks_like_organisation(value):
-        return "employer", value
-    if re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
-        return "job", value[1:]  # "在做HR专员工作": what the work is, not where
-    return "work_location", value
-
-
 def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
     if re.search(r"\band\b|^\d", value):
         return None  # "is 27 and works as a nurse": two statements, read one at a time
     job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
     return ("job", job) if job else None
-
-
-def _refine_residence(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if not english and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value):
-        return None  # "住了十几年": how long, not where
-    return "residence", value
 
 
 def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
@@ -336,15 +326,15 @@ def _measured(slot: str) -> Refiner:
 #: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
 _REFINE: dict[str, Refiner] = {
     "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
-    "work_location": _refine_work,
-    "is": lambda value, m, english: _refine_is(value),
+    "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
+    "is": lambda value, m, english: _refined(_ZH_IS, value),
     "en_is": _refine_en_is,
     "job": _measured("job"),
     "vehicle": _measured("vehicle"),
     "phone": _measured("phone"),
     "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
     "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
-    "residence": _refine_residence,
+    "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
     "pet_name": _refine_pet_name,
     "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
 }
