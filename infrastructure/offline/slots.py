@@ -349,6 +349,7 @@ def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
+_CN_UNITS = _DATA.table("_CN_UNITS")
 
 
 def _number(text: str) -> str:
@@ -362,14 +363,10 @@ def _number(text: str) -> str:
         return text
     total, current = 0, 0
     for ch in text:
-        if ch in _CN_DIGITS:
+        if ch in _CN_UNITS:  # 十, 百: the digit before (one when none) times the unit
+            total, current = total + (current or 1) * _CN_UNITS[ch], 0
+        else:
             current = _CN_DIGITS[ch]
-        elif ch == "十":
-            total += (current or 1) * 10
-            current = 0
-        elif ch == "百":
-            total += (current or 1) * 100
-            current = 0
     return str(total + current)
 
 
