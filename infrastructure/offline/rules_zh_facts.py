@@ -58,13 +58,8 @@ def fronted(text: str) -> str:
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = _TIME_OPENER.sub("", text)
     text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
-    m = RE._TOPICALISED.match(text)
-    if m:
-        return f"我{m.group('adv') or ''}{m.group('neg')}{m.group('verb')}{m.group('obj')}{m.group('end') or ''}"
-    m = RE._TOPICALISED_LIKING.match(text)
-    if m:
-        return f"我{m.group('mid')}{m.group('verb')}{m.group('light') or ''}{m.group('obj')}{m.group('end') or ''}"
-    return text
+    fired = _FRONTED.first(text)
+    return fired.text if fired else text
 
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
@@ -243,6 +238,7 @@ _STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
 _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
 _ROLE = registry(_DATA, "role", _VOCABULARY)
 _OWNED = registry(_DATA, "owned", _VOCABULARY)
+_FRONTED = registry(_DATA, "fronted", _VOCABULARY)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
