@@ -195,10 +195,6 @@ def species_of(thing: str) -> str | None:
     return None
 
 
-def _species(thing: str) -> str:
-    return species_of(thing) or _strip_measure(thing)
-
-
 def _consumption(predicate: str) -> tuple[str, str] | None:
     """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
     # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
@@ -271,7 +267,8 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
         return None
     prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
     if prefix == "keeps:":
-        thing = _species(re.split(r"[，,]", thing)[0])
+        first = re.split(r"[，,]", thing)[0]
+        thing = species_of(first) or _strip_measure(first)
     elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
         prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
     return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
