@@ -35,9 +35,9 @@ _DATA = rules("slots")
 RE = _DATA.patterns()
 
 # --------------------------------------------------------------------------
-# Roles: relationship nouns, canonical form, and whether one person can have
-# only one of them (a new surname for "the boss" replaces the old one, a new
-# surname for "a colleague" is just another colleague).
+# Roles: relationship nouns and their canonical form (whether one person has
+# only one of them is ``is_exclusive_slot``'s: a new surname for "the boss"
+# replaces the old one, a new surname for "a colleague" is another colleague).
 # --------------------------------------------------------------------------
 
 ROLE_SYNONYMS: dict[str, str] = _DATA.mapping("ROLE_SYNONYMS")
