@@ -67,8 +67,8 @@ def split_clauses(text: str) -> list[Clause]:
     sentence = 0
     # split() alternates text, separator, text, separator, …
     for i in range(0, len(pieces), 2):
-        body = pieces[i]
-        terminator = pieces[i + 1].strip() if i + 1 < len(pieces) else ""
+        body, separator = pieces[i], (pieces[i + 1] if i + 1 < len(pieces) else "")
+        terminator = separator.strip()
         parts = [
             (en_joiner or zh_joiner, zh_part)
             for en_joiner, en_part in _split_on(RE._EN_CONJUNCTIONS, body)
@@ -77,7 +77,7 @@ def split_clauses(text: str) -> list[Clause]:
         kept = [(joiner, part.strip()) for joiner, part in parts if part.strip()]
         for j, (joiner, part) in enumerate(kept):
             clauses.append(Clause(part, terminator if j == len(kept) - 1 else "", joiner, sentence))
-        if RE._SENTENCE_END.search(pieces[i + 1] if i + 1 < len(pieces) else ""):
+        if RE._SENTENCE_END.search(separator):
             sentence += 1
     return clauses
 
