@@ -99,27 +99,16 @@ def _gender_or_people(value: str, context: Context) -> bool:
 
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
-    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
-    m = re.match(r"^对(?P<x>.+?)(?:很|非常|特别|比较|挺|超|也|都)*(?P<neg>不)?感兴趣$", rest)
-    if m:
-        return preference_item(f"对{third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
-    m = LIKE.match(rest)
-    if not m or m.group("verb") in ("希望", "想要", "受不了"):
+    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
+    fired = _LIKED.first(rest)
+    kind = fired.rule.values.get("kind") if fired else "nothing"
+    if fired is None or kind == "nothing":
         return None
-    obj = tidy(m.group("obj"))
-    # "最喜欢的电影是…" names a favourite; restated as said, not as a liking of "的电影"
-    if not obj or obj.startswith(("你", "您", "的")):
-        return None
-    # the degree is part of what was said: 更喜欢 is not 喜欢
-    verb = f"{m.group('strong') or ''}{m.group('neg') or ''}{m.group('verb')}"
-    if m.group("verb") == "习惯":
-        return fact_item(f"用户习惯{third_person(obj)}", "habit")
-    if re.match(r"^(?:看|读|听|聊|玩|研究|了解|学|关注|追)", obj):
-        return preference_item(f"{verb}{third_person(obj)}", "content", said)
-    if m.group("verb") in ("偏好", "偏爱", "倾向于", "倾向"):
-        return preference_item(f"{verb}{third_person(obj)}", "other", said)
-    # a liking that is not about replies is a fact about the user (spec's "preference" fact)
-    return fact_item(f"用户{verb}{third_person(obj)}", "preference")
+    return (
+        preference_item(fired.text, fired.category, said)
+        if kind == "preference"
+        else fact_item(fired.text, fired.category)
+    )
 
 
 # ==========================================================================
@@ -193,6 +182,9 @@ _VOCABULARY = VOCABULARY.extended(
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
+        "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
+        "liked": simple(lambda value: bool(value) and not value.startswith(("你", "您", "的"))),
+        "liked_content": simple(lambda value: bool(RE._LIKED_CONTENT.match(value))),
         "thing": simple(
             lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
         ),
@@ -239,6 +231,7 @@ _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
 _ROLE = registry(_DATA, "role", _VOCABULARY)
 _OWNED = registry(_DATA, "owned", _VOCABULARY)
 _FRONTED = registry(_DATA, "fronted", _VOCABULARY)
+_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=LIKE.pattern)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
