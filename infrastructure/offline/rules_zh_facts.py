@@ -101,14 +101,11 @@ def _gender_or_people(value: str, context: Context) -> bool:
 def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
     fired = _LIKED.first(rest)
-    kind = fired.rule.values.get("kind") if fired else "nothing"
-    if fired is None or kind == "nothing":
+    if fired is None or fired.rule.values["kind"] == "nothing":
         return None
-    return (
-        preference_item(fired.text, fired.category, said)
-        if kind == "preference"
-        else fact_item(fired.text, fired.category)
-    )
+    if fired.rule.values["kind"] == "preference":
+        return preference_item(fired.text, fired.category, said)
+    return fact_item(fired.text, fired.category)
 
 
 # ==========================================================================
