@@ -200,16 +200,15 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
     # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
     if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
         return None
-    for thing, words in _CONSUMED:
-        if not re.search(words, predicate, re.IGNORECASE):
-            continue
-        if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
-            return f"consumes:{thing}", "quitting"
-        if RE._CONSUMPTION_STOPPED.search(predicate):
-            return f"consumes:{thing}", "no"
-        amount = RE._AMOUNT.search(predicate)
-        return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
-    return None
+    thing = next((thing for thing, words in _CONSUMED if re.search(words, predicate, re.IGNORECASE)), None)
+    if thing is None:
+        return None
+    if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
+        return f"consumes:{thing}", "quitting"
+    if RE._CONSUMPTION_STOPPED.search(predicate):
+        return f"consumes:{thing}", "no"
+    amount = RE._AMOUNT.search(predicate)
+    return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
