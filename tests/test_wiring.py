@@ -30,8 +30,6 @@ PROCESS_CACHES = {
     "infrastructure/secret.py:_loaded",
     # data directories whose exit handler this process registered (atexit is per process)
     "infrastructure/embedded.py:_pruned_at_exit",
-    # pattern tables compiled once: a pure function of constant tables (issue 25)
-    "infrastructure/offline/signals.py:_COMPILED_TABLES",
     # a bounded memo of terms' UTF-8 heads: a pure function of the term
     "projections/tsvector.py:_TERM_HEADS",
 }

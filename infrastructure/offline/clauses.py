@@ -40,10 +40,6 @@ def dialect(text: str) -> str:
     return text.replace("俺们", "我们").replace("俺", "我").replace("咱家", "我家")
 
 
-_HAN = _DATA.text("_HAN")
-_INLINE_SPACE = _DATA.text("_INLINE_SPACE")
-
-
 def fold_cjk_spaces(text: str) -> str:
     """Chinese is written without spaces: a space of any kind between two Han characters (an ASCII
     space, the ideographic space U+3000, a no-break, thin or zero-width one) is dropped, so that it
@@ -71,8 +67,8 @@ def split_clauses(text: str) -> list[Clause]:
     sentence = 0
     # split() alternates text, separator, text, separator, …
     for i in range(0, len(pieces), 2):
-        body = pieces[i]
-        terminator = pieces[i + 1].strip() if i + 1 < len(pieces) else ""
+        body, separator = pieces[i], (pieces[i + 1] if i + 1 < len(pieces) else "")
+        terminator = separator.strip()
         parts = [
             (en_joiner or zh_joiner, zh_part)
             for en_joiner, en_part in _split_on(RE._EN_CONJUNCTIONS, body)
@@ -81,7 +77,7 @@ def split_clauses(text: str) -> list[Clause]:
         kept = [(joiner, part.strip()) for joiner, part in parts if part.strip()]
         for j, (joiner, part) in enumerate(kept):
             clauses.append(Clause(part, terminator if j == len(kept) - 1 else "", joiner, sentence))
-        if RE._SENTENCE_END.search(pieces[i + 1] if i + 1 < len(pieces) else ""):
+        if RE._SENTENCE_END.search(separator):
             sentence += 1
     return clauses
 
@@ -130,8 +126,6 @@ def is_question_to_assistant(clause: Clause) -> bool:
 # Who a statement is about
 # --------------------------------------------------------------------------
 
-_ZH_EXCHANGE_VERBS = _DATA.text("_ZH_EXCHANGE_VERBS")
-
 
 def zh_mentions_self(text: str) -> bool:
     """A Chinese clause in which the speaker talks about themself (我 as subject or owner)."""
@@ -139,11 +133,9 @@ def zh_mentions_self(text: str) -> bool:
         return False
     if RE._ZH_SUGGESTION.search(text):
         return False
-    stripped = RE._ZH_OPINION.sub("", RE._ZH_EXCHANGE.sub("", RE._ZH_CHAT.sub("", text)))
-    return bool(RE._ZH_FIRST_PERSON.search(stripped))
+    return bool(RE._ZH_FIRST_PERSON.search(strip_exchange(text)))
 
 
-_EN_PAST_NARRATION = _DATA.text("_EN_PAST_NARRATION")
 EN_ELLIPSIS = _DATA.text("EN_ELLIPSIS")
 
 
@@ -183,11 +175,6 @@ __all__ = [
 # --------------------------------------------------------------------------
 # Standing requests: how the assistant should answer from now on
 # --------------------------------------------------------------------------
-
-_STANDING = _DATA.text("_STANDING")
-_REVERT = _DATA.text("_REVERT")
-_OCCASION = _DATA.text("_OCCASION")
-_REQUEST_VERB = _DATA.text("_REQUEST_VERB")
 
 
 def standing_request(text: str) -> str | None:

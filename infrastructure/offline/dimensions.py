@@ -20,18 +20,16 @@ from factledger.infrastructure.offline.rule_data import rules
 _DATA = rules("dimensions")
 RE = _DATA.patterns()
 
-_POLES: tuple[tuple[str, tuple[tuple[str, str], tuple[str, str]]], ...] = _DATA.rows("_POLES")
-
-
 _CODE_LANGUAGES = _DATA.mapping("_CODE_LANGUAGES")
 _REPLY_LANGUAGES = _DATA.mapping("_REPLY_LANGUAGES")
 
 
-#: ``_POLES`` compiled once: ``dimensions`` reads every clause of a message that may ask
-#: something of replies (issue 25: per clause, a string pattern is a look-up in ``re``'s cache)
-_POLE_PATTERNS = tuple(
+#: each dimension's two poles and their words, compiled once: ``dimensions`` reads every clause of a
+#: message that may ask something of replies (issue 25: per clause, a string pattern is a look-up in
+#: ``re``'s cache)
+_POLES = tuple(
     (name, ((first, re.compile(first_words, re.IGNORECASE)), (second, re.compile(second_words, re.IGNORECASE))))
-    for name, ((first, first_words), (second, second_words)) in _POLES
+    for name, ((first, first_words), (second, second_words)) in _DATA.rows("_POLES")
 )
 
 
@@ -48,7 +46,7 @@ def dimensions(text: str) -> dict[str, str]:
     """{dimension: pole or value} for everything the preference text asks of replies."""
     text = unicodedata.normalize("NFKC", text or "")
     found: dict[str, str] = {}
-    for name, ((first, first_words), (second, second_words)) in _POLE_PATTERNS:
+    for name, ((first, first_words), (second, second_words)) in _POLES:
         for pole, other, words in ((first, second, first_words), (second, first, second_words)):
             m = words.search(text)
             if m:

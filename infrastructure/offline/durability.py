@@ -57,11 +57,7 @@ RE = _DATA.patterns()
 
 # -- English ------------------------------------------------------------------------------------
 
-_EN_FEELING = _DATA.text("_EN_FEELING")
 _EN_EMPTY = frozenset(_DATA.words("_EN_EMPTY"))
-
-
-_EN_NAMED = _DATA.text("_EN_NAMED")
 
 
 def _en_only_points(said: str) -> bool:
@@ -70,7 +66,7 @@ def _en_only_points(said: str) -> bool:
     if _en_points_into_the_chat(said):
         return True
     elided = RE._EN_ELIDED_SUBJECT.match(said)
-    if elided and not RE._EN_NAMES_SOMETHING.search(elided.group("rest")) and not re.search(_EN_NAMED, said[1:]):
+    if elided and not RE._EN_NAMES_SOMETHING.search(elided.group("rest")) and not RE._EN_NAMED.search(said[1:]):
         return True  # "Reminds the user being kind matters": what reminds, the chat said
     # "They're the user's escape from reality": what "they" are, the chat knew
     return bool(RE._EN_POINTER_SUBJECT.match(said)) and not RE._EN_NAMES_SOMETHING.search(said[1:])
@@ -90,10 +86,9 @@ def _en_momentary(text: str, resolved: bool) -> bool:
         return True
     if not re.search(r"\bthe user\b", said, re.IGNORECASE):
         return False
-    feelings = re.compile(r"\b(?:" + _EN_FEELING + r")\b", re.IGNORECASE)
     # every word is empty of content or a word of feeling: "The user is so excited",
     # "The user could not agree more", "It really inspired the user", "The user got this"
-    rest = feelings.sub(" ", said.lower())
+    rest = RE._EN_FEELINGS.sub(" ", said.lower())
     words = [w for w in RE._EN_WORD.findall(rest) if w not in _EN_EMPTY]
     # "It's special to the user", "Here's the user's workout plan", "Their support keeps the user
     # motivated": said of something that lives in the conversation (a photo, a thing just named),
@@ -109,8 +104,7 @@ _EN_FILLER = frozenset(_DATA.words("_EN_FILLER"))
 def _en_points_into_the_chat(said: str) -> bool:
     """ "The user drew it", "The user can look some up", "The user loves this series": nothing but a
     verb and a pointer into the conversation after "the user"."""
-    # an opener before the subject says nothing of the thing ("Honestly, …", "And so …")
-    m = re.match(r"^(?:(?:[a-z]+ly|and|but|so|oh|yeah|plus|well)[, ]+)*the user (?P<rest>.+)$", said, re.IGNORECASE)
+    m = RE._EN_OPENED_USER.match(said)
     if m is None:
         return False
     words = [w for w in RE._EN_WORD.findall(m.group("rest").lower()) if w not in _EN_FILLER]

@@ -28,7 +28,11 @@ from collections.abc import Sequence
 
 from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline.dimensions import dimensions
+from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import slot_of
+
+_DATA = rules("embedder")
+RE = _DATA.patterns()
 
 #: weight of the slot feature against the unit n-gram part; with 4, two facts
 #: about the same slot with nothing else in common still score 4/5
@@ -45,27 +49,13 @@ DIMENSION_WEIGHT_SQUARED = 4.0
 #: is compared with every fact about the old one
 WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
 WORK_WEIGHT_SQUARED = 4.0
-_FACT_SUBJECT = re.compile(r"^\s*(?:用户|the user\b)", re.IGNORECASE)
 #: a liking said with a verb ("喜欢看…", "prefers reading …"): tastes of one kind meet, so the
 #: judge sees "现在更喜欢看Y" next to "喜欢看X"; light, so two tastes are not one preference
 TASTE_WEIGHT_SQUARED = 2.5
 #: English texts are shorter in features: the same pull needs less weight
 EN_TASTE_WEIGHT_SQUARED = 0.6
-_TASTE = re.compile(
-    r"(?:喜欢|爱|偏好|偏爱|迷上|爱上)(?P<zh>看|听|玩|吃|喝|读)"
-    r"|\b(?:likes?|loves?|prefers?|enjoys?|into) (?P<en>reading|watching|listening|playing|eating|drinking)\b",
-    re.IGNORECASE,
-)
-
-#: a request for all later answers kept in the user's words ("偏好以后回答时推荐清淡的"): its verb
-_ASKED = re.compile(
-    r"^偏好以后回答时.*?(?P<verb>推荐|称呼用户|叫用户|写成|写|用(?!户)|讲|说|发|列|配|加|带)(?!.*(?:推荐|叫用户|写成|用(?!户)))"
-)
+#: two requests for all later answers kept in the user's words, with one verb, meet
 ASKED_WEIGHT_SQUARED = 2.5
-_PREFIX = re.compile(r"^\s*(?:用户的|用户|the user's|the user|偏好|prefers?)\s*", re.IGNORECASE)
-_TRAILING_PARTICLES = re.compile(r"(?<![了啦呢啊吧])(?:了|啦|呢|啊|吧)+$")
-_TOKEN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+|[^\W_]+", re.UNICODE)
-_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 
 
 def _bucket(feature: str, dimension: int) -> tuple[int, float]:
@@ -75,23 +65,10 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return number % dimension, (1.0 if number >> 63 else -1.0)
 
 
-# Who a text is about is not what it says: "我在银行上班" (as the user said it) and
-# "用户在邮局工作" (as an extractor restated it) are one fact, so the subject words
-# of both persons go, wherever they stand.
-_ZH_SUBJECTS = re.compile(r"用户的|用户|我的|我")
-_EN_CONTRACTIONS = (
-    (re.compile(r"\bi(?:'m| m)\b"), "i am"),
-    (re.compile(r"\bi(?:'ve| ve)\b"), "i have"),
-    (re.compile(r"(\w)(?:n't|n t)\b"), r"\1 not"),
-    (re.compile(r"'s\b"), ""),
-)
-_EN_DROP = frozenset({"i", "my", "me", "mine", "myself", "user", "user's", "the", "a", "an"})
+_EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_CONTRACTIONS")
+_EN_DROP = frozenset(_DATA.words("_EN_DROP"))
 #: the forms of be, have and do, each read as its base
-_EN_BASE = {
-    **dict.fromkeys(("am", "is", "are", "was", "were"), "be"),
-    **dict.fromkeys(("has", "had"), "have"),
-    **dict.fromkeys(("does", "did", "doesn", "don"), "do"),
-}
+_EN_BASE = {form: base for base, forms in _DATA.table("_EN_BASE").items() for form in forms}
 
 
 def _en_word(word: str) -> str | None:
@@ -112,17 +89,16 @@ def _en_word(word: str) -> str | None:
 def _ngram_features(text: str) -> list[str]:
     """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased and stemmed."""
     text = unicodedata.normalize("NFKC", text).strip().replace("’", "'")
-    text = _PREFIX.sub("", text, count=1)
-    text = _TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
-    text = _ZH_SUBJECTS.sub("", text)
-    lowered = text.lower()
+    text = RE._PREFIX.sub("", text, count=1)
+    text = RE._TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
+    text = RE._ZH_SUBJECTS.sub("", text)
+    text = text.lower()
     for pattern, replacement in _EN_CONTRACTIONS:
-        lowered = pattern.sub(replacement, lowered)
-    text = lowered
+        text = pattern.sub(replacement, text)
     features: list[str] = []
     words: list[str] = []
-    for token in _TOKEN.findall(text.lower()):
-        if _CJK_RUN.fullmatch(token):
+    for token in RE._TOKEN.findall(text.lower()):
+        if RE._CJK_RUN.fullmatch(token):
             for n in (1, 2, 3):
                 features.extend(f"c{n}:{token[i : i + n]}" for i in range(len(token) - n + 1))
         else:
@@ -192,13 +168,13 @@ class HashedNgramEmbedder:
                 self._add(vector, "role:" + slot[0].split(":")[1], ROLE_WEIGHT_SQUARED)
             elif slot[0] in WORK_SLOTS:
                 self._add(vector, "family:work", WORK_WEIGHT_SQUARED)
-        elif not _FACT_SUBJECT.match(text):
+        elif not RE._FACT_SUBJECT.match(text):
             for dimension in dimensions(text):
                 self._add(vector, "dimension:" + dimension, DIMENSION_WEIGHT_SQUARED)
-        asked = _ASKED.match(text)
+        asked = RE._ASKED.match(text)
         if asked:  # two requests for all later answers with the same verb (推荐, 叫, 写成 …) meet
             self._add(vector, "asked:" + asked.group("verb"), ASKED_WEIGHT_SQUARED)
-        taste = _TASTE.search(text)
+        taste = RE._TASTE.search(text)
         if taste:
             weight = TASTE_WEIGHT_SQUARED if taste.group("zh") else EN_TASTE_WEIGHT_SQUARED
             self._add(vector, "taste:" + (taste.group("zh") or taste.group("en")).lower()[:4], weight)

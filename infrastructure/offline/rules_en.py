@@ -29,6 +29,8 @@ from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN
 
 _DATA = rules("rules_en")
 RE = _DATA.patterns()
+_CODE_NAMES = _DATA.mapping("_CODE_NAMES")
+_CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 
 
 def _en_verb3(phrase: str) -> str:
@@ -37,15 +39,10 @@ def _en_verb3(phrase: str) -> str:
     return f"{third_person_verb(first)} {tail}".strip()
 
 
-def _en_place(value: str) -> str:
-    """The place a value starts with, in capitals ("Lisbon now" → Lisbon); "" when none."""
-    m = re.match(r"^(?P<p>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", value.strip())
-    return m.group("p") if m else ""
-
-
-def _en_place_in(value: str) -> str:
-    """'our new place in Portland last week' → Portland: the place named after "in"."""
-    m = re.search(r"\bin (?P<p>[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*)", value)
+def _place(pattern: re.Pattern[str], value: str) -> str:
+    """The place ``pattern`` finds in ``value``: in capitals at its start ("Lisbon now" → Lisbon) or
+    after "in" ("our new place in Portland last week" → Portland); "" when none."""
+    m = pattern.search(value)
     return m.group("p") if m else ""
 
 
@@ -84,8 +81,7 @@ def _about_car(value: str, context: Context) -> bool:
 
 
 def _code_name(language: str) -> str:
-    names = {"golang": "Go", "javascript": "JavaScript", "typescript": "TypeScript", "php": "PHP", "sql": "SQL"}
-    return names.get(language.lower(), language[:1].upper() + language[1:].lower())
+    return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
 
 
 def _unit_side(unit: str) -> str:
@@ -115,8 +111,8 @@ _VOCABULARY = VOCABULARY.extended(
         "strip": str.strip,
         "lower": str.lower,
         "capitalize": str.capitalize,
-        "place": lambda value: _en_place(value) or _en_place_in(value),
-        "place_first": _en_place,
+        "place": lambda value: _place(RE._PLACE_FIRST, value.strip()) or _place(RE._PLACE_IN, value),
+        "place_first": lambda value: _place(RE._PLACE_FIRST, value.strip()),
         "article": lambda value: f"{_article(value)} {value}",
         "job_head": lambda value: re.split(r" (?:at|in|for|with) ", value)[0],
         "species": lambda value: species_of(value) or "",
@@ -169,38 +165,30 @@ def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour:
     return _item(rules_.first(text, {"message": message}), said, behaviour)
 
 
-def _en_request_preference(t: str, said: str) -> Item | None:
-    """How to reply, asked or stated: units, emoji, tone, jargon, code language, length."""
-    return _first(_REQUEST, t, said, behaviour=True)
-
-
-def _en_change(t: str, message: str) -> Item | None:
-    """Changes said as events, with or without "I": moved to X, got promoted to Y, turned 30, now driving Z."""
-    if is_unreal(t):
-        return None
-    return _first(_CHANGE, t, t, message) or _cut_down(t, message)
-
-
 def _cut_down(t: str, message: str) -> Item | None:
     """ "cut down to 2 a day": of what, the message says (coffee, cigarettes …)."""
     m = RE._CUT_DOWN.match(t)
-    thing = re.search(r"coffee|cigarette|smok|beer|wine|alcohol|drink|soda|sugar|vap", message, re.IGNORECASE)
+    thing = RE._CUT_DOWN_THING.search(message)
     if not (m and thing and m.group("n")):
         return None
-    nouns = {"smok": "cigarettes", "cigarette": "cigarettes", "vap": "vapes", "drink": "drinks"}
-    noun = nouns.get(thing.group(0).lower(), thing.group(0).lower())
+    noun = _CUT_DOWN_NOUNS.get(thing.group(0).lower(), thing.group(0).lower())
     text = f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}"
     return fact_item(text, "habit").traced("rules_en.change.cut-down")
 
 
 def _en_clause(text: str, said: str, message: str = "") -> Item | None:
-    """A handful of first-person English statements, rewritten about "the user"."""
+    """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
+    stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
+    without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
     t = re.sub(r"\s+", " ", text.strip())
     t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
     t = RE._CLAUSE_OPENERS.sub("", t)
     t = t.replace("’", "'")
+    message = message or said
     return (
-        _en_request_preference(t, said) or _en_change(t, message or said) or _first(_CLAUSE, t, said, message or said)
+        _first(_REQUEST, t, said, behaviour=True)
+        or (None if is_unreal(t) else (_first(_CHANGE, t, t, message) or _cut_down(t, message)))
+        or _first(_CLAUSE, t, said, message)
     )
 
 
@@ -208,13 +196,11 @@ def _en_clause(text: str, said: str, message: str = "") -> Item | None:
 # English: whatever else the user says of themself, restated as said
 # ==========================================================================
 
-_ADVERBS = _DATA.text("_ADVERBS")
 _MODALS = set(_DATA.words("_MODALS"))
 _IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
-_CONTRACTIONS = _DATA.rows("_CONTRACTIONS")
-_EN_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(words, re.IGNORECASE))
-    for category, words in _DATA.rows("_EN_CATEGORY_WORDS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_CONTRACTIONS", re.IGNORECASE)
+_EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
+    "_EN_CATEGORY_WORDS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN
 )
 
 
@@ -226,7 +212,6 @@ def _third_person_verb(verb: str) -> str:
     return _en_verb3(verb)
 
 
-_I = _DATA.text("_I")
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
 
 
@@ -234,39 +219,20 @@ def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
     t = text.replace("’", "'")
     for pattern, replacement in _CONTRACTIONS:
-        t = re.sub(pattern, replacement, t, flags=re.IGNORECASE)
+        t = pattern.sub(replacement, t)
     # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
-    t = re.sub(
-        rf"{_I} (?P<adv>(?:{_ADVERBS} )*)(?P<verb>[a-z]+)\b",
-        lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}",
-        t,
-        flags=re.IGNORECASE,
-    )
+    t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
     for pattern, replacement in _PRONOUNS:
         t = pattern.sub(replacement, t)
     # "I'm 41 and teach math": the second verb is the user's too
     if re.match(r"the user\b", t, re.IGNORECASE):
-        t = (
-            re.sub(
-                r"(?<=\band )(?P<verb>" + _COORDINATED_VERBS + r")\b",
-                lambda m: _third_person_verb(m.group("verb")),
-                t.split(",")[0],
-                count=1,
-                flags=re.IGNORECASE,
-            )
-            + t[len(t.split(",")[0]) :]
-        )
+        first, comma, rest = t.partition(",")
+        t = RE._COORDINATED.sub(lambda m: _third_person_verb(m.group("verb")), first, count=1) + comma + rest
     return t[:1].upper() + t[1:]
 
 
-_COORDINATED_VERBS = _DATA.text("_COORDINATED_VERBS")
-
-
 def en_category(text: str) -> str:
-    for category, words in _EN_CATEGORY_WORDS:
-        if words.search(text):
-            return category
-    return "other"
+    return next((category for words, category in _EN_CATEGORY_WORDS if words.search(text)), "other")
 
 
 def clean_en(text: str) -> str:
@@ -278,14 +244,10 @@ def clean_en(text: str) -> str:
 def generic_en(said: str) -> Item | None:
     """A first-person English statement restated about "the user"."""
     text = clean_en(said)
-    if not re.search(r"\b(?:i|i'm|i've|i'd|i'll|my|me|mine|myself)\b|\bi (?:m|ve|d|ll)\b", text, re.IGNORECASE):
+    if not RE._FIRST_PERSON.search(text):
         return None
     third = en_third_person(text)
-    if re.fullmatch(
-        r"(?:(?:no|nah|yes|yeah|well|oh),? )*the user(?: (?:does|do|is|am|did|has|have|was|will|would|can|could))?(?: not)?(?: either| too)?",
-        third,
-        re.IGNORECASE,
-    ):
+    if RE._NOTHING_SAID.fullmatch(third):
         return None  # "no I don't", "me too": nothing said on its own
     confidence = HEDGED_CONFIDENCE if RE._EN_HEDGES.search(text) else GENERIC_CONFIDENCE
     return Item("fact", third, en_category(text), confidence, generic=True)
@@ -294,6 +256,4 @@ def generic_en(said: str) -> Item | None:
 def is_en_fragment(said: str) -> bool:
     """A piece with no subject of its own ("two cats and a parrot")."""
     text = clean_en(said)
-    return bool(text) and not re.match(
-        r"^(?:you|your|he|she|it|it's|they|we|this|that|there|what|who)\b", text, re.IGNORECASE
-    )
+    return bool(text) and not RE._OWN_SUBJECT.match(text)

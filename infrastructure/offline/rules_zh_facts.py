@@ -47,13 +47,7 @@ RE = _DATA.patterns()
 # ==========================================================================
 
 OPENERS = _DATA.regex("OPENERS")
-_LEAD_ADVERB_WORDS = list(_DATA.words("_LEAD_ADVERB_WORDS"))
-LEAD_ADVERBS = re.compile(
-    r"^(?:"
-    + "|".join(sorted(_LEAD_ADVERB_WORDS, key=len, reverse=True))
-    # 今年 stays before an age: "今年30了" is the age, "今年搬了家" only when
-    + r"|今年(?!\d|[一二两三四五六七八九十]+岁?(?:了|啦)?$))+"
-)
+LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
 
 
 _TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -64,13 +58,8 @@ def fronted(text: str) -> str:
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = _TIME_OPENER.sub("", text)
     text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
-    m = RE._TOPICALISED.match(text)
-    if m:
-        return f"我{m.group('adv') or ''}{m.group('neg')}{m.group('verb')}{m.group('obj')}{m.group('end') or ''}"
-    m = RE._TOPICALISED_LIKING.match(text)
-    if m:
-        return f"我{m.group('mid')}{m.group('verb')}{m.group('light') or ''}{m.group('obj')}{m.group('end') or ''}"
-    return text
+    fired = _FRONTED.first(text)
+    return fired.text if fired else text
 
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
@@ -110,27 +99,13 @@ def _gender_or_people(value: str, context: Context) -> bool:
 
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
-    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫)."""
-    m = re.match(r"^对(?P<x>.+?)(?:很|非常|特别|比较|挺|超|也|都)*(?P<neg>不)?感兴趣$", rest)
-    if m:
-        return preference_item(f"对{third_person(m.group('x'))}{m.group('neg') or ''}感兴趣", "content", said)
-    m = LIKE.match(rest)
-    if not m or m.group("verb") in ("希望", "想要", "受不了"):
+    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
+    fired = _LIKED.first(rest)
+    if fired is None or fired.rule.values["kind"] == "nothing":
         return None
-    obj = tidy(m.group("obj"))
-    # "最喜欢的电影是…" names a favourite; restated as said, not as a liking of "的电影"
-    if not obj or obj.startswith(("你", "您", "的")):
-        return None
-    # the degree is part of what was said: 更喜欢 is not 喜欢
-    verb = f"{m.group('strong') or ''}{m.group('neg') or ''}{m.group('verb')}"
-    if m.group("verb") == "习惯":
-        return fact_item(f"用户习惯{third_person(obj)}", "habit")
-    if re.match(r"^(?:看|读|听|聊|玩|研究|了解|学|关注|追)", obj):
-        return preference_item(f"{verb}{third_person(obj)}", "content", said)
-    if m.group("verb") in ("偏好", "偏爱", "倾向于", "倾向"):
-        return preference_item(f"{verb}{third_person(obj)}", "other", said)
-    # a liking that is not about replies is a fact about the user (spec's "preference" fact)
-    return fact_item(f"用户{verb}{third_person(obj)}", "preference")
+    if fired.rule.values["kind"] == "preference":
+        return preference_item(fired.text, fired.category, said)
+    return fact_item(fired.text, fired.category)
 
 
 # ==========================================================================
@@ -150,9 +125,8 @@ def _work_place(value: str) -> tuple[str, str] | None:
 
 
 def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
-    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches;
-    in a rule's example, the known facts given with it stand for the message."""
-    return lambda value, context: bool(pattern.search(str(context.get(key, "\n".join(context.get("known", ()))))))
+    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches."""
+    return lambda value, context: bool(pattern.search(str(context.get(key, ""))))
 
 
 def _job(value: str) -> str:
@@ -173,10 +147,6 @@ def _owned_category(noun: str, context: Context) -> str:
 
 def _partner_by_gender(value: str) -> str:
     return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
-
-
-def _first(value: tuple[str, str] | None) -> str:
-    return value[0] if value else ""
 
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
@@ -209,13 +179,16 @@ _VOCABULARY = VOCABULARY.extended(
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
+        "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
+        "liked": simple(lambda value: bool(value) and not value.startswith(("你", "您", "的"))),
+        "liked_content": simple(lambda value: bool(RE._LIKED_CONTENT.match(value))),
         "thing": simple(
             lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
         ),
     },
     filters={
         "place": lambda value: _place(value) or "",
-        "work_place": lambda value: _first(_work_place(value)),
+        "work_place": lambda value: (_work_place(value) or ("", ""))[0],
         "species": lambda value: species_of(value) or "",
         "job": _job,
         "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
@@ -230,6 +203,7 @@ _VOCABULARY = VOCABULARY.extended(
         "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
         "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
         "owned": _owned_category,
+        "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
 _WORK = registry(_DATA, "work", _VOCABULARY)
@@ -251,6 +225,10 @@ _LOCATION = registry(_DATA, "location", _VOCABULARY)
 _HABIT = registry(_DATA, "habit", _VOCABULARY)
 _STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
 _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
+_ROLE = registry(_DATA, "role", _VOCABULARY)
+_OWNED = registry(_DATA, "owned", _VOCABULARY)
+_FRONTED = registry(_DATA, "fronted", _VOCABULARY)
+_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=LIKE.pattern)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
@@ -260,17 +238,12 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
 
 
 _CONSUMED = _DATA.rows("_CONSUMED")
-_AMOUNT = _DATA.text("_AMOUNT")
 
 
 @named_rule("rules_zh_facts.amount")
 def _amount_fact(core: str, who: str, message: str) -> Item | None:
     """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
-    m = re.match(
-        r"^(?:改成|变成|减到|降到|减少到|控制在)?(?P<freq>一天|每天|天天|一周|每周|一个月|每个月|一年)(?:就|只|才|大概|差不多|能|要)?(?P<verb>抽|吸|喝)?"
-        r"(?P<n>" + _AMOUNT + r")(?:左右)?(?P<thing>烟|酒|咖啡|奶茶|啤酒|白酒|红酒|可乐)?$",
-        core,
-    )
+    m = RE._AMOUNT_SAID.match(core)
     if not m:
         return None
     thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
@@ -282,9 +255,7 @@ def _amount_fact(core: str, who: str, message: str) -> Item | None:
 @named_rule("rules_zh_facts.quit")
 def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
-    m = re.match(r"^(?:正在|在)?戒(?:掉)?(?:了)?(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)?(?:了|啦)?$", core) or re.match(
-        r"^(?P<obj>烟|酒|咖啡|奶茶|糖|可乐)(?:也|都|已经)?戒(?:掉)?了$", core
-    )
+    m = RE._QUITTING.match(core) or RE._QUITTING_NAMED_FIRST.match(core)
     if not m:
         return None
     thing = m.group("obj") or next((t for t, w in _CONSUMED if re.search(w, message)), "")
@@ -334,25 +305,15 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
 # ==========================================================================
 
 
-@named_rule("rules_zh_facts.role")
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    core = LEAD_ADVERBS.sub("", rest)
-    if not RE._ROLE_PREDICATE.match(core) or not tidy(core):
-        return None
-    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", "relationship")
+    return _change_from(_ROLE, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
-@named_rule("rules_zh_facts.owned")
 def owned_fact(subject: Subject, rest: str) -> Item | None:
-    core = LEAD_ADVERBS.sub("", rest)
-    m = re.match(r"^(?:在|是|叫|做|有|主要做)", core)
-    if not m or not tidy(core):
-        return None
-    category = "location" if core.startswith("在") else "work"
-    return fact_item(f"{subject.phrase}{third_person(tidy(core))}", category)
+    return _change_from(_OWNED, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
 # ==========================================================================
@@ -360,9 +321,8 @@ def owned_fact(subject: Subject, rest: str) -> Item | None:
 # ==========================================================================
 
 # Which category a statement restated as said belongs to; the first that matches.
-_ZH_CATEGORY_WORDS: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
-    (category, re.compile(words))
-    for category, words in _DATA.rows("_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
+    "_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN
 )
 
 
@@ -370,10 +330,7 @@ def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
     if subject.kind == "role":
         return "relationship"
-    for category, words in _ZH_CATEGORY_WORDS:
-        if words.search(text):
-            return category
-    return "other"
+    return next((category for words, category in _ZH_CATEGORY_WORDS if words.search(text)), "other")
 
 
 def clean_said(text: str) -> str:

@@ -36,21 +36,21 @@ LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
 
-_UNIT_SIDE = {"英制": "英制", "华氏": "英制", "华氏度": "英制", "英里": "英制", "磅": "英制"}
-_ASKED_BACK = re.compile(r"还是|换回|改回|以后")
+_UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
+_ORDER_SAID = _DATA.mapping("_ORDER_SAID")
+_STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
 
 
 def _said(context: Context) -> str:
-    """The clause as said (in a rule's example, its known facts stand for it)."""
-    return str(context.get("said", "\n".join(context.get("known", ()))))
+    """The clause as said."""
+    return str(context.get("said", ""))
 
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         # examples asked for, or for good
         "code_asked": lambda value, context: bool(RE._CODE_EXAMPLES.search(_said(context))),
-        # a language asked back: "还是日语吧"
-        "back_said": lambda value, context: bool(_ASKED_BACK.search(_said(context))),
+        "back_said": lambda value, context: bool(RE._ASKED_BACK.search(_said(context))),
         "language_asked": simple(lambda value: bool(RE._LANGUAGE_ASKED.search(value))),
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
@@ -94,33 +94,26 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
 @named_rule("rules_zh_prefs.request")
 def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """Requests on how to reply: 简短点, 说重点, 用表格, 用中文回复, 晚上别打扰我 …"""
-    item = (
-        _called_preference(rest, said)
-        or _preference_from(_TIME, rest, said, False)
-        or _recommendation_preference(rest, said)
-    )
-    if item:
-        return item
-    item = _preference_from(_WORD_LIMIT, rest, said)
-    if item:
-        return item
     # "我用表格记账" is not a request; imperatives and replies-talk are
     request_like = (
         subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
     )
-    for stage in (_LANGUAGE, _REPLY_CONTENT, _FORMAT):
-        item = _preference_from(stage, rest, said, context={"request_like": request_like})
-        if item:
-            return item
+    asked = {"request_like": request_like}
+    item = (
+        _called_preference(rest, said)
+        or _preference_from(_TIME, rest, said, False)
+        or _recommendation_preference(rest, said)
+        or _preference_from(_WORD_LIMIT, rest, said)
+        or _preference_from(_LANGUAGE, rest, said, context=asked)
+        or _preference_from(_REPLY_CONTENT, rest, said, context=asked)
+        or _preference_from(_FORMAT, rest, said, context=asked)
+    )
+    if item:
+        return item
     # "先给结论再展开" / "先把思路讲明白，结论放最后": what comes first in an answer
     order = dimensions(rest).get("order") if request_like else None
     if order:
-        text = (
-            "偏好先说结论、再解释的回答顺序"
-            if order == "conclusion_first"
-            else "偏好先讲推理过程、最后给结论的回答顺序"
-        )
-        return preference_item(text, "communication_style", said, behaviour=True)
+        return preference_item(_ORDER_SAID[order], "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
@@ -170,11 +163,8 @@ def _standing_preference(content: str, said: str) -> Item:
     # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
     content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
     content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
-    language = re.fullmatch(
-        r"(?:(?:跟|和|对)用户)?(?:说话|聊天|交流|回复|回答)?(?:都)?用(?P<l>[\u4e00-\u9fff]{1,4}(?:话|语|文|字)|简体|繁体|拼音)",
-        content,
-    )
-    if language:  # in which words to answer: said like every reply-language preference
+    language = RE._STANDING_LANGUAGE.fullmatch(content)
+    if language:  # said like every reply-language preference
         return preference_item(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
     # one frame for every such request, so that two about the same thing are compared
     text = "偏好以后回答时" + content
@@ -182,14 +172,9 @@ def _standing_preference(content: str, said: str) -> Item:
     # in which words to answer (a language, a dialect, a script) is a language preference
     # (not 用户, nor 网络用语: words of a kind, not a language)
     in_words = re.search(r"用(?!户)[\u4e00-\u9fff]{1,4}(?<!用)(?:话|语|文)|简体|繁体|拼音", content)
-    category = (
-        "tool"  # code examples in a language: where every such preference is ("偏好用Java写代码示例")
-        if "code_language" in sides
-        else "format"
-        if "layout" in sides or "emoji" in sides
-        else "language"
-        if ("reply_language" in sides or "technicality" in sides or in_words)
-        else "communication_style"
+    category = next(
+        (category for category, named in _STANDING_CATEGORIES if any(name in sides for name in named)),
+        "language" if in_words else "communication_style",
     )
     return preference_item(text, category, said, behaviour=True)
 
@@ -214,8 +199,7 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     about_replies = (
         RE._REPLY_NOUNS.search(obj)
         or obj.endswith("风格")
-        # a style said alone is of replies ("简短的", "直接点"), not a style of something else ("短发")
-        or re.fullmatch(r"(?:" + RE._STYLE_WORDS.pattern + r"|的|一?点|一?些)+", obj)
+        or RE._STYLE_ALONE.fullmatch(obj)
         or re.search(r"回复|回答|说话|讲话|沟通", obj)
         or requested
     )

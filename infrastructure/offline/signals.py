@@ -28,6 +28,7 @@ labelled files of data/eval:
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from factledger.infrastructure.offline.clauses import (
@@ -54,23 +55,6 @@ _DATA = rules("signals")
 RE = _DATA.patterns()
 
 
-#: each pattern table's patterns compiled once: the detector reads every clause of a message
-#: through about a hundred of them, and ``re.search`` with a string looks each up in the ``re``
-#: module's cache of 512, which the offline rules' many more patterns keep evicting (issue 25)
-_COMPILED_TABLES: dict[int, tuple[dict[str, list[str]], dict[str, tuple[re.Pattern[str], ...]]]] = {}
-
-
-def _compiled(table: dict[str, list[str]]) -> dict[str, tuple[re.Pattern[str], ...]]:
-    """``table``'s patterns, compiled, by category (compiled again if the table was replaced)."""
-    if not table:
-        return {}
-    entry = _COMPILED_TABLES.get(id(table))
-    if entry is None or entry[0] is not table:
-        entry = (table, {category: tuple(re.compile(p) for p in patterns) for category, patterns in table.items()})
-        _COMPILED_TABLES[id(table)] = entry
-    return entry[1]
-
-
 def _in_passing(text: str, english: bool) -> bool:
     """Said of the moment, the exchange or a group, not of the speaker."""
     if RE._PASSING.search(text):
@@ -80,71 +64,45 @@ def _in_passing(text: str, english: bool) -> bool:
     )
 
 
-def _pattern_table(key: str) -> dict[str, list[str]]:
-    """The rows ``key`` of the data file, ``[category, pattern]``, as patterns by category, in order."""
-    table: dict[str, list[str]] = {}
+Patterns = dict[str, tuple[re.Pattern[str], ...]]
+
+
+def _pattern_table(key: str) -> Patterns:
+    """The rows ``key`` of the data file, ``[category, pattern]``, as patterns by category, in order,
+    compiled once: the detector reads every clause of a message through about a hundred of them."""
+    table: dict[str, list[re.Pattern[str]]] = {}
     extra = {"ZH_ROLE_PATTERN": ZH_ROLE_PATTERN, "EN_ROLE_PATTERN": EN_ROLE_PATTERN, "EN_ELLIPSIS": EN_ELLIPSIS}
     for category, pattern in _DATA.rows(key, **extra):
-        table.setdefault(category, []).append(pattern)
-    return table
+        table.setdefault(category, []).append(re.compile(pattern))
+    return {category: tuple(patterns) for category, patterns in table.items()}
 
 
+def _keywords(key: str) -> dict[str, list[str]]:
+    """The spec's keyword lists ``[tables.key]``, by category, in its order."""
+    return {category: list(words) for category, words in _DATA.table(key).items()}
+
+
+_FACT_SIGNALS = _keywords("_FACT_SIGNALS")
+_PREF_SIGNALS = _keywords("_PREF_SIGNALS")
+#: where the speaker talks about themself
 _FACT_PATTERNS = _pattern_table("_FACT_PATTERNS")
+#: any statement, no 我 needed
 _TOPIC_PATTERNS = _pattern_table("_TOPIC_PATTERNS")
+#: pastimes the speaker shares or keeps up without naming themself (not when another subject is named)
 _PASTIME_PATTERNS = _pattern_table("_PASTIME_PATTERNS")
+#: English opinions and values: said by the speaker even without "I"
 _OPINION_PATTERNS = _pattern_table("_OPINION_PATTERNS")
 _PREF_PATTERNS = _pattern_table("_PREF_PATTERNS")
+#: preferences about how to reply: they count in requests as well as statements
 _REQUEST_PATTERNS = _pattern_table("_REQUEST_PATTERNS")
 
 
 class SignalDetector:
     """检测消息中是否可能包含 fact 或 preference (the spec's detector, extended)."""
 
-    # The spec's lists, verbatim.
-    FACT_SIGNALS: ClassVar[dict[str, list[str]]] = {
-        "identity": ["我是", "我叫", "我姓", "我的名字"],
-        "location": ["我在", "我住", "我工作在", "我们公司在", "坐标"],
-        "relationship": [
-            "我老板",
-            "我同事",
-            "我老婆",
-            "我老公",
-            "我女朋友",
-            "我男朋友",
-            "我爸",
-            "我妈",
-            "我儿子",
-            "我女儿",
-        ],
-        "work": ["我们公司", "我负责", "我的工作", "我是做", "我的职位"],
-        "possession": ["我的车", "我的房", "我的电脑", "我的手机"],
-        "state": ["我有", "我没有", "我会", "我不会"],
-    }
-
-    PREF_SIGNALS: ClassVar[dict[str, list[str]]] = {
-        "explicit": ["我喜欢", "我偏好", "我习惯", "我倾向于"],
-        "dislike": ["我不喜欢", "我讨厌", "我不想", "别给我", "不要"],
-        "style_request": ["简短点", "详细点", "直接说", "说重点", "不用解释", "解释一下"],
-        "time": ["早上", "晚上", "周末", "工作日", "以后", "每次", "总是"],
-        "frequency": ["经常", "很少", "从不", "一直", "偶尔"],
-    }
-
-    # Additions. Patterns in FACT_PATTERNS apply to clauses where the speaker
-    # talks about themself; TOPIC_PATTERNS to any statement (no 我 needed).
-    FACT_PATTERNS: ClassVar[dict[str, list[str]]] = _FACT_PATTERNS
-
-    TOPIC_PATTERNS: ClassVar[dict[str, list[str]]] = _TOPIC_PATTERNS
-
-    #: pastimes the speaker shares or keeps up without naming themself (not when another subject is named)
-    PASTIME_PATTERNS: ClassVar[dict[str, list[str]]] = _PASTIME_PATTERNS
-
-    #: English opinions and values: said by the speaker even without "I"
-    OPINION_PATTERNS: ClassVar[dict[str, list[str]]] = _OPINION_PATTERNS
-
-    PREF_PATTERNS: ClassVar[dict[str, list[str]]] = _PREF_PATTERNS
-
-    #: preferences about how to reply: they count in requests as well as statements
-    REQUEST_PATTERNS: ClassVar[dict[str, list[str]]] = _REQUEST_PATTERNS
+    # The spec's lists, verbatim (rules/signals.toml).
+    FACT_SIGNALS: ClassVar[dict[str, list[str]]] = _FACT_SIGNALS
+    PREF_SIGNALS: ClassVar[dict[str, list[str]]] = _PREF_SIGNALS
 
     #: categories that say only "the speaker said something about themself"
     GENERIC_CATEGORIES = frozenset({"activity", "state"})
@@ -155,30 +113,21 @@ class SignalDetector:
 
     def detect(self, text: str) -> dict[str, Any]:
         """返回检测结果: ``has_fact_signal``, ``has_pref_signal``, ``fact_categories``, ``pref_categories``."""
-        result: dict[str, Any] = {
-            "has_fact_signal": False,
-            "has_pref_signal": False,
-            "fact_categories": [],
-            "pref_categories": [],
-        }
-        if not isinstance(text, str):
-            return result
-        text = fold_cjk_spaces(dialect(text))
         facts: list[str] = []
         prefs: list[str] = []
-        for clause in split_clauses(text):
+        # anything but a string is read as "" (``dialect``), which has no clause
+        for clause in split_clauses(fold_cjk_spaces(dialect(text))):
             clause_facts, clause_prefs = self._clause(clause)
             facts += [c for c in clause_facts if c not in facts]
             prefs += [c for c in clause_prefs if c not in prefs]
-        result["fact_categories"] = self._ordered(
-            facts, self.FACT_SIGNALS, self.FACT_PATTERNS, self.TOPIC_PATTERNS, self.PASTIME_PATTERNS
-        )
-        result["pref_categories"] = self._ordered(
-            prefs, self.PREF_SIGNALS, self.PREF_PATTERNS, self.REQUEST_PATTERNS, self.OPINION_PATTERNS
-        )
-        result["has_fact_signal"] = bool(result["fact_categories"])
-        result["has_pref_signal"] = bool(result["pref_categories"])
-        return result
+        fact_categories = self._ordered(facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS)
+        pref_categories = self._ordered(prefs, self.PREF_SIGNALS, _PREF_PATTERNS, _REQUEST_PATTERNS, _OPINION_PATTERNS)
+        return {
+            "has_fact_signal": bool(fact_categories),
+            "has_pref_signal": bool(pref_categories),
+            "fact_categories": fact_categories,
+            "pref_categories": pref_categories,
+        }
 
     # -- internals ---------------------------------------------------------
 
@@ -196,7 +145,7 @@ class SignalDetector:
         text = clause.text.lower()
         english = is_english(text)
         if is_question_to_assistant(clause):
-            asked = self._hits(text, {}, self.REQUEST_PATTERNS)
+            asked = self._hits(text, {}, _REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
             return self._asked(text, english), []
@@ -204,7 +153,7 @@ class SignalDetector:
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs += [c for c in self._hits(text, spec_styles, self.REQUEST_PATTERNS) if c not in prefs]
+        prefs += [c for c in self._hits(text, spec_styles, _REQUEST_PATTERNS) if c not in prefs]
         if not prefs and (
             standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
@@ -239,42 +188,41 @@ class SignalDetector:
         prefs: list[str] = []
         if about_self:
             said = strip_exchange(text)
-            facts = self._hits(said, self.FACT_SIGNALS, self.FACT_PATTERNS)
-            facts += [c for c in self._hits(said, {}, self.TOPIC_PATTERNS) if c not in facts]
+            facts = self._hits(said, self.FACT_SIGNALS, _FACT_PATTERNS)
+            facts += [c for c in self._hits(said, {}, _TOPIC_PATTERNS) if c not in facts]
             if len(facts) > 1 and "activity" in facts:
                 facts.remove("activity")  # the catch-all only when nothing more specific applies
-            prefs = self._hits(said, self.PREF_SIGNALS, self.PREF_PATTERNS)
+            prefs = self._hits(said, self.PREF_SIGNALS, _PREF_PATTERNS)
         elif not addressed:
-            facts = self._hits(text, {"location": ["坐标"]}, self.TOPIC_PATTERNS)
+            facts = self._hits(text, {"location": ["坐标"]}, _TOPIC_PATTERNS)
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
             if not english and not RE._SOMEONE_ELSE_FIRST.match(text):
-                prefs = self._hits(text, {}, self.PREF_PATTERNS)
+                prefs = self._hits(text, {}, _PREF_PATTERNS)
         if english:
             # a value or an opinion of a work is the speaker's even when "I" is left out
-            opinions = self._hits(text.replace("’", "'"), {}, self.OPINION_PATTERNS)
+            opinions = self._hits(text.replace("’", "'"), {}, _OPINION_PATTERNS)
             if addressed:  # "it's important that you rest" is advice; a work stays an opinion
                 opinions = [c for c in opinions if RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
             prefs += [c for c in opinions if c not in prefs]
         elif not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
-            facts += [c for c in self._hits(strip_exchange(text), {}, self.PASTIME_PATTERNS) if c not in facts]
+            facts += [c for c in self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS) if c not in facts]
         return facts, prefs
 
     @staticmethod
-    def _hits(text: str, signals: dict[str, list[str]], patterns: dict[str, list[str]]) -> list[str]:
+    def _hits(text: str, signals: dict[str, list[str]], patterns: Patterns) -> list[str]:
         """Categories whose spec keywords or added patterns occur in ``text``."""
         if not text:
             return []
-        compiled = _compiled(patterns)
         hits: list[str] = []
         for category in list(signals) + [c for c in patterns if c not in signals]:
             if any(s in text for s in signals.get(category, ())) or any(
-                p.search(text) for p in compiled.get(category, ())
+                p.search(text) for p in patterns.get(category, ())
             ):
                 hits.append(category)
         return hits
 
     @staticmethod
-    def _ordered(found: list[str], *tables: dict[str, list[str]]) -> list[str]:
+    def _ordered(found: list[str], *tables: Mapping[str, object]) -> list[str]:
         """The spec's categories first, in its order, then the added ones."""
         order: list[str] = []
         for table in tables:

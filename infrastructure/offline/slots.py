@@ -35,14 +35,12 @@ _DATA = rules("slots")
 RE = _DATA.patterns()
 
 # --------------------------------------------------------------------------
-# Roles: relationship nouns, canonical form, and whether one person can have
-# only one of them (a new surname for "the boss" replaces the old one, a new
-# surname for "a colleague" is just another colleague).
+# Roles: relationship nouns and their canonical form (whether one person has
+# only one of them is ``is_exclusive_slot``'s: a new surname for "the boss"
+# replaces the old one, a new surname for "a colleague" is another colleague).
 # --------------------------------------------------------------------------
 
 ROLE_SYNONYMS: dict[str, str] = _DATA.mapping("ROLE_SYNONYMS")
-
-EXCLUSIVE_ROLES: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_ROLES"))
 
 _ZH_ROLES = sorted((r for r in ROLE_SYNONYMS if not r.isascii()), key=len, reverse=True)
 _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=True)
@@ -54,8 +52,6 @@ ZH_ROLE_QUALIFIER = _DATA.text("ZH_ROLE_QUALIFIER")
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_SLOTS"))
 
 POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
-_CJK_CLASS = _DATA.text("_CJK_CLASS")
-
 # --------------------------------------------------------------------------
 # Word lists shared with the extractor
 # --------------------------------------------------------------------------
@@ -128,15 +124,9 @@ def _strip_measure(thing: str) -> str:
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_ADVERBS = _DATA.text("_ADVERBS")
-_NUMBER = _DATA.text("_NUMBER")
-_AGE = _DATA.text("_AGE")
-
 _SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
 _CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
 _MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
-_LEVEL = _DATA.text("_LEVEL")
-
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
@@ -160,10 +150,6 @@ def _en_job(value: str, counted: bool) -> str | None:
 # --------------------------------------------------------------------------
 # Likings: one slot per thing liked, whatever the verb, the degree or the negation
 # --------------------------------------------------------------------------
-
-_ZH_DEGREE = _DATA.text("_ZH_DEGREE")
-_ZH_NOT = _DATA.text("_ZH_NOT")
-_EN_NOT_LIKING = _DATA.text("_EN_NOT_LIKING")
 
 
 def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
@@ -194,9 +180,10 @@ _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _refine_is(value: str) -> tuple[str, str] | None:
-    """Split "是X" into the slot it actually fills (rules ``zh_is``), or None when unclear."""
-    fired = _ZH_IS.first(value)
+def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
+    """(slot, value) of the first rule of ``rules_`` that fires on ``value`` (its ``slot`` and its
+    template), or None when none does: "是X" split into the slot it actually fills (``zh_is``) …"""
+    fired = rules_.first(value)
     return (fired.rule.values["slot"], fired.text) if fired else None
 
 
@@ -208,25 +195,20 @@ def species_of(thing: str) -> str | None:
     return None
 
 
-def _species(thing: str) -> str:
-    return species_of(thing) or _strip_measure(thing)
-
-
 def _consumption(predicate: str) -> tuple[str, str] | None:
     """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
     # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
     if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
         return None
-    for thing, words in _CONSUMED:
-        if not re.search(words, predicate, re.IGNORECASE):
-            continue
-        if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
-            return f"consumes:{thing}", "quitting"
-        if RE._CONSUMPTION_STOPPED.search(predicate):
-            return f"consumes:{thing}", "no"
-        amount = RE._AMOUNT.search(predicate)
-        return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
-    return None
+    thing = next((thing for thing, words in _CONSUMED if re.search(words, predicate, re.IGNORECASE)), None)
+    if thing is None:
+        return None
+    if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
+        return f"consumes:{thing}", "quitting"
+    if RE._CONSUMPTION_STOPPED.search(predicate):
+        return f"consumes:{thing}", "no"
+    amount = RE._AMOUNT.search(predicate)
+    return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
@@ -239,6 +221,7 @@ _VOCABULARY = Vocabulary(
         "said": lambda value, context: bool(_clean_value(value)),
         "gender": lambda value, context: value in GENDER_WORDS,
         "job": lambda value, context: looks_like_job(value),
+        "organisation": lambda value, context: looks_like_organisation(value),
     },
     filters={
         "lower": str.lower,
@@ -251,6 +234,8 @@ _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
 _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
+_WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
+_ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
@@ -281,7 +266,8 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
         return None
     prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
     if prefix == "keeps:":
-        thing = _species(re.split(r"[，,]", thing)[0])
+        first = re.split(r"[，,]", thing)[0]
+        thing = species_of(first) or _strip_measure(first)
     elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
         prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
     return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
@@ -315,25 +301,11 @@ def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     return None
 
 
-def _refine_work(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if looks_like_organisation(value):
-        return "employer", value
-    if re.match(r"^(?:做|当|干)(?=\S{2})", value) and looks_like_job(value[1:]):
-        return "job", value[1:]  # "在做HR专员工作": what the work is, not where
-    return "work_location", value
-
-
 def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
     if re.search(r"\band\b|^\d", value):
         return None  # "is 27 and works as a nurse": two statements, read one at a time
     job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
     return ("job", job) if job else None
-
-
-def _refine_residence(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if not english and re.match(r"^(?:了|过|着|得|惯)|^[一二两三四五六七八九十几\d]+(?:年|个月)", value):
-        return None  # "住了十几年": how long, not where
-    return "residence", value
 
 
 def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
@@ -350,15 +322,15 @@ def _measured(slot: str) -> Refiner:
 #: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
 _REFINE: dict[str, Refiner] = {
     "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
-    "work_location": _refine_work,
-    "is": lambda value, m, english: _refine_is(value),
+    "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
+    "is": lambda value, m, english: _refined(_ZH_IS, value),
     "en_is": _refine_en_is,
     "job": _measured("job"),
     "vehicle": _measured("vehicle"),
     "phone": _measured("phone"),
     "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
     "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
-    "residence": _refine_residence,
+    "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
     "pet_name": _refine_pet_name,
     "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
 }
@@ -373,6 +345,7 @@ def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
+_CN_UNITS = _DATA.table("_CN_UNITS")
 
 
 def _number(text: str) -> str:
@@ -386,14 +359,10 @@ def _number(text: str) -> str:
         return text
     total, current = 0, 0
     for ch in text:
-        if ch in _CN_DIGITS:
+        if ch in _CN_UNITS:  # 十, 百: the digit before (one when none) times the unit
+            total, current = total + (current or 1) * _CN_UNITS[ch], 0
+        else:
             current = _CN_DIGITS[ch]
-        elif ch == "十":
-            total += (current or 1) * 10
-            current = 0
-        elif ch == "百":
-            total += (current or 1) * 100
-            current = 0
     return str(total + current)
 
 
@@ -457,7 +426,6 @@ _EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
-    role: str | None = None
     partner = RE._HAS_PARTNER.match(text)
     if partner:
         return [
@@ -467,9 +435,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     if m:
         english = False
         role = m.group("role")
-        predicate = text[m.end() :]
-        predicate = re.sub(r"^" + _ADVERBS, "", predicate)
-        predicate = re.sub(r"^是(?=在|住)", "", predicate)  # "用户是在长沙读书"
+        predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
         m = _EN_SUBJECT.match(text)
         if not m:
@@ -483,9 +449,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        named = re.fullmatch(r"is (?P<v>[A-Z][\w'-]+)", predicate) or re.match(
-            r"(?P<v>(?!The\b|He\b|She\b|They\b)[A-Z][\w'-]+)\b(?! is\b)", predicate
-        )
+        named = RE._EN_NAMED_IS.fullmatch(predicate) or RE._EN_NAMED_FIRST.match(predicate)
         if named:
             found = [("name", named.group("v"))]
     if role is not None:
@@ -541,7 +505,7 @@ def is_exclusive_slot(slot: str) -> bool:
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
 _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
-_EN_NEGATIONS = _DATA.rows("_EN_NEGATIONS")
+_EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
 def third_person_verb(verb: str) -> str:
@@ -557,18 +521,15 @@ def third_person_verb(verb: str) -> str:
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     """(canonical texts the negation-free statement may read as, whether it was negated)."""
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
-    if re.search(r"[a-z]", lowered) and not re.search(r"[\u4e00-\u9fff]", lowered):
+    english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
+    if english:
         for short, long in _EN_CONTRACTIONS:
             lowered = lowered.replace(short, long)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
             positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
-        for marker, replacement in _EN_NEGATIONS:
-            if marker in lowered:
-                return frozenset({canonical(lowered.replace(marker, replacement, 1))}), True
-        return frozenset({canonical(lowered)}), False
-    for marker, replacements in _ZH_NEGATIONS:
+    for marker, replacements in _EN_NEGATIONS if english else _ZH_NEGATIONS:
         if marker in lowered:
             return frozenset(canonical(lowered.replace(marker, r, 1)) for r in replacements), True
     return frozenset({canonical(lowered)}), False

@@ -130,14 +130,10 @@ def _same(a: str, b: str) -> bool:
 
 def _body(fact: str) -> str | None:
     """What a fact says of the user, or None when it is about someone else."""
-    for prefix in ("用户", "The user ", "the user "):
-        if fact.startswith(prefix):
-            body = fact[len(prefix) :]
-            if body.startswith(("的", "'s")) and _SOMEONE_ELSE.match(body.lstrip("的's ")):
-                return None
-            break
-    else:
-        body = fact
+    prefix = next((prefix for prefix in ("用户", "The user ", "the user ") if fact.startswith(prefix)), "")
+    body = fact[len(prefix) :]
+    if prefix and body.startswith(("的", "'s")) and _SOMEONE_ELSE.match(body.lstrip("的's ")):
+        return None
     return None if _SOMEONE_ELSE.search(body) else body
 
 

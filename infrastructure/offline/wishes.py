@@ -58,9 +58,7 @@ def _pole_table(name: str) -> dict[tuple[str, str], tuple[str, str]]:
 _ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_ZH_SAYS")
 _EN_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_EN_SAYS")
 _LANGUAGE_NAMES = _DATA.mapping("_LANGUAGE_NAMES")
-_LANGUAGE_NAMES |= {"es": "Spanish", "de": "German"}
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
-_CODE_NAMES |= {"c++": "C++", "c#": "C#", "matlab": "MATLAB"}
 
 
 @named_rule("wishes.answer")
@@ -117,25 +115,32 @@ def _is_wish(clause: Clause, said: str) -> bool:
 def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
     """(preference text, category) for one side of one dimension, in the language of ``said``."""
     english = is_english(said)
-    if dimension == "reply_language":
-        return _reply_language(side, said, english)
-    if dimension == "code_language":
-        refused, language = side.startswith("not "), side.removeprefix("not ")
-        name = _CODE_NAMES.get(language, language[:1].upper() + language[1:])
-        if english:
-            return (f"Prefers code examples not in {name}" if refused else f"Prefers code examples in {name}"), "tool"
-        return (f"不希望用{name}写代码示例" if refused else f"偏好用{name}写代码示例"), "tool"
-    if dimension == "word_limit":
-        return (
-            f"Prefers answers within {side} words" if english else f"偏好回答控制在{side}字以内"
-        ), "communication_style"
+    says = _EN_SAYS if english else _ZH_SAYS
+    if dimension in _NAMED:
+        refused, value = side.startswith("not "), side.removeprefix("not ")
+        text, category = says[(dimension, "refused" if refused else "named")]
+        return text.format(name=_name(dimension, value, said, english)), category
     if dimension == "layout" and side == "structured":
         return _structure(said, english)
     if dimension == "examples" and side == "with" and re.search(r"代码|\bcode\b", said, re.IGNORECASE):
         return ("Prefers answers with code examples" if english else "偏好回答时多给代码示例"), "format"
     if dimension == "technicality" and side == "plain" and not english and "术语" in said:
         return "偏好少用专业术语", "language"  # in the words the request rules use
-    return (_EN_SAYS if english else _ZH_SAYS).get((dimension, side), ("", ""))
+    return says.get((dimension, side), ("", ""))
+
+
+#: dimensions whose side is a value named in the text (a language, a number), not a pole
+_NAMED = ("code_language", "reply_language", "word_limit")
+
+
+def _name(dimension: str, value: str, said: str, english: bool) -> str:
+    """How a preference names the value it asks for: a language by its name (in Chinese, as said), a number as is."""
+    if dimension == "code_language":
+        return _CODE_NAMES.get(value, value[:1].upper() + value[1:])
+    if dimension == "reply_language" and english:
+        return _LANGUAGE_NAMES.get(value, value.capitalize())
+    named = RE._ZH_LANGUAGE_SAID.search(said) if dimension == "reply_language" else None
+    return named.group(0) if named else value
 
 
 def _structure(said: str, english: bool) -> tuple[str, str]:
@@ -147,16 +152,6 @@ def _structure(said: str, english: bool) -> tuple[str, str]:
         return f"Prefers {form if form.endswith('s') else form + 's'}", "format"
     m = re.search(r"列表|表格|代码块|markdown|要点|图表", said, re.IGNORECASE)
     return (f"偏好用{m.group(0).lower()}的形式回复" if m else "偏好分点列出的回复格式"), "format"
-
-
-def _reply_language(side: str, said: str, english: bool) -> tuple[str, str]:
-    refused, language = side.startswith("not "), side.removeprefix("not ")
-    if english:
-        name = _LANGUAGE_NAMES.get(language, language.capitalize())
-        return (f"Prefers replies not in {name}" if refused else f"Prefers replies in {name}"), "language"
-    named = RE._ZH_LANGUAGE_SAID.search(said)
-    name = named.group(0) if named else language
-    return (f"不希望用{name}回复" if refused else f"偏好用{name}回复"), "language"
 
 
 __all__ = ["answer_wish", "is_answer_wish", "said_of_someone_else"]
