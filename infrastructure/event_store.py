@@ -101,6 +101,11 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         self._version_stored = SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
             Identifier(self.datastore.schema, self.events_table_name)
         )
+        # The same, for a stream this process saved last: its last event must still be the one
+        # that save wrote, at the position it got (ADR 0043: the memory was not read again).
+        self._event_stored = SQL(
+            "SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s AND notification_id = %s"
+        ).format(Identifier(self.datastore.schema, self.events_table_name))
 
     # ---- message ids ---------------------------------------------------------------
 
@@ -228,11 +233,21 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         # forgotten stream is written back.
         curs.execute(self._lock_and_notify)
         for originator_id, version in _continued(stored_events):
-            curs.execute(self._version_stored, (originator_id, version))
+            curs.execute(*self._continuity_check(originator_id, version, kwargs))
             if curs.fetchone() is None:
                 raise _forgotten(originator_id, version)
         # The insert itself, without the parent's second lock and notify (done above).
         PostgresAggregateRecorder._insert_stored_events(self, curs, stored_events, **kwargs)
+
+    def _continuity_check(
+        self, originator_id: Any, version: int, kwargs: Mapping[str, Any]
+    ) -> tuple[SQL | Any, tuple[Any, ...]]:
+        """The statement that finds the version a save continues: at the position this process
+        saved it at, when the save says (``continues``: stream -> position), else any."""
+        position = (kwargs.get("continues") or {}).get(originator_id)
+        if position is None:
+            return self._version_stored, (originator_id, version)
+        return self._event_stored, (originator_id, version, position)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Insert in one transaction; retried on a lost connection, never on a timeout."""
@@ -285,7 +300,8 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
         sent together and read after (pipeline mode: one round trip). The server still runs
         them in order, so a message id is taken before the table lock as before; a message id
-        found taken, or a continued version found missing, rolls the whole save back. The
+        found taken, or a continued version found missing (or at another position than
+        ``continues`` gives, ADR 0043), rolls the whole save back. The
         transaction's BEGIN goes first in the same round trip, and what ``checked_in_save``
         reads right after the lock; returns the positions and what those read."""
         with conn.pipeline():
@@ -301,7 +317,7 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             continued = []
             for originator_id, version in _continued(stored_events):
                 continued.append((conn.cursor(), originator_id, version))
-                continued[-1][0].execute(self._version_stored, (originator_id, version))
+                continued[-1][0].execute(*self._continuity_check(originator_id, version, kwargs))
             PostgresAggregateRecorder._insert_stored_events(self, events, stored_events, **kwargs)
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
