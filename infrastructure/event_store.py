@@ -106,6 +106,21 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         self._event_stored = SQL(
             "SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s AND notification_id = %s"
         ).format(Identifier(self.datastore.schema, self.events_table_name))
+        # A pipelined save's events in one statement with its notification and the checks that the
+        # streams it continues still end where it continues them (at the position ``continues``
+        # gives, if any): no row goes in unless all do (ADR 0043). Both are one-time filters.
+        self._insert_notified_continuing = SQL(
+            "INSERT INTO {t} AS t (originator_id, originator_version, topic, state) "
+            "SELECT originator_id, originator_version, topic, state FROM unnest(%s::{type}[]) "
+            "WHERE (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
+            "AND (SELECT count(*) FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS c(id, v, n) "
+            "WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id AND e.originator_version = c.v "
+            "AND (c.n IS NULL OR e.notification_id = c.n))) = %s "
+            "RETURNING notification_id"
+        ).format(
+            t=Identifier(self.datastore.schema, self.events_table_name),
+            type=Identifier(self.datastore.schema, self.stored_event_type_name),
+        )
 
     # ---- message ids ---------------------------------------------------------------
 
@@ -301,7 +316,8 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         sent together and read after (pipeline mode: one round trip). The server still runs
         them in order, so a message id is taken before the table lock as before; a message id
         found taken, or a continued version found missing (or at another position than
-        ``continues`` gives, ADR 0043), rolls the whole save back. The
+        ``continues`` gives), rolls the whole save back. The notification and that continuity
+        check go in the events' INSERT itself, which then inserts nothing (ADR 0043). The
         transaction's BEGIN goes first in the same round trip, and what ``checked_in_save``
         reads right after the lock; returns the positions and what those read."""
         with conn.pipeline():
@@ -311,24 +327,33 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
                 taken.append((conn.cursor(), message_id))
                 taken[-1][0].execute(self._take_message_id, (originator_id, message_id, *(text_hash or [None])))
             events = conn.cursor()
-            for statement in self._lock_and_notify_statements:
-                events.execute(statement)
+            events.execute(self._lock_and_notify_statements[0])  # the table lock
             readers = [queue(conn) for queue in self.hooks.checked_in_save]
-            continued = []
-            for originator_id, version in _continued(stored_events):
-                continued.append((conn.cursor(), originator_id, version))
-                continued[-1][0].execute(*self._continuity_check(originator_id, version, kwargs))
-            PostgresAggregateRecorder._insert_stored_events(self, events, stored_events, **kwargs)
+            continued = _continued(stored_events)
+            events.execute(self._insert_notified_continuing, self._insert_parameters(stored_events, continued, kwargs))
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
                 write(writes, stored_events)
         for curs, message_id in taken:
             if curs.fetchone() is None:
                 raise MessageAlreadyRecorded(message_id)
-        for curs, originator_id, version in continued:
-            if curs.fetchone() is None:
-                raise _forgotten(originator_id, version)
-        return self._fetch_ids_after_insert_events(events, stored_events, **kwargs), [read() for read in readers]
+        ids = self._fetch_ids_after_insert_events(events, stored_events, **kwargs)
+        if continued and len(ids or ()) != len(stored_events):  # a stream it continues does not end there
+            raise _forgotten(*continued[0])
+        return ids, [read() for read in readers]
+
+    def _insert_parameters(
+        self, events: Sequence[StoredEvent], continued: Sequence[tuple[Any, int]], kwargs: Mapping[str, Any]
+    ) -> tuple[Any, ...]:
+        positions = kwargs.get("continues") or {}
+        return (
+            [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
+            self.channel_name,
+            [originator_id for originator_id, _ in continued],
+            [version for _, version in continued],
+            [positions.get(originator_id) for originator_id, _ in continued],
+            len(continued),
+        )
 
 
 _BEGIN = SQL("BEGIN")

@@ -8,11 +8,16 @@ from collections.abc import Callable
 from typing import Any
 from uuid import uuid4
 
+import psycopg
 import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
+from psycopg.sql import SQL, Identifier
 
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory, user_memory_id
+from factledger.infrastructure.bootstrap import database_uri
+from factledger.infrastructure.config import Settings
+from factledger.infrastructure.event_store import PIPELINED_EVENTS
 
 TOPIC = "tests.test_unread_memory:Nothing"  # never read back: these streams are the recorder's only
 
@@ -61,15 +66,27 @@ def test_a_new_user_is_looked_up_once(service: LedgerService) -> None:
     assert sorted(reads) == expected
 
 
-def test_a_save_continuing_elsewhere_than_saved_here_is_refused(service: LedgerService) -> None:
+@pytest.mark.parametrize("size", [1, PIPELINED_EVENTS + 1], ids=["pipelined", "statement-by-statement"])
+def test_a_save_continuing_elsewhere_than_saved_here_is_refused(service: LedgerService, size: int) -> None:
     recorder = service.ledger.recorder
     stream = uuid4()
     [first] = recorder.insert_events([StoredEvent(stream, 1, TOPIC, b"{}")]) or [0]
+    more = [StoredEvent(stream, v, TOPIC, b"{}") for v in range(2, size + 2)]
     with pytest.raises(IntegrityError):
-        recorder.insert_events([StoredEvent(stream, 2, TOPIC, b"{}")], continues={stream: first + 1000})
+        recorder.insert_events(more, continues={stream: first + 1000})
     assert [e.originator_version for e in recorder.select_events(stream)] == [1]
-    recorder.insert_events([StoredEvent(stream, 2, TOPIC, b"{}")], continues={stream: first})
-    assert [e.originator_version for e in recorder.select_events(stream)] == [1, 2]
+    positions = recorder.insert_events(more, continues={stream: first})
+    assert positions is not None and len(positions) == size
+    assert [e.originator_version for e in recorder.select_events(stream)] == list(range(1, size + 2))
+
+
+@pytest.mark.pg_only
+def test_a_save_still_notifies_listeners(service: LedgerService, settings: Settings) -> None:
+    channel = service.ledger.recorder.channel_name  # type: ignore[attr-defined]
+    with psycopg.connect(database_uri(settings), autocommit=True) as listener:
+        listener.execute(SQL("LISTEN {}").format(Identifier(channel)))
+        service.ingest("u-listened", "I live in Paris.")
+        assert [n.channel for n in listener.notifies(timeout=5, stop_after=1)] == [channel]
 
 
 @pytest.mark.pg_only
