@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application, LRUCache, ProcessingEvent
+from eventsourcing.application import AggregateNotFoundError, Application, Cache, LRUCache, ProcessingEvent
 from eventsourcing.persistence import JSONTranscoder, Recording
 from eventsourcing.utils import EnvType, get_topic
 
@@ -67,9 +67,9 @@ class MemoryLedger(Application[UUID]):
         # Memory id -> (version, position of its last event) of each memory this process saved
         # last, beside the saved memory in the aggregate cache: a change starts from it unread
         # and its save checks that position (ADR 0043).
-        self._saved_heads: LRUCache[UUID, tuple[int, int]] = LRUCache(
-            maxsize=int(self.env.get("AGGREGATE_CACHE_MAXSIZE") or 1000)
-        )
+        # Bounded as the library bounds its cache (a size of 0 or less: unbounded).
+        maxsize = int(self.env.get("AGGREGATE_CACHE_MAXSIZE") or 0)
+        self._saved_heads: Cache[UUID, tuple[int, int]] = LRUCache(maxsize) if maxsize > 0 else Cache()
 
     # ---- the event log, across users ---------------------------------------------
 

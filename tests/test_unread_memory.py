@@ -5,6 +5,7 @@ forget, fails that check and the retry reloads."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 from uuid import uuid4
 
@@ -13,11 +14,13 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.ledger import MemoryLedger
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory, user_memory_id
 from factledger.infrastructure.bootstrap import database_uri
 from factledger.infrastructure.config import Settings
 from factledger.infrastructure.event_store import PIPELINED_EVENTS
+from factledger.infrastructure.memory import PERSISTENCE
 
 TOPIC = "tests.test_unread_memory:Nothing"  # never read back: these streams are the recorder's only
 
@@ -118,3 +121,15 @@ def test_a_user_forgotten_and_begun_again_elsewhere_is_reloaded(open_service: Ca
     assert memory is not None and "m1-again" in memory.recent_message_ids and "m1" not in memory.recent_message_ids
     stored = list(here.ledger.recorder.select_events(user_memory_id("u-again")))
     assert [e.originator_version for e in stored] == list(range(1, len(stored) + 1))
+
+
+@pytest.mark.parametrize("size", ["0", "1"])
+def test_memories_saved_here_are_kept_as_the_cache_is(size: str) -> None:
+    """As many saved heads as the cache holds memories: all of them when it is unbounded (0)."""
+    ledger = MemoryLedger(env={"PERSISTENCE_MODULE": PERSISTENCE, "AGGREGATE_CACHE_MAXSIZE": size})
+    for user in ("a", "b"):
+        memory = UserMemory.start(user)
+        memory.ingest_message(message_id="m1", text="I live in Paris.", at=datetime.now(UTC))
+        ledger.save(memory)
+    kept = [user for user in ("a", "b") if ledger.saved_here(ledger.memory_to_write(user))]  # type: ignore[arg-type]
+    assert kept == (["a", "b"] if size == "0" else ["b"])
