@@ -106,18 +106,26 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         self._event_stored = SQL(
             "SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s AND notification_id = %s"
         ).format(Identifier(self.datastore.schema, self.events_table_name))
-        # A pipelined save's events in one statement with its notification and the checks that the
-        # streams it continues still end where it continues them (at the position ``continues``
-        # gives, if any): no row goes in unless all do (ADR 0043). Both are one-time filters.
-        self._insert_notified_continuing = SQL(
-            "INSERT INTO {t} AS t (originator_id, originator_version, topic, state) "
+        # A pipelined save's message ids, notification and events in one statement, under the
+        # table lock: the events go in only if every message id was free and the streams the save
+        # continues still end where it continues them (at the position ``continues`` gives, if
+        # any); it answers with the message ids it took and the events' positions (ADR 0043).
+        self._insert_save = SQL(
+            "WITH taken AS (INSERT INTO {m} (originator_id, message_id, text_hash) "
+            "SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING "
+            "RETURNING originator_id, message_id), "
+            "inserted AS (INSERT INTO {t} (originator_id, originator_version, topic, state) "
             "SELECT originator_id, originator_version, topic, state FROM unnest(%s::{type}[]) "
-            "WHERE (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
+            "WHERE (SELECT count(*) FROM taken) = %s "
+            "AND (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
             "AND (SELECT count(*) FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS c(id, v, n) "
             "WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id AND e.originator_version = c.v "
             "AND (c.n IS NULL OR e.notification_id = c.n))) = %s "
-            "RETURNING notification_id"
+            "RETURNING notification_id) "
+            "SELECT ARRAY(SELECT message_id FROM taken) AS taken, "
+            "ARRAY(SELECT notification_id FROM inserted ORDER BY notification_id) AS ids"
         ).format(
+            m=self.message_ids,
             t=Identifier(self.datastore.schema, self.events_table_name),
             type=Identifier(self.datastore.schema, self.stored_event_type_name),
         )
@@ -312,42 +320,47 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
     def _insert_pipelined(
         self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> tuple[Sequence[int] | None, list[Any]]:
-        """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
-        sent together and read after (pipeline mode: one round trip). The server still runs
-        them in order, so a message id is taken before the table lock as before; a message id
-        found taken, or a continued version found missing (or at another position than
-        ``continues`` gives), rolls the whole save back. The notification and that continuity
-        check go in the events' INSERT itself, which then inserts nothing (ADR 0043). The
-        transaction's BEGIN goes first in the same round trip, and what ``checked_in_save``
-        reads right after the lock; returns the positions and what those read."""
+        """The save's statements and ``written_in_save``'s sent together and read after (pipeline
+        mode: one round trip): BEGIN, the table lock, what ``checked_in_save`` reads right after
+        it, then one statement taking the message ids, notifying and inserting the events
+        (ADR 0043); a message id found taken, or a continued version found missing (or at
+        another position than ``continues`` gives), inserts no event and rolls the whole save
+        back. Returns the positions and what the checks read."""
+        given = [
+            (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
+        ]
+        continued = _continued(stored_events)
         with conn.pipeline():
             conn.execute(_BEGIN)
-            taken = []
-            for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
-                taken.append((conn.cursor(), message_id))
-                taken[-1][0].execute(self._take_message_id, (originator_id, message_id, *(text_hash or [None])))
             events = conn.cursor()
             events.execute(self._lock_and_notify_statements[0])  # the table lock
             readers = [queue(conn) for queue in self.hooks.checked_in_save]
-            continued = _continued(stored_events)
-            events.execute(self._insert_notified_continuing, self._insert_parameters(stored_events, continued, kwargs))
+            events.execute(self._insert_save, self._insert_parameters(stored_events, given, continued, kwargs))
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
                 write(writes, stored_events)
-        for curs, message_id in taken:
-            if curs.fetchone() is None:
-                raise MessageAlreadyRecorded(message_id)
-        ids = self._fetch_ids_after_insert_events(events, stored_events, **kwargs)
-        if continued and len(ids or ()) != len(stored_events):  # a stream it continues does not end there
-            raise _forgotten(*continued[0])
+        row = events.fetchone()
+        taken, ids = (row["taken"], row["ids"]) if row is not None else ([], [])
+        if len(taken) != len(given):  # a message id recorded before
+            raise MessageAlreadyRecorded(next((m for _, m, _ in given if m not in taken), given[0][1]))
+        if len(ids) != len(stored_events):  # a stream it continues does not end there
+            raise _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
         return ids, [read() for read in readers]
 
     def _insert_parameters(
-        self, events: Sequence[StoredEvent], continued: Sequence[tuple[Any, int]], kwargs: Mapping[str, Any]
+        self,
+        events: Sequence[StoredEvent],
+        given: Sequence[tuple[Any, str, str | None]],
+        continued: Sequence[tuple[Any, int]],
+        kwargs: Mapping[str, Any],
     ) -> tuple[Any, ...]:
         positions = kwargs.get("continues") or {}
         return (
+            [originator_id for originator_id, _, _ in given],
+            [message_id for _, message_id, _ in given],
+            [text_hash for _, _, text_hash in given],
             [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
+            len(given),
             self.channel_name,
             [originator_id for originator_id, _ in continued],
             [version for _, version in continued],
