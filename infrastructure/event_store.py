@@ -13,9 +13,10 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   projection, which reads too) run in the same transaction after the events
   are in: one commit a message instead of several (ADR 0020); ``after_commit``
   once it committed;
-* a save of a message's few events sends the message ids, the lock, the
-  continuity check, the events and the ``written_in_save`` statements in one
-  round trip (pipeline mode); a large one (a user moved between partitions)
+* a save of a message's few events sends the lock, then one statement taking
+  the message ids, notifying, checking the streams it continues and inserting
+  the events (ADR 0043), and the ``written_in_save`` statements in one round
+  trip (pipeline mode); a large one (a user moved between partitions)
   goes statement by statement, as the library's own pipelined insert could
   leave client and server blocked on each other's buffers while holding the
   events table lock.
@@ -239,8 +240,9 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         return found
 
     def _insert_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
-        # Before the table lock: a concurrent save of the same message id waits
-        # here on the key, then finds it taken, without ever holding the lock.
+        # Under the table lock (``_insert_stored_events``), as in the pipelined save (ADR 0043):
+        # a concurrent save of the same message id waits for the lock, then finds the id taken;
+        # no save waits on a key while holding the lock. Alone only for a save without events.
         for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
             curs.execute(self._take_message_id, (originator_id, message_id, text_hash[0] if text_hash else None))
             if curs.fetchone() is None:
@@ -255,6 +257,7 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         # of a stale save, reloads, and finds no memory: nothing of the
         # forgotten stream is written back.
         curs.execute(self._lock_and_notify)
+        self._insert_events(curs, stored_events, **kwargs)
         for originator_id, version in _continued(stored_events):
             curs.execute(*self._continuity_check(originator_id, version, kwargs))
             if curs.fetchone() is None:
@@ -299,10 +302,10 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
                     self._run_within_save(conn, stored_events, ids, checks)
                     return ids
             with conn.transaction(), conn.cursor() as curs:
-                self._insert_events(curs, stored_events, **kwargs)
                 if not stored_events:
+                    self._insert_events(curs, stored_events, **kwargs)
                     return []
-                self._insert_stored_events(curs, stored_events, **kwargs)
+                self._insert_stored_events(curs, stored_events, **kwargs)  # the lock, message ids, events
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
                 for write in self.hooks.written_in_save:
                     write(curs, stored_events)

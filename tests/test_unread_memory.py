@@ -14,6 +14,7 @@ import pytest
 from eventsourcing.persistence import IntegrityError, StoredEvent
 from psycopg.sql import SQL, Identifier
 
+from factledger.application.errors import MessageAlreadyRecorded
 from factledger.application.ledger import MemoryLedger
 from factledger.application.service import LedgerService
 from factledger.domain.memory import UserMemory, user_memory_id
@@ -133,3 +134,16 @@ def test_memories_saved_here_are_kept_as_the_cache_is(size: str) -> None:
         ledger.save(memory)
     kept = [user for user in ("a", "b") if ledger.saved_here(ledger.memory_to_write(user))]  # type: ignore[arg-type]
     assert kept == (["a", "b"] if size == "0" else ["b"])
+
+
+@pytest.mark.parametrize("size", [1, PIPELINED_EVENTS + 1], ids=["pipelined", "statement-by-statement"])
+def test_a_save_with_one_of_its_message_ids_taken_keeps_none_of_them(service: LedgerService, size: int) -> None:
+    recorder = service.ledger.recorder
+    one, two = uuid4(), uuid4()
+    recorder.insert_events([StoredEvent(two, 1, TOPIC, b"{}")], message_ids=[(two, "m2")])
+    more = [StoredEvent(one, v, TOPIC, b"{}") for v in range(1, size + 1)]
+    with pytest.raises(MessageAlreadyRecorded, match="m2"):
+        recorder.insert_events([*more, StoredEvent(two, 2, TOPIC, b"{}")], message_ids=[(one, "m1"), (two, "m2")])
+    assert not recorder.has_message(one, "m1")  # type: ignore[attr-defined]
+    assert list(recorder.select_events(one)) == []
+    assert [e.originator_version for e in recorder.select_events(two)] == [1]
