@@ -165,7 +165,7 @@ class Ingestion:
         memory = None
         shown: Sequence[str]
         if extracted is None:
-            memory = self.ledger.find_memory(user_id)
+            memory = self.ledger.memory_to_write(user_id)
             # An id made here was never recorded (the save's index insert still guards it).
             if message.given_id and self.ledger.has_message(user_id, message_id, memory):
                 return self.repeated(message)
@@ -185,6 +185,7 @@ class Ingestion:
                 user_id,
                 self.recording(message, said, shown),
                 loaded=memory,
+                looked_up=extracted is None,
                 new_message_id=message_id,
                 new_message_hash=text_hash,
                 on_duplicate=duplicate,
@@ -386,6 +387,7 @@ class Ingestion:
         *,
         create: bool = True,
         loaded: UserMemory | None = None,
+        looked_up: bool = False,
         new_message_id: str | None = None,
         new_message_hash: str | None = None,
         on_duplicate: Callable[[], IngestResult] | None = None,
@@ -395,6 +397,7 @@ class Ingestion:
             change,
             create=create,
             loaded=loaded,
+            looked_up=looked_up,
             new_message_id=new_message_id,
             new_message_hash=new_message_hash,
             on_duplicate=on_duplicate,

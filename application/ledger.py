@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ClassVar, cast
 from uuid import UUID
 
-from eventsourcing.application import AggregateNotFoundError, Application
-from eventsourcing.persistence import JSONTranscoder
+from eventsourcing.application import AggregateNotFoundError, Application, Cache, LRUCache, ProcessingEvent
+from eventsourcing.persistence import JSONTranscoder, Recording
 from eventsourcing.utils import EnvType, get_topic
 
 from factledger.application.ports import MessageIndex, StreamsReader
@@ -64,6 +64,12 @@ class MemoryLedger(Application[UUID]):
         self.text_hash: Callable[[str], str] = lambda text: hashlib.sha256(text.encode("utf-8")).hexdigest()
         if snapshot_interval is not None:
             self.snapshotting_intervals = {UserMemory: snapshot_interval}  # type: ignore[misc]
+        # Memory id -> (version, position of its last event) of each memory this process saved
+        # last, beside the saved memory in the aggregate cache: a change starts from it unread
+        # and its save checks that position (ADR 0043).
+        # Bounded as the library bounds its cache (a size of 0 or less: unbounded).
+        maxsize = int(self.env.get("AGGREGATE_CACHE_MAXSIZE") or 0)
+        self._saved_heads: Cache[UUID, tuple[int, int]] = LRUCache(maxsize) if maxsize > 0 else Cache()
 
     # ---- the event log, across users ---------------------------------------------
 
@@ -254,6 +260,51 @@ class MemoryLedger(Application[UUID]):
                 found[user_id] = self.find_memory(user_id)
         return found
 
+    def memory_to_write(self, user_id: str) -> UserMemory | None:
+        """The user's memory to change and save: a copy of the one this process saved last,
+        not read again (ADR 0043): its save checks that the stored stream still ends where that
+        save left it (a writer elsewhere, or a forget, fails it and the retry reloads);
+        otherwise ``find_memory``."""
+        memory_id = user_memory_id(user_id)
+        cached = self._cached(memory_id)
+        if cached is not None and self.saved_here(cached):
+            return copy.deepcopy(cached)
+        return self.find_memory(user_id)
+
+    def saved_here(self, memory: UserMemory) -> bool:
+        """Whether ``memory`` is at the version this process saved it last (so maybe unread)."""
+        head = self._saved_head(memory.id)
+        return head is not None and head[0] == memory.version
+
+    def _saved_head(self, memory_id: UUID) -> tuple[int, int] | None:
+        try:
+            return self._saved_heads.get(memory_id)
+        except KeyError:
+            return None
+
+    def _record(self, processing_event: ProcessingEvent[UUID]) -> list[Recording[UUID]]:
+        """The library's, telling the recorder where each stream this process saved last must
+        still end (``continues``), then keeping the saved memories and where they end now."""
+        continues = {}
+        for event in processing_event.events:
+            head = self._saved_head(event.originator_id)
+            if head is not None and head[0] == event.originator_version - 1:
+                continues[event.originator_id] = head[1]
+        if continues:
+            processing_event.saved_kwargs["continues"] = continues
+        recordings = super()._record(processing_event)
+        cache = self.repository.cache
+        last = {r.domain_event.originator_id: r for r in recordings}
+        for memory_id, recording in last.items():
+            aggregate = processing_event.aggregates.get(memory_id)
+            position = recording.notification.id
+            if cache is None or aggregate is None or position is None:
+                continue
+            if aggregate.version == recording.domain_event.originator_version:
+                cache.put(memory_id, aggregate)  # handed out as copies (``memory_to_write``)
+                self._saved_heads.put(memory_id, (aggregate.version, position))
+        return recordings
+
     def _fast_forwarded(self, cached: UserMemory, stored: Sequence[Any] | None = None) -> UserMemory | None:
         """A copy of the cached memory brought up to date, in one read (or from ``stored``, its
         events from its own version on, read already): the event it was last changed by (it
@@ -284,6 +335,10 @@ class MemoryLedger(Application[UUID]):
                 cache.get(user_memory_id(user_id), evict=True)
             except KeyError:
                 pass
+        try:
+            self._saved_heads.get(user_memory_id(user_id), evict=True)
+        except KeyError:
+            pass
         self.user_of.cache_clear()
 
     def memory_at(self, user_id: str, version: int) -> UserMemory:

@@ -52,6 +52,7 @@ class MemoryWriter:
         *,
         create: bool = True,
         loaded: UserMemory | None = None,
+        looked_up: bool = False,
         new_message_id: str | None = None,
         new_message_hash: str | None = None,
         on_duplicate: Callable[[], T] | None = None,
@@ -65,15 +66,18 @@ class MemoryWriter:
         ``new_message_id``: the message this write records, kept in the store's
         message-id index in the same transaction (with ``new_message_hash``, the hash of its
         text); if the store already holds it, ``on_duplicate()`` is returned instead.
+        ``looked_up``: ``loaded`` is what the caller found, None included (no such memory).
         """
         for attempt in range(1, self.attempts + 1):
-            # The caller's freshly loaded copy saves a load on the first attempt;
-            # if it went stale, the save fails and the next attempt reloads.
-            memory = loaded if attempt == 1 and loaded is not None else self.ledger.find_memory(user_id)
+            # The caller's copy (``memory_to_write``: maybe not read again) saves a load on the
+            # first attempt; if it went stale, the save fails and the next attempt reloads.
+            first = attempt == 1 and (loaded is not None or looked_up)
+            memory = loaded if first else self.ledger.find_memory(user_id)
             if memory is None:
                 if not create:
                     raise NotFound(f"nothing is recorded for user {user_id!r}")
                 memory = UserMemory.start(user_id)
+            unread = first and self.ledger.saved_here(memory)
             try:
                 value = change(memory)
             except NothingToWrite as done:
@@ -88,6 +92,8 @@ class MemoryWriter:
             except (IntegrityError, StoreBusy) as exc:  # a stale version, or a lock wait that timed out
                 if attempt == self.attempts:
                     raise WriteConflict(user_id, attempt) from exc
+                if unread and isinstance(exc, IntegrityError):
+                    continue  # the copy this process saved last was stale: reload at once
                 pause = random.uniform(0, min(MAX_PAUSE_S, FIRST_PAUSE_S * 2 ** (attempt - 1)))
                 logger.info("concurrent write for %r, deciding again in %.3fs (%d)", user_id, pause, attempt)
                 time.sleep(pause)

@@ -13,9 +13,10 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   projection, which reads too) run in the same transaction after the events
   are in: one commit a message instead of several (ADR 0020); ``after_commit``
   once it committed;
-* a save of a message's few events sends the message ids, the lock, the
-  continuity check, the events and the ``written_in_save`` statements in one
-  round trip (pipeline mode); a large one (a user moved between partitions)
+* a save of a message's few events sends the lock, then one statement taking
+  the message ids, notifying, checking the streams it continues and inserting
+  the events (ADR 0043), and the ``written_in_save`` statements in one round
+  trip (pipeline mode); a large one (a user moved between partitions)
   goes statement by statement, as the library's own pipelined insert could
   leave client and server blocked on each other's buffers while holding the
   events table lock.
@@ -100,6 +101,34 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         ).format(self.message_ids)
         self._version_stored = SQL("SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s").format(
             Identifier(self.datastore.schema, self.events_table_name)
+        )
+        # The same, for a stream this process saved last: its last event must still be the one
+        # that save wrote, at the position it got (ADR 0043: the memory was not read again).
+        self._event_stored = SQL(
+            "SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s AND notification_id = %s"
+        ).format(Identifier(self.datastore.schema, self.events_table_name))
+        # A pipelined save's message ids, notification and events in one statement, under the
+        # table lock: the events go in only if every message id was free and the streams the save
+        # continues still end where it continues them (at the position ``continues`` gives, if
+        # any); it answers with the message ids it took and the events' positions (ADR 0043).
+        self._insert_save = SQL(
+            "WITH taken AS (INSERT INTO {m} (originator_id, message_id, text_hash) "
+            "SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING "
+            "RETURNING originator_id, message_id), "
+            "inserted AS (INSERT INTO {t} (originator_id, originator_version, topic, state) "
+            "SELECT originator_id, originator_version, topic, state FROM unnest(%s::{type}[]) "
+            "WHERE (SELECT count(*) FROM taken) = %s "
+            "AND (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
+            "AND (SELECT count(*) FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS c(id, v, n) "
+            "WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id AND e.originator_version = c.v "
+            "AND (c.n IS NULL OR e.notification_id = c.n))) = %s "
+            "RETURNING notification_id) "
+            "SELECT ARRAY(SELECT message_id FROM taken) AS taken, "
+            "ARRAY(SELECT notification_id FROM inserted ORDER BY notification_id) AS ids"
+        ).format(
+            m=self.message_ids,
+            t=Identifier(self.datastore.schema, self.events_table_name),
+            type=Identifier(self.datastore.schema, self.stored_event_type_name),
         )
 
     # ---- message ids ---------------------------------------------------------------
@@ -211,8 +240,9 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         return found
 
     def _insert_events(self, curs: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> None:
-        # Before the table lock: a concurrent save of the same message id waits
-        # here on the key, then finds it taken, without ever holding the lock.
+        # Under the table lock (``_insert_stored_events``), as in the pipelined save (ADR 0043):
+        # a concurrent save of the same message id waits for the lock, then finds the id taken;
+        # no save waits on a key while holding the lock. Alone only for a save without events.
         for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
             curs.execute(self._take_message_id, (originator_id, message_id, text_hash[0] if text_hash else None))
             if curs.fetchone() is None:
@@ -227,12 +257,23 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         # of a stale save, reloads, and finds no memory: nothing of the
         # forgotten stream is written back.
         curs.execute(self._lock_and_notify)
+        self._insert_events(curs, stored_events, **kwargs)
         for originator_id, version in _continued(stored_events):
-            curs.execute(self._version_stored, (originator_id, version))
+            curs.execute(*self._continuity_check(originator_id, version, kwargs))
             if curs.fetchone() is None:
                 raise _forgotten(originator_id, version)
         # The insert itself, without the parent's second lock and notify (done above).
         PostgresAggregateRecorder._insert_stored_events(self, curs, stored_events, **kwargs)
+
+    def _continuity_check(
+        self, originator_id: Any, version: int, kwargs: Mapping[str, Any]
+    ) -> tuple[SQL | Any, tuple[Any, ...]]:
+        """The statement that finds the version a save continues: at the position this process
+        saved it at, when the save says (``continues``: stream -> position), else any."""
+        position = (kwargs.get("continues") or {}).get(originator_id)
+        if position is None:
+            return self._version_stored, (originator_id, version)
+        return self._event_stored, (originator_id, version, position)
 
     def insert_events(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """Insert in one transaction; retried on a lost connection, never on a timeout."""
@@ -261,10 +302,10 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
                     self._run_within_save(conn, stored_events, ids, checks)
                     return ids
             with conn.transaction(), conn.cursor() as curs:
-                self._insert_events(curs, stored_events, **kwargs)
                 if not stored_events:
+                    self._insert_events(curs, stored_events, **kwargs)
                     return []
-                self._insert_stored_events(curs, stored_events, **kwargs)
+                self._insert_stored_events(curs, stored_events, **kwargs)  # the lock, message ids, events
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
                 for write in self.hooks.written_in_save:
                     write(curs, stored_events)
@@ -282,37 +323,53 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
     def _insert_pipelined(
         self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> tuple[Sequence[int] | None, list[Any]]:
-        """The statements of ``_insert_events``, ``_insert_stored_events`` and ``written_in_save``
-        sent together and read after (pipeline mode: one round trip). The server still runs
-        them in order, so a message id is taken before the table lock as before; a message id
-        found taken, or a continued version found missing, rolls the whole save back. The
-        transaction's BEGIN goes first in the same round trip, and what ``checked_in_save``
-        reads right after the lock; returns the positions and what those read."""
+        """The save's statements and ``written_in_save``'s sent together and read after (pipeline
+        mode: one round trip): BEGIN, the table lock, what ``checked_in_save`` reads right after
+        it, then one statement taking the message ids, notifying and inserting the events
+        (ADR 0043); a message id found taken, or a continued version found missing (or at
+        another position than ``continues`` gives), inserts no event and rolls the whole save
+        back. Returns the positions and what the checks read."""
+        given = [
+            (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
+        ]
+        continued = _continued(stored_events)
         with conn.pipeline():
             conn.execute(_BEGIN)
-            taken = []
-            for originator_id, message_id, *text_hash in kwargs.get("message_ids") or ():
-                taken.append((conn.cursor(), message_id))
-                taken[-1][0].execute(self._take_message_id, (originator_id, message_id, *(text_hash or [None])))
             events = conn.cursor()
-            for statement in self._lock_and_notify_statements:
-                events.execute(statement)
+            events.execute(self._lock_and_notify_statements[0])  # the table lock
             readers = [queue(conn) for queue in self.hooks.checked_in_save]
-            continued = []
-            for originator_id, version in _continued(stored_events):
-                continued.append((conn.cursor(), originator_id, version))
-                continued[-1][0].execute(self._version_stored, (originator_id, version))
-            PostgresAggregateRecorder._insert_stored_events(self, events, stored_events, **kwargs)
+            events.execute(self._insert_save, self._insert_parameters(stored_events, given, continued, kwargs))
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
                 write(writes, stored_events)
-        for curs, message_id in taken:
-            if curs.fetchone() is None:
-                raise MessageAlreadyRecorded(message_id)
-        for curs, originator_id, version in continued:
-            if curs.fetchone() is None:
-                raise _forgotten(originator_id, version)
-        return self._fetch_ids_after_insert_events(events, stored_events, **kwargs), [read() for read in readers]
+        row = events.fetchone()
+        taken, ids = (row["taken"], row["ids"]) if row is not None else ([], [])
+        if len(taken) != len(given):  # a message id recorded before
+            raise MessageAlreadyRecorded(next((m for _, m, _ in given if m not in taken), given[0][1]))
+        if len(ids) != len(stored_events):  # a stream it continues does not end there
+            raise _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
+        return ids, [read() for read in readers]
+
+    def _insert_parameters(
+        self,
+        events: Sequence[StoredEvent],
+        given: Sequence[tuple[Any, str, str | None]],
+        continued: Sequence[tuple[Any, int]],
+        kwargs: Mapping[str, Any],
+    ) -> tuple[Any, ...]:
+        positions = kwargs.get("continues") or {}
+        return (
+            [originator_id for originator_id, _, _ in given],
+            [message_id for _, message_id, _ in given],
+            [text_hash for _, _, text_hash in given],
+            [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
+            len(given),
+            self.channel_name,
+            [originator_id for originator_id, _ in continued],
+            [version for _, version in continued],
+            [positions.get(originator_id) for originator_id, _ in continued],
+            len(continued),
+        )
 
 
 _BEGIN = SQL("BEGIN")

@@ -14,7 +14,7 @@ from __future__ import annotations
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 from uuid import UUID
@@ -73,7 +73,7 @@ class InMemoryRecorder(HookedRecorder, POPOApplicationRecorder):
             taken = [message_id for pair in pairs if pair in self._message_ids for _, message_id in [pair]]
             if taken:
                 raise MessageAlreadyRecorded(taken[0])
-            _require_continuation(self, stored_events)
+            _require_continuation(self, stored_events, kwargs.get("continues") or {})
             ids = self._insert_with_hooks(stored_events, **kwargs)
             self._message_ids.update(pairs)
             self._text_hashes.update(((e[0], e[1]), e[2]) for e in given if len(e) > 2 and e[2] is not None)
@@ -153,11 +153,17 @@ def _erase(recorder: POPOAggregateRecorder, originator_id: UUID) -> int:
     return len(index)
 
 
-def _require_continuation(recorder: POPOAggregateRecorder, stored_events: Sequence[StoredEvent]) -> None:
-    """A save that continues a stream must find the version it continues (see LedgerRecorder)."""
+def _require_continuation(
+    recorder: POPOAggregateRecorder, stored_events: Sequence[StoredEvent], continues: Mapping[Any, int]
+) -> None:
+    """A save that continues a stream must find the version it continues (see LedgerRecorder),
+    at the position ``continues`` gives for it, if any (ADR 0043)."""
     for event in stored_events:
         versions = recorder._stored_events_index.get(str(event.originator_id), {})
         before = event.originator_version - 1
+        position = continues.get(event.originator_id)
+        if position is not None and before >= 1 and before in versions and versions[before] != position - 1:
+            raise IntegrityError(f"memory {event.originator_id} version {before} is not the one saved here")
         if (
             before >= 1
             and before not in versions
