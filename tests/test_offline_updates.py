@@ -180,6 +180,31 @@ def test_corrections(extractor, judge, message, known, expected):
         assert not any(word in text for word in ("说错", "打错", "写错", "纠正", "口误", "oops", "typo", "meant"))
 
 
+@pytest.mark.parametrize(
+    ("message", "known", "expected", "corrected"),
+    [
+        # a name one character off the known name is that name, never a place
+        ("口误，应该是李然", ("用户叫吕然", "用户住在杭州"), "用户叫李然", "用户叫吕然"),
+        ("口误，应该是张伟", ("用户的老板叫王伟", "用户老家是成都"), "用户的老板叫张伟", "用户的老板叫王伟"),
+        # a company is no place, a district no one's name
+        ("口误，应该是腾讯", ("用户在阿里巴巴工作", "用户住在杭州"), "用户在腾讯工作", "用户在阿里巴巴工作"),
+        ("口误，应该是浦东新区", ("用户住在杭州", "用户叫吕然"), "用户住在浦东新区", "用户住在杭州"),
+        # a city, a number: the fact whose value has their shape
+        ("口误，应该是上海", ("用户叫吕然", "用户住在杭州"), "用户住在上海", "用户住在杭州"),
+        ("口误，应该是30岁", ("用户今年28岁", "用户住在杭州"), "用户今年30岁", "用户今年28岁"),
+        (
+            "typo, I meant Lena",
+            ("The user's name is Lina", "The user lives in Leeds"),
+            "The user's name is Lena",
+            "The user's name is Lina",
+        ),
+    ],
+)
+def test_a_bare_correction_goes_to_the_fact_its_value_fits(extractor, message, known, expected, corrected):
+    facts = extractor.extract(message, known_facts=known).facts
+    assert [(f.text, f.conflicts_with) for f in facts] == [(expected, corrected)]
+
+
 def test_a_correction_with_nothing_to_correct_changes_nothing(extractor):
     assert texts(extractor, "说错了") == []
     assert texts(extractor, "oops, my bad") == []

@@ -46,6 +46,7 @@ from factledger.infrastructure.offline.slots import (
     ZH_ROLE_QUALIFIER,
     is_exclusive_slot,
     looks_like_job,
+    looks_like_organisation,
     slots_of,
     species_of,
 )
@@ -198,6 +199,8 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
     shapes = (_value_shape(old), _value_shape(value))
     if said and not hinted and fact == known_facts[-1] and "number" not in shapes and old != value:
+        if not _may_fill(slot, value):
+            return None
         return _restated(fact, old, value), fact
     return None
 
@@ -255,14 +258,34 @@ def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> boo
     fact, slot, old = candidate
     shape = _value_shape(value)
     if way == 0:
-        return _shares_word(old, value)
+        return _shares_word(old, value) or (_resembles(old, value) and _value_shape(old) == shape != "number")
     if way == 2:
-        return not hinted and _value_shape(old) == shape and shape != "other"
+        return not hinted and _value_shape(old) == shape and shape != "other" and _may_fill(slot, value)
     if "thing" in hinted and (slot in ("phone", "vehicle", "computer") or slot.startswith("attr:")):
         return True  # a thing named by its make, whatever the make looks like
     if "name" in hinted and slot.startswith("attr:") and "叫" + old in fact:
         return _value_shape(old) == shape  # "用户家狗叫可乐": what it is called is its name
     return any(slot.endswith(h) for h in hinted) and _value_shape(old) == shape
+
+
+def _resembles(old: str, value: str) -> bool:
+    """A value one letter or character off the known one, the rest in place ("李然" for 吕然, "Lena" for Lina)."""
+    return len(old) == len(value) >= 2 and sum(a != b for a, b in zip(old.lower(), value.lower(), strict=True)) == 1
+
+
+_WHERE_SLOTS = frozenset(_DATA.words("_WHERE_SLOTS"))
+
+
+def _may_fill(slot: str, value: str) -> bool:
+    """Whether a Chinese value can be what the slot holds: a company ("腾讯") is no place and no one's name,
+    a place ("浦东新区") no one's name."""
+    if not re.search(r"[\u4e00-\u9fff]", value):
+        return True  # a Latin word can be a name, a place or a company alike
+    if slot in _WHERE_SLOTS:
+        return not looks_like_organisation(value)
+    if slot == "name" or slot.endswith(":name"):
+        return not looks_like_organisation(value) and not RE._PLACE_SUFFIX.search(value)
+    return True
 
 
 def _restated(fact: str, old: str, value: str) -> str:
@@ -1216,14 +1239,21 @@ def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
     return []
 
 
+def _value_said(fact: str) -> str:
+    """What a fact says its first slot holds, else its last word ("sesame" in The user is allergic to sesame)."""
+    slots = slots_of(fact)
+    return slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
+
+
 def _en_meant(fired: Fired, context: Context) -> Outcome:
-    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again
+    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again; "typo, I
+    # meant Lena": the fact whose value is one letter off the one said
     if not context["known"].facts:
         return [], False
-    fact = context["known"].facts[-1]
-    slots = slots_of(fact)
-    value = slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
     said = fired.match.group("v").strip()
+    facts = context["known"].facts
+    fact = next((f for f in reversed(facts) if _resembles(_value_said(f), said)), facts[-1])
+    value = _value_said(fact)
     if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
         said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
     if said.lower() == value.lower() or not fact.lower().startswith("the user"):
