@@ -647,7 +647,7 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
 
 _EN_NAME = _DATA.text("_EN_NAME")
 #: the same, not starting with "The" ("transferred to the Worcester branch")
-_EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", "(?P<v>(?!The\b)")
+_EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", r"(?P<v>(?!The\b)")
 _EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
