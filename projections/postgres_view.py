@@ -21,7 +21,7 @@ from typing import Any, cast
 from uuid import UUID
 
 import psycopg
-from eventsourcing.persistence import Tracking
+from eventsourcing.persistence import IntegrityError, Tracking
 from eventsourcing.postgres import PostgresDatastore, PostgresTrackingRecorder
 from psycopg import Cursor
 from psycopg.sql import SQL, Composed, Identifier
@@ -102,6 +102,39 @@ def _fold(before: ItemChanged | None, after: ItemChanged) -> ItemChanged:
         importance=after.importance if after.importance is not None else before.importance,
         is_active=after.is_active if after.is_active is not None else before.is_active,
     )
+
+
+def _batch_changes(
+    entries: Sequence[Entry],
+) -> tuple[dict[UUID, str], list[ItemAdded], dict[str, ItemChanged]]:
+    """A batch's owners named, rows added and changes (folded per row, in their order); the
+    first entry that failed to decode raises its error."""
+    changes: list[RowChange] = []
+    for entry in entries:
+        if isinstance(entry.changes, Exception):
+            raise entry.changes
+        changes.extend(entry.changes)
+    named = {c.originator_id: c.user_id for c in changes if isinstance(c, UserNamed)}
+    added = [c for c in changes if isinstance(c, ItemAdded)]
+    folded: dict[str, ItemChanged] = {}
+    for c in changes:
+        if isinstance(c, ItemChanged):
+            folded[c.id] = _fold(folded.get(c.id), c)
+    return named, added, folded
+
+
+def _owners_json(named: Mapping[UUID, str]) -> str:
+    return _JSON.encode([{"o": str(o), "u": u} for o, u in named.items()])
+
+
+def _changed_json(folded: Mapping[str, ItemChanged]) -> str:
+    return _JSON.encode(
+        [
+            {"id": c.id, "metadata": c.metadata, "importance": c.importance,
+             "is_active": c.is_active, "at": c.at.isoformat()}
+            for c in folded.values()
+        ]
+    )  # fmt: skip
 
 
 _SAVEPOINT = SQL("SAVEPOINT inline_projection")
@@ -311,14 +344,17 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             if checked is None or not checked["locked"] or (checked["before"] or 0) > (checked["position"] or 0):
                 return False
             bind_binary_vectors(curs)
+            statement, params = self._inline_writes(curs, entries, vectors)
             # The savepoint (never released: the save's commit ends it, only a failure goes back
-            # to it), the rows and the position in one round trip.
+            # to it) and one statement writing the rows and the position: one round trip.
             with conn.pipeline():
                 if not savepoint:
                     curs.execute(_SAVEPOINT)
                     savepoint = True
-                self._apply_batch(curs, entries, vectors, inline=True)
-                self._insert_tracking(curs, Tracking(self.application_name, entries[-1].position))
+                curs.execute(statement, params)
+            tracked = curs.fetchone()
+            if tracked is None or not tracked["tracked"]:
+                raise IntegrityError(f"the view's position did not move to {entries[-1].position}")
         except Exception as exc:
             if _infrastructure_failure(exc):
                 raise
@@ -401,11 +437,9 @@ class PostgresMemoryView(PostgresTrackingRecorder):
                     raise
                 self._quarantine(curs, entry, f"{type(exc).__name__}: {exc}")
 
-    def _apply_batch(
-        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector], *, inline: bool = False
-    ) -> None:
-        """The batch's changes in a few statements: owners, then new rows (one COPY; for a save's
-        own few rows, ``inline``, one INSERT, which a pipeline can carry), then changed rows.
+    def _apply_batch(self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]) -> None:
+        """The batch's changes in a few statements: owners, then new rows (one COPY), then changed
+        rows (a save's own few go in one statement instead: ``_inline_writes``).
 
         The order is safe to change that far: a change only touches a row added before it
         (earlier in the batch or before it), and several changes of one row are folded in
@@ -415,34 +449,63 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         earlier batches are updated. No pipeline (large pipelined batches have hung the server
         connection before; ADR 0011).
         """
-        changes: list[RowChange] = []
-        for entry in entries:
-            if isinstance(entry.changes, Exception):
-                raise entry.changes
-            changes.extend(entry.changes)
-        named = {c.originator_id: c.user_id for c in changes if isinstance(c, UserNamed)}
-        added = [c for c in changes if isinstance(c, ItemAdded)]
-        folded: dict[str, ItemChanged] = {}
-        for c in changes:
-            if isinstance(c, ItemChanged):
-                folded[c.id] = _fold(folded.get(c.id), c)
+        named, added, folded = _batch_changes(entries)
         if named:
             self._insert_owners(curs, named)
         if added:
-            self._insert_rows(curs, added, named, folded, vectors, inline)
+            self._insert_rows(curs, added, named, folded, vectors)
         if folded:
             self._update_rows(curs, folded)
 
-    def _insert_owners(self, curs: Cursor[Any], named: Mapping[UUID, str]) -> None:
+    def _inline_writes(
+        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]
+    ) -> tuple[Composed, list[Any]]:
+        """A save's own changes and the view's new position as one statement (data-modifying
+        CTEs: owners, new rows, changed rows, tracking), answering whether the position moved.
+
+        One statement sees one snapshot: the UPDATE cannot see the rows inserted beside it,
+        which is why a row added in the batch goes in with its changes folded in, as
+        ``_apply_batch`` does. The position moves only forward (the library's single-row
+        upsert); ``tracked`` is 0 when it did not, and the caller takes the rows back.
+        """
+        named, added, folded = _batch_changes(entries)
+        parts: list[Composed] = []
+        params: list[Any] = []
+        if named:
+            parts.append(SQL("o AS ({})").format(self._owners_statement))
+            params.append(_owners_json(named))
+        if added:
+            rows = self._new_rows(curs, added, named, folded, vectors)
+            parts.append(
+                SQL("r AS (INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {})").format(
+                    self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
+                )
+            )
+            params.extend(value for row in rows for value in _insert_form(row))
+        if folded:
+            parts.append(SQL("u AS ({})").format(self._update_statement))
+            params.append(_changed_json(folded))
+        parts.append(
+            SQL(
+                "t AS (INSERT INTO {t} VALUES (%s, %s) ON CONFLICT (application_name) DO UPDATE "
+                "SET notification_id = EXCLUDED.notification_id WHERE {t}.notification_id < EXCLUDED.notification_id "
+                "RETURNING 1)"
+            ).format(t=Identifier(self.datastore.schema, TRACKING_TABLE))
+        )
+        params.extend([self.application_name, entries[-1].position])
+        return SQL("WITH {} SELECT count(*) AS tracked FROM t").format(SQL(", ").join(parts)), params
+
+    @property
+    def _owners_statement(self) -> Composed:
         # Fixed statements with the rows as one JSON parameter: prepared once, nothing to
         # build or parse per batch; jsonb_to_recordset reads each value with its column's type.
-        curs.execute(
-            SQL(
-                "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
-                "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
-            ).format(self.users),
-            (_JSON.encode([{"o": str(o), "u": u} for o, u in named.items()]),),
-        )
+        return SQL(
+            "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
+            "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
+        ).format(self.users)
+
+    def _insert_owners(self, curs: Cursor[Any], named: Mapping[UUID, str]) -> None:
+        curs.execute(self._owners_statement, (_owners_json(named),))
 
     def _insert_rows(
         self,
@@ -451,9 +514,26 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         named: Mapping[UUID, str],
         folded: dict[str, ItemChanged],
         vectors: Mapping[str, Vector],
-        inline: bool,
     ) -> None:
         """New rows with their changes of this batch folded in (taken out of ``folded``)."""
+        rows = self._new_rows(curs, added, named, folded, vectors)
+        # What can fail in the block (the server refusing a value, psycopg unable to encode
+        # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
+        with curs.copy(SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)) as copy:
+            copy.set_types(COPY_TYPES)
+            for row in rows:
+                copy.write_row(row)
+
+    def _new_rows(
+        self,
+        curs: Cursor[Any],
+        added: Sequence[ItemAdded],
+        named: Mapping[UUID, str],
+        folded: dict[str, ItemChanged],
+        vectors: Mapping[str, Vector],
+    ) -> list[tuple[Any, ...]]:
+        """The COPY rows of ``added`` (their owners looked up when this process does not know
+        them), each with its changes of the batch folded in (taken out of ``folded``)."""
         wanted = {c.originator_id for c in added}
         owners = {o: self._owners[o] for o in wanted if o in self._owners}
         owners.update(named)
@@ -465,42 +545,21 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             )
             owners.update({row["originator_id"]: row["user_id"] for row in curs.fetchall()})
         self._remember_owners(owners)
-        rows = [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
-        if inline:
-            curs.execute(
-                SQL("INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {}").format(
-                    self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
-                ),
-                [value for row in rows for value in _insert_form(row)],
-            )
-            return
-        # What can fail in the block (the server refusing a value, psycopg unable to encode
-        # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
-        with curs.copy(SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)) as copy:
-            copy.set_types(COPY_TYPES)
-            for row in rows:
-                copy.write_row(row)
+        return [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
+
+    @property
+    def _update_statement(self) -> Composed:
+        return SQL(
+            "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
+            "importance = COALESCE(v.importance, m.importance), "
+            "is_active = COALESCE(v.is_active, m.is_active), "
+            "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
+            "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
+            "WHERE m.id = v.id"
+        ).format(self.memories)
 
     def _update_rows(self, curs: Cursor[Any], folded: Mapping[str, ItemChanged]) -> None:
-        curs.execute(
-            SQL(
-                "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
-                "importance = COALESCE(v.importance, m.importance), "
-                "is_active = COALESCE(v.is_active, m.is_active), "
-                "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
-                "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
-                "WHERE m.id = v.id"
-            ).format(self.memories),
-            (
-                _JSON.encode(
-                    [
-                        {"id": c.id, "metadata": c.metadata, "importance": c.importance,
-                         "is_active": c.is_active, "at": c.at.isoformat()}
-                        for c in folded.values()
-                    ]
-                ),
-            ),
-        )  # fmt: skip
+        curs.execute(self._update_statement, (_changed_json(folded),))
 
     def _remember_owners(self, owners: Mapping[UUID, str]) -> None:
         # A memory's id is made from its user's id, so the pair never changes: no lookup for a

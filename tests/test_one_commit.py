@@ -200,3 +200,21 @@ def test_a_save_too_large_for_one_round_trip_projects_itself_too(service: Ledger
     assert len([r for r in rows if r["user_id"] == "big"]) == len(texts)
     service.rebuild_read_model()
     assert service.read_model.all_rows() == rows
+
+
+def test_a_position_that_does_not_move_takes_the_saves_rows_back(
+    service: LedgerService, pg_uri: str, schema: str
+) -> None:
+    """The save's rows and the view's position go in one statement: when the position cannot
+    move forward (another projector is past it), the rows go back with it and the events stand."""
+    service.ingest("first", "我住在北京")
+    ahead = 10**12
+    with psycopg.connect(pg_uri) as conn:
+        tracking = Identifier(schema, "memories_tracking")
+        conn.execute(SQL("UPDATE {} SET notification_id = %s").format(tracking), (ahead,))
+    service.ingest("second", "我在杭州的一家医院当护士")
+    assert service.ledger.user_events("second"), "the save itself committed"
+    assert _count(pg_uri, schema, "memories", "WHERE user_id = %s", ("second",)) == 0
+    tracked = _count(pg_uri, schema, "memories_tracking")
+    assert tracked >= 1
+    assert _count(pg_uri, schema, "memories_tracking", "WHERE notification_id = %s", (ahead,)) == tracked
