@@ -40,7 +40,7 @@ from eventsourcing.postgres import (
 )
 from eventsourcing.utils import EnvType
 from psycopg import pq
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
 from factledger.infrastructure.save_hooks import NO_HOOKS, HookedRecorder
@@ -324,21 +324,23 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
     ) -> tuple[Sequence[int] | None, list[Any]]:
         """The save's statements and ``written_in_save``'s sent together and read after (pipeline
-        mode: one round trip): BEGIN, the table lock, what ``checked_in_save`` reads right after
-        it, then one statement taking the message ids, notifying and inserting the events
-        (ADR 0043); a message id found taken, or a continued version found missing (or at
-        another position than ``continues`` gives), inserts no event and rolls the whole save
-        back. Returns the positions and what the checks read."""
+        mode: one round trip): BEGIN, the table lock, then one statement taking the message ids,
+        notifying, inserting the events (ADR 0043) and reading what ``checked_in_save`` asks (in
+        the statement's snapshot: the table as it was before the save); a message id found
+        taken, or a continued version found missing (or at another position than ``continues``
+        gives), inserts no event and rolls the whole save back. Returns the positions and what
+        the checks read."""
         given = [
             (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
         ]
         continued = _continued(stored_events)
+        statement, check_parameters = self._save_with_checks()
         with conn.pipeline():
             conn.execute(_BEGIN)
             events = conn.cursor()
             events.execute(self._lock_and_notify_statements[0])  # the table lock
-            readers = [queue(conn) for queue in self.hooks.checked_in_save]
-            events.execute(self._insert_save, self._insert_parameters(stored_events, given, continued, kwargs))
+            parameters = self._insert_parameters(stored_events, given, continued, kwargs)
+            events.execute(statement, (*parameters, *check_parameters))
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
                 write(writes, stored_events)
@@ -348,7 +350,22 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             raise MessageAlreadyRecorded(next((m for _, m, _ in given if m not in taken), given[0][1]))
         if len(ids) != len(stored_events):  # a stream it continues does not end there
             raise _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
-        return ids, [read() for read in readers]
+        return ids, [row[f"check_{i}"] if row is not None else None for i in range(len(self.hooks.checked_in_save))]
+
+    def _save_with_checks(self) -> tuple[Composed, list[Any]]:
+        """The save's statement with each ``checked_in_save`` check read beside what it answers
+        (``check_N``: the check's row as a JSON object, None for a hook that checks nothing)."""
+        statement: Composed = self._insert_save
+        parameters: list[Any] = []
+        for i, hook in enumerate(self.hooks.checked_in_save):
+            check = hook()
+            column = Identifier(f"check_{i}")
+            if check is None:
+                statement += SQL(", NULL AS {}").format(column)
+                continue
+            statement += SQL(", (SELECT to_jsonb(c) FROM ({}) AS c) AS {}").format(check[0], column)
+            parameters.extend(check[1])
+        return statement, parameters
 
     def _insert_parameters(
         self,

@@ -85,15 +85,13 @@ class InMemoryRecorder(HookedRecorder, POPOApplicationRecorder):
     def _insert_with_hooks(self, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int] | None:
         """The events and the save's hooks, as on PostgreSQL but with no cursor (None): the
         database lock is the transaction, and a hook that raises takes the events out again."""
-        readers = [queue(None) for queue in self.hooks.checked_in_save]
         ids = self._insert_events(stored_events, **kwargs)
         try:
             for write in self.hooks.written_in_save:
                 write(None, stored_events)
             if ids:
-                checks = [read() for read in readers]
                 for hook in self.hooks.within_save:
-                    hook(None, stored_events, ids, checks)
+                    hook(None, stored_events, ids, None)
         except BaseException:
             del self._stored_events[len(self._stored_events) - len(stored_events) :]
             for event in stored_events:

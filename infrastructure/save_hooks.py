@@ -16,8 +16,10 @@ from eventsourcing.persistence import StoredEvent
 
 # Given a cursor (None in memory) and the events: statements whose results are never read.
 WrittenInSave = Callable[[Any, Sequence[StoredEvent]], None]
-# Given the connection (None in memory) under the table lock: sends a check, returns its reader.
-CheckedInSave = Callable[[Any], Callable[[], Any]]
+# A check read under the table lock before the events go in: a SELECT of one row and its
+# parameters (None: nothing to check). PostgreSQL's recorder reads it in the save's own
+# statement, so it sees the table as it was before the save; the in-memory one checks nothing.
+CheckedInSave = Callable[[], tuple[Any, Sequence[Any]] | None]
 # Given a cursor (None in memory), the events, their positions and what the checks read.
 WithinSave = Callable[[Any, Sequence[StoredEvent], Sequence[int], Sequence[Any] | None], None]
 
@@ -28,7 +30,7 @@ class SaveHooks:
 
     # Statements that only write (cached vectors, call readings): sent with the events.
     written_in_save: tuple[WrittenInSave, ...] = ()
-    # Checks sent under the table lock before the events go in (the inline projection's).
+    # Checks read under the table lock before the events go in (the inline projection's).
     checked_in_save: tuple[CheckedInSave, ...] = ()
     # Run after those in the same transaction (the inline projection).
     within_save: tuple[WithinSave, ...] = ()

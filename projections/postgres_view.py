@@ -304,13 +304,11 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             on_erased(erased)
         return True
 
-    def queue_within_save_check(self, conn: Any) -> Callable[[], Mapping[str, Any] | None]:
-        """Send the check ``apply_within_save`` needs inside the save's own pipeline, under the
-        events table lock and before its events go in (so the newest event is the newest older
-        than the save's); return how to read it once that pipeline is done."""
-        check = conn.cursor()
-        check.execute(self._queued_check, (self._lock_key, self.application_name))
-        return check.fetchone  # type: ignore[no-any-return]
+    def within_save_check(self) -> tuple[Composed, tuple[Any, ...]]:
+        """The check ``apply_within_save`` needs, to be read in the save's own statement: under the
+        events table lock and in the snapshot before its events go in (so the newest event is
+        the newest older than the save's)."""
+        return self._queued_check, (self._lock_key, self.application_name)
 
     def apply_within_save(
         self,
@@ -326,7 +324,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         Only when nothing older is waiting (no event between the view's position and
         ``first``) and no other projector holds the lock (not waited for: a forget or a
         follower holds it, the catch-up after the save does the work). ``checked``: that
-        check's row, read in the save's pipeline (``queue_within_save_check``); made here
+        check's row, read in the save's own statement (``within_save_check``); made here
         otherwise. The events were inserted in this transaction, so none can be erased
         meanwhile. Anything that fails is taken back to a savepoint and left to the
         catch-up, which quarantines what it must: the save never fails for its projection.

@@ -96,11 +96,11 @@ class Projector:
                 progress(processed, max(head - first, processed))
         return processed
 
-    def queue_within_save_check(self, conn: Any) -> Callable[[], Any]:
-        """The view's check for ``project_within_save``, sent in the save's pipeline
+    def within_save_check(self) -> tuple[Any, Sequence[Any]] | None:
+        """The view's check for ``project_within_save``, read in the save's own statement
         (``LedgerRecorder.checked_in_save``); a view without one checks nothing ahead."""
-        queue = getattr(self.view, "queue_within_save_check", None)
-        return queue(conn) if queue is not None else (lambda: None)
+        check = getattr(self.view, "within_save_check", None)
+        return check() if check is not None else None
 
     def project_within_save(
         self,

@@ -3,12 +3,14 @@ read model's rows commit together; whatever the save cannot project is left to t
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
 import uuid
 import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
+from pathlib import Path
 
 import psycopg
 import pytest
@@ -218,3 +220,20 @@ def test_a_position_that_does_not_move_takes_the_saves_rows_back(
     tracked = _count(pg_uri, schema, "memories_tracking")
     assert tracked >= 1
     assert _count(pg_uri, schema, "memories_tracking", "WHERE notification_id = %s", (ahead,)) == tracked
+
+
+def test_a_message_is_six_statements_at_most_and_the_checks_ride_in_the_save(service: LedgerService) -> None:
+    """What a next message of a user asks of PostgreSQL (issue 29): BEGIN, the lock, one statement
+    with the message id, the events and the projection's check, the savepoint, one statement of
+    rows and position, and the cached vectors when deciding made new ones."""
+    sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
+    from sql_counts import counting
+
+    service.ingest("counted", "我住在北京")
+    texts = ["我在杭州的一家医院当护士", "我养了一只猫叫咪咪", "我每天早上喝美式咖啡"]
+    with counting() as counts:
+        for text in texts:
+            service.ingest("counted", text)
+    assert counts.commits == len(texts)
+    assert not [kind for kind in counts.kinds if "pg_try_advisory_xact_lock" in kind], counts.kinds
+    assert counts.statements <= 6 * len(texts), counts.kinds

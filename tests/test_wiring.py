@@ -58,7 +58,7 @@ def test_every_backend_gives_its_recorder_the_save_hooks(settings: Settings) -> 
         projector = service.projector
         assert projector is not None
         assert projector.project_within_save in hooks.within_save  # type: ignore[attr-defined]
-        assert projector.queue_within_save_check in hooks.checked_in_save  # type: ignore[attr-defined]
+        assert projector.within_save_check in hooks.checked_in_save  # type: ignore[attr-defined]
         assert service.embedder.write_within_save in hooks.written_in_save  # type: ignore[attr-defined]
         with pytest.raises(RuntimeError, match="save hooks already"):
             service.ledger.recorder.attach(SaveHooks())  # type: ignore[attr-defined]
