@@ -247,7 +247,7 @@ def save_hooks(cached: CachedEmbedder, usage: UsageLog | None, projector: Projec
     when it is projected inline, go in with the events (ADR 0020). Every backend's recorder gets these."""
     return SaveHooks(
         written_in_save=(cached.write_within_save, *([usage.write_within_save] if usage else [])),
-        checked_in_save=(projector.within_save_check,) if inline else (),
+        projected_in_save=(projector.projection_for_save,) if inline else (),
         within_save=(projector.project_within_save,) if inline else (),
         after_commit=(usage.committed,) if usage else (),
     )

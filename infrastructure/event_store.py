@@ -44,6 +44,8 @@ from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.errors import MessageAlreadyRecorded, StoreBusy
 from factledger.infrastructure.save_hooks import NO_HOOKS, HookedRecorder
+from factledger.projections.vector_codec import bind_binary_vectors
+from factledger.projections.view import SaveProjection
 
 logger = logging.getLogger(__name__)
 
@@ -111,7 +113,7 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         # table lock: the events go in only if every message id was free and the streams the save
         # continues still end where it continues them (at the position ``continues`` gives, if
         # any); it answers with the message ids it took and the events' positions (ADR 0043).
-        self._insert_save = SQL(
+        self._insert_save_template = SQL(
             "WITH taken AS (INSERT INTO {m} (originator_id, message_id, text_hash) "
             "SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING "
             "RETURNING originator_id, message_id), "
@@ -122,14 +124,16 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             "AND (SELECT count(*) FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS c(id, v, n) "
             "WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id AND e.originator_version = c.v "
             "AND (c.n IS NULL OR e.notification_id = c.n))) = %s "
-            "RETURNING notification_id) "
+            "RETURNING notification_id){more} "
             "SELECT ARRAY(SELECT message_id FROM taken) AS taken, "
-            "ARRAY(SELECT notification_id FROM inserted ORDER BY notification_id) AS ids"
-        ).format(
+            "ARRAY(SELECT notification_id FROM inserted ORDER BY notification_id) AS ids{answers}"
+        )
+        self._insert_save_names = dict(
             m=self.message_ids,
             t=Identifier(self.datastore.schema, self.events_table_name),
             type=Identifier(self.datastore.schema, self.stored_event_type_name),
         )
+        self._insert_save = self._insert_save_template.format(more=SQL(""), answers=SQL(""), **self._insert_save_names)
 
     # ---- message ids ---------------------------------------------------------------
 
@@ -297,10 +301,7 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         # becomes the IntegrityError the service retries on.
         with self.datastore.get_connection() as conn:
             if stored_events and len(stored_events) <= PIPELINED_EVENTS:
-                with _transaction_begun_in_pipeline(conn):
-                    ids, checks = self._insert_pipelined(conn, stored_events, **kwargs)
-                    self._run_within_save(conn, stored_events, ids, checks)
-                    return ids
+                return self._insert_in_one_statement(conn, stored_events, **kwargs)
             with conn.transaction(), conn.cursor() as curs:
                 if not stored_events:
                     self._insert_events(curs, stored_events, **kwargs)
@@ -309,38 +310,48 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
                 for write in self.hooks.written_in_save:
                     write(curs, stored_events)
-                self._run_within_save(conn, stored_events, ids, None)
+                if ids:
+                    for hook in self.hooks.within_save:
+                        hook(curs, stored_events, ids, None)
                 return ids
 
-    def _run_within_save(
-        self, conn: Any, stored_events: Sequence[StoredEvent], ids: Sequence[int] | None, checks: Sequence[Any] | None
-    ) -> None:
-        if ids:
-            with conn.cursor() as curs:
-                for hook in self.hooks.within_save:
-                    hook(curs, stored_events, ids, checks)
+    def _insert_in_one_statement(self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int]:
+        """A save that fits one statement, with what ``projected_in_save`` writes beside its events
+        (ADR 0044). A statement the server refuses with those rows is sent again without them,
+        whose catch-up then projects the events (quarantining what it must): a save never fails
+        for its projection. A refusal of the save itself comes back the second time too."""
+        projections = [p for hook in self.hooks.projected_in_save if (p := hook(conn, stored_events)) is not None]
+        if projections:
+            try:
+                with _transaction_begun_in_pipeline(conn):
+                    return self._insert_pipelined(conn, stored_events, projections, **kwargs)
+            except _REFUSALS as exc:
+                logger.info("the server refused a save with its own rows (%s); saving it without them", exc)
+        with _transaction_begun_in_pipeline(conn):
+            return self._insert_pipelined(conn, stored_events, [], **kwargs)
 
     def _insert_pipelined(
-        self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any
-    ) -> tuple[Sequence[int] | None, list[Any]]:
+        self, conn: Any, stored_events: Sequence[StoredEvent], projections: Sequence[SaveProjection], **kwargs: Any
+    ) -> Sequence[int]:
         """The save's statements and ``written_in_save``'s sent together and read after (pipeline
         mode: one round trip): BEGIN, the table lock, then one statement taking the message ids,
-        notifying, inserting the events (ADR 0043) and reading what ``checked_in_save`` asks (in
-        the statement's snapshot: the table as it was before the save); a message id found
-        taken, or a continued version found missing (or at another position than ``continues``
-        gives), inserts no event and rolls the whole save back. Returns the positions and what
-        the checks read."""
+        notifying, inserting the events (ADR 0043) and writing the ``projections`` (ADR 0044); a
+        message id found taken, or a continued version found missing (or at another position
+        than ``continues`` gives), inserts no event and rolls the whole save back. Returns the
+        positions, once each projection was told whether it wrote."""
         given = [
             (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
         ]
         continued = _continued(stored_events)
-        statement, check_parameters = self._save_with_checks()
+        statement, projected_parameters = self._save_statement(projections)
         with conn.pipeline():
             conn.execute(_BEGIN)
             events = conn.cursor()
+            if projections:
+                bind_binary_vectors(events)  # rows may carry their vectors as binary parameters
             events.execute(self._lock_and_notify_statements[0])  # the table lock
             parameters = self._insert_parameters(stored_events, given, continued, kwargs)
-            events.execute(statement, (*parameters, *check_parameters))
+            events.execute(statement, (*parameters, *projected_parameters))
             writes = conn.cursor()
             for write in self.hooks.written_in_save:
                 write(writes, stored_events)
@@ -348,23 +359,29 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         taken, ids = (row["taken"], row["ids"]) if row is not None else ([], [])
         if len(taken) != len(given):  # a message id recorded before
             raise MessageAlreadyRecorded(next((m for _, m, _ in given if m not in taken), given[0][1]))
-        if len(ids) != len(stored_events):  # a stream it continues does not end there
+        if row is None or len(ids) != len(stored_events):  # a stream it continues does not end there
             raise _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
-        return ids, [row[f"check_{i}"] if row is not None else None for i in range(len(self.hooks.checked_in_save))]
+        for i, projection in enumerate(projections):
+            projection.done(bool(row[f"projected_{i}"]), ids)
+        return ids
 
-    def _save_with_checks(self) -> tuple[Composed, list[Any]]:
-        """The save's statement with each ``checked_in_save`` check read beside what it answers
-        (``check_N``: the check's row as a JSON object, None for a hook that checks nothing)."""
-        statement: Composed = self._insert_save
+    def _save_statement(self, projections: Sequence[SaveProjection]) -> tuple[Composed, list[Any]]:
+        """The save's statement with each projection's CTEs after its events, and a column
+        ``projected_N`` saying whether it wrote; the projections' parameters, in order."""
+        if not projections:
+            return self._insert_save, []
+        ctes: list[Any] = []
         parameters: list[Any] = []
-        for i, hook in enumerate(self.hooks.checked_in_save):
-            check = hook()
-            column = Identifier(f"check_{i}")
-            if check is None:
-                statement += SQL(", NULL AS {}").format(column)
-                continue
-            statement += SQL(", (SELECT to_jsonb(c) FROM ({}) AS c) AS {}").format(check[0], column)
-            parameters.extend(check[1])
+        answers = []
+        for i, projection in enumerate(projections):
+            ctes.extend(projection.ctes)
+            parameters.extend(projection.parameters)
+            answers.append(SQL(", {} AS {}").format(projection.projected, Identifier(f"projected_{i}")))
+        statement = self._insert_save_template.format(
+            more=SQL("").join(SQL(", {}").format(cte) for cte in ctes),
+            answers=SQL("").join(answers),
+            **self._insert_save_names,
+        )
         return statement, parameters
 
     def _insert_parameters(
@@ -390,6 +407,9 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
 
 
 _BEGIN = SQL("BEGIN")
+# What the server answers when it will not take a statement's values (a key taken, a value out of
+# range, a type it cannot read): a save sent with its own rows is then sent again without them.
+_REFUSALS = (psycopg.IntegrityError, psycopg.DataError, psycopg.ProgrammingError, psycopg.InternalError)
 
 
 @contextmanager

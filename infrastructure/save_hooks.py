@@ -14,12 +14,14 @@ from typing import Any
 import attrs
 from eventsourcing.persistence import StoredEvent
 
+from factledger.projections.view import SaveProjection
+
 # Given a cursor (None in memory) and the events: statements whose results are never read.
 WrittenInSave = Callable[[Any, Sequence[StoredEvent]], None]
-# A check read under the table lock before the events go in: a SELECT of one row and its
-# parameters (None: nothing to check). PostgreSQL's recorder reads it in the save's own
-# statement, so it sees the table as it was before the save; the in-memory one checks nothing.
-CheckedInSave = Callable[[], tuple[Any, Sequence[Any]] | None]
+# Given the connection (before the save's transaction) and the events: what the save's own
+# statement writes besides them (``SaveProjection``: the inline projection's rows), or None.
+# PostgreSQL's recorder only, for a save that fits one statement; else ``within_save`` runs.
+ProjectedInSave = Callable[[Any, Sequence[StoredEvent]], SaveProjection | None]
 # Given a cursor (None in memory), the events, their positions and what the checks read.
 WithinSave = Callable[[Any, Sequence[StoredEvent], Sequence[int], Sequence[Any] | None], None]
 
@@ -30,9 +32,9 @@ class SaveHooks:
 
     # Statements that only write (cached vectors, call readings): sent with the events.
     written_in_save: tuple[WrittenInSave, ...] = ()
-    # Checks read under the table lock before the events go in (the inline projection's).
-    checked_in_save: tuple[CheckedInSave, ...] = ()
-    # Run after those in the same transaction (the inline projection).
+    # Written by the save's own statement (the inline projection, ADR 0044).
+    projected_in_save: tuple[ProjectedInSave, ...] = ()
+    # Run after the events in the same transaction when they are not (the inline projection).
     within_save: tuple[WithinSave, ...] = ()
     # Run once the transaction committed (what a hook wrote is then kept for good).
     after_commit: tuple[Callable[[], None], ...] = ()

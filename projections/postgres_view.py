@@ -39,7 +39,7 @@ from factledger.projections.tsvector import (
     tsvector_literal,
 )
 from factledger.projections.vector_codec import BinaryVector, bind_binary_vectors, vector_binary
-from factledger.projections.view import Entry
+from factledger.projections.view import Entry, SaveProjection
 
 logger = logging.getLogger(__name__)
 
@@ -56,7 +56,13 @@ COPY_TYPES = ("bytea", "text", "text", "text", "text", "bytea", "float8", "bool"
 ROW_TYPES = "type IN ('fact', 'preference', 'message')"
 JSONB_VERSION = b"\x01"
 # The same row as an INSERT's parameters (a save's own rows, in a pipeline where COPY cannot go).
-_INSERT_ROW = SQL("(%s::uuid, %s, %s, %s, %s, %s::jsonb, %s, %s, %s, %s, %s, %s::vector, %s::tsvector, %s)")
+# (Every value cast: in ``INSERT … SELECT … FROM (VALUES …)`` nothing gives an untyped one its column's type.)
+_INSERT_ROW = SQL(
+    "(%s::uuid, %s::text, %s::text, %s::text, %s::text, %s::jsonb, %s::float8, %s::bool, %s::text, "
+    "%s::timestamptz, %s::timestamptz, %s::vector, %s::tsvector, %s::int4)"
+)
+# The gate of a save's own rows (``save_projection``): its CTE ``p_go``.
+_GO = SQL("(SELECT go FROM p_go)")
 _CANONICAL_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
 # json.dumps(…, ensure_ascii=False), without making an encoder a call
 _JSON = json.JSONEncoder(ensure_ascii=False)
@@ -304,11 +310,46 @@ class PostgresMemoryView(PostgresTrackingRecorder):
             on_erased(erased)
         return True
 
-    def within_save_check(self) -> tuple[Composed, tuple[Any, ...]]:
-        """The check ``apply_within_save`` needs, to be read in the save's own statement: under the
-        events table lock and in the snapshot before its events go in (so the newest event is
-        the newest older than the save's)."""
-        return self._queued_check, (self._lock_key, self.application_name)
+    def save_projection(
+        self,
+        conn: Any,
+        entries: Sequence[Entry],
+        vectors: Mapping[str, Vector],
+        done: Callable[[bool, Sequence[int]], None],
+    ) -> SaveProjection | None:
+        """A save's own rows and the view's position as CTEs of the save's statement (ADR 0044),
+        or None when they cannot be made here (the catch-up after the save does the work).
+
+        They write only when the view's lock is free (tried, never waited for), nothing older
+        waits (the newest event before the save, in the statement's snapshot, is at the view's
+        position or before it) and the position is before the save's events; the position
+        then moves to the save's last event. One statement sees one snapshot: a row added in
+        the save goes in with its changes folded in (``_apply_batch`` does the same).
+        """
+        if self.events_table is None:
+            return None
+        try:
+            with conn.cursor() as curs:  # an owners' lookup, when this process does not know them
+                ctes, parameters = self._row_ctes(curs, entries, vectors, _GO)
+        except Exception as exc:
+            if _infrastructure_failure(exc):
+                raise
+            logger.info("a save's own rows could not be made (%s); the catch-up will do it", exc)
+            return None
+        tracking = Identifier(self.datastore.schema, TRACKING_TABLE)
+        gate = SQL(
+            "p_at AS (SELECT pg_try_advisory_xact_lock(%s) AS locked, "
+            "coalesce((SELECT max(notification_id) FROM {t} WHERE application_name = %s), 0) AS position, "
+            "coalesce((SELECT max(notification_id) FROM {e}), 0) AS before), "
+            "p_go AS (SELECT locked AND before <= position "
+            "AND position < (SELECT min(notification_id) FROM inserted) AS go FROM p_at)"
+        ).format(t=tracking, e=self.events_table)
+        return SaveProjection(
+            ctes=[gate, *ctes, self._tracking_cte(SQL("(SELECT max(notification_id) FROM inserted)"), _GO)],
+            parameters=[self._lock_key, self.application_name, *parameters, self.application_name],
+            projected=SQL("(SELECT count(*) FROM p_tracked) > 0"),
+            done=done,
+        )
 
     def apply_within_save(
         self,
@@ -316,40 +357,38 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         entries: Sequence[Entry],
         vectors: Mapping[str, Vector],
         first: int,
-        checked: Mapping[str, Any] | None = None,
     ) -> bool:
-        """Project a save's own events in the save's transaction (``curs``, holding the events
-        table lock); False, with nothing written, when it should be left to a catch-up.
+        """Project the events of a save too large for one statement in its transaction
+        (``curs``, holding the events table lock); False, with nothing written, when it
+        should be left to a catch-up.
 
         Only when nothing older is waiting (no event between the view's position and
         ``first``) and no other projector holds the lock (not waited for: a forget or a
-        follower holds it, the catch-up after the save does the work). ``checked``: that
-        check's row, read in the save's own statement (``within_save_check``); made here
-        otherwise. The events were inserted in this transaction, so none can be erased
-        meanwhile. Anything that fails is taken back to a savepoint and left to the
-        catch-up, which quarantines what it must: the save never fails for its projection.
+        follower holds it, the catch-up after the save does the work). The events were
+        inserted in this transaction, so none can be erased meanwhile. Anything that fails
+        is taken back to a savepoint and left to the catch-up, which quarantines what it
+        must: the save never fails for its projection.
         """
         conn = curs.connection
         savepoint = False
         try:
-            if checked is None:
-                with conn.pipeline():
-                    curs.execute(_SAVEPOINT)
-                    savepoint = True
-                    check = conn.cursor()
-                    check.execute(self._within_save_check, (self._lock_key, self.application_name, first))
-                checked = check.fetchone()
+            with conn.pipeline():
+                curs.execute(_SAVEPOINT)
+                savepoint = True
+                check = conn.cursor()
+                check.execute(self._within_save_check, (self._lock_key, self.application_name, first))
+            checked = check.fetchone()
             if checked is None or not checked["locked"] or (checked["before"] or 0) > (checked["position"] or 0):
                 return False
             bind_binary_vectors(curs)
-            statement, params = self._inline_writes(curs, entries, vectors)
-            # The savepoint (never released: the save's commit ends it, only a failure goes back
-            # to it) and one statement writing the rows and the position: one round trip.
-            with conn.pipeline():
-                if not savepoint:
-                    curs.execute(_SAVEPOINT)
-                    savepoint = True
-                curs.execute(statement, params)
+            ctes, parameters = self._row_ctes(curs, entries, vectors, SQL("true"))
+            ctes.append(self._tracking_cte(SQL("%s"), SQL("true")))
+            parameters.extend([self.application_name, entries[-1].position])
+            # One statement writing the rows and the position (the savepoint is never released:
+            # the save's commit ends it, only a failure goes back to it).
+            curs.execute(
+                SQL("WITH {} SELECT count(*) AS tracked FROM p_tracked").format(SQL(", ").join(ctes)), parameters
+            )
             tracked = curs.fetchone()
             if tracked is None or not tracked["tracked"]:
                 raise IntegrityError(f"the view's position did not move to {entries[-1].position}")
@@ -363,23 +402,15 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         return True
 
     @property
-    def _queued_check(self) -> Composed:
-        # Sent under the events table lock before the save's events: the newest event is older.
-        return self._check("")
-
-    @property
     def _within_save_check(self) -> Composed:
-        # Sent after the save's events: the newest event older than the save's first.
-        return self._check(" WHERE notification_id < %s")
-
-    def _check(self, older: str) -> Composed:
-        """The lock is tried, never waited for; the view's position; the newest event ``older``."""
+        """Sent after the save's events: the lock is tried, never waited for; the view's
+        position; the newest event older than the save's first."""
         if self.events_table is None:
             raise RuntimeError("a view projects within saves only when it knows the events table")
         return SQL(
             "SELECT pg_try_advisory_xact_lock(%s) AS locked, "
             "(SELECT max(notification_id) FROM {} WHERE application_name = %s) AS position, "
-            "(SELECT max(notification_id) FROM {}" + older + ") AS before"
+            "(SELECT max(notification_id) FROM {} WHERE notification_id < %s) AS before"
         ).format(Identifier(self.datastore.schema, TRACKING_TABLE), self.events_table)
 
     def _still_recorded(self, curs: Cursor[Any], entries: Sequence[Entry]) -> tuple[list[Entry], list[Entry]]:
@@ -455,55 +486,54 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         if folded:
             self._update_rows(curs, folded)
 
-    def _inline_writes(
-        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector]
-    ) -> tuple[Composed, list[Any]]:
-        """A save's own changes and the view's new position as one statement (data-modifying
-        CTEs: owners, new rows, changed rows, tracking), answering whether the position moved.
+    def _row_ctes(
+        self, curs: Cursor[Any], entries: Sequence[Entry], vectors: Mapping[str, Vector], gate: SQL
+    ) -> tuple[list[Composed], list[Any]]:
+        """A save's own changes as data-modifying CTEs (owners, new rows, changed rows), each
+        writing only where ``gate`` holds, and their parameters in order.
 
         One statement sees one snapshot: the UPDATE cannot see the rows inserted beside it,
         which is why a row added in the batch goes in with its changes folded in, as
-        ``_apply_batch`` does. The position moves only forward (the library's single-row
-        upsert); ``tracked`` is 0 when it did not, and the caller takes the rows back.
+        ``_apply_batch`` does.
         """
         named, added, folded = _batch_changes(entries)
-        parts: list[Composed] = []
-        params: list[Any] = []
+        ctes: list[Composed] = []
+        parameters: list[Any] = []
         if named:
-            parts.append(SQL("o AS ({})").format(self._owners_statement))
-            params.append(_owners_json(named))
+            ctes.append(SQL("p_owners AS ({})").format(self._owners_insert(gate)))
+            parameters.append(_owners_json(named))
         if added:
             rows = self._new_rows(curs, added, named, folded, vectors)
-            parts.append(
-                SQL("r AS (INSERT INTO {} (" + COPY_COLUMNS + ") VALUES {})").format(
-                    self.memories, SQL(", ").join([_INSERT_ROW] * len(rows))
+            ctes.append(
+                SQL("p_rows AS (INSERT INTO {} (" + COPY_COLUMNS + ") SELECT * FROM (VALUES {}) AS v WHERE {})").format(
+                    self.memories, SQL(", ").join([_INSERT_ROW] * len(rows)), gate
                 )
             )
-            params.extend(value for row in rows for value in _insert_form(row))
+            parameters.extend(value for row in rows for value in _insert_form(row))
         if folded:
-            parts.append(SQL("u AS ({})").format(self._update_statement))
-            params.append(_changed_json(folded))
-        parts.append(
-            SQL(
-                "t AS (INSERT INTO {t} VALUES (%s, %s) ON CONFLICT (application_name) DO UPDATE "
-                "SET notification_id = EXCLUDED.notification_id WHERE {t}.notification_id < EXCLUDED.notification_id "
-                "RETURNING 1)"
-            ).format(t=Identifier(self.datastore.schema, TRACKING_TABLE))
-        )
-        params.extend([self.application_name, entries[-1].position])
-        return SQL("WITH {} SELECT count(*) AS tracked FROM t").format(SQL(", ").join(parts)), params
+            ctes.append(SQL("p_changed AS ({})").format(self._update_statement(gate)))
+            parameters.append(_changed_json(folded))
+        return ctes, parameters
 
-    @property
-    def _owners_statement(self) -> Composed:
+    def _tracking_cte(self, position: SQL | Composed, gate: SQL) -> Composed:
+        """The view's position moved to ``position`` where ``gate`` holds, only ever forward (the
+        library's single-row upsert); ``p_tracked`` holds a row when it moved."""
+        return SQL(
+            "p_tracked AS (INSERT INTO {t} SELECT %s, {position} WHERE {gate} ON CONFLICT (application_name) "
+            "DO UPDATE SET notification_id = EXCLUDED.notification_id "
+            "WHERE {t}.notification_id < EXCLUDED.notification_id RETURNING 1)"
+        ).format(t=Identifier(self.datastore.schema, TRACKING_TABLE), position=position, gate=gate)
+
+    def _owners_insert(self, gate: SQL) -> Composed:
         # Fixed statements with the rows as one JSON parameter: prepared once, nothing to
         # build or parse per batch; jsonb_to_recordset reads each value with its column's type.
         return SQL(
             "INSERT INTO {} (originator_id, user_id) SELECT o, u FROM jsonb_to_recordset(%s::jsonb) "
-            "AS v(o uuid, u text) ON CONFLICT DO NOTHING"
-        ).format(self.users)
+            "AS v(o uuid, u text) WHERE {} ON CONFLICT DO NOTHING"
+        ).format(self.users, gate)
 
     def _insert_owners(self, curs: Cursor[Any], named: Mapping[UUID, str]) -> None:
-        curs.execute(self._owners_statement, (_owners_json(named),))
+        curs.execute(self._owners_insert(SQL("true")), (_owners_json(named),))
 
     def _insert_rows(
         self,
@@ -545,19 +575,18 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         self._remember_owners(owners)
         return [self._copy_row(c, owners, folded.pop(c.id, None), vectors) for c in added]
 
-    @property
-    def _update_statement(self) -> Composed:
+    def _update_statement(self, gate: SQL) -> Composed:
         return SQL(
             "UPDATE {} AS m SET metadata = m.metadata || v.metadata, "
             "importance = COALESCE(v.importance, m.importance), "
             "is_active = COALESCE(v.is_active, m.is_active), "
             "updated_at = GREATEST(m.updated_at, v.at) FROM jsonb_to_recordset(%s::jsonb) "
             "AS v(id uuid, metadata jsonb, importance double precision, is_active boolean, at timestamptz) "
-            "WHERE m.id = v.id"
-        ).format(self.memories)
+            "WHERE m.id = v.id AND {}"
+        ).format(self.memories, gate)
 
     def _update_rows(self, curs: Cursor[Any], folded: Mapping[str, ItemChanged]) -> None:
-        curs.execute(self._update_statement, (_changed_json(folded),))
+        curs.execute(self._update_statement(SQL("true")), (_changed_json(folded),))
 
     def _remember_owners(self, owners: Mapping[UUID, str]) -> None:
         # A memory's id is made from its user's id, so the pair never changes: no lookup for a

@@ -27,7 +27,7 @@ from eventsourcing.persistence import Notification, StoredEvent
 from factledger.application.errors import LLMUnavailable
 from factledger.application.ports import Embedder, ProjectionStatus
 from factledger.projections.rows import RowChange, row_changes, rowless_topics, texts_to_embed
-from factledger.projections.view import Entry, MemoryView
+from factledger.projections.view import Entry, MemoryView, SaveProjection
 
 logger = logging.getLogger(__name__)
 
@@ -96,11 +96,24 @@ class Projector:
                 progress(processed, max(head - first, processed))
         return processed
 
-    def within_save_check(self) -> tuple[Any, Sequence[Any]] | None:
-        """The view's check for ``project_within_save``, read in the save's own statement
-        (``LedgerRecorder.checked_in_save``); a view without one checks nothing ahead."""
-        check = getattr(self.view, "within_save_check", None)
-        return check() if check is not None else None
+    def projection_for_save(self, conn: Any, stored_events: Sequence[StoredEvent]) -> SaveProjection | None:
+        """The save's own rows and position as part of the save's statement
+        (``LedgerRecorder.projected_in_save``, ADR 0044), computed before it is sent: only with
+        vectors this process already holds and events that decode, else None (the catch-up after
+        the save projects them). The statement writes them only when nothing older waits and
+        no other projector holds the view's lock; ``done`` then spares the catch-up."""
+        self._saved.through = 0
+        for_save = getattr(self.view, "save_projection", None)
+        read = self._readable(stored_events, [0] * len(stored_events))  # positions: the statement's
+        if for_save is None or read is None:
+            return None
+        entries, vectors = read
+
+        def done(projected: bool, positions: Sequence[int]) -> None:
+            if projected:
+                self._saved.through = positions[-1]
+
+        return for_save(conn, entries, vectors, done)  # type: ignore[no-any-return]
 
     def project_within_save(
         self,
@@ -109,32 +122,40 @@ class Projector:
         positions: Sequence[int],
         checks: Sequence[Any] | None = None,
     ) -> None:
-        """The inline projection, inside the save's transaction (``LedgerRecorder.within_save``):
-        the save's rows commit with its events, in one commit. Only with vectors this process
-        already holds (deciding embedded the texts; nothing is called while the events table is
-        locked) and events that decode; otherwise, or when older events wait, the catch-up after
-        the save projects them as before."""
+        """The inline projection of a save too large for one statement, inside its transaction
+        (``LedgerRecorder.within_save``): the save's rows commit with its events, in one commit,
+        under the conditions ``projection_for_save`` gives."""
         self._saved.through = 0
         within = getattr(self.view, "apply_within_save", None)
-        remembered = getattr(self.embedder, "remembered", None)
-        if within is None or remembered is None:
+        read = self._readable(stored_events, positions)
+        if within is None or read is None:
             return
+        entries, vectors = read
+        if within(curs, entries, vectors, positions[0]):
+            self._saved.through = positions[-1]
+
+    def _readable(
+        self, stored_events: Sequence[StoredEvent], positions: Sequence[int]
+    ) -> tuple[list[Entry], dict[str, Any]] | None:
+        """A save's events as entries, with the vectors their rows need; None when an event does
+        not decode (the catch-up quarantines it) or a vector is not held (nothing is called
+        while the events table is locked)."""
+        remembered = getattr(self.embedder, "remembered", None)
+        if remembered is None:
+            return None
         entries = []
         for stored, position in zip(stored_events, positions, strict=True):
             try:
                 changes = self._changes(stored)
-            except Exception:  # the catch-up quarantines it
-                return
+            except Exception:
+                return None
             originator_id = stored.originator_id
             if not isinstance(originator_id, UUID):
                 originator_id = UUID(str(originator_id))
             entries.append(Entry(position, originator_id, stored.topic, changes))
         texts = [t for e in entries for t in texts_to_embed(list(e.changes))]  # type: ignore[arg-type]
         vectors = remembered(texts) if texts else {}
-        # The check this projector queued in the save's pipeline (the first: bootstrap's wiring).
-        checked = checks[0] if checks else None
-        if vectors is not None and within(curs, entries, vectors, positions[0], checked):
-            self._saved.through = positions[-1]
+        return None if vectors is None else (entries, vectors)
 
     def catch_up_after_save(self) -> int:
         """The inline catch-up after a save of this thread: nothing to do when the save

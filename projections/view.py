@@ -29,6 +29,19 @@ class Entry:
     changes: Sequence[RowChange] | Exception
 
 
+@attrs.frozen
+class SaveProjection:
+    """A save's own rows and the view's new position, written by the save's own statement
+    (ADR 0044): data-modifying CTEs (each ``name AS (…)``; they read the save's events from its
+    CTE ``inserted``), their parameters in order, an SQL expression answering whether they
+    wrote, and what to do once that answer and the events' positions are known."""
+
+    ctes: Sequence[Any]
+    parameters: Sequence[Any]
+    projected: Any
+    done: Callable[[bool, Sequence[int]], None]
+
+
 class MemoryView(Protocol):
     """The ``memories`` read model, written by ``Projector``."""
 

@@ -72,7 +72,7 @@ def fail_once(service: LedgerService, error: Exception) -> None:
     recorder = service.ledger.recorder
     assert isinstance(recorder, LedgerRecorder)
     # Beside the wired hooks (the wiring gives a recorder its hooks once).
-    recorder.hooks = attrs.evolve(recorder.hooks, within_save=(*recorder.hooks.within_save, hook))
+    recorder.hooks = attrs.evolve(recorder.hooks, written_in_save=(*recorder.hooks.written_in_save, hook))
 
 
 def test_a_messages_readings_commit_in_the_transaction_of_its_events(service: LedgerService, fake: FakeOpenAI) -> None:

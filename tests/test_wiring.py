@@ -58,7 +58,7 @@ def test_every_backend_gives_its_recorder_the_save_hooks(settings: Settings) -> 
         projector = service.projector
         assert projector is not None
         assert projector.project_within_save in hooks.within_save  # type: ignore[attr-defined]
-        assert projector.within_save_check in hooks.checked_in_save  # type: ignore[attr-defined]
+        assert projector.projection_for_save in hooks.projected_in_save  # type: ignore[attr-defined]
         assert service.embedder.write_within_save in hooks.written_in_save  # type: ignore[attr-defined]
         with pytest.raises(RuntimeError, match="save hooks already"):
             service.ledger.recorder.attach(SaveHooks())  # type: ignore[attr-defined]
@@ -73,7 +73,7 @@ def test_a_hook_that_fails_keeps_the_whole_message_out_on_every_backend(settings
 
     with open_ledger(settings, warn_if_offline=False) as service:
         recorder: Any = service.ledger.recorder
-        recorder.hooks = attrs.evolve(recorder.hooks, within_save=(*recorder.hooks.within_save, fail_once))
+        recorder.hooks = attrs.evolve(recorder.hooks, written_in_save=(*recorder.hooks.written_in_save, fail_once))
         with pytest.raises(RuntimeError, match="disk is full"):
             service.ingest("u", "I live in Lisbon.", message_id="m1")
         assert not service.knows("u")
