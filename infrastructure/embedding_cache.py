@@ -19,8 +19,7 @@ from typing import Any
 import attrs
 import numpy as np
 from eventsourcing.postgres import PostgresDatastore
-from psycopg import Cursor
-from psycopg.sql import SQL, Identifier
+from psycopg.sql import SQL, Composed, Identifier
 
 from factledger.application.calls import current_call, saved_elsewhere
 from factledger.application.ports import Embedder
@@ -203,10 +202,10 @@ class CachedEmbedder:
             del by_user[next(iter(by_user))]  # a thread that decides and never saves stays bounded
         return by_user.setdefault(context.user_id, ({}, set()))
 
-    def write_within_save(self, curs: Cursor[Any], stored_events: Sequence[Any], *_: Any) -> None:
-        """Write the vectors and owners deciding deferred, in the save's transaction (a save hook):
-        both commit with the events they were made for, or neither does. Those of users the save
-        does not hold (decisions that saved nothing) are dropped."""
+    def write_within_save(self, stored_events: Sequence[Any]) -> list[tuple[Composed, list[Any]]]:
+        """The statements writing the vectors and owners deciding deferred, in the save's
+        transaction (a save hook): both commit with the events they were made for, or neither
+        does. Those of users the save does not hold (decisions that saved nothing) are dropped."""
         by_user = getattr(self._deferred, "by_user", None) or {}
         self._deferred.by_user = {}
         saved = {e.originator_id for e in stored_events}
@@ -216,27 +215,30 @@ class CachedEmbedder:
             if user_memory_id(user) in saved:
                 vectors.update(user_vectors)
                 owners.update(user_owners)
-        if not vectors and not owners:
-            return
-        # One statement: the vectors as binary parameters (no text of 1,536 floats to format and
-        # parse), then the owners; a decision without new vectors writes owners only.
-        rows = SQL(", ").join([SQL("(%s, %s, %s::vector)")] * len(vectors))
-        stored = (
-            SQL(
-                "WITH stored AS (INSERT INTO {} (embedder_id, text_hash, embedding) VALUES {} ON CONFLICT DO NOTHING) "
-            ).format(self.table, rows)
-            if vectors
-            else SQL("")
-        )
-        params: list[Any] = [v for h, vector in vectors.items() for v in (self.embedder_id, h, BinaryVector.of(vector))]
-        bind_binary_vectors(curs)
-        curs.execute(
-            stored
-            + SQL(
-                "INSERT INTO {} SELECT u, %s, h FROM unnest(%s::text[], %s::bytea[]) AS o(u, h) ON CONFLICT DO NOTHING"
-            ).format(self.owners),
-            [*params, self.embedder_id, [u for u, _ in owners], [h for _, h in owners]],
-        )
+        statements: list[tuple[Composed, list[Any]]] = []
+        if vectors:
+            # The vectors as binary parameters (no text of 1,536 floats to format and parse; the
+            # save's cursor sends ``BinaryVector``); a decision without new vectors writes owners only.
+            rows = SQL(", ").join([SQL("(%s, %s, %s::vector)")] * len(vectors))
+            statements.append(
+                (
+                    SQL("INSERT INTO {} (embedder_id, text_hash, embedding) VALUES {} ON CONFLICT DO NOTHING").format(
+                        self.table, rows
+                    ),
+                    [v for h, vector in vectors.items() for v in (self.embedder_id, h, BinaryVector.of(vector))],
+                )
+            )
+        if owners:
+            statements.append(
+                (
+                    SQL(
+                        "INSERT INTO {} SELECT u, %s, h FROM unnest(%s::text[], %s::bytea[]) AS o(u, h) "
+                        "ON CONFLICT DO NOTHING"
+                    ).format(self.owners),
+                    [self.embedder_id, [u for u, _ in owners], [h for _, h in owners]],
+                )
+            )
+        return statements
 
     def _own(self, texts: Sequence[str]) -> None:
         """Note that these texts were embedded for the current user (see the module's docstring)."""

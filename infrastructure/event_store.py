@@ -308,8 +308,9 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
                     return []
                 self._insert_stored_events(curs, stored_events, **kwargs)  # the lock, message ids, events
                 ids = self._fetch_ids_after_insert_events(curs, stored_events, **kwargs)
-                for write in self.hooks.written_in_save:
-                    write(curs, stored_events)
+                bind_binary_vectors(curs)
+                for statement, parameters in self._written(stored_events):
+                    curs.execute(statement, parameters)
                 if ids:
                     for hook in self.hooks.within_save:
                         hook(curs, stored_events, ids, None)
@@ -320,22 +321,32 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         (ADR 0044). A statement the server refuses with those rows is sent again without them,
         whose catch-up then projects the events (quarantining what it must): a save never fails
         for its projection. A refusal of the save itself comes back the second time too."""
+        written = self._written(stored_events)  # once: a hook hands over what it holds
         projections = [p for hook in self.hooks.projected_in_save if (p := hook(conn, stored_events)) is not None]
         if projections:
             try:
                 with _transaction_begun_in_pipeline(conn):
-                    return self._insert_pipelined(conn, stored_events, projections, **kwargs)
+                    return self._insert_pipelined(conn, stored_events, written, projections, **kwargs)
             except _REFUSALS as exc:
                 logger.info("the server refused a save with its own rows (%s); saving it without them", exc)
         with _transaction_begun_in_pipeline(conn):
-            return self._insert_pipelined(conn, stored_events, [], **kwargs)
+            return self._insert_pipelined(conn, stored_events, written, [], **kwargs)
+
+    def _written(self, stored_events: Sequence[StoredEvent]) -> list[tuple[Any, Sequence[Any]]]:
+        """What the ``written_in_save`` hooks write with these events: their statements, in order."""
+        return [statement for write in self.hooks.written_in_save for statement in write(stored_events) or ()]
 
     def _insert_pipelined(
-        self, conn: Any, stored_events: Sequence[StoredEvent], projections: Sequence[SaveProjection], **kwargs: Any
+        self,
+        conn: Any,
+        stored_events: Sequence[StoredEvent],
+        written: Sequence[tuple[Any, Sequence[Any]]],
+        projections: Sequence[SaveProjection],
+        **kwargs: Any,
     ) -> Sequence[int]:
-        """The save's statements and ``written_in_save``'s sent together and read after (pipeline
-        mode: one round trip): BEGIN, the table lock, then one statement taking the message ids,
-        notifying, inserting the events (ADR 0043) and writing the ``projections`` (ADR 0044); a
+        """The save sent in one round trip (pipeline mode) and read after: BEGIN, the table lock,
+        then one statement taking the message ids, notifying, inserting the events (ADR 0043),
+        writing what the hooks wrote (``written``) and the ``projections`` (ADR 0044); a
         message id found taken, or a continued version found missing (or at another position
         than ``continues`` gives), inserts no event and rolls the whole save back. Returns the
         positions, once each projection was told whether it wrote."""
@@ -343,18 +354,13 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
         ]
         continued = _continued(stored_events)
-        statement, projected_parameters = self._save_statement(projections)
+        statement, more_parameters = self._save_statement(written, projections)
         with conn.pipeline():
             conn.execute(_BEGIN)
-            events = conn.cursor()
-            if projections:
-                bind_binary_vectors(events)  # rows may carry their vectors as binary parameters
+            events = bind_binary_vectors(conn.cursor())  # rows and cached vectors go as binary parameters
             events.execute(self._lock_and_notify_statements[0])  # the table lock
             parameters = self._insert_parameters(stored_events, given, continued, kwargs)
-            events.execute(statement, (*parameters, *projected_parameters))
-            writes = conn.cursor()
-            for write in self.hooks.written_in_save:
-                write(writes, stored_events)
+            events.execute(statement, (*parameters, *more_parameters))
         row = events.fetchone()
         taken, ids = (row["taken"], row["ids"]) if row is not None else ([], [])
         if len(taken) != len(given):  # a message id recorded before
@@ -365,13 +371,16 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             projection.done(bool(row[f"projected_{i}"]), ids)
         return ids
 
-    def _save_statement(self, projections: Sequence[SaveProjection]) -> tuple[Composed, list[Any]]:
-        """The save's statement with each projection's CTEs after its events, and a column
-        ``projected_N`` saying whether it wrote; the projections' parameters, in order."""
-        if not projections:
+    def _save_statement(
+        self, written: Sequence[tuple[Any, Sequence[Any]]], projections: Sequence[SaveProjection]
+    ) -> tuple[Composed, list[Any]]:
+        """The save's statement with the hooks' writes (CTEs ``written_N``) and each projection's
+        CTEs after its events, and a column ``projected_N`` saying whether that one wrote; their
+        parameters, in order. (Data-modifying CTEs run whether or not anything reads them.)"""
+        if not projections and not written:
             return self._insert_save, []
-        ctes: list[Any] = []
-        parameters: list[Any] = []
+        ctes: list[Any] = [SQL("{} AS ({})").format(Identifier(f"written_{i}"), w[0]) for i, w in enumerate(written)]
+        parameters: list[Any] = [value for _, values in written for value in values]
         answers = []
         for i, projection in enumerate(projections):
             ctes.extend(projection.ctes)

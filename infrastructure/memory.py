@@ -88,7 +88,7 @@ class InMemoryRecorder(HookedRecorder, POPOApplicationRecorder):
         ids = self._insert_events(stored_events, **kwargs)
         try:
             for write in self.hooks.written_in_save:
-                write(None, stored_events)
+                write(stored_events)  # nothing to write here; a hook that fails takes the save back
             if ids:
                 for hook in self.hooks.within_save:
                     hook(None, stored_events, ids, None)

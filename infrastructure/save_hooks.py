@@ -16,8 +16,11 @@ from eventsourcing.persistence import StoredEvent
 
 from factledger.projections.view import SaveProjection
 
-# Given a cursor (None in memory) and the events: statements whose results are never read.
-WrittenInSave = Callable[[Any, Sequence[StoredEvent]], None]
+# Given the events: the statements that write what the hook holds for them (cached vectors, call
+# readings), each one INSERT with its parameters, whose results are never read. PostgreSQL's
+# recorder sends them as CTEs of the save's own statement (or one by one with a large save);
+# memory has nothing to write (None or empty).
+WrittenInSave = Callable[[Sequence[StoredEvent]], Sequence[tuple[Any, Sequence[Any]]] | None]
 # Given the connection (before the save's transaction) and the events: what the save's own
 # statement writes besides them (``SaveProjection``: the inline projection's rows), or None.
 # PostgreSQL's recorder only, for a save that fits one statement; else ``within_save`` runs.

@@ -60,7 +60,7 @@ def counting_writes(recorder: LedgerRecorder) -> list[int]:
     """A write-only save hook that counts the events of each save it ran in."""
     seen: list[int] = []
 
-    def write(_curs: Any, stored: Any) -> None:
+    def write(stored: Any) -> None:
         seen.append(len(stored))
 
     # A test's own hook beside the wired ones (the wiring gives a recorder its hooks once).

@@ -133,13 +133,14 @@ class UsageLog:
             return
         self._write_now([row])
 
-    def write_within_save(self, curs: Any, *_: Any) -> None:
-        """Write the held readings in a save's transaction (a save hook): they commit with the
-        events, or stay held for the next attempt (``committed`` lets them go)."""
+    def write_within_save(self, *_: Any) -> list[tuple[Composed, list[Any]]]:
+        """The statement writing the held readings in a save's transaction (a save hook): they
+        commit with the events, or stay held for the next attempt (``committed`` lets them go)."""
         held = self._held()
         self._local.written = len(held)
-        if held:
-            curs.execute(self._insert(len(held), asynchronous=False), [v for row in held for v in row])
+        if not held:
+            return []
+        return [(self._insert(len(held), asynchronous=False), [v for row in held for v in row])]
 
     def committed(self) -> None:
         """The save whose transaction wrote the held readings committed (an after-commit hook)."""
