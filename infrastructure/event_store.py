@@ -9,17 +9,17 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
   the ids of the messages the save records, in a table keyed by (user, message
   id): a message id is refused for a user's whole history, not a window of it;
 * its ``SaveHooks`` (``save_hooks``): ``written_in_save`` (statements that
-  only write: cached vectors, call readings) and ``within_save`` (the inline
-  projection, which reads too) run in the same transaction after the events
-  are in: one commit a message instead of several (ADR 0020); ``after_commit``
-  once it committed;
-* a save of a message's few events sends the lock, then one statement taking
-  the message ids, notifying, checking the streams it continues and inserting
-  the events (ADR 0043), and the ``written_in_save`` statements in one round
-  trip (pipeline mode); a large one (a user moved between partitions)
-  goes statement by statement, as the library's own pipelined insert could
-  leave client and server blocked on each other's buffers while holding the
-  events table lock.
+  only write: cached vectors, call readings), ``projected_in_save`` or, for a
+  large save, ``within_save`` (the inline projection) write in the same
+  transaction: one commit a message instead of several (ADR 0020);
+  ``after_commit`` runs once it committed;
+* a save of a message's few events sends BEGIN, the lock, then one statement
+  taking the message ids, notifying, checking the streams it continues,
+  inserting the events (ADR 0043) and writing the hooks' rows and the inline
+  projection's as CTEs (ADR 0044), in one round trip (pipeline mode); a large
+  one (a user moved between partitions) goes statement by statement, as the
+  library's own pipelined insert could leave client and server blocked on
+  each other's buffers while holding the events table lock.
 """
 
 from __future__ import annotations
