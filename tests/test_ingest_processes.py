@@ -141,3 +141,39 @@ def test_workers_share_the_embedded_server_their_parent_started(cli_env: dict[st
     assert (summary["ingested"], summary["failed"]) == (16, 0)
     assert all(run_cli_json(env, "profile", user)["facts_count"] for user in users)
     wait_until(lambda: server_pid(home) is None, timeout=30, what="the embedded server to stop after the import")
+
+
+_PRELOAD_SCRIPT = """
+import sys
+from pathlib import Path
+from factledger.entrypoints.cli.import_processes import PRELOADED, WorkerPool
+
+out = Path(sys.argv[1])
+fresh = [name for name in PRELOADED if name in sys.modules]
+
+
+def work(index, inbox, reports, stop):
+    found = [name for name in PRELOADED if name in sys.modules]
+    (out / f"worker-{index}").write_text(f"{len(found)} of {len(PRELOADED)}")
+
+
+pool = WorkerPool(2, work=work)
+pool.start()
+pool.close()
+print(len(fresh))
+"""
+
+
+def test_workers_are_forked_with_what_they_import_already_imported(tmp_path: Path) -> None:
+    """The parent imports what every worker needs before it forks them (issue 29): two workers
+    do not each import the package and read the offline rules again."""
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-c", _PRELOAD_SCRIPT, str(tmp_path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "0", "the parent had imported none of it before the pool started"
+    reports = sorted(p.read_text() for p in tmp_path.glob("worker-*"))
+    assert reports == ["4 of 4", "4 of 4"]
