@@ -13,7 +13,7 @@ import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 import attrs
 
@@ -124,6 +124,20 @@ class Ingestion:
     decider: Decider
     limits: InputLimits
     policies: Mapping[Kind, Policy] = DEFAULT_POLICIES
+    # what the extractor ``_offered_by`` offers, by capability: see ``_offers``
+    _offered: dict[type, bool] = attrs.field(factory=dict, init=False, repr=False)
+    _offered_by: object = attrs.field(default=None, init=False, repr=False)
+
+    def _offers(self, capability: type) -> bool:
+        """Whether the extractor offers ``capability`` (a runtime-checkable protocol), asked once per
+        extractor: ``isinstance`` against a protocol walks its members each time (~30 µs), and a
+        message asks up to four. Asked again when the extractor is replaced."""
+        if self._offered_by is not self.extractor:
+            self._offered, self._offered_by = {}, self.extractor
+        answer = self._offered.get(capability)
+        if answer is None:
+            answer = self._offered[capability] = isinstance(self.extractor, capability)
+        return answer
 
     def ingest(
         self,
@@ -283,10 +297,12 @@ class Ingestion:
         extractor = self.extractor
         with calls_for(user_id, message_id, "extract", self.ledger.storage_key):
             try:
-                if isinstance(extractor, HearsWhenSaid):
-                    return extractor.extract_said_at(message, turns, known, known_prefs, said_at)
-                if isinstance(extractor, ReadsKnownPreferences):
-                    return extractor.extract_knowing_preferences(message, turns, known, known_prefs)
+                if self._offers(HearsWhenSaid):
+                    return cast(HearsWhenSaid, extractor).extract_said_at(message, turns, known, known_prefs, said_at)
+                if self._offers(ReadsKnownPreferences):
+                    return cast(ReadsKnownPreferences, extractor).extract_knowing_preferences(
+                        message, turns, known, known_prefs
+                    )
                 return extractor.extract(message, turns, known)
             except ExtractionFailure as exc:
                 logger.warning("extraction failed for %r/%r: %s", user_id, message_id, exc.reason)
@@ -345,18 +361,18 @@ class Ingestion:
         """The known facts ``said`` is the relation check for (ADR 0019): those shown, when the
         extractor that answered relates its facts to them; else None (a judge decides)."""
         extractor = self.extractor
-        if not shown or not isinstance(extractor, ComparesKnownFacts) or said.extractor_id != extractor.extractor_id:
+        if not shown or not self._offers(ComparesKnownFacts) or said.extractor_id != extractor.extractor_id:
             return None
-        prompt_id = extractor.comparison_prompt_id(said)
+        prompt_id = cast(ComparesKnownFacts, extractor).comparison_prompt_id(said)
         return KnownFactsCompared(frozenset(shown), prompt_id) if prompt_id else None
 
     def names_replaced(self, said: Extraction) -> bool:
         """Whether ``said``'s ``conflicts_with`` names facts it replaces (``NamesReplacedFacts``)."""
         extractor = self.extractor
         return (
-            isinstance(extractor, NamesReplacedFacts)
+            self._offers(NamesReplacedFacts)
             and said.extractor_id == extractor.extractor_id
-            and extractor.names_replaced_facts
+            and cast(NamesReplacedFacts, extractor).names_replaced_facts
         )
 
     def repeated(self, message: Prepared) -> IngestResult:
