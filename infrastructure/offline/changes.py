@@ -372,17 +372,13 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected."""
-    m = RE._RENAMED_KIND.match(_folded(clause).strip().strip("。！!"))
-    if not m:
-        return None
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        if m.group("name") not in fact:
-            continue
-        old = re.search(re.escape(m.group("m")) + r"(?P<kind>[\u4e00-\u9fff]{1,5}?)(?=[，,]?(?:叫|名叫)|$)", fact)
-        if old and old.group("kind") != m.group("kind"):
-            return fact[: old.start("kind")] + m.group("kind") + fact[old.end("kind") :], fact
-    return None
+    """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected
+    (the rules of [[registries.renamed_kind]])."""
+    said = _folded(clause).strip().strip("。！!")
+    found = _first_events(
+        _RENAMED_KIND, said, {"text": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
+    )
+    return found[0] if found else None
 
 
 def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -1183,6 +1179,7 @@ _ALONE = registry(_DATA, "alone", _VOCABULARY)
 _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
+_RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
