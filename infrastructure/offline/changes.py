@@ -758,54 +758,41 @@ def _gives_up(message: str) -> bool:
     return bool(RE._GAVE_UP_WORDS.search(message))
 
 
-def _pursued_now(now: re.Match[str], message: str, known: Sequence[str]) -> tuple[str, str] | None:
+def _doer(fact: str) -> tuple[str, str, bool] | None:
+    """(the verb of what a known fact says is done, who does it: "" for the user, "的侄女" …, and whether
+    that is a relative of the user's); None for a fact that says nothing done."""
+    does = RE._DOES.match(fact)
+    if not does:
+        return None
+    who = does.group("who") or ""
+    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+
+
+def _pursued_now(fired: Fired, context: Context) -> Outcome:
     """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
-    for fact in list(reversed(known))[:2]:
-        does = RE._DOES.match(fact)
-        if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
+    now = fired.match
+    for fact in list(reversed(context["known"].facts))[:2]:
+        doer = _doer(fact)
+        if not doer or doer[0] != now.group("verb") or now.group("v") in fact:
             continue
-        who = does.group("who") or ""
-        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+        _, who, relative = doer
         # a relative's pursuit changed once already, or the user's own, said given up in this message
         # ("韩语也学不下去了，现在学西班牙语")
         # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-        if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
-            return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
-    return None
+        if (relative and "改" in fact) or (not who and (_gives_up(context["text"]) or "改" in fact)):
+            return [(f"用户{who}改{now.group('verb')}{now.group('v')}了", fact)], True
+    return [], True
 
 
-def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
-    """(what is done now, the known fact it replaces) for a change of what one does said without
-    who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
-    the last thing known to be done. None for anyone else's, or when nothing known is done."""
-    if _advised_or_planned(message):
-        return None  # advice, a plan, or someone else named: not what is done now
-    m = RE._IN_TURN.match(clause)
-    if m and RE._HOW_OFTEN.match(m.group("v")):
-        return None  # "改成一天一杯": an amount, read as one (``remeasured``)
-    now = RE._NOW_PURSUING.match(clause) if not m else None
-    if now:
-        return _pursued_now(now, message, known) if not is_unreal(clause) else None
-    if not m or is_unreal(clause):
+def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
+    """What is done now, in place of what the known fact says is done: a pronoun stands for the relative
+    the fact is about; anyone else's (or what the fact says already) is None."""
+    said, doer = fired.match, _doer(target[0])
+    if doer is None or (said.group("p") and not doer[2]) or said.group("v") in target[0]:
         return None
-    for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
-        does = RE._DOES.match(fact)
-        if not does or (m.group("verb") and does.group("verb") != m.group("verb")):
-            continue
-        who = does.group("who") or ""
-        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-        if m.group("p") and not relative:
-            return None  # 他/她 of no relative known: someone else's
-        if not m.group("p") and who and not relative and not m.group("bare"):
-            return None
-        if m.group("v") in fact:
-            return None
-        return f"用户{who}改{does.group('verb')}{m.group('v')}了", fact
-    said = RE._TOPIC_IS.match(known[-1]) if m.group("bare") and known and not m.group("p") else None
-    if said and m.group("v") not in known[-1]:
-        # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
-        return f"用户{said.group('t')}换成{m.group('v')}了", known[-1]
-    return None
+    if not said.group("p") and doer[1] and not doer[2] and not said.group("bare"):
+        return None
+    return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
 
 
 STUDYING_NOW = _DATA.regex("STUDYING_NOW")
@@ -872,6 +859,7 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
     "remeasured": _by(remeasured),
+    "pursued_now": _pursued_now,
     "now": _now_said,
 }
 
@@ -917,6 +905,8 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
+    # what a known fact says is done, by the verb said ("换成X" alone: by any verb)
+    "does": lambda m: lambda f, s, v: bool((doer := _doer(f)) and m.group("verb") in (None, doer[0])),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
@@ -989,6 +979,9 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
+    "in_turn": _in_turn,
+    # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
+    "topic_is": lambda fired, t, c: (topic := RE._TOPIC_IS.match(t[0])) and f"用户{topic.group('t')}换成{fired.text}了",
     "respan": _respanned,
     # said in the known fact's own words, which the judge compares as one statement
     "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
@@ -1092,10 +1085,10 @@ def _whose(clause: str) -> str:
 
 
 def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
-    """Each clause's change, said of the user: in turn (``_in_turn``), or by the rules ([[registries.clause]],
-    or [[registries.alone]] for a clause without Chinese)."""
+    """Each clause's change, said of the user: in turn ([[registries.in_turn]]), or by the rules
+    ([[registries.clause]], or [[registries.alone]] for a clause without Chinese)."""
     found: list[Event] = []
-    text, known = message["text"], message["known"]
+    text = message["text"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
     switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
     for piece in pieces:
@@ -1103,15 +1096,14 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
         # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
         # thing does in its place, said without naming them again
-        event = _in_turn(clause, text, known.facts)
-        if event is None and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
+        event = _first_events(_IN_TURN_RULES, clause, message)
+        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
             # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
             context = {**message, "switched": bool(switching - {piece})}
             found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
-        if event:
-            found.append(event)
+        found += event or []
     return found
 
 
@@ -1163,6 +1155,8 @@ _VOCABULARY = VOCABULARY.extended(
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
         "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
+        # advice, a plan, or someone else named in the message: not what is done now
+        "advised": lambda value, context: _advised_or_planned(context.get("text", value)),
     },
     filters={
         "strip": str.strip,
@@ -1180,6 +1174,7 @@ _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
+_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
