@@ -374,11 +374,7 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected
     (the rules of [[registries.renamed_kind]])."""
-    said = _folded(clause).strip().strip("。！!")
-    found = _first_events(
-        _RENAMED_KIND, said, {"text": said, "known": _Known([f for f in known_facts if isinstance(f, str)])}
-    )
-    return found[0] if found else None
+    return _first_change(_RENAMED_KIND, _folded(clause).strip().strip("。！!"), known_facts)
 
 
 def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -449,15 +445,9 @@ def called_off(clause: str) -> str | None:
 def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(the fact, the plan it ends) when a clause says something fell through and one of the last
     three known facts is a plan: that plan ("月底去厦门看海" then "黄了，要值班"). Someone
-    else's news ("他的婚礼取消了") and a message that names no plan left open change nothing."""
-    text = _folded(clause).strip()
-    if not RE._ZH_FELL_THROUGH.match(text) or re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text):
-        return None
-    plans = [k for k in list(known_facts)[-3:] if isinstance(k, str) and is_plan(k) and k.startswith("用户")]
-    if not plans:
-        return None
-    plan = plans[-1]
-    return ("用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", plan) else "用户的计划取消了"), plan
+    else's news ("他的婚礼取消了") and a message that names no plan left open change nothing
+    (the rules of [[registries.fell_through]])."""
+    return _first_change(_FELL_THROUGH, _folded(clause).strip(), known_facts)
 
 
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -980,6 +970,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
     "in_turn": _in_turn,
+    # a plan fallen through, a trip by its words
+    "trip_or_plan": lambda fired, t, c: "用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", t[0]) else fired.text,
     # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
     "topic_is": lambda fired, t, c: (topic := RE._TOPIC_IS.match(t[0])) and f"用户{topic.group('t')}换成{fired.text}了",
     "respan": _respanned,
@@ -1074,6 +1066,13 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
         if events or stop:
             return events
     return None
+
+
+def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
+    """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
+    known facts."""
+    known = _Known([f for f in known_facts if isinstance(f, str)])
+    return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
 
 
 def _whose(clause: str) -> str:
@@ -1175,6 +1174,7 @@ _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
 _IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
+_FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
