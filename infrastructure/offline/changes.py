@@ -177,7 +177,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         return None
     known = [f for f in known_facts if isinstance(f, str)]
     if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
-        return _recoloured(value, known)
+        return _first_change(_RECOLOURED, value, known)  # "记错了，是棕色的": of the latest fact that names one
     candidates, later = _candidates(known)
     if not candidates:
         return None
@@ -202,16 +202,6 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         if not _may_fill(slot, value):
             return None
         return _restated(fact, old, value), fact
-    return None
-
-
-def _recoloured(value: str, known: Sequence[str]) -> tuple[str, str] | None:
-    # "记错了，是棕色的": a colour, in the latest fact that names one
-    for fact in reversed(known):
-        colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
-        if colour:
-            at, end = colour.span("c")
-            return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
     return None
 
 
@@ -1174,6 +1164,7 @@ _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
 _IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
+_RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
