@@ -1,5 +1,5 @@
-"""The change rules of rules/changes.toml (ADR 0042): each names only the handlers, makers, finders and
-gates changes.py has and only the keys its runner reads, so a typo fails here rather than when a message
+"""The change rules of rules/changes.toml (ADR 0042): each names only the handlers, makers and finders
+changes.py has and only the keys its runner reads, so a typo fails here rather than when a message
 first fires the rule; and the rules that read the known facts by a pattern (``held``, ``slot``,
 ``either``, ``recent``) find the fact and say the change."""
 
@@ -14,7 +14,7 @@ from factledger.infrastructure.offline.registry import Registry, Rule
 
 #: the keys ``changes._fired``, ``_target``, ``_changed``, ``_heard`` and ``_message_events`` read
 READ_KEYS = {
-    *("handler", "make", "finder", "gate", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
+    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
     *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads", "not_before"),
     *("on", "every", "group"),
 }
@@ -22,7 +22,6 @@ TABLES: dict[str, Any] = {
     "handler": changes._HANDLERS,
     "make": changes._MAKERS,
     "finder": changes._FINDERS,
-    "gate": changes._GATES,
 }
 RULES = [rule for value in vars(changes).values() if isinstance(value, Registry) for rule in value.rules]
 

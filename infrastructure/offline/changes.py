@@ -1030,12 +1030,9 @@ def _changed(fired: Fired, context: Context) -> Outcome:
 
 
 def _heard(rule: Rule, context: Context) -> bool:
-    """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
-    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds (``reads = "said"``: the
-    whole English message, not only what it says is so)."""
+    """A rule with ``message = '…'`` fires only in a message that holds that pattern (``reads = "said"``:
+    the whole English message, not only what it says is so)."""
     text = context[rule.values.get("reads", "text")]
-    if "gate" in rule.values and not _GATES[rule.values["gate"]](text):
-        return False
     return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
 
 
@@ -1144,6 +1141,7 @@ _VOCABULARY = VOCABULARY.extended(
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
         "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
+        "correction": lambda value, context: is_correction(context.get("text", value)),
         # advice, a plan, or someone else named in the message: not what is done now
         "advised": lambda value, context: _advised_or_planned(context.get("text", value)),
     },
@@ -1169,20 +1167,6 @@ _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
-
-
-_GATES: dict[str, Callable[[str], bool]] = {
-    # a move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"
-    "home_news": lambda text: bool(
-        RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text))
-    ),
-    "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
-    "correction": is_correction,
-    # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
-    "job_changed": lambda text: bool(
-        RE._EN_LEFT_A_JOB.search(text) or (not _SAYS["others_en"].search(text) and RE._EN_STARTED.search(text))
-    ),
-}
 
 
 # --------------------------------------------------------------------------
