@@ -1143,7 +1143,7 @@ _VOCABULARY = VOCABULARY.extended(
         "job": simple(looks_like_job),
         "correction": lambda value, context: is_correction(context.get("text", value)),
         # advice, a plan, or someone else named in the message: not what is done now
-        "advised": lambda value, context: _advised_or_planned(context.get("text", value)),
+        "advised_or_planned": lambda value, context: _advised_or_planned(context.get("text", value)),
     },
     filters={
         "strip": str.strip,
