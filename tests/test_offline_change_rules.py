@@ -61,3 +61,15 @@ def test_a_change_rule_finds_the_known_fact_and_says_the_change(message: str, kn
     found = changes.events(message, known)
     assert [new for new, _ in found] == [change]
     assert found[0][1] in known
+
+
+def test_in_turns_gate_leaves_the_clause_rules_advice_as_advice() -> None:
+    # [[registries.in_turn]] reads nothing in a message of advice, a plan or a relative named
+    # (advised_or_planned()); the clause rules' advised() is advice alone, so a relative's switch is no advice
+    rule = next(rule for rule in RULES if rule.id == "changes.clause.switched-advised")
+    assert rule.fire("改喝奶", {"text": "妈妈让我改喝奶"}) is not None
+    assert rule.fire("改喝奶", {"text": "我老公改喝奶"}) is None
+    assert changes.events("她改学了二胡", ["用户的女儿一开始学的是长笛"]) == [
+        ("用户的女儿改学二胡了", "用户的女儿一开始学的是长笛")
+    ]
+    assert changes.events("医生建议她改学二胡", ["用户的女儿一开始学的是长笛"]) == []
