@@ -687,11 +687,10 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 
 def _pursued(fact: str) -> str:
     """How a pursuit fact's pursuit is named in its giving up: by its verb, not its object
-    ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again."""
-    m = re.search(r"(?:在|开始|准备|改)(?P<v>学|练|搞|备考|考|减肥|健身|追)", fact)
-    if not m and re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", fact):
-        return "之前报的"  # "用户报了个周六的书法班": a class signed up for, left
-    return f"之前在{m.group('v')}的" if m else "之前说的事"
+    ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again
+    (the first rule of [[registries.pursued]], else "之前说的事")."""
+    fired = _PURSUED.first(fact)
+    return fired.text if fired else "之前说的事"
 
 
 def gave_up_pursuit(fact: str) -> str | None:
@@ -1163,6 +1162,7 @@ _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
 _IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
 _RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
+_PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
