@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
@@ -447,13 +447,20 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            for slot, value in slots_of(fact):
-                if slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")) or value not in fact:
-                    continue
-                if old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower()):
-                    return fact.replace(value, new_value, 1), fact
+        for fact, slot, value in _said_values(known_facts):
+            # (what one owns, likes, eats … is never the thing replaced)
+            said = old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower())
+            if said and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")):
+                return fact.replace(value, new_value, 1), fact
     return None
+
+
+def _said_values(known_facts: Sequence[str]) -> Iterator[Target]:
+    """(fact, slot, value) of each known fact's slots, the latest fact first, whose value the fact says as is."""
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        for slot, value in slots_of(fact):
+            if value in fact:
+                yield fact, slot, value
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
@@ -497,21 +504,17 @@ def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -
     """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
     latin = bool(re.search(r"[A-Za-z0-9]", new))
     known = [f for f in known_facts if isinstance(f, str)]
-    for fact in reversed(known):
-        for slot, value in slots_of(fact):
-            if value not in fact or slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")):
-                continue
-            if ":" in slot or slot in ("name", "age", "job"):
-                continue
-            fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-            if fits and new not in value:
-                # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    for fact, slot, value in _said_values(known):
+        if ":" in slot or slot in ("name", "age", "job"):
+            continue  # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
+        fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+        if fits and new not in value:
+            # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-    for fact in reversed(known[-3:]) if not wanted else ():
-        for slot, value in slots_of(fact):
-            if slot in _SWAPPABLE and value in fact and new not in value:
-                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    for fact, slot, value in _said_values(known[-3:]) if not wanted else ():
+        if slot in _SWAPPABLE and new not in value:
+            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
 
 
