@@ -869,7 +869,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
     "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    "user_names_thing": lambda m: lambda f, s, v: f.startswith("The user") and bool(_things(m.string) & _things(f)),
     # "forget what I said about my middle name": the latest fact the words after "about" name
     "about_words": lambda m: (
         lambda f, s, v: bool(
