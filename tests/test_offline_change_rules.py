@@ -1,5 +1,5 @@
-"""The change rules of rules/changes.toml (ADR 0042): each names only the handlers, makers, finders and
-gates changes.py has and only the keys its runner reads, so a typo fails here rather than when a message
+"""The change rules of rules/changes.toml (ADR 0042): each names only the handlers, makers and finders
+changes.py has and only the keys its runner reads, so a typo fails here rather than when a message
 first fires the rule; and the rules that read the known facts by a pattern (``held``, ``slot``,
 ``either``, ``recent``) find the fact and say the change."""
 
@@ -14,7 +14,7 @@ from factledger.infrastructure.offline.registry import Registry, Rule
 
 #: the keys ``changes._fired``, ``_target``, ``_changed``, ``_heard`` and ``_message_events`` read
 READ_KEYS = {
-    *("handler", "make", "finder", "gate", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
+    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
     *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads", "not_before"),
     *("on", "every", "group"),
 }
@@ -22,7 +22,6 @@ TABLES: dict[str, Any] = {
     "handler": changes._HANDLERS,
     "make": changes._MAKERS,
     "finder": changes._FINDERS,
-    "gate": changes._GATES,
 }
 RULES = [rule for value in vars(changes).values() if isinstance(value, Registry) for rule in value.rules]
 
@@ -62,3 +61,15 @@ def test_a_change_rule_finds_the_known_fact_and_says_the_change(message: str, kn
     found = changes.events(message, known)
     assert [new for new, _ in found] == [change]
     assert found[0][1] in known
+
+
+def test_in_turns_gate_leaves_the_clause_rules_advice_as_advice() -> None:
+    # [[registries.in_turn]] reads nothing in a message of advice, a plan or a relative named
+    # (advised_or_planned()); the clause rules' advised() is advice alone, so a relative's switch is no advice
+    rule = next(rule for rule in RULES if rule.id == "changes.clause.switched-advised")
+    assert rule.fire("改喝奶", {"text": "妈妈让我改喝奶"}) is not None
+    assert rule.fire("改喝奶", {"text": "我老公改喝奶"}) is None
+    assert changes.events("她改学了二胡", ["用户的女儿一开始学的是长笛"]) == [
+        ("用户的女儿改学二胡了", "用户的女儿一开始学的是长笛")
+    ]
+    assert changes.events("医生建议她改学二胡", ["用户的女儿一开始学的是长笛"]) == []

@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
@@ -177,7 +177,7 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         return None
     known = [f for f in known_facts if isinstance(f, str)]
     if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
-        return _recoloured(value, known)
+        return _first_change(_RECOLOURED, value, known)  # "记错了，是棕色的": of the latest fact that names one
     candidates, later = _candidates(known)
     if not candidates:
         return None
@@ -202,16 +202,6 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         if not _may_fill(slot, value):
             return None
         return _restated(fact, old, value), fact
-    return None
-
-
-def _recoloured(value: str, known: Sequence[str]) -> tuple[str, str] | None:
-    # "记错了，是棕色的": a colour, in the latest fact that names one
-    for fact in reversed(known):
-        colour = re.search(r"(?:是|成)?(?P<c>[\u4e00-\u9fff]{1,2}色)(?=的|$)", fact)
-        if colour:
-            at, end = colour.span("c")
-            return (fact[:at] + value + fact[end:], fact) if colour.group("c") != value else None
     return None
 
 
@@ -372,17 +362,9 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected."""
-    m = RE._RENAMED_KIND.match(_folded(clause).strip().strip("。！!"))
-    if not m:
-        return None
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        if m.group("name") not in fact:
-            continue
-        old = re.search(re.escape(m.group("m")) + r"(?P<kind>[\u4e00-\u9fff]{1,5}?)(?=[，,]?(?:叫|名叫)|$)", fact)
-        if old and old.group("kind") != m.group("kind"):
-            return fact[: old.start("kind")] + m.group("kind") + fact[old.end("kind") :], fact
-    return None
+    """'糖糖其实是只龙猫' after 用户养了只荷兰猪叫糖糖 → 用户养了只龙猫叫糖糖: what a named thing is, corrected
+    (the rules of [[registries.renamed_kind]])."""
+    return _first_change(_RENAMED_KIND, _folded(clause).strip().strip("。！!"), known_facts)
 
 
 def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -453,15 +435,9 @@ def called_off(clause: str) -> str | None:
 def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(the fact, the plan it ends) when a clause says something fell through and one of the last
     three known facts is a plan: that plan ("月底去厦门看海" then "黄了，要值班"). Someone
-    else's news ("他的婚礼取消了") and a message that names no plan left open change nothing."""
-    text = _folded(clause).strip()
-    if not RE._ZH_FELL_THROUGH.match(text) or re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text):
-        return None
-    plans = [k for k in list(known_facts)[-3:] if isinstance(k, str) and is_plan(k) and k.startswith("用户")]
-    if not plans:
-        return None
-    plan = plans[-1]
-    return ("用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", plan) else "用户的计划取消了"), plan
+    else's news ("他的婚礼取消了") and a message that names no plan left open change nothing
+    (the rules of [[registries.fell_through]])."""
+    return _first_change(_FELL_THROUGH, _folded(clause).strip(), known_facts)
 
 
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -471,13 +447,20 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
         if not old_word or not new_value:
             continue
-        for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-            for slot, value in slots_of(fact):
-                if slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")) or value not in fact:
-                    continue
-                if old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower()):
-                    return fact.replace(value, new_value, 1), fact
+        for fact, slot, value in _said_values(known_facts):
+            # (what one owns, likes, eats … is never the thing replaced)
+            said = old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower())
+            if said and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")):
+                return fact.replace(value, new_value, 1), fact
     return None
+
+
+def _said_values(known_facts: Sequence[str]) -> Iterator[Target]:
+    """(fact, slot, value) of each known fact's slots, the latest fact first, whose value the fact says as is."""
+    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
+        for slot, value in slots_of(fact):
+            if value in fact:
+                yield fact, slot, value
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
@@ -521,21 +504,17 @@ def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -
     """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
     latin = bool(re.search(r"[A-Za-z0-9]", new))
     known = [f for f in known_facts if isinstance(f, str)]
-    for fact in reversed(known):
-        for slot, value in slots_of(fact):
-            if value not in fact or slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:", "keeps:")):
-                continue
-            if ":" in slot or slot in ("name", "age", "job"):
-                continue
-            fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-            if fits and new not in value:
-                # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    for fact, slot, value in _said_values(known):
+        if ":" in slot or slot in ("name", "age", "job"):
+            continue  # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
+        fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+        if fits and new not in value:
+            # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-    for fact in reversed(known[-3:]) if not wanted else ():
-        for slot, value in slots_of(fact):
-            if slot in _SWAPPABLE and value in fact and new not in value:
-                return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
+    for fact, slot, value in _said_values(known[-3:]) if not wanted else ():
+        if slot in _SWAPPABLE and new not in value:
+            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
     return None
 
 
@@ -711,11 +690,10 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
 
 def _pursued(fact: str) -> str:
     """How a pursuit fact's pursuit is named in its giving up: by its verb, not its object
-    ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again."""
-    m = re.search(r"(?:在|开始|准备|改)(?P<v>学|练|搞|备考|考|减肥|健身|追)", fact)
-    if not m and re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", fact):
-        return "之前报的"  # "用户报了个周六的书法班": a class signed up for, left
-    return f"之前在{m.group('v')}的" if m else "之前说的事"
+    ("用户最近在学游泳" → "之前在学的"), since the fact that ends a thing need not say it again
+    (the first rule of [[registries.pursued]], else "之前说的事")."""
+    fired = _PURSUED.first(fact)
+    return fired.text if fired else "之前说的事"
 
 
 def gave_up_pursuit(fact: str) -> str | None:
@@ -762,54 +740,41 @@ def _gives_up(message: str) -> bool:
     return bool(RE._GAVE_UP_WORDS.search(message))
 
 
-def _pursued_now(now: re.Match[str], message: str, known: Sequence[str]) -> tuple[str, str] | None:
+def _doer(fact: str) -> tuple[str, str, bool] | None:
+    """(the verb of what a known fact says is done, who does it: "" for the user, "的侄女" …, and whether
+    that is a relative of the user's); None for a fact that says nothing done."""
+    does = RE._DOES.match(fact)
+    if not does:
+        return None
+    who = does.group("who") or ""
+    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+
+
+def _pursued_now(fired: Fired, context: Context) -> Outcome:
     """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
-    for fact in list(reversed(known))[:2]:
-        does = RE._DOES.match(fact)
-        if not does or does.group("verb") != now.group("verb") or now.group("v") in fact:
+    now = fired.match
+    for fact in list(reversed(context["known"].facts))[:2]:
+        doer = _doer(fact)
+        if not doer or doer[0] != now.group("verb") or now.group("v") in fact:
             continue
-        who = does.group("who") or ""
-        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+        _, who, relative = doer
         # a relative's pursuit changed once already, or the user's own, said given up in this message
         # ("韩语也学不下去了，现在学西班牙语")
         # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-        if (relative and "改" in fact) or (not who and (_gives_up(message) or "改" in fact)):
-            return f"用户{who}改{now.group('verb')}{now.group('v')}了", fact
-    return None
+        if (relative and "改" in fact) or (not who and (_gives_up(context["text"]) or "改" in fact)):
+            return [(f"用户{who}改{now.group('verb')}{now.group('v')}了", fact)], True
+    return [], True
 
 
-def _in_turn(clause: str, message: str, known: Sequence[str]) -> tuple[str, str] | None:
-    """(what is done now, the known fact it replaces) for a change of what one does said without
-    who: a pronoun stands for the relative a known fact is about; a bare "换成X" takes the verb of
-    the last thing known to be done. None for anyone else's, or when nothing known is done."""
-    if _advised_or_planned(message):
-        return None  # advice, a plan, or someone else named: not what is done now
-    m = RE._IN_TURN.match(clause)
-    if m and RE._HOW_OFTEN.match(m.group("v")):
-        return None  # "改成一天一杯": an amount, read as one (``remeasured``)
-    now = RE._NOW_PURSUING.match(clause) if not m else None
-    if now:
-        return _pursued_now(now, message, known) if not is_unreal(clause) else None
-    if not m or is_unreal(clause):
+def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
+    """What is done now, in place of what the known fact says is done: a pronoun stands for the relative
+    the fact is about; anyone else's (or what the fact says already) is None."""
+    said, doer = fired.match, _doer(target[0])
+    if doer is None or (said.group("p") and not doer[2]) or said.group("v") in target[0]:
         return None
-    for fact in list(reversed(known))[:2] if m.group("bare") else list(reversed(known))[:3]:
-        does = RE._DOES.match(fact)
-        if not does or (m.group("verb") and does.group("verb") != m.group("verb")):
-            continue
-        who = does.group("who") or ""
-        relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-        if m.group("p") and not relative:
-            return None  # 他/她 of no relative known: someone else's
-        if not m.group("p") and who and not relative and not m.group("bare"):
-            return None
-        if m.group("v") in fact:
-            return None
-        return f"用户{who}改{does.group('verb')}{m.group('v')}了", fact
-    said = RE._TOPIC_IS.match(known[-1]) if m.group("bare") and known and not m.group("p") else None
-    if said and m.group("v") not in known[-1]:
-        # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
-        return f"用户{said.group('t')}换成{m.group('v')}了", known[-1]
-    return None
+    if not said.group("p") and doer[1] and not doer[2] and not said.group("bare"):
+        return None
+    return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
 
 
 STUDYING_NOW = _DATA.regex("STUDYING_NOW")
@@ -876,6 +841,7 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
     "remeasured": _by(remeasured),
+    "pursued_now": _pursued_now,
     "now": _now_said,
 }
 
@@ -903,7 +869,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
     "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    "user_names_thing": lambda m: lambda f, s, v: f.startswith("The user") and bool(_things(m.string) & _things(f)),
     # "forget what I said about my middle name": the latest fact the words after "about" name
     "about_words": lambda m: (
         lambda f, s, v: bool(
@@ -921,6 +886,8 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
+    # what a known fact says is done, by the verb said ("换成X" alone: by any verb)
+    "does": lambda m: lambda f, s, v: bool((doer := _doer(f)) and m.group("verb") in (None, doer[0])),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
@@ -993,6 +960,11 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     ),
     "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
+    "in_turn": _in_turn,
+    # a plan fallen through, a trip by its words
+    "trip_or_plan": lambda fired, t, c: "用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", t[0]) else fired.text,
+    # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
+    "topic_is": lambda fired, t, c: (topic := RE._TOPIC_IS.match(t[0])) and f"用户{topic.group('t')}换成{fired.text}了",
     "respan": _respanned,
     # said in the known fact's own words, which the judge compares as one statement
     "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
@@ -1059,12 +1031,9 @@ def _changed(fired: Fired, context: Context) -> Outcome:
 
 
 def _heard(rule: Rule, context: Context) -> bool:
-    """A rule with ``message = '…'`` fires only in a message that holds that pattern; one with
-    ``gate = "name"`` only in one for which the named test of ``_GATES`` holds (``reads = "said"``: the
-    whole English message, not only what it says is so)."""
+    """A rule with ``message = '…'`` fires only in a message that holds that pattern (``reads = "said"``:
+    the whole English message, not only what it says is so)."""
     text = context[rule.values.get("reads", "text")]
-    if "gate" in rule.values and not _GATES[rule.values["gate"]](text):
-        return False
     return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
 
 
@@ -1087,6 +1056,13 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
     return None
 
 
+def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
+    """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
+    known facts."""
+    known = _Known([f for f in known_facts if isinstance(f, str)])
+    return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
+
+
 def _whose(clause: str) -> str:
     """What in a clause may name someone else: a title the user now holds ("做仓库主管"), the one who
     hired ("被朋友挖去了…") and who got a thing ("转给朋友了") name no one the clause is about."""
@@ -1096,10 +1072,10 @@ def _whose(clause: str) -> str:
 
 
 def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
-    """Each clause's change, said of the user: in turn (``_in_turn``), or by the rules ([[registries.clause]],
-    or [[registries.alone]] for a clause without Chinese)."""
+    """Each clause's change, said of the user: in turn ([[registries.in_turn]]), or by the rules
+    ([[registries.clause]], or [[registries.alone]] for a clause without Chinese)."""
     found: list[Event] = []
-    text, known = message["text"], message["known"]
+    text = message["text"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
     switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
     for piece in pieces:
@@ -1107,15 +1083,14 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
         clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
         # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
         # thing does in its place, said without naming them again
-        event = _in_turn(clause, text, known.facts)
-        if event is None and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
+        event = _first_events(_IN_TURN_RULES, clause, message)
+        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
             # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
             context = {**message, "switched": bool(switching - {piece})}
             found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
-        if event:
-            found.append(event)
+        found += event or []
     return found
 
 
@@ -1167,6 +1142,9 @@ _VOCABULARY = VOCABULARY.extended(
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
         "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
+        "correction": lambda value, context: is_correction(context.get("text", value)),
+        # advice, a plan, or someone else named in the message: not what is done now
+        "advised_or_planned": lambda value, context: _advised_or_planned(context.get("text", value)),
     },
     filters={
         "strip": str.strip,
@@ -1183,23 +1161,14 @@ _ALONE = registry(_DATA, "alone", _VOCABULARY)
 _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
+_RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
+_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
+_RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
+_PURSUED = registry(_DATA, "pursued", _VOCABULARY)
+_FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
-
-
-_GATES: dict[str, Callable[[str], bool]] = {
-    # a move home, or a home bought (not a plan: "打算买房"): "房子买好了，在江北那边"
-    "home_news": lambda text: bool(
-        RE._MOVED_HOME.search(text) or (RE._BOUGHT_HOME.search(text) and not is_unreal(text))
-    ),
-    "left_job": lambda text: bool(RE._EN_LEFT_A_JOB.search(text)),
-    "correction": is_correction,
-    # "quit last week, I'm at Costco now", "started in May, I'm at Stripe": a job left or begun
-    "job_changed": lambda text: bool(
-        RE._EN_LEFT_A_JOB.search(text) or (not _SAYS["others_en"].search(text) and RE._EN_STARTED.search(text))
-    ),
-}
 
 
 # --------------------------------------------------------------------------
