@@ -102,12 +102,76 @@ def test_the_first_rule_that_fires_decides_and_conditions_and_rejects_hold() -> 
     assert [fired.rule.id for fired in found.every("a cat")] == ["t.long", "t.any"]
 
 
+_READING = _WORDS.extended(
+    predicates={"known": lambda value, context: value in context.get("known", ())},
+    readers={"known_after": lambda value, context: context.get("after", {}).get(value, "?")},
+)
+
+
+def test_a_reader_is_a_filter_that_reads_the_context_in_templates_and_conditions() -> None:
+    found = registry(
+        parse(
+            "t.toml",
+            """
+            [[registries.r]]
+            id = "t.renamed"
+            pattern = '^(?P<v>\\w+) now$'
+            when = ["known(v|known_after)"]
+            template = "{v} → {v|known_after|upper}"
+            """,
+        ),
+        "r",
+        _READING,
+    )
+    context = {"known": ("dog",), "after": {"cat": "dog", "ox": "yak"}}
+    assert found.first("cat now", context).text == "cat → DOG"
+    assert found.first("ox now", context) is None  # "yak" is not known
+    assert found.first("cat now", {"known": ("dog",)}) is None  # nothing read: "?"
+    assert found.first("cat now") is None  # no context at all
+
+
+def test_findall_gives_every_place_where_a_rule_fires_in_text_order() -> None:
+    found = registry(
+        parse(
+            "t.toml",
+            """
+            [[registries.r]]
+            id = "t.number"
+            pattern = '(?P<n>\\d+)(?P<u>[a-z]+)'
+            how = "match"
+            when = ["known(u)"]
+            template = "{n} {u}"
+            [[registries.r]]
+            id = "t.word"
+            pattern = '\\b(?P<w>[a-z]{4,})\\b'
+            template = "{w|upper}"
+            """,
+        ),
+        "r",
+        _READING,
+    )
+    text = "walk 3km then 2mi and 5km home"
+    fired = found.findall(text, {"known": ("km",)})
+    # every match of each rule, not only the first; a match whose condition fails is left out (2mi)
+    assert [(f.rule.id, f.text, f.match.start()) for f in fired] == [
+        ("t.word", "WALK", 0),
+        ("t.number", "3 km", 5),
+        ("t.word", "THEN", 9),
+        ("t.number", "5 km", 22),
+        ("t.word", "HOME", 26),
+    ]
+    assert [f.text for f in found.rules[0].fire_all(text, {"known": ("mi",)})] == ["2 mi"]
+    assert found.first(text, {"known": ("km",)}).rule.id == "t.word"  # match at 0 fails for t.number
+    assert found.findall("", {}) == []
+
+
 @pytest.mark.parametrize(
     ("rule", "message"),
     [
         ("id = 'x'\npattern = '('", "not a regular expression"),
         ("id = 'x'\npattern = 'a'\nwhen = ['nosuch(v)']", "unknown predicate"),
         ("id = 'x'\npattern = '(?P<v>a)'\ntemplate = '{v|nosuch}'", "unknown filter"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['long(v|upper|nosuch)']", "unknown filter"),
         ("id = 'x'\npattern = 'a'\ntemplate = '{v}'", "names the group 'v'"),
         ("id = 'x'\npattern = 'a'\nhow = 'find'", "how must be"),
         ("id = 'x'\npattern = 'a'\nflags = 'q'", "flags are letters"),

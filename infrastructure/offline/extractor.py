@@ -456,22 +456,20 @@ class RuleExtractor:
     def _unrecognised(
         said: str, subject: Subject, carried: Subject, after: Subject, changing: bool = False
     ) -> tuple[str, Item | None, Subject]:
-        """No slot rule applies: restate a first-person statement as said, or keep the piece for a neighbour."""
-        if zh_mentions_self(said):
-            item = rules_zh_facts.generic_fact(said, subject)
-            if item is not None:
-                return _Reading.ITEM, item, after
+        """No slot rule applies: restate a first-person statement as said (the first of the clause, said of
+        the one relative 他/她 can be, or said without 我 in a correction that gives a fact), or keep the
+        piece for a neighbour."""
+        restated = [said] if zh_mentions_self(said) else []
         pronoun = RE._PRONOUN_OPENING.match(said)
         if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
             # "他读一年级" of the one relative it can be: said of them, as said
-            item = rules_zh_facts.generic_fact("我的" + subject.phrase[3:] + said[pronoun.end() :], subject)
-            if item is not None:
-                return _Reading.ITEM, item, after
+            restated.append("我的" + subject.phrase[3:] + said[pronoun.end() :])
         if changing and subject.kind == "user" and not subject.explicit and not re.search(r"你|您", said):
             # "（吹牛的，）其实就去过五个": what is true instead, said without 我
-            item = rules_zh_facts.generic_fact("我" + rules_zh_facts.clean_said(said), subject)
-            if item is not None:
-                return _Reading.ITEM, item, after
+            restated.append("我" + rules_zh_facts.clean_said(said))
+        item = next(filter(None, (rules_zh_facts.generic_fact(text, subject) for text in restated)), None)
+        if item is not None:
+            return _Reading.ITEM, item, after
         if re.search(r"你|您", said):
             return _Reading.NOTHING, None, after
         if rules_zh_facts.is_scene(said):

@@ -13,8 +13,12 @@ in ``rules/<module>.toml``::
     examples = [["在腾讯做产品经理", "用户在腾讯做产品经理"]]
     near_misses = ["在家做饭"]
 
-Python keeps only the named predicates, filters and choosers (a ``Vocabulary`` the module passes in),
-which may look at a ``context`` mapping the caller gives (the message, the known facts …). Patterns
+Python keeps only the named predicates, filters, readers and choosers (a ``Vocabulary`` the module
+passes in), which may look at a ``context`` mapping the caller gives (the message, the known facts …):
+a reader is a filter that does (``{v|known_value}``: the known fact's value for ``v``). ``first`` gives
+the first rule that fires on a text, ``every`` each rule that fires once, ``findall`` every place of
+the text where a rule fires (each rule's every match, in the order they stand in the text), for a
+stage that walks a text against the known facts rather than reading it once. Patterns
 are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
 Every other key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
 """
@@ -32,6 +36,7 @@ from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError
 Context = Mapping[str, Any]
 Predicate = Callable[[str, Context], bool]
 Filter = Callable[[str], str]
+Reader = Callable[[str, Context], str]
 Chooser = Callable[[str, Context], str]
 
 _CALL = re.compile(
@@ -45,16 +50,40 @@ _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "x": re.VERBOSE}
 
 @attrs.frozen
 class Vocabulary:
-    """The named Python pieces a module's rules may use: predicates, filters and choosers."""
+    """The named Python pieces a module's rules may use: predicates, filters, readers (filters that
+    also read the context) and choosers."""
 
     predicates: Mapping[str, Predicate] = attrs.field(factory=dict)
     filters: Mapping[str, Filter] = attrs.field(factory=dict)
     choosers: Mapping[str, Chooser] = attrs.field(factory=dict)
+    readers: Mapping[str, Reader] = attrs.field(factory=dict)
 
     def extended(self, **more: Mapping[str, Any]) -> Vocabulary:
-        """This vocabulary with more entries (``predicates=…``, ``filters=…``, ``choosers=…``)."""
+        """This vocabulary with more entries (``predicates=…``, ``filters=…``, ``readers=…``, ``choosers=…``)."""
         kinds = attrs.fields_dict(Vocabulary)
         return Vocabulary(**{kind: {**getattr(self, kind), **more.get(kind, {})} for kind in kinds})
+
+    def changes(self, names: str) -> tuple[Reader, ...] | None:
+        """The filters and readers named in ``names`` ("|a|b"), each as a reader; None when one is unknown."""
+        found: list[Reader] = []
+        for name in filter(None, names.split("|")):
+            if name in self.readers:
+                found.append(self.readers[name])
+            elif name in self.filters:
+                found.append(_ignoring_context(self.filters[name]))
+            else:
+                return None
+        return tuple(found)
+
+
+def _ignoring_context(change: Filter) -> Reader:
+    return lambda value, context: change(value)
+
+
+def _changed(value: str, changes: tuple[Reader, ...], context: Context) -> str:
+    for change in changes:
+        value = change(value, context)
+    return value
 
 
 def simple(test: Callable[[str], bool]) -> Predicate:
@@ -67,14 +96,12 @@ class Condition:
     """One ``when`` line: alternatives, each ``[!]name(group|filter…)``; holds when any alternative holds.
     ``name()`` tests the whole match."""
 
-    alternatives: tuple[tuple[bool, Predicate, str, tuple[Filter, ...]], ...]
+    alternatives: tuple[tuple[bool, Predicate, str, tuple[Reader, ...]], ...]
 
     def holds(self, match: re.Match[str], context: Context) -> bool:
-        for negated, test, group, filters in self.alternatives:
+        for negated, test, group, changes in self.alternatives:
             value = (match.group(group) or "") if group else match.group(0)
-            for change in filters:
-                value = change(value)
-            if test(value, context) != negated:
+            if test(_changed(value, changes, context), context) != negated:
                 return True
         return False
 
@@ -99,9 +126,20 @@ class Rule:
     def fire(self, text: str, context: Context | None = None) -> Fired | None:
         """This rule's finding in ``text``, or None when its pattern or a condition fails."""
         found = getattr(self.pattern, self.how)(text)
-        if found is None or not self._allowed(found, context or {}):
+        return None if found is None else self._fired(found, context or {})
+
+    def fire_all(self, text: str, context: Context | None = None) -> Iterator[Fired]:
+        """This rule's findings at every place of ``text`` (each match of its pattern, searched as
+        ``re.finditer`` does whatever its ``how``) where its conditions hold, first to last."""
+        for found in self.pattern.finditer(text):
+            fired = self._fired(found, context or {})
+            if fired is not None:
+                yield fired
+
+    def _fired(self, found: re.Match[str], context: Context) -> Fired | None:
+        if not self._allowed(found, context):
             return None
-        return Fired(self, found, self.render(self.template, found), self._category(found, context or {}))
+        return Fired(self, found, self.render(self.template, found, context), self._category(found, context))
 
     def _allowed(self, found: re.Match[str], context: Context) -> bool:
         if any(pattern.search(found.group(group) or "") for group, pattern in self.rejects):
@@ -110,14 +148,13 @@ class Rule:
             return False
         return all(condition.holds(found, context) for condition in self.conditions)
 
-    def render(self, template: str, found: re.Match[str]) -> str:
-        """``template`` with each ``{group|filter…}`` replaced by the group, through its filters."""
+    def render(self, template: str, found: re.Match[str], context: Context | None = None) -> str:
+        """``template`` with each ``{group|filter…}`` replaced by the group, through its filters
+        and readers (which also read ``context``)."""
 
         def slot(piece: re.Match[str]) -> str:
-            value = found.group(piece.group("group")) or ""
-            for name in filter(None, piece.group("filters").split("|")):
-                value = self.vocabulary.filters[name](value)
-            return value
+            changes = self.vocabulary.changes(piece.group("filters")) or ()
+            return _changed(found.group(piece.group("group")) or "", changes, context or {})
 
         return _SLOT.sub(slot, template)
 
@@ -155,6 +192,16 @@ class Registry:
             fired = rule.fire(text, context)
             if fired is not None:
                 yield fired
+
+    def findall(self, text: str, context: Context | None = None) -> list[Fired]:
+        """Every place of ``text`` where a rule fires: each rule's every match (``Rule.fire_all``),
+        ordered by where it starts, then by the rules' order; a walk over a text in data."""
+        found = [
+            (fired.match.start(), n, fired)
+            for n, rule in enumerate(self.rules)
+            for fired in rule.fire_all(text, context)
+        ]
+        return [fired for _, _, fired in sorted(found, key=lambda entry: entry[:2])]
 
 
 def registry(data: RuleData, name: str, vocabulary: Vocabulary, **extra: str) -> Registry:
@@ -209,17 +256,16 @@ def _compiled(where: str, text: str, flags: int) -> re.Pattern[str]:
 def _condition(where: str, line: Any, vocabulary: Vocabulary) -> Condition:
     if not isinstance(line, str):
         _fail(where, f"a when line must be a string, not {line!r}")
-    alternatives: list[tuple[bool, Predicate, str, tuple[Filter, ...]]] = []
+    alternatives: list[tuple[bool, Predicate, str, tuple[Reader, ...]]] = []
     for piece in line.split(" | "):
         call = _CALL.match(piece.strip())
         if call is None or call.group("name") not in vocabulary.predicates:
             _fail(where, f"unknown predicate or malformed test {piece.strip()!r}")
-        names = [name for name in call.group("filters").split("|") if name]
-        if any(name not in vocabulary.filters for name in names):
+        changes = vocabulary.changes(call.group("filters"))
+        if changes is None:
             _fail(where, f"unknown filter in {piece.strip()!r}")
-        filters = tuple(vocabulary.filters[name] for name in names)
         test = vocabulary.predicates[call.group("name")]
-        alternatives.append((bool(call.group("neg")), test, call.group("arg") or "", filters))
+        alternatives.append((bool(call.group("neg")), test, call.group("arg") or "", changes))
     return Condition(tuple(alternatives))
 
 
@@ -237,7 +283,7 @@ def _check_names(where: str, rule: Rule) -> None:
     named = [slot.group("group") for slot in _SLOT.finditer(rule.template)]
     named += [group for group, _ in (*rule.rejects, *rule.requires)]
     named += [group for condition in rule.conditions for _, _, group, _ in condition.alternatives if group]
-    filters = [f for slot in _SLOT.finditer(rule.template) for f in slot.group("filters").split("|") if f]
+    filters = [slot.group("filters") for slot in _SLOT.finditer(rule.template)]
     if rule.category.startswith("@"):
         call = _CALL.match(rule.category[1:])
         if call is None or call.group("name") not in rule.vocabulary.choosers:
@@ -246,6 +292,6 @@ def _check_names(where: str, rule: Rule) -> None:
     for group in named:
         if group not in groups:
             _fail(where, f"names the group {group!r}, which its pattern does not have")
-    for name in filters:
-        if name not in rule.vocabulary.filters:
-            _fail(where, f"unknown filter {name!r}")
+    for names in filters:
+        if rule.vocabulary.changes(names) is None:
+            _fail(where, f"unknown filter in {names!r}")

@@ -92,6 +92,14 @@ def _tone(style: str) -> str:
     return "formal" if style.lower().startswith(("formal", "professional")) else "casual"
 
 
+def _cut_down_noun(value: str, context: Context) -> str:
+    """Of what one cut down, as the message says it ("cut down to 2 a day" after "I smoke":
+    cigarettes), or ""."""
+    thing = RE._CUT_DOWN_THING.search(str(context.get("message", "")))
+    word = thing.group(0).lower() if thing else ""
+    return _CUT_DOWN_NOUNS.get(word, word)
+
+
 def _kin_or_other(value: str, context: Context) -> str:
     kin = rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b"
     return "relationship" if re.search(kin, value, re.IGNORECASE) else "other"
@@ -106,6 +114,7 @@ _VOCABULARY = VOCABULARY.extended(
         "wants": simple(lambda value: "want" in value.lower()),
         "others_spoken_of": _others_spoken_of,
         "about_car": _about_car,
+        "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
     filters={
         "strip": str.strip,
@@ -134,7 +143,9 @@ _VOCABULARY = VOCABULARY.extended(
         "tone": lambda style: _tone(style) if style else "",
         "other_tone": lambda style: {"formal": "casual", "casual": "formal"}[_tone(style)] if style else "",
         "length": lambda said: "short" if said.lower() in ("shorter", "briefer") else "detailed",
+        "per_day": lambda per: per or "day",
     },
+    readers={"cut_down_noun": _cut_down_noun},
     choosers={
         "pref_category": lambda value, context: _en_pref_category(value.strip()),
         "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
@@ -165,17 +176,6 @@ def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour:
     return _item(rules_.first(text, {"message": message}), said, behaviour)
 
 
-def _cut_down(t: str, message: str) -> Item | None:
-    """ "cut down to 2 a day": of what, the message says (coffee, cigarettes …)."""
-    m = RE._CUT_DOWN.match(t)
-    thing = RE._CUT_DOWN_THING.search(message)
-    if not (m and thing and m.group("n")):
-        return None
-    noun = _CUT_DOWN_NOUNS.get(thing.group(0).lower(), thing.group(0).lower())
-    text = f"The user cut down to {m.group('n')} {noun} a {m.group('per') or 'day'}"
-    return fact_item(text, "habit").traced("rules_en.change.cut-down")
-
-
 def _en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
@@ -187,7 +187,7 @@ def _en_clause(text: str, said: str, message: str = "") -> Item | None:
     message = message or said
     return (
         _first(_REQUEST, t, said, behaviour=True)
-        or (None if is_unreal(t) else (_first(_CHANGE, t, t, message) or _cut_down(t, message)))
+        or (None if is_unreal(t) else _first(_CHANGE, t, t, message))
         or _first(_CLAUSE, t, said, message)
     )
 

@@ -29,9 +29,6 @@ RE = _DATA.patterns()
 # Chinese: preferences about replies (always the user's)
 # ==========================================================================
 
-_STYLE_REQUESTS: tuple[tuple[str, str], ...] = _DATA.rows("_STYLE_REQUESTS")
-
-
 LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
@@ -46,6 +43,28 @@ def _said(context: Context) -> str:
     return str(context.get("said", ""))
 
 
+#: the verbs of a liking said the other way ("讨厌啰嗦的回复")
+_HATING = ("讨厌", "受不了")
+
+
+def _requested(obj: str) -> str:
+    """The style a liking of ``obj`` names, in the words of the request for it
+    (``[[registries.style]]``: "直接说重点" → 偏好简洁直接的回复风格), or ""."""
+    return next((rule.template for rule in _STYLE.rules if rule.pattern.match(obj)), "")
+
+
+def _of_replies(obj: str) -> bool:
+    """A style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")."""
+    about_replies = (
+        RE._REPLY_NOUNS.search(obj)
+        or obj.endswith("风格")
+        or RE._STYLE_ALONE.fullmatch(obj)
+        or re.search(r"回复|回答|说话|讲话|沟通", obj)
+        or _requested(obj)
+    )
+    return bool(RE._STYLE_WORDS.search(obj) and about_replies)
+
+
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         # examples asked for, or for good
@@ -54,6 +73,12 @@ _VOCABULARY = VOCABULARY.extended(
         "language_asked": simple(lambda value: bool(RE._LANGUAGE_ASKED.search(value))),
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
+        "given": simple(bool),
+        "hating": simple(lambda value: value in _HATING),
+        "of_replies": simple(_of_replies),
+        "styled": simple(lambda value: value.endswith("风格")),
+        "reply_noun": simple(lambda value: bool(RE._REPLY_NOUNS.search(value))),
+        "requested": simple(lambda value: bool(_requested(value))),
     },
     filters={
         "code_name": lambda value: {"golang": "Go"}.get(value.lower(), value),
@@ -63,6 +88,7 @@ _VOCABULARY = VOCABULARY.extended(
         "refusal": lambda value: "不希望" if value else "偏好",
         "lower": str.lower,
         "within": lambda value: value or "以内",
+        "requested": _requested,
     },
 )
 _LANGUAGE = registry(_DATA, "language", _VOCABULARY)
@@ -72,6 +98,9 @@ _TIME = registry(_DATA, "time", _VOCABULARY)
 _WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
 _HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
 _LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
+_STYLE = registry(_DATA, "style", _VOCABULARY)
+_RECOMMENDATION = registry(_DATA, "recommendation", _VOCABULARY)
+_LIKED_STYLE = registry(_DATA, "liked_style", _VOCABULARY)
 
 
 def _preference_from(
@@ -102,7 +131,7 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     item = (
         _called_preference(rest, said)
         or _preference_from(_TIME, rest, said, False)
-        or _recommendation_preference(rest, said)
+        or _preference_from(_RECOMMENDATION, rest, said)
         or _preference_from(_WORD_LIMIT, rest, said)
         or _preference_from(_LANGUAGE, rest, said, context=asked)
         or _preference_from(_REPLY_CONTENT, rest, said, context=asked)
@@ -117,7 +146,7 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
-    return _style_request(rest, said) if request_like else None
+    return _preference_from(_STYLE, rest, said) if request_like else None
 
 
 def _called_preference(rest: str, said: str) -> Item | None:
@@ -127,31 +156,6 @@ def _called_preference(rest: str, said: str) -> Item | None:
     m = RE._CALL_ME.search(called)
     if m and not RE._NOT_TO_CALL.search(rest[: m.start()]) and not RE._WHAT_TO_CALL.match(m.group("n")):
         return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    return None
-
-
-@named_rule("rules_zh_prefs.style-request")
-def _style_request(rest: str, said: str) -> Item | None:
-    """'简短点', '以后说话温柔点': a style asked of answers (not '希望假期长一点', a style of something else)."""
-    for pattern, text in _STYLE_REQUESTS:
-        m = re.search(pattern, rest)
-        if m and RE._BEFORE_A_STYLE.fullmatch(rest[: m.start()]):
-            return preference_item(text, "communication_style", said, behaviour=True)
-    return None
-
-
-_RECOMMENDATION = _DATA.regexes("_RECOMMENDATION")
-
-
-@named_rule("rules_zh_prefs.recommendation")
-def _recommendation_preference(rest: str, said: str) -> Item | None:
-    """'给我推荐歌的时候多推摇滚' → 偏好推荐歌时推摇滚: one frame for what to recommend, so that a
-    later '以后推点轻音乐吧' is read as the same request changed (judge._recommended)."""
-    for pattern in _RECOMMENDATION:
-        m = pattern.search(rest)
-        if m and not re.search(r"别|不要|不用", rest[: m.start()]):
-            kind = m.groupdict().get("k") or ""
-            return preference_item(f"偏好推荐{kind}时推{m.group('v')}", "content", said, behaviour=True)
     return None
 
 
@@ -184,33 +188,14 @@ LIKE = _DATA.regex("LIKE")
 
 @named_rule("rules_zh_prefs.liked-reply")
 def liked_reply_preference(rest: str, said: str) -> Item | None:
-    """'喜欢简短的回复' → 偏好简短的回复风格; '习惯用VSCode' → 偏好使用VSCode."""
+    """'习惯用VSCode' → 偏好使用VSCode (``[[registries.liked_reply]]``, on what is liked); '喜欢简短的回复'
+    → 偏好简短的回复风格 (``[[registries.liked_style]]``, on the clause)."""
     m = LIKE.match(rest)
     if not m:
         return None
-    obj = tidy(m.group("obj"))
-    negative = bool(m.group("neg")) or m.group("verb") in ("讨厌", "受不了")
-    said_verb = f"{m.group('neg') or ''}{m.group('verb')}"
-    fired = _LIKED_REPLY.first(obj)
+    fired = _LIKED_REPLY.first(tidy(m.group("obj")))
     if fired:
+        negative = bool(m.group("neg")) or m.group("verb") in _HATING
         said_as = fired.rule.values["said_as"][negative]
         return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
-    requested = next((text for pattern, text in _STYLE_REQUESTS if re.search(pattern, obj)), None)
-    about_replies = (
-        RE._REPLY_NOUNS.search(obj)
-        or obj.endswith("风格")
-        or RE._STYLE_ALONE.fullmatch(obj)
-        or re.search(r"回复|回答|说话|讲话|沟通", obj)
-        or requested
-    )
-    if RE._STYLE_WORDS.search(obj) and about_replies:
-        if negative:
-            return preference_item(f"{said_verb}{obj}", "communication_style", said)
-        if obj.endswith("风格"):
-            return preference_item(f"偏好{obj}", "communication_style", said)
-        if RE._REPLY_NOUNS.search(obj):  # 简短的回复 → 偏好简短的回复风格 (the spec's example)
-            return preference_item(f"偏好{obj}风格", "communication_style", said)
-        if requested:  # 喜欢你直接说重点 → the same wording as the request 直接说重点
-            return preference_item(requested, "communication_style", said)
-        return preference_item(f"偏好{third_person(obj)}", "communication_style", said)
-    return None
+    return _preference_from(_LIKED_STYLE, rest, said, behaviour=False)
