@@ -75,6 +75,59 @@ def default_processes() -> int:
         return os.cpu_count() or 1
 
 
+#: lines of the file the parent reads through the offline rules before it forks (``warm_up``)
+WARM_UP_LINES = 32
+
+
+def warm_up(samples: Sequence[str], offline: bool) -> None:
+    """Before the workers fork: import what a worker runs and, with the offline rules, run them
+    on ``samples`` (the file's first messages), so that the rules these texts need are compiled
+    here, once, and every forked worker starts with them (ADR 0045). Nothing here opens a
+    connection or starts a thread; the rules are pure functions of their texts, so what a
+    worker decides does not change. A failure here costs speed only: the worker compiles
+    what it needs itself."""
+    from factledger.application import service  # noqa: F401  (what a worker's ledger runs)
+    from factledger.infrastructure import bootstrap
+
+    if not offline:
+        return
+    from factledger.infrastructure.config import Settings
+
+    try:
+        extractor, judge, _ = bootstrap.offline_parts(Settings())
+        facts: list[str] = []
+        for text in samples:
+            extraction = extractor.extract(text, (), tuple(facts[-4:]))
+            for fact in extraction.facts:
+                for known in facts[-4:]:
+                    judge.judge(known, fact.text)
+                facts.append(fact.text)
+    except Exception:  # a warm-up only: the workers do the real work, and meet any error there
+        logger.debug("warming the offline rules up failed", exc_info=True)
+
+
+def first_messages(path: Any, most: int = WARM_UP_LINES) -> list[str]:
+    """The ``message`` of the first ``most`` lines of the JSONL file ``path`` that have one (none
+    from standard input: it is read once)."""
+    import json
+
+    if str(path) == "-":
+        return []
+    found: list[str] = []
+    try:
+        with open(path, "rb") as lines:
+            for _, raw in zip(range(most), lines, strict=False):
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("message"), str):
+                    found.append(record["message"])
+    except OSError:
+        return []
+    return found
+
+
 def line_failure(number: int, exc: Exception) -> dict[str, Any]:
     """A failed line as the summary lists it."""
     message = str(exc) if str(exc).startswith("line ") else f"line {number}: {exc}"

@@ -23,7 +23,9 @@ from factledger.entrypoints.cli.import_processes import (
     WorkerSetup,
     count_outcomes,
     default_processes,
+    first_messages,
     line_failure,
+    warm_up,
 )
 from factledger.entrypoints.cli.lines import file_source, line_message_id, numbered_lines, open_lines, parse_message
 from factledger.entrypoints.cli.present import (
@@ -174,7 +176,8 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
     overrides: dict[str, Any] = {"bulk_workers": max(1, workers // processes)}
     run = _FileImport(source, secret)
     with (
-        _workers(processes) as pool,  # first: before this process opens a connection or a thread (ADR 0034)
+        # first: before this process opens a connection or a thread (ADR 0034), after the warm-up (ADR 0045)
+        _workers(processes, lambda: warm_up(first_messages(path), not settings.openai_api_key)) as pool,
         opened(args, inline_projection=False, **overrides) as service,
         progress(args, "ingesting") as bar,
         stream,
@@ -215,11 +218,13 @@ def cmd_ingest_file(args: argparse.Namespace) -> int:
 
 
 @contextmanager
-def _workers(processes: int) -> Iterator[WorkerPool | None]:
-    """The worker processes of an import on several (None for one), stopped at the end."""
+def _workers(processes: int, warm: Callable[[], None]) -> Iterator[WorkerPool | None]:
+    """The worker processes of an import on several (None for one), started after ``warm`` (what
+    this process does once for every worker it forks), stopped at the end."""
     if processes == 1:
         yield None
         return
+    warm()
     pool = WorkerPool(processes, batch_lines=LINES_AT_ONCE)
     pool.start()
     try:

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from factledger.application.errors import InvalidInput
-from factledger.entrypoints.cli.import_processes import default_processes
+from factledger.entrypoints.cli.import_processes import default_processes, warm_up
 from factledger.entrypoints.cli.ingest import at_least_one
 from factledger.entrypoints.cli.present import (
     NOTHING,
@@ -118,6 +118,7 @@ def _replay_in_processes(args: argparse.Namespace, processes: int) -> ReplayRepo
         for show in shown_progress:
             show()
 
+    warm_up((), offline=True)  # what every forked worker would otherwise do itself (ADR 0045)
     pool, reports = replay_pool(processes, on_progress)  # first: before this process opens a connection
     try:
         with (
