@@ -553,9 +553,6 @@ def _trade_changed(old: str, new: str) -> _Read:
     return None
 
 
-_MEASURE = _DATA.text("_MEASURE")
-
-
 def _switched(old: str, new: str) -> _Read:
     """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
     m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
@@ -612,7 +609,7 @@ def _same_frame(old: str, new: str) -> _Read:
     one, many = (RE._ZH_ONE_VALUE, RE._ZH_MANY_VALUES) if zh else (RE._EN_ONE_VALUE, RE._EN_MANY_VALUES)
     # in English the frame drops "is a", which says a one-value attribute ("is a junior developer")
     said = around if zh else first_old
-    measured = re.fullmatch(_MEASURE, before) and re.fullmatch(_MEASURE, after)  # "血糖7.2" then "血糖5.8"
+    measured = RE._MEASURE.fullmatch(before) and RE._MEASURE.fullmatch(after)  # "血糖7.2" then "血糖5.8"
     # a thing's colour, one at a time: "用户的包是黑色的" then "用户的包是棕色的"
     hue = a[len(a) - tail] if tail else ""  # the word after the value: 色 after 黑
     coloured = zh and hue == "色" and all(re.fullmatch(r"[\u4e00-\u9fff]{1,2}", v) for v in (before, after))
@@ -622,8 +619,6 @@ def _same_frame(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
-_UNITS = _DATA.text("_UNITS")
-_ZH_NUM = _DATA.text("_ZH_NUM")
 _NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
 
 
