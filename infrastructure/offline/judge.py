@@ -628,13 +628,12 @@ def _amounts(text: str) -> dict[str, str]:
     return found
 
 
+_WHOSE = _DATA.regex("_WHOSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+
+
 def _same_subject(old: str, new: str) -> bool:
     """Both about the user, or both about the same relative ("用户的女儿…", "The user's son …")."""
-    whose = re.compile(
-        r"^(?:用户(?:的|家的?)(?P<zh>" + ZH_ROLE_PATTERN + r")|the user(?:'s|’s) (?P<en>" + EN_ROLE_PATTERN + r")\b)",
-        re.IGNORECASE,
-    )
-    a, b = whose.match(old), whose.match(new)
+    a, b = _WHOSE.match(old), _WHOSE.match(new)
     if a is None or b is None:
         return a is None and b is None
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
