@@ -26,6 +26,11 @@ def test_the_predicate_registries_are_found() -> None:
     assert len(CASES) > 50
 
 
+def test_every_predicate_rule_has_a_slot_example() -> None:
+    untested = [rule.id for found in PREDICATES for rule in found.rules if not rule.values.get("slot_examples")]
+    assert untested == []
+
+
 @pytest.mark.parametrize(("rule", "example"), CASES, ids=lambda v: getattr(v, "id", None))
 def test_each_predicate_rule_reads_its_slot_examples(rule: Any, example: list[str]) -> None:
     predicate, slot, value = example
