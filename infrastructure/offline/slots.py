@@ -385,15 +385,13 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
     text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
-    # "These days the user is in Leeds", "And as of this month the user is …": when, then what
-    lead = RE._EN_LEAD.match(text)
-    if lead and not RE._EN_LEAD_NOT.search(lead.group(0)):
-        text = text[lead.end() :]
-        text = text[:1].upper() + text[1:]
+    # "These days the user is in Leeds", "And as of this month the user is …": when, then what;
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
-    zh_lead = RE._ZH_LEAD.match(text)
-    if zh_lead and not RE._ZH_LEAD_NOT.search(zh_lead.group(0)):
-        text = text[zh_lead.end() :]
+    for leading, not_a_lead in ((RE._EN_LEAD, RE._EN_LEAD_NOT), (RE._ZH_LEAD, RE._ZH_LEAD_NOT)):
+        lead = leading.match(text)
+        if lead and not not_a_lead.search(lead.group(0)):
+            text = text[lead.end() :]
+            text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
     found = _slots(text)
     if not found:
         first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
