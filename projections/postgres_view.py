@@ -482,7 +482,7 @@ class PostgresMemoryView(PostgresTrackingRecorder):
         if named:
             self._insert_owners(curs, named)
         if added:
-            self._insert_rows(curs, added, named, folded, vectors)
+            self._copy_rows(curs, self._new_rows(curs, added, named, folded, vectors))
         if folded:
             self._update_rows(curs, folded)
 
@@ -535,16 +535,8 @@ class PostgresMemoryView(PostgresTrackingRecorder):
     def _insert_owners(self, curs: Cursor[Any], named: Mapping[UUID, str]) -> None:
         curs.execute(self._owners_insert(SQL("true")), (_owners_json(named),))
 
-    def _insert_rows(
-        self,
-        curs: Cursor[Any],
-        added: Sequence[ItemAdded],
-        named: Mapping[UUID, str],
-        folded: dict[str, ItemChanged],
-        vectors: Mapping[str, Vector],
-    ) -> None:
-        """New rows with their changes of this batch folded in (taken out of ``folded``)."""
-        rows = self._new_rows(curs, added, named, folded, vectors)
+    def _copy_rows(self, curs: Cursor[Any], rows: Sequence[tuple[Any, ...]]) -> None:
+        """New rows (``_new_rows``) in one COPY."""
         # What can fail in the block (the server refusing a value, psycopg unable to encode
         # a text or a naive time) aborts the COPY with that error; the savepoint takes it back.
         with curs.copy(SQL("COPY {} (" + COPY_COLUMNS + ") FROM STDIN (FORMAT BINARY)").format(self.memories)) as copy:
