@@ -11,6 +11,7 @@ import zlib
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 import pytest
@@ -240,3 +241,25 @@ def test_a_message_is_three_statements_and_its_rows_ride_in_the_save(service: Le
     assert service.read_model_status().lag == 0
     # written by the saves themselves: a catch-up would have added statements of its own
     assert len([r for r in service.read_model.all_rows() if r["user_id"] == "counted" and r["type"] == "message"]) == 4
+
+
+def test_a_change_finds_its_row_by_the_primary_key_in_a_large_table(service: LedgerService, pg_uri: str) -> None:
+    """The changed rows' count is estimated from the arrays sent (``unnest``), not as a function's
+    fixed 100 rows: one or two changed rows do not make the planner read the whole table."""
+    service.ingest("u", "我住在杭州")
+    view: Any = service.read_model
+    with psycopg.connect(pg_uri) as conn:
+        conn.execute(
+            SQL(
+                "INSERT INTO {m} SELECT (jsonb_populate_record(m, jsonb_build_object('id', gen_random_uuid()))).* "
+                "FROM {m} AS m, generate_series(1, 3000) LIMIT 3000"
+            ).format(m=view.memories)
+        )
+        conn.execute(SQL("ANALYZE {}").format(view.memories))
+        row = conn.execute(SQL("SELECT id FROM {} LIMIT 1").format(view.memories)).fetchone()
+        assert row is not None
+        arrays = [[str(row[0])], ["{}"], [None], [False], [datetime.now(UTC).isoformat()]]
+        with conn.transaction(force_rollback=True):
+            plan = conn.execute(SQL("EXPLAIN ") + view._update_statement(SQL("true")), arrays).fetchall()
+    text = "\n".join(line[0] for line in plan)
+    assert "Index Scan using memories_pkey" in text and "Seq Scan on memories" not in text, text
