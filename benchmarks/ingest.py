@@ -70,15 +70,7 @@ def library_run(uri: str, work: list[tuple[str, str]]) -> tuple[dict[str, float]
                     Identifier(schema, EVENTS)
                 )
             ).fetchall()
-    # One save per message: a message's events start at its MessageIngested (a new user's Started before it).
-    groups: list[list[tuple[Any, ...]]] = []
-    for row in rows:
-        topic = row[2]
-        if topic.endswith(".Started") or (
-            topic.endswith(".MessageIngested") and not groups[-1][-1][2].endswith(".Started")
-        ):
-            groups.append([])
-        groups[-1].append(row)
+    groups = message_groups(rows)
     figures = {
         "library_msg_per_s": len(work) / elapsed,
         "library_p50_ms": percentile(latencies, 50),
@@ -88,6 +80,20 @@ def library_run(uri: str, work: list[tuple[str, str]]) -> tuple[dict[str, float]
         "event_bytes_avg": sum(len(r[3]) for r in rows) / max(1, len(rows)),
     }
     return figures, groups
+
+
+def message_groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:
+    """Event rows (originator_id, version, topic, state) in log order, grouped by the save that wrote
+    them: a message's events start at its MessageIngested (a new user's Started before it)."""
+    groups: list[list[tuple[Any, ...]]] = []
+    for row in rows:
+        topic = row[2]
+        if topic.endswith(".Started") or (
+            topic.endswith(".MessageIngested") and not groups[-1][-1][2].endswith(".Started")
+        ):
+            groups.append([])
+        groups[-1].append(row)
+    return groups
 
 
 def bulk_run(uri: str, work: list[tuple[str, str]]) -> dict[str, float]:
