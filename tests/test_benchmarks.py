@@ -52,6 +52,13 @@ def test_ingest(database_url: str) -> None:
     assert any("factledger_events" in source for source in result["statements_by_source"])  # type: ignore[attr-defined]
 
 
+def test_ingest_stages(database_url: str) -> None:
+    result = run("ingest_stages.py", "--quick", url=database_url)
+    stages = ("extraction_ms", "deciding_ms", "database_ms", "other_python_ms")
+    assert all(result[stage] > 0 for stage in stages), result  # type: ignore[operator]
+    assert result["ratio_without_python"] > result["ratio"] > 0  # type: ignore[operator]
+
+
 def test_ingest_processes(database_url: str) -> None:
     result = run("ingest_processes.py", "--quick", url=database_url)
     assert result["one_process_msg_per_s"] > 0 and result["ratio_two_vs_one_process"] > 0  # type: ignore[operator]
