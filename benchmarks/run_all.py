@@ -7,6 +7,7 @@ target, then (last line) one JSON object combining the scripts' JSON results.
 Default sizes (smaller than the issue's, to fit the budget; each script's own
 defaults are the issue's sizes):
   ingest.py          1,500 messages over 150 users, 5 runs (+ a profiled run, + a counted one)
+  ingest_stages.py   1,500 messages over 150 users, 5 runs: where a message's time goes
   ingest_processes.py 3,000 messages over 300 users, --processes 1 and 2, 5 runs
   replay_processes.py 3,000 messages over 300 users replayed, --processes 1 and 2, 5 runs
   http_workers.py    serve --workers 1 and 2, 8 client threads x 100 mixed requests, 3 runs
@@ -34,6 +35,7 @@ HERE = Path(__file__).resolve().parent
 PROFILE = Path(tempfile.gettempdir()) / "factledger_ingest_profile.txt"
 SIZES = {
     "ingest": ["--messages", "1500", "--users", "150", "--profile", str(PROFILE)],
+    "ingest_stages": ["--messages", "1500", "--users", "150"],
     "ingest_processes": ["--messages", "3000", "--users", "300"],
     "replay_processes": ["--messages", "3000", "--users", "300"],
     "http_workers": ["--clients", "8", "--requests", "100"],
@@ -56,10 +58,22 @@ ROWS: list[tuple[str, str, str, float | None, bool]] = [
     ("ingest", "statements_per_msg", "ingest (d) SQL statements / message", 4, False),
     ("ingest", "transactions_per_msg", "ingest (d) transactions / message", None, True),
     ("ingest", "round_trips_per_msg", "ingest (d) round trips / message", None, True),
+    ("ingest_stages", "total_ms", "stages: a message, ms", None, True),
+    *[
+        ("ingest_stages", f"{stage}_ms", f"  {stage.replace('_', ' ')} ms", None, True)
+        for stage in ("extraction", "deciding", "other_python", "database")
+    ],
+    ("ingest_stages", "ceiling_txn_ms", "  ceiling: one txn of 3 rows, ms", None, True),
+    ("ingest_stages", "ratio", "ratio (a) / one-txn ceiling, issue 29", 0.30, True),
+    ("ingest_stages", "ratio_without_python", "  the same if the Python took no time", None, True),
+    ("ingest_stages", "python_budget_ms_for_target", "  Python ms a message may take for 0.30", None, True),
     ("ingest_processes", "one_process_msg_per_s", "ingest-file --processes 1, msg/s", None, True),
     ("ingest_processes", "two_processes_msg_per_s", "ingest-file --processes 2, msg/s", None, True),
     ("ingest_processes", "load_average_1min", "  (machine's 1-min load average then)", None, True),
     ("ingest_processes", "ratio_two_vs_one_process", "ratio --processes 2 / --processes 1", 1.6, True),
+    ("ingest_processes", "cpu_bound_on_two_idle_cores", "  bound by CPU seconds on two idle cores", None, True),
+    ("ingest_processes", "start_up_s", "  serial start-up, s", None, True),
+    ("ingest_processes", "start_up_bound_on_two_idle_cores", "  bound by that start-up on two idle cores", None, True),
     ("replay_processes", "one_process_msg_per_s", "replay --processes 1, msg/s", None, True),
     ("replay_processes", "two_processes_msg_per_s", "replay --processes 2, msg/s", None, True),
     ("replay_processes", "load_average_1min", "  (machine's 1-min load average then)", None, True),
