@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
@@ -340,25 +340,27 @@ _ZH_COUNT = _DATA.text("_ZH_COUNT")
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者: a count said again, smaller or larger."""
+    """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者, "I meant two kids" after "The user has three
+    kids": a count said again, smaller or larger (``_COUNTED``: how each language says the count of a noun)."""
     text = _folded(message)
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         for slot, old in slots_of(fact):
             if not slot.startswith("count:"):
                 continue
             noun = slot.split(":", 1)[1]
-            if noun.isascii():  # "I meant two kids" after "The user has three kids"
-                said = re.search(_EN_COUNT + re.escape(noun) + r"s?\b", text, re.IGNORECASE)
-                there = re.search(_EN_COUNT + re.escape(noun), fact, re.IGNORECASE)
-                if said and there and said.group("n").lower() != there.group("n").lower():
-                    return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
+            english = noun.isascii()
+            said_as, held_as, flags = _COUNTED[english]
+            said = re.search(said_as + re.escape(noun) + (r"s?\b" if english else ""), text, flags)
+            there = re.search(held_as + re.escape(noun), fact, flags) if said else None
+            if not (said and there):
                 continue
-            m = re.search(_ZH_COUNT + re.escape(noun), text)
-            if m and old not in m.group("n"):
-                said = re.search(r"有(?P<n>\S*?)" + re.escape(noun), fact)
-                if said:
-                    return fact[: said.start("n")] + m.group("n") + fact[said.end("n") :], fact
+            if said.group("n").lower() != there.group("n").lower() if english else old not in said.group("n"):
+                return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
     return None
+
+
+#: how a count of a noun is said in a message and held in a fact: in English, in Chinese
+_COUNTED = {True: (_EN_COUNT, _EN_COUNT, re.IGNORECASE), False: (_ZH_COUNT, r"有(?P<n>\S*?)", 0)}
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -443,24 +445,23 @@ def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
+    known = _Known([f for f in known_facts if isinstance(f, str)])
     for old_word, new_value in _pairs(text, RE._ZH_REPLACED, RE._EN_REPLACED):
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
-        if not old_word or not new_value:
-            continue
-        for fact, slot, value in _said_values(known_facts):
-            # (what one owns, likes, eats … is never the thing replaced)
-            said = old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower())
-            if said and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")):
-                return fact.replace(value, new_value, 1), fact
+        found = known.latest(_naming(old_word)) if old_word and new_value else None
+        if found:
+            return found[0].replace(found[2], new_value, 1), found[0]
     return None
 
 
-def _said_values(known_facts: Sequence[str]) -> Iterator[Target]:
-    """(fact, slot, value) of each known fact's slots, the latest fact first, whose value the fact says as is."""
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        for slot, value in slots_of(fact):
-            if value in fact:
-                yield fact, slot, value
+def _naming(word: str) -> Test:
+    """A known slot whose value, said as is, names ``word`` (or is named in it); what one owns, likes,
+    eats … is never the thing replaced."""
+    return lambda f, s, v: (
+        v in f
+        and (word.lower() in v.lower() or (len(v) >= 2 and v.lower() in word.lower()))
+        and not s.startswith(("possession:", "likes:", "eats:", "drinks:", "can:"))
+    )
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
@@ -477,6 +478,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     value looks like the new one (a model name with letters, a Chinese name).
     """
     text = _folded(message)
+    known = _Known([f for f in known_facts if isinstance(f, str)])
     for m in RE._ZH_SWAPPED.finditer(text):
         new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
@@ -484,7 +486,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
             continue  # "我同事换了台新车": someone else's
         if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
             continue  # "换成别的了", "换回来了": nothing named instead
-        found = _swapped_in(new, _swap_slots(m, text), known_facts)
+        found = _swapped_in(new, _swap_slots(m, text), known)
         if found:
             return found
     return None
@@ -500,22 +502,22 @@ def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
     return ()
 
 
-def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
+def _swapped_in(new: str, wanted: tuple[str, ...], known: _Known) -> tuple[str, str] | None:
+    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it;
+    with no slot wanted and none alike, the thing spoken of last that one swaps ("又换成理想L7了")."""
     latin = bool(re.search(r"[A-Za-z0-9]", new))
-    known = [f for f in known_facts if isinstance(f, str)]
-    for fact, slot, value in _said_values(known):
-        if ":" in slot or slot in ("name", "age", "job"):
-            continue  # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
-        fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-        if fits and new not in value:
-            # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-    # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-    for fact, slot, value in _said_values(known[-3:]) if not wanted else ():
-        if slot in _SWAPPABLE and new not in value:
-            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-    return None
+
+    def fits(fact: str, slot: str, value: str) -> bool:
+        # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
+        if not slot or ":" in slot or slot in ("name", "age", "job") or value not in fact or new in value:
+            return False
+        return slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+
+    found = known.latest(fits) or (
+        None if wanted else known.latest(lambda f, s, v: s in _SWAPPABLE and v in f and new not in v, 3)
+    )
+    # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+    return (RE._FIRST_TIME.sub("用户", found[0].replace(found[2], new, 1), count=1), found[0]) if found else None
 
 
 _SWAPPABLE = frozenset(_DATA.words("_SWAPPABLE"))
