@@ -129,11 +129,9 @@ def is_past_against_now(clause: str, message: str) -> bool:
     """'以前喜欢X' in a message that also says what holds now: the past clause states nothing current."""
     clause, message = _folded(clause), _folded(message)
     if RE._ZH_PAST.search(clause.strip()):
-        rest = message.replace(clause, "")
-        return bool(RE._ZH_NOW.search(rest))
+        return bool(RE._ZH_NOW.search(message.replace(clause, "")))
     if RE._EN_PAST.search(clause):
-        rest = message.replace(clause, "")
-        return bool(RE._EN_NOW.search(rest) or re.search(r"\bbut\b", message, re.IGNORECASE))
+        return bool(RE._EN_NOW.search(message.replace(clause, "")) or re.search(r"\bbut\b", message, re.IGNORECASE))
     return False
 
 
@@ -290,8 +288,9 @@ def _restated(fact: str, old: str, value: str) -> str:
     return fact[:start] + value_said + fact[at:]
 
 
-#: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
-EN_PROPER = _DATA.regex("EN_PROPER")
+def proper_names(fact: str) -> list[re.Match[str]]:
+    """The names in an English fact after its subject ("Thompson", "St. Mary's", "Leeds")."""
+    return [m for m in RE.EN_PROPER.finditer(fact) if m.start() > len("The user")]
 
 
 def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = True) -> tuple[str, str] | None:
@@ -306,7 +305,7 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
         if not fact.startswith("The user"):
             continue
-        names = [m for m in EN_PROPER.finditer(fact) if m.start() > len("The user")]
+        names = proper_names(fact)
         if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
             continue
         at, end = names[0].span()
@@ -534,12 +533,13 @@ def may_change(text: str) -> bool:
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 
 
-GRADE = _DATA.regex("GRADE")
-
-
 def _bigrams(text: str) -> set[str]:
     text = RE._COMMON.sub(" ", text)
     return {text[i : i + 2] for i in range(len(text) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", text[i : i + 2])}
+
+
+#: a school year ("初二", "三年级"), which the extractor also reads
+GRADE = RE.GRADE
 
 
 def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -1133,8 +1133,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
-        "one_char": simple(lambda value: len(value) == 1),
         "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
         # "现在在北京" right after "用户在天津工作": a chain of places worked in
         "chain": lambda value, context: (
@@ -1271,6 +1269,7 @@ __all__ = [
     "is_unreal",
     "may_change",
     "named_instead",
+    "proper_names",
     "recount",
     "renamed_kind",
     "replaced",

@@ -903,8 +903,8 @@ def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
 
 def _one_name(fact: str) -> str:
     """The one proper name of an English fact after its subject ("Notion" in "The user uses Notion")."""
-    names = [m.group(0) for m in changes.EN_PROPER.finditer(fact) if m.start() > len("The user")]
-    return names[0] if len(names) == 1 else "\0"
+    names = changes.proper_names(fact)
+    return names[0].group(0) if len(names) == 1 else "\0"
 
 
 def _choices(text: str) -> set[str]:
