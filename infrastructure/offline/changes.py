@@ -941,7 +941,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "partner": lambda fired, t, c: (
         f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
     ),
-    "replace": lambda fired, target, context: target[0].replace(target[2], fired.text, 1),
+    # the known value, said otherwise (none when it is said so already, or not said as is)
+    "replace": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "by_slot": lambda fired, t, c: fired.rule.render(
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
@@ -960,7 +961,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "admitted": lambda fired, t, c: (
         fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
     ),
-    "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
     "in_turn": _in_turn,
     # a plan fallen through, a trip by its words
