@@ -188,18 +188,13 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         for fact, slot, old in candidates:
             if slot.startswith("attr:") and old != value:
                 return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
-    for way in range(3):
-        for fact, slot, old in candidates + (later if way == 1 else []):
+    # "说错了 是唐": the value said as what it is; when nothing tells which fact, the one said last
+    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
+    last = candidates[:1] if said and candidates[0][0] == known_facts[-1] else []
+    for way, tried in enumerate((candidates, candidates + later, candidates, last)):
+        for fact, slot, old in tried:
             if _fits(way, (fact, slot, old), value, hinted) and old != value:
                 return _restated(fact, old, value), fact
-    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
-    fact, slot, old = candidates[0]
-    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
-    shapes = (_value_shape(old), _value_shape(value))
-    if said and not hinted and fact == known_facts[-1] and "number" not in shapes and old != value:
-        if not _may_fill(slot, value):
-            return None
-        return _restated(fact, old, value), fact
     return None
 
 
@@ -242,9 +237,12 @@ def _shares_word(old: str, value: str) -> bool:
 
 def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> bool:
     """Whether the known value may be the one ``value`` corrects, by the ``way`` tried: 0 a shared word,
-    1 a slot the message names, 2 the same shape of value when the message names none."""
+    1 a slot the message names, 2 the same shape of value when the message names none, 3 (of the fact
+    said last) a name or a thing."""
     fact, slot, old = candidate
     shape = _value_shape(value)
+    if way == 3:
+        return not hinted and "number" not in (_value_shape(old), shape) and _may_fill(slot, value)
     if way == 0:
         return _shares_word(old, value) or (_resembles(old, value) and _value_shape(old) == shape != "number")
     if way == 2:
