@@ -202,10 +202,8 @@ class RuleExtractor:
     def _with_replacements(self, extraction: Extraction, message: str, known: tuple[str, ...]) -> Extraction:
         """Each fact that replaces nothing yet, read against the latest known facts for a change
         told in words no slot rule reads (``replacement.replaced_fact``)."""
-        if not known:
-            return extraction
         facts = list(extraction.facts)
-        if any(f.conflicts_with for f in facts):
+        if not known or any(f.conflicts_with for f in facts):
             return extraction
         # "月初跟对象一起搬到温江了": the clause that tells the change, which no rule read, is the new fact
         for said in told_changes(message, [f.text for f in facts]):
@@ -1083,19 +1081,18 @@ def _actually(item: Item) -> Item:
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     """The one relative of the user's known facts that 他/她 (he/she) can mean, or None."""
     roles = _MALE_ROLES if pronoun == "他" else _FEMALE_ROLES
-    found: list[str] = []
-    for fact in reversed(known):
-        slot = slot_of(fact)
-        named = _RELATIVE_FACT.match(fact)
-        if slot and slot[0].startswith("relationship:"):
-            role = slot[0].split(":")[1]
-        elif named:  # "用户的儿子在读小学二年级": no slot, but whose it is is plain
-            role = ROLE_SYNONYMS.get(named.group("r"), named.group("r"))
-        else:
-            continue
-        if role in roles and role not in found:
-            found.append(role)
-    return found[0] if len(found) == 1 else None
+    found = {role for role in map(_relative_of, known) if role in roles}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _relative_of(fact: str) -> str | None:
+    """The relative of the user's a known fact is about, by its slot, else by its words ("用户的儿子在读
+    小学二年级": no slot, but whose it is is plain)."""
+    slot = slot_of(fact)
+    if slot and slot[0].startswith("relationship:"):
+        return slot[0].split(":")[1]
+    named = _RELATIVE_FACT.match(fact)
+    return ROLE_SYNONYMS.get(named.group("r"), named.group("r")) if named else None
 
 
 def _in_english(role: str | None, known: Sequence[str]) -> str | None:
@@ -1120,11 +1117,8 @@ def _found(text: str, replaces: str = "", *, rule: str, category: str = "") -> I
 def _category(text: str) -> str:
     """The category of a fact restated from a known one: by its slot, else by its words."""
     slot = slot_of(text)
-    if slot:
-        if slot[0].startswith("relationship:"):
-            return "relationship"
-        if slot[0] in _SLOT_CATEGORIES:
-            return _SLOT_CATEGORIES[slot[0]]
+    if slot and (slot[0].startswith("relationship:") or slot[0] in _SLOT_CATEGORIES):
+        return _SLOT_CATEGORIES.get(slot[0], "relationship")
     if is_english(text):
         return rules_en.en_category(text)
     return rules_zh_facts.zh_category(text, USER)
