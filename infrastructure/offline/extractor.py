@@ -560,22 +560,19 @@ class RuleExtractor:
 
     def _with_swap(self, items: list[Item], message: _Message) -> list[Item]:
         """A thing swapped for another, which none of the facts read already says."""
-        facts = [i.text for i in items if i.kind == "fact"]
-
-        def unread(swap: tuple[str, str] | None) -> bool:
-            return swap is not None and not any(
-                self._judge.judge(swap[1], f).relation is not Relation.DIFFERENT for f in facts
-            )
-
-        swapped, swap_rule = changes.replaced(message.text, message.known), "changes.replaced"
+        swapped, rule = changes.replaced(message.text, message.known), "changes.replaced"
         if swapped is None and not is_english(message.text):
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
-            swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
-            if unread(swapped):
-                items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
-        if swapped is not None and unread(swapped):
-            items = [*items, _found(*swapped, rule=swap_rule)]
-        return items
+            swapped, rule = changes.swapped(message.text, message.known), "changes.swapped"
+        if swapped is None or self._told(swapped[1], [i.text for i in items if i.kind == "fact"]):
+            return items
+        if rule == "changes.swapped":
+            items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
+        return [*items, _found(*swapped, rule=rule)]
+
+    def _told(self, known: str, texts: Sequence[str]) -> bool:
+        """Whether one of ``texts`` already says something of the known fact (the judge relates them)."""
+        return any(self._judge.judge(known, text).relation is not Relation.DIFFERENT for text in texts)
 
     def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
         """One clause against the known facts: a named pet gone, a known plan called off or fallen
@@ -632,7 +629,7 @@ class RuleExtractor:
         # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
         # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
         for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
-            if any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
+            if self._told(old, [i.text for i in items]):
                 continue
             # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
             new = set(text) - set(old) - set(" ，,")
