@@ -379,14 +379,12 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
         if any(role not in fact for role in named):
             continue  # "说错了，我女儿是九岁": someone the fact is not about
         held = list(RE._UNIT_VALUE.finditer(fact))
+        units = [h.group("u") for h in held]
         for old in held:
-            new = [n for n, u in said if u == old.group("u") and n != old.group("n")]
-            if len(set(new)) != 1 or any(n == old.group("n") and u == old.group("u") for n, u in said):
-                continue
-            if len([h for h in held if h.group("u") == old.group("u")]) != 1:
-                continue
-            at, end = old.span("n")
-            return fact[:at] + new[0] + fact[end:], fact
+            # the one figure of the fact in that unit, and one other figure said in it
+            same = {n for n, u in said if u == old.group("u")}
+            if len(same) == 1 and old.group("n") not in same and units.count(old.group("u")) == 1:
+                return fact[: old.start("n")] + same.pop() + fact[old.end("n") :], fact
     return None
 
 
@@ -994,7 +992,6 @@ def _target(fired: Fired, context: Context) -> Target | None:
     elif slots or kinds or slot or either:
         test = lambda f, s, v: (  # noqa: E731
             s in slots
-            or s in kinds
             or s.split(":", 1)[0] in kinds
             or bool(slot and slot.search(s))
             or bool(either and either.search(f))
