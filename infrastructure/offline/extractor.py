@@ -761,18 +761,15 @@ def _english_correction(values: list[str], message: _Message) -> tuple[str, str]
     """An English correction's value in place of the one name of a recent fact: a value said after
     "I meant", "scratch that, Sheffield", or "wrong city — the warehouse is in Sparks" (a name in
     another sentence's shape, one the known facts do not hold, after the same word as the old one)."""
-    bare = RE._EN_SCRATCH.search(message.text)
-    for value in [*values, *([bare.group("v")] if bare else [])]:
-        found = changes.renamed_in_english(value, message.known)
-        if found:
-            return found
+    scratched = [m.group("v") for m in RE._EN_SCRATCH.finditer(message.text)][:1]
+    found = next(filter(None, (changes.renamed_in_english(v, message.known) for v in [*values, *scratched])), None)
+    if found:
+        return found
     placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in message.known)]
     found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
     # a name in the place of one said after the same word: "in Sparks" for "in Reno"
-    prep = placed[0].group("p").lower() if placed else ""
-    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
-        return None
-    return found
+    after = rf"\b{placed[0].group('p')} (?:(?:St|Dr|Mt)\. )?[A-Z]" if placed else ""
+    return found if found and re.search(after, found[1], re.IGNORECASE) else None
 
 
 def _en_pronoun_resolved(said: str, message: _Message) -> str:
