@@ -172,15 +172,13 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
         return None
     kinds = _kinds(new_fact) | (_kinds(message) if told else frozenset())
     new = _Said(new_fact, owner, _frame(new_fact), _slot_names(new_fact), kinds, told)
-    best: tuple[float, int, str] | None = None
-    for age, fact in enumerate(reversed(known[-RECENT:])):
-        score = _score(new, fact, correcting, english, apart)
-        if score is not None and (best is None or (score, -age) > (best[0], -best[1])):
-            best = (score, age, fact)
-    if best is None:
-        return None
-    bar = 0.01 if correcting else 1.0
-    return best[2] if best[0] >= bar else None
+    # the one that shares most, the latest of those; over a lower bar for a correction
+    scored = [
+        (_score(new, fact, correcting, english, apart), -age, fact)
+        for age, fact in enumerate(reversed(known[-RECENT:]))
+    ]
+    best = max(((score, age, fact) for score, age, fact in scored if score is not None), default=None)
+    return best[2] if best and best[0] >= (0.01 if correcting else 1.0) else None
 
 
 class _Said(NamedTuple):
