@@ -737,24 +737,22 @@ class RuleExtractor:
 
 def _correction(message: _Message) -> tuple[str, str] | None:
     """(the known fact restated with the value a correction names, that known fact), or None."""
-    found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
-    clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
-    found = found or next(filter(None, (changes.renamed_kind(c, message.known) for c in clauses)), None)
+    text, known = message.text, message.known
+    found = changes.instead(text, known) or changes.recount(text, known)
+    clauses = [changes.strip_marker(c.text) for c in split_clauses(text)]
+    found = found or next(filter(None, (changes.renamed_kind(c, known) for c in clauses)), None)
     if found is not None:
         return found
-    values = [m.group("v") for m in RE._EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
     # "Rhys, R-H-Y-S": the spelling is not part of the value
-    values = [RE._EN_SPELLED.sub("", v) for v in values]
+    values = (
+        [RE._EN_SPELLED.sub("", m.group("v")) for m in RE._EN_CORRECT_VALUE.finditer(text)] if is_english(text) else []
+    )
     values += [v for v in map(changes.bare_value, clauses) if v]
     # "我那台是戴尔灵越": the thing spoken of, by its make
-    values += [m.group("v") for m in RE._ZH_THAT_ONE.finditer(message.text)]
-    for value in values:
-        found = changes.substitute(value, message.text, message.known) or changes.named_instead(
-            value, message.text, message.known
-        )
-        if found:
-            return found
-    return _english_correction(values, message) if is_english(message.text) else None
+    values += [m.group("v") for m in RE._ZH_THAT_ONE.finditer(text)]
+    restated = (changes.substitute(v, text, known) or changes.named_instead(v, text, known) for v in values)
+    found = next(filter(None, restated), None)
+    return _english_correction(values, message) if found is None and is_english(text) else found
 
 
 def _english_correction(values: list[str], message: _Message) -> tuple[str, str] | None:
