@@ -720,18 +720,19 @@ class RuleExtractor:
                 if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflicting(i.text, (old,))[0]) == old))
             ]
             return [*kept, _found(text, old, rule="changes.swapped-same-kind")]
-        facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
-        if any(self._conflicting(i.text, message.known)[0] for i in facts if not i.generic or message.retracting):
-            return items
-        found = _correction(message)
+        facts = [i for i in items if i.kind == "fact" and (not i.generic or message.retracting)]
+        found = None if any(self._conflicting(i.text, message.known)[0] for i in facts) else _correction(message)
         if found is None:
             return items
-        text, old = found
-        text = changes.marked_as_correction(text)
-        kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
-        kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
+        text, old = changes.marked_as_correction(found[0]), found[1]
+        # what restates the message, or says the correction again, goes
+        kept = [
+            i
+            for i in items
+            if i.kind != "fact" or not ((i.generic and i.text != text) or changes.marked_as_correction(i.text) == text)
+        ]
         return [*kept, _found(text, old, rule="extractor.corrected-value")]
 
 
