@@ -483,16 +483,14 @@ class RuleExtractor:
         said = RE._HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
         item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
         item = item or _en_swapped(said, message)
+        if item is not None and item.kind == "fact":  # "I have my own salon": the object is the user's too
+            item = item._replace(text=rules_en.en_third_person(item.text))
+        # else the user's own statement, restated as said; or a piece that joins a neighbour
+        mine = item is None and en_mentions_self(said)
+        item = rules_en.generic_en(said) if mine else item
         if item is not None:
-            if item.kind == "fact":  # "I have my own salon": the object is the user's too
-                item = item._replace(text=rules_en.en_third_person(item.text))
             return _Reading.ITEM, item, USER
-        if en_mentions_self(said):
-            item = rules_en.generic_en(said)
-            return (_Reading.ITEM, item, USER) if item is not None else (_Reading.NOTHING, None, USER)
-        if rules_en.is_en_fragment(said):
-            return _Reading.FRAGMENT, None, USER
-        return _Reading.NOTHING, None, USER
+        return (_Reading.FRAGMENT if not mine and rules_en.is_en_fragment(said) else _Reading.NOTHING), None, USER
 
     # -- the result -------------------------------------------------------------
 
