@@ -600,9 +600,9 @@ LET_GO = _DATA.words("LET_GO")
 BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
-EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-HABIT = _DATA.regex("HABIT", re.IGNORECASE)
-PARTNERED = _DATA.regex("PARTNERED")
+EN_QUITTABLE = RE.EN_QUITTABLE
+HABIT = RE.HABIT
+PARTNERED = RE.PARTNERED
 _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
 
 
@@ -775,10 +775,10 @@ def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
     return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
 
 
-STUDYING_NOW = _DATA.regex("STUDYING_NOW")
-STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
-WORKPLACE = _DATA.regex("WORKPLACE")
-TRADE = _DATA.regex("TRADE")
+STUDYING_NOW = RE.STUDYING_NOW
+STUDIES = RE.STUDIES
+WORKPLACE = RE.WORKPLACE
+TRADE = RE.TRADE
 
 
 # --------------------------------------------------------------------------
