@@ -132,8 +132,7 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
             said = re.sub(r"^(?:and |so |then )*(?:we|me and \w+|\w+ and i)\b", "I", clean_en(text), flags=re.I)
             said = en_third_person(said if re.match(r"(?i)i\b|i'm\b|my\b", said) else f"I {said}")
         else:
-            said = third_person(clean_said(text))
-            said = said if said.startswith("用户") else "用户" + said
+            said = "用户" + third_person(clean_said(text)).removeprefix("用户")
         value = set(text[changed.end() :]) - set(" ，,。.!！了啦呀啊吧")
         if len(value) < 2 or any(value <= set(fact) for fact in covered):
             continue
