@@ -296,9 +296,7 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
     Thomson, no p", "her name's Mochi", "scratch that, Sheffield") where no slot reads the fact,
     in the last two things said; the one that names a single name other than the user."""
     value = value.strip().strip(",.!")
-    if not re.fullmatch(r"(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*)*", value):
-        return None
-    if value.lower() in ("i'm", "it's", "sorry", "oops", "typo", "wait", "actually"):
+    if not RE._EN_NAME_VALUE.match(value):
         return None
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
         if not fact.startswith("The user"):
