@@ -32,7 +32,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
 from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
@@ -129,11 +129,9 @@ def is_past_against_now(clause: str, message: str) -> bool:
     """'以前喜欢X' in a message that also says what holds now: the past clause states nothing current."""
     clause, message = _folded(clause), _folded(message)
     if RE._ZH_PAST.search(clause.strip()):
-        rest = message.replace(clause, "")
-        return bool(RE._ZH_NOW.search(rest))
+        return bool(RE._ZH_NOW.search(message.replace(clause, "")))
     if RE._EN_PAST.search(clause):
-        rest = message.replace(clause, "")
-        return bool(RE._EN_NOW.search(rest) or re.search(r"\bbut\b", message, re.IGNORECASE))
+        return bool(RE._EN_NOW.search(message.replace(clause, "")) or re.search(r"\bbut\b", message, re.IGNORECASE))
     return False
 
 
@@ -190,18 +188,13 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
         for fact, slot, old in candidates:
             if slot.startswith("attr:") and old != value:
                 return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
-    for way in range(3):
-        for fact, slot, old in candidates + (later if way == 1 else []):
+    # "说错了 是唐": the value said as what it is; when nothing tells which fact, the one said last
+    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
+    last = candidates[:1] if said and candidates[0][0] == known_facts[-1] else []
+    for way, tried in enumerate((candidates, candidates + later, candidates, last)):
+        for fact, slot, old in tried:
             if _fits(way, (fact, slot, old), value, hinted) and old != value:
                 return _restated(fact, old, value), fact
-    # "说错了 是唐": nothing tells which fact, so the one said last, if its value is a name or a thing
-    fact, slot, old = candidates[0]
-    said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
-    shapes = (_value_shape(old), _value_shape(value))
-    if said and not hinted and fact == known_facts[-1] and "number" not in shapes and old != value:
-        if not _may_fill(slot, value):
-            return None
-        return _restated(fact, old, value), fact
     return None
 
 
@@ -244,9 +237,12 @@ def _shares_word(old: str, value: str) -> bool:
 
 def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> bool:
     """Whether the known value may be the one ``value`` corrects, by the ``way`` tried: 0 a shared word,
-    1 a slot the message names, 2 the same shape of value when the message names none."""
+    1 a slot the message names, 2 the same shape of value when the message names none, 3 (of the fact
+    said last) a name or a thing."""
     fact, slot, old = candidate
     shape = _value_shape(value)
+    if way == 3:
+        return not hinted and "number" not in (_value_shape(old), shape) and _may_fill(slot, value)
     if way == 0:
         return _shares_word(old, value) or (_resembles(old, value) and _value_shape(old) == shape != "number")
     if way == 2:
@@ -290,8 +286,9 @@ def _restated(fact: str, old: str, value: str) -> str:
     return fact[:start] + value_said + fact[at:]
 
 
-#: a name in an English fact, not its subject ("Thompson", "St. Mary's", "Leeds")
-EN_PROPER = _DATA.regex("EN_PROPER")
+def proper_names(fact: str) -> list[re.Match[str]]:
+    """The names in an English fact after its subject ("Thompson", "St. Mary's", "Leeds")."""
+    return [m for m in RE.EN_PROPER.finditer(fact) if m.start() > len("The user")]
 
 
 def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = True) -> tuple[str, str] | None:
@@ -299,14 +296,12 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
     Thomson, no p", "her name's Mochi", "scratch that, Sheffield") where no slot reads the fact,
     in the last two things said; the one that names a single name other than the user."""
     value = value.strip().strip(",.!")
-    if not re.fullmatch(r"(?:(?:St|Dr|Mt)\. )?[A-Z][\w'-]*[a-z][\w'-]*(?: [A-Z][\w'-]*)*", value):
-        return None
-    if value.lower() in ("i'm", "it's", "sorry", "oops", "typo", "wait", "actually"):
+    if not RE._EN_NAME_VALUE.match(value):
         return None
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:2]:
         if not fact.startswith("The user"):
             continue
-        names = [m for m in EN_PROPER.finditer(fact) if m.start() > len("The user")]
+        names = proper_names(fact)
         if len(names) != 1 or names[0].group(0) == value or re.search(r"\b" + re.escape(value) + r"\b", fact):
             continue
         at, end = names[0].span()
@@ -340,25 +335,27 @@ _ZH_COUNT = _DATA.text("_ZH_COUNT")
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者: a count said again, smaller or larger."""
+    """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者, "I meant two kids" after "The user has three
+    kids": a count said again, smaller or larger (``_COUNTED``: how each language says the count of a noun)."""
     text = _folded(message)
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         for slot, old in slots_of(fact):
             if not slot.startswith("count:"):
                 continue
             noun = slot.split(":", 1)[1]
-            if noun.isascii():  # "I meant two kids" after "The user has three kids"
-                said = re.search(_EN_COUNT + re.escape(noun) + r"s?\b", text, re.IGNORECASE)
-                there = re.search(_EN_COUNT + re.escape(noun), fact, re.IGNORECASE)
-                if said and there and said.group("n").lower() != there.group("n").lower():
-                    return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
+            english = noun.isascii()
+            said_as, held_as, flags = _COUNTED[english]
+            said = re.search(said_as + re.escape(noun) + (r"s?\b" if english else ""), text, flags)
+            there = re.search(held_as + re.escape(noun), fact, flags) if said else None
+            if not (said and there):
                 continue
-            m = re.search(_ZH_COUNT + re.escape(noun), text)
-            if m and old not in m.group("n"):
-                said = re.search(r"有(?P<n>\S*?)" + re.escape(noun), fact)
-                if said:
-                    return fact[: said.start("n")] + m.group("n") + fact[said.end("n") :], fact
+            if said.group("n").lower() != there.group("n").lower() if english else old not in said.group("n"):
+                return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
     return None
+
+
+#: how a count of a noun is said in a message and held in a fact: in English, in Chinese
+_COUNTED = {True: (_EN_COUNT, _EN_COUNT, re.IGNORECASE), False: (_ZH_COUNT, r"有(?P<n>\S*?)", 0)}
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -380,14 +377,12 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
         if any(role not in fact for role in named):
             continue  # "说错了，我女儿是九岁": someone the fact is not about
         held = list(RE._UNIT_VALUE.finditer(fact))
+        units = [h.group("u") for h in held]
         for old in held:
-            new = [n for n, u in said if u == old.group("u") and n != old.group("n")]
-            if len(set(new)) != 1 or any(n == old.group("n") and u == old.group("u") for n, u in said):
-                continue
-            if len([h for h in held if h.group("u") == old.group("u")]) != 1:
-                continue
-            at, end = old.span("n")
-            return fact[:at] + new[0] + fact[end:], fact
+            # the one figure of the fact in that unit, and one other figure said in it
+            same = {n for n, u in said if u == old.group("u")}
+            if len(same) == 1 and old.group("n") not in same and units.count(old.group("u")) == 1:
+                return fact[: old.start("n")] + same.pop() + fact[old.end("n") :], fact
     return None
 
 
@@ -443,24 +438,23 @@ def plan_fell_through(clause: str, known_facts: Sequence[str]) -> tuple[str, str
 def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """(new fact, the known fact it replaces): "把朗逸换成了X", "traded my Jetta for a Y"."""
     text = _folded(message)
+    known = _Known([f for f in known_facts if isinstance(f, str)])
     for old_word, new_value in _pairs(text, RE._ZH_REPLACED, RE._EN_REPLACED):
         old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
-        if not old_word or not new_value:
-            continue
-        for fact, slot, value in _said_values(known_facts):
-            # (what one owns, likes, eats … is never the thing replaced)
-            said = old_word.lower() in value.lower() or (len(value) >= 2 and value.lower() in old_word.lower())
-            if said and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "can:")):
-                return fact.replace(value, new_value, 1), fact
+        found = known.latest(_naming(old_word)) if old_word and new_value else None
+        if found:
+            return found[0].replace(found[2], new_value, 1), found[0]
     return None
 
 
-def _said_values(known_facts: Sequence[str]) -> Iterator[Target]:
-    """(fact, slot, value) of each known fact's slots, the latest fact first, whose value the fact says as is."""
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        for slot, value in slots_of(fact):
-            if value in fact:
-                yield fact, slot, value
+def _naming(word: str) -> Test:
+    """A known slot whose value, said as is, names ``word`` (or is named in it); what one owns, likes,
+    eats … is never the thing replaced."""
+    return lambda f, s, v: (
+        v in f
+        and (word.lower() in v.lower() or (len(v) >= 2 and v.lower() in word.lower()))
+        and not s.startswith(("possession:", "likes:", "eats:", "drinks:", "can:"))
+    )
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
@@ -477,6 +471,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     value looks like the new one (a model name with letters, a Chinese name).
     """
     text = _folded(message)
+    known = _Known([f for f in known_facts if isinstance(f, str)])
     for m in RE._ZH_SWAPPED.finditer(text):
         new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
         clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
@@ -484,7 +479,7 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
             continue  # "我同事换了台新车": someone else's
         if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
             continue  # "换成别的了", "换回来了": nothing named instead
-        found = _swapped_in(new, _swap_slots(m, text), known_facts)
+        found = _swapped_in(new, _swap_slots(m, text), known)
         if found:
             return found
     return None
@@ -500,22 +495,22 @@ def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
     return ()
 
 
-def _swapped_in(new: str, wanted: tuple[str, ...], known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it."""
+def _swapped_in(new: str, wanted: tuple[str, ...], known: _Known) -> tuple[str, str] | None:
+    """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it;
+    with no slot wanted and none alike, the thing spoken of last that one swaps ("又换成理想L7了")."""
     latin = bool(re.search(r"[A-Za-z0-9]", new))
-    known = [f for f in known_facts if isinstance(f, str)]
-    for fact, slot, value in _said_values(known):
-        if ":" in slot or slot in ("name", "age", "job"):
-            continue  # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
-        fits = slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
-        if fits and new not in value:
-            # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
-            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-    # "又换成理想L7了": nothing says which, so the thing spoken of last that one swaps
-    for fact, slot, value in _said_values(known[-3:]) if not wanted else ():
-        if slot in _SWAPPABLE and new not in value:
-            return RE._FIRST_TIME.sub("用户", fact.replace(value, new, 1), count=1), fact
-    return None
+
+    def fits(fact: str, slot: str, value: str) -> bool:
+        # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
+        if not slot or ":" in slot or slot in ("name", "age", "job") or value not in fact or new in value:
+            return False
+        return slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+
+    found = known.latest(fits) or (
+        None if wanted else known.latest(lambda f, s, v: s in _SWAPPABLE and v in f and new not in v, 3)
+    )
+    # "用户一开始用的安卓" → "用户用的苹果": the old fact's time words were its own
+    return (RE._FIRST_TIME.sub("用户", found[0].replace(found[2], new, 1), count=1), found[0]) if found else None
 
 
 _SWAPPABLE = frozenset(_DATA.words("_SWAPPABLE"))
@@ -532,12 +527,13 @@ def may_change(text: str) -> bool:
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 
 
-GRADE = _DATA.regex("GRADE")
-
-
 def _bigrams(text: str) -> set[str]:
     text = RE._COMMON.sub(" ", text)
     return {text[i : i + 2] for i in range(len(text) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", text[i : i + 2])}
+
+
+#: a school year ("初二", "三年级"), which the extractor also reads
+GRADE = RE.GRADE
 
 
 def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -602,9 +598,9 @@ LET_GO = _DATA.words("LET_GO")
 BROKE_UP = _DATA.text("BROKE_UP")
 LAPSED = _DATA.text("LAPSED")
 QUIT_HABIT = _DATA.text("QUIT_HABIT")
-EN_QUITTABLE = _DATA.regex("EN_QUITTABLE", re.IGNORECASE)
-HABIT = _DATA.regex("HABIT", re.IGNORECASE)
-PARTNERED = _DATA.regex("PARTNERED")
+EN_QUITTABLE = RE.EN_QUITTABLE
+HABIT = RE.HABIT
+PARTNERED = RE.PARTNERED
 _TOPIC_SLOTS = _DATA.table("_TOPIC_SLOTS")
 
 
@@ -777,10 +773,10 @@ def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
     return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
 
 
-STUDYING_NOW = _DATA.regex("STUDYING_NOW")
-STUDIES = _DATA.regex("STUDIES", re.IGNORECASE)
-WORKPLACE = _DATA.regex("WORKPLACE")
-TRADE = _DATA.regex("TRADE")
+STUDYING_NOW = RE.STUDYING_NOW
+STUDIES = RE.STUDIES
+WORKPLACE = RE.WORKPLACE
+TRADE = RE.TRADE
 
 
 # --------------------------------------------------------------------------
@@ -939,7 +935,8 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "partner": lambda fired, t, c: (
         f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
     ),
-    "replace": lambda fired, target, context: target[0].replace(target[2], fired.text, 1),
+    # the known value, said otherwise (none when it is said so already, or not said as is)
+    "replace": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "by_slot": lambda fired, t, c: fired.rule.render(
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
@@ -958,7 +955,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "admitted": lambda fired, t, c: (
         fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
     ),
-    "figure": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
     "phone": _phone,
     "in_turn": _in_turn,
     # a plan fallen through, a trip by its words
@@ -994,7 +990,6 @@ def _target(fired: Fired, context: Context) -> Target | None:
     elif slots or kinds or slot or either:
         test = lambda f, s, v: (  # noqa: E731
             s in slots
-            or s in kinds
             or s.split(":", 1)[0] in kinds
             or bool(slot and slot.search(s))
             or bool(either and either.search(f))
@@ -1131,8 +1126,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "filler": simple(lambda value: bool(RE._ZH_FILLER_WORDS.search(value))),
-        "one_char": simple(lambda value: len(value) == 1),
         "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
         # "现在在北京" right after "用户在天津工作": a chain of places worked in
         "chain": lambda value, context: (
@@ -1269,6 +1262,7 @@ __all__ = [
     "is_unreal",
     "may_change",
     "named_instead",
+    "proper_names",
     "recount",
     "renamed_kind",
     "replaced",

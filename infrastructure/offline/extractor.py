@@ -202,10 +202,8 @@ class RuleExtractor:
     def _with_replacements(self, extraction: Extraction, message: str, known: tuple[str, ...]) -> Extraction:
         """Each fact that replaces nothing yet, read against the latest known facts for a change
         told in words no slot rule reads (``replacement.replaced_fact``)."""
-        if not known:
-            return extraction
         facts = list(extraction.facts)
-        if any(f.conflicts_with for f in facts):
+        if not known or any(f.conflicts_with for f in facts):
             return extraction
         # "月初跟对象一起搬到温江了": the clause that tells the change, which no rule read, is the new fact
         for said in told_changes(message, [f.text for f in facts]):
@@ -485,16 +483,14 @@ class RuleExtractor:
         said = RE._HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
         item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
         item = item or _en_swapped(said, message)
+        if item is not None and item.kind == "fact":  # "I have my own salon": the object is the user's too
+            item = item._replace(text=rules_en.en_third_person(item.text))
+        # else the user's own statement, restated as said; or a piece that joins a neighbour
+        mine = item is None and en_mentions_self(said)
+        item = rules_en.generic_en(said) if mine else item
         if item is not None:
-            if item.kind == "fact":  # "I have my own salon": the object is the user's too
-                item = item._replace(text=rules_en.en_third_person(item.text))
             return _Reading.ITEM, item, USER
-        if en_mentions_self(said):
-            item = rules_en.generic_en(said)
-            return (_Reading.ITEM, item, USER) if item is not None else (_Reading.NOTHING, None, USER)
-        if rules_en.is_en_fragment(said):
-            return _Reading.FRAGMENT, None, USER
-        return _Reading.NOTHING, None, USER
+        return (_Reading.FRAGMENT if not mine and rules_en.is_en_fragment(said) else _Reading.NOTHING), None, USER
 
     # -- the result -------------------------------------------------------------
 
@@ -562,22 +558,19 @@ class RuleExtractor:
 
     def _with_swap(self, items: list[Item], message: _Message) -> list[Item]:
         """A thing swapped for another, which none of the facts read already says."""
-        facts = [i.text for i in items if i.kind == "fact"]
-
-        def unread(swap: tuple[str, str] | None) -> bool:
-            return swap is not None and not any(
-                self._judge.judge(swap[1], f).relation is not Relation.DIFFERENT for f in facts
-            )
-
-        swapped, swap_rule = changes.replaced(message.text, message.known), "changes.replaced"
+        swapped, rule = changes.replaced(message.text, message.known), "changes.replaced"
         if swapped is None and not is_english(message.text):
             # "又换了一台三星": said in the words of the fact it replaces; the event restated as said goes
-            swapped, swap_rule = changes.swapped(message.text, message.known), "changes.swapped"
-            if unread(swapped):
-                items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
-        if swapped is not None and unread(swapped):
-            items = [*items, _found(*swapped, rule=swap_rule)]
-        return items
+            swapped, rule = changes.swapped(message.text, message.known), "changes.swapped"
+        if swapped is None or self._told(swapped[1], [i.text for i in items if i.kind == "fact"]):
+            return items
+        if rule == "changes.swapped":
+            items = [i for i in items if not (i.kind == "fact" and i.generic and RE._CHANGE_VERB.search(i.text))]
+        return [*items, _found(*swapped, rule=rule)]
+
+    def _told(self, known: str, texts: Sequence[str]) -> bool:
+        """Whether one of ``texts`` already says something of the known fact (the judge relates them)."""
+        return any(self._judge.judge(known, text).relation is not Relation.DIFFERENT for text in texts)
 
     def _clause_against_known(self, items: list[Item], clause: str, message: _Message) -> list[Item]:
         """One clause against the known facts: a named pet gone, a known plan called off or fallen
@@ -634,7 +627,7 @@ class RuleExtractor:
         # each change once, and at most MAX_CHANGES: every one is judged against the items so far,
         # so one clause repeated a thousand times (or a thousand made-up changes) cost their square
         for text, old in list(dict.fromkeys(changes.events(message.text, message.known)))[:MAX_CHANGES]:
-            if any(self._judge.judge(old, i.text).relation is not Relation.DIFFERENT for i in items):
+            if self._told(old, [i.text for i in items]):
                 continue
             # the clause restated as said ("用户其实户口本上是6月20号") gives way to the fact it changes
             new = set(text) - set(old) - set(" ，,")
@@ -725,59 +718,55 @@ class RuleExtractor:
                 if not (i.kind == "fact" and (i.generic or (i.replaces or self._conflicting(i.text, (old,))[0]) == old))
             ]
             return [*kept, _found(text, old, rule="changes.swapped-same-kind")]
-        facts = [i for i in items if i.kind == "fact"]
         # a statement that fills a slot corrects by itself; one restated as said only when
         # no known fact can be restated with the value (see judge._reframed)
-        if any(self._conflicting(i.text, message.known)[0] for i in facts if not i.generic or message.retracting):
-            return items
-        found = _correction(message)
+        facts = [i for i in items if i.kind == "fact" and (not i.generic or message.retracting)]
+        found = None if any(self._conflicting(i.text, message.known)[0] for i in facts) else _correction(message)
         if found is None:
             return items
-        text, old = found
-        text = changes.marked_as_correction(text)
-        kept = [i for i in items if not (i.kind == "fact" and i.generic and i.text != text)]
-        kept = [i for i in kept if not (i.kind == "fact" and changes.marked_as_correction(i.text) == text)]
+        text, old = changes.marked_as_correction(found[0]), found[1]
+        # what restates the message, or says the correction again, goes
+        kept = [
+            i
+            for i in items
+            if i.kind != "fact" or not ((i.generic and i.text != text) or changes.marked_as_correction(i.text) == text)
+        ]
         return [*kept, _found(text, old, rule="extractor.corrected-value")]
 
 
 def _correction(message: _Message) -> tuple[str, str] | None:
     """(the known fact restated with the value a correction names, that known fact), or None."""
-    found = changes.instead(message.text, message.known) or changes.recount(message.text, message.known)
-    clauses = [changes.strip_marker(c.text) for c in split_clauses(message.text)]
-    found = found or next(filter(None, (changes.renamed_kind(c, message.known) for c in clauses)), None)
+    text, known = message.text, message.known
+    found = changes.instead(text, known) or changes.recount(text, known)
+    clauses = [changes.strip_marker(c.text) for c in split_clauses(text)]
+    found = found or next(filter(None, (changes.renamed_kind(c, known) for c in clauses)), None)
     if found is not None:
         return found
-    values = [m.group("v") for m in RE._EN_CORRECT_VALUE.finditer(message.text)] if is_english(message.text) else []
     # "Rhys, R-H-Y-S": the spelling is not part of the value
-    values = [RE._EN_SPELLED.sub("", v) for v in values]
+    values = (
+        [RE._EN_SPELLED.sub("", m.group("v")) for m in RE._EN_CORRECT_VALUE.finditer(text)] if is_english(text) else []
+    )
     values += [v for v in map(changes.bare_value, clauses) if v]
     # "我那台是戴尔灵越": the thing spoken of, by its make
-    values += [m.group("v") for m in RE._ZH_THAT_ONE.finditer(message.text)]
-    for value in values:
-        found = changes.substitute(value, message.text, message.known) or changes.named_instead(
-            value, message.text, message.known
-        )
-        if found:
-            return found
-    return _english_correction(values, message) if is_english(message.text) else None
+    values += [m.group("v") for m in RE._ZH_THAT_ONE.finditer(text)]
+    restated = (changes.substitute(v, text, known) or changes.named_instead(v, text, known) for v in values)
+    found = next(filter(None, restated), None)
+    return _english_correction(values, message) if found is None and is_english(text) else found
 
 
 def _english_correction(values: list[str], message: _Message) -> tuple[str, str] | None:
     """An English correction's value in place of the one name of a recent fact: a value said after
     "I meant", "scratch that, Sheffield", or "wrong city — the warehouse is in Sparks" (a name in
     another sentence's shape, one the known facts do not hold, after the same word as the old one)."""
-    bare = RE._EN_SCRATCH.search(message.text)
-    for value in [*values, *([bare.group("v")] if bare else [])]:
-        found = changes.renamed_in_english(value, message.known)
-        if found:
-            return found
+    scratched = [m.group("v") for m in RE._EN_SCRATCH.finditer(message.text)][:1]
+    found = next(filter(None, (changes.renamed_in_english(v, message.known) for v in [*values, *scratched])), None)
+    if found:
+        return found
     placed = [m for m in RE._EN_NAME_PLACED.finditer(message.text) if not any(m.group("v") in k for k in message.known)]
     found = changes.renamed_in_english(placed[0].group("v"), message.known) if placed else None
     # a name in the place of one said after the same word: "in Sparks" for "in Reno"
-    prep = placed[0].group("p").lower() if placed else ""
-    if found and not re.search(rf"\b{prep} (?:(?:St|Dr|Mt)\. )?[A-Z]", found[1], re.IGNORECASE):
-        return None
-    return found
+    after = rf"\b{placed[0].group('p')} (?:(?:St|Dr|Mt)\. )?[A-Z]" if placed else ""
+    return found if found and re.search(after, found[1], re.IGNORECASE) else None
 
 
 def _en_pronoun_resolved(said: str, message: _Message) -> str:
@@ -903,8 +892,8 @@ def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
 
 def _one_name(fact: str) -> str:
     """The one proper name of an English fact after its subject ("Notion" in "The user uses Notion")."""
-    names = [m.group(0) for m in changes.EN_PROPER.finditer(fact) if m.start() > len("The user")]
-    return names[0] if len(names) == 1 else "\0"
+    names = changes.proper_names(fact)
+    return names[0].group(0) if len(names) == 1 else "\0"
 
 
 def _choices(text: str) -> set[str]:
@@ -1083,19 +1072,18 @@ def _actually(item: Item) -> Item:
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
     """The one relative of the user's known facts that 他/她 (he/she) can mean, or None."""
     roles = _MALE_ROLES if pronoun == "他" else _FEMALE_ROLES
-    found: list[str] = []
-    for fact in reversed(known):
-        slot = slot_of(fact)
-        named = _RELATIVE_FACT.match(fact)
-        if slot and slot[0].startswith("relationship:"):
-            role = slot[0].split(":")[1]
-        elif named:  # "用户的儿子在读小学二年级": no slot, but whose it is is plain
-            role = ROLE_SYNONYMS.get(named.group("r"), named.group("r"))
-        else:
-            continue
-        if role in roles and role not in found:
-            found.append(role)
-    return found[0] if len(found) == 1 else None
+    found = {role for role in map(_relative_of, known) if role in roles}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _relative_of(fact: str) -> str | None:
+    """The relative of the user's a known fact is about, by its slot, else by its words ("用户的儿子在读
+    小学二年级": no slot, but whose it is is plain)."""
+    slot = slot_of(fact)
+    if slot and slot[0].startswith("relationship:"):
+        return slot[0].split(":")[1]
+    named = _RELATIVE_FACT.match(fact)
+    return ROLE_SYNONYMS.get(named.group("r"), named.group("r")) if named else None
 
 
 def _in_english(role: str | None, known: Sequence[str]) -> str | None:
@@ -1120,11 +1108,8 @@ def _found(text: str, replaces: str = "", *, rule: str, category: str = "") -> I
 def _category(text: str) -> str:
     """The category of a fact restated from a known one: by its slot, else by its words."""
     slot = slot_of(text)
-    if slot:
-        if slot[0].startswith("relationship:"):
-            return "relationship"
-        if slot[0] in _SLOT_CATEGORIES:
-            return _SLOT_CATEGORIES[slot[0]]
+    if slot and (slot[0].startswith("relationship:") or slot[0] in _SLOT_CATEGORIES):
+        return _SLOT_CATEGORIES.get(slot[0], "relationship")
     if is_english(text):
         return rules_en.en_category(text)
     return rules_zh_facts.zh_category(text, USER)

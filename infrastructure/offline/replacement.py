@@ -132,8 +132,7 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
             said = re.sub(r"^(?:and |so |then )*(?:we|me and \w+|\w+ and i)\b", "I", clean_en(text), flags=re.I)
             said = en_third_person(said if re.match(r"(?i)i\b|i'm\b|my\b", said) else f"I {said}")
         else:
-            said = third_person(clean_said(text))
-            said = said if said.startswith("用户") else "用户" + said
+            said = "用户" + third_person(clean_said(text)).removeprefix("用户")
         value = set(text[changed.end() :]) - set(" ，,。.!！了啦呀啊吧")
         if len(value) < 2 or any(value <= set(fact) for fact in covered):
             continue
@@ -172,15 +171,13 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
         return None
     kinds = _kinds(new_fact) | (_kinds(message) if told else frozenset())
     new = _Said(new_fact, owner, _frame(new_fact), _slot_names(new_fact), kinds, told)
-    best: tuple[float, int, str] | None = None
-    for age, fact in enumerate(reversed(known[-RECENT:])):
-        score = _score(new, fact, correcting, english, apart)
-        if score is not None and (best is None or (score, -age) > (best[0], -best[1])):
-            best = (score, age, fact)
-    if best is None:
-        return None
-    bar = 0.01 if correcting else 1.0
-    return best[2] if best[0] >= bar else None
+    # the one that shares most, the latest of those; over a lower bar for a correction
+    scored = [
+        (_score(new, fact, correcting, english, apart), -age, fact)
+        for age, fact in enumerate(reversed(known[-RECENT:]))
+    ]
+    best = max(((score, age, fact) for score, age, fact in scored if score is not None), default=None)
+    return best[2] if best and best[0] >= (0.01 if correcting else 1.0) else None
 
 
 class _Said(NamedTuple):
