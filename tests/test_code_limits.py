@@ -79,14 +79,34 @@ def complexities(where: Path = ROOT) -> dict[str, int]:
 
 
 def private_names_taken(source: str) -> set[str]:
-    """``module._name`` for every private name ``source`` imports from a module of ours."""
-    return {
-        f"{node.module}.{alias.name}"
-        for node in walk(tree_of(source))
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("factledger")
-        for alias in node.names
-        if alias.name.startswith("_") and not alias.name.startswith("__")
-    }
+    """``module._name`` for every private name ``source`` imports from a module of ours, or reads
+    as an attribute of one of our modules it imported (``rules_en._clause``)."""
+    tree = tree_of(source)
+    modules: dict[str, str] = {}  # a name bound to one of our modules -> the module
+    taken: set[str] = set()
+    for node in walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update({a.asname: a.name for a in node.names if a.asname and a.name.startswith("factledger")})
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("factledger"):
+            for alias in node.names:
+                if _is_private(alias.name):
+                    taken.add(f"{node.module}.{alias.name}")
+                elif _is_module(f"{node.module}.{alias.name}"):
+                    modules[alias.asname or alias.name] = f"{node.module}.{alias.name}"
+    for node in walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules:
+            taken.update([f"{modules[node.value.id]}.{node.attr}"] if _is_private(node.attr) else [])
+    return taken
+
+
+def _is_private(name: str) -> bool:
+    return name.startswith("_") and not name.startswith("__")
+
+
+def _is_module(dotted: str) -> bool:
+    """Whether ``factledger.a.b`` names a module (or package) of ours, not a name in one."""
+    path = ROOT.joinpath(*dotted.split(".")[1:])
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
 
 
 def private_imports() -> set[str]:
@@ -130,6 +150,8 @@ def test_the_checks_find_what_they_are_meant_to(tmp_path: Path) -> None:
     assert private_names_taken("from factledger.domain.memory import _Shape, Public, __all__") == {
         "factledger.domain.memory._Shape"
     }
+    reading = "from factledger.domain import memory\nimport factledger.domain.memory as m\nmemory._a(m._b, m.__doc__)"
+    assert private_names_taken(reading) == {"factledger.domain.memory._a", "factledger.domain.memory._b"}
 
 
 if __name__ == "__main__":

@@ -481,7 +481,7 @@ class RuleExtractor:
         if is_question(clause):
             return _Reading.NOTHING, None, USER
         said = RE._HOUSEHOLD_WE.sub("I", _en_pronoun_resolved(said, message))
-        item = rules_en._en_clause(said, said, message.text) or _en_dropped_read(said, message)
+        item = rules_en.en_clause(said, said, message.text) or _en_dropped_read(said, message)
         item = item or _en_swapped(said, message)
         if item is not None and item.kind == "fact":  # "I have my own salon": the object is the user's too
             item = item._replace(text=rules_en.en_third_person(item.text))
@@ -792,7 +792,7 @@ def _en_dropped_read(said: str, message: _Message) -> Item | None:
     dropped = _with_dropped_english_subject(said)
     if dropped == said:
         return None
-    again = rules_en._en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
+    again = rules_en.en_clause(dropped, dropped, message.text) or rules_en.generic_en(dropped)
     if again is None or again.kind != "fact":
         return None
     third = rules_en.en_third_person(again.text)

@@ -176,7 +176,7 @@ def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour:
     return _item(rules_.first(text, {"message": message}), said, behaviour)
 
 
-def _en_clause(text: str, said: str, message: str = "") -> Item | None:
+def en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
