@@ -331,6 +331,7 @@ def test_the_clause_that_only_ends_a_replaced_fact_goes_with_it(extractor, messa
     ("message", "known", "expected"),
     [
         ("小黑去年走丢了", "用户的猫叫小黑", "用户不再养猫了"),
+        ("小黑走丢了", "用户的猫叫小黑", "用户不再养猫了"),
         ("旺财上个月病死了", "用户的狗叫旺财", "用户不再养狗了"),
     ],
 )
