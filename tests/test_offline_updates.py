@@ -149,6 +149,12 @@ def test_a_subject_less_school_year_is_the_childs_when_only_the_child_has_one(ex
 # -- corrections: the marker goes, the corrected fact names the one it corrects -------------------
 
 
+def test_a_correction_followed_by_the_whole_statement_is_one_fact() -> None:
+    # "其实是南京" is the correction's value, said again in full after it: no fact of its own
+    result = RuleExtractor().extract("口误，其实是南京，我住在南京", known_facts=("用户住在杭州",))
+    assert [(f.text, f.conflicts_with) for f in result.facts] == [("用户住在南京", "用户住在杭州")]
+
+
 @pytest.mark.parametrize(
     ("message", "known", "expected"),
     [
@@ -170,12 +176,6 @@ def test_a_subject_less_school_year_is_the_childs_when_only_the_child_has_one(ex
         ("correction: 1987, not 1978", ("The user was born in 1978",), "The user was born in 1987"),
     ],
 )
-def test_a_correction_followed_by_the_whole_statement_is_one_fact() -> None:
-    # "其实是南京" is the correction's value, said again in full after it: no fact of its own
-    result = RuleExtractor().extract("口误，其实是南京，我住在南京", known_facts=("用户住在杭州",))
-    assert [(f.text, f.conflicts_with) for f in result.facts] == [("用户住在南京", "用户住在杭州")]
-
-
 def test_corrections(extractor, judge, message, known, expected):
     result = extractor.extract(message, known_facts=known)
     found = {f.text: f for f in result.facts}
