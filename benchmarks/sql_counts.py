@@ -41,6 +41,9 @@ class SqlCounts:
 
     def statement(self, conn: Any, query: Any, times: int = 1) -> None:
         text = _text(conn, query)
+        if text.strip().upper() in ("COMMIT", "ROLLBACK"):  # sent as a statement, counted as what it is
+            self.command(conn, text)
+            return
         alone = conn is not None and conn.autocommit and conn.info.transaction_status == pq.TransactionStatus.IDLE
         with self.lock:
             self.statements += times

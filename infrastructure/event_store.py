@@ -16,7 +16,8 @@ Selected with ``PERSISTENCE_MODULE=factledger.infrastructure.event_store``:
 * a save of a message's few events sends BEGIN, the lock, then one statement
   taking the message ids, notifying, checking the streams it continues,
   inserting the events (ADR 0043) and writing the hooks' rows and the inline
-  projection's as CTEs (ADR 0044), in one round trip (pipeline mode); a large
+  projection's as CTEs (ADR 0044), and COMMIT, in one round trip (pipeline
+  mode; what would make the save wrong fails the statement, ADR 0046); a large
   one (a user moved between partitions) goes statement by statement, as the
   library's own pipelined insert could leave client and server blocked on
   each other's buffers while holding the events table lock.
@@ -110,22 +111,22 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             "SELECT 1 FROM {} WHERE originator_id = %s AND originator_version = %s AND notification_id = %s"
         ).format(Identifier(self.datastore.schema, self.events_table_name))
         # A pipelined save's message ids, notification and events in one statement, under the
-        # table lock: the events go in only if every message id was free and the streams the save
-        # continues still end where it continues them (at the position ``continues`` gives, if
-        # any); it answers with the message ids it took and the events' positions (ADR 0043).
+        # table lock (ADR 0043). What would make the save wrong makes the statement fail, so the
+        # COMMIT sent after it in the same round trip commits nothing (ADR 0046): a message id
+        # recorded before breaks its table's key; events of a stream that does not end where the
+        # save continues it (at the position ``continues`` gives, if any) go in with no stream,
+        # which the events table refuses. It answers with the events' positions.
         self._insert_save_template = SQL(
             "WITH taken AS (INSERT INTO {m} (originator_id, message_id, text_hash) "
-            "SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[]) ON CONFLICT DO NOTHING "
-            "RETURNING originator_id, message_id), "
+            "SELECT * FROM unnest(%s::uuid[], %s::text[], %s::text[]) RETURNING 1), "
+            "continued AS (SELECT count(*) = %s AS ok FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) "
+            "AS c(id, v, n) WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id "
+            "AND e.originator_version = c.v AND (c.n IS NULL OR e.notification_id = c.n))), "
             "inserted AS (INSERT INTO {t} (originator_id, originator_version, topic, state) "
-            "SELECT originator_id, originator_version, topic, state FROM unnest(%s::{type}[]) "
-            "WHERE (SELECT count(*) FROM taken) = %s "
-            "AND (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
-            "AND (SELECT count(*) FROM unnest(%s::uuid[], %s::bigint[], %s::bigint[]) AS c(id, v, n) "
-            "WHERE EXISTS (SELECT FROM {t} AS e WHERE e.originator_id = c.id AND e.originator_version = c.v "
-            "AND (c.n IS NULL OR e.notification_id = c.n))) = %s "
+            "SELECT CASE WHEN (SELECT ok FROM continued) THEN originator_id END, originator_version, topic, state "
+            "FROM unnest(%s::{type}[]) WHERE (SELECT count(*) FROM (SELECT pg_notify(%s, '')) AS n) = 1 "
             "RETURNING notification_id){more} "
-            "SELECT ARRAY(SELECT message_id FROM taken) AS taken, "
+            "SELECT (SELECT count(*) FROM taken) AS taken, "
             "ARRAY(SELECT notification_id FROM inserted ORDER BY notification_id) AS ids{answers}"
         )
         self._insert_save_names = dict(
@@ -318,19 +319,23 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
 
     def _insert_in_one_statement(self, conn: Any, stored_events: Sequence[StoredEvent], **kwargs: Any) -> Sequence[int]:
         """A save that fits one statement, with what ``projected_in_save`` writes beside its events
-        (ADR 0044). A statement the server refuses with those rows is sent again without them,
-        whose catch-up then projects the events (quarantining what it must): a save never fails
-        for its projection. A refusal of the save itself comes back the second time too."""
+        (ADR 0044), and its COMMIT, in one round trip (ADR 0046). A statement the server refuses
+        with those rows is sent again without them, whose catch-up then projects the events
+        (quarantining what it must): a save never fails for its projection. A refusal of the
+        save itself comes back the second time too."""
         written = self._written(stored_events)  # once: a hook hands over what it holds
         projections = [p for hook in self.hooks.projected_in_save if (p := hook(conn, stored_events)) is not None]
-        if projections:
-            try:
-                with _transaction_begun_in_pipeline(conn):
-                    return self._insert_pipelined(conn, stored_events, written, projections, **kwargs)
-            except _REFUSALS as exc:
-                logger.info("the server refused a save with its own rows (%s); saving it without them", exc)
-        with _transaction_begun_in_pipeline(conn):
-            return self._insert_pipelined(conn, stored_events, written, [], **kwargs)
+        try:
+            if projections:
+                try:
+                    with _transaction_in_pipeline(conn):
+                        return self._insert_pipelined(conn, stored_events, written, projections, **kwargs)
+                except _REFUSALS as exc:
+                    logger.info("the server refused a save with its own rows (%s); saving it without them", exc)
+            with _transaction_in_pipeline(conn):
+                return self._insert_pipelined(conn, stored_events, written, [], **kwargs)
+        except _Refused as refused:  # rolled back: say why, in the library's and our own terms
+            raise self._refusal(conn, refused.why, stored_events, kwargs) from None
 
     def _written(self, stored_events: Sequence[StoredEvent]) -> list[tuple[Any, Sequence[Any]]]:
         """What the ``written_in_save`` hooks write with these events: their statements, in order."""
@@ -345,31 +350,67 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
         **kwargs: Any,
     ) -> Sequence[int]:
         """The save sent in one round trip (pipeline mode) and read after: BEGIN, the table lock,
-        then one statement taking the message ids, notifying, inserting the events (ADR 0043),
-        writing what the hooks wrote (``written``) and the ``projections`` (ADR 0044); a
-        message id found taken, or a continued version found missing (or at another position
-        than ``continues`` gives), inserts no event and rolls the whole save back. Returns the
-        positions, once each projection was told whether it wrote."""
-        given = [
-            (entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()
-        ]
-        continued = _continued(stored_events)
+        one statement taking the message ids, notifying, inserting the events (ADR 0043),
+        writing what the hooks wrote (``written``) and the ``projections`` (ADR 0044), then
+        COMMIT (ADR 0046). A message id recorded before, or a continued stream that does not
+        end where the save continues it, makes the statement fail (``_Refused``): the COMMIT
+        after it then commits nothing. Returns the positions, once each projection was told
+        whether it wrote."""
+        given = _given(kwargs)
         statement, more_parameters = self._save_statement(written, projections)
-        with conn.pipeline():
-            conn.execute(_BEGIN)
-            events = bind_binary_vectors(conn.cursor())  # rows and cached vectors go as binary parameters
-            events.execute(self._lock_and_notify_statements[0])  # the table lock
-            parameters = self._insert_parameters(stored_events, given, continued, kwargs)
-            events.execute(statement, (*parameters, *more_parameters))
+        try:
+            with conn.pipeline():
+                conn.execute(_BEGIN)
+                events = bind_binary_vectors(conn.cursor())  # rows and cached vectors go as binary parameters
+                events.execute(self._lock_and_notify_statements[0])  # the table lock
+                parameters = self._insert_parameters(stored_events, given, _continued(stored_events), kwargs)
+                events.execute(statement, (*parameters, *more_parameters))
+                conn.execute(_COMMIT)
+        except (psycopg.errors.UniqueViolation, psycopg.errors.NotNullViolation) as exc:
+            why = self._refused_because(exc)
+            if why is None:
+                raise
+            raise _Refused(why) from exc
         row = events.fetchone()
-        taken, ids = (row["taken"], row["ids"]) if row is not None else ([], [])
-        if len(taken) != len(given):  # a message id recorded before
-            raise MessageAlreadyRecorded(next((m for _, m, _ in given if m not in taken), given[0][1]))
-        if row is None or len(ids) != len(stored_events):  # a stream it continues does not end there
-            raise _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
+        ids = row["ids"] if row is not None else []
+        if row is None or len(ids) != len(stored_events):  # the statement guarantees it: never seen
+            raise IntegrityError(f"the save committed {len(ids)} of its {len(stored_events)} events")
         for i, projection in enumerate(projections):
             projection.done(bool(row[f"projected_{i}"]), ids)
         return ids
+
+    def _refused_because(self, exc: psycopg.Error) -> str | None:
+        """What a failed save statement says of the save ("taken", "moved"), or None: another error."""
+        table, column = exc.diag.table_name, exc.diag.column_name
+        if isinstance(exc, psycopg.errors.UniqueViolation) and table == self.message_ids_table_name:
+            return "taken"
+        if isinstance(exc, psycopg.errors.NotNullViolation) and (table, column) == (
+            self.events_table_name,
+            "originator_id",
+        ):
+            return "moved"
+        return None
+
+    def _refusal(
+        self, conn: Any, why: str, stored_events: Sequence[StoredEvent], kwargs: Mapping[str, Any]
+    ) -> Exception:
+        """The error a refused save raises: the message id recorded before (looked up on ``conn``:
+        the statement that met it was rolled back), or the stream the save continues gone."""
+        if why == "moved":
+            continued = _continued(stored_events)
+            return _forgotten(*continued[0]) if continued else IntegrityError("the save's events did not go in")
+        given = _given(kwargs)
+        with conn.cursor() as curs:
+            curs.execute(
+                SQL(
+                    "SELECT originator_id, message_id FROM {} WHERE (originator_id, message_id) IN "
+                    "(SELECT * FROM unnest(%s::uuid[], %s::text[]))"
+                ).format(self.message_ids),
+                ([o for o, _, _ in given], [m for _, m, _ in given]),
+            )
+            recorded = {(row["originator_id"], row["message_id"]) for row in curs.fetchall()}
+        # none recorded: the save named one id twice
+        return MessageAlreadyRecorded(next((m for o, m, _ in given if (o, m) in recorded), given[0][1]))
 
     def _save_statement(
         self, written: Sequence[tuple[Any, Sequence[Any]]], projections: Sequence[SaveProjection]
@@ -405,13 +446,12 @@ class LedgerRecorder(HookedRecorder, PostgresApplicationRecorder):
             [originator_id for originator_id, _, _ in given],
             [message_id for _, message_id, _ in given],
             [text_hash for _, _, text_hash in given],
-            [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
-            len(given),
-            self.channel_name,
+            len(continued),
             [originator_id for originator_id, _ in continued],
             [version for _, version in continued],
             [positions.get(originator_id) for originator_id, _ in continued],
-            len(continued),
+            [self.construct_pg_stored_event(e.originator_id, e.originator_version, e.topic, e.state) for e in events],
+            self.channel_name,
         )
 
 
@@ -421,17 +461,27 @@ _BEGIN = SQL("BEGIN")
 _REFUSALS = (psycopg.IntegrityError, psycopg.DataError, psycopg.ProgrammingError, psycopg.InternalError)
 
 
+_COMMIT = SQL("COMMIT")
+
+
+class _Refused(Exception):
+    """The save's statement failed for what it found: "taken" (a message id recorded before) or
+    "moved" (a stream the save continues does not end there)."""
+
+    def __init__(self, why: str) -> None:
+        super().__init__(why)
+        self.why = why
+
+
 @contextmanager
-def _transaction_begun_in_pipeline(conn: Any) -> Iterator[None]:
-    """A transaction on an autocommit connection whose BEGIN the block sends itself, in its
-    first pipeline (psycopg's transaction block sends it alone: a round trip of its own);
-    committed at the end of the block, rolled back if the block raises."""
+def _transaction_in_pipeline(conn: Any) -> Iterator[None]:
+    """A transaction on an autocommit connection whose BEGIN and COMMIT the block sends itself,
+    in its pipeline (psycopg's transaction block sends each alone: a round trip of its own);
+    rolled back if the block raises, or ends with the transaction still open."""
     try:
         yield
-        if conn.info.transaction_status != pq.TransactionStatus.INTRANS:
-            # A statement failed without raising: committing would roll back in silence.
-            raise ProgrammingError(f"the save's transaction is not open to commit ({conn.info.transaction_status!r})")
-        conn.commit()
+        if conn.info.transaction_status != pq.TransactionStatus.IDLE:
+            raise ProgrammingError(f"the save's transaction did not commit ({conn.info.transaction_status!r})")
     except BaseException:
         if conn.info.transaction_status in (pq.TransactionStatus.INTRANS, pq.TransactionStatus.INERROR):
             # psycopg's rollback, not a bare ROLLBACK: it also forgets the statements it
@@ -439,6 +489,11 @@ def _transaction_begun_in_pipeline(conn: Any) -> Iterator[None]:
             with suppress(psycopg.Error):
                 conn.rollback()
         raise
+
+
+def _given(kwargs: Mapping[str, Any]) -> list[tuple[Any, str, str | None]]:
+    """The save's message ids: (memory, message id, text hash or None)."""
+    return [(entry[0], entry[1], entry[2] if len(entry) > 2 else None) for entry in kwargs.get("message_ids") or ()]
 
 
 def _continued(stored_events: Sequence[StoredEvent]) -> list[tuple[Any, int]]:

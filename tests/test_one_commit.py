@@ -226,7 +226,7 @@ def test_a_position_that_does_not_move_takes_the_saves_rows_back(
 def test_a_message_is_three_statements_and_its_rows_ride_in_the_save(service: LedgerService) -> None:
     """What a next message of a user asks of PostgreSQL (issue 29, ADR 0044): BEGIN, the lock, and
     one statement with the message id, the events, the cached vectors deciding made, the
-    projection's check, its rows and position; then COMMIT."""
+    projection's check, its rows and position; then COMMIT, all in one round trip."""
     sys.path.insert(0, str(Path(__file__).parents[1] / "benchmarks"))
     from sql_counts import counting
 
@@ -238,6 +238,8 @@ def test_a_message_is_three_statements_and_its_rows_ride_in_the_save(service: Le
     assert counts.commits == len(texts)
     assert not [kind for kind in counts.kinds if "pg_try_advisory_xact_lock" in kind or "SAVEPOINT" in kind]
     assert counts.statements == 3 * len(texts), counts.kinds
+    # ... sent with the COMMIT in one pipeline: one round trip a message (ADR 0046)
+    assert counts.round_trips == len(texts)
     assert service.read_model_status().lag == 0
     # written by the saves themselves: a catch-up would have added statements of its own
     assert len([r for r in service.read_model.all_rows() if r["user_id"] == "counted" and r["type"] == "message"]) == 4
