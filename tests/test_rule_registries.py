@@ -192,6 +192,7 @@ def test_a_rule_with_known_compares_its_groups_with_those_of_a_known_fact() -> N
     assert found.first("called ALICE", {"known": ("called alice",)}).rule.id == "t.caller"  # the same once upper
     assert found.first("called Tim", {"known": ("called Al",)}).text == "{known.v} → Tim"  # too short: not read
     assert found.first("called Tim").text == "{known.v} → Tim"  # a rule without known leaves it to the caller
+    assert found.rules[0].render("{known.other} {v}", found.rules[0].pattern.match("called X")) == "{known.other} X"
 
 
 @pytest.mark.parametrize(
@@ -207,7 +208,7 @@ def test_a_rule_with_known_compares_its_groups_with_those_of_a_known_fact() -> N
         ("id = 'x'\npattern = 'a'\ncategory = '@nosuch(v)'", "unknown chooser"),
         ("pattern = 'a'", "needs a string id"),
         ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v, known.v)']", "names the group 'known.v'"),
-        ("id = 'x'\npattern = '(?P<v>a)'\nknown = '(?P<w>a)'\ntemplate = '{known.v}'", "names the group 'known.v'"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nknown = '(?P<w>a)'\nwhen = ['same(v, known.v)']", "group 'known.v'"),
         ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['nosuch(v, v)']", "unknown predicate"),
         ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v, v, v)']", "unknown predicate"),
         ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v|nosuch, v)']", "unknown filter"),

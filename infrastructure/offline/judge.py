@@ -258,12 +258,6 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     ]
 
 
-def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    """The known preference about replies read by ``pattern``, without the clause that tells why it
-    is asked; None when the known one is a fact."""
-    return None if _is_fact(old) else pattern.match(_without_why(old))
-
-
 def _recommended_instead(asked: str, old: str) -> _Read:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend (``asked``), first said as a
     liking of one choice, then asked for as another of the same topic (not two choices of two topics)."""
@@ -760,22 +754,12 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
     return holds
 
 
-def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[str, str], object]:
-    """The test that the known request read by ``pattern`` asks for ``group`` the same as the value
-    (``same``) or something else: its match, or None."""
-
-    def test(value: str, old: str) -> re.Match[str] | None:
-        asked = _request(old, pattern)
-        return asked if asked and (canonical(asked.group(group)) == canonical(value)) == same else None
-
-    return test
-
-
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
     "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
+    "filled": lambda value, old: bool(value),
     # "actually just submitted a few more": just done, not only done
     "just_done": lambda value, old: RE._EN_RECENTLY.search(value),
     "restricts": _restricts,
@@ -806,7 +790,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "first_negated": lambda new, old: _first_negated(new),
     "first_negated_known": lambda new, old: _first_negated(old),
     "negated_alike": lambda new, old: _first_negated(new) == _first_negated(old),
-    "works_known": lambda value, old: re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
@@ -818,9 +801,7 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         and had.group("obj").strip().lower().endswith(kind.lower().rstrip("s"))
     ),
     "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
-    "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
     "habit_known": lambda value, old: HABIT.search(old),
-    "signed_known": lambda value, old: re.search(r"办|报|买|有|充|开|请", old),
     "quit_kind": lambda value, old: (
         (HABIT.search(old) or re.search(r"喝|吃", old)) and any(k in old for k in QUIT_KINDS.get(value, ()))
     ),
@@ -828,12 +809,10 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "partner_known": lambda value, old: (
         PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
     ),
-    "studied_else": lambda value, old: (studied := RE._EN_STUDIED.match(old)) and studied.group("v") != value,
     "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
-    "planned": lambda value, old: RE._PLAN.search(old),
     "pursuing_zh": lambda value, old: RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old),
     "pursuing_en": lambda value, old: RE._EN_PURSUIT.search(old) or RE._PLAN.search(old),
     "gave_up_zh": _gave_up_zh,
@@ -844,17 +823,8 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "shares_words": lambda value, old: (
         set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
     ),
-    "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
     "had": lambda value, old: (value == "它" or value in old) and RE._HAD.search(old),
     "fact": lambda value, old: _is_fact(value),
-    "called_same": _requested(RE._CALLED, "b", same=True),
-    "called_other": _requested(RE._CALLED, "b", same=False),
-    # a request that names no kind is about the kind asked for before
-    "same_kind": lambda kind, old: (
-        (a := _request(old, RE._RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
-    ),
-    "recommends_same": _requested(RE._RECOMMENDED, "v", same=True),
-    "recommends_other": _requested(RE._RECOMMENDED, "v", same=False),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
@@ -865,7 +835,8 @@ _RELATIONS = registry(
     Vocabulary(
         predicates={
             **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
-        }
+        },
+        filters={"canonical": canonical},
     ),
     NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
     LET_GO="|".join(map(re.escape, LET_GO)),

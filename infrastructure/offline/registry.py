@@ -25,7 +25,7 @@ the known facts of ``context["known"]`` (a sequence of texts) in turn; the rule 
 that matches and lets its conditions hold. Its conditions and template read that match's groups as
 ``known.NAME``, and compare two groups with a two-argument test (``same(v|canonical, known.v|canonical)``:
 equal once through their filters; a vocabulary may add more ``comparisons``). A template's
-``{known.NAME}`` in a rule without ``known`` is left for the caller. Patterns are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
+``{known.NAME}`` that no group of ``known`` names is left for the caller. Patterns are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
 Every other key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
 """
 
@@ -195,8 +195,8 @@ class Rule:
 
     def _rendered(self, template: str, found: Found, context: Context) -> str:
         def slot(piece: re.Match[str]) -> str:
-            if piece.group("group").startswith("known.") and found.known is None:
-                return piece.group(0)  # the caller's to fill
+            if piece.group("group").startswith("known.") and piece.group("group") not in _filled_by(self):
+                return piece.group(0)  # {known.NAME} that no known group names: the caller's to fill
             changes = self.vocabulary.changes(piece.group("filters")) or ()
             return _changed(found.group(piece.group("group")), changes, context)
 
@@ -336,13 +336,16 @@ def _group_patterns(
     return tuple((group, _compiled(where, data.expand(text, name, extra), 0)) for group, text in table.items())
 
 
+def _filled_by(rule: Rule) -> set[str]:
+    """The names a rule's matches fill: its pattern's groups, and ``known.NAME`` for its known pattern's."""
+    return set(rule.pattern.groupindex) | {f"known.{group}" for group in getattr(rule.known, "groupindex", ())}
+
+
 def _check_names(where: str, rule: Rule) -> None:
     """Every group, filter and chooser a rule names exists, so a typo fails when the data is read."""
-    groups = set(rule.pattern.groupindex) | {f"known.{group}" for group in getattr(rule.known, "groupindex", ())}
-    # a template's {known.NAME} is the caller's to fill when the rule matches no known fact itself
-    named = [
-        slot.group("group") for slot in _SLOT.finditer(rule.template) if rule.known or slot.group(1)[:6] != "known."
-    ]
+    groups = _filled_by(rule)
+    # a template's {known.NAME} that no group of ``known`` names is the caller's to fill
+    named = [slot.group("group") for slot in _SLOT.finditer(rule.template) if slot.group(1)[:6] != "known."]
     named += [group for group, _ in (*rule.rejects, *rule.requires)]
     named += [group for condition in rule.conditions for _, _, args in condition.alternatives for group, _ in args]
     filters = [slot.group("filters") for slot in _SLOT.finditer(rule.template)]
