@@ -356,27 +356,6 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-def _reversal(old: str, new: str) -> _Read:
-    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb
-    (or one of its family: ``[tables._LIKING_FAMILY]``)."""
-    old, new = _as_fact(old), _as_fact(new)
-    zh = RE._ZH_NOW.match(new)
-    now = zh or RE._EN_NOW.match(new)
-    before = (RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)) if zh else RE._EN_LIKE.match(old)
-    if not now or not before or (zh and not RE._ZH_CHANGE_MARK.search(zh.group("mark"))):
-        return None
-    if not zh and RE._MORE_INTO_BY_THE_WAY.search(new):
-        return None
-    verb = (now.group("verb") or now.groupdict().get("verb2") or "is into").lower()
-    obj = now.group("obj") or now.groupdict().get("obj2") or ""
-    old_verb = before.group("verb").lower()
-    if _LIKING_FAMILY.get(verb, verb) != _LIKING_FAMILY.get(old_verb, old_verb):
-        return None
-    if canonical(obj) == canonical(before.group("obj")):
-        return None
-    return {"now": f"{verb}{'' if zh else ' '}{obj}", "old": before.group("obj")}
-
-
 def _kind(text: str) -> str:
     # late import: the rule modules import this one's neighbours
     from factledger.infrastructure.offline.rules_common import USER
@@ -728,7 +707,6 @@ _READERS: dict[str, Callable[[str, str], _Read]] = {
     "recounted_update": _reader(_recounted),
     "related_update": _reader(_related_slots, "update"),
     "related_duplicate": _reader(_related_slots, "duplicate"),
-    "reversal_update": _reader(_reversal),
     "reframed_update": _reader(_reframed),
     "remeasured_update": _reader(_remeasured),
     "same_frame_update": _reader(_same_frame),
@@ -836,7 +814,12 @@ _RELATIONS = registry(
         predicates={
             **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
         },
-        filters={"canonical": canonical},
+        filters={
+            "canonical": canonical,
+            "lower": str.lower,
+            # verbs of one liking are one verb ([tables._LIKING_FAMILY])
+            "liking": lambda verb: _LIKING_FAMILY.get(verb.lower(), verb.lower()),
+        },
     ),
     NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
     LET_GO="|".join(map(re.escape, LET_GO)),
