@@ -83,7 +83,6 @@ def offline_judge_id() -> str:
 
 _WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
 _PARTNERS = frozenset(_DATA.words("_PARTNERS"))
-_CN_NUMBERS = _DATA.text("_CN_NUMBERS")
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -96,14 +95,14 @@ def _same_value(a: str, b: str) -> bool:
     shorter, longer = sorted((a, b), key=len)
     # containment only for names of places and things: "3" is not "30", "张" not "张伟",
     # "一包" not "一包半"
-    if re.search(r"\d|[" + _CN_NUMBERS + "]", shorter):
+    if RE._NUMERAL.search(shorter):
         return False
     return len(shorter) >= 2 and shorter in longer
 
 
 @functools.lru_cache(maxsize=16_384)
 def _is_fact(text: str) -> bool:
-    return bool(re.match(r"^\s*(?:用户|the user\b)", text, re.IGNORECASE))
+    return bool(RE._FACT.match(text))
 
 
 def _may_relate(old: str, new: str) -> bool:
@@ -126,7 +125,7 @@ def _may_change(old: str, new: str) -> bool:
 
 @functools.lru_cache(maxsize=16_384)
 def _says_change(text: str) -> bool:
-    return bool(RE._CHANGE_SAID.search(re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)))
+    return bool(RE._CHANGE_SAID.search(RE._SUBJECT.sub("", text)))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -145,7 +144,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
 
 @functools.lru_cache(maxsize=16_384)
 def _words(text: str) -> frozenset[str]:
-    body = re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)
+    body = RE._SUBJECT.sub("", text)
     chinese = {body[i : i + 2] for i in range(len(body) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", body[i : i + 2])}
     return frozenset(chinese - _COMMON_BIGRAMS) | frozenset(w.lower() for w in re.findall(r"[A-Za-z]{4,}", body))
 
@@ -342,7 +341,7 @@ def _as_fact(text: str) -> str:
     text = text.strip()
     if _is_fact(text):
         return text
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if RE._CHINESE.search(text):
         return "用户" + text
     return "The user " + text[:1].lower() + text[1:]
 
@@ -362,7 +361,7 @@ def _kind(text: str) -> str:
     from factledger.infrastructure.offline.rules_en import en_category
     from factledger.infrastructure.offline.rules_zh_facts import zh_category
 
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if RE._CHINESE.search(text):
         return zh_category(text, USER)
     return en_category(text)
 
@@ -440,8 +439,8 @@ _EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
 def _frame_tokens(text: str, whole: bool = False) -> list[str]:
     """The words a statement is made of, without particles: characters in Chinese, words in English
     (of its first clause, unless ``whole``)."""
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return list(RE._ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
+    if RE._CHINESE.search(text):
+        return list(RE._ZH_FRAME_NOISE.sub("", text if whole else _first_clause(text)))
     words = re.findall(r"[a-z0-9']+", (text if whole else re.split(r"[,;—–]", text)[0]).lower())
     return [w for w in words if w not in _EN_FRAME_NOISE]
 
@@ -451,7 +450,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     is dropped as a particle (taking two dropped the English verb: "is determined to make it work"
     and "is trying to make the plan work" then differed in "it" alone)."""
     tokens = _frame_tokens(text, whole)
-    return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
+    return tokens[2:] if RE._CHINESE.search(text) else tokens[1:]
 
 
 def _reframed(old: str, new: str) -> _Read:
@@ -482,7 +481,7 @@ def _reframed(old: str, new: str) -> _Read:
     before, after = ("".join(x) if zh else " ".join(x) for x in replaced[0])
     if RE._NEGATED.search(before) or RE._NEGATED.search(after):
         return None
-    numeric = bool(re.search(r"\d|[" + _CN_NUMBERS + "]", before) and re.search(r"\d|[" + _CN_NUMBERS + "]", after))
+    numeric = bool(RE._NUMERAL.search(before) and RE._NUMERAL.search(after))
     if kept < (1 if numeric or en else 2):
         return None
     if zh and role:
@@ -498,8 +497,12 @@ def _reframed(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
+def _first_clause(text: str) -> str:
+    return RE._CLAUSE_END.split(text, maxsplit=1)[0]
+
+
 def _first_negated(text: str) -> bool:
-    return bool(RE._NEGATED.search(re.split(r"[，,;；]", text)[0]))
+    return bool(RE._NEGATED.search(_first_clause(text)))
 
 
 def _left_job(old: str, new: str) -> _Read:
@@ -556,8 +559,8 @@ def _same_frame(old: str, new: str) -> _Read:
     that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
     a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
-    first_old = re.split(r"[，,;；]", old)[0]
-    zh = bool(re.search(r"[\u4e00-\u9fff]", old))
+    first_old = _first_clause(old)
+    zh = bool(RE._CHINESE.search(old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
         a, b = _said_of(old, whole=True), _said_of(new, whole=True)
@@ -624,7 +627,7 @@ def _remeasured(old: str, new: str) -> _Read:
         return None
     if not _same_subject(old, new):
         return None
-    first = re.split(r"[，,;；]", new)[0]
+    first = _first_clause(new)
     before, after = _amounts(old), _amounts(first)
     if len(before) == 1 and len(after) == 1 and RE._QUANTITY.sub("#", old) == RE._QUANTITY.sub("#", first):
         (unit,) = after
@@ -653,7 +656,7 @@ def remeasure(old: str, new: str) -> str | None:
     """
     if _remeasured(old, new) is None:
         return None
-    first = re.split(r"[，,;；]", new)[0]
+    first = _first_clause(new)
     if not RE._ONLY_NEW_AMOUNT.fullmatch(first):
         return None
     after = _amounts(first)
@@ -666,7 +669,7 @@ def remeasure(old: str, new: str) -> str | None:
 
 def _asked(text: str) -> tuple[str, str, str] | None:
     """(occasion, verb, object) of a request kept in the user's words ("偏好给用户推荐菜谱的时候多推荐点辣的")."""
-    text = re.split(r"[，,;；]", unicodedata.normalize("NFKC", text))[0]
+    text = _first_clause(unicodedata.normalize("NFKC", text))
     if not text.startswith("偏好"):
         return None
     text = re.sub(r"(?:的形式)?(?:回复|回答)(?:风格)?$", "", text)  # "偏好用普通话回复": the request is 用普通话
