@@ -379,9 +379,6 @@ _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
 
 
-_TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
-
-
 def _pet_gone(old: str, new: str) -> _Read:
     """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
     species = next(
@@ -741,8 +738,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
     "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
     "filled": lambda value, old: bool(value),
-    # "actually just submitted a few more": just done, not only done
-    "just_done": lambda value, old: RE._EN_RECENTLY.search(value),
     "restricts": _restricts,
     "liked_instead": _recommended_instead,
     # asked of every known fact and recent preference against every new fact: a pair with nothing in
@@ -794,12 +789,9 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
-    "pursuing_zh": lambda value, old: RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old),
-    "pursuing_en": lambda value, old: RE._EN_PURSUIT.search(old) or RE._PLAN.search(old),
     "gave_up_zh": _gave_up_zh,
     "gave_up_en": lambda given, old: _stems(given) & _stems(old),
     "plan_word": lambda value, old: value in ("计划", "安排"),
-    "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
     "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
     "shares_words": lambda value, old: (
         set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
@@ -829,4 +821,5 @@ _RELATIONS = registry(
     LAPSED=re.escape(LAPSED),
     QUIT_HABIT=re.escape(QUIT_HABIT),
     BROKE_UP=re.escape(BROKE_UP),
+    TRAVEL=TRAVEL,
 )
