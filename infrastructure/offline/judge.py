@@ -391,30 +391,11 @@ def _pet_gone(old: str, new: str) -> _Read:
     return None
 
 
-def _none_at_all(old: str, new: str) -> _Read:
-    """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
-    m = RE._ANY.search(new)
-    if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
-        return None
-    said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", new[: m.start()], flags=re.IGNORECASE)
+def _unsaid(said: str) -> str:
+    """What a denial says, the negation taken out ("is not allergic to" → "is allergic to")."""
+    said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", said, flags=re.IGNORECASE)
     said = re.sub(r"\bnot\b|\bnever\b|\bno\b", " ", said, flags=re.IGNORECASE)
-    said = re.sub(r"不|没有|没", "", said)
-    stem = canonical(said)
-    if len(stem) >= 4 and canonical(old).startswith(stem):
-        return True
-    return None
-
-
-def _recounted(old: str, new: str) -> _Read:
-    """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
-    count changed (how many are kept, grown, owned), so the new count is the one now."""
-    a, b = RE._COUNT.findall(old), RE._COUNT.findall(new)
-    if len(a) != 1 or len(b) != 1 or a == b or not _same_subject(old, new):
-        return None
-    frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", RE._COUNT.sub("#", t)) for t in (old, new))
-    if frame_old != frame_new or RE._NEGATED.search(frame_old):
-        return None
-    return {"old": a[0], "new": b[0]}
+    return re.sub(r"不|没有|没", "", said)
 
 
 def _gave_up_zh(given: str, old: str) -> bool:
@@ -704,7 +685,6 @@ _READERS: dict[str, Callable[[str, str], _Read]] = {
     "by_dimension_update": _reader(_by_dimension, "update"),
     "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
     "rerequested_update": _reader(_rerequested),
-    "recounted_update": _reader(_recounted),
     "related_update": _reader(_related_slots, "update"),
     "related_duplicate": _reader(_related_slots, "duplicate"),
     "reframed_update": _reader(_reframed),
@@ -714,7 +694,6 @@ _READERS: dict[str, Callable[[str, str], _Read]] = {
     "trade_changed_update": _reader(_trade_changed),
     "switched_update": _reader(_switched),
     "pet_gone_conflict": _reader(_pet_gone),
-    "none_at_all_conflict": _reader(_none_at_all),
 }
 
 
@@ -762,6 +741,7 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         for how in ("same", "polarity", "exclusive", "corrected", "several")
     },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
+    "negated": lambda value, old: RE._NEGATED.search(value),
     # the first clause of each negated ("不在…" says where the user is not, not where they are)
     "first_negated": lambda new, old: _first_negated(new),
     "first_negated_known": lambda new, old: _first_negated(old),
@@ -809,9 +789,14 @@ _RELATIONS = registry(
         predicates={
             **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
         },
+        # a known fact that begins with what the new one denies, said long enough to be one
+        comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
         filters={
             "canonical": canonical,
             "lower": str.lower,
+            # a count's statement: the count a mark, without the words said with it
+            "unsaid": _unsaid,
+            "recount": lambda text: RE._RECOUNT_NOISE.sub("", RE._COUNT.sub("#", text)),
             # verbs of one liking are one verb ([tables._LIKING_FAMILY])
             "liking": lambda verb: _LIKING_FAMILY.get(verb.lower(), verb.lower()),
         },
