@@ -18,15 +18,24 @@ passes in), which may look at a ``context`` mapping the caller gives (the messag
 a reader is a filter that does (``{v|known_value}``: the known fact's value for ``v``). ``first`` gives
 the first rule that fires on a text, ``every`` each rule that fires once, ``findall`` every place of
 the text where a rule fires (each rule's every match, in the order they stand in the text), for a
-stage that walks a text against the known facts rather than reading it once.
+stage that walks a text against the known facts rather than reading it once. Patterns are compiled
+once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``. Every other
+key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
 
-A rule that compares two statements names a second pattern, ``known``, matched (as its ``how``) against
-the known facts of ``context["known"]`` (a sequence of texts) in turn; the rule fires with the first
-that matches and lets its conditions hold. Its conditions and template read that match's groups as
-``known.NAME``, and compare two groups with a two-argument test (``same(v|canonical, known.v|canonical)``:
-equal once through their filters; a vocabulary may add more ``comparisons``). A template's
-``{known.NAME}`` that no group of ``known`` names is left for the caller. Patterns are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
-Every other key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
+A rule that compares two statements also names a pattern for the other one::
+
+    [[registries.relation]]
+    id = "judge.renamed"
+    pattern = '^偏好被称呼为(?P<b>.+)$'
+    known = '^偏好被称呼为(?P<b>.+)$'             # matched (as ``how``) against context["known"]
+    when = ["!same(b|canonical, known.b|canonical)"]
+    template = "update: called {known.b} → {b}"
+
+``known`` is tried on each text of ``context["known"]`` (a sequence) in turn; the rule fires with the
+first that matches and lets the conditions hold. Conditions and the template read that match's groups
+as ``known.NAME``; a test of two arguments compares them (``same``: equal once through their filters;
+a vocabulary may add ``comparisons``). A template's ``{known.NAME}`` that no group of ``known`` names
+is left for the caller to fill.
 """
 
 from __future__ import annotations
@@ -64,13 +73,13 @@ _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "x": re.VERBOSE}
 @attrs.frozen
 class Vocabulary:
     """The named Python pieces a module's rules may use: predicates, filters, readers (filters that
-    also read the context), choosers and comparisons of two values (``same`` unless replaced)."""
+    also read the context), choosers and comparisons of two values (besides ``same``)."""
 
     predicates: Mapping[str, Predicate] = attrs.field(factory=dict)
     filters: Mapping[str, Filter] = attrs.field(factory=dict)
     choosers: Mapping[str, Chooser] = attrs.field(factory=dict)
     readers: Mapping[str, Reader] = attrs.field(factory=dict)
-    comparisons: Mapping[str, Comparison] = attrs.field(factory=lambda: dict(_SAME))
+    comparisons: Mapping[str, Comparison] = attrs.field(factory=dict)
 
     def extended(self, **more: Mapping[str, Any]) -> Vocabulary:
         """This vocabulary with more entries (``predicates=…``, ``filters=…``, ``readers=…``, ``choosers=…``)."""
