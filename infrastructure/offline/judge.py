@@ -312,7 +312,7 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _R
     if pair == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
         employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
-        m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
+        m = RE._CITY_FIRM.match(employer)
         if m and not _same_value(m.group("city"), place):
             return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
         return None
@@ -371,7 +371,7 @@ def _restricts(new: str, old: str) -> bool:
     bigger one it takes back (its verb, a word in common or the category)."""
     m = RE._ZH_ONLY_VERB.search(new) or RE._EN_ONLY_VERB.search(new)
     same_verb = bool(m and m.group("verb").lower() in old.lower())
-    shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
+    shared = set(RE._RESTRICTION_NOISE.sub("", new)) & set(old[2:]) - {" "}
     return same_verb or bool(shared & set("去会有是能做玩吃喝学考")) or _kind(old) == _kind(new)
 
 
@@ -393,9 +393,8 @@ def _pet_gone(old: str, new: str) -> _Read:
 
 def _unsaid(said: str) -> str:
     """What a denial says, the negation taken out ("is not allergic to" → "is allergic to")."""
-    said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", said, flags=re.IGNORECASE)
-    said = re.sub(r"\bnot\b|\bnever\b|\bno\b", " ", said, flags=re.IGNORECASE)
-    return re.sub(r"不|没有|没", "", said)
+    said = RE._EN_DENIED_VERB.sub(r"\1", said)
+    return RE._ZH_DENIAL.sub("", RE._EN_DENIAL.sub(" ", said))
 
 
 def _gave_up_zh(given: str, old: str) -> bool:
@@ -446,7 +445,7 @@ def _reframed(old: str, new: str) -> _Read:
     role = found.group("role") or ""
     if (zh and not old.startswith("用户" + role)) or (en and not old.lower().startswith(("the user" + role).lower())):
         return None
-    if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
+    if role == "" and RE._RELATIVES.match(old):
         return None  # the user's own fact does not correct a relative's
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
@@ -467,7 +466,7 @@ def _reframed(old: str, new: str) -> _Read:
         # "用户的老公其实是重庆的" but no frame; "是四川人" and "是重庆的" share 是
         own = len(_frame_tokens("用户" + role)) - 2
         said_old = old[len("用户" + role) :]
-        said_new = re.sub(r"^(?:其实|实际上)", "", new[len("用户" + role) :])
+        said_new = RE._ACTUALLY_FIRST.sub("", new[len("用户" + role) :])
         if kept - own < 2 and not (said_old.startswith("是") and said_new.startswith("是")):
             return None
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
@@ -549,7 +548,7 @@ def _same_frame(old: str, new: str) -> _Read:
     before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
     around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
     # ("the user's" is one word: "The user's phone carrier is …" keeps one word of the frame after it)
-    possessed = not zh and head >= 1 and bool(re.match(r"^the user's ", old, re.IGNORECASE))
+    possessed = not zh and head >= 1 and bool(RE._EN_POSSESSED.match(old))
     if not before or not after or (head + tail < 2 and not possessed):
         return None
     if len(before) > (8 if zh else 30) or len(after) > (8 if zh else 30):
@@ -650,12 +649,12 @@ def _asked(text: str) -> tuple[str, str, str] | None:
     text = _first_clause(unicodedata.normalize("NFKC", text))
     if not text.startswith("偏好"):
         return None
-    text = re.sub(r"(?:的形式)?(?:回复|回答)(?:风格)?$", "", text)  # "偏好用普通话回复": the request is 用普通话
+    text = RE._REPLY_SUFFIX.sub("", text)  # "偏好用普通话回复": the request is 用普通话
     found = list(RE._ASKED_VERB.finditer(text))
     if not found:
         return None
     last = found[-1]
-    occasion = re.search(r"(?:推荐|写|讲|说|回答|回复)(?P<o>[\u4e00-\u9fff]{1,4}?)的时候", text)
+    occasion = RE._OCCASION.search(text)
     return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
 
 
@@ -715,7 +714,7 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
-    "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
+    "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
     "filled": lambda value, old: bool(value),
     "restricts": _restricts,
     "liked_instead": _recommended_instead,
@@ -749,7 +748,7 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
-    "denies_known": lambda value, old: re.search(r"不|没", old),
+    "denies_known": lambda value, old: RE._ZH_DENIAL.search(old),
     # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
     "has_kind": lambda kind, old: (
         (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
