@@ -82,7 +82,6 @@ def offline_judge_id() -> str:
 
 
 _WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
-_PARTNERS = frozenset(_DATA.words("_PARTNERS"))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -136,7 +135,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
         role, attribute = _split(slot)
         if attribute in _WORK_SLOTS:
             attribute = "work"
-        if role in _PARTNERS or role == "伴侣" or attribute == "marital":
+        if RE._PARTNER.fullmatch(role or "") or attribute == "marital":
             role, attribute = "partner", "partner"
         found.add((role, attribute))
     return frozenset(found)
@@ -248,13 +247,7 @@ def _related_slots(old: str, new: str) -> _Read:
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """One partner at a time: 对象, 男朋友, 老公 … are one role when two facts are compared."""
-    return [
-        (
-            re.sub(r"^relationship:(?:" + "|".join((*_PARTNERS, "男友", "女友")) + r"):", "relationship:伴侣:", slot),
-            value,
-        )
-        for slot, value in slots
-    ]
+    return [(RE._PARTNER_SLOT.sub("relationship:伴侣:", slot), value) for slot, value in slots]
 
 
 def _recommended_instead(asked: str, old: str) -> _Read:
@@ -507,16 +500,17 @@ def _trade_changed(old: str, new: str) -> _Read:
 
 
 def _switched(old: str, new: str) -> _Read:
-    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
+    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了"), by
+    the same person (the rule's test)."""
     m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
-    if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
+    if who and not old.startswith("用户" + who):
         return None
     if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return {"now": f"{m.group('verb')} {m.group('v')}"} if _same_subject(old, new) else None
+        return {"now": f"{m.group('verb')} {m.group('v')}"}
     m = RE._TOPIC_SWAPPED.match(new)
-    if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
+    if m and m.group("t") in old[2:] and m.group("v") not in old:
         return {"now": f"{m.group('t')} is {m.group('v')}"}
     return None
 
