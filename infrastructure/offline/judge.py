@@ -638,30 +638,6 @@ def remeasure(old: str, new: str) -> str | None:
     return None
 
 
-def _asked(text: str) -> tuple[str, str, str] | None:
-    """(occasion, verb, object) of a request kept in the user's words ("偏好给用户推荐菜谱的时候多推荐点辣的")."""
-    text = _first_clause(unicodedata.normalize("NFKC", text))
-    if not text.startswith("偏好"):
-        return None
-    text = RE._REPLY_SUFFIX.sub("", text)  # "偏好用普通话回复": the request is 用普通话
-    found = list(RE._ASKED_VERB.finditer(text))
-    if not found:
-        return None
-    last = found[-1]
-    occasion = RE._OCCASION.search(text)
-    return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
-
-
-def _rerequested(old: str, new: str) -> _Read:
-    """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
-    a, b = _asked(_without_why(old)), _asked(_without_why(new))
-    if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
-        return None
-    if a[0] and b[0] and a[0] != b[0]:
-        return None  # recipes and songs are two requests
-    return {"verb": b[1], "old": a[2], "new": b[2]}
-
-
 def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
     """A reader of (old, new) as a test of the new fact and the known one; with ``how``, only when it
     reads the pair so (its "how": ``update``, ``duplicate``)."""
@@ -677,7 +653,6 @@ def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, 
 _READERS: dict[str, Callable[[str, str], _Read]] = {
     "by_dimension_update": _reader(_by_dimension, "update"),
     "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
-    "rerequested_update": _reader(_rerequested),
     "related_update": _reader(_related_slots, "update"),
     "related_duplicate": _reader(_related_slots, "duplicate"),
     "reframed_update": _reader(_reframed),
