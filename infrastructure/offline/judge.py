@@ -22,10 +22,12 @@ no slot:
 
 How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
 registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
-first that fires decides. A rule reads the new fact with its pattern, tests the known fact by name
-(``fact_known()``, ``in_known(t)``, or one of the readers below, ``reversal_update()``: Python kept
-for what compares slots, values and frames) and answers its template, whose ``{known.NAME}`` is
-what those tests read ("update: slot {known.slot} {known.old} → {known.new}").
+first that fires decides. A rule reads the new fact with its pattern and the known one with its
+``known`` pattern, comparing their groups (``same(verb|liking, known.verb|liking)``); or it tests
+the known fact by name (``fact_known()``, ``in_known(t)``, or one of the readers below,
+``same_frame_update()``: Python kept for what compares slots, values and frames). It answers its
+template, whose ``{known.NAME}`` is a group of the known fact or what those tests read
+("update: slot {known.slot} {known.old} → {known.new}").
 """
 
 from __future__ import annotations
