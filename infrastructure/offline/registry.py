@@ -57,10 +57,8 @@ Comparison = Callable[[str, str], bool]
 #: a test of a condition line, with the values of its arguments (one: a predicate; two: a comparison)
 Test = Callable[[tuple[str, ...], Context], bool]
 
-_CALL = re.compile(
-    r"^(?P<neg>!)?(?P<name>[a-z_][a-z0-9_]*)\((?P<arg>[a-z_][a-z0-9_]*)?(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\)$"
-)
-#: a condition's test: ``[!]name(arg|filter…[, arg|filter…])``, an arg a group or ``known.group``
+#: a condition's test, ``[!]name(arg|filter…[, arg|filter…])`` (an arg a group or ``known.group``), or a
+#: category's chooser, ``name(group)``
 _TEST = re.compile(r"^(?P<neg>!)?(?P<name>[a-z_][a-z0-9_]*)\((?P<args>[^()]*)\)$")
 _ARG = re.compile(r"^(?P<group>(?:known\.)?[a-z_][a-z0-9_]*)?(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)$")
 _SLOT = re.compile(r"\{(?P<group>(?:known\.)?[a-z_][a-z0-9_]*)(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\}")
@@ -212,10 +210,10 @@ class Rule:
         return _SLOT.sub(slot, template)
 
     def _category(self, found: re.Match[str], context: Context) -> str:
-        call = _CALL.match(self.category[1:]) if self.category.startswith("@") else None
+        call = _TEST.match(self.category[1:]) if self.category.startswith("@") else None
         if call is None:
             return self.category
-        return self.vocabulary.choosers[call.group("name")](found.group(call.group("arg")) or "", context)
+        return self.vocabulary.choosers[call.group("name")](found.group(call.group("args")) or "", context)
 
 
 @attrs.frozen
@@ -359,10 +357,10 @@ def _check_names(where: str, rule: Rule) -> None:
     named += [group for condition in rule.conditions for _, _, args in condition.alternatives for group, _ in args]
     filters = [slot.group("filters") for slot in _SLOT.finditer(rule.template)]
     if rule.category.startswith("@"):
-        call = _CALL.match(rule.category[1:])
-        if call is None or call.group("name") not in rule.vocabulary.choosers:
+        call = _TEST.match(rule.category[1:])
+        if call is None or call.group("neg") or call.group("name") not in rule.vocabulary.choosers:
             _fail(where, f"unknown chooser {rule.category!r}")
-        named += [call.group("arg")] if call.group("arg") else []
+        named.append(call.group("args"))
     for group in filter(None, named):
         if group not in groups:
             _fail(where, f"names the group {group!r}, which its pattern does not have")
