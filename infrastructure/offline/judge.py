@@ -568,7 +568,7 @@ def _same_frame(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
-_NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
+_NOT_CONTENT = set(_DATA.text("_NOT_CONTENT")) | set(" ,，")
 
 
 def _amounts(text: str) -> dict[str, str]:
@@ -613,8 +613,8 @@ def _remeasured(old: str, new: str) -> _Read:
     if not shared:
         return None
     bare = RE._BARE_AMOUNT.fullmatch(first)
-    words_old = set(old) - _NOT_CONTENT - set(" ,，")
-    words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern) - set(" ,，")
+    words_old = set(old) - _NOT_CONTENT
+    words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern)
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
         return None
     unit = shared[0].removeprefix("code:")
