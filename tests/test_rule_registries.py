@@ -165,6 +165,36 @@ def test_findall_gives_every_place_where_a_rule_fires_in_text_order() -> None:
     assert found.findall("", {}) == []
 
 
+def test_a_rule_with_known_compares_its_groups_with_those_of_a_known_fact() -> None:
+    found = registry(
+        parse(
+            "t.toml",
+            """
+            [[registries.r]]
+            id = "t.renamed"
+            pattern = '^called (?P<v>\\w+)$'
+            known = '^called (?P<v>\\w+)(?P<how> often)?$'
+            when = ["!same(v|upper, known.v|upper)", "long(known.v)"]
+            template = "{known.v}{known.how} → {v}"
+            [[registries.r]]
+            id = "t.caller"
+            pattern = '^called (?P<v>\\w+)$'
+            template = "{known.v} → {v}"
+            """,
+        ),
+        "r",
+        _WORDS,
+    )
+    # the first known fact that matches and lets the conditions hold; its groups fill the template
+    context = {"known": ("named Bob", "called Tim", "called Alice often", "called Carol")}
+    fired = found.first("called Tim", context)
+    assert (fired.rule.id, fired.text, fired.known.group(0)) == ("t.renamed", "Alice often → Tim", "called Alice often")
+    assert found.first("called ALICE", {"known": ("called alice",)}).rule.id == "t.caller"  # the same once upper
+    assert found.first("called Tim", {"known": ("called Al",)}).text == "{known.v} → Tim"  # too short: not read
+    assert found.first("called Tim").text == "{known.v} → Tim"  # a rule without known leaves it to the caller
+    assert found.rules[0].render("{known.other} {v}", found.rules[0].pattern.match("called X")) == "{known.other} X"
+
+
 @pytest.mark.parametrize(
     ("rule", "message"),
     [
@@ -177,6 +207,12 @@ def test_findall_gives_every_place_where_a_rule_fires_in_text_order() -> None:
         ("id = 'x'\npattern = 'a'\nflags = 'q'", "flags are letters"),
         ("id = 'x'\npattern = 'a'\ncategory = '@nosuch(v)'", "unknown chooser"),
         ("pattern = 'a'", "needs a string id"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v, known.v)']", "names the group 'known.v'"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nknown = '(?P<w>a)'\nwhen = ['same(v, known.v)']", "group 'known.v'"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['nosuch(v, v)']", "unknown predicate"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v, v, v)']", "unknown predicate"),
+        ("id = 'x'\npattern = '(?P<v>a)'\nwhen = ['same(v|nosuch, v)']", "unknown filter"),
+        ("id = 'x'\npattern = 'a'\nknown = 1", "known must be a pattern"),
     ],
 )
 def test_a_malformed_rule_is_an_error_naming_the_file_registry_and_rule(rule: str, message: str) -> None:

@@ -22,10 +22,12 @@ no slot:
 
 How a pair is decided is data: ``[[registries.relation]]`` in ``rules/judge.toml``, an ordered
 registry of named rules (ADR 0042), each with examples of (new fact, known fact) → relation; the
-first that fires decides. A rule reads the new fact with its pattern, tests the known fact by name
-(``fact_known()``, ``in_known(t)``, or one of the readers below, ``reversal_update()``: Python kept
-for what compares slots, values and frames) and answers its template, whose ``{known.NAME}`` is
-what those tests read ("update: slot {known.slot} {known.old} → {known.new}").
+first that fires decides. A rule reads the new fact with its pattern and the known one with its
+``known`` pattern, comparing their groups (``same(verb|liking, known.verb|liking)``); or it tests
+the known fact by name (``fact_known()``, ``in_known(t)``, or one of the readers below,
+``same_frame_update()``: Python kept for what compares slots, values and frames). It answers its
+template, whose ``{known.NAME}`` is a group of the known fact or what those tests read
+("update: slot {known.slot} {known.old} → {known.new}").
 """
 
 from __future__ import annotations
@@ -82,8 +84,6 @@ def offline_judge_id() -> str:
 
 
 _WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
-_PARTNERS = frozenset(_DATA.words("_PARTNERS"))
-_CN_NUMBERS = _DATA.text("_CN_NUMBERS")
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -96,14 +96,14 @@ def _same_value(a: str, b: str) -> bool:
     shorter, longer = sorted((a, b), key=len)
     # containment only for names of places and things: "3" is not "30", "张" not "张伟",
     # "一包" not "一包半"
-    if re.search(r"\d|[" + _CN_NUMBERS + "]", shorter):
+    if RE._NUMERAL.search(shorter):
         return False
     return len(shorter) >= 2 and shorter in longer
 
 
 @functools.lru_cache(maxsize=16_384)
 def _is_fact(text: str) -> bool:
-    return bool(re.match(r"^\s*(?:用户|the user\b)", text, re.IGNORECASE))
+    return bool(RE._FACT.match(text))
 
 
 def _may_relate(old: str, new: str) -> bool:
@@ -126,7 +126,7 @@ def _may_change(old: str, new: str) -> bool:
 
 @functools.lru_cache(maxsize=16_384)
 def _says_change(text: str) -> bool:
-    return bool(RE._CHANGE_SAID.search(re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)))
+    return bool(RE._CHANGE_SAID.search(RE._SUBJECT.sub("", text)))
 
 
 @functools.lru_cache(maxsize=16_384)
@@ -137,7 +137,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
         role, attribute = _split(slot)
         if attribute in _WORK_SLOTS:
             attribute = "work"
-        if role in _PARTNERS or role == "伴侣" or attribute == "marital":
+        if RE._PARTNER.fullmatch(role or "") or attribute == "marital":
             role, attribute = "partner", "partner"
         found.add((role, attribute))
     return frozenset(found)
@@ -145,7 +145,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
 
 @functools.lru_cache(maxsize=16_384)
 def _words(text: str) -> frozenset[str]:
-    body = re.sub(r"^(?:用户|the user)", "", text, flags=re.IGNORECASE)
+    body = RE._SUBJECT.sub("", text)
     chinese = {body[i : i + 2] for i in range(len(body) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", body[i : i + 2])}
     return frozenset(chinese - _COMMON_BIGRAMS) | frozenset(w.lower() for w in re.findall(r"[A-Za-z]{4,}", body))
 
@@ -249,19 +249,7 @@ def _related_slots(old: str, new: str) -> _Read:
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """One partner at a time: 对象, 男朋友, 老公 … are one role when two facts are compared."""
-    return [
-        (
-            re.sub(r"^relationship:(?:" + "|".join((*_PARTNERS, "男友", "女友")) + r"):", "relationship:伴侣:", slot),
-            value,
-        )
-        for slot, value in slots
-    ]
-
-
-def _request(old: str, pattern: re.Pattern[str]) -> re.Match[str] | None:
-    """The known preference about replies read by ``pattern``, without the clause that tells why it
-    is asked; None when the known one is a fact."""
-    return None if _is_fact(old) else pattern.match(_without_why(old))
+    return [(RE._PARTNER_SLOT.sub("relationship:伴侣:", slot), value) for slot, value in slots]
 
 
 def _recommended_instead(asked: str, old: str) -> _Read:
@@ -319,7 +307,7 @@ def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _R
     if pair == {"employer", "work_location"}:
         # "在烟台一家外贸公司上班" names the city too
         employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
-        m = re.match(r"^(?P<city>[\u4e00-\u9fff]{2,4}?)(?:的)?一家", employer)
+        m = RE._CITY_FIRM.match(employer)
         if m and not _same_value(m.group("city"), place):
             return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
         return None
@@ -348,7 +336,7 @@ def _as_fact(text: str) -> str:
     text = text.strip()
     if _is_fact(text):
         return text
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if RE._CHINESE.search(text):
         return "用户" + text
     return "The user " + text[:1].lower() + text[1:]
 
@@ -362,34 +350,13 @@ def _liking_turned(old: str, new: str) -> bool:
     return any(slot in old_likes and old_likes[slot] != value for slot, value in slots_of(_as_fact(new)))
 
 
-def _reversal(old: str, new: str) -> _Read:
-    """'用户喜欢爵士乐' then '用户现在更喜欢民谣': a taste that changed, said with the same verb
-    (or one of its family: ``[tables._LIKING_FAMILY]``)."""
-    old, new = _as_fact(old), _as_fact(new)
-    zh = RE._ZH_NOW.match(new)
-    now = zh or RE._EN_NOW.match(new)
-    before = (RE._ZH_LIKE.match(old) or RE._ZH_NOW.match(old)) if zh else RE._EN_LIKE.match(old)
-    if not now or not before or (zh and not RE._ZH_CHANGE_MARK.search(zh.group("mark"))):
-        return None
-    if not zh and RE._MORE_INTO_BY_THE_WAY.search(new):
-        return None
-    verb = (now.group("verb") or now.groupdict().get("verb2") or "is into").lower()
-    obj = now.group("obj") or now.groupdict().get("obj2") or ""
-    old_verb = before.group("verb").lower()
-    if _LIKING_FAMILY.get(verb, verb) != _LIKING_FAMILY.get(old_verb, old_verb):
-        return None
-    if canonical(obj) == canonical(before.group("obj")):
-        return None
-    return {"now": f"{verb}{'' if zh else ' '}{obj}", "old": before.group("obj")}
-
-
 def _kind(text: str) -> str:
     # late import: the rule modules import this one's neighbours
     from factledger.infrastructure.offline.rules_common import USER
     from factledger.infrastructure.offline.rules_en import en_category
     from factledger.infrastructure.offline.rules_zh_facts import zh_category
 
-    if re.search(r"[\u4e00-\u9fff]", text):
+    if RE._CHINESE.search(text):
         return zh_category(text, USER)
     return en_category(text)
 
@@ -399,15 +366,12 @@ def _restricts(new: str, old: str) -> bool:
     bigger one it takes back (its verb, a word in common or the category)."""
     m = RE._ZH_ONLY_VERB.search(new) or RE._EN_ONLY_VERB.search(new)
     same_verb = bool(m and m.group("verb").lower() in old.lower())
-    shared = set(re.sub(r"用户|其实|实际上|都|了|的|就|只|才|不|没|一", "", new)) & set(old[2:]) - {" "}
+    shared = set(RE._RESTRICTION_NOISE.sub("", new)) & set(old[2:]) - {" "}
     return same_verb or bool(shared & set("去会有是能做玩吃喝学考")) or _kind(old) == _kind(new)
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
-
-
-_TRAVEL = re.compile(TRAVEL + r"|去|飞|\bfly|\bflying\b|\bgoing to\b|\bheading to\b", re.IGNORECASE)
 
 
 def _pet_gone(old: str, new: str) -> _Read:
@@ -422,30 +386,10 @@ def _pet_gone(old: str, new: str) -> _Read:
     return None
 
 
-def _none_at_all(old: str, new: str) -> _Read:
-    """ "The user is allergic to peanuts" then "The user is not allergic to anything": none at all."""
-    m = RE._ANY.search(new)
-    if not m or not re.search(r"\bnot\b|\bno\b|\bnever\b|不|没", new[: m.end()]) or re.search(r"\bnot\b|不|没", old):
-        return None
-    said = re.sub(r"\b(is|are|am|does|do|has|have) not\b", r"\1", new[: m.start()], flags=re.IGNORECASE)
-    said = re.sub(r"\bnot\b|\bnever\b|\bno\b", " ", said, flags=re.IGNORECASE)
-    said = re.sub(r"不|没有|没", "", said)
-    stem = canonical(said)
-    if len(stem) >= 4 and canonical(old).startswith(stem):
-        return True
-    return None
-
-
-def _recounted(old: str, new: str) -> _Read:
-    """'用户家养了五头猪' then '用户家养了二十头猪': the same statement of the same one, only its
-    count changed (how many are kept, grown, owned), so the new count is the one now."""
-    a, b = RE._COUNT.findall(old), RE._COUNT.findall(new)
-    if len(a) != 1 or len(b) != 1 or a == b or not _same_subject(old, new):
-        return None
-    frame_old, frame_new = (re.sub(r"现在|已经|如今|目前|又|了|啦", "", RE._COUNT.sub("#", t)) for t in (old, new))
-    if frame_old != frame_new or RE._NEGATED.search(frame_old):
-        return None
-    return {"old": a[0], "new": b[0]}
+def _unsaid(said: str) -> str:
+    """What a denial says, the negation taken out ("is not allergic to" → "is allergic to")."""
+    said = RE._EN_DENIED_VERB.sub(r"\1", said)
+    return RE._ZH_DENIAL.sub("", RE._EN_DENIAL.sub(" ", said))
 
 
 def _gave_up_zh(given: str, old: str) -> bool:
@@ -467,8 +411,8 @@ _EN_FRAME_NOISE = frozenset(_DATA.words("_EN_FRAME_NOISE"))
 def _frame_tokens(text: str, whole: bool = False) -> list[str]:
     """The words a statement is made of, without particles: characters in Chinese, words in English
     (of its first clause, unless ``whole``)."""
-    if re.search(r"[\u4e00-\u9fff]", text):
-        return list(RE._ZH_FRAME_NOISE.sub("", text if whole else re.split(r"[，,;；]", text)[0]))
+    if RE._CHINESE.search(text):
+        return list(RE._ZH_FRAME_NOISE.sub("", text if whole else _first_clause(text)))
     words = re.findall(r"[a-z0-9']+", (text if whole else re.split(r"[,;—–]", text)[0]).lower())
     return [w for w in words if w not in _EN_FRAME_NOISE]
 
@@ -478,7 +422,7 @@ def _said_of(text: str, whole: bool = False) -> list[str]:
     is dropped as a particle (taking two dropped the English verb: "is determined to make it work"
     and "is trying to make the plan work" then differed in "it" alone)."""
     tokens = _frame_tokens(text, whole)
-    return tokens[2:] if re.search(r"[\u4e00-\u9fff]", text) else tokens[1:]
+    return tokens[2:] if RE._CHINESE.search(text) else tokens[1:]
 
 
 def _reframed(old: str, new: str) -> _Read:
@@ -496,7 +440,7 @@ def _reframed(old: str, new: str) -> _Read:
     role = found.group("role") or ""
     if (zh and not old.startswith("用户" + role)) or (en and not old.lower().startswith(("the user" + role).lower())):
         return None
-    if role == "" and re.match(r"^(?:用户的|the user's)", old, re.IGNORECASE):
+    if role == "" and RE._RELATIVES.match(old):
         return None  # the user's own fact does not correct a relative's
     a, b = _frame_tokens(old)[2:], _frame_tokens(new)[2:]
     if not a or not b:
@@ -509,7 +453,7 @@ def _reframed(old: str, new: str) -> _Read:
     before, after = ("".join(x) if zh else " ".join(x) for x in replaced[0])
     if RE._NEGATED.search(before) or RE._NEGATED.search(after):
         return None
-    numeric = bool(re.search(r"\d|[" + _CN_NUMBERS + "]", before) and re.search(r"\d|[" + _CN_NUMBERS + "]", after))
+    numeric = bool(RE._NUMERAL.search(before) and RE._NUMERAL.search(after))
     if kept < (1 if numeric or en else 2):
         return None
     if zh and role:
@@ -517,7 +461,7 @@ def _reframed(old: str, new: str) -> _Read:
         # "用户的老公其实是重庆的" but no frame; "是四川人" and "是重庆的" share 是
         own = len(_frame_tokens("用户" + role)) - 2
         said_old = old[len("用户" + role) :]
-        said_new = re.sub(r"^(?:其实|实际上)", "", new[len("用户" + role) :])
+        said_new = RE._ACTUALLY_FIRST.sub("", new[len("用户" + role) :])
         if kept - own < 2 and not (said_old.startswith("是") and said_new.startswith("是")):
             return None
     if len(before) > (10 if zh else 40) or len(after) > (10 if zh else 40):
@@ -525,8 +469,12 @@ def _reframed(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
+def _first_clause(text: str) -> str:
+    return RE._CLAUSE_END.split(text, maxsplit=1)[0]
+
+
 def _first_negated(text: str) -> bool:
-    return bool(RE._NEGATED.search(re.split(r"[，,;；]", text)[0]))
+    return bool(RE._NEGATED.search(_first_clause(text)))
 
 
 def _left_job(old: str, new: str) -> _Read:
@@ -554,16 +502,17 @@ def _trade_changed(old: str, new: str) -> _Read:
 
 
 def _switched(old: str, new: str) -> _Read:
-    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了")."""
+    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了"), by
+    the same person (the rule's test)."""
     m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
     # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
     who = (m.groupdict().get("who") or "") if m else ""
-    if m and who and not (old.startswith("用户" + who) and _same_subject(old, new)):
+    if who and not old.startswith("用户" + who):
         return None
     if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return {"now": f"{m.group('verb')} {m.group('v')}"} if _same_subject(old, new) else None
+        return {"now": f"{m.group('verb')} {m.group('v')}"}
     m = RE._TOPIC_SWAPPED.match(new)
-    if m and _same_subject(old, new) and m.group("t") in old[2:] and m.group("v") not in old:
+    if m and m.group("t") in old[2:] and m.group("v") not in old:
         return {"now": f"{m.group('t')} is {m.group('v')}"}
     return None
 
@@ -583,8 +532,8 @@ def _same_frame(old: str, new: str) -> _Read:
     that people have many of (养, 喜欢, 会, has, likes …), so a second pet or
     a second language stays a second one. (Two facts of the same person: the rule's tests.)
     """
-    first_old = re.split(r"[，,;；]", old)[0]
-    zh = bool(re.search(r"[\u4e00-\u9fff]", old))
+    first_old = _first_clause(old)
+    zh = bool(RE._CHINESE.search(old))
     a, b = _said_of(old), _said_of(new)  # without 用户 / the user
     if a == b:  # "用户血压有点高，上次量是150": the value is in a later clause
         a, b = _said_of(old, whole=True), _said_of(new, whole=True)
@@ -595,7 +544,7 @@ def _same_frame(old: str, new: str) -> _Read:
     before, after = glue.join(a[head : len(a) - tail]), glue.join(b[head : len(b) - tail])
     around = glue.join(a[:head]) + " " + glue.join(a[len(a) - tail :])
     # ("the user's" is one word: "The user's phone carrier is …" keeps one word of the frame after it)
-    possessed = not zh and head >= 1 and bool(re.match(r"^the user's ", old, re.IGNORECASE))
+    possessed = not zh and head >= 1 and bool(RE._EN_POSSESSED.match(old))
     if not before or not after or (head + tail < 2 and not possessed):
         return None
     if len(before) > (8 if zh else 30) or len(after) > (8 if zh else 30):
@@ -619,7 +568,7 @@ def _same_frame(old: str, new: str) -> _Read:
     return {"old": before, "new": after}
 
 
-_NOT_CONTENT = set("用户现在目前如今已经了的是一二两三四五六七八九十百千万几半每天周月年个又都也还就只才在有")
+_NOT_CONTENT = set(_DATA.text("_NOT_CONTENT")) | set(" ,，")
 
 
 def _amounts(text: str) -> dict[str, str]:
@@ -651,7 +600,7 @@ def _remeasured(old: str, new: str) -> _Read:
         return None
     if not _same_subject(old, new):
         return None
-    first = re.split(r"[，,;；]", new)[0]
+    first = _first_clause(new)
     before, after = _amounts(old), _amounts(first)
     if len(before) == 1 and len(after) == 1 and RE._QUANTITY.sub("#", old) == RE._QUANTITY.sub("#", first):
         (unit,) = after
@@ -664,8 +613,8 @@ def _remeasured(old: str, new: str) -> _Read:
     if not shared:
         return None
     bare = RE._BARE_AMOUNT.fullmatch(first)
-    words_old = set(old) - _NOT_CONTENT - set(" ,，")
-    words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern) - set(" ,，")
+    words_old = set(old) - _NOT_CONTENT
+    words_new = set(RE._QUANTITY.sub("", first)) - _NOT_CONTENT - set(RE._REMEASURE.pattern)
     if not bare and not (words_old & words_new) and not shared[0].startswith("code:"):
         return None
     unit = shared[0].removeprefix("code:")
@@ -680,7 +629,7 @@ def remeasure(old: str, new: str) -> str | None:
     """
     if _remeasured(old, new) is None:
         return None
-    first = re.split(r"[，,;；]", new)[0]
+    first = _first_clause(new)
     if not RE._ONLY_NEW_AMOUNT.fullmatch(first):
         return None
     after = _amounts(first)
@@ -689,30 +638,6 @@ def remeasure(old: str, new: str) -> str | None:
         if unit in after and canonical(after[unit]) != canonical(m.group("n")):
             return old[: m.start("n")] + after[unit] + old[m.end("n") :]
     return None
-
-
-def _asked(text: str) -> tuple[str, str, str] | None:
-    """(occasion, verb, object) of a request kept in the user's words ("偏好给用户推荐菜谱的时候多推荐点辣的")."""
-    text = re.split(r"[，,;；]", unicodedata.normalize("NFKC", text))[0]
-    if not text.startswith("偏好"):
-        return None
-    text = re.sub(r"(?:的形式)?(?:回复|回答)(?:风格)?$", "", text)  # "偏好用普通话回复": the request is 用普通话
-    found = list(RE._ASKED_VERB.finditer(text))
-    if not found:
-        return None
-    last = found[-1]
-    occasion = re.search(r"(?:推荐|写|讲|说|回答|回复)(?P<o>[\u4e00-\u9fff]{1,4}?)的时候", text)
-    return (occasion.group("o") if occasion else ""), last.group(0), canonical(text[last.end() :])
-
-
-def _rerequested(old: str, new: str) -> _Read:
-    """'偏好推荐辣的' then '偏好推荐清淡的': the same request (same verb, same occasion), asked for something else."""
-    a, b = _asked(_without_why(old)), _asked(_without_why(new))
-    if a is None or b is None or a[1] != b[1] or not a[2] or not b[2] or a[2] == b[2]:
-        return None
-    if a[0] and b[0] and a[0] != b[0]:
-        return None  # recipes and songs are two requests
-    return {"verb": b[1], "old": a[2], "new": b[2]}
 
 
 def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
@@ -730,11 +655,8 @@ def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, 
 _READERS: dict[str, Callable[[str, str], _Read]] = {
     "by_dimension_update": _reader(_by_dimension, "update"),
     "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
-    "rerequested_update": _reader(_rerequested),
-    "recounted_update": _reader(_recounted),
     "related_update": _reader(_related_slots, "update"),
     "related_duplicate": _reader(_related_slots, "duplicate"),
-    "reversal_update": _reader(_reversal),
     "reframed_update": _reader(_reframed),
     "remeasured_update": _reader(_remeasured),
     "same_frame_update": _reader(_same_frame),
@@ -742,7 +664,6 @@ _READERS: dict[str, Callable[[str, str], _Read]] = {
     "trade_changed_update": _reader(_trade_changed),
     "switched_update": _reader(_switched),
     "pet_gone_conflict": _reader(_pet_gone),
-    "none_at_all_conflict": _reader(_none_at_all),
 }
 
 
@@ -760,24 +681,12 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
     return holds
 
 
-def _requested(pattern: re.Pattern[str], group: str, same: bool) -> Callable[[str, str], object]:
-    """The test that the known request read by ``pattern`` asks for ``group`` the same as the value
-    (``same``) or something else: its match, or None."""
-
-    def test(value: str, old: str) -> re.Match[str] | None:
-        asked = _request(old, pattern)
-        return asked if asked and (canonical(asked.group(group)) == canonical(value)) == same else None
-
-    return test
-
-
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
-    "denies_known_en": lambda value, old: re.search(r"不|没|\bnot\b|\bnever\b", old),
-    # "actually just submitted a few more": just done, not only done
-    "just_done": lambda value, old: RE._EN_RECENTLY.search(value),
+    "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
+    "filled": lambda value, old: bool(value),
     "restricts": _restricts,
     "liked_instead": _recommended_instead,
     # asked of every known fact and recent preference against every new fact: a pair with nothing in
@@ -802,15 +711,15 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         for how in ("same", "polarity", "exclusive", "corrected", "several")
     },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
+    "negated": lambda value, old: RE._NEGATED.search(value),
     # the first clause of each negated ("不在…" says where the user is not, not where they are)
     "first_negated": lambda new, old: _first_negated(new),
     "first_negated_known": lambda new, old: _first_negated(old),
     "negated_alike": lambda new, old: _first_negated(new) == _first_negated(old),
-    "works_known": lambda value, old: re.search(r"上班|工作|兼职|打工|实习|\bworks?\b|\bjob\b", old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
-    "denies_known": lambda value, old: re.search(r"不|没", old),
+    "denies_known": lambda value, old: RE._ZH_DENIAL.search(old),
     # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
     "has_kind": lambda kind, old: (
         (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
@@ -818,9 +727,7 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         and had.group("obj").strip().lower().endswith(kind.lower().rstrip("s"))
     ),
     "pursued": lambda value, old: re.search(r"(?:在|开始|准备)" + value, old),
-    "signed_up": lambda value, old: re.search(r"报了(?:个|一个)?[\u4e00-\u9fff]{0,8}?(?:课|班)", old),
     "habit_known": lambda value, old: HABIT.search(old),
-    "signed_known": lambda value, old: re.search(r"办|报|买|有|充|开|请", old),
     "quit_kind": lambda value, old: (
         (HABIT.search(old) or re.search(r"喝|吃", old)) and any(k in old for k in QUIT_KINDS.get(value, ()))
     ),
@@ -828,33 +735,19 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "partner_known": lambda value, old: (
         PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
     ),
-    "studied_else": lambda value, old: (studied := RE._EN_STUDIED.match(old)) and studied.group("v") != value,
     "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
-    "planned": lambda value, old: RE._PLAN.search(old),
-    "pursuing_zh": lambda value, old: RE._ZH_PURSUIT.search(old) or RE._PLAN.search(old),
-    "pursuing_en": lambda value, old: RE._EN_PURSUIT.search(old) or RE._PLAN.search(old),
     "gave_up_zh": _gave_up_zh,
     "gave_up_en": lambda given, old: _stems(given) & _stems(old),
     "plan_word": lambda value, old: value in ("计划", "安排"),
-    "trip": lambda value, old: _TRAVEL.search(value) and _TRAVEL.search(old) and re.search(TRAVEL, value, re.I),
     "shares_chars": lambda value, old: set(value) & set(old[2:]) - set("的了是去要在"),
     "shares_words": lambda value, old: (
         set(re.findall(r"[a-z]{3,}", value.lower())) & set(re.findall(r"[a-z]{3,}", old.lower())) - _EN_STOP_WORDS
     ),
-    "had_en": lambda value, old: re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", old),
     "had": lambda value, old: (value == "它" or value in old) and RE._HAD.search(old),
     "fact": lambda value, old: _is_fact(value),
-    "called_same": _requested(RE._CALLED, "b", same=True),
-    "called_other": _requested(RE._CALLED, "b", same=False),
-    # a request that names no kind is about the kind asked for before
-    "same_kind": lambda kind, old: (
-        (a := _request(old, RE._RECOMMENDED)) and not (a.group("k") and kind and kind != a.group("k"))
-    ),
-    "recommends_same": _requested(RE._RECOMMENDED, "v", same=True),
-    "recommends_other": _requested(RE._RECOMMENDED, "v", same=False),
     # named by its make: "用户开一辆比亚迪"
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
@@ -865,11 +758,23 @@ _RELATIONS = registry(
     Vocabulary(
         predicates={
             **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
-        }
+        },
+        # a known fact that begins with what the new one denies, said long enough to be one
+        comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
+        filters={
+            "canonical": canonical,
+            "lower": str.lower,
+            # a count's statement: the count a mark, without the words said with it
+            "unsaid": _unsaid,
+            "recount": lambda text: RE._RECOUNT_NOISE.sub("", RE._COUNT.sub("#", text)),
+            # verbs of one liking are one verb ([tables._LIKING_FAMILY])
+            "liking": lambda verb: _LIKING_FAMILY.get(verb.lower(), verb.lower()),
+        },
     ),
     NO_LONGER_SO="|".join(map(re.escape, NO_LONGER_SO)),
     LET_GO="|".join(map(re.escape, LET_GO)),
     LAPSED=re.escape(LAPSED),
     QUIT_HABIT=re.escape(QUIT_HABIT),
     BROKE_UP=re.escape(BROKE_UP),
+    TRAVEL=TRAVEL,
 )

@@ -18,9 +18,24 @@ passes in), which may look at a ``context`` mapping the caller gives (the messag
 a reader is a filter that does (``{v|known_value}``: the known fact's value for ``v``). ``first`` gives
 the first rule that fires on a text, ``every`` each rule that fires once, ``findall`` every place of
 the text where a rule fires (each rule's every match, in the order they stand in the text), for a
-stage that walks a text against the known facts rather than reading it once. Patterns
-are compiled once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``.
-Every other key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
+stage that walks a text against the known facts rather than reading it once. Patterns are compiled
+once, when the registry is first used; ``{NAME}`` sub-patterns come from ``[patterns]``. Every other
+key of a rule (``slot``, ``kind`` …) is kept in ``Rule.values`` for the caller.
+
+A rule that compares two statements also names a pattern for the other one::
+
+    [[registries.relation]]
+    id = "judge.renamed"
+    pattern = '^偏好被称呼为(?P<b>.+)$'
+    known = '^偏好被称呼为(?P<b>.+)$'             # matched (as ``how``) against context["known"]
+    when = ["!same(b|canonical, known.b|canonical)"]
+    template = "update: called {known.b} → {b}"
+
+``known`` is tried on each text of ``context["known"]`` (a sequence) in turn; the rule fires with the
+first that matches and lets the conditions hold. Conditions and the template read that match's groups
+as ``known.NAME``; a test of two arguments compares them (``same``: equal once through their filters;
+a vocabulary may add ``comparisons``). A template's ``{known.NAME}`` that no group of ``known`` names
+is left for the caller to fill.
 """
 
 from __future__ import annotations
@@ -38,12 +53,17 @@ Predicate = Callable[[str, Context], bool]
 Filter = Callable[[str], str]
 Reader = Callable[[str, Context], str]
 Chooser = Callable[[str, Context], str]
+Comparison = Callable[[str, str], bool]
+#: a test of a condition line, with the values of its arguments (one: a predicate; two: a comparison)
+Test = Callable[[tuple[str, ...], Context], bool]
 
-_CALL = re.compile(
-    r"^(?P<neg>!)?(?P<name>[a-z_][a-z0-9_]*)\((?P<arg>[a-z_][a-z0-9_]*)?(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\)$"
-)
-_SLOT = re.compile(r"\{(?P<group>[a-z_][a-z0-9_]*)(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\}")
-_RULE_KEYS = {"id", "pattern", "how", "flags", "when", "reject", "require", "template", "category"}
+#: a condition's test, ``[!]name(arg|filter…[, arg|filter…])`` (an arg a group or ``known.group``), or a
+#: category's chooser, ``name(group)``
+_TEST = re.compile(r"^(?P<neg>!)?(?P<name>[a-z_][a-z0-9_]*)\((?P<args>[^()]*)\)$")
+_ARG = re.compile(r"^(?P<group>(?:known\.)?[a-z_][a-z0-9_]*)?(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)$")
+_SLOT = re.compile(r"\{(?P<group>(?:known\.)?[a-z_][a-z0-9_]*)(?P<filters>(?:\|[a-z_][a-z0-9_]*)*)\}")
+_SAME: dict[str, Comparison] = {"same": lambda a, b: a == b}
+_RULE_KEYS = {"id", "pattern", "known", "how", "flags", "when", "reject", "require", "template", "category"}
 _CHECK_KEYS = {"examples", "near_misses"}
 _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "x": re.VERBOSE}
 
@@ -51,12 +71,13 @@ _FLAGS = {"i": re.IGNORECASE, "s": re.DOTALL, "x": re.VERBOSE}
 @attrs.frozen
 class Vocabulary:
     """The named Python pieces a module's rules may use: predicates, filters, readers (filters that
-    also read the context) and choosers."""
+    also read the context), choosers and comparisons of two values (besides ``same``)."""
 
     predicates: Mapping[str, Predicate] = attrs.field(factory=dict)
     filters: Mapping[str, Filter] = attrs.field(factory=dict)
     choosers: Mapping[str, Chooser] = attrs.field(factory=dict)
     readers: Mapping[str, Reader] = attrs.field(factory=dict)
+    comparisons: Mapping[str, Comparison] = attrs.field(factory=dict)
 
     def extended(self, **more: Mapping[str, Any]) -> Vocabulary:
         """This vocabulary with more entries (``predicates=…``, ``filters=…``, ``readers=…``, ``choosers=…``)."""
@@ -91,17 +112,35 @@ def simple(test: Callable[[str], bool]) -> Predicate:
     return lambda value, context: test(value)
 
 
+#: an argument of a test: the group it names ("": the whole match; "known.v": the known fact's) and its filters
+_Arg = tuple[str, tuple[Reader, ...]]
+
+
+@attrs.frozen
+class Found:
+    """What a rule's patterns found: its match of the text and, for a rule with ``known``, of a known fact."""
+
+    match: re.Match[str]
+    known: re.Match[str] | None = None
+
+    def group(self, name: str) -> str:
+        """A group of the match ("": the whole match), or ``known.NAME`` of the known fact's."""
+        if name.startswith("known."):
+            return (self.known.group(name[6:]) or "") if self.known else ""
+        return (self.match.group(name) or "") if name else self.match.group(0)
+
+
 @attrs.frozen
 class Condition:
-    """One ``when`` line: alternatives, each ``[!]name(group|filter…)``; holds when any alternative holds.
-    ``name()`` tests the whole match."""
+    """One ``when`` line: alternatives, each ``[!]name(arg|filter…)`` (a comparison has two args);
+    holds when any alternative holds. ``name()`` tests the whole match."""
 
-    alternatives: tuple[tuple[bool, Predicate, str, tuple[Reader, ...]], ...]
+    alternatives: tuple[tuple[bool, Test, tuple[_Arg, ...]], ...]
 
-    def holds(self, match: re.Match[str], context: Context) -> bool:
-        for negated, test, group, changes in self.alternatives:
-            value = (match.group(group) or "") if group else match.group(0)
-            if test(_changed(value, changes, context), context) != negated:
+    def holds(self, found: Found, context: Context) -> bool:
+        for negated, test, args in self.alternatives:
+            values = tuple(_changed(found.group(group), changes, context) for group, changes in args)
+            if test(values, context) != negated:
                 return True
         return False
 
@@ -112,6 +151,7 @@ class Rule:
 
     id: str
     pattern: re.Pattern[str]
+    known: re.Pattern[str] | None
     how: str
     conditions: tuple[Condition, ...]
     rejects: tuple[tuple[str, re.Pattern[str]], ...]
@@ -136,43 +176,56 @@ class Rule:
             if fired is not None:
                 yield fired
 
-    def _fired(self, found: re.Match[str], context: Context) -> Fired | None:
+    def _fired(self, match: re.Match[str], context: Context) -> Fired | None:
+        if self.known is None:
+            return self._fired_with(Found(match), context)
+        knowns = (getattr(self.known, self.how)(fact) for fact in context.get("known") or ())
+        return next((f for k in knowns if k and (f := self._fired_with(Found(match, k), context))), None)
+
+    def _fired_with(self, found: Found, context: Context) -> Fired | None:
         if not self._allowed(found, context):
             return None
-        return Fired(self, found, self.render(self.template, found, context), self._category(found, context))
+        text = self._rendered(self.template, found, context)
+        return Fired(self, found.match, text, self._category(found.match, context), found.known)
 
-    def _allowed(self, found: re.Match[str], context: Context) -> bool:
-        if any(pattern.search(found.group(group) or "") for group, pattern in self.rejects):
+    def _allowed(self, found: Found, context: Context) -> bool:
+        if any(pattern.search(found.group(group)) for group, pattern in self.rejects):
             return False
-        if not all(pattern.search(found.group(group) or "") for group, pattern in self.requires):
+        if not all(pattern.search(found.group(group)) for group, pattern in self.requires):
             return False
         return all(condition.holds(found, context) for condition in self.conditions)
 
     def render(self, template: str, found: re.Match[str], context: Context | None = None) -> str:
         """``template`` with each ``{group|filter…}`` replaced by the group, through its filters
         and readers (which also read ``context``)."""
+        return self._rendered(template, Found(found), context or {})
 
+    def _rendered(self, template: str, found: Found, context: Context) -> str:
         def slot(piece: re.Match[str]) -> str:
+            if piece.group("group").startswith("known.") and piece.group("group") not in _filled_by(self):
+                return piece.group(0)  # {known.NAME} that no known group names: the caller's to fill
             changes = self.vocabulary.changes(piece.group("filters")) or ()
-            return _changed(found.group(piece.group("group")) or "", changes, context or {})
+            return _changed(found.group(piece.group("group")), changes, context)
 
         return _SLOT.sub(slot, template)
 
     def _category(self, found: re.Match[str], context: Context) -> str:
-        call = _CALL.match(self.category[1:]) if self.category.startswith("@") else None
+        call = _TEST.match(self.category[1:]) if self.category.startswith("@") else None
         if call is None:
             return self.category
-        return self.vocabulary.choosers[call.group("name")](found.group(call.group("arg")) or "", context)
+        return self.vocabulary.choosers[call.group("name")](found.group(call.group("args")) or "", context)
 
 
 @attrs.frozen
 class Fired:
-    """A rule that fired: the rule, its match, its rendered output and category."""
+    """A rule that fired: the rule, its match, its rendered output and category (and its match of the
+    known fact, for a rule with ``known``)."""
 
     rule: Rule
     match: re.Match[str]
     text: str
     category: str
+    known: re.Match[str] | None = None
 
 
 @attrs.frozen
@@ -224,9 +277,12 @@ def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: di
     flags = 0
     for flag in row.get("flags", ""):
         flags |= _FLAGS[flag]
+    if not isinstance(row.get("known", ""), str):
+        _fail(where, "known must be a pattern")
     rule = Rule(
         id=row["id"],
         pattern=_compiled(where, data.expand(row["pattern"], name, extra), flags),
+        known=_compiled(where, data.expand(row["known"], name, extra), flags) if "known" in row else None,
         how=how,
         conditions=tuple(_condition(where, line, vocabulary) for line in row.get("when", [])),
         rejects=_group_patterns(data, where, name, row.get("reject", {}), extra),
@@ -256,17 +312,27 @@ def _compiled(where: str, text: str, flags: int) -> re.Pattern[str]:
 def _condition(where: str, line: Any, vocabulary: Vocabulary) -> Condition:
     if not isinstance(line, str):
         _fail(where, f"a when line must be a string, not {line!r}")
-    alternatives: list[tuple[bool, Predicate, str, tuple[Reader, ...]]] = []
-    for piece in line.split(" | "):
-        call = _CALL.match(piece.strip())
-        if call is None or call.group("name") not in vocabulary.predicates:
-            _fail(where, f"unknown predicate or malformed test {piece.strip()!r}")
-        changes = vocabulary.changes(call.group("filters"))
+    return Condition(tuple(_alternative(where, piece.strip(), vocabulary) for piece in line.split(" | ")))
+
+
+def _alternative(where: str, piece: str, vocabulary: Vocabulary) -> tuple[bool, Test, tuple[_Arg, ...]]:
+    call = _TEST.match(piece)
+    args = [_ARG.match(arg.strip()) for arg in call.group("args").split(",")] if call else []
+    name = call.group("name") if call else ""
+    tests = vocabulary.predicates if len(args) == 1 else {**_SAME, **vocabulary.comparisons}
+    if call is None or None in args or len(args) > 2 or name not in tests:
+        _fail(where, f"unknown predicate or malformed test {piece!r}")
+    parsed: list[_Arg] = []
+    for arg in filter(None, args):
+        changes = vocabulary.changes(arg.group("filters"))
         if changes is None:
-            _fail(where, f"unknown filter in {piece.strip()!r}")
-        test = vocabulary.predicates[call.group("name")]
-        alternatives.append((bool(call.group("neg")), test, call.group("arg") or "", changes))
-    return Condition(tuple(alternatives))
+            _fail(where, f"unknown filter in {piece!r}")
+        parsed.append((arg.group("group") or "", changes))
+    if len(args) == 1:
+        predicate = vocabulary.predicates[name]
+        return bool(call.group("neg")), lambda values, context: predicate(values[0], context), tuple(parsed)
+    comparison = tests[name]
+    return bool(call.group("neg")), lambda values, context: comparison(*values), tuple(parsed)
 
 
 def _group_patterns(
@@ -277,19 +343,25 @@ def _group_patterns(
     return tuple((group, _compiled(where, data.expand(text, name, extra), 0)) for group, text in table.items())
 
 
+def _filled_by(rule: Rule) -> set[str]:
+    """The names a rule's matches fill: its pattern's groups, and ``known.NAME`` for its known pattern's."""
+    return set(rule.pattern.groupindex) | {f"known.{group}" for group in getattr(rule.known, "groupindex", ())}
+
+
 def _check_names(where: str, rule: Rule) -> None:
     """Every group, filter and chooser a rule names exists, so a typo fails when the data is read."""
-    groups = set(rule.pattern.groupindex)
-    named = [slot.group("group") for slot in _SLOT.finditer(rule.template)]
+    groups = _filled_by(rule)
+    # a template's {known.NAME} that no group of ``known`` names is the caller's to fill
+    named = [slot.group("group") for slot in _SLOT.finditer(rule.template) if slot.group(1)[:6] != "known."]
     named += [group for group, _ in (*rule.rejects, *rule.requires)]
-    named += [group for condition in rule.conditions for _, _, group, _ in condition.alternatives if group]
+    named += [group for condition in rule.conditions for _, _, args in condition.alternatives for group, _ in args]
     filters = [slot.group("filters") for slot in _SLOT.finditer(rule.template)]
     if rule.category.startswith("@"):
-        call = _CALL.match(rule.category[1:])
-        if call is None or call.group("name") not in rule.vocabulary.choosers:
+        call = _TEST.match(rule.category[1:])
+        if call is None or call.group("neg") or call.group("name") not in rule.vocabulary.choosers:
             _fail(where, f"unknown chooser {rule.category!r}")
-        named += [call.group("arg")] if call.group("arg") else []
-    for group in named:
+        named.append(call.group("args"))
+    for group in filter(None, named):
         if group not in groups:
             _fail(where, f"names the group {group!r}, which its pattern does not have")
     for names in filters:
