@@ -124,9 +124,12 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
-    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches."""
-    return lambda value, context: bool(pattern.search(str(context.get(key, ""))))
+def _pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
+    """A predicate of one pattern: the value ``fullmatch``es or ``match``es it, or the ``message``
+    (``whole``: with the known facts after it) says what it matches."""
+    if where in ("fullmatch", "match"):
+        return simple(lambda value: bool(getattr(pattern, where)(value)))
+    return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
 
 
 def _job(value: str) -> str:
@@ -150,16 +153,16 @@ def _partner_by_gender(value: str) -> str:
 
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        **{name: _pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "job": simple(looks_like_job),
         "organisation": simple(looks_like_organisation),
         "gender_or_people": _gender_or_people,
         "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
-        "school": simple(lambda value: bool(value and RE._SCHOOL.fullmatch(value))),
-        "new_company": simple(lambda value: bool(RE._NEW_COMPANY.fullmatch(value))),
         "town": simple(
             lambda value: bool(value) and not looks_like_organisation(value) and not RE._NOT_A_TOWN.search(value)
         ),
@@ -168,20 +171,11 @@ _VOCABULARY = VOCABULARY.extended(
                 len(value) >= 2 and not RE._NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
             )
         ),
-        "moving_said": _said(RE._MOVING_SAID),
-        "new_job_said": _said(RE._NEW_JOB_SAID),
-        "change_said": _said(RE._CHANGE_SAID),
-        "house_move_said": _said(RE._HOUSE_MOVE_SAID),
-        "work_said": _said(RE._WORK_WORDS),
-        "pay_said": _said(RE._PAY_SAID),
-        "car_said": _said(RE._CAR_SAID, "whole"),
-        "phone_said": _said(RE._PHONE_SAID, "whole"),
         "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
         "liked": simple(lambda value: bool(value) and not value.startswith(("你", "您", "的"))),
-        "liked_content": simple(lambda value: bool(RE._LIKED_CONTENT.match(value))),
         "thing": simple(
             lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
         ),
@@ -238,6 +232,8 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
 
 
 _CONSUMED = _DATA.rows("_CONSUMED")
+#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
+_CHANGE_LEADS = _DATA.regexes("_CHANGE_LEADS")
 
 
 @named_rule("rules_zh_facts.amount")
@@ -271,11 +267,9 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
         return None
-    core = LEAD_ADVERBS.sub("", re.sub(r"^家(?=今年|去年|又|刚|已经|前|上|最近|搬)", "", LEAD_ADVERBS.sub("", rest)))
-    core = re.sub(r"^家(?=搬)", "", core)
-    # "毕业后去了泉州", "跳槽后月薪两万了": what came first sets the time, not the subject
-    core = LEAD_ADVERBS.sub("", re.sub(r"^[\u4e00-\u9fff]{1,4}?(?:以后|之后|后)(?=[\u4e00-\u9fff]{2})(?!来)", "", core))
-    core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
+    core = rest
+    for lead in _CHANGE_LEADS:
+        core = lead.sub("", core)
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who}

@@ -506,14 +506,12 @@ _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
 _EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
+_VERB_ENDINGS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_VERB_ENDINGS", re.IGNORECASE)
+
+
 def third_person_verb(verb: str) -> str:
     """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or she."""
-    low = verb.lower()
-    if low in ("have", "do"):
-        return "has" if low == "have" else "does"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
-        return verb + "es"
-    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
+    return next(pattern.sub(ending, verb, count=1) for pattern, ending in _VERB_ENDINGS if pattern.search(verb))
 
 
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
