@@ -25,12 +25,19 @@ from factledger.infrastructure.offline.rules_common import (
     named_rule,
     preference_item,
 )
-from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of, third_person_verb
+from factledger.infrastructure.offline.slots import (
+    EN_JOB_WORD,
+    EN_ROLE_PATTERN,
+    first_row,
+    species_of,
+    third_person_verb,
+)
 
 _DATA = rules("rules_en")
 RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
+_EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
 
 
 def _en_verb3(phrase: str) -> str:
@@ -48,13 +55,7 @@ def _place(pattern: re.Pattern[str], value: str) -> str:
 
 def _en_pref_category(obj: str) -> str:
     """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else ""."""
-    if RE._EN_LANGUAGE.search(obj) and (RE._EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
-        return "language"
-    if RE._EN_FORMAT.search(obj):
-        return "format"
-    if RE._EN_STYLE.search(obj) and RE._EN_ABOUT_ANSWERS.search(obj):
-        return "communication_style"
-    return "time" if RE._EN_TIME.search(obj) else ""
+    return first_row(_EN_PREF_CATEGORIES, obj, "")
 
 
 def _article(word: str) -> str:
@@ -232,7 +233,7 @@ def en_third_person(text: str) -> str:
 
 
 def en_category(text: str) -> str:
-    return next((category for words, category in _EN_CATEGORY_WORDS if words.search(text)), "other")
+    return first_row(_EN_CATEGORY_WORDS, text, "other")
 
 
 def clean_en(text: str) -> str:

@@ -34,6 +34,7 @@ from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    first_row,
     looks_like_job,
     looks_like_organisation,
     species_of,
@@ -137,23 +138,10 @@ def _job(value: str) -> str:
     return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
 
 
-def _owned_category(noun: str, context: Context) -> str:
-    """Which category a thing of the user's is a fact of: 名字 personal, 家 where, 工作 work, 爱好 liking."""
-    if RE._PERSONAL_NOUNS.search(noun):
-        return "personal_info"
-    if noun == "家":
-        return "location"
-    if RE._WORK_NOUNS.search(noun):
-        return "work"
-    return "preference" if re.search(r"爱好|兴趣", noun) else "other"
-
-
-def _partner_by_gender(value: str) -> str:
-    return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
-
-
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
+_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
+_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: _pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -190,13 +178,13 @@ _VOCABULARY = VOCABULARY.extended(
         "this_year": lambda value: "今年" if value == "今年" else "",
         "car": lambda value: value.replace("新车", "车"),
         "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
-        "partner_by_gender": _partner_by_gender,
+        "partner_by_gender": lambda value: first_row(_PARTNER_BY_GENDER, value, "对象"),
     },
     choosers={
         "work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1],
         "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
         "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
-        "owned": _owned_category,
+        "owned": lambda noun, context: first_row(_OWNED_CATEGORIES, noun, "other"),
         "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
@@ -231,7 +219,7 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
     return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
 
 
-_CONSUMED = _DATA.rows("_CONSUMED")
+_CONSUMED = _DATA.compiled_rows("_CONSUMED")
 #: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
 _CHANGE_LEADS = _DATA.regexes("_CHANGE_LEADS")
 
@@ -242,7 +230,7 @@ def _amount_fact(core: str, who: str, message: str) -> Item | None:
     m = RE._AMOUNT_SAID.match(core)
     if not m:
         return None
-    thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
+    thing = m.group("thing") or first_row(_CONSUMED, m.group(0) + message, "")
     if not thing:
         return None
     return fact_item(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
@@ -254,7 +242,7 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     m = RE._QUITTING.match(core) or RE._QUITTING_NAMED_FIRST.match(core)
     if not m:
         return None
-    thing = m.group("obj") or next((t for t, w in _CONSUMED if re.search(w, message)), "")
+    thing = m.group("obj") or first_row(_CONSUMED, message, "")
     if not thing:
         return None
     if re.search(r"(?:^|[^已])在戒|正在戒", said):
@@ -324,7 +312,7 @@ def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
     if subject.kind == "role":
         return "relationship"
-    return next((category for words, category in _ZH_CATEGORY_WORDS if words.search(text)), "other")
+    return first_row(_ZH_CATEGORY_WORDS, text, "other")
 
 
 def clean_said(text: str) -> str:

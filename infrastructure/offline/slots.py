@@ -26,7 +26,8 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
@@ -124,9 +125,9 @@ def _strip_measure(thing: str) -> str:
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
-_CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
-_MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
+_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
+_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
+_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 _EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
@@ -187,12 +188,18 @@ def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
     return (fired.rule.values["slot"], fired.text) if fired else None
 
 
+Otherwise = TypeVar("Otherwise")
+
+
+def first_row(rows: Sequence[tuple[re.Pattern[str], str]], text: str, otherwise: Otherwise) -> str | Otherwise:
+    """What the first row ``[pattern, output]`` of a data table whose pattern ``text`` holds gives,
+    else ``otherwise``: a word list read as "which kind is this"."""
+    return next((output for pattern, output in rows if pattern.search(text)), otherwise)
+
+
 def species_of(thing: str) -> str | None:
     """'狸花猫' → 猫, '柴犬' → 狗; None when the word names no pet."""
-    for species, words in _SPECIES:
-        if re.search(words, thing, re.IGNORECASE):
-            return species
-    return None
+    return first_row(_SPECIES, thing, None)
 
 
 def _consumption(predicate: str) -> tuple[str, str] | None:
@@ -200,7 +207,7 @@ def _consumption(predicate: str) -> tuple[str, str] | None:
     # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
     if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
         return None
-    thing = next((thing for thing, words in _CONSUMED if re.search(words, predicate, re.IGNORECASE)), None)
+    thing = first_row(_CONSUMED, predicate, None)
     if thing is None:
         return None
     if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
@@ -341,7 +348,8 @@ def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
         return None
     if english and RE._EN_DATING_NAMED.match(predicate):
         return None  # "is dating Priya": who, read as the partner slot
-    return next((("marital", status) for status, words in _MARITAL_WORDS if re.search(words, predicate, re.I)), None)
+    status = first_row(_MARITAL_WORDS, predicate, None)
+    return ("marital", status) if status else None
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
