@@ -400,18 +400,12 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
         if lead and not not_a_lead.search(lead.group(0)):
             text = text[lead.end() :]
             text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
-    found = _slots(text)
-    if not found:
-        first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
-        if first != text:
-            found = _slots(first)
+    found = _slots(text) or _slots(re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0])
     if not found and re.match(r"the user\b", text, re.IGNORECASE):
         # "The user said that wrong, the user is actually 31": the clause that says what
-        for clause in re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]:
-            if re.match(r"the user\b", clause, re.IGNORECASE):
-                found = _slots(clause[:1].upper() + clause[1:])
-                if found:
-                    return tuple(found)
+        clauses = re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]
+        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if re.match(r"the user\b", c, re.IGNORECASE))
+        found = next(filter(None, said), [])
     whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
     if whose:
         # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
@@ -437,17 +431,14 @@ def _slots(text: str) -> list[tuple[str, str]]:
         return [
             (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))
         ]
-    m = _ZH_SUBJECT.match(text)
-    if m:
-        english = False
-        role = m.group("role")
+    zh = _ZH_SUBJECT.match(text)
+    m = zh or _EN_SUBJECT.match(text)
+    if m is None:
+        return []
+    english, role = zh is None, m.group("role")
+    if zh:
         predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
-        m = _EN_SUBJECT.match(text)
-        if not m:
-            return []
-        english = True
-        role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
         predicate = text[m.end() :].strip()
         for pattern, replacement in _EN_PREDICATE_TIDY:
