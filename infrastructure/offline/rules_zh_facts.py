@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Predicate, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -37,6 +37,7 @@ from factledger.infrastructure.offline.slots import (
     first_row,
     looks_like_job,
     looks_like_organisation,
+    pattern_test,
     species_of,
 )
 
@@ -125,14 +126,6 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
-    """A predicate of one pattern: the value ``fullmatch``es or ``match``es it, or the ``message``
-    (``whole``: with the known facts after it) says what it matches."""
-    if where in ("fullmatch", "match"):
-        return simple(lambda value: bool(getattr(pattern, where)(value)))
-    return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
-
-
 def _job(value: str) -> str:
     """A job as said, without its count: "一名护士" → 护士."""
     return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
@@ -144,7 +137,7 @@ _OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
 _PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
-        **{name: _pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
+        **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "job": simple(looks_like_job),
         "organisation": simple(looks_like_organisation),
         "gender_or_people": _gender_or_people,

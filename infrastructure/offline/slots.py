@@ -29,7 +29,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
-from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry
+from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
@@ -195,6 +195,14 @@ def first_row(rows: Sequence[tuple[re.Pattern[str], str]], text: str, otherwise:
     """What the first row ``[pattern, output]`` of a data table whose pattern ``text`` holds gives,
     else ``otherwise``: a word list read as "which kind is this"."""
     return next((output for pattern, output in rows if pattern.search(text)), otherwise)
+
+
+def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
+    """A rule's predicate of one pattern of a data table: the value ``fullmatch``es, ``match``es or
+    holds (``search``) it, or the context's text ``where`` (the message …) holds it."""
+    if where in ("fullmatch", "match", "search"):
+        return lambda value, context: bool(getattr(pattern, where)(value))
+    return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
 
 
 def species_of(thing: str) -> str | None:
