@@ -29,6 +29,7 @@ from factledger.infrastructure.offline.slots import (
     EN_JOB_WORD,
     EN_ROLE_PATTERN,
     first_row,
+    pattern_test,
     species_of,
     third_person_verb,
 )
@@ -38,6 +39,7 @@ RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _en_verb3(phrase: str) -> str:
@@ -68,12 +70,6 @@ def _en_vehicle(value: str) -> str:
         return value  # the article as said: "an SUV"
     value = re.sub(r"^my ", "", value, flags=re.IGNORECASE)
     return f"{_article(value)} {value}"
-
-
-def _others_spoken_of(value: str, context: Context) -> bool:
-    """Someone other than the user is spoken of in the message (a relative, he, she …)."""
-    someone = rf"\b(?:{EN_ROLE_PATTERN}|he|she|they|friend|roommate|coworker|colleague)s?\b"
-    return bool(re.search(someone, context.get("message", ""), re.IGNORECASE))
 
 
 def _about_car(value: str, context: Context) -> bool:
@@ -108,12 +104,11 @@ def _kin_or_other(value: str, context: Context) -> str:
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
-        "content": simple(lambda value: bool(RE._EN_CONTENT.match(value))),
         "wants": simple(lambda value: "want" in value.lower()),
-        "others_spoken_of": _others_spoken_of,
         "about_car": _about_car,
         "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
