@@ -91,14 +91,6 @@ def _place(value: str) -> str | None:
     return value
 
 
-def _gender_or_people(value: str, context: Context) -> bool:
-    """男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)."""
-    return value in GENDER_WORDS or bool(
-        re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
-        and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
-    )
-
-
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
@@ -140,7 +132,8 @@ _VOCABULARY = VOCABULARY.extended(
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "job": simple(looks_like_job),
         "organisation": simple(looks_like_organisation),
-        "gender_or_people": _gender_or_people,
+        # 男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)
+        "gender_or_people": simple(lambda value: value in GENDER_WORDS or bool(RE._PEOPLE.fullmatch(value))),
         "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
