@@ -39,6 +39,7 @@ RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
+_KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
@@ -97,11 +98,6 @@ def _cut_down_noun(value: str, context: Context) -> str:
     return _CUT_DOWN_NOUNS.get(word, word)
 
 
-def _kin_or_other(value: str, context: Context) -> str:
-    kin = rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b"
-    return "relationship" if re.search(kin, value, re.IGNORECASE) else "other"
-
-
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -146,7 +142,7 @@ _VOCABULARY = VOCABULARY.extended(
         "pref_category": lambda value, context: _en_pref_category(value.strip()),
         "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
         "job_or_other": lambda value, context: "work" if EN_JOB_WORD.search(value) else "other",
-        "kin_or_other": _kin_or_other,
+        "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
     },
 )
 _REQUEST = registry(_DATA, "request", _VOCABULARY)

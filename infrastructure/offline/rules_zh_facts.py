@@ -145,7 +145,6 @@ _VOCABULARY = VOCABULARY.extended(
                 len(value) >= 2 and not RE._NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
             )
         ),
-        "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
