@@ -127,6 +127,7 @@ def _strip_measure(thing: str) -> str:
 
 _SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
 _CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
+_CONSUMING = _DATA.compiled_rows("_CONSUMING")
 _MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
@@ -212,18 +213,11 @@ def species_of(thing: str) -> str | None:
 
 def _consumption(predicate: str) -> tuple[str, str] | None:
     """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
-    # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
-    if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
-        return None
     thing = first_row(_CONSUMED, predicate, None)
-    if thing is None:
+    if thing is None or RE._NOT_CONSUMED.search(predicate):
         return None
-    if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
-        return f"consumes:{thing}", "quitting"
-    if RE._CONSUMPTION_STOPPED.search(predicate):
-        return f"consumes:{thing}", "no"
     amount = RE._AMOUNT.search(predicate)
-    return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
+    return f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes")
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
