@@ -73,14 +73,10 @@ def looks_like_organisation(name: str) -> bool:
     Chinese place names carry no such suffix.
     """
     name = name.strip()
-    if not name:
-        return False
-    if re.search(r"[A-Za-z]", name) and not re.search(r"[\u4e00-\u9fff]", name):
-        return True
-    # "一家面馆", "一间花店": one of a kind of place is a workplace, a city is not counted
-    counted = re.match(r"^(?:一|这|那)(?:家|间|所|个)", name)
-    return (
-        bool(counted) or name.endswith(ORGANISATION_SUFFIXES) or "公司" in name or name.startswith(WELL_KNOWN_EMPLOYERS)
+    return bool(name) and (
+        bool(RE._ORGANISATION.search(name))
+        or name.endswith(ORGANISATION_SUFFIXES)
+        or name.startswith(WELL_KNOWN_EMPLOYERS)
     )
 
 
