@@ -52,14 +52,7 @@ def _requested(obj: str) -> str:
 
 def _of_replies(obj: str) -> bool:
     """A style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")."""
-    about_replies = (
-        RE._REPLY_NOUNS.search(obj)
-        or obj.endswith("风格")
-        or RE._STYLE_ALONE.fullmatch(obj)
-        or re.search(r"回复|回答|说话|讲话|沟通", obj)
-        or _requested(obj)
-    )
-    return bool(RE._STYLE_WORDS.search(obj) and about_replies)
+    return bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
 
 
 _VOCABULARY = VOCABULARY.extended(
