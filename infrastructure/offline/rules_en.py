@@ -30,6 +30,7 @@ from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
     first_row,
     pattern_test,
+    rewritten,
     species_of,
     third_person_verb,
 )
@@ -209,13 +210,10 @@ _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONO
 
 def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
-    t = text.replace("’", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        t = pattern.sub(replacement, t)
+    t = rewritten(text.replace("’", "'"), _CONTRACTIONS)
     # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
     t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
-    for pattern, replacement in _PRONOUNS:
-        t = pattern.sub(replacement, t)
+    t = rewritten(t, _PRONOUNS)
     # "I'm 41 and teach math": the second verb is the user's too
     if re.match(r"the user\b", t, re.IGNORECASE):
         first, comma, rest = t.partition(",")

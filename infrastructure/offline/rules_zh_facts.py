@@ -38,6 +38,7 @@ from factledger.infrastructure.offline.slots import (
     looks_like_job,
     looks_like_organisation,
     pattern_test,
+    rewritten,
     species_of,
 )
 
@@ -206,7 +207,7 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
 
 _CONSUMED = _DATA.compiled_rows("_CONSUMED")
 #: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
-_CHANGE_LEADS = _DATA.regexes("_CHANGE_LEADS")
+_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
 
 
 @named_rule("rules_zh_facts.amount")
@@ -240,9 +241,7 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
         return None
-    core = rest
-    for lead in _CHANGE_LEADS:
-        core = lead.sub("", core)
+    core = rewritten(rest, _CHANGE_LEADS)
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who}

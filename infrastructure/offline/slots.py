@@ -194,6 +194,13 @@ def first_row(rows: Sequence[tuple[re.Pattern[str], str]], text: str, otherwise:
     return next((output for pattern, output in rows if pattern.search(text)), otherwise)
 
 
+def rewritten(text: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
+    """``text`` through each row ``[pattern, replacement]`` of a data table in turn."""
+    for pattern, replacement in rows:
+        text = pattern.sub(replacement, text)
+    return text
+
+
 def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
     """A rule's predicate of one pattern of a data table: the value ``fullmatch``es, ``match``es or
     holds (``search``) it, or the context's text ``where`` (the message …) holds it."""
@@ -438,9 +445,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
         predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
-        predicate = text[m.end() :].strip()
-        for pattern, replacement in _EN_PREDICATE_TIDY:
-            predicate = pattern.sub(replacement, predicate)
+        predicate = rewritten(text[m.end() :].strip(), _EN_PREDICATE_TIDY)
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
