@@ -150,27 +150,28 @@ def _en_job(value: str, counted: bool) -> str | None:
 # --------------------------------------------------------------------------
 
 
+#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
+_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
+_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
+
+
 def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
     """('likes:<thing>', 'yes' | 'no') for a liking said with any verb, degree and negation:
     特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
     hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
-    if english:
-        m = RE._EN_LIKING_RE.match(predicate)
-        if not m:
-            return None
-        thing = RE._EN_LIGHT_VERB.sub("", RE._EN_LIKING_TAIL.sub("", _clean_value(m.group("v"))))
-        negative = bool(m.group("neg"))
-    else:
-        m = RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
-        if not m:
-            return None
-        thing = RE._ZH_LIGHT_VERB.sub(
-            "", _clean_value(re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v")))
-        )
-        negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
+    m = (
+        RE._EN_LIKING_RE.match(predicate)
+        if english
+        else RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
+    )
+    if not m:
+        return None
+    said = m.group("v") if english else re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))
+    thing = rewritten(_clean_value(said), _EN_LIKED_THING if english else _ZH_LIKED_THING)
     thing = _strip_measure(_clean_value(thing)).lower()
     if not thing:
         return None
+    negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
     return f"likes:{thing}", "no" if negative else "yes"
 
 
