@@ -321,12 +321,6 @@ def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str
     return ("job", job) if job else None
 
 
-def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
-        return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
-    return f"attr:{m.group('noun')}", value
-
-
 def _measured(slot: str) -> Refiner:
     """An English value said with its article or count ("a Pixel 6") is the thing itself."""
     return lambda value, m, english: (slot, _strip_measure(value) if english else value)
@@ -344,7 +338,6 @@ _REFINE: dict[str, Refiner] = {
     "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
     "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
     "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
-    "pet_name": _refine_pet_name,
     "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
 }
 
