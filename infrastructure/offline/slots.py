@@ -338,7 +338,6 @@ _REFINE: dict[str, Refiner] = {
     "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
     "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
     "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
-    "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
 }
 
 
