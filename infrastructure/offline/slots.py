@@ -127,22 +127,8 @@ _CONSUMING = _DATA.compiled_rows("_CONSUMING")
 _MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
-_EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
-EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
-
-
-def _en_job(value: str, counted: bool) -> str | None:
-    """The job in "is a nurse" (``counted``: said with an article), else None.
-
-    A job is a noun, and English counts it: "is a nurse", "is an engineer", "is the head of …".
-    Without an article the word after "is" is an adjective or a participle, a state and not a
-    job ("is confident", "is getting better", "is more excited than ever", "is off to dinner"),
-    unless it is a bare title ("is CEO"). The suffixes (-er, -ent …) alone only say so of a noun.
-    """
-    job = _strip_measure(value)
-    if not counted:
-        return job if RE._EN_BARE_TITLE.search(job) else None
-    return job if _EN_JOB_WORD.search(job) else None
+#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
+EN_JOB_WORD = RE.EN_JOB_WORD
 
 
 # --------------------------------------------------------------------------
@@ -235,10 +221,14 @@ _VOCABULARY = Vocabulary(
         "gender": lambda value, context: value in GENDER_WORDS,
         "job": lambda value, context: looks_like_job(value),
         "organisation": lambda value, context: looks_like_organisation(value),
+        "job_word": lambda value, context: bool(EN_JOB_WORD.search(value)),
+        "bare_title": lambda value, context: bool(RE._EN_BARE_TITLE.search(value)),
+        "two_statements": lambda value, context: bool(RE._EN_TWO_STATEMENTS.search(value)),
     },
     filters={
         "lower": str.lower,
         "clean": _clean_value,
+        "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
     },
@@ -314,13 +304,6 @@ def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     return None
 
 
-def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if re.search(r"\band\b|^\d", value):
-        return None  # "is 27 and works as a nurse": two statements, read one at a time
-    job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
-    return ("job", job) if job else None
-
-
 def _measured(slot: str) -> Refiner:
     """An English value said with its article or count ("a Pixel 6") is the thing itself."""
     return lambda value, m, english: (slot, _strip_measure(value) if english else value)
@@ -331,7 +314,6 @@ _REFINE: dict[str, Refiner] = {
     "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
     "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
     "is": lambda value, m, english: _refined(_ZH_IS, value),
-    "en_is": _refine_en_is,
     "job": _measured("job"),
     "vehicle": _measured("vehicle"),
     "phone": _measured("phone"),
