@@ -74,11 +74,6 @@ def _en_vehicle(value: str) -> str:
     return f"{_article(value)} {value}"
 
 
-def _about_car(value: str, context: Context) -> bool:
-    car = r"\bcar\b|\bdrive|\bdriving|\btruck\b|\bsuv\b"
-    return bool(re.search(car, context.get("message", "") + " " + value, re.IGNORECASE))
-
-
 def _code_name(language: str) -> str:
     return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
 
@@ -106,7 +101,6 @@ _VOCABULARY = VOCABULARY.extended(
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
         "wants": simple(lambda value: "want" in value.lower()),
-        "about_car": _about_car,
         "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
     filters={
