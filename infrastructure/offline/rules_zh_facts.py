@@ -149,10 +149,6 @@ _VOCABULARY = VOCABULARY.extended(
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
-        "liked": simple(lambda value: bool(value) and not value.startswith(("你", "您", "的"))),
-        "thing": simple(
-            lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
-        ),
     },
     filters={
         "place": lambda value: _place(value) or "",

@@ -64,7 +64,6 @@ _VOCABULARY = VOCABULARY.extended(
         "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
         "of_replies": simple(_of_replies),
-        "styled": simple(lambda value: value.endswith("风格")),
         "requested": simple(lambda value: bool(_requested(value))),
     },
     filters={
