@@ -138,14 +138,6 @@ _VOCABULARY = VOCABULARY.extended(
         "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
-        "town": simple(
-            lambda value: bool(value) and not looks_like_organisation(value) and not RE._NOT_A_TOWN.search(value)
-        ),
-        "homecoming": simple(
-            lambda value: (
-                len(value) >= 2 and not RE._NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
-            )
-        ),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
