@@ -74,10 +74,8 @@ def _en_only_points(said: str) -> bool:
 
 def _en_momentary(text: str, resolved: bool) -> bool:
     said = re.sub(r"[.!?…]+$", "", text.strip())
-    if RE._EN_ASKS_LISTENER.match(said):
+    if RE._EN_ASKS_LISTENER.match(said) or RE._EN_SCENE_ALONE.match(said):
         return True
-    if RE._EN_SCENE_ONLY.match(said) and re.search(r"\bthe user\b(?:\W+\w+){0,3}$", said, re.I) and "," not in said:
-        return True  # a clause that sets a scene for a statement never said: nothing to remember
     said = RE._VOCATIVE.sub("", said)
     said = RE._EN_RESOLVE.sub(" ", said)
     if RE._EN_SPAN.search(said):

@@ -25,12 +25,23 @@ from factledger.infrastructure.offline.rules_common import (
     named_rule,
     preference_item,
 )
-from factledger.infrastructure.offline.slots import EN_JOB_WORD, EN_ROLE_PATTERN, species_of, third_person_verb
+from factledger.infrastructure.offline.slots import (
+    EN_JOB_WORD,
+    EN_ROLE_PATTERN,
+    first_row,
+    pattern_test,
+    rewritten,
+    species_of,
+    third_person_verb,
+)
 
 _DATA = rules("rules_en")
 RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
+_EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
+_KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _en_verb3(phrase: str) -> str:
@@ -48,13 +59,7 @@ def _place(pattern: re.Pattern[str], value: str) -> str:
 
 def _en_pref_category(obj: str) -> str:
     """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else ""."""
-    if RE._EN_LANGUAGE.search(obj) and (RE._EN_ABOUT_ANSWERS.search(obj) or re.search(r"\bjargon\b", obj, re.I)):
-        return "language"
-    if RE._EN_FORMAT.search(obj):
-        return "format"
-    if RE._EN_STYLE.search(obj) and RE._EN_ABOUT_ANSWERS.search(obj):
-        return "communication_style"
-    return "time" if RE._EN_TIME.search(obj) else ""
+    return first_row(_EN_PREF_CATEGORIES, obj, "")
 
 
 def _article(word: str) -> str:
@@ -67,17 +72,6 @@ def _en_vehicle(value: str) -> str:
         return value  # the article as said: "an SUV"
     value = re.sub(r"^my ", "", value, flags=re.IGNORECASE)
     return f"{_article(value)} {value}"
-
-
-def _others_spoken_of(value: str, context: Context) -> bool:
-    """Someone other than the user is spoken of in the message (a relative, he, she …)."""
-    someone = rf"\b(?:{EN_ROLE_PATTERN}|he|she|they|friend|roommate|coworker|colleague)s?\b"
-    return bool(re.search(someone, context.get("message", ""), re.IGNORECASE))
-
-
-def _about_car(value: str, context: Context) -> bool:
-    car = r"\bcar\b|\bdrive|\bdriving|\btruck\b|\bsuv\b"
-    return bool(re.search(car, context.get("message", "") + " " + value, re.IGNORECASE))
 
 
 def _code_name(language: str) -> str:
@@ -100,20 +94,12 @@ def _cut_down_noun(value: str, context: Context) -> str:
     return _CUT_DOWN_NOUNS.get(word, word)
 
 
-def _kin_or_other(value: str, context: Context) -> str:
-    kin = rf"\b(?:{EN_ROLE_PATTERN})s?\b|\bchildren\b|\bkids\b"
-    return "relationship" if re.search(kin, value, re.IGNORECASE) else "other"
-
-
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
-        "content": simple(lambda value: bool(RE._EN_CONTENT.match(value))),
-        "wants": simple(lambda value: "want" in value.lower()),
-        "others_spoken_of": _others_spoken_of,
-        "about_car": _about_car,
         "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
     filters={
@@ -150,7 +136,7 @@ _VOCABULARY = VOCABULARY.extended(
         "pref_category": lambda value, context: _en_pref_category(value.strip()),
         "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
         "job_or_other": lambda value, context: "work" if EN_JOB_WORD.search(value) else "other",
-        "kin_or_other": _kin_or_other,
+        "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
     },
 )
 _REQUEST = registry(_DATA, "request", _VOCABULARY)
@@ -217,13 +203,10 @@ _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONO
 
 def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
-    t = text.replace("’", "'")
-    for pattern, replacement in _CONTRACTIONS:
-        t = pattern.sub(replacement, t)
+    t = rewritten(text.replace("’", "'"), _CONTRACTIONS)
     # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
     t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
-    for pattern, replacement in _PRONOUNS:
-        t = pattern.sub(replacement, t)
+    t = rewritten(t, _PRONOUNS)
     # "I'm 41 and teach math": the second verb is the user's too
     if re.match(r"the user\b", t, re.IGNORECASE):
         first, comma, rest = t.partition(",")
@@ -232,7 +215,7 @@ def en_third_person(text: str) -> str:
 
 
 def en_category(text: str) -> str:
-    return next((category for words, category in _EN_CATEGORY_WORDS if words.search(text)), "other")
+    return first_row(_EN_CATEGORY_WORDS, text, "other")
 
 
 def clean_en(text: str) -> str:

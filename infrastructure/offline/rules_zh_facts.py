@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Predicate, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -34,8 +34,11 @@ from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    first_row,
     looks_like_job,
     looks_like_organisation,
+    pattern_test,
+    rewritten,
     species_of,
 )
 
@@ -89,14 +92,6 @@ def _place(value: str) -> str | None:
     return value
 
 
-def _gender_or_people(value: str, context: Context) -> bool:
-    """男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)."""
-    return value in GENDER_WORDS or bool(
-        re.fullmatch(r"(?:一个)?" + CJK + r"{1,5}人", value)
-        and not re.match(r"^(?:一个)?(?:好|坏|个|大|小|老|新|男|女|普通|正常)", value)
-    )
-
-
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
@@ -124,67 +119,28 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _said(pattern: re.Pattern[str], key: str = "message") -> Predicate:
-    """A predicate: the message (``whole``: with the known facts after it) says what ``pattern`` matches."""
-    return lambda value, context: bool(pattern.search(str(context.get(key, ""))))
-
-
 def _job(value: str) -> str:
     """A job as said, without its count: "一名护士" → 护士."""
     return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
 
 
-def _owned_category(noun: str, context: Context) -> str:
-    """Which category a thing of the user's is a fact of: 名字 personal, 家 where, 工作 work, 爱好 liking."""
-    if RE._PERSONAL_NOUNS.search(noun):
-        return "personal_info"
-    if noun == "家":
-        return "location"
-    if RE._WORK_NOUNS.search(noun):
-        return "work"
-    return "preference" if re.search(r"爱好|兴趣", noun) else "other"
-
-
-def _partner_by_gender(value: str) -> str:
-    return "男朋友" if value[:1] in ("男", "小", "帅") else "女朋友" if value[:1] in ("女", "姑", "妹") else "对象"
-
-
 _PARTNER_NAMES = _DATA.mapping("_PARTNER")
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
+_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
+_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         "job": simple(looks_like_job),
         "organisation": simple(looks_like_organisation),
-        "gender_or_people": _gender_or_people,
+        # 男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)
+        "gender_or_people": simple(lambda value: value in GENDER_WORDS or bool(RE._PEOPLE.fullmatch(value))),
         "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
-        "school": simple(lambda value: bool(value and RE._SCHOOL.fullmatch(value))),
-        "new_company": simple(lambda value: bool(RE._NEW_COMPANY.fullmatch(value))),
-        "town": simple(
-            lambda value: bool(value) and not looks_like_organisation(value) and not RE._NOT_A_TOWN.search(value)
-        ),
-        "homecoming": simple(
-            lambda value: (
-                len(value) >= 2 and not RE._NOT_A_HOMECOMING.search(value) and not looks_like_organisation(value)
-            )
-        ),
-        "moving_said": _said(RE._MOVING_SAID),
-        "new_job_said": _said(RE._NEW_JOB_SAID),
-        "change_said": _said(RE._CHANGE_SAID),
-        "house_move_said": _said(RE._HOUSE_MOVE_SAID),
-        "work_said": _said(RE._WORK_WORDS),
-        "pay_said": _said(RE._PAY_SAID),
-        "car_said": _said(RE._CAR_SAID, "whole"),
-        "phone_said": _said(RE._PHONE_SAID, "whole"),
-        "sum": simple(lambda value: bool(re.search(r"[kKwW万千]|\d{4,}", value))),
         "user": lambda value, context: context.get("who", "用户") == "用户",
         "whole_place": simple(lambda value: _place(value) == tidy(value)),
         "wish_verb": simple(lambda value: value in ("希望", "想要", "受不了")),
-        "liked": simple(lambda value: bool(value) and not value.startswith(("你", "您", "的"))),
-        "liked_content": simple(lambda value: bool(RE._LIKED_CONTENT.match(value))),
-        "thing": simple(
-            lambda value: bool(value) and not RE._NOT_A_THING.match(value) and not RE._NOT_A_THING_SAID.search(value)
-        ),
     },
     filters={
         "place": lambda value: _place(value) or "",
@@ -196,13 +152,13 @@ _VOCABULARY = VOCABULARY.extended(
         "this_year": lambda value: "今年" if value == "今年" else "",
         "car": lambda value: value.replace("新车", "车"),
         "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
-        "partner_by_gender": _partner_by_gender,
+        "partner_by_gender": lambda value: first_row(_PARTNER_BY_GENDER, value, "对象"),
     },
     choosers={
         "work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1],
         "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
         "kin_or_other": lambda value, context: "relationship" if re.search(ZH_ROLE_PATTERN, tidy(value)) else "other",
-        "owned": _owned_category,
+        "owned": lambda noun, context: first_row(_OWNED_CATEGORIES, noun, "other"),
         "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
@@ -237,7 +193,9 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
     return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
 
 
-_CONSUMED = _DATA.rows("_CONSUMED")
+_CONSUMED = _DATA.compiled_rows("_CONSUMED")
+#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
+_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
 
 
 @named_rule("rules_zh_facts.amount")
@@ -246,7 +204,7 @@ def _amount_fact(core: str, who: str, message: str) -> Item | None:
     m = RE._AMOUNT_SAID.match(core)
     if not m:
         return None
-    thing = m.group("thing") or next((t for t, w in _CONSUMED if re.search(w, m.group(0) + message)), "")
+    thing = m.group("thing") or first_row(_CONSUMED, m.group(0) + message, "")
     if not thing:
         return None
     return fact_item(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
@@ -258,7 +216,7 @@ def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
     m = RE._QUITTING.match(core) or RE._QUITTING_NAMED_FIRST.match(core)
     if not m:
         return None
-    thing = m.group("obj") or next((t for t, w in _CONSUMED if re.search(w, message)), "")
+    thing = m.group("obj") or first_row(_CONSUMED, message, "")
     if not thing:
         return None
     if re.search(r"(?:^|[^已])在戒|正在戒", said):
@@ -271,11 +229,7 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
         return None
-    core = LEAD_ADVERBS.sub("", re.sub(r"^家(?=今年|去年|又|刚|已经|前|上|最近|搬)", "", LEAD_ADVERBS.sub("", rest)))
-    core = re.sub(r"^家(?=搬)", "", core)
-    # "毕业后去了泉州", "跳槽后月薪两万了": what came first sets the time, not the subject
-    core = LEAD_ADVERBS.sub("", re.sub(r"^[\u4e00-\u9fff]{1,4}?(?:以后|之后|后)(?=[\u4e00-\u9fff]{2})(?!来)", "", core))
-    core = re.sub(r"^是(?=在|住|叫|姓|做)", "", core)  # "（说错了，）是在X做Y"
+    core = rewritten(rest, _CHANGE_LEADS)
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who}
@@ -330,7 +284,7 @@ def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
     if subject.kind == "role":
         return "relationship"
-    return next((category for words, category in _ZH_CATEGORY_WORDS if words.search(text)), "other")
+    return first_row(_ZH_CATEGORY_WORDS, text, "other")
 
 
 def clean_said(text: str) -> str:

@@ -21,6 +21,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
+from factledger.infrastructure.offline.slots import pattern_test
 
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()
@@ -35,12 +36,8 @@ _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _ORDER_SAID = _DATA.mapping("_ORDER_SAID")
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
-
-
-def _said(context: Context) -> str:
-    """The clause as said."""
-    return str(context.get("said", ""))
 
 
 #: the verbs of a liking said the other way ("讨厌啰嗦的回复")
@@ -55,29 +52,18 @@ def _requested(obj: str) -> str:
 
 def _of_replies(obj: str) -> bool:
     """A style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")."""
-    about_replies = (
-        RE._REPLY_NOUNS.search(obj)
-        or obj.endswith("风格")
-        or RE._STYLE_ALONE.fullmatch(obj)
-        or re.search(r"回复|回答|说话|讲话|沟通", obj)
-        or _requested(obj)
-    )
-    return bool(RE._STYLE_WORDS.search(obj) and about_replies)
+    return bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
 
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
+        **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
         # examples asked for, or for good
-        "code_asked": lambda value, context: bool(RE._CODE_EXAMPLES.search(_said(context))),
-        "back_said": lambda value, context: bool(RE._ASKED_BACK.search(_said(context))),
-        "language_asked": simple(lambda value: bool(RE._LANGUAGE_ASKED.search(value))),
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
         "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
         "of_replies": simple(_of_replies),
-        "styled": simple(lambda value: value.endswith("风格")),
-        "reply_noun": simple(lambda value: bool(RE._REPLY_NOUNS.search(value))),
         "requested": simple(lambda value: bool(_requested(value))),
     },
     filters={

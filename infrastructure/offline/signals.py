@@ -57,11 +57,7 @@ RE = _DATA.patterns()
 
 def _in_passing(text: str, english: bool) -> bool:
     """Said of the moment, the exchange or a group, not of the speaker."""
-    if RE._PASSING.search(text):
-        return True
-    return not english and any(
-        p.search(text) for p in (RE._MOMENT, RE._LISTENER_THEN_ME, RE._ME_THEN_LISTENER, RE._ONLY_WE)
-    )
+    return bool(RE._PASSING.search(text) or (not english and RE._ZH_IN_PASSING.search(text)))
 
 
 Patterns = dict[str, tuple[re.Pattern[str], ...]]

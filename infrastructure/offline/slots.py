@@ -26,9 +26,10 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
-from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry
+from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
@@ -72,14 +73,10 @@ def looks_like_organisation(name: str) -> bool:
     Chinese place names carry no such suffix.
     """
     name = name.strip()
-    if not name:
-        return False
-    if re.search(r"[A-Za-z]", name) and not re.search(r"[\u4e00-\u9fff]", name):
-        return True
-    # "一家面馆", "一间花店": one of a kind of place is a workplace, a city is not counted
-    counted = re.match(r"^(?:一|这|那)(?:家|间|所|个)", name)
-    return (
-        bool(counted) or name.endswith(ORGANISATION_SUFFIXES) or "公司" in name or name.startswith(WELL_KNOWN_EMPLOYERS)
+    return bool(name) and (
+        bool(RE._ORGANISATION.search(name))
+        or name.endswith(ORGANISATION_SUFFIXES)
+        or name.startswith(WELL_KNOWN_EMPLOYERS)
     )
 
 
@@ -124,27 +121,14 @@ def _strip_measure(thing: str) -> str:
 # Slot patterns
 # --------------------------------------------------------------------------
 
-_SPECIES: tuple[tuple[str, str], ...] = _DATA.rows("_SPECIES")
-_CONSUMED: tuple[tuple[str, str], ...] = _DATA.rows("_CONSUMED")
-_MARITAL_WORDS: tuple[tuple[str, str], ...] = _DATA.rows("_MARITAL_WORDS")
+_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
+_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
+_CONSUMING = _DATA.compiled_rows("_CONSUMING")
+_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
 _PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
-_EN_JOB_TITLES = _DATA.text("_EN_JOB_TITLES")
-EN_JOB_WORD = _EN_JOB_WORD = re.compile(r"(?:er|or|ist|ian|ant|ent|ee|" + _EN_JOB_TITLES + r")$", re.IGNORECASE)
-
-
-def _en_job(value: str, counted: bool) -> str | None:
-    """The job in "is a nurse" (``counted``: said with an article), else None.
-
-    A job is a noun, and English counts it: "is a nurse", "is an engineer", "is the head of …".
-    Without an article the word after "is" is an adjective or a participle, a state and not a
-    job ("is confident", "is getting better", "is more excited than ever", "is off to dinner"),
-    unless it is a bare title ("is CEO"). The suffixes (-er, -ent …) alone only say so of a noun.
-    """
-    job = _strip_measure(value)
-    if not counted:
-        return job if RE._EN_BARE_TITLE.search(job) else None
-    return job if _EN_JOB_WORD.search(job) else None
+#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
+EN_JOB_WORD = RE.EN_JOB_WORD
 
 
 # --------------------------------------------------------------------------
@@ -152,27 +136,28 @@ def _en_job(value: str, counted: bool) -> str | None:
 # --------------------------------------------------------------------------
 
 
+#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
+_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
+_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
+
+
 def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
     """('likes:<thing>', 'yes' | 'no') for a liking said with any verb, degree and negation:
     特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
     hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
-    if english:
-        m = RE._EN_LIKING_RE.match(predicate)
-        if not m:
-            return None
-        thing = RE._EN_LIGHT_VERB.sub("", RE._EN_LIKING_TAIL.sub("", _clean_value(m.group("v"))))
-        negative = bool(m.group("neg"))
-    else:
-        m = RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
-        if not m:
-            return None
-        thing = RE._ZH_LIGHT_VERB.sub(
-            "", _clean_value(re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v")))
-        )
-        negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
+    m = (
+        RE._EN_LIKING_RE.match(predicate)
+        if english
+        else RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
+    )
+    if not m:
+        return None
+    said = m.group("v") if english else re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))
+    thing = rewritten(_clean_value(said), _EN_LIKED_THING if english else _ZH_LIKED_THING)
     thing = _strip_measure(_clean_value(thing)).lower()
     if not thing:
         return None
+    negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
     return f"likes:{thing}", "no" if negative else "yes"
 
 
@@ -187,28 +172,42 @@ def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
     return (fired.rule.values["slot"], fired.text) if fired else None
 
 
+Otherwise = TypeVar("Otherwise")
+
+
+def first_row(rows: Sequence[tuple[re.Pattern[str], str]], text: str, otherwise: Otherwise) -> str | Otherwise:
+    """What the first row ``[pattern, output]`` of a data table whose pattern ``text`` holds gives,
+    else ``otherwise``: a word list read as "which kind is this"."""
+    return next((output for pattern, output in rows if pattern.search(text)), otherwise)
+
+
+def rewritten(text: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
+    """``text`` through each row ``[pattern, replacement]`` of a data table in turn."""
+    for pattern, replacement in rows:
+        text = pattern.sub(replacement, text)
+    return text
+
+
+def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
+    """A rule's predicate of one pattern of a data table: the value ``fullmatch``es, ``match``es or
+    holds (``search``) it, or the context's text ``where`` (the message …) holds it."""
+    if where in ("fullmatch", "match", "search"):
+        return lambda value, context: bool(getattr(pattern, where)(value))
+    return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
+
+
 def species_of(thing: str) -> str | None:
     """'狸花猫' → 猫, '柴犬' → 狗; None when the word names no pet."""
-    for species, words in _SPECIES:
-        if re.search(words, thing, re.IGNORECASE):
-            return species
-    return None
+    return first_row(_SPECIES, thing, None)
 
 
 def _consumption(predicate: str) -> tuple[str, str] | None:
     """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
-    # a coffee shop, a barista, a tea house: where or what one works, not what one drinks
-    if re.search(r"喜欢|爱|讨厌|味|店|馆|厅|师|机|杯子|\bshop\b|\bmaker\b", predicate):
+    thing = first_row(_CONSUMED, predicate, None)
+    if thing is None or RE._NOT_CONSUMED.search(predicate):
         return None
-    thing = next((thing for thing, words in _CONSUMED if re.search(words, predicate, re.IGNORECASE)), None)
-    if thing is None:
-        return None
-    if re.search(r"(?:^|[^已])在戒|正在戒|\bquitting\b|\bcutting (?:down|back)\b", predicate, re.IGNORECASE):
-        return f"consumes:{thing}", "quitting"
-    if RE._CONSUMPTION_STOPPED.search(predicate):
-        return f"consumes:{thing}", "no"
     amount = RE._AMOUNT.search(predicate)
-    return f"consumes:{thing}", amount.group(0).lower() if amount else "yes"
+    return f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes")
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
@@ -222,10 +221,14 @@ _VOCABULARY = Vocabulary(
         "gender": lambda value, context: value in GENDER_WORDS,
         "job": lambda value, context: looks_like_job(value),
         "organisation": lambda value, context: looks_like_organisation(value),
+        "job_word": lambda value, context: bool(EN_JOB_WORD.search(value)),
+        "bare_title": lambda value, context: bool(RE._EN_BARE_TITLE.search(value)),
+        "two_statements": lambda value, context: bool(RE._EN_TWO_STATEMENTS.search(value)),
     },
     filters={
         "lower": str.lower,
         "clean": _clean_value,
+        "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
     },
@@ -301,19 +304,6 @@ def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     return None
 
 
-def _refine_en_is(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if re.search(r"\band\b|^\d", value):
-        return None  # "is 27 and works as a nurse": two statements, read one at a time
-    job = _en_job(value, counted=bool(re.match(r"^is (?:now )?(?:an? |the )", m.group(0), re.IGNORECASE)))
-    return ("job", job) if job else None
-
-
-def _refine_pet_name(value: str, m: re.Match[str], english: bool) -> tuple[str, str] | None:
-    if re.fullmatch(r"[A-Z][\w'-]+", value) and m.group("noun") in ("dog", "cat", "pet"):
-        return f"attr:{m.group('noun').lower()}:name", value  # "my cat is Miso" names the cat
-    return f"attr:{m.group('noun')}", value
-
-
 def _measured(slot: str) -> Refiner:
     """An English value said with its article or count ("a Pixel 6") is the thing itself."""
     return lambda value, m, english: (slot, _strip_measure(value) if english else value)
@@ -324,15 +314,12 @@ _REFINE: dict[str, Refiner] = {
     "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
     "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
     "is": lambda value, m, english: _refined(_ZH_IS, value),
-    "en_is": _refine_en_is,
     "job": _measured("job"),
     "vehicle": _measured("vehicle"),
     "phone": _measured("phone"),
     "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
     "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
     "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
-    "pet_name": _refine_pet_name,
-    "promoted_job": lambda value, m, english: ("job", value) if looks_like_job(value) else None,
 }
 
 
@@ -341,7 +328,8 @@ def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
         return None
     if english and RE._EN_DATING_NAMED.match(predicate):
         return None  # "is dating Priya": who, read as the partner slot
-    return next((("marital", status) for status, words in _MARITAL_WORDS if re.search(words, predicate, re.I)), None)
+    status = first_row(_MARITAL_WORDS, predicate, None)
+    return ("marital", status) if status else None
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
@@ -392,18 +380,12 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
         if lead and not not_a_lead.search(lead.group(0)):
             text = text[lead.end() :]
             text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
-    found = _slots(text)
-    if not found:
-        first = re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0]
-        if first != text:
-            found = _slots(first)
+    found = _slots(text) or _slots(re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0])
     if not found and re.match(r"the user\b", text, re.IGNORECASE):
         # "The user said that wrong, the user is actually 31": the clause that says what
-        for clause in re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]:
-            if re.match(r"the user\b", clause, re.IGNORECASE):
-                found = _slots(clause[:1].upper() + clause[1:])
-                if found:
-                    return tuple(found)
+        clauses = re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]
+        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if re.match(r"the user\b", c, re.IGNORECASE))
+        found = next(filter(None, said), [])
     whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
     if whose:
         # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
@@ -429,21 +411,16 @@ def _slots(text: str) -> list[tuple[str, str]]:
         return [
             (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))
         ]
-    m = _ZH_SUBJECT.match(text)
-    if m:
-        english = False
-        role = m.group("role")
+    zh = _ZH_SUBJECT.match(text)
+    m = zh or _EN_SUBJECT.match(text)
+    if m is None:
+        return []
+    english, role = zh is None, m.group("role")
+    if zh:
         predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
-        m = _EN_SUBJECT.match(text)
-        if not m:
-            return []
-        english = True
-        role = m.group("role")
         # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
-        predicate = text[m.end() :].strip()
-        for pattern, replacement in _EN_PREDICATE_TIDY:
-            predicate = pattern.sub(replacement, predicate)
+        predicate = rewritten(text[m.end() :].strip(), _EN_PREDICATE_TIDY)
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
@@ -506,14 +483,12 @@ _EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
 _EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
+_VERB_ENDINGS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_VERB_ENDINGS", re.IGNORECASE)
+
+
 def third_person_verb(verb: str) -> str:
     """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or she."""
-    low = verb.lower()
-    if low in ("have", "do"):
-        return "has" if low == "have" else "does"
-    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
-        return verb + "es"
-    return verb[:-1] + "ies" if re.search(r"[^aeiou]y$", low) else verb + "s"
+    return next(pattern.sub(ending, verb, count=1) for pattern, ending in _VERB_ENDINGS if pattern.search(verb))
 
 
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:

@@ -51,12 +51,13 @@ _ORDER = _DATA.words("_ORDER")
 
 
 def _pole_table(name: str) -> dict[tuple[str, str], tuple[str, str]]:
-    """``[tables.NAME]`` of ``dimension.side = [text, category]`` lines, keyed by (dimension, side)."""
+    """``[tables.NAME]`` of ``dimension.side = [two strings]`` lines, keyed by (dimension, side)."""
     return {(dimension, side): says for dimension, sides in _DATA.table(name).items() for side, says in sides.items()}
 
 
 _ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_ZH_SAYS")
 _EN_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_EN_SAYS")
+_FINER_SIDES: dict[tuple[str, str], tuple[str, str]] = _pole_table("_FINER_SIDES")
 _LANGUAGE_NAMES = _DATA.mapping("_LANGUAGE_NAMES")
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 
@@ -122,11 +123,8 @@ def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
         return text.format(name=_name(dimension, value, said, english)), category
     if dimension == "layout" and side == "structured":
         return _structure(said, english)
-    if dimension == "examples" and side == "with" and re.search(r"代码|\bcode\b", said, re.IGNORECASE):
-        return ("Prefers answers with code examples" if english else "偏好回答时多给代码示例"), "format"
-    if dimension == "technicality" and side == "plain" and not english and "术语" in said:
-        return "偏好少用专业术语", "language"  # in the words the request rules use
-    return says.get((dimension, side), ("", ""))
+    words, finer = _FINER_SIDES.get((dimension, side), ("", side))
+    return says.get((dimension, finer if words and re.search(words, said, re.IGNORECASE) else side), ("", ""))
 
 
 #: dimensions whose side is a value named in the text (a language, a number), not a pole
