@@ -73,3 +73,13 @@ def test_in_turns_gate_leaves_the_clause_rules_advice_as_advice() -> None:
         ("用户的女儿改学二胡了", "用户的女儿一开始学的是长笛")
     ]
     assert changes.events("医生建议她改学二胡", ["用户的女儿一开始学的是长笛"]) == []
+
+
+def test_a_name_said_again_replaces_the_latest_name_of_its_shape_in_a_message_about_a_name() -> None:
+    known = ["The user's dog is called Max", "用户叫吕然", "The user's cat is named Mochi"]
+    said = "sorry, her name is actually Momo"
+    assert changes.named_instead("Momo", said, known) == ("The user's cat is named Momo", known[2])
+    assert changes.named_instead("李然", "我叫李然", known) == ("用户叫李然", known[1])
+    assert changes.named_instead("Momo", "it's Momo", known) is None  # the message speaks of no name
+    assert changes.named_instead("Mochi", said, known[2:]) is None  # the name known already
+    assert changes.named_instead("42", said, known) is None  # no name of that shape is known

@@ -408,14 +408,10 @@ def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 
 def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one."""
-    if not re.search(r"名字|叫|\bname", message, re.IGNORECASE):
-        return None
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        m = re.search(r"(?:\bname is|\bcalled|\bnamed|叫|名字是)\s*(?P<n>[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4})$", fact)
-        if m and m.group("n") != value and _value_shape(m.group("n")) == _value_shape(value):
-            return fact[: m.start("n")] + value + fact[m.end("n") :], fact
-    return None
+    """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one
+    (the rule of [[registries.named_instead]])."""
+    fired = _NAMED_INSTEAD.first(value, _latest_first(known_facts)) if RE._NAMES.search(message) else None
+    return (fired.text, fired.known.string) if fired and fired.known else None
 
 
 TRAVEL = _DATA.text("TRAVEL")
@@ -1051,6 +1047,11 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
     return None
 
 
+def _latest_first(known_facts: Sequence[str]) -> Context:
+    """The context of a rule that reads the known facts with its ``known`` pattern: the latest first."""
+    return {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)]}
+
+
 def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
     """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
     known facts."""
@@ -1161,6 +1162,7 @@ _PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
+_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY.extended(filters={"shape": _value_shape}))
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
