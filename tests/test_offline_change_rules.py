@@ -83,3 +83,13 @@ def test_a_name_said_again_replaces_the_latest_name_of_its_shape_in_a_message_ab
     assert changes.named_instead("Momo", "it's Momo", known) is None  # the message speaks of no name
     assert changes.named_instead("Mochi", said, known[2:]) is None  # the name known already
     assert changes.named_instead("42", said, known) is None  # no name of that shape is known
+
+
+def test_a_thing_switched_to_by_name_replaces_the_latest_of_the_last_two_facts_that_name_one() -> None:
+    carrier = "The user's phone carrier is Verizon"
+    said = "switched over to T-Mobile"
+    assert changes.english_swaps(said, [carrier, "The user likes tea"]) == [
+        ("The user's phone carrier is T-Mobile", carrier)
+    ]
+    assert changes.english_swaps(said, [carrier, "The user likes tea", "The user runs"]) == []  # not of the last two
+    assert changes.english_swaps(said, ["The user's phone carrier is T-Mobile Plus"]) == []  # named already

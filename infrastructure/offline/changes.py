@@ -410,8 +410,7 @@ def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one
     (the rule of [[registries.named_instead]])."""
-    fired = _NAMED_INSTEAD.first(value, _latest_first(known_facts)) if RE._NAMES.search(message) else None
-    return (fired.text, fired.known.string) if fired and fired.known else None
+    return _known_event(_NAMED_INSTEAD, value, known_facts) if RE._NAMES.search(message) else None
 
 
 TRAVEL = _DATA.text("TRAVEL")
@@ -1047,9 +1046,11 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
     return None
 
 
-def _latest_first(known_facts: Sequence[str]) -> Context:
-    """The context of a rule that reads the known facts with its ``known`` pattern: the latest first."""
-    return {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)]}
+def _known_event(rules: Registry, said: str, known_facts: Sequence[str], recent: int | None = None) -> Event | None:
+    """(what the first rule of ``rules`` says, the known fact it read with its ``known`` pattern): the
+    rules read the latest known facts (the last ``recent``, when given) first."""
+    fired = rules.first(said, {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)][:recent]})
+    return (fired.text, fired.known.string) if fired and fired.known else None
 
 
 def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
@@ -1162,7 +1163,10 @@ _PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY.extended(filters={"shape": _value_shape}))
+#: what the rules that compare a value with a known fact's add: a value's shape, a value within another
+_COMPARING = _VOCABULARY.extended(filters={"shape": _value_shape}, comparisons={"inside": lambda a, b: a in b})
+_NAMED_INSTEAD = registry(_DATA, "named_instead", _COMPARING)
+_NAMED_THING = registry(_DATA, "named_thing", _COMPARING)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
@@ -1196,11 +1200,8 @@ def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
     # last two known facts that says what one thing of the user's is, by name
     if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
         return []
-    for fact in list(reversed(known))[:2]:
-        is_named = RE._EN_NAMED_THING.match(fact)
-        if is_named and value.lower() not in fact.lower():
-            return [(fact[: is_named.start("v")] + value, fact)]
-    return []
+    found = _known_event(_NAMED_THING, value, known, recent=2)
+    return [found] if found else []
 
 
 def _value_said(fact: str) -> str:
