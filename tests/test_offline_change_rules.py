@@ -93,3 +93,12 @@ def test_a_thing_switched_to_by_name_replaces_the_latest_of_the_last_two_facts_t
     ]
     assert changes.english_swaps(said, [carrier, "The user likes tea", "The user runs"]) == []  # not of the last two
     assert changes.english_swaps(said, ["The user's phone carrier is T-Mobile Plus"]) == []  # named already
+
+
+def test_a_pursuit_now_changes_the_latest_of_the_last_two_known_to_have_changed_or_given_up() -> None:
+    changed = "用户的女儿改学小提琴了"
+    assert changes.events("现在在学大提琴", [changed]) == [("用户的女儿改学大提琴了", changed)]
+    assert changes.events("现在在学大提琴", ["用户的女儿在学小提琴"]) == []  # a relative's, not changed before
+    assert changes.events("现在在学大提琴", [changed, "用户喜欢猫", "用户住在北京"]) == []  # not of the last two
+    said = "韩语也学不下去了，现在学西班牙语"  # the user's own, given up in the message
+    assert changes.events(said, ["用户在学韩语"]) == [("用户改学西班牙语了", "用户在学韩语")]

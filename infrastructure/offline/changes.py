@@ -738,23 +738,12 @@ def _doer(fact: str) -> tuple[str, str, bool] | None:
     if not does:
         return None
     who = does.group("who") or ""
-    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+    return does.group("verb"), who, _relative(who)
 
 
-def _pursued_now(fired: Fired, context: Context) -> Outcome:
-    """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
-    now = fired.match
-    for fact in list(reversed(context["known"].facts))[:2]:
-        doer = _doer(fact)
-        if not doer or doer[0] != now.group("verb") or now.group("v") in fact:
-            continue
-        _, who, relative = doer
-        # a relative's pursuit changed once already, or the user's own, said given up in this message
-        # ("韩语也学不下去了，现在学西班牙语")
-        # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-        if (relative and "改" in fact) or (not who and (_gives_up(context["text"]) or "改" in fact)):
-            return [(f"用户{who}改{now.group('verb')}{now.group('v')}了", fact)], True
-    return [], True
+def _relative(who: str) -> bool:
+    """Whether who does a thing ("的侄女", "家的") is a relative of the user's."""
+    return bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
 
 
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
@@ -832,7 +821,6 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
     "remeasured": _by(remeasured),
-    "pursued_now": _pursued_now,
     "now": _now_said,
 }
 
@@ -974,6 +962,8 @@ def _target(fired: Fired, context: Context) -> Target | None:
     """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
     pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
     (of the last ``recent``, when given)."""
+    if fired.known:  # read with the rule's ``known`` pattern
+        return fired.known.string, "", ""
     values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
     slot, either, held = (
@@ -1031,7 +1021,9 @@ def _fired(rule: Rule, said: str, context: Context) -> Outcome:
     """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
     fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
     trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, context) if _heard(rule, context) else None
+    # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
+    read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, read) if _heard(rule, context) else None
     if fired is None or _before(fired):
         return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
@@ -1123,6 +1115,10 @@ _VOCABULARY = VOCABULARY.extended(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
         ),
         "switched": lambda value, context: bool(context.get("switched")),
+        "filled": simple(bool),
+        "relative": simple(_relative),
+        "changed_once": simple(lambda fact: "改" in fact),
+        "gives_up": lambda value, context: _gives_up(context.get("text", value)),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
@@ -1149,7 +1145,9 @@ _VOCABULARY = VOCABULARY.extended(
         "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
         "esc": re.escape,
         "no_one": lambda value: value.replace("人偷", "偷"),
+        "shape": _value_shape,
     },
+    comparisons={"inside": lambda part, whole: part in whole},
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 _ALONE = registry(_DATA, "alone", _VOCABULARY)
@@ -1163,10 +1161,8 @@ _PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-#: what the rules that compare a value with a known fact's add: a value's shape, a value within another
-_COMPARING = _VOCABULARY.extended(filters={"shape": _value_shape}, comparisons={"inside": lambda a, b: a in b})
-_NAMED_INSTEAD = registry(_DATA, "named_instead", _COMPARING)
-_NAMED_THING = registry(_DATA, "named_thing", _COMPARING)
+_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
+_NAMED_THING = registry(_DATA, "named_thing", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
