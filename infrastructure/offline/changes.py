@@ -738,12 +738,7 @@ def _doer(fact: str) -> tuple[str, str, bool] | None:
     if not does:
         return None
     who = does.group("who") or ""
-    return does.group("verb"), who, _relative(who)
-
-
-def _relative(who: str) -> bool:
-    """Whether who does a thing ("的侄女", "家的") is a relative of the user's."""
-    return bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
 
 
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
@@ -1115,8 +1110,6 @@ _VOCABULARY = VOCABULARY.extended(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
         ),
         "switched": lambda value, context: bool(context.get("switched")),
-        "filled": simple(bool),
-        "relative": simple(_relative),
         "changed_once": simple(lambda fact: "改" in fact),
         "gives_up": lambda value, context: _gives_up(context.get("text", value)),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
@@ -1155,7 +1148,7 @@ _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
-_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
+_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
 _PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
