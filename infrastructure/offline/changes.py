@@ -24,7 +24,9 @@ The changes told as events are registries of named rules in ``rules/changes.toml
 (``events``), ``[[registries.english_said]]`` and ``[[registries.english]]`` for English
 (``english_swaps``), ``[[registries.bare_value]]`` for a value said alone. A rule names the known fact
 it replaces by its slots, a pattern the fact holds (``held``) or a named finder, and says the change by
-its template or a named maker; what takes more steps is a named handler here.
+its template or a named maker; what takes more steps is a named handler here. A rule may instead read
+the known facts, latest first, with a ``known`` pattern of its own and compare their groups with its
+match's (registry.py): ``[[registries.named_instead]]``, ``[[registries.named_thing]]``, a pursuit now.
 """
 
 from __future__ import annotations
