@@ -102,3 +102,11 @@ def test_a_pursuit_now_changes_the_latest_of_the_last_two_known_to_have_changed_
     assert changes.events("现在在学大提琴", [changed, "用户喜欢猫", "用户住在北京"]) == []  # not of the last two
     said = "韩语也学不下去了，现在学西班牙语"  # the user's own, given up in the message
     assert changes.events(said, ["用户在学韩语"]) == [("用户改学西班牙语了", "用户在学韩语")]
+
+
+def test_a_change_in_turn_is_said_of_the_latest_thing_known_done_by_that_verb_or_none() -> None:
+    daughter, own = "用户的女儿在学长笛", "用户在学钢琴"
+    assert changes.events("她改学了二胡", [own, daughter]) == [("用户的女儿改学二胡了", daughter)]
+    assert changes.events("换成象棋了", [daughter, own]) == [("用户改学象棋了", own)]  # by any verb
+    assert changes.events("她改学了二胡", [daughter, own]) == []  # the latest is the user's own: not hers
+    assert changes.events("改玩王者荣耀了", [daughter, own]) == []  # nothing known played

@@ -733,25 +733,18 @@ def _gives_up(message: str) -> bool:
     return bool(RE._GAVE_UP_WORDS.search(message))
 
 
-def _doer(fact: str) -> tuple[str, str, bool] | None:
-    """(the verb of what a known fact says is done, who does it: "" for the user, "的侄女" …, and whether
-    that is a relative of the user's); None for a fact that says nothing done."""
-    does = RE._DOES.match(fact)
-    if not does:
-        return None
-    who = does.group("who") or ""
-    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-
-
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
-    """What is done now, in place of what the known fact says is done: a pronoun stands for the relative
-    the fact is about; anyone else's (or what the fact says already) is None."""
-    said, doer = fired.match, _doer(target[0])
-    if doer is None or (said.group("p") and not doer[2]) or said.group("v") in target[0]:
+    """What is done now, in place of what the known fact says is done (the rule's ``known`` pattern: who
+    does it, "" for the user, "的侄女" …, and its verb): a pronoun stands for the relative the fact is
+    about; anyone else's (or what the fact says already) is None."""
+    said, doer = fired.match, fired.known
+    who = (doer.group("who") if doer else None) or ""
+    relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+    if doer is None or (said.group("p") and not relative) or said.group("v") in target[0]:
         return None
-    if not said.group("p") and doer[1] and not doer[2] and not said.group("bare"):
+    if not said.group("p") and who and not relative and not said.group("bare"):
         return None
-    return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
+    return f"用户{who}改{doer.group('verb')}{said.group('v')}了"
 
 
 STUDYING_NOW = RE.STUDYING_NOW
@@ -862,8 +855,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    # what a known fact says is done, by the verb said ("换成X" alone: by any verb)
-    "does": lambda m: lambda f, s, v: bool((doer := _doer(f)) and m.group("verb") in (None, doer[0])),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
