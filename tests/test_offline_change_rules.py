@@ -110,3 +110,12 @@ def test_a_change_in_turn_is_said_of_the_latest_thing_known_done_by_that_verb_or
     assert changes.events("换成象棋了", [daughter, own]) == [("用户改学象棋了", own)]  # by any verb
     assert changes.events("她改学了二胡", [daughter, own]) == []  # the latest is the user's own: not hers
     assert changes.events("改玩王者荣耀了", [daughter, own]) == []  # nothing known played
+
+
+def test_a_habit_let_go_is_the_latest_kept_up_by_the_verb_said_and_a_kind_quit_the_latest_naming_one() -> None:
+    gym, runs = "用户每天健身", "用户每周跑步三次"
+    let_go = "用户已经不再坚持之前的习惯了"
+    assert changes.events("很久没练了", [gym, runs]) == [(let_go, gym)]  # 练: 健身 too
+    assert changes.events("现在已经不跑了", [runs, gym]) == [(let_go, runs)]
+    sprite = "用户每天都喝雪碧"
+    assert changes.events("碳酸饮料早戒了", [sprite, "用户不喝可乐了"]) == [("用户戒了碳酸饮料", sprite)]

@@ -820,15 +820,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
-    # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
-    "quit_kind": lambda m: (
-        lambda f, s, v: (
-            any(k in f[2:] for k in QUIT_KINDS.get(m.group("obj"), ())) and not re.search(r"不|没|戒", f[2:])
-        )
-    ),
-    "let_go": lambda m: _letting_go(
-        RE._THAT_THING_END.sub("", m.group("t") or ""), m.group("verb") or m.group("verb2")
-    ),
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
         lambda f, s, v: bool(
@@ -880,15 +871,6 @@ def _quit_word(text: str) -> str:
     """The word an English habit one quits is said with ("smok" in "The user smokes")."""
     found = EN_QUITTABLE.search(text)
     return found.group().lower() if found else ""
-
-
-def _letting_go(topic: str, verb: str | None) -> Test:
-    """A known habit, of ``topic`` when one is named, kept up by ``verb`` when one is said (练: 健身, 锻炼 too)."""
-    return lambda f, s, v: (
-        (not topic or topic in f)
-        and bool(HABIT.search(f))
-        and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
-    )
 
 
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
@@ -1132,8 +1114,15 @@ _VOCABULARY = VOCABULARY.extended(
         "esc": re.escape,
         "no_one": lambda value: value.replace("人偷", "偷"),
         "shape": _value_shape,
+        "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
     },
-    comparisons={"inside": lambda part, whole: part in whole},
+    comparisons={
+        "inside": lambda part, whole: part in whole,
+        # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
+        "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
+        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
+        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(re.search("健身|锻炼", fact))),
+    },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
 _ALONE = registry(_DATA, "alone", _VOCABULARY)
