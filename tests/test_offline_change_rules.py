@@ -119,3 +119,11 @@ def test_a_habit_let_go_is_the_latest_kept_up_by_the_verb_said_and_a_kind_quit_t
     assert changes.events("现在已经不跑了", [runs, gym]) == [(let_go, runs)]
     sprite = "用户每天都喝雪碧"
     assert changes.events("碳酸饮料早戒了", [sprite, "用户不喝可乐了"]) == [("用户戒了碳酸饮料", sprite)]
+
+
+def test_what_is_forgotten_is_the_latest_fact_the_words_after_about_name_else_nothing() -> None:
+    name, cats = "The user's MIDDLE name is Rose", "The user likes cats"
+    took_back = "The user took back what they had just said"
+    assert changes.events("please forget what I said about my middle name", [name, cats]) == [(took_back, name)]
+    assert changes.events("forget what I said about the cats", [cats, name]) == [(took_back, cats)]
+    assert changes.events("forget what I said about the cats", [name]) == []  # none named: nothing taken back

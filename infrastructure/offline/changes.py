@@ -829,13 +829,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
     "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    # "forget what I said about my middle name": the latest fact the words after "about" name
-    "about_words": lambda m: (
-        lambda f, s, v: bool(
-            (set(re.findall(r"[a-z]{3,}", m.group("about").lower())) - {"what", "said", "the"})
-            & set(re.findall(r"[a-z]{3,}", f.lower()))
-        )
-    ),
     "en_favourite": lambda m: (
         lambda f, s, v: (
             bool(re.search(r"favou?rite", s))
@@ -1121,6 +1114,11 @@ _VOCABULARY = VOCABULARY.extended(
         # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
         "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
         # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
+        # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
+        "about": lambda about, fact: bool(
+            (set(re.findall(r"[a-z]{3,}", about.lower())) - {"what", "said", "the"})
+            & set(re.findall(r"[a-z]{3,}", fact))
+        ),
         "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(re.search("健身|锻炼", fact))),
     },
 )
