@@ -73,3 +73,57 @@ def test_in_turns_gate_leaves_the_clause_rules_advice_as_advice() -> None:
         ("用户的女儿改学二胡了", "用户的女儿一开始学的是长笛")
     ]
     assert changes.events("医生建议她改学二胡", ["用户的女儿一开始学的是长笛"]) == []
+
+
+def test_a_name_said_again_replaces_the_latest_name_of_its_shape_in_a_message_about_a_name() -> None:
+    known = ["The user's dog is called Max", "用户叫吕然", "The user's cat is named Mochi"]
+    said = "sorry, her name is actually Momo"
+    assert changes.named_instead("Momo", said, known) == ("The user's cat is named Momo", known[2])
+    assert changes.named_instead("李然", "我叫李然", known) == ("用户叫李然", known[1])
+    assert changes.named_instead("Momo", "it's Momo", known) is None  # the message speaks of no name
+    assert changes.named_instead("Mochi", said, known[2:]) is None  # the name known already
+    assert changes.named_instead("42", said, known) is None  # no name of that shape is known
+
+
+def test_a_thing_switched_to_by_name_replaces_the_latest_of_the_last_two_facts_that_name_one() -> None:
+    carrier = "The user's phone carrier is Verizon"
+    said = "switched over to T-Mobile"
+    assert changes.english_swaps(said, [carrier, "The user likes tea"]) == [
+        ("The user's phone carrier is T-Mobile", carrier)
+    ]
+    assert changes.english_swaps(said, [carrier, "The user likes tea", "The user runs"]) == []  # not of the last two
+    assert changes.english_swaps(said, ["The user's phone carrier is T-Mobile Plus"]) == []  # named already
+
+
+def test_a_pursuit_now_changes_the_latest_of_the_last_two_known_to_have_changed_or_given_up() -> None:
+    changed = "用户的女儿改学小提琴了"
+    assert changes.events("现在在学大提琴", [changed]) == [("用户的女儿改学大提琴了", changed)]
+    assert changes.events("现在在学大提琴", ["用户的女儿在学小提琴"]) == []  # a relative's, not changed before
+    assert changes.events("现在在学大提琴", [changed, "用户喜欢猫", "用户住在北京"]) == []  # not of the last two
+    said = "韩语也学不下去了，现在学西班牙语"  # the user's own, given up in the message
+    assert changes.events(said, ["用户在学韩语"]) == [("用户改学西班牙语了", "用户在学韩语")]
+
+
+def test_a_change_in_turn_is_said_of_the_latest_thing_known_done_by_that_verb_or_none() -> None:
+    daughter, own = "用户的女儿在学长笛", "用户在学钢琴"
+    assert changes.events("她改学了二胡", [own, daughter]) == [("用户的女儿改学二胡了", daughter)]
+    assert changes.events("换成象棋了", [daughter, own]) == [("用户改学象棋了", own)]  # by any verb
+    assert changes.events("她改学了二胡", [daughter, own]) == []  # the latest is the user's own: not hers
+    assert changes.events("改玩王者荣耀了", [daughter, own]) == []  # nothing known played
+
+
+def test_a_habit_let_go_is_the_latest_kept_up_by_the_verb_said_and_a_kind_quit_the_latest_naming_one() -> None:
+    gym, runs = "用户每天健身", "用户每周跑步三次"
+    let_go = "用户已经不再坚持之前的习惯了"
+    assert changes.events("很久没练了", [gym, runs]) == [(let_go, gym)]  # 练: 健身 too
+    assert changes.events("现在已经不跑了", [runs, gym]) == [(let_go, runs)]
+    sprite = "用户每天都喝雪碧"
+    assert changes.events("碳酸饮料早戒了", [sprite, "用户不喝可乐了"]) == [("用户戒了碳酸饮料", sprite)]
+
+
+def test_what_is_forgotten_is_the_latest_fact_the_words_after_about_name_else_nothing() -> None:
+    name, cats = "The user's MIDDLE name is Rose", "The user likes cats"
+    took_back = "The user took back what they had just said"
+    assert changes.events("please forget what I said about my middle name", [name, cats]) == [(took_back, name)]
+    assert changes.events("forget what I said about the cats", [cats, name]) == [(took_back, cats)]
+    assert changes.events("forget what I said about the cats", [name]) == []  # none named: nothing taken back

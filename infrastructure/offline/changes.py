@@ -24,7 +24,9 @@ The changes told as events are registries of named rules in ``rules/changes.toml
 (``events``), ``[[registries.english_said]]`` and ``[[registries.english]]`` for English
 (``english_swaps``), ``[[registries.bare_value]]`` for a value said alone. A rule names the known fact
 it replaces by its slots, a pattern the fact holds (``held``) or a named finder, and says the change by
-its template or a named maker; what takes more steps is a named handler here.
+its template or a named maker; what takes more steps is a named handler here. A rule may instead read
+the known facts, latest first, with a ``known`` pattern of its own and compare their groups with its
+match's (registry.py): ``[[registries.named_instead]]``, ``[[registries.named_thing]]``, a pursuit now.
 """
 
 from __future__ import annotations
@@ -408,14 +410,9 @@ def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 
 
 def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
-    """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one."""
-    if not re.search(r"名字|叫|\bname", message, re.IGNORECASE):
-        return None
-    for fact in reversed([f for f in known_facts if isinstance(f, str)]):
-        m = re.search(r"(?:\bname is|\bcalled|\bnamed|叫|名字是)\s*(?P<n>[A-Z][\w'-]*|[\u4e00-\u9fff]{1,4})$", fact)
-        if m and m.group("n") != value and _value_shape(m.group("n")) == _value_shape(value):
-            return fact[: m.start("n")] + value + fact[m.end("n") :], fact
-    return None
+    """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one
+    (the rule of [[registries.named_instead]])."""
+    return _known_event(_NAMED_INSTEAD, value, known_facts) if RE._NAMES.search(message) else None
 
 
 TRAVEL = _DATA.text("TRAVEL")
@@ -736,41 +733,18 @@ def _gives_up(message: str) -> bool:
     return bool(RE._GAVE_UP_WORDS.search(message))
 
 
-def _doer(fact: str) -> tuple[str, str, bool] | None:
-    """(the verb of what a known fact says is done, who does it: "" for the user, "的侄女" …, and whether
-    that is a relative of the user's); None for a fact that says nothing done."""
-    does = RE._DOES.match(fact)
-    if not does:
-        return None
-    who = does.group("who") or ""
-    return does.group("verb"), who, bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
-
-
-def _pursued_now(fired: Fired, context: Context) -> Outcome:
-    """ "现在在学大提琴": a relative's pursuit, changed once already, changed again."""
-    now = fired.match
-    for fact in list(reversed(context["known"].facts))[:2]:
-        doer = _doer(fact)
-        if not doer or doer[0] != now.group("verb") or now.group("v") in fact:
-            continue
-        _, who, relative = doer
-        # a relative's pursuit changed once already, or the user's own, said given up in this message
-        # ("韩语也学不下去了，现在学西班牙语")
-        # (or the user's own, itself a change already: "现在全种上辣椒了" after 用户改种花生了)
-        if (relative and "改" in fact) or (not who and (_gives_up(context["text"]) or "改" in fact)):
-            return [(f"用户{who}改{now.group('verb')}{now.group('v')}了", fact)], True
-    return [], True
-
-
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
-    """What is done now, in place of what the known fact says is done: a pronoun stands for the relative
-    the fact is about; anyone else's (or what the fact says already) is None."""
-    said, doer = fired.match, _doer(target[0])
-    if doer is None or (said.group("p") and not doer[2]) or said.group("v") in target[0]:
+    """What is done now, in place of what the known fact says is done (the rule's ``known`` pattern: who
+    does it, "" for the user, "的侄女" …, and its verb): a pronoun stands for the relative the fact is
+    about; anyone else's (or what the fact says already) is None."""
+    said, doer = fired.match, fired.known
+    who = (doer.group("who") if doer else None) or ""
+    relative = bool(re.match(r"^(?:的|家的?)(?:" + ZH_ROLE_PATTERN + r")", who))
+    if doer is None or (said.group("p") and not relative) or said.group("v") in target[0]:
         return None
-    if not said.group("p") and doer[1] and not doer[2] and not said.group("bare"):
+    if not said.group("p") and who and not relative and not said.group("bare"):
         return None
-    return f"用户{doer[1]}改{doer[0]}{said.group('v')}了"
+    return f"用户{who}改{doer.group('verb')}{said.group('v')}了"
 
 
 STUDYING_NOW = RE.STUDYING_NOW
@@ -837,7 +811,6 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
     "remeasured": _by(remeasured),
-    "pursued_now": _pursued_now,
     "now": _now_said,
 }
 
@@ -847,15 +820,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
     "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
     "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
-    # "碳酸饮料早戒了" after 用户每天都喝雪碧: a kind, of which the known habit names one
-    "quit_kind": lambda m: (
-        lambda f, s, v: (
-            any(k in f[2:] for k in QUIT_KINDS.get(m.group("obj"), ())) and not re.search(r"不|没|戒", f[2:])
-        )
-    ),
-    "let_go": lambda m: _letting_go(
-        RE._THAT_THING_END.sub("", m.group("t") or ""), m.group("verb") or m.group("verb2")
-    ),
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
         lambda f, s, v: bool(
@@ -865,13 +829,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
     "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    # "forget what I said about my middle name": the latest fact the words after "about" name
-    "about_words": lambda m: (
-        lambda f, s, v: bool(
-            (set(re.findall(r"[a-z]{3,}", m.group("about").lower())) - {"what", "said", "the"})
-            & set(re.findall(r"[a-z]{3,}", f.lower()))
-        )
-    ),
     "en_favourite": lambda m: (
         lambda f, s, v: (
             bool(re.search(r"favou?rite", s))
@@ -882,8 +839,6 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    # what a known fact says is done, by the verb said ("换成X" alone: by any verb)
-    "does": lambda m: lambda f, s, v: bool((doer := _doer(f)) and m.group("verb") in (None, doer[0])),
     "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
@@ -909,15 +864,6 @@ def _quit_word(text: str) -> str:
     """The word an English habit one quits is said with ("smok" in "The user smokes")."""
     found = EN_QUITTABLE.search(text)
     return found.group().lower() if found else ""
-
-
-def _letting_go(topic: str, verb: str | None) -> Test:
-    """A known habit, of ``topic`` when one is named, kept up by ``verb`` when one is said (练: 健身, 锻炼 too)."""
-    return lambda f, s, v: (
-        (not topic or topic in f)
-        and bool(HABIT.search(f))
-        and (not verb or verb in f or (verb == "练" and bool(re.search("健身|锻炼", f))))
-    )
 
 
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
@@ -979,6 +925,8 @@ def _target(fired: Fired, context: Context) -> Target | None:
     """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
     pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
     (of the last ``recent``, when given)."""
+    if fired.known:  # read with the rule's ``known`` pattern
+        return fired.known.string, "", ""
     values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
     slot, either, held = (
@@ -1036,7 +984,9 @@ def _fired(rule: Rule, said: str, context: Context) -> Outcome:
     """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
     fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
     trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, context) if _heard(rule, context) else None
+    # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
+    read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, read) if _heard(rule, context) else None
     if fired is None or _before(fired):
         return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
@@ -1049,6 +999,13 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
         if events or stop:
             return events
     return None
+
+
+def _known_event(rules: Registry, said: str, known_facts: Sequence[str], recent: int | None = None) -> Event | None:
+    """(what the first rule of ``rules`` says, the known fact it read with its ``known`` pattern): the
+    rules read the latest known facts (the last ``recent``, when given) first."""
+    fired = rules.first(said, {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)][:recent]})
+    return (fired.text, fired.known.string) if fired and fired.known else None
 
 
 def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
@@ -1121,6 +1078,8 @@ _VOCABULARY = VOCABULARY.extended(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
         ),
         "switched": lambda value, context: bool(context.get("switched")),
+        "changed_once": simple(lambda fact: "改" in fact),
+        "gives_up": lambda value, context: _gives_up(context.get("text", value)),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
@@ -1147,6 +1106,20 @@ _VOCABULARY = VOCABULARY.extended(
         "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
         "esc": re.escape,
         "no_one": lambda value: value.replace("人偷", "偷"),
+        "shape": _value_shape,
+        "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
+    },
+    comparisons={
+        "inside": lambda part, whole: part in whole,
+        # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
+        "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
+        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
+        # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
+        "about": lambda about, fact: bool(
+            (set(re.findall(r"[a-z]{3,}", about.lower())) - {"what", "said", "the"})
+            & set(re.findall(r"[a-z]{3,}", fact))
+        ),
+        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(re.search("健身|锻炼", fact))),
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
@@ -1155,12 +1128,14 @@ _TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
 _MESSAGE = registry(_DATA, "message", _VOCABULARY)
 _BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
 _RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
-_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY)
+_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
 _PURSUED = registry(_DATA, "pursued", _VOCABULARY)
 _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
+_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
+_NAMED_THING = registry(_DATA, "named_thing", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
@@ -1194,11 +1169,8 @@ def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
     # last two known facts that says what one thing of the user's is, by name
     if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
         return []
-    for fact in list(reversed(known))[:2]:
-        is_named = RE._EN_NAMED_THING.match(fact)
-        if is_named and value.lower() not in fact.lower():
-            return [(fact[: is_named.start("v")] + value, fact)]
-    return []
+    found = _known_event(_NAMED_THING, value, known, recent=2)
+    return [found] if found else []
 
 
 def _value_said(fact: str) -> str:
