@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
@@ -214,7 +214,6 @@ _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
 CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
-Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
 _VOCABULARY = Vocabulary(
     predicates={
         "said": lambda value, context: bool(_clean_value(value)),
@@ -228,6 +227,7 @@ _VOCABULARY = Vocabulary(
     filters={
         "lower": str.lower,
         "clean": _clean_value,
+        "first_clause": lambda value: re.split(r"[，,;；]", value)[0],
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
@@ -239,6 +239,8 @@ _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
+#: what a predicate rule's ``refine`` names: the registry that reads its value again, its slot with it
+_REFINERS = {found.name: found for found in (_ZH_IS, _WORK_PLACE, _ZH_RESIDENCE)}
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
@@ -290,37 +292,19 @@ def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, s
 
 def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
-    ("住了十几年") leaves the rest to try, one with no value at all ends the search."""
+    ("住了十几年") leaves the rest to try, one with no value at all ends the search. A rule's
+    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半)."""
     for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
         said = fired.match.group("v")
         value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
         if not value:
             return None
+        refiner = _REFINERS.get(fired.rule.values.get("refine", ""))
         slot = fired.rule.render(fired.rule.values["slot"], fired.match)
-        refine = _REFINE.get(fired.rule.values.get("refine", slot))
-        refined = refine(value, fired.match, english) if refine else (slot, value)
+        refined = _refined(refiner, value) if refiner else (slot, fired.text or value)
         if refined:
             return refined
     return None
-
-
-def _measured(slot: str) -> Refiner:
-    """An English value said with its article or count ("a Pixel 6") is the thing itself."""
-    return lambda value, m, english: (slot, _strip_measure(value) if english else value)
-
-
-#: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
-_REFINE: dict[str, Refiner] = {
-    "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
-    "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
-    "is": lambda value, m, english: _refined(_ZH_IS, value),
-    "job": _measured("job"),
-    "vehicle": _measured("vehicle"),
-    "phone": _measured("phone"),
-    "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
-    "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
-    "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
-}
 
 
 def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
