@@ -29,7 +29,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.rules_zh_prefs import LIKE
+from factledger.infrastructure.offline.rules_zh_prefs import RE as PREFS
 from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
@@ -184,7 +184,7 @@ _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
 _ROLE = registry(_DATA, "role", _VOCABULARY)
 _OWNED = registry(_DATA, "owned", _VOCABULARY)
 _FRONTED = registry(_DATA, "fronted", _VOCABULARY)
-_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=LIKE.pattern)
+_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=PREFS.LIKE.pattern)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:

@@ -169,14 +169,11 @@ def _standing_preference(content: str, said: str) -> Item:
     return preference_item(text, category, said, behaviour=True)
 
 
-LIKE = _DATA.regex("LIKE")
-
-
 @named_rule("rules_zh_prefs.liked-reply")
 def liked_reply_preference(rest: str, said: str) -> Item | None:
     """'习惯用VSCode' → 偏好使用VSCode (``[[registries.liked_reply]]``, on what is liked); '喜欢简短的回复'
     → 偏好简短的回复风格 (``[[registries.liked_style]]``, on the clause)."""
-    m = LIKE.match(rest)
+    m = RE.LIKE.match(rest)
     if not m:
         return None
     fired = _LIKED_REPLY.first(tidy(m.group("obj")))

@@ -223,6 +223,7 @@ _VOCABULARY = Vocabulary(
         "job_word": lambda value, context: bool(EN_JOB_WORD.search(value)),
         "bare_title": lambda value, context: bool(RE._EN_BARE_TITLE.search(value)),
         "two_statements": lambda value, context: bool(RE._EN_TWO_STATEMENTS.search(value)),
+        "pet": lambda value, context: bool(species_of(value)) and len(value.split()) <= 3,  # in a few words
     },
     filters={
         "lower": str.lower,
@@ -273,8 +274,6 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
     if prefix == "keeps:":
         first = re.split(r"[，,]", thing)[0]
         thing = species_of(first) or _strip_measure(first)
-    elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
-        prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
     return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
 
 
