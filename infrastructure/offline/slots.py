@@ -125,7 +125,6 @@ _SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
 _CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
 _CONSUMING = _DATA.compiled_rows("_CONSUMING")
 _MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
-_PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 #: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
 EN_JOB_WORD = RE.EN_JOB_WORD
@@ -237,6 +236,8 @@ _VOCABULARY = Vocabulary(
 _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
 _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
+_ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
+_ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
@@ -278,15 +279,9 @@ def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
 
 
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """A named pet and its breed, what it is, how many, and the partner by name."""
-    found += _pairs(_ZH_PET, predicate)
-    m = RE._COUNT.search(re.split(r"[，,]", predicate)[0])
-    if m:
-        found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
-    partner = re.match(_PARTNER_NAMED, predicate)
-    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
-        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
-    return found
+    """The partner by name and how many of a thing first, then a named pet, its breed and what it is."""
+    first_clause = re.split(r"[，,]", predicate)[0]
+    return _pairs(_ZH_PARTNER, predicate) + _pairs(_ZH_COUNT, first_clause) + found + _pairs(_ZH_PET, predicate)
 
 
 def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
