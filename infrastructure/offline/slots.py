@@ -231,6 +231,7 @@ _VOCABULARY = Vocabulary(
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
+        "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
     },
 )
 _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
@@ -238,6 +239,8 @@ _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
 _ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
 _ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
+_ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
+_EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
@@ -252,7 +255,7 @@ _EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
     found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate)
     found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
-    found += [pair for pair in (_marital(predicate, english), _polarity(predicate, english)) if pair]
+    found += _pairs(_EN_MARITAL_STATUS if english else _ZH_MARITAL_STATUS, predicate) + _polarity(predicate, english)
     if not english:
         found = _zh_extra(predicate, found)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
@@ -266,16 +269,16 @@ def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
     return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
 
 
-def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
+def _polarity(predicate: str, english: bool) -> list[tuple[str, str]]:
     """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said."""
     fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
     if fired is None:
-        return None
+        return []
     prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
     if prefix == "keeps:":
         first = re.split(r"[，,]", thing)[0]
         thing = species_of(first) or _strip_measure(first)
-    return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
+    return [(prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
 
 
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -299,15 +302,6 @@ def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
         if refined:
             return refined
     return None
-
-
-def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
-    if not (RE._EN_MARITAL if english else RE._ZH_MARITAL).match(predicate):
-        return None
-    if english and RE._EN_DATING_NAMED.match(predicate):
-        return None  # "is dating Priya": who, read as the partner slot
-    status = first_row(_MARITAL_WORDS, predicate, None)
-    return ("marital", status) if status else None
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
