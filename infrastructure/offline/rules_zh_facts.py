@@ -53,14 +53,13 @@ OPENERS = _DATA.regex("OPENERS")
 LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
 
 
-_TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_FRONTING = _DATA.compiled_rows("_FRONTING", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def fronted(text: str) -> str:
     """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日",
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
-    text = _TIME_OPENER.sub("", text)
-    text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
+    text = rewritten(text, _FRONTING)
     fired = _FRONTED.first(text)
     return fired.text if fired else text
 
