@@ -241,6 +241,7 @@ _ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
 _ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
 _ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
 _EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
+_EN_NAMED = registry(_DATA, "en_named", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
@@ -396,9 +397,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        named = RE._EN_NAMED_IS.fullmatch(predicate) or RE._EN_NAMED_FIRST.match(predicate)
-        if named:
-            found = [("name", named.group("v"))]
+        found = _pairs(_EN_NAMED, predicate)[:1]
     if role is not None:
         canonical_role = ROLE_SYNONYMS.get(role.lower(), role)
         return [(f"relationship:{canonical_role}:{slot}", value) for slot, value in found]
