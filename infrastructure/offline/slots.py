@@ -140,24 +140,10 @@ _EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
 _ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
 
 
-def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
-    """('likes:<thing>', 'yes' | 'no') for a liking said with any verb, degree and negation:
-    特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
-    hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
-    m = (
-        RE._EN_LIKING_RE.match(predicate)
-        if english
-        else RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
-    )
-    if not m:
-        return None
-    said = m.group("v") if english else re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))
-    thing = rewritten(_clean_value(said), _EN_LIKED_THING if english else _ZH_LIKED_THING)
-    thing = _strip_measure(_clean_value(thing)).lower()
-    if not thing:
-        return None
-    negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
-    return f"likes:{thing}", "no" if negative else "yes"
+def _liked_thing(said: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
+    """The thing a liking is of, without the tail and the light verb around it ("eating hot pot
+    anymore": hot pot, 吃火锅: 火锅)."""
+    return _strip_measure(_clean_value(rewritten(_clean_value(said), rows))).lower()
 
 
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -200,13 +186,13 @@ def species_of(thing: str) -> str | None:
     return first_row(_SPECIES, thing, None)
 
 
-def _consumption(predicate: str) -> tuple[str, str] | None:
-    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
+def _consumption(predicate: str) -> list[tuple[str, str]]:
+    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); none if not about smoking/drinking."""
     thing = first_row(_CONSUMED, predicate, None)
     if thing is None or RE._NOT_CONSUMED.search(predicate):
-        return None
+        return []
     amount = RE._AMOUNT.search(predicate)
-    return f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes")
+    return [(f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes"))]
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
@@ -231,6 +217,10 @@ _VOCABULARY = Vocabulary(
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
+        "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
+        "zh_liked": lambda said: _liked_thing(
+            re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", said), _ZH_LIKED_THING
+        ),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
     },
 )
@@ -242,6 +232,8 @@ _ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
 _ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
 _EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
 _EN_NAMED = registry(_DATA, "en_named", _VOCABULARY)
+_EN_LIKING = registry(_DATA, "en_liking", _VOCABULARY)
+_ZH_LIKING = registry(_DATA, "zh_liking", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
@@ -254,8 +246,8 @@ _EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
 
 
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate)
-    found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
+    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate) + _consumption(predicate)
+    found += _pairs(_EN_LIKING if english else _ZH_LIKING, predicate)[:1]
     found += _pairs(_EN_MARITAL_STATUS if english else _ZH_MARITAL_STATUS, predicate) + _polarity(predicate, english)
     if not english:
         found = _zh_extra(predicate, found)
