@@ -217,6 +217,8 @@ _VOCABULARY = Vocabulary(
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
+        "before_comma": lambda value: re.split(r"[，,]", value)[0],
+        "pet_kind": lambda thing: species_of(thing) or _strip_measure(thing),
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
         "zh_liked": lambda said: _liked_thing(
             re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", said), _ZH_LIKED_THING
@@ -263,15 +265,13 @@ def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
 
 
 def _polarity(predicate: str, english: bool) -> list[tuple[str, str]]:
-    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said."""
+    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said; a pet kept is
+    named by its kind, the rule's ``template`` (养了只柴犬: keeps:狗)."""
     fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
     if fired is None:
         return []
-    prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
-    if prefix == "keeps:":
-        first = re.split(r"[，,]", thing)[0]
-        thing = species_of(first) or _strip_measure(first)
-    return [(prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
+    thing = fired.text or _strip_measure(_clean_value(fired.match.group("v"))).lower()
+    return [(fired.rule.values["prefix"] + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
 
 
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
