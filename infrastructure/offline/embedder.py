@@ -65,6 +65,7 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return number % dimension, (1.0 if number >> 63 else -1.0)
 
 
+_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_TIDY", re.IGNORECASE)
 _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_CONTRACTIONS")
 _EN_STEMS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_STEMS")
 _EN_DROP = frozenset(_DATA.words("_EN_DROP"))
@@ -83,12 +84,8 @@ def _en_word(word: str) -> str | None:
 
 def _ngram_features(text: str) -> list[str]:
     """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased and stemmed."""
-    text = unicodedata.normalize("NFKC", text).strip().replace("’", "'")
-    text = RE._PREFIX.sub("", text, count=1)
-    text = RE._TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
-    text = RE._ZH_SUBJECTS.sub("", text)
-    text = text.lower()
-    text = rewritten(text, _EN_CONTRACTIONS)
+    text = rewritten(unicodedata.normalize("NFKC", text).strip().replace("’", "'"), _TIDY)
+    text = rewritten(text.lower(), _EN_CONTRACTIONS)
     features: list[str] = []
     words: list[str] = []
     for token in RE._TOKEN.findall(text.lower()):
