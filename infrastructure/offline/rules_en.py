@@ -40,6 +40,7 @@ RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
+_CLAUSE_TIDY = _DATA.compiled_rows("_CLAUSE_TIDY", re.IGNORECASE)
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
 _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
@@ -163,10 +164,7 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
-    t = re.sub(r"\s+", " ", text.strip())
-    t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
-    t = RE._CLAUSE_OPENERS.sub("", t)
-    t = t.replace("’", "'")
+    t = rewritten(text.strip(), _CLAUSE_TIDY)
     message = message or said
     return (
         _first(_REQUEST, t, said, behaviour=True)
