@@ -93,6 +93,9 @@ def looks_like_job(title: str) -> bool:
 # --------------------------------------------------------------------------
 
 
+_CANONICAL = _DATA.compiled_rows("_CANONICAL")
+
+
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
     text = unicodedata.normalize("NFKC", text or "").lower()
@@ -101,10 +104,7 @@ def normalise(text: str) -> str:
 
 def canonical(text: str) -> str:
     """``normalise`` minus particles and time adverbs: the judge's notion of "same words"."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    text = RE._FILLERS_EN.sub(" ", text)
-    text = RE._FILLERS_ZH.sub("", text)
-    return RE._PUNCT.sub("", text)
+    return rewritten(unicodedata.normalize("NFKC", text or "").lower(), _CANONICAL)
 
 
 def _clean_value(value: str) -> str:
