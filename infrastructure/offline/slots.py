@@ -442,7 +442,7 @@ def is_exclusive_slot(slot: str) -> bool:
 # --------------------------------------------------------------------------
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
-_EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
+_EN_CONTRACTIONS = _DATA.compiled_rows("_EN_CONTRACTIONS")
 _EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
@@ -459,8 +459,7 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
     english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
     if english:
-        for short, long in _EN_CONTRACTIONS:
-            lowered = lowered.replace(short, long)
+        lowered = rewritten(lowered, _EN_CONTRACTIONS)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
             positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
