@@ -24,11 +24,11 @@ _CODE_LANGUAGES = _DATA.mapping("_CODE_LANGUAGES")
 _REPLY_LANGUAGES = _DATA.mapping("_REPLY_LANGUAGES")
 
 
-#: each dimension's two poles and their words, compiled once: ``dimensions`` reads every clause of a
-#: message that may ask something of replies (issue 25: per clause, a string pattern is a look-up in
-#: ``re``'s cache)
+#: each dimension's two poles, each with the other and its words, compiled once: ``dimensions`` reads
+#: every clause of a message that may ask something of replies (issue 25: per clause, a string pattern
+#: is a look-up in ``re``'s cache)
 _POLES = tuple(
-    (name, ((first, re.compile(first_words, re.IGNORECASE)), (second, re.compile(second_words, re.IGNORECASE))))
+    (name, ((first, second, re.compile(first_words, re.I)), (second, first, re.compile(second_words, re.I))))
     for name, ((first, first_words), (second, second_words)) in _DATA.rows("_POLES")
 )
 
@@ -46,8 +46,8 @@ def dimensions(text: str) -> dict[str, str]:
     """{dimension: pole or value} for everything the preference text asks of replies."""
     text = unicodedata.normalize("NFKC", text or "")
     found: dict[str, str] = {}
-    for name, ((first, first_words), (second, second_words)) in _POLES:
-        for pole, other, words in ((first, second, first_words), (second, first, second_words)):
+    for name, sides in _POLES:
+        for pole, other, words in sides:  # each pole with the other, which a refusal of its words asks for
             m = words.search(text)
             if m:
                 before = text[: m.start()]

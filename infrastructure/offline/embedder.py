@@ -29,7 +29,7 @@ from collections.abc import Sequence
 from factledger.infrastructure.content_ids import behaviour_id
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.rule_data import rules
-from factledger.infrastructure.offline.slots import slot_of
+from factledger.infrastructure.offline.slots import rewritten, slot_of
 
 _DATA = rules("embedder")
 RE = _DATA.patterns()
@@ -65,7 +65,9 @@ def _bucket(feature: str, dimension: int) -> tuple[int, float]:
     return number % dimension, (1.0 if number >> 63 else -1.0)
 
 
+_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_TIDY", re.IGNORECASE)
 _EN_CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_CONTRACTIONS")
+_EN_STEMS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_EN_STEMS")
 _EN_DROP = frozenset(_DATA.words("_EN_DROP"))
 #: the forms of be, have and do, each read as its base
 _EN_BASE = {form: base for base, forms in _DATA.table("_EN_BASE").items() for form in forms}
@@ -75,26 +77,15 @@ def _en_word(word: str) -> str | None:
     """A crude stem, so "works" meets "work" and "likes" meets "like"; None for subject words."""
     if word in _EN_DROP:
         return None
-    if word in _EN_BASE:
-        return _EN_BASE[word]
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 4 and word.endswith(("ches", "shes", "sses", "xes")):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith(("ss", "us", "is")):
-        return word[:-1]
-    return word
+    return _EN_BASE.get(word) or next(
+        pattern.sub(stem, word, count=1) for pattern, stem in _EN_STEMS if pattern.search(word)
+    )
 
 
 def _ngram_features(text: str) -> list[str]:
     """Character 1–3-grams of each CJK run; word 1–2-grams of the rest, lower-cased and stemmed."""
-    text = unicodedata.normalize("NFKC", text).strip().replace("’", "'")
-    text = RE._PREFIX.sub("", text, count=1)
-    text = RE._TRAILING_PARTICLES.sub("", re.sub(r"(?<![\s\W_])[\s\W_]+$", "", text))
-    text = RE._ZH_SUBJECTS.sub("", text)
-    text = text.lower()
-    for pattern, replacement in _EN_CONTRACTIONS:
-        text = pattern.sub(replacement, text)
+    text = rewritten(unicodedata.normalize("NFKC", text).strip().replace("’", "'"), _TIDY)
+    text = rewritten(text.lower(), _EN_CONTRACTIONS)
     features: list[str] = []
     words: list[str] = []
     for token in RE._TOKEN.findall(text.lower()):

@@ -39,6 +39,8 @@ _DATA = rules("rules_en")
 RE = _DATA.patterns()
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
+_UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
+_CLAUSE_TIDY = _DATA.compiled_rows("_CLAUSE_TIDY", re.IGNORECASE)
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
 _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
@@ -76,10 +78,6 @@ def _en_vehicle(value: str) -> str:
 
 def _code_name(language: str) -> str:
     return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
-
-
-def _unit_side(unit: str) -> str:
-    return "imperial" if unit.lower() in ("imperial", "fahrenheit", "miles", "pounds") else "metric"
 
 
 def _tone(style: str) -> str:
@@ -121,8 +119,8 @@ _VOCABULARY = VOCABULARY.extended(
         "role_or_partner": lambda role: (
             role.lower() if role and re.fullmatch(EN_ROLE_PATTERN, role, re.I) else "partner"
         ),
-        "unit_side": _unit_side,
-        "unit_named": lambda unit: "" if unit.lower() == _unit_side(unit) else f" ({unit.lower().capitalize()})",
+        "unit_side": lambda unit: _UNIT_SIDE.get(unit.lower(), "metric"),
+        "unit_named": lambda unit: "" if unit.lower() in ("metric", "imperial") else f" ({unit.lower().capitalize()})",
         "code_name": lambda language: _code_name(language) if language else "",
         "spelling": lambda side: "American" if side.lower() in ("american", "us") else "British",
         "plural": lambda form: form.lower() if form.lower().endswith("s") else form.lower() + "s",
@@ -166,10 +164,7 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
-    t = re.sub(r"\s+", " ", text.strip())
-    t = re.sub(r"[\s.!~]*(?:[^\w\s.,'’&+#-]\s*)*$", "", t)  # trailing punctuation and emoji
-    t = RE._CLAUSE_OPENERS.sub("", t)
-    t = t.replace("’", "'")
+    t = rewritten(text.strip(), _CLAUSE_TIDY)
     message = message or said
     return (
         _first(_REQUEST, t, said, behaviour=True)

@@ -29,7 +29,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.rules_zh_prefs import LIKE
+from factledger.infrastructure.offline.rules_zh_prefs import RE as PREFS
 from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
@@ -53,14 +53,13 @@ OPENERS = _DATA.regex("OPENERS")
 LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
 
 
-_TIME_OPENER = _DATA.regex("_TIME_OPENER", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_FRONTING = _DATA.compiled_rows("_FRONTING", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def fronted(text: str) -> str:
     """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日",
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
-    text = _TIME_OPENER.sub("", text)
-    text = re.sub(r"^我(?:哪|哪里|哪儿)有(?=[\u4e00-\u9fff])", "我没有", text)  # "我哪有别墅": I have none
+    text = rewritten(text, _FRONTING)
     fired = _FRONTED.first(text)
     return fired.text if fired else text
 
@@ -128,6 +127,7 @@ _PARTNER_NAMES = _DATA.mapping("_PARTNER")
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
 _PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
+_CONSUMED = _DATA.compiled_rows("_CONSUMED")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -154,6 +154,8 @@ _VOCABULARY = VOCABULARY.extended(
         "partner": lambda value: _PARTNER_NAMES.get(value, value) or "对象",
         "partner_by_gender": lambda value: first_row(_PARTNER_BY_GENDER, value, "对象"),
     },
+    # what one smokes or drinks, named or understood from the message ("烟瘾大，在戒了": 烟)
+    readers={"consumed": lambda value, context: value or first_row(_CONSUMED, str(context.get("whole", "")), "")},
     choosers={
         "work_or_location": lambda value, context: (_work_place(value) or ("", "other"))[1],
         "employer": lambda value, context: "work" if looks_like_organisation(tidy(value)) else "location",
@@ -173,9 +175,11 @@ _JOB_CHANGE = registry(_DATA, "job_change", _VOCABULARY)
 _AGE = registry(_DATA, "age", _VOCABULARY)
 _VEHICLE = registry(_DATA, "vehicle", _VOCABULARY)
 _PARTNER = registry(_DATA, "partner", _VOCABULARY)
-#: the changes said as events (moves and job moves first), in the order they are tried
-_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER)
+_QUIT = registry(_DATA, "quit", _VOCABULARY)
+_AMOUNT = registry(_DATA, "amount", _VOCABULARY)
 _LEVEL = registry(_DATA, "level", _VOCABULARY)
+#: the changes said as events (moves and job moves first), in the order they are tried
+_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER, _QUIT, _AMOUNT, _LEVEL)
 _SUBJECT = registry(_DATA, "subject", VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 _LOCATION = registry(_DATA, "location", _VOCABULARY)
 _HABIT = registry(_DATA, "habit", _VOCABULARY)
@@ -184,7 +188,7 @@ _POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
 _ROLE = registry(_DATA, "role", _VOCABULARY)
 _OWNED = registry(_DATA, "owned", _VOCABULARY)
 _FRONTED = registry(_DATA, "fronted", _VOCABULARY)
-_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=LIKE.pattern)
+_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=PREFS.LIKE.pattern)
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
@@ -193,36 +197,8 @@ def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item
     return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
 
 
-_CONSUMED = _DATA.compiled_rows("_CONSUMED")
 #: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
 _CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
-
-
-@named_rule("rules_zh_facts.amount")
-def _amount_fact(core: str, who: str, message: str) -> Item | None:
-    """一天半包烟, 每天就抽两三根, 一周两瓶酒: how much of something the user smokes or drinks."""
-    m = RE._AMOUNT_SAID.match(core)
-    if not m:
-        return None
-    thing = m.group("thing") or first_row(_CONSUMED, m.group(0) + message, "")
-    if not thing:
-        return None
-    return fact_item(f"{who}{m.group('freq')}{m.group('verb') or ''}{m.group('n')}{thing}", "habit")
-
-
-@named_rule("rules_zh_facts.quit")
-def _quit_fact(core: str, said: str, who: str, message: str) -> Item | None:
-    """在戒了, 彻底戒了, 戒烟了: what the user is giving up, named or understood from the message."""
-    m = RE._QUITTING.match(core) or RE._QUITTING_NAMED_FIRST.match(core)
-    if not m:
-        return None
-    thing = m.group("obj") or first_row(_CONSUMED, message, "")
-    if not thing:
-        return None
-    if re.search(r"(?:^|[^已])在戒|正在戒", said):
-        return fact_item(f"{who}在戒{thing}", "habit")
-    degree = "彻底" if "彻底" in said else ""
-    return fact_item(f"{who}{degree}戒{thing}了", "habit")
 
 
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
@@ -232,13 +208,8 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     core = rewritten(rest, _CHANGE_LEADS)
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
-    context = {"message": said_now, "whole": message, "who": who}
-    return (
-        next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
-        or _quit_fact(core, said, who, message)
-        or _amount_fact(core, who, message)
-        or _change_from(_LEVEL, core, who, context)
-    )
+    context = {"message": said_now, "whole": message, "who": who, "said": said}
+    return next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
 
 
 def user_facts(rest: str, said: str, message: str = "") -> Item | None:

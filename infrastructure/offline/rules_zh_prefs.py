@@ -87,6 +87,7 @@ _LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
 _STYLE = registry(_DATA, "style", _VOCABULARY)
 _RECOMMENDATION = registry(_DATA, "recommendation", _VOCABULARY)
 _LIKED_STYLE = registry(_DATA, "liked_style", _VOCABULARY)
+_CALLED = registry(_DATA, "called", _VOCABULARY)
 
 
 def _preference_from(
@@ -137,12 +138,9 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
 
 def _called_preference(rest: str, said: str) -> Item | None:
     """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
-    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈")."""
+    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), by the rules ``called``."""
     called = RE._TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    m = RE._CALL_ME.search(called)
-    if m and not RE._NOT_TO_CALL.search(rest[: m.start()]) and not RE._WHAT_TO_CALL.match(m.group("n")):
-        return preference_item(f"偏好被称呼为{m.group('n')}", "communication_style", said, behaviour=True)
-    return None
+    return _preference_from(_CALLED, called, said)
 
 
 @named_rule("rules_zh_prefs.standing")
@@ -169,14 +167,11 @@ def _standing_preference(content: str, said: str) -> Item:
     return preference_item(text, category, said, behaviour=True)
 
 
-LIKE = _DATA.regex("LIKE")
-
-
 @named_rule("rules_zh_prefs.liked-reply")
 def liked_reply_preference(rest: str, said: str) -> Item | None:
     """'习惯用VSCode' → 偏好使用VSCode (``[[registries.liked_reply]]``, on what is liked); '喜欢简短的回复'
     → 偏好简短的回复风格 (``[[registries.liked_style]]``, on the clause)."""
-    m = LIKE.match(rest)
+    m = RE.LIKE.match(rest)
     if not m:
         return None
     fired = _LIKED_REPLY.first(tidy(m.group("obj")))

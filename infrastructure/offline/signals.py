@@ -47,6 +47,7 @@ from factledger.infrastructure.offline.clauses import (
     strip_exchange,
     zh_mentions_self,
 )
+from factledger.infrastructure.offline.registry import Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 from factledger.infrastructure.offline.wishes import is_answer_wish
@@ -91,6 +92,7 @@ _OPINION_PATTERNS = _pattern_table("_OPINION_PATTERNS")
 _PREF_PATTERNS = _pattern_table("_PREF_PATTERNS")
 #: preferences about how to reply: they count in requests as well as statements
 _REQUEST_PATTERNS = _pattern_table("_REQUEST_PATTERNS")
+_ASKED = registry(_DATA, "asked", Vocabulary())
 
 
 class SignalDetector:
@@ -168,14 +170,9 @@ class SignalDetector:
     @staticmethod
     def _asked(text: str, english: bool) -> list[str]:
         """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
-        pastime they propose sharing: "明天一起去钓鱼吗"."""
-        if english or RE._LISTENER.search(text):
-            return []
-        if RE._MINE.search(text):
-            return ["possession"]
-        if RE._ZH_JOINT_PASTIME.search(text) and not RE._ZH_OTHER_SUBJECT.search(text):
-            return ["habit"]
-        return []
+        pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)."""
+        fired = None if english else _ASKED.first(text)
+        return [fired.text] if fired and fired.text else []
 
     def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
         """Fact and preference categories of a statement, before requests on how to reply."""

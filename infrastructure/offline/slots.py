@@ -26,7 +26,7 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TypeVar
 
 from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
@@ -93,6 +93,9 @@ def looks_like_job(title: str) -> bool:
 # --------------------------------------------------------------------------
 
 
+_CANONICAL = _DATA.compiled_rows("_CANONICAL")
+
+
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
     text = unicodedata.normalize("NFKC", text or "").lower()
@@ -101,10 +104,7 @@ def normalise(text: str) -> str:
 
 def canonical(text: str) -> str:
     """``normalise`` minus particles and time adverbs: the judge's notion of "same words"."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    text = RE._FILLERS_EN.sub(" ", text)
-    text = RE._FILLERS_ZH.sub("", text)
-    return RE._PUNCT.sub("", text)
+    return rewritten(unicodedata.normalize("NFKC", text or "").lower(), _CANONICAL)
 
 
 def _clean_value(value: str) -> str:
@@ -125,7 +125,6 @@ _SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
 _CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
 _CONSUMING = _DATA.compiled_rows("_CONSUMING")
 _MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
-_PARTNER_NAMED = _DATA.text("_PARTNER_NAMED")
 
 #: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
 EN_JOB_WORD = RE.EN_JOB_WORD
@@ -141,24 +140,10 @@ _EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
 _ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
 
 
-def _liking(predicate: str, english: bool) -> tuple[str, str] | None:
-    """('likes:<thing>', 'yes' | 'no') for a liking said with any verb, degree and negation:
-    特别爱吃火锅 and 不喜欢吃火锅 fill likes:火锅 with yes and no; "loves hot pot" and "can't stand
-    hot pot anymore" likes:hot pot. 不再讨厌 is a liking again (two negations)."""
-    m = (
-        RE._EN_LIKING_RE.match(predicate)
-        if english
-        else RE._ZH_INTEREST.match(predicate) or RE._ZH_LIKING.match(predicate)
-    )
-    if not m:
-        return None
-    said = m.group("v") if english else re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", m.group("v"))
-    thing = rewritten(_clean_value(said), _EN_LIKED_THING if english else _ZH_LIKED_THING)
-    thing = _strip_measure(_clean_value(thing)).lower()
-    if not thing:
-        return None
-    negative = bool(m.group("neg")) != bool(m.groupdict().get("against"))
-    return f"likes:{thing}", "no" if negative else "yes"
+def _liked_thing(said: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
+    """The thing a liking is of, without the tail and the light verb around it ("eating hot pot
+    anymore": hot pot, 吃火锅: 火锅)."""
+    return _strip_measure(_clean_value(rewritten(_clean_value(said), rows))).lower()
 
 
 _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
@@ -201,20 +186,19 @@ def species_of(thing: str) -> str | None:
     return first_row(_SPECIES, thing, None)
 
 
-def _consumption(predicate: str) -> tuple[str, str] | None:
-    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); None if not about smoking/drinking."""
+def _consumption(predicate: str) -> list[tuple[str, str]]:
+    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); none if not about smoking/drinking."""
     thing = first_row(_CONSUMED, predicate, None)
     if thing is None or RE._NOT_CONSUMED.search(predicate):
-        return None
+        return []
     amount = RE._AMOUNT.search(predicate)
-    return f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes")
+    return [(f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes"))]
 
 
 _EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
 CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
-Refiner = Callable[[str, re.Match[str], bool], tuple[str, str] | None]
 _VOCABULARY = Vocabulary(
     predicates={
         "said": lambda value, context: bool(_clean_value(value)),
@@ -224,21 +208,39 @@ _VOCABULARY = Vocabulary(
         "job_word": lambda value, context: bool(EN_JOB_WORD.search(value)),
         "bare_title": lambda value, context: bool(RE._EN_BARE_TITLE.search(value)),
         "two_statements": lambda value, context: bool(RE._EN_TWO_STATEMENTS.search(value)),
+        "pet": lambda value, context: bool(species_of(value)) and len(value.split()) <= 3,  # in a few words
     },
     filters={
         "lower": str.lower,
         "clean": _clean_value,
+        "first_clause": lambda value: re.split(r"[，,;；]", value)[0],
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
+        "before_comma": lambda value: re.split(r"[，,]", value)[0],
+        "pet_kind": lambda thing: species_of(thing) or _strip_measure(thing),
+        "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
+        "zh_liked": lambda said: _liked_thing(
+            re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", said), _ZH_LIKED_THING
+        ),
+        "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
     },
 )
 _EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
 _ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
 _ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
+_ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
+_ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
+_ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
+_EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
+_EN_NAMED = registry(_DATA, "en_named", _VOCABULARY)
+_EN_LIKING = registry(_DATA, "en_liking", _VOCABULARY)
+_ZH_LIKING = registry(_DATA, "zh_liking", _VOCABULARY)
 _ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
 _WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
 _ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
+#: what a predicate rule's ``refine`` names: the registry that reads its value again, its slot with it
+_REFINERS = {found.name: found for found in (_ZH_IS, _WORK_PLACE, _ZH_RESIDENCE)}
 _ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
 _EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
 _ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
@@ -246,9 +248,9 @@ _EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
 
 
 def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate)
-    found += [pair for pair in (_consumption(predicate), _liking(predicate, english)) if pair]
-    found += [pair for pair in (_marital(predicate, english), _polarity(predicate, english)) if pair]
+    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate) + _consumption(predicate)
+    found += _pairs(_EN_LIKING if english else _ZH_LIKING, predicate)[:1]
+    found += _pairs(_EN_MARITAL_STATUS if english else _ZH_MARITAL_STATUS, predicate) + _polarity(predicate, english)
     if not english:
         found = _zh_extra(predicate, found)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
@@ -262,74 +264,37 @@ def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
     return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
 
 
-def _polarity(predicate: str, english: bool) -> tuple[str, str] | None:
-    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said."""
+def _polarity(predicate: str, english: bool) -> list[tuple[str, str]]:
+    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said; a pet kept is
+    named by its kind, the rule's ``template`` (养了只柴犬: keeps:狗)."""
     fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
     if fired is None:
-        return None
-    prefix, thing = fired.rule.values["prefix"], _strip_measure(_clean_value(fired.match.group("v"))).lower()
-    if prefix == "keeps:":
-        first = re.split(r"[，,]", thing)[0]
-        thing = species_of(first) or _strip_measure(first)
-    elif english and prefix == "possession:" and species_of(thing) and len(thing.split()) <= 3:
-        prefix, thing = "keeps:", species_of(thing) or thing  # "has a golden retriever" keeps a dog
-    return prefix + thing, "no" if fired.match.groupdict().get("neg") else "yes"
+        return []
+    thing = fired.text or _strip_measure(_clean_value(fired.match.group("v"))).lower()
+    return [(fired.rule.values["prefix"] + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
 
 
 def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """A named pet and its breed, what it is, how many, and the partner by name."""
-    found += _pairs(_ZH_PET, predicate)
-    m = RE._COUNT.search(re.split(r"[，,]", predicate)[0])
-    if m:
-        found.insert(0, (f"count:{m.group('t')}", _number(m.group("n"))))
-    partner = re.match(_PARTNER_NAMED, predicate)
-    if partner:  # "和男朋友阿杰在一起三年了": dating, and with whom
-        found.insert(0, ("relationship:伴侣:name", partner.group("v")))
-    return found
+    """The partner by name and how many of a thing first, then a named pet, its breed and what it is."""
+    first_clause = re.split(r"[，,]", predicate)[0]
+    return _pairs(_ZH_PARTNER, predicate) + _pairs(_ZH_COUNT, first_clause) + found + _pairs(_ZH_PET, predicate)
 
 
 def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
     """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
-    ("住了十几年") leaves the rest to try, one with no value at all ends the search."""
+    ("住了十几年") leaves the rest to try, one with no value at all ends the search. A rule's
+    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半)."""
     for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
         said = fired.match.group("v")
         value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
         if not value:
             return None
+        refiner = _REFINERS.get(fired.rule.values.get("refine", ""))
         slot = fired.rule.render(fired.rule.values["slot"], fired.match)
-        refine = _REFINE.get(fired.rule.values.get("refine", slot))
-        refined = refine(value, fired.match, english) if refine else (slot, value)
+        refined = _refined(refiner, value) if refiner else (slot, fired.text or value)
         if refined:
             return refined
     return None
-
-
-def _measured(slot: str) -> Refiner:
-    """An English value said with its article or count ("a Pixel 6") is the thing itself."""
-    return lambda value, m, english: (slot, _strip_measure(value) if english else value)
-
-
-#: what a predicate rule's slot (or its ``refine``) needs checked or rewritten before it is filled
-_REFINE: dict[str, Refiner] = {
-    "employment": lambda value, m, english: ("employment", f"{value}/{_clean_value(m.group('w'))}"),
-    "work_location": lambda value, m, english: _refined(_WORK_PLACE, value),
-    "is": lambda value, m, english: _refined(_ZH_IS, value),
-    "job": _measured("job"),
-    "vehicle": _measured("vehicle"),
-    "phone": _measured("phone"),
-    "age": lambda value, m, english: ("age", _number(m.group("v")) + ("半" if m.groupdict().get("half") else "")),
-    "origin": lambda value, m, english: ("origin", re.sub(r"的$", "", value) or value),
-    "residence": lambda value, m, english: ("residence", value) if english else _refined(_ZH_RESIDENCE, value),
-}
-
-
-def _marital(predicate: str, english: bool) -> tuple[str, str] | None:
-    if not (RE._EN_MARITAL if english else RE._ZH_MARITAL).match(predicate):
-        return None
-    if english and RE._EN_DATING_NAMED.match(predicate):
-        return None  # "is dating Priya": who, read as the partner slot
-    status = first_row(_MARITAL_WORDS, predicate, None)
-    return ("marital", status) if status else None
 
 
 _CN_DIGITS = _DATA.table("_CN_DIGITS")
@@ -424,9 +389,7 @@ def _slots(text: str) -> list[tuple[str, str]]:
     found = _match_predicates(predicate, english)
     if role is not None and english and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        named = RE._EN_NAMED_IS.fullmatch(predicate) or RE._EN_NAMED_FIRST.match(predicate)
-        if named:
-            found = [("name", named.group("v"))]
+        found = _pairs(_EN_NAMED, predicate)[:1]
     if role is not None:
         canonical_role = ROLE_SYNONYMS.get(role.lower(), role)
         return [(f"relationship:{canonical_role}:{slot}", value) for slot, value in found]
@@ -479,7 +442,7 @@ def is_exclusive_slot(slot: str) -> bool:
 # --------------------------------------------------------------------------
 
 _ZH_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_ZH_NEGATIONS")
-_EN_CONTRACTIONS = _DATA.rows("_EN_CONTRACTIONS")
+_EN_CONTRACTIONS = _DATA.compiled_rows("_EN_CONTRACTIONS")
 _EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIONS")
 
 
@@ -496,8 +459,7 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
     english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
     if english:
-        for short, long in _EN_CONTRACTIONS:
-            lowered = lowered.replace(short, long)
+        lowered = rewritten(lowered, _EN_CONTRACTIONS)
         m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
         if m:
             positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]

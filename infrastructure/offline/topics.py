@@ -130,8 +130,7 @@ def _same(a: str, b: str) -> bool:
 
 def _body(fact: str) -> str | None:
     """What a fact says of the user, or None when it is about someone else."""
-    prefix = next((prefix for prefix in ("用户", "The user ", "the user ") if fact.startswith(prefix)), "")
-    body = fact[len(prefix) :]  # "用户的老板…", "the user's wife …" are someone else's, as any other name of one
+    body = re.sub(r"^(?:用户|[Tt]he user )", "", fact)  # "用户的老板…", "the user's wife …" are someone else's
     return None if _SOMEONE_ELSE.search(body) else body
 
 
