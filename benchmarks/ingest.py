@@ -64,13 +64,8 @@ def library_run(uri: str, work: list[tuple[str, str]]) -> tuple[dict[str, float]
             if n % 1000 == 0:
                 note(f"  (a) {n}/{len(work)} messages, {n / (time.perf_counter() - start):.1f} msg/s")
         elapsed = time.perf_counter() - start
-        with psycopg.connect(uri) as conn:
-            rows = conn.execute(
-                SQL("SELECT originator_id, originator_version, topic, state FROM {} ORDER BY notification_id").format(
-                    Identifier(schema, EVENTS)
-                )
-            ).fetchall()
-    groups = message_groups(rows)
+        groups = saved_groups(uri, schema)
+    rows = [row for group in groups for row in group]
     figures = {
         "library_msg_per_s": len(work) / elapsed,
         "library_p50_ms": percentile(latencies, 50),
@@ -80,6 +75,17 @@ def library_run(uri: str, work: list[tuple[str, str]]) -> tuple[dict[str, float]
         "event_bytes_avg": sum(len(r[3]) for r in rows) / max(1, len(rows)),
     }
     return figures, groups
+
+
+def saved_groups(uri: str, schema: str) -> list[list[tuple[Any, ...]]]:
+    """The event rows of the ledger in ``schema``, in log order, grouped by the save that wrote them."""
+    with psycopg.connect(uri) as conn:
+        rows = conn.execute(
+            SQL("SELECT originator_id, originator_version, topic, state FROM {} ORDER BY notification_id").format(
+                Identifier(schema, EVENTS)
+            )
+        ).fetchall()
+    return message_groups(rows)
 
 
 def message_groups(rows: list[tuple[Any, ...]]) -> list[list[tuple[Any, ...]]]:

@@ -31,14 +31,12 @@ from typing import Any
 
 import psycopg
 from common import emit, ledger, medians, note, parser, server_uri
-from ingest import ceiling_run, message_groups, workload
+from ingest import ceiling_run, saved_groups, workload
 from psycopg import _pipeline
-from psycopg.sql import SQL, Identifier
 
 from factledger.application.ingestion import Ingestion
 
 TARGET = 0.30
-EVENTS = "factledger_events"
 
 
 @contextmanager
@@ -89,13 +87,8 @@ def run(uri: str, work: list[tuple[str, str]]) -> dict[str, float]:
             for user, text in work:
                 service.ingest(user, text)
             elapsed = time.perf_counter() - start
-        with psycopg.connect(uri) as conn:
-            rows = conn.execute(
-                SQL("SELECT originator_id, originator_version, topic, state FROM {} ORDER BY notification_id").format(
-                    Identifier(schema, EVENTS)
-                )
-            ).fetchall()
-    ceiling = ceiling_run(uri, message_groups(rows))
+        groups = saved_groups(uri, schema)
+    ceiling = ceiling_run(uri, groups)
     n = len(work)
     ms = {stage: seconds * 1000 / n for stage, seconds in spent.items()}
     total = elapsed * 1000 / n
