@@ -13,13 +13,16 @@ a habit) 0.6.
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
 from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
-from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN
+from factledger.infrastructure.offline.rule_data import rules
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten
+
+_DATA = rules("rules_common")
+RE = _DATA.patterns()
 
 FACT_CONFIDENCE = 0.9  # an explicit statement filling a known slot
 GENERIC_CONFIDENCE = 0.8  # an explicit statement restated as said (no slot recognised)
@@ -27,13 +30,9 @@ HEDGED_CONFIDENCE = 0.6  # "可能", "好像", "I think": said, but not firmly
 PREF_STRENGTH = 0.8
 STRONG_PREF_STRENGTH = 0.95
 INFERRED_PREF_STRENGTH = 0.6  # read from behaviour (a one-off request, a habit), not stated as a liking
-_STATED_LIKING = re.compile(r"喜欢|希望|偏好|倾向|想要|习惯|\b(?:prefer|like|love|want)\b", re.IGNORECASE)
 
-CJK = r"[\u4e00-\u9fff]"
-_STRONG = re.compile(
-    r"非常|特别|一定|千万|务必|绝对|超级|极其|尤其|最(?!近|后|初|好)|\b(?:really|strongly|absolutely|definitely)\b",
-    re.IGNORECASE,
-)
+CJK = _DATA.text("CJK")
+_THIRD_PERSON = _DATA.compiled_rows("_THIRD_PERSON", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 class Item(NamedTuple):
@@ -93,9 +92,9 @@ def preference_item(text: str, category: str, said: str, behaviour: bool = False
     """A preference; ``behaviour`` marks one read from what the user does or asks for
     ("简短点", "我平时用VSCode") rather than said as a liking: the spec's 0.5–0.7 band,
     unless the words themselves state a liking or are strongly worded."""
-    if _STRONG.search(said):
+    if RE._STRONG.search(said):
         strength = STRONG_PREF_STRENGTH
-    elif behaviour and not _STATED_LIKING.search(said):
+    elif behaviour and not RE._STATED_LIKING.search(said):
         strength = INFERRED_PREF_STRENGTH
     else:
         strength = PREF_STRENGTH
@@ -105,17 +104,14 @@ def preference_item(text: str, category: str, said: str, behaviour: bool = False
 
 
 def third_person(text: str) -> str:
-    """我 → 用户, 我的 → 用户的, 我们公司 → 用户的公司: how the spec wants facts written."""
-    text = re.sub(r"我们(?=公司|团队|部门|小组|组|单位|学校|项目)", "用户的", text)
-    text = re.sub(r"我(?=" + ZH_ROLE_PATTERN + r")", "用户的", text)  # 我父亲 → 用户的父亲
-    text = text.replace("我的", "用户的").replace("我们", "用户").replace("我", "用户")
-    return text
+    """我 → 用户, 我的 → 用户的, 我们公司 → 用户的公司 (``_THIRD_PERSON``): how the spec wants facts written."""
+    return rewritten(text, _THIRD_PERSON)
 
 
 def tidy(value: str) -> str:
     """A value as said, without trailing particles or quotes."""
     value = value.strip().strip("'\"“”‘’「」 ")
-    return re.sub(r"(?<![了啦呢哦喔呀啊吧])(?:了|啦|呢|哦|喔|呀|啊|吧)+$", "", value).strip()
+    return RE._TRAILING_PARTICLES.sub("", value).strip()
 
 
 #: what every module's registries may name: ``tidy`` / ``third_person`` filters, ``said(v)`` (a value left after tidying)
