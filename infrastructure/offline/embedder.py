@@ -34,28 +34,11 @@ from factledger.infrastructure.offline.slots import rewritten, slot_of
 _DATA = rules("embedder")
 RE = _DATA.patterns()
 
-#: weight of the slot feature against the unit n-gram part; with 4, two facts
-#: about the same slot with nothing else in common still score 4/5
-SLOT_WEIGHT_SQUARED = 4.0
-#: a relationship fact also shares a feature with others about the same person
-ROLE_WEIGHT_SQUARED = 1.0
-#: each slot feature is spread over this many buckets, so that two slots whose
-#: hashes collide in one bucket share only a small part of their weight
-SLOT_SPREAD = 8
-#: a preference about replies gets a feature for each dimension it takes a side on
-#: (length, tone, emoji …), so "偏好简短的回复风格" meets "偏好详细的回复风格"
-DIMENSION_WEIGHT_SQUARED = 4.0
-#: facts about work (employer, job, where, quitting) share a feature, so a new job
-#: is compared with every fact about the old one
-WORK_SLOTS = frozenset({"employer", "employment", "job", "work_location", "company_location", "employment_status"})
-WORK_WEIGHT_SQUARED = 4.0
-#: a liking said with a verb ("喜欢看…", "prefers reading …"): tastes of one kind meet, so the
-#: judge sees "现在更喜欢看Y" next to "喜欢看X"; light, so two tastes are not one preference
-TASTE_WEIGHT_SQUARED = 2.5
-#: English texts are shorter in features: the same pull needs less weight
-EN_TASTE_WEIGHT_SQUARED = 0.6
-#: two requests for all later answers kept in the user's words, with one verb, meet
-ASKED_WEIGHT_SQUARED = 2.5
+#: the weight (squared) of each kind of feature beside the unit n-gram part, and over how many buckets
+#: one is spread: ``[tables._WEIGHTS]`` says why each is what it is
+_WEIGHTS = _DATA.table("_WEIGHTS")
+#: facts about work (employer, job, where, quitting) share a feature
+_WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
 
 
 def _bucket(feature: str, dimension: int) -> tuple[int, float]:
@@ -107,7 +90,7 @@ def _as_third_person(text: str) -> str:
         en_third_person,  # late: rules import slots too
     )
 
-    if re.search(r"[\u3400-\u9fff]", text):
+    if RE._HAN.search(text):
         text = text.strip().replace("我的", "用户的").replace("我", "用户")
         # a preference is written without its subject ("喜欢看纪录片"): it is still the user's
         return text if text.startswith("用户") else "用户" + text
@@ -154,30 +137,30 @@ class HashedNgramEmbedder:
         vector = self._unit(vector) or vector
         slot = slot_of(text) or slot_of(_as_third_person(text))
         if slot is not None:
-            self._add(vector, "slot:" + slot[0], SLOT_WEIGHT_SQUARED)
+            self._add(vector, "slot:" + slot[0], "slot")
             if slot[0].startswith("relationship:"):
-                self._add(vector, "role:" + slot[0].split(":")[1], ROLE_WEIGHT_SQUARED)
-            elif slot[0] in WORK_SLOTS:
-                self._add(vector, "family:work", WORK_WEIGHT_SQUARED)
+                self._add(vector, "role:" + slot[0].split(":")[1], "role")
+            elif slot[0] in _WORK_SLOTS:
+                self._add(vector, "family:work", "work")
         elif not RE._FACT_SUBJECT.match(text):
             for dimension in dimensions(text):
-                self._add(vector, "dimension:" + dimension, DIMENSION_WEIGHT_SQUARED)
+                self._add(vector, "dimension:" + dimension, "dimension")
         asked = RE._ASKED.match(text)
         if asked:  # two requests for all later answers with the same verb (推荐, 叫, 写成 …) meet
-            self._add(vector, "asked:" + asked.group("verb"), ASKED_WEIGHT_SQUARED)
+            self._add(vector, "asked:" + asked.group("verb"), "asked")
         taste = RE._TASTE.search(text)
         if taste:
-            weight = TASTE_WEIGHT_SQUARED if taste.group("zh") else EN_TASTE_WEIGHT_SQUARED
-            self._add(vector, "taste:" + (taste.group("zh") or taste.group("en")).lower()[:4], weight)
+            said = taste.group("zh") or taste.group("en")
+            self._add(vector, "taste:" + said.lower()[:4], "taste" if taste.group("zh") else "en_taste")
         unit = self._unit(vector)
         if unit is None:
             # nothing to hash (empty or punctuation only): a fixed valid unit vector
             return [1.0 / math.sqrt(self._dimension)] * self._dimension
         return unit
 
-    def _add(self, vector: list[float], feature: str, weight_squared: float) -> None:
-        share = math.sqrt(weight_squared / SLOT_SPREAD)
-        for part in range(SLOT_SPREAD):
+    def _add(self, vector: list[float], feature: str, weight: str) -> None:
+        share = math.sqrt(_WEIGHTS[weight] / _WEIGHTS["spread"])
+        for part in range(_WEIGHTS["spread"]):
             index, sign = _bucket(f"{feature}#{part}", self._dimension)
             vector[index] += sign * share
 
