@@ -33,15 +33,6 @@ _POLES = tuple(
 )
 
 
-def code_language(text: str) -> str | None:
-    """The programming language a preference asks code examples in ("偏好用Rust写代码示例" → rust)."""
-    text = unicodedata.normalize("NFKC", text or "")
-    if not RE._CODE_CONTEXT.search(text):
-        return None
-    m = RE._CODE_LANGUAGE.search(text)
-    return _CODE_LANGUAGES[m.group("l").lower()] if m else None
-
-
 def dimensions(text: str) -> dict[str, str]:
     """{dimension: pole or value} for everything the preference text asks of replies."""
     text = unicodedata.normalize("NFKC", text or "")
@@ -58,11 +49,11 @@ def dimensions(text: str) -> dict[str, str]:
     limit = RE._ZH_WORD_LIMIT.search(text) or RE._EN_WORD_LIMIT.search(text)
     if limit and RE._LIMITING.search(text):
         found["word_limit"] = limit.group("n")
-    language = code_language(text)
-    if language:
-        m = RE._CODE_LANGUAGE.search(text)
-        refused = m is not None and bool(RE._REFUSAL.search(text[: m.start()]))
-        found["code_language"] = f"not {language}" if refused else language
+    # the programming language code examples are asked in ("偏好用Rust写代码示例" → rust), else the reply's
+    m = RE._CODE_LANGUAGE.search(text) if RE._CODE_CONTEXT.search(text) else None
+    if m:
+        language = _CODE_LANGUAGES[m.group("l").lower()]
+        found["code_language"] = f"not {language}" if RE._REFUSAL.search(text[: m.start()]) else language
     else:
         m = RE._REPLY_LANGUAGE.search(text) or RE._REPLY_WORDS.search(text)
         if m and RE._SPEAKING.search(text):
@@ -71,4 +62,4 @@ def dimensions(text: str) -> dict[str, str]:
     return found
 
 
-__all__ = ["code_language", "dimensions"]
+__all__ = ["dimensions"]
