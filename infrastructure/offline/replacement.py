@@ -53,8 +53,9 @@ RE = _DATA.patterns()
 #: how many of the latest known facts a change is read against
 RECENT = 6
 
-_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_EN_OTHER_SUBJECT = _DATA.regex("_EN_OTHER_SUBJECT", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 _ROLES = Vocabulary(
     filters={
@@ -79,13 +80,13 @@ def _owner(fact: str) -> str | None:
 def _someone_else(message: str, owner: str, english: bool) -> bool:
     """Whether the message tells of someone other than the fact's owner: their change is not the owner's."""
     if english and not owner:
-        return bool(re.match(r"^\W*(?:(?:my|our)\s+(?:" + EN_ROLE_PATTERN + r")|he|she)\b", message, re.I))
+        return bool(_EN_OTHER_SUBJECT.match(message))
     if english:
         return any(m.group(0).split()[-1].lower() != owner.split()[-1] for m in _EN_SOMEONE.finditer(message))
     if not owner:
         # "纠正一下，她是福建人": a clause whose subject is he or she
-        someone = told_of_someone_else(message) or bool(re.search(r"(?:^|[，,。！!？?\s])[他她](?!们)", message))
-        return someone and not re.search(r"我(?!们)", message)
+        someone = told_of_someone_else(message) or bool(RE._ZH_HE_OR_SHE.search(message))
+        return someone and not RE._ZH_I.search(message)
     # 他/她 in a message about a relative is that relative ("更正一下，她是重庆人")
     return any(ROLE_SYNONYMS.get(m.group(0), m.group(0)) != owner for m in _ZH_ROLE.finditer(message))
 
@@ -94,24 +95,19 @@ def _frame(fact: str) -> set[str]:
     """The pieces of a fact that say what it is about: characters (Chinese) or words (English)."""
     if not is_english(fact):
         return set(RE._ZH_NOISE.sub("", fact))
-    words = re.findall(r"[a-z][a-z'-]*", fact.lower())
-    return {w for w in words if w not in _EN_STOP}
+    return {w for w in RE._EN_FRAME_WORD.findall(fact.lower()) if w not in _EN_STOP}
 
 
-_ZH_KINDS = _DATA.mapping("_ZH_KINDS")
-_EN_KINDS = _DATA.mapping("_EN_KINDS")
+_ZH_KINDS = {kind: re.compile(words) for kind, words in _DATA.mapping("_ZH_KINDS").items()}
+# each word from its start: "train" is no commute in "training", nor "car" in "career"
+_EN_KINDS = {kind: re.compile(rf"(?<![a-z])(?:{words})", re.I) for kind, words in _DATA.mapping("_EN_KINDS").items()}
 
 
 @functools.lru_cache(maxsize=256)  # asked of the whole message once per clause that tells a change
 def _kinds(fact: str) -> frozenset[str]:
     if not is_english(fact):
-        return frozenset(k for k, words in _ZH_KINDS.items() if re.search(words, fact.removeprefix("用户")))
-    # each word from its start: "train" is no commute in "training", nor "car" in "career"
-    return frozenset(k for k, words in _EN_KINDS.items() if re.search(rf"(?<![a-z])(?:{words})", fact, re.IGNORECASE))
-
-
-def _slot_names(fact: str) -> set[str]:
-    return {slot for slot, _ in slots_of(fact)}
+        return frozenset(k for k, words in _ZH_KINDS.items() if words.search(fact.removeprefix("用户")))
+    return frozenset(k for k, words in _EN_KINDS.items() if words.search(fact))
 
 
 def told_changes(message: str, covered: Sequence[str]) -> list[str]:
@@ -122,15 +118,15 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
     for clause in split_clauses(message):
         text = clause.text.strip()
         changed = (RE._EN_CHANGED if english else RE._ZH_CHANGED).search(text)
-        if not changed or re.search(r"[?？吗]$|你|您|\byou\b", text, re.IGNORECASE):
+        if not changed or RE._ASKED_OR_TO_YOU.search(text):
             continue
         # "单位把我同事调去了佛山": someone else's change; "跟对象一起搬到温江" is the user's, with them
         someone = _EN_SOMEONE if english else _ZH_ROLE
-        if any(not re.search(RE._COMPANION, text[: m.start()][-6:]) for m in someone.finditer(text)):
+        if any(not RE._COMPANION.search(text[: m.start()][-6:]) for m in someone.finditer(text)):
             continue
         if english:
-            said = re.sub(r"^(?:and |so |then )*(?:we|me and \w+|\w+ and i)\b", "I", clean_en(text), flags=re.I)
-            said = en_third_person(said if re.match(r"(?i)i\b|i'm\b|my\b", said) else f"I {said}")
+            said = RE._EN_WE.sub("I", clean_en(text))
+            said = en_third_person(said if RE._EN_SAID_AS_I.match(said) else f"I {said}")
         else:
             said = "用户" + third_person(clean_said(text)).removeprefix("用户")
         value = set(text[changed.end() :]) - set(" ，,。.!！了啦呀啊吧")
@@ -170,7 +166,7 @@ def replaced_fact(new_fact: str, message: str, known: Sequence[str], told: bool 
     if owner is None or _someone_else(message, owner, english):
         return None
     kinds = _kinds(new_fact) | (_kinds(message) if told else frozenset())
-    new = _Said(new_fact, owner, _frame(new_fact), _slot_names(new_fact), kinds, told)
+    new = _Said(new_fact, owner, _frame(new_fact), {slot for slot, _ in slots_of(new_fact)}, kinds, told)
     # the one that shares most, the latest of those; over a lower bar for a correction
     scored = [
         (_score(new, fact, correcting, english, apart), -age, fact)
@@ -197,7 +193,7 @@ def _score(new: _Said, fact: str, correcting: bool, english: bool, apart: bool) 
     history = RE._EN_HISTORY if english else RE._ZH_HISTORY
     if _owner(fact) != new.owner or fact == new.text or (not correcting and history.search(fact)):
         return None
-    its_frame, its_slots = _frame(fact), _slot_names(fact)
+    its_frame, its_slots = _frame(fact), {slot for slot, _ in slots_of(fact)}
     if any(is_liking_slot(s) for s in new.slots) and not any(is_liking_slot(s) for s in its_slots):
         return None  # "挺喜欢现在的工作" says how the user feels, not that the job changed
     if apart and {*new.slots, *its_slots} >= {"job", "work_location"} and not new.slots & its_slots:
