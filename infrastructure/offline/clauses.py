@@ -82,15 +82,13 @@ def split_clauses(text: str) -> list[Clause]:
     return clauses
 
 
-# --------------------------------------------------------------------------
-# Small talk and questions
-# --------------------------------------------------------------------------
+# -- Small talk and questions ----------------------------------------------------------------------
 
 
 def is_small_talk(text: str) -> bool:
     """True when nothing but greetings, thanks and acknowledgements is left (or nothing at all)."""
     # punctuation, emoji and spaces go, so "thank you!" folds to "thankyou"
-    folded = re.sub(r"[\s\W_]+", "", unicodedata.normalize("NFKC", text or "").lower())
+    folded = RE._NO_LETTER.sub("", unicodedata.normalize("NFKC", text or "").lower())
     return not folded or RE._SMALL_TALK.fullmatch(folded) is not None
 
 
@@ -109,9 +107,7 @@ def is_question(clause: Clause) -> bool:
         return True
     # a question word asks when nothing first-person is stated ("你住哪"), or with a
     # questioning end ("你喜欢什么风格的呢"); "我打算买几个蛋挞" states a plan
-    return bool(RE._QUESTION_WORDS.search(text)) and (
-        text.endswith(("呢", "啊", "呀")) or text.startswith(("你", "您")) or "我" not in text
-    )
+    return bool(RE._QUESTION_WORDS.search(text) and RE._ASKING_FORM.search(text))
 
 
 def is_question_to_assistant(clause: Clause) -> bool:
@@ -119,12 +115,10 @@ def is_question_to_assistant(clause: Clause) -> bool:
     if not is_question(clause):
         return False
     text = clause.text.strip()
-    return bool(RE._ADDRESSES_ASSISTANT.search(text) or re.search(r"\byou\b", text, re.IGNORECASE))
+    return bool(RE._ADDRESSES_ASSISTANT.search(text))
 
 
-# --------------------------------------------------------------------------
-# Who a statement is about
-# --------------------------------------------------------------------------
+# -- Who a statement is about ----------------------------------------------------------------------
 
 
 def zh_mentions_self(text: str) -> bool:
@@ -172,9 +166,7 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------
-# Standing requests: how the assistant should answer from now on
-# --------------------------------------------------------------------------
+# -- Standing requests: how the assistant should answer from now on --------------------------------
 
 
 def standing_request(text: str) -> str | None:
@@ -192,7 +184,7 @@ def standing_request(text: str) -> str | None:
     if m is None:
         return None
     rest = RE._REQUEST_END.sub("", said[m.end() :])
-    if not re.sub(r"[^\w]", "", rest) or RE._PUT_OFF.match(said[m.start("verb") - 1 : m.end() + 1]):
+    if not RE._WORD_CHARACTER.search(rest) or RE._PUT_OFF.match(said[m.start("verb") - 1 : m.end() + 1]):
         return None  # "以后再说吧": putting something off, not a request
     if not (RE._REQUEST_END.search(said) or RE._TO_THE_ASSISTANT.search(said)):
         return None
