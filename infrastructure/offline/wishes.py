@@ -39,11 +39,8 @@ RE = _DATA.patterns()
 # -- what makes a clause a wish about answers --------------------------------------------------
 
 _ZH_SOMEONE = _DATA.regex("_ZH_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-
-_FOR_SOMEONE = _DATA.regex(
-    "_FOR_SOMEONE", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN
-)
+_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_FOR_SOMEONE = _DATA.regex("_FOR_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 # -- what the preference says, by dimension and side ---------------------------------------------
 
@@ -100,7 +97,7 @@ def _is_wish(clause: Clause, said: str) -> bool:
         return False
     imperative = (RE._EN_IMPERATIVE if english else RE._ZH_IMPERATIVE).match(said)
     # the answers named, or what only they hold asked of the assistant by a request
-    asked_of_me = imperative or RE._STATED.search(said) or re.search(r"给我|\bme\b", said, re.IGNORECASE)
+    asked_of_me = imperative or RE._STATED.search(said) or RE._TO_ME.search(said)
     if not (answers.search(said) or (parts.search(said) and asked_of_me)) or _FOR_SOMEONE.search(said):
         return False
     standing = (RE._EN_STANDING if english else RE._ZH_STANDING).search(said)
@@ -144,11 +141,10 @@ def _name(dimension: str, value: str, said: str, english: bool) -> str:
 def _structure(said: str, english: bool) -> tuple[str, str]:
     """A structured answer in the user's word for it, as the request rules say it ("偏好用表格的形式回复",
     "Prefers numbered lists"); points said as 分点 / 分条 are "偏好分点列出的回复格式"."""
+    m = (RE._EN_STRUCTURE if english else RE._ZH_STRUCTURE).search(said)
     if english:
-        m = re.search(r"bullet(?:ed)?[- ]points?|bullets|(?:numbered |bulleted )?lists?|tables?", said, re.IGNORECASE)
         form = m.group(0).lower() if m else "bullet points"
         return f"Prefers {form if form.endswith('s') else form + 's'}", "format"
-    m = re.search(r"列表|表格|代码块|markdown|要点|图表", said, re.IGNORECASE)
     return (f"偏好用{m.group(0).lower()}的形式回复" if m else "偏好分点列出的回复格式"), "format"
 
 
