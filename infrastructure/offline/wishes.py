@@ -1,26 +1,22 @@
 """Wishes about how the assistant should answer: the spec's preferences, read in either language.
 
-How the user wants to be answered is what the spec's preferences are for
-(communication_style, format, language …). A clause is such a wish when it
-holds three things:
+How the user wants to be answered is what the spec's preferences are for (communication_style,
+format, language …). A clause is such a wish when it holds three things (each a pair of patterns in
+rules/wishes.toml):
 
-* a word of wishing or asking (希望, 想要, 请, 别, 不要, 少, 多给, 能不能, 以后 …;
-  I'd like, please, don't, no more, keep it, prefer …) or a liking said of
-  answers (不喜欢回复太长, I hate long answers);
-* the answers themselves (回答, 回复, 解释, 你说 …; answers, replies, explain,
-  you …) or what only an answer holds (例子, 代码示例, 表格, 术语, emoji;
-  examples, bullet points, jargon), asked of the assistant;
-* a side of one dimension of answers (``dimensions``: length, layout, reply
-  language, examples, formality, directness, technicality, order …).
+* a word of wishing or asking (希望, 别, 能不能, 以后 …; I'd like, please, don't, keep it …) or a
+  liking said of answers (不喜欢回复太长, I hate long answers);
+* the answers themselves (回答, 你说 …; answers, replies, you …) or what only an answer holds (例子,
+  表格, 术语, emoji; examples, bullet points, jargon), asked of the assistant;
+* a side of one dimension of answers (``dimensions``: length, layout, reply language, examples …).
 
-It is no wish about answers when it is a question (save a polite request for
-all later answers: "能不能以后回答短一点？"), when someone else is its subject
-or owns the answers (我老板不喜欢回复太长, my boss wants shorter answers), when
-it asks one thing now (给我详细解释一下这段代码, give me a detailed explanation
-of X), or when what is wished is no answer (希望明天不下雨, I'd like a long
-holiday). The preference says the side preferred, however the wish was put
-("不要给我太长的回复" → 偏好简短的回复风格), in the words the other reply rules
-use, so the judge sees two wishes on one dimension as one that changed.
+It is no wish about answers when it is a question (save a polite request for all later answers:
+"能不能以后回答短一点？"), when someone else is its subject or owns the answers (我老板不喜欢回复太长,
+my boss wants shorter answers), when it asks one thing now (给我详细解释一下这段代码, give me a
+detailed explanation of X), or when what is wished is no answer (希望明天不下雨, I'd like a long
+holiday). The preference says the side preferred, however the wish was put ("不要给我太长的回复" →
+偏好简短的回复风格), in the words the other reply rules use, so the judge sees two wishes on one
+dimension as one that changed.
 """
 
 from __future__ import annotations
@@ -114,7 +110,7 @@ def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
     """(preference text, category) for one side of one dimension, in the language of ``said``."""
     english = is_english(said)
     says = _EN_SAYS if english else _ZH_SAYS
-    if dimension in _NAMED:
+    if (dimension, "named") in says:  # a side that is a value named in the text (a language, a number)
         refused, value = side.startswith("not "), side.removeprefix("not ")
         text, category = says[(dimension, "refused" if refused else "named")]
         return text.format(name=_name(dimension, value, said, english)), category
@@ -122,10 +118,6 @@ def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
         return _structure(said, english)
     words, finer = _FINER_SIDES.get((dimension, side), ("", side))
     return says.get((dimension, finer if words and re.search(words, said, re.IGNORECASE) else side), ("", ""))
-
-
-#: dimensions whose side is a value named in the text (a language, a number), not a pole
-_NAMED = ("code_language", "reply_language", "word_limit")
 
 
 def _name(dimension: str, value: str, said: str, english: bool) -> str:
