@@ -53,10 +53,7 @@ def fold_cjk_spaces(text: str) -> str:
 def _split_on(pattern: re.Pattern[str], text: str) -> list[tuple[str, str]]:
     """(joiner, part) pairs: the text cut at each conjunction, which opens the part after it."""
     pieces = pattern.split(text)
-    parts = [("", pieces[0])]
-    for i in range(1, len(pieces), 2):
-        parts.append((pieces[i].strip(), pieces[i + 1]))
-    return parts
+    return [("", pieces[0]), *zip((joiner.strip() for joiner in pieces[1::2]), pieces[2::2], strict=True)]
 
 
 def split_clauses(text: str) -> list[Clause]:
