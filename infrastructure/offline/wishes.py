@@ -41,16 +41,10 @@ _FOR_SOMEONE = _DATA.regex("_FOR_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_R
 # -- what the preference says, by dimension and side ---------------------------------------------
 
 _ORDER = _DATA.words("_ORDER")
-
-
-def _pole_table(name: str) -> dict[tuple[str, str], tuple[str, str]]:
-    """``[tables.NAME]`` of ``dimension.side = [two strings]`` lines, keyed by (dimension, side)."""
-    return {(dimension, side): says for dimension, sides in _DATA.table(name).items() for side, says in sides.items()}
-
-
-_ZH_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_ZH_SAYS")
-_EN_SAYS: dict[tuple[str, str], tuple[str, str]] = _pole_table("_EN_SAYS")
-_FINER_SIDES: dict[tuple[str, str], tuple[str, str]] = _pole_table("_FINER_SIDES")
+#: ``dimension.side = [two strings]`` tables as written: {dimension: {side: (text, category)}}, or (words, finer side)
+_ZH_SAYS: dict[str, dict[str, tuple[str, str]]] = _DATA.table("_ZH_SAYS")
+_EN_SAYS: dict[str, dict[str, tuple[str, str]]] = _DATA.table("_EN_SAYS")
+_FINER_SIDES: dict[str, dict[str, tuple[str, str]]] = _DATA.table("_FINER_SIDES")
 _LANGUAGE_NAMES = _DATA.mapping("_LANGUAGE_NAMES")
 _CODE_NAMES = _DATA.mapping("_CODE_NAMES")
 
@@ -109,15 +103,15 @@ def _is_wish(clause: Clause, said: str) -> bool:
 def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
     """(preference text, category) for one side of one dimension, in the language of ``said``."""
     english = is_english(said)
-    says = _EN_SAYS if english else _ZH_SAYS
-    if (dimension, "named") in says:  # a side that is a value named in the text (a language, a number)
+    says = (_EN_SAYS if english else _ZH_SAYS).get(dimension, {})
+    if "named" in says:  # a side that is a value named in the text (a language, a number)
         refused, value = side.startswith("not "), side.removeprefix("not ")
-        text, category = says[(dimension, "refused" if refused else "named")]
+        text, category = says["refused" if refused else "named"]
         return text.format(name=_name(dimension, value, said, english)), category
     if dimension == "layout" and side == "structured":
         return _structure(said, english)
-    words, finer = _FINER_SIDES.get((dimension, side), ("", side))
-    return says.get((dimension, finer if words and re.search(words, said, re.IGNORECASE) else side), ("", ""))
+    words, finer = _FINER_SIDES.get(dimension, {}).get(side, ("", side))
+    return says.get(finer if words and re.search(words, said, re.IGNORECASE) else side, ("", ""))
 
 
 def _name(dimension: str, value: str, said: str, english: bool) -> str:
