@@ -69,21 +69,27 @@ def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "").replace("’", "'")
 
 
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_correction(text: str) -> bool:
-    """A message that corrects something said before ("说错了", "oops, I meant …"); not one that
-    wonders whether it should ("要是说错了，是不是三年级？")."""
-    text = _folded(text)
-    if is_conditional(text) or re.search(r"(?<!不)(?:是不是|对不对)|[吗么][?？]?\s*$", text):
-        return False
-    return bool(RE._ZH_CORRECTION.search(text) or RE._EN_CORRECTION.search(text))
+_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 
 
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_retraction(text: str) -> bool:
-    """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
-    text = _folded(text)
-    return bool(RE._ZH_RETRACTION.search(text) or RE._EN_RETRACTION.search(text))
+def _marked(pattern: re.Pattern[str], unless: re.Pattern[str] | None = None) -> Callable[[str], bool]:
+    """A test of a whole message, by what marks it in ``[patterns]`` (the reason is written there): its
+    folded form holds ``pattern`` and not ``unless``. Memoised, as the rules ask it once per clause."""
+
+    @functools.lru_cache(maxsize=256)
+    def marked(text: str) -> bool:
+        text = _folded(text)
+        return bool(pattern.search(text)) and not (unless and unless.search(text))
+
+    return marked
+
+
+is_correction = _marked(RE._CORRECTION, unless=RE._NOT_CORRECTING)
+is_retraction = _marked(RE._RETRACTION)
+is_conditional = _marked(RE._CONDITIONAL)
+is_plan = _marked(RE._PLANNED)
+told_of_someone_else = _marked(_TOLD_OF_ELSE)
+_gives_up = _marked(RE._GAVE_UP_WORDS)
 
 
 def is_marker_only(clause: str) -> bool:
@@ -106,21 +112,9 @@ def strip_marker(clause: str) -> str:
 def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
-    if re.search(r"[A-Za-z]", text) and not re.search(r"[\u4e00-\u9fff]", text):
+    if RE._LATIN.search(text) and not RE._HAN.search(text):
         return bool(RE._EN_PLAN.search(RE._MONTH_MAY.sub("the month", text)))
     return bool(RE._ZH_PLAN.search(text))
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_conditional(text: str) -> bool:
-    """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
-    return bool(RE._CONDITIONAL.search(_folded(text)))
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_plan(fact: str) -> bool:
-    """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
-    return bool(RE._PLANNED.search(_folded(fact)))
 
 
 # memoised: asked once per clause of a message, and each answer reads the whole message (a message of
@@ -695,16 +689,6 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
-_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def told_of_someone_else(message: str) -> bool:
-    """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
-    the clauses after it without 我 are about them, not about the speaker."""
-    return bool(_TOLD_OF_ELSE.match(message))
-
-
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
     """(the clause as the user's, the latest known fact it succeeds) for a new choice of something
     a known fact names a choice of ("现在改喝无糖乌龙茶" after "每天一瓶可乐"; see ``topics``). The
@@ -723,14 +707,12 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
+_ADVISED = _DATA.regex("_ADVISED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+
+
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def _advised_or_planned(message: str) -> bool:
-    return bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message)) or is_unreal(message)
-
-
-@functools.lru_cache(maxsize=256)
-def _gives_up(message: str) -> bool:
-    return bool(RE._GAVE_UP_WORDS.search(message))
+    return bool(_ADVISED.search(message)) or is_unreal(message)
 
 
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
