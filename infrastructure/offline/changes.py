@@ -304,11 +304,9 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
         # said as a correction, so that the judge reads it as one: "The user's last name is actually
         # Thomson", "The user's cat (actually Mochi) keeps …", "The user actually lives in …"
         named = RE._EN_WHOSE_LEAD.match(fact[:at])
-        if named and named.group("is"):
-            return fact[:at] + "actually " + value + fact[end:], fact
-        if named:
-            return fact[: at - 1] + " (actually " + value + ")" + fact[end:], fact
-        return marked_as_correction(fact[:at] + value + fact[end:]), fact
+        if not named:
+            return marked_as_correction(fact[:at] + value + fact[end:]), fact
+        return fact[:at] + (f"actually {value}" if named.group("is") else f"(actually {value})") + fact[end:], fact
     return None
 
 
@@ -324,13 +322,12 @@ def marked_as_correction(fact: str) -> str:
     return RE._EN_USER_BEING.sub(r"\1 actually ", fact, count=1)
 
 
-_EN_COUNT = _DATA.text("_EN_COUNT")
-_ZH_COUNT = _DATA.text("_ZH_COUNT")
+_COUNTED = _DATA.rows("_COUNTED")
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者, "I meant two kids" after "The user has three
-    kids": a count said again, smaller or larger (``_COUNTED``: how each language says the count of a noun)."""
+    kids": a count said again, smaller or larger (``[rows] _COUNTED``: how each language says the count of a noun)."""
     text = _folded(message)
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         for slot, old in slots_of(fact):
@@ -338,18 +335,14 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                 continue
             noun = slot.split(":", 1)[1]
             english = noun.isascii()
-            said_as, held_as, flags = _COUNTED[english]
-            said = re.search(said_as + re.escape(noun) + (r"s?\b" if english else ""), text, flags)
-            there = re.search(held_as + re.escape(noun), fact, flags) if said else None
+            said_as, held_as, plural = _COUNTED[0 if english else 1]
+            said = re.search(said_as + re.escape(noun) + plural, text)
+            there = re.search(held_as + re.escape(noun), fact) if said else None
             if not (said and there):
                 continue
             if said.group("n").lower() != there.group("n").lower() if english else old not in said.group("n"):
                 return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
     return None
-
-
-#: how a count of a noun is said in a message and held in a fact: in English, in Chinese
-_COUNTED = {True: (_EN_COUNT, _EN_COUNT, re.IGNORECASE), False: (_ZH_COUNT, r"有(?P<n>\S*?)", 0)}
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
