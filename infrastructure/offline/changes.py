@@ -195,7 +195,8 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
 
 def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
     """(fact, slot, value) of each known fact's main slot, latest first, and what its later clauses fill
-    (read when the message names that slot)."""
+    (read when the message names that slot); what one owns, likes, eats … (``_NOT_CORRECTED``) is never
+    the value corrected."""
     candidates: list[Target] = []
     later: list[Target] = []
     for fact in reversed(known):
@@ -210,15 +211,14 @@ def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
             )
         ]
         usable = [
-            (fact, slot, old)
-            for slot, old in read
-            if old
-            and old in fact
-            and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
+            (fact, slot, old) for slot, old in read if old and old in fact and not slot.startswith(_NOT_CORRECTED)
         ]
         candidates += usable[:1]
         later += usable[1:]
     return candidates, later
+
+
+_NOT_CORRECTED = _DATA.words("_NOT_CORRECTED")
 
 
 def _shares_word(old: str, value: str) -> bool:
