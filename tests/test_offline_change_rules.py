@@ -172,3 +172,21 @@ def test_a_count_said_again_is_put_in_place_of_the_known_count_in_its_language(
 ) -> None:
     found = changes.recount(message, [known])
     assert (found[0] if found else None) == recounted
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "swapped"),
+    [
+        # [tables._SWAP_SLOTS]: by the measure word (台: a phone, a computer or a car) …
+        ("又换了一台三星折叠屏", ["用户的手机是iPhone 12"], "用户的手机是三星折叠屏"),
+        ("又换了一辆比亚迪", ["用户的手机是iPhone 12"], None),  # 辆: a vehicle, and none is known
+        # … else by the verb: 换到 a place, a home when the message speaks of one
+        ("后来换到了昌平", ["用户住在北京海淀", "用户在中关村的公司上班"], "用户在昌平上班"),
+        ("后来租房换到了昌平", ["用户住在北京海淀", "用户在中关村的公司上班"], "用户住在昌平"),
+    ],
+)
+def test_a_swap_is_about_the_slots_its_measure_word_or_its_verb_names(
+    message: str, known: list[str], swapped: str | None
+) -> None:
+    found = changes.swapped(message, known)
+    assert (found[0] if found else None) == swapped

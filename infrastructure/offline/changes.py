@@ -440,7 +440,6 @@ def _naming(word: str) -> Test:
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
-_PLACE_SLOTS = _DATA.words("_PLACE_SLOTS")
 
 
 def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -461,20 +460,12 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
             continue  # "我同事换了台新车": someone else's
         if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
             continue  # "换成别的了", "换回来了": nothing named instead
-        found = _swapped_in(new, _swap_slots(m, text), known)
+        # the slots it can be about: by its measure word, else by its verb (of a home: "到:住")
+        by = m.group("cls") or m.group("verb") + (":住" if RE._HOME_WORDS.search(text) else "")
+        found = _swapped_in(new, _SWAP_SLOTS.get(by, ()), known)
         if found:
             return found
     return None
-
-
-def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
-    """The slots a swap can be about: by its measure word, by its verb (换到 a place), else any."""
-    if m.group("cls"):
-        wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
-        return wanted
-    if m.group("verb") in ("到", "去"):
-        return ("residence",) if RE._HOME_WORDS.search(text) else _PLACE_SLOTS
-    return ()
 
 
 def _swapped_in(new: str, wanted: tuple[str, ...], known: _Known) -> tuple[str, str] | None:
