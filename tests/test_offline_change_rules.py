@@ -127,3 +127,66 @@ def test_what_is_forgotten_is_the_latest_fact_the_words_after_about_name_else_no
     assert changes.events("please forget what I said about my middle name", [name, cats]) == [(took_back, name)]
     assert changes.events("forget what I said about the cats", [cats, name]) == [(took_back, cats)]
     assert changes.events("forget what I said about the cats", [name]) == []  # none named: nothing taken back
+
+
+@pytest.mark.parametrize(
+    ("mark", "message", "marked"),
+    [
+        # each a test of one pattern of rules/changes.toml (``_marked``), the reason written beside it
+        ("is_correction", "说错了，是杭州", True),
+        ("is_correction", "oops, I meant Lyon", True),
+        ("is_correction", "要是说错了，是不是三年级？", False),  # wondering whether to correct
+        ("is_correction", "我住在杭州", False),
+        ("is_retraction", "开玩笑的，我不养猫", True),
+        ("is_retraction", "just kidding, I live in Ohio", True),
+        ("is_retraction", "I live in Ohio", False),
+        ("is_conditional", "万一考上研究生，就不干会计了", True),
+        ("is_conditional", "if I get the job I'll move", True),
+        ("is_conditional", "I got the job", False),
+        ("is_plan", "The user is flying to Oslo next week", True),
+        ("is_plan", "用户周末要去海边", True),
+        ("is_plan", "用户住在北京", False),
+        ("told_of_someone_else", "我室友原来跟我一起学，现在改学架子鼓了", True),
+        ("told_of_someone_else", "她现在不学了", True),
+        ("told_of_someone_else", "我原来学钢琴", False),
+        ("may_change", "后来换到了昌平", True),
+        ("may_change", "刚才那句不算数，别记", True),
+        ("may_change", "你换工作了吗", False),  # asked
+        ("may_change", "我喜欢猫", False),
+    ],
+)
+def test_a_mark_of_a_message_is_its_pattern_unless_its_exception(mark: str, message: str, marked: bool) -> None:
+    assert getattr(changes, mark)(message) is marked
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "recounted"),
+    [
+        ("其实就几十个读者", "用户有两万读者", "用户有几十个读者"),
+        ("I meant two Kids", "The user has three kids", "The user has two kids"),  # any case, plural
+        ("I meant three kids", "The user has three kids", None),  # the count known already
+    ],
+)
+def test_a_count_said_again_is_put_in_place_of_the_known_count_in_its_language(
+    message: str, known: str, recounted: str | None
+) -> None:
+    found = changes.recount(message, [known])
+    assert (found[0] if found else None) == recounted
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "swapped"),
+    [
+        # [tables._SWAP_SLOTS]: by the measure word (台: a phone, a computer or a car) …
+        ("又换了一台三星折叠屏", ["用户的手机是iPhone 12"], "用户的手机是三星折叠屏"),
+        ("又换了一辆比亚迪", ["用户的手机是iPhone 12"], None),  # 辆: a vehicle, and none is known
+        # … else by the verb: 换到 a place, a home when the message speaks of one
+        ("后来换到了昌平", ["用户住在北京海淀", "用户在中关村的公司上班"], "用户在昌平上班"),
+        ("后来租房换到了昌平", ["用户住在北京海淀", "用户在中关村的公司上班"], "用户住在昌平"),
+    ],
+)
+def test_a_swap_is_about_the_slots_its_measure_word_or_its_verb_names(
+    message: str, known: list[str], swapped: str | None
+) -> None:
+    found = changes.swapped(message, known)
+    assert (found[0] if found else None) == swapped

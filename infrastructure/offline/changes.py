@@ -69,21 +69,28 @@ def _folded(text: str) -> str:
     return unicodedata.normalize("NFKC", text or "").replace("’", "'")
 
 
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_correction(text: str) -> bool:
-    """A message that corrects something said before ("说错了", "oops, I meant …"); not one that
-    wonders whether it should ("要是说错了，是不是三年级？")."""
-    text = _folded(text)
-    if is_conditional(text) or re.search(r"(?<!不)(?:是不是|对不对)|[吗么][?？]?\s*$", text):
-        return False
-    return bool(RE._ZH_CORRECTION.search(text) or RE._EN_CORRECTION.search(text))
+_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 
 
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_retraction(text: str) -> bool:
-    """A message that takes something back ("开玩笑的", "just kidding", "nvm")."""
-    text = _folded(text)
-    return bool(RE._ZH_RETRACTION.search(text) or RE._EN_RETRACTION.search(text))
+def _marked(pattern: re.Pattern[str], unless: re.Pattern[str] | None = None) -> Callable[[str], bool]:
+    """A test of a whole message, by what marks it in ``[patterns]`` (the reason is written there): its
+    folded form holds ``pattern`` and not ``unless``. Memoised, as the rules ask it once per clause."""
+
+    @functools.lru_cache(maxsize=256)
+    def marked(text: str) -> bool:
+        text = _folded(text)
+        return bool(pattern.search(text)) and not (unless and unless.search(text))
+
+    return marked
+
+
+is_correction = _marked(RE._CORRECTION, unless=RE._NOT_CORRECTING)
+is_retraction = _marked(RE._RETRACTION)
+is_conditional = _marked(RE._CONDITIONAL)
+is_plan = _marked(RE._PLANNED)
+told_of_someone_else = _marked(_TOLD_OF_ELSE)
+_gives_up = _marked(RE._GAVE_UP_WORDS)
+may_change = _marked(RE._CHANGE_SAID, unless=RE._ASKED)
 
 
 def is_marker_only(clause: str) -> bool:
@@ -93,7 +100,7 @@ def is_marker_only(clause: str) -> bool:
         return False
     rest = RE._EN_MARKER.sub(" ", RE._ZH_MARKER.sub("", text))
     rest = RE._EN_FILLER.sub(" ", RE._ZH_FILLER.sub("", rest))
-    rest = re.sub(r"[\W_\d]+", "", rest)
+    rest = RE._NO_WORD.sub("", rest)
     return len(rest) <= 1
 
 
@@ -106,21 +113,9 @@ def strip_marker(clause: str) -> str:
 def is_unreal(text: str) -> bool:
     """A plan, wish, hypothetical or question: nothing it says is so yet."""
     text = _folded(text)
-    if re.search(r"[A-Za-z]", text) and not re.search(r"[\u4e00-\u9fff]", text):
+    if RE._LATIN.search(text) and not RE._HAN.search(text):
         return bool(RE._EN_PLAN.search(RE._MONTH_MAY.sub("the month", text)))
     return bool(RE._ZH_PLAN.search(text))
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_conditional(text: str) -> bool:
-    """'万一考上研究生，就不干会计了', 'if I get the job …': said on a condition, so not so yet."""
-    return bool(RE._CONDITIONAL.search(_folded(text)))
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def is_plan(fact: str) -> bool:
-    """A known fact that was a plan ("用户周末要去海边", "The user is flying to Oslo next week")."""
-    return bool(RE._PLANNED.search(_folded(fact)))
 
 
 # memoised: asked once per clause of a message, and each answer reads the whole message (a message of
@@ -133,7 +128,7 @@ def is_past_against_now(clause: str, message: str) -> bool:
     if RE._ZH_PAST.search(clause.strip()):
         return bool(RE._ZH_NOW.search(message.replace(clause, "")))
     if RE._EN_PAST.search(clause):
-        return bool(RE._EN_NOW.search(message.replace(clause, "")) or re.search(r"\bbut\b", message, re.IGNORECASE))
+        return bool(RE._EN_NOW.search(message.replace(clause, "")) or RE._EN_BUT.search(message))
     return False
 
 
@@ -155,9 +150,7 @@ def _value_shape(value: str) -> str:
 def bare_value(clause: str) -> str | None:
     """The value a correction clause names on its own ("李然", "it's Ivy", "I meant Lyon, France")."""
     text = _folded(clause).strip().strip("。.!！~～")
-    # "嗯…准确说是中石油": a pause, then how to put it exactly
-    text = re.sub(r"^(?:嗯|哦|噢|呃|额|啊|诶|欸)+[….。，,\s]*", "", text)
-    text = re.sub(r"^(?:准确|确切|严格)(?:地|来|点)?(?:说|讲)(?=是)", "", text)
+    text = RE._VALUE_LEAD.sub("", text)
     if not text or RE._SPELLING.match(text) or is_marker_only(text):
         return None
     fired = _BARE_VALUE.first(text)
@@ -176,20 +169,20 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
     if not value or RE._NOT_A_VALUE.match(value):
         return None
     known = [f for f in known_facts if isinstance(f, str)]
-    if re.fullmatch(r"[\u4e00-\u9fff]{1,3}色", value):
+    if RE._COLOUR.fullmatch(value):
         return _first_change(_RECOLOURED, value, known)  # "记错了，是棕色的": of the latest fact that names one
     candidates, later = _candidates(known)
     if not candidates:
         return None
     # "狗应该叫来福": the thing named before the value is the one corrected
-    named = re.search(r"(?P<t>[\u4e00-\u9fff]{1,3})(?:应该|其实|本来)(?:叫|是)", message)
+    named = RE._NAMED_BEFORE.search(message)
     candidates = [c for c in candidates if named and named.group("t") in c[0]] or candidates
     hinted = [slot for slot, words in _SLOT_HINTS if re.search(words, message, re.IGNORECASE)]
-    if _value_shape(value) == "other" and re.match(r"an? ", value):
+    if _value_shape(value) == "other" and RE._EN_ARTICLE.match(value):
         # "she's actually a greyhound": what something of the user's is, the latest such fact
         for fact, slot, old in candidates:
             if slot.startswith("attr:") and old != value:
-                return fact.replace(old, re.sub(r"^an? ", "", value), 1), fact
+                return fact.replace(old, RE._EN_ARTICLE.sub("", value), 1), fact
     # "说错了 是唐": the value said as what it is; when nothing tells which fact, the one said last
     said = re.search(r"(?:是|\bit's|\bit is|\bI meant)\s*" + re.escape(value), message, re.IGNORECASE)
     last = candidates[:1] if said and candidates[0][0] == known_facts[-1] else []
@@ -202,7 +195,8 @@ def substitute(value: str, message: str, known_facts: Sequence[str]) -> tuple[st
 
 def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
     """(fact, slot, value) of each known fact's main slot, latest first, and what its later clauses fill
-    (read when the message names that slot)."""
+    (read when the message names that slot); what one owns, likes, eats … (``_NOT_CORRECTED``) is never
+    the value corrected."""
     candidates: list[Target] = []
     later: list[Target] = []
     for fact in reversed(known):
@@ -217,24 +211,22 @@ def _candidates(known: Sequence[str]) -> tuple[list[Target], list[Target]]:
             )
         ]
         usable = [
-            (fact, slot, old)
-            for slot, old in read
-            if old
-            and old in fact
-            and not slot.startswith(("possession:", "likes:", "eats:", "drinks:", "keeps:", "can:"))
+            (fact, slot, old) for slot, old in read if old and old in fact and not slot.startswith(_NOT_CORRECTED)
         ]
         candidates += usable[:1]
         later += usable[1:]
     return candidates, later
 
 
+_NOT_CORRECTED = _DATA.words("_NOT_CORRECTED")
+
+
 def _shares_word(old: str, value: str) -> bool:
-    old_words = set(re.findall(r"[A-Za-z]{3,}", old.lower()))
-    if old_words & set(re.findall(r"[A-Za-z]{3,}", value.lower())):
+    if set(RE._EN_WORD3.findall(old.lower())) & set(RE._EN_WORD3.findall(value.lower())):
         return True
-    if re.search(r"[区市县省镇路街村]$", value) and value[-1] == old[-1] and len(value) >= 2:
+    if RE._PLACE_KIND_END.search(value) and value[-1] == old[-1] and len(value) >= 2:
         return True  # "福田区" for "深圳南山区": a place of the same kind
-    return bool(re.search(r"[\u4e00-\u9fff]", old)) and old[:1] == value[:1] and len(old) == len(value)
+    return bool(RE._HAN.search(old)) and old[:1] == value[:1] and len(old) == len(value)
 
 
 def _fits(way: int, candidate: Target, value: str, hinted: Sequence[str]) -> bool:
@@ -267,7 +259,7 @@ _WHERE_SLOTS = frozenset(_DATA.words("_WHERE_SLOTS"))
 def _may_fill(slot: str, value: str) -> bool:
     """Whether a Chinese value can be what the slot holds: a company ("腾讯") is no place and no one's name,
     a place ("浦东新区") no one's name."""
-    if not re.search(r"[\u4e00-\u9fff]", value):
+    if not RE._HAN.search(value):
         return True  # a Latin word can be a name, a place or a company alike
     if slot in _WHERE_SLOTS:
         return not looks_like_organisation(value)
@@ -311,12 +303,10 @@ def renamed_in_english(value: str, known_facts: Sequence[str], marked: bool = Tr
             return fact[:at] + value + fact[end:], fact
         # said as a correction, so that the judge reads it as one: "The user's last name is actually
         # Thomson", "The user's cat (actually Mochi) keeps …", "The user actually lives in …"
-        named = re.match(r"^The user's (?:\w+ ){0,2}?(?P<is>is )?$", fact[:at])
-        if named and named.group("is"):
-            return fact[:at] + "actually " + value + fact[end:], fact
-        if named:
-            return fact[: at - 1] + " (actually " + value + ")" + fact[end:], fact
-        return marked_as_correction(fact[:at] + value + fact[end:]), fact
+        named = RE._EN_WHOSE_LEAD.match(fact[:at])
+        if not named:
+            return marked_as_correction(fact[:at] + value + fact[end:]), fact
+        return fact[:at] + (f"actually {value}" if named.group("is") else f"(actually {value})") + fact[end:], fact
     return None
 
 
@@ -324,21 +314,20 @@ def marked_as_correction(fact: str) -> str:
     """An English fact restated by a correcting message, marked as one ("The user is actually
     allergic to sesame"), so it replaces the fact it corrects where a person may have several
     values (allergies, languages); a one-value slot replaces by itself and stays unmarked."""
-    if not re.match(r"^The user\b", fact) or re.search(r"\bactually\b", fact, re.I):
+    if not RE._EN_USER_LEAD.match(fact) or RE._EN_ACTUALLY.search(fact):
         return fact
     if any(is_exclusive_slot(slot) for slot, _ in slots_of(fact)):
         return fact
     # after its verb of being or having, else after "The user"
-    return re.sub(r"^(The user(?:'s [\w-]+)? (?:is|are|was|has|had)|The user) ", r"\1 actually ", fact, count=1)
+    return RE._EN_USER_BEING.sub(r"\1 actually ", fact, count=1)
 
 
-_EN_COUNT = _DATA.text("_EN_COUNT")
-_ZH_COUNT = _DATA.text("_ZH_COUNT")
+_COUNTED = _DATA.rows("_COUNTED")
 
 
 def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'其实就几十个读者' after 用户有两万读者 → 用户有几十个读者, "I meant two kids" after "The user has three
-    kids": a count said again, smaller or larger (``_COUNTED``: how each language says the count of a noun)."""
+    kids": a count said again, smaller or larger (``[rows] _COUNTED``: how each language says the count of a noun)."""
     text = _folded(message)
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         for slot, old in slots_of(fact):
@@ -346,18 +335,14 @@ def recount(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
                 continue
             noun = slot.split(":", 1)[1]
             english = noun.isascii()
-            said_as, held_as, flags = _COUNTED[english]
-            said = re.search(said_as + re.escape(noun) + (r"s?\b" if english else ""), text, flags)
-            there = re.search(held_as + re.escape(noun), fact, flags) if said else None
+            said_as, held_as, plural = _COUNTED[0 if english else 1]
+            said = re.search(said_as + re.escape(noun) + plural, text)
+            there = re.search(held_as + re.escape(noun), fact) if said else None
             if not (said and there):
                 continue
             if said.group("n").lower() != there.group("n").lower() if english else old not in said.group("n"):
                 return fact[: there.start("n")] + said.group("n") + fact[there.end("n") :], fact
     return None
-
-
-#: how a count of a noun is said in a message and held in a fact: in English, in Chinese
-_COUNTED = {True: (_EN_COUNT, _EN_COUNT, re.IGNORECASE), False: (_ZH_COUNT, r"有(?P<n>\S*?)", 0)}
 
 
 def renamed_kind(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -372,7 +357,7 @@ def swapped_same_kind(message: str, known_facts: Sequence[str]) -> tuple[str, st
     四年级; "记错了，其实是O型" after 用户的血型是A型), put in its place."""
     text = _folded(message)
     said = [(m.group("n"), m.group("u")) for m in RE._UNIT_VALUE.finditer(text)]
-    if not said or re.search(r"[?？]|要是|如果|假如|万一", text):  # asked, or on a condition
+    if not said or RE._ASKED_OR_IF.search(text):  # asked, or on a condition
         return None
     named = set(re.findall(ZH_ROLE_PATTERN, text))
     for fact in list(reversed([f for f in known_facts if isinstance(f, str)]))[:3]:
@@ -437,7 +422,7 @@ def replaced(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None
     text = _folded(message)
     known = _Known([f for f in known_facts if isinstance(f, str)])
     for old_word, new_value in _pairs(text, RE._ZH_REPLACED, RE._EN_REPLACED):
-        old_word, new_value = old_word.strip(), re.sub(r"(?<![了啦吧呢])[了啦吧呢]+$", "", new_value.strip())
+        old_word, new_value = old_word.strip(), RE._PARTICLES_END.sub("", new_value.strip())
         found = known.latest(_naming(old_word)) if old_word and new_value else None
         if found:
             return found[0].replace(found[2], new_value, 1), found[0]
@@ -455,7 +440,6 @@ def _naming(word: str) -> Test:
 
 
 _SWAP_SLOTS = _DATA.table("_SWAP_SLOTS")
-_PLACE_SLOTS = _DATA.words("_PLACE_SLOTS")
 
 
 def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
@@ -470,38 +454,30 @@ def swapped(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     text = _folded(message)
     known = _Known([f for f in known_facts if isinstance(f, str)])
     for m in RE._ZH_SWAPPED.finditer(text):
-        new = re.sub(r"^(?:个|了)|(?<![了啦吧])(?:了|啦|吧)+$", "", m.group("new").strip())
-        clause = re.split(r"[，,。！!]", text[: m.end()])[-1]
+        new = RE._SWAP_TRIM.sub("", m.group("new").strip())
+        clause = RE._CLAUSE_BREAK.split(text[: m.end()])[-1]
         if re.search(r"[他她你您]|" + ZH_ROLE_PATTERN, text[: m.start()].split("。")[-1]):
             continue  # "我同事换了台新车": someone else's
         if len(new) < 2 or is_unreal(clause) or is_conditional(text) or RE._NO_NEW_THING.match(new):
             continue  # "换成别的了", "换回来了": nothing named instead
-        found = _swapped_in(new, _swap_slots(m, text), known)
+        # the slots it can be about: by its measure word, else by its verb (of a home: "到:住")
+        by = m.group("cls") or m.group("verb") + (":住" if RE._HOME_WORDS.search(text) else "")
+        found = _swapped_in(new, _SWAP_SLOTS.get(by, ()), known)
         if found:
             return found
     return None
 
 
-def _swap_slots(m: re.Match[str], text: str) -> tuple[str, ...]:
-    """The slots a swap can be about: by its measure word, by its verb (换到 a place), else any."""
-    if m.group("cls"):
-        wanted: tuple[str, ...] = _SWAP_SLOTS.get(m.group("cls"), ())
-        return wanted
-    if m.group("verb") in ("到", "去"):
-        return ("residence",) if re.search(r"住|房|租|搬", text) else _PLACE_SLOTS
-    return ()
-
-
 def _swapped_in(new: str, wanted: tuple[str, ...], known: _Known) -> tuple[str, str] | None:
     """The latest known fact of a wanted slot (or whose value looks like the new one), the new value in it;
     with no slot wanted and none alike, the thing spoken of last that one swaps ("又换成理想L7了")."""
-    latin = bool(re.search(r"[A-Za-z0-9]", new))
+    latin = bool(RE._LATIN_OR_DIGIT.search(new))
 
     def fits(fact: str, slot: str, value: str) -> bool:
         # some thing's slot (what one owns, keeps, likes …), a name, an age, a job: never swapped so
         if not slot or ":" in slot or slot in ("name", "age", "job") or value not in fact or new in value:
             return False
-        return slot in wanted if wanted else bool(re.search(r"[A-Za-z0-9]", value)) == latin
+        return slot in wanted if wanted else bool(RE._LATIN_OR_DIGIT.search(value)) == latin
 
     found = known.latest(fits) or (
         None if wanted else known.latest(lambda f, s, v: s in _SWAPPABLE and v in f and new not in v, 3)
@@ -513,20 +489,12 @@ def _swapped_in(new: str, wanted: tuple[str, ...], known: _Known) -> tuple[str, 
 _SWAPPABLE = frozenset(_DATA.words("_SWAPPABLE"))
 
 
-def may_change(text: str) -> bool:
-    """A message that may change a known fact: it says something was swapped, stopped, moved or grew."""
-    text = _folded(text)
-    # ("刚才那句不算数，别记": what was said, not to be kept)
-    said = RE._MAY_CHANGE.search(text) or RE._NO_LONGER_SO.search(text) or RE._NOT_TO_KEEP.search(text)
-    return bool(said) and not RE._ASKED.search(text)
-
-
 QUIT_KINDS = _DATA.table("QUIT_KINDS")
 
 
 def _bigrams(text: str) -> set[str]:
     text = RE._COMMON.sub(" ", text)
-    return {text[i : i + 2] for i in range(len(text) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", text[i : i + 2])}
+    return {text[i : i + 2] for i in range(len(text) - 1) if RE._HAN_PAIR.fullmatch(text[i : i + 2])}
 
 
 #: a school year ("初二", "三年级"), which the extractor also reads
@@ -546,11 +514,11 @@ def remeasured(clause: str, known_facts: Sequence[str]) -> tuple[str, str] | Non
     if figure is None:
         return None
     pattern, new, unit = figure
-    rest = re.sub(r"[\W\d_a-zA-Z%]+", "", pattern.sub("", clause))
+    rest = RE._NOT_HAN_WORD.sub("", pattern.sub("", clause))
     bare = len(RE._COMMON.sub("", rest)) <= 6
     words = _bigrams(clause)
     # "我自己才34": a figure the speaker gives of themself is not a relative's
-    own = bool(re.search(r"我", clause))
+    own = "我" in clause
     for fact in reversed([f for f in known_facts if isinstance(f, str)]):
         if own and re.match(r"^用户的(?:" + ZH_ROLE_PATTERN + ")", fact):
             continue
@@ -611,8 +579,8 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
         said = fact[2:] if fact.startswith("用户") else fact
         match = SequenceMatcher(None, text, said, autojunk=False).find_longest_match(0, len(text), 0, len(said))
         topic = text[match.a : match.a + match.size]
-        topic = re.sub(r"^[个的那这条是]+|(?<![的了是])[的了是]+$", "", RE._NOT_TOPIC.sub("", topic))
-        if len(topic) >= 2 and re.fullmatch(r"[\u4e00-\u9fff]+", topic) and not RE._TAKE_BACK.search(topic):
+        topic = RE._TOPIC_TRIM.sub("", RE._NOT_TOPIC.sub("", topic))
+        if len(topic) >= 2 and RE._HAN_RUN.fullmatch(topic) and not RE._TAKE_BACK.search(topic):
             return topic, fact
     return None
 
@@ -627,7 +595,7 @@ _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 def _things(words: str) -> set[str]:
     """The things English words name, singular ("cats" is "cat"), without the words that name none."""
-    found = {re.sub(r"(?<=[a-z]{3})s$", "", w) for w in re.findall(r"[a-z][a-z']{2,}", words.lower())}
+    found = {RE._EN_PLURAL_S.sub("", w) for w in RE._EN_WORD.findall(words.lower())}
     return found - _EN_THING_STOP
 
 
@@ -644,7 +612,7 @@ def english_swaps(message: str, known_facts: Sequence[str]) -> list[tuple[str, s
     # what is so: the sentences that plan, wish or ask nothing ("relocated again, now in Chicago.
     # winter is gonna hurt": the move is so, the winter to come is not)
     text = " ".join(
-        sentence for sentence in re.split(r"(?<=[.!?])\s+", said) if not is_unreal(re.sub(r"\bnow\b", "", sentence))
+        sentence for sentence in RE._SENTENCE_BREAK.split(said) if not is_unreal(RE._EN_NOW_WORD.sub("", sentence))
     )
     if not text or RE._EN_RELATIVES_THING.search(text):
         return []
@@ -657,7 +625,7 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
     a new phone ("入了台iPhone"): the rules of [[registries.message]], then of [[registries.clause]]."""
     text = _folded(message)
     known = [f for f in known_facts if isinstance(f, str)]
-    if not re.search(r"[\u4e00-\u9fff]", text):
+    if not RE._HAN.search(text):
         return english_swaps(text, known)
     # "我老公比我大，今年41了": a figure in a message about someone else is theirs
     others = bool(re.search(r"[他她]|" + ZH_ROLE_PATTERN, text))
@@ -668,12 +636,12 @@ def events(message: str, known_facts: Sequence[str]) -> list[tuple[str, str]]:
         return back
     # each clause once, without what ends it ("…榴莲😋"); the message's rules read clauses
     # that the clause rules would pass over as plans ("下个月去…报到", "以后只喝…了")
-    pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in re.split(r"[，,。！!；;~～…]", text)]
+    pieces = [RE._TRAILING_SYMBOLS.sub("", raw.strip()) for raw in RE._PIECE_BREAK.split(text)]
     found = _message_events(pieces, context) + _clause_events(pieces, context)
     if not found and not others:
         found = succession(pieces, known)
     # "日语放弃了，改学韩语": what took its place says the old one ended; the giving up goes
-    switched_from = {old for new, old in found if re.match(r"^用户(?:的|家)?[\u4e00-\u9fff]{0,4}?改", new)}
+    switched_from = {old for new, old in found if RE._CHANGED_TO.match(new)}
     return [
         (new, old)
         for new, old in found
@@ -695,24 +663,14 @@ def gave_up_pursuit(fact: str) -> str | None:
     return "用户放弃了" + said if said.startswith(("之前在", "之前报")) else None
 
 
-_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def told_of_someone_else(message: str) -> bool:
-    """A message that opens with someone else as its subject ("我室友原来跟我一起学，…", "她现在…"):
-    the clauses after it without 我 are about them, not about the speaker."""
-    return bool(_TOLD_OF_ELSE.match(message))
-
-
 def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, str]]:
     """(the clause as the user's, the latest known fact it succeeds) for a new choice of something
     a known fact names a choice of ("现在改喝无糖乌龙茶" after "每天一瓶可乐"; see ``topics``). The
     clause before joins when it holds the words that say the old choice gave way ("膝盖伤了以后就
     不碰了，现在迷上了游泳")."""
-    clauses = [re.sub(r"^(?:哦|噢|啊|嗯|对了|不过|但是|所以)+", "", p) for p in pieces]
+    clauses = [RE._SUCCESSION_LEAD.sub("", p) for p in pieces]
     for at, clause in enumerate(clauses):
-        if not clause or is_unreal(clause) or re.search(r"[?？吗]$|你|您", clause) or not topics_of(clause):
+        if not clause or is_unreal(clause) or RE._ASKED_OF_YOU.search(clause) or not topics_of(clause):
             continue
         tellings = [clause] + ([f"{clauses[at - 1]}，{clause}"] if at and clauses[at - 1] else [])
         for telling in tellings:
@@ -723,14 +681,12 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
+_ADVISED = _DATA.regex("_ADVISED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+
+
 @functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
 def _advised_or_planned(message: str) -> bool:
-    return bool(re.search(r"建议|劝|应该|最好|让我|叫我|要我|" + ZH_ROLE_PATTERN, message)) or is_unreal(message)
-
-
-@functools.lru_cache(maxsize=256)
-def _gives_up(message: str) -> bool:
-    return bool(RE._GAVE_UP_WORDS.search(message))
+    return bool(_ADVISED.search(message)) or is_unreal(message)
 
 
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
