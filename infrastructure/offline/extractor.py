@@ -101,13 +101,8 @@ def _take(choice: str) -> str:
     return next((_TAKES[t] for t in topics_of(choice) if t in _TAKES), "")
 
 
-def _asked(value: str, context: Context) -> bool:
-    """The whole clause (the context's ``text``, else what matched) ends as a question."""
-    return re.search(r"\?\s*$", context.get("text", value)) is not None
-
-
 _VOCABULARY = rules_common.VOCABULARY.extended(
-    predicates={"asked": _asked, "unreal": lambda value, context: changes.is_unreal(value)},
+    predicates={"unreal": lambda value, context: changes.is_unreal(value)},
     filters={"lower": str.lower},
 )
 _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
@@ -115,12 +110,21 @@ _EN_RENAMED = registry(_DATA, "en_renamed", _VOCABULARY)
 _TASTE_ASKED = registry(
     _DATA,
     "taste_asked",
-    _VOCABULARY.extended(predicates={"taken": lambda v, c: bool(_take(v))}, filters={"take": _take}),
+    _VOCABULARY.extended(
+        predicates={
+            "taken": lambda v, c: bool(_take(v)),
+            "asked_instead": lambda v, c: bool(RE._ASKED_INSTEAD.search(c.get("message", ""))),
+        },
+        filters={"take": _take},
+    ),
 )
 _ACTUALLY = registry(
     _DATA,
     "actually",
-    _VOCABULARY.extended(filters={"once": lambda v: v.replace("其实", "", 1)}),
+    _VOCABULARY.extended(
+        predicates={"generic": lambda v, c: bool(c.get("generic"))},
+        filters={"once": lambda v: v.replace("其实", "", 1)},
+    ),
     ZH_ROLE=ZH_ROLE_PATTERN,
 )
 
@@ -1008,8 +1012,7 @@ def _own_statement(clause: str) -> bool:
 def _with_dropped_english_subject(text: str) -> str:
     """An English clause that leaves out "I", with its subject put back by the first rule of
     ``[[registries.en_dropped]]`` that fires; else the clause as it was."""
-    stripped = text.strip()
-    fired = _EN_DROPPED.first(stripped, {"text": stripped})
+    fired = _EN_DROPPED.first(text.strip())
     return fired.text if fired else text
 
 
@@ -1053,20 +1056,16 @@ def _taste_asked_for(item: Item, message: str) -> Item | None:
     taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact
     (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
     which the preference judge may never compare with the request) gives way to it as to any taste."""
-    fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
-    if fired is None or (fired.rule.values.get("asked_instead") and not RE._ASKED_INSTEAD.search(message)):
-        return None
-    return _found(fired.text, rule=fired.rule.id)
+    fired = _TASTE_ASKED.first(item.text, {"message": message}) if item.kind == "preference" else None
+    return _found(fired.text, rule=fired.rule.id) if fired else None
 
 
 def _actually(item: Item) -> Item:
     """What a retraction says instead, marked as such by the first rule of ``[[registries.actually]]``
-    that fires ("用户其实就会…", "The user actually only …"); a rule marked ``generic`` marks only a
+    that fires ("用户其实就会…", "The user actually only …"); a rule that says ``generic()`` marks only a
     fact restated as said."""
-    fired = _ACTUALLY.first(item.text) if item.kind == "fact" else None
-    if fired is None or (fired.rule.values.get("generic") and not item.generic):
-        return item
-    return item._replace(text=fired.text)
+    fired = _ACTUALLY.first(item.text, {"generic": item.generic}) if item.kind == "fact" else None
+    return item._replace(text=fired.text) if fired else item
 
 
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
