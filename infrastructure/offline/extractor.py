@@ -444,12 +444,15 @@ class RuleExtractor:
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
         named_someone = (subject.kind == "role" and subject.explicit) or said_of_someone_else(clause.text)
-        item = None if named_someone else _reply_preference(subject, rest, said)
+        item = None
+        if not named_someone:  # how the user wants replies: a liked reply, a tool, a request
+            core = LEAD_ADVERBS.sub("", rest)
+            item = liked_reply_preference(core, said) or tool_preference(subject, core, said)
+            item = item or request_preference(subject, core, said)
         if item is not None:
             return _Reading.ITEM, item, USER
         if is_question(clause) or is_question_to_assistant(clause):
             return _Reading.NOTHING, None, carried
-        item = None
         if subject.kind == "user":
             item = user_facts(rest, said, message.context)
         elif subject.kind == "role":
@@ -539,8 +542,7 @@ class RuleExtractor:
         """A fact found, naming the known fact it replaces: the one its rule named, else the one
         the judge says it updates or contradicts; with the ids of the rules that said so."""
         replaced, judged = (item.replaces, ()) if item.replaces else self._conflicting(item.text, known_facts)
-        conflicts_with = replaced or None
-        return ExtractedFact(item.text, item.category, item.score, conflicts_with, rules=(*item.rules, *judged))
+        return ExtractedFact(item.text, item.category, item.score, replaced or None, rules=(*item.rules, *judged))
 
     def _conflicting(self, text: str, known_facts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
         """The known fact this one updates or contradicts, as the spec's prompt asks to mark, the latest
@@ -694,15 +696,6 @@ class RuleExtractor:
             return item  # an age that is not the child's a little later is the user's own
         return item._replace(text=f"用户的{role}{item.text[2:]}", category="relationship")
 
-    @staticmethod
-    def _named_in_place(message: _Message) -> tuple[str, str] | None:
-        """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
-        if not message.correcting or is_english(message.text):
-            return None
-        said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
-        values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
-        return next(filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None)
-
     def _corrected(self, items: list[Item], message: _Message) -> list[Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
 
@@ -716,9 +709,14 @@ class RuleExtractor:
         items = [_actually(i) for i in items]
         # "口误，是五年级", "其实是中通，说顺嘴了": one value of the kind of a value just said, in its
         # place, whatever else the message says ("反正都是送快递" is no new fact of its own)
-        swapped = (
-            changes.swapped_same_kind(message.text, message.known) if message.correcting else None
-        ) or self._named_in_place(message)
+        swapped = changes.swapped_same_kind(message.text, message.known) if message.correcting else None
+        if swapped is None and message.correcting and not is_english(message.text):
+            # "其实是X" / "应该是X": X a value of the kind of one of the last three facts
+            said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
+            values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
+            swapped = next(
+                filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None
+            )
         if swapped is not None:
             text, old = swapped
             kept = [
@@ -842,16 +840,6 @@ def _zh_subject(said: str, carried: Subject, known: Sequence[str]) -> tuple[str,
     subject, rest = parse_subject(text, carried)
     role = _known_role(text[0], known) if subject.kind == "unknown" and text.startswith(("他", "她")) else None
     return (said, Subject("role", f"用户的{role}", True), rest) if role else (said, subject, rest)
-
-
-def _reply_preference(subject: Subject, rest: str, said: str) -> Item | None:
-    """How the user wants replies: a liked reply, a tool, a request."""
-    core = LEAD_ADVERBS.sub("", rest)
-    return (
-        liked_reply_preference(core, said)
-        or tool_preference(subject, core, said)
-        or request_preference(subject, core, said)
-    )
 
 
 def _signalled(signals: dict[str, Any], said: _Message) -> bool:
