@@ -94,6 +94,8 @@ _PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 _TAKES = _DATA.mapping("_TAKES")
 _RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_EN_ROLE = _DATA.regex("_EN_ROLE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+_SAYS_WHO = _DATA.regex("_SAYS_WHO", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _take(choice: str) -> str:
@@ -101,13 +103,8 @@ def _take(choice: str) -> str:
     return next((_TAKES[t] for t in topics_of(choice) if t in _TAKES), "")
 
 
-def _asked(value: str, context: Context) -> bool:
-    """The whole clause (the context's ``text``, else what matched) ends as a question."""
-    return re.search(r"\?\s*$", context.get("text", value)) is not None
-
-
 _VOCABULARY = rules_common.VOCABULARY.extended(
-    predicates={"asked": _asked, "unreal": lambda value, context: changes.is_unreal(value)},
+    predicates={"unreal": lambda value, context: changes.is_unreal(value)},
     filters={"lower": str.lower},
 )
 _EN_DROPPED = registry(_DATA, "en_dropped", _VOCABULARY, EN_ROLE=EN_ROLE_PATTERN)
@@ -115,12 +112,21 @@ _EN_RENAMED = registry(_DATA, "en_renamed", _VOCABULARY)
 _TASTE_ASKED = registry(
     _DATA,
     "taste_asked",
-    _VOCABULARY.extended(predicates={"taken": lambda v, c: bool(_take(v))}, filters={"take": _take}),
+    _VOCABULARY.extended(
+        predicates={
+            "taken": lambda v, c: bool(_take(v)),
+            "asked_instead": lambda v, c: bool(RE._ASKED_INSTEAD.search(c.get("message", ""))),
+        },
+        filters={"take": _take},
+    ),
 )
 _ACTUALLY = registry(
     _DATA,
     "actually",
-    _VOCABULARY.extended(filters={"once": lambda v: v.replace("其实", "", 1)}),
+    _VOCABULARY.extended(
+        predicates={"generic": lambda v, c: bool(c.get("generic"))},
+        filters={"once": lambda v: v.replace("其实", "", 1)},
+    ),
     ZH_ROLE=ZH_ROLE_PATTERN,
 )
 
@@ -222,8 +228,13 @@ class RuleExtractor:
         return attrs.evolve(extraction, facts=tuple(facts))
 
     def _extract(self, message: str, known: tuple[str, ...]) -> Extraction:
-        """The stages: normalise, read clause by clause, then what the reading missed."""
-        text = _normalised(message, known)
+        """The stages: normalise, read clause by clause, then what the reading missed.
+
+        Normalised: regional first person as the standard one, a space after an emoji or a mark before
+        Chinese as the end of a clause (between two Han it is gone already), and a message that opens
+        with a known relative's name said of them ("小米今年上初中了" after 用户的女儿叫小米)."""
+        text = RE._EMOJI_SPACE.sub("，", dialect(message))
+        text = _by_name(text, known) or text
         extraction = self._read(text, known)
         extraction = self._with_tastes(extraction, text, known)
         extraction = self._with_child_grade(extraction, text, known)
@@ -263,12 +274,12 @@ class RuleExtractor:
         the user's one child whose year is known (and none of the user's own), said in a clause without
         who (小班 → 中班 → 大班 as 初二 → 初三), read as that child's."""
         theirs = _only_relative("grade", known)
-        if theirs is None or is_english(text) or changes.is_unreal(text) or re.search(r"[?？吗]", text):
+        if theirs is None or is_english(text) or changes.is_unreal(text) or RE._ASKS.search(text):
             return extraction  # "下学期就四年级了", "要是升大班了": not yet
         role, held = theirs
-        for clause in re.split(r"[，,。！!；;~～…]", text):
+        for clause in RE._CLAUSE_MARK.split(text):
             m = RE._GRADE_SAID.match(clause.strip())
-            if m and m.group("g") != held and not re.search(r"我|你|" + ZH_ROLE_PATTERN, clause):
+            if m and m.group("g") != held and not _SAYS_WHO.search(clause):
                 if any(m.group("g") in f.text for f in extraction.facts):
                     return extraction
                 again = self._read(f"我的{role}升{m.group('g')}了", known)
@@ -282,7 +293,8 @@ class RuleExtractor:
         added = [f for f in again.facts if f.text not in before]
         # only what fills a slot is added, never a restatement of the whole message
         # (or what the household has: "家里有辆X，平时上班开")
-        kept = before <= {f.text for f in again.facts} and added and all(map(_slotted_or_household, added))
+        slotted = all(slots_of(f.text) or RE._HOUSEHOLD_HAS.match(f.text) for f in added)
+        kept = before <= {f.text for f in again.facts} and added and slotted
         return again if kept else extraction
 
     def _read_dropped(self, text: str, known: tuple[str, ...]) -> Extraction:
@@ -401,7 +413,7 @@ class RuleExtractor:
             piece = rules_en.en_third_person(rules_en.clean_en(text))
             if piece.startswith("The user"):
                 piece = "the user" + piece[8:]
-            elif not re.match(r"[A-Z]", rules_en.clean_en(clause.text)[:1]):
+            elif not RE._CAPITAL.match(rules_en.clean_en(clause.text)[:1]):
                 piece = piece[:1].lower() + piece[1:]  # as said: a capital mid-sentence names something
             joiner = f" {clause.joiner} " if clause.joiner else ", "
             return item._replace(text=f"{item.text}{joiner}{piece}")
@@ -428,17 +440,19 @@ class RuleExtractor:
             return _Reading.ITEM, wish, USER
         if is_english(said):
             return self._english(clause, said, message)
-        said, text = _zh_fronted(said)
-        subject, rest = _zh_subject(text, carried, message.known)
+        said, subject, rest = _zh_subject(said, carried, message.known)
         # How to reply is the user's to say, even after "老板姓张，…"; but
         # "我老婆喜欢简短的回复" names someone else on purpose.
         named_someone = (subject.kind == "role" and subject.explicit) or said_of_someone_else(clause.text)
-        item = None if named_someone else _reply_preference(subject, rest, said)
+        item = None
+        if not named_someone:  # how the user wants replies: a liked reply, a tool, a request
+            core = LEAD_ADVERBS.sub("", rest)
+            item = liked_reply_preference(core, said) or tool_preference(subject, core, said)
+            item = item or request_preference(subject, core, said)
         if item is not None:
             return _Reading.ITEM, item, USER
         if is_question(clause) or is_question_to_assistant(clause):
             return _Reading.NOTHING, None, carried
-        item = None
         if subject.kind == "user":
             item = user_facts(rest, said, message.context)
         elif subject.kind == "role":
@@ -462,13 +476,13 @@ class RuleExtractor:
         if subject.kind == "role" and pronoun and subject.phrase.startswith("用户的"):
             # "他读一年级" of the one relative it can be: said of them, as said
             restated.append("我的" + subject.phrase[3:] + said[pronoun.end() :])
-        if changing and subject.kind == "user" and not subject.explicit and not re.search(r"你|您", said):
+        if changing and subject.kind == "user" and not subject.explicit and not RE._LISTENER.search(said):
             # "（吹牛的，）其实就去过五个": what is true instead, said without 我
             restated.append("我" + rules_zh_facts.clean_said(said))
         item = next(filter(None, (rules_zh_facts.generic_fact(text, subject) for text in restated)), None)
         if item is not None:
             return _Reading.ITEM, item, after
-        if re.search(r"你|您", said):
+        if RE._LISTENER.search(said):
             return _Reading.NOTHING, None, after
         if rules_zh_facts.is_scene(said):
             return _Reading.SCENE, None, carried
@@ -528,8 +542,7 @@ class RuleExtractor:
         """A fact found, naming the known fact it replaces: the one its rule named, else the one
         the judge says it updates or contradicts; with the ids of the rules that said so."""
         replaced, judged = (item.replaces, ()) if item.replaces else self._conflicting(item.text, known_facts)
-        conflicts_with = replaced or None
-        return ExtractedFact(item.text, item.category, item.score, conflicts_with, rules=(*item.rules, *judged))
+        return ExtractedFact(item.text, item.category, item.score, replaced or None, rules=(*item.rules, *judged))
 
     def _conflicting(self, text: str, known_facts: Sequence[str]) -> tuple[str, tuple[str, ...]]:
         """The known fact this one updates or contradicts, as the spec's prompt asks to mark, the latest
@@ -547,7 +560,7 @@ class RuleExtractor:
         and whose school year or age a subject-less clause gives."""
         # "我在读研一" names its subject: only a clause without 我 may be the child's
         # (a message read again with 我 put back had none: see _with_dropped_subject)
-        said_i = not message.dropped and bool(re.search(r"我(?!们)", message.text))
+        said_i = not message.dropped and bool(RE._I.search(message.text))
         items = [self._remeasured(i if said_i else self._reattributed(i, message.known), message.known) for i in items]
         items = self._with_swap(items, message)
         for clause in split_clauses(message.text):
@@ -618,9 +631,7 @@ class RuleExtractor:
         if not gave_up or self._judge.judge(ended, gave_up).relation is not Relation.CONFLICT:
             return said, items
         what = RE._THAT_ONE_SUFFIX.sub("", obj)
-        return gave_up, [
-            i for i in items if not (i.generic and what and what in i.text and re.search(r"不|没", i.text))
-        ]
+        return gave_up, [i for i in items if not (i.generic and what and what in i.text and RE._NOT.search(i.text))]
 
     def _with_events(self, items: list[Item], message: _Message) -> list[Item]:
         """Each change ``changes.events`` reads that no item already says, in place of what only restates it."""
@@ -665,7 +676,7 @@ class RuleExtractor:
         role = _RELATIVE_FACT.match(item.text)
         if role and changes.GRADE.search(item.text):
             theirs = [k for k in known if k.startswith(role.group(0))]
-            moved = changes.remeasured(re.split(r"[，,]", item.text[len(role.group(0)) :])[0], theirs)
+            moved = changes.remeasured(RE._COMMA.split(item.text[len(role.group(0)) :])[0], theirs)
             if moved:
                 return _found(*moved, rule="changes.remeasured")
         return item
@@ -685,15 +696,6 @@ class RuleExtractor:
             return item  # an age that is not the child's a little later is the user's own
         return item._replace(text=f"用户的{role}{item.text[2:]}", category="relationship")
 
-    @staticmethod
-    def _named_in_place(message: _Message) -> tuple[str, str] | None:
-        """'其实是X' / '应该是X' in a correction, X a value of the kind of one of the last three facts."""
-        if not message.correcting or is_english(message.text):
-            return None
-        said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
-        values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
-        return next(filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None)
-
     def _corrected(self, items: list[Item], message: _Message) -> list[Item]:
         """A correction or retraction that names only the new value: the known fact, restated with it.
 
@@ -707,9 +709,14 @@ class RuleExtractor:
         items = [_actually(i) for i in items]
         # "口误，是五年级", "其实是中通，说顺嘴了": one value of the kind of a value just said, in its
         # place, whatever else the message says ("反正都是送快递" is no new fact of its own)
-        swapped = (
-            changes.swapped_same_kind(message.text, message.known) if message.correcting else None
-        ) or self._named_in_place(message)
+        swapped = changes.swapped_same_kind(message.text, message.known) if message.correcting else None
+        if swapped is None and message.correcting and not is_english(message.text):
+            # "其实是X" / "应该是X": X a value of the kind of one of the last three facts
+            said = [changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text)]
+            values = [value for s in said if RE._SAID_INSTEAD.match(s) and (value := changes.bare_value(s))]
+            swapped = next(
+                filter(None, (changes.substitute(v, message.text, message.known[-3:]) for v in values)), None
+            )
         if swapped is not None:
             text, old = swapped
             kept = [
@@ -777,7 +784,7 @@ def _en_pronoun_resolved(said: str, message: _Message) -> str:
     if not pronoun:
         return said
     role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-    someone = re.search(r"\b(?:" + EN_ROLE_PATTERN + r")\b", message.text, re.IGNORECASE)
+    someone = _EN_ROLE.search(message.text)
     english_role = _in_english(role, message.known) if role or not someone else None
     if not english_role:
         return said
@@ -813,38 +820,26 @@ def _en_swapped(said: str, message: _Message) -> Item | None:
         if swapped is None:
             continue
         after = fired.rule.values.get("after")
-        if not after or re.search(rf"\b(?:{after}) (?:the |an? )?{re.escape(_one_name(swapped[1]))}\b", swapped[1]):
+        names = changes.proper_names(swapped[1])  # the one proper name of the old fact, after its subject
+        one = names[0].group(0) if len(names) == 1 else "\0"
+        if not after or re.search(rf"\b(?:{after}) (?:the |an? )?{re.escape(one)}\b", swapped[1]):
             return _found(*swapped, rule=fired.rule.id)
     return None
 
 
-def _zh_fronted(said: str) -> tuple[str, str]:
-    """(the clause as restated, the text whose subject is read): its object fronted back ("雅思我不考了"
-    is restated as "用户不考雅思了"), and a time word after the pronoun, so that 他/她 is the subject
-    ("如今她已经上大班了"; "暑假一过她就升初三了": the time a term or a holiday ended)."""
+def _zh_subject(said: str, carried: Subject, known: Sequence[str]) -> tuple[str, Subject, str]:
+    """(the clause as restated, its subject, the rest): its object fronted back ("雅思我不考了" is
+    restated as "用户不考雅思了"), and a time word after the pronoun, so that 他/她 is the subject
+    ("如今她已经上大班了"; "暑假一过她就升初三了": the time a term or a holiday ended); 他/她 with no
+    subject otherwise is the one relative it can be ("她上周满六岁了" after 用户的女儿五岁)."""
     text = rules_zh_facts.fronted(OPENERS.sub("", said))
     if text.replace("我", "") != OPENERS.sub("", said).replace("我", "") and not said.endswith(text):
         said = text
     text = RE._TIME_BEFORE_PRONOUN.sub(r"\2\1", text)
-    return (text if RE._SEASON_BEFORE_PRONOUN.match(said) else said), text
-
-
-def _zh_subject(text: str, carried: Subject, known: Sequence[str]) -> tuple[Subject, str]:
-    """The clause's subject and the rest; 他/她 with no subject otherwise is the one relative it can
-    be ("她上周满六岁了" after 用户的女儿五岁)."""
+    said = text if RE._SEASON_BEFORE_PRONOUN.match(said) else said
     subject, rest = parse_subject(text, carried)
     role = _known_role(text[0], known) if subject.kind == "unknown" and text.startswith(("他", "她")) else None
-    return (Subject("role", f"用户的{role}", True), rest) if role else (subject, rest)
-
-
-def _reply_preference(subject: Subject, rest: str, said: str) -> Item | None:
-    """How the user wants replies: a liked reply, a tool, a request."""
-    core = LEAD_ADVERBS.sub("", rest)
-    return (
-        liked_reply_preference(core, said)
-        or tool_preference(subject, core, said)
-        or request_preference(subject, core, said)
-    )
+    return (said, Subject("role", f"用户的{role}", True), rest) if role else (said, subject, rest)
 
 
 def _signalled(signals: dict[str, Any], said: _Message) -> bool:
@@ -885,32 +880,14 @@ def _without_answered_denial(message: str, context: Sequence[Turn]) -> str:
     asked = (
         last is not None
         and getattr(last, "role", "") != "user"
-        and re.search(r"[?？]\s*\W*$", str(getattr(last, "content", "")) or "") is not None
+        and RE._ENDS_ASKING.search(str(getattr(last, "content", "")) or "") is not None
     )
     return RE._BARE_DENIAL.sub("", message, count=1) if asked else message
-
-
-def _one_name(fact: str) -> str:
-    """The one proper name of an English fact after its subject ("Notion" in "The user uses Notion")."""
-    names = changes.proper_names(fact)
-    return names[0].group(0) if len(names) == 1 else "\0"
 
 
 def _choices(text: str) -> set[str]:
     """The choices ``text`` names, of any topic (see ``topics``)."""
     return {choice for named in topics_of(text).values() for choice in named}
-
-
-def _normalised(message: str, known: tuple[str, ...]) -> str:
-    """The first stage: regional first person as the standard one, a space after an emoji or a mark
-    before Chinese as the end of a clause (between two Han it is gone already), and a message that
-    opens with a known relative's name said of them."""
-    text = RE._EMOJI_SPACE.sub("，", dialect(message))
-    return _by_name(text, known) or text  # "小米今年上初中了" after 用户的女儿叫小米
-
-
-def _slotted_or_household(fact: ExtractedFact) -> bool:
-    return bool(slots_of(fact.text) or RE._HOUSEHOLD_HAS.match(fact.text))
 
 
 def _kept(again: Extraction, keep: str) -> bool:
@@ -1008,8 +985,7 @@ def _own_statement(clause: str) -> bool:
 def _with_dropped_english_subject(text: str) -> str:
     """An English clause that leaves out "I", with its subject put back by the first rule of
     ``[[registries.en_dropped]]`` that fires; else the clause as it was."""
-    stripped = text.strip()
-    fired = _EN_DROPPED.first(stripped, {"text": stripped})
+    fired = _EN_DROPPED.first(text.strip())
     return fired.text if fired else text
 
 
@@ -1053,20 +1029,16 @@ def _taste_asked_for(item: Item, message: str) -> Item | None:
     taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact
     (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
     which the preference judge may never compare with the request) gives way to it as to any taste."""
-    fired = _TASTE_ASKED.first(item.text) if item.kind == "preference" else None
-    if fired is None or (fired.rule.values.get("asked_instead") and not RE._ASKED_INSTEAD.search(message)):
-        return None
-    return _found(fired.text, rule=fired.rule.id)
+    fired = _TASTE_ASKED.first(item.text, {"message": message}) if item.kind == "preference" else None
+    return _found(fired.text, rule=fired.rule.id) if fired else None
 
 
 def _actually(item: Item) -> Item:
     """What a retraction says instead, marked as such by the first rule of ``[[registries.actually]]``
-    that fires ("用户其实就会…", "The user actually only …"); a rule marked ``generic`` marks only a
+    that fires ("用户其实就会…", "The user actually only …"); a rule that says ``generic()`` marks only a
     fact restated as said."""
-    fired = _ACTUALLY.first(item.text) if item.kind == "fact" else None
-    if fired is None or (fired.rule.values.get("generic") and not item.generic):
-        return item
-    return item._replace(text=fired.text)
+    fired = _ACTUALLY.first(item.text, {"generic": item.generic}) if item.kind == "fact" else None
+    return item._replace(text=fired.text) if fired else item
 
 
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:
