@@ -158,6 +158,23 @@ def test_a_correction_followed_by_the_whole_statement_is_one_fact() -> None:
 @pytest.mark.parametrize(
     ("message", "known", "expected"),
     [
+        # a value alone, with no known fact it could go in: which fact it corrects is not said
+        ("口误，其实是南京，我住在南京", (), ["用户住在南京"]),
+        ("口误，是南京", (), []),
+        ("打错了，是李然", ("用户喜欢猫",), []),
+        ("typo, I meant Lyon", (), []),
+        # near misses: a whole statement, or a value the judge reads against a known fact
+        ("说错了，我是老师", (), ["用户是老师"]),
+        ("口误，是在烟台读大二", ("用户在青岛读大二",), ["用户其实是在烟台读大二"]),
+    ],
+)
+def test_a_corrections_lone_value_is_no_fact_of_its_own(message: str, known: tuple[str, ...], expected: list[str]):
+    assert [f.text for f in RuleExtractor().extract(message, known_facts=known).facts] == expected
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "expected"),
+    [
         ("说错了，我住在江宁区", ("用户住在浦口区",), "用户住在江宁区"),
         ("刚才打错了，我叫周宁", ("用户叫周柠",), "用户叫周宁"),
         ("哎呀名字写错了，是木子李的李，李然", ("用户叫吕然",), "用户叫李然"),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -338,6 +338,8 @@ class RuleExtractor:
             items = [i for i in self._items(said) if not (i.kind == "fact" and _imagined(i.text, text))]
             if said.changing and known:
                 items = self._corrected(items, said)
+            elif said.correcting:
+                items = _without_lone_values(items, said)
             if known:
                 items = self._against_known(items, said)
             if change_only:  # only what changes a known fact
@@ -730,7 +732,9 @@ class RuleExtractor:
         facts = [i for i in items if i.kind == "fact" and (not i.generic or message.retracting)]
         found = None if any(self._conflicting(i.text, message.known)[0] for i in facts) else _correction(message)
         if found is None:
-            return items
+            # a lone value the judge reads against a known fact ("口误，是在烟台读大二") corrects it
+            standing = {i.text for i in items if self._conflicting(i.text, message.known)[0]}
+            return _without_lone_values(items, message, standing) if message.correcting else items
         text, old = changes.marked_as_correction(found[0]), found[1]
         # what restates the message, or says the correction again, goes
         kept = [
@@ -739,6 +743,16 @@ class RuleExtractor:
             if i.kind != "fact" or not ((i.generic and i.text != text) or changes.marked_as_correction(i.text) == text)
         ]
         return [*kept, _found(text, old, rule="extractor.corrected-value")]
+
+
+def _without_lone_values(items: list[Item], message: _Message, standing: Collection[str] = ()) -> list[Item]:
+    """A correction's value with no known fact to put it in ("口误，是南京", "typo, I meant Lyon") says
+    nothing of the user: "用户是南京" would be a guess at which fact it corrects. ``standing``: the
+    items' texts that do correct a known fact."""
+    said = (changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text))
+    values = [value for s in said if RE._VALUE_ONLY.match(s) and (value := changes.bare_value(s))]
+    lone = [i for i in items if i.kind == "fact" and i.generic and any(i.text.endswith(v) for v in values)]
+    return [i for i in items if i not in lone or i.text in standing]
 
 
 def _correction(message: _Message) -> tuple[str, str] | None:
