@@ -16,7 +16,7 @@ from factledger.infrastructure.offline.registry import Registry, Rule
 READ_KEYS = {
     *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
     *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads", "not_before"),
-    *("on", "every", "group"),
+    *("on", "every", "group", "also"),
 }
 TABLES: dict[str, Any] = {
     "handler": changes._HANDLERS,
@@ -93,6 +93,15 @@ def test_a_thing_switched_to_by_name_replaces_the_latest_of_the_last_two_facts_t
     ]
     assert changes.english_swaps(said, [carrier, "The user likes tea", "The user runs"]) == []  # not of the last two
     assert changes.english_swaps(said, ["The user's phone carrier is T-Mobile Plus"]) == []  # named already
+
+
+def test_a_thing_got_rid_of_is_swapped_for_the_new_one_and_said_sold_unless_a_car_or_phone_is_known() -> None:
+    ps5 = "The user has a PS5"
+    said = "sold it and got a Steam Deck"
+    assert changes.english_swaps(said, [ps5]) == [("The user has a Steam Deck", ps5), ("The user sold it", ps5)]
+    assert changes.english_swaps("got a Steam Deck", [ps5]) == []  # nothing got rid of
+    assert changes.english_swaps(said, [ps5, "The user likes tea"]) == []  # not the thing said last
+    assert changes.english_swaps(said, ["The user has a Steam Deck"]) == []  # the same one
 
 
 def test_a_pursuit_now_changes_the_latest_of_the_last_two_known_to_have_changed_or_given_up() -> None:

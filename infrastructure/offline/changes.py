@@ -970,7 +970,8 @@ def _changed(fired: Fired, context: Context) -> Outcome:
         return [], stop == "always"
     new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
     new = new if new and _differs(fired, target) else None
-    return ([(new, target[0])] if new else []), stop != "made" or bool(new)
+    also = [(fired.rule.values["also"], target[0])] if new and "also" in fired.rule.values else []
+    return ([(new, target[0]), *also] if new else []), stop != "made" or bool(new)
 
 
 def _heard(rule: Rule, context: Context) -> bool:
@@ -1092,6 +1093,12 @@ _VOCABULARY = VOCABULARY.extended(
             and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
         ),
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
+        # a car or phone known: the English swaps of neither read the thing said last, or named
+        "car_or_phone": lambda value, context: any(
+            slot.split(":", 1)[0] in ("vehicle", "phone")
+            for fact in getattr(context.get("known"), "facts", ())
+            for slot, _ in slots_of(fact)
+        ),
         "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
         "correction": lambda value, context: is_correction(context.get("text", value)),
@@ -1135,42 +1142,12 @@ _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
-_NAMED_THING = registry(_DATA, "named_thing", _VOCABULARY)
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
 
 
 # --------------------------------------------------------------------------
 # English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
 # --------------------------------------------------------------------------
-
-
-def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
-    """With no car or phone known, what was swapped, by the first of ``_EN_SWAPS`` that finds it: the
-    thing said last ("sold it and got a Steam Deck"), or one thing of the user's by name ("switched
-    over to T-Mobile")."""
-    if context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone")):
-        return [], False
-    for pattern in _EN_SWAPS:
-        m = pattern.search(context["text"])
-        swapped = _swapped_else(RE._EN_WHEN_TAIL.sub("", m.group("v")), pattern is _EN_SWAPS[0], context) if m else []
-        if swapped:
-            return swapped, True
-    return [], False
-
-
-def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
-    text, known = context["text"], context["known"].facts
-    # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
-    owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
-    if owned and RE._EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
-        # what the user has now, and that the old one is gone (which the judge reads as ending it)
-        return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
-    # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
-    # last two known facts that says what one thing of the user's is, by name
-    if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
-        return []
-    found = _known_event(_NAMED_THING, value, known, recent=2)
-    return [found] if found else []
 
 
 def _value_said(fact: str) -> str:
@@ -1196,10 +1173,7 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
     return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
 
 
-_HANDLERS |= {  # the English rules' handlers
-    "swapped_else": _en_swapped_else,
-    "meant": _en_meant,
-}
+_HANDLERS["meant"] = _en_meant  # the English rules' handler
 
 
 def _before(fired: Fired) -> bool:
