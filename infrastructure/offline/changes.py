@@ -988,7 +988,7 @@ def _fired(rule: Rule, said: str, context: Context) -> Outcome:
     # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
     read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
     fired = rule.fire(re.sub(trim, "", said) if trim else said, read) if _heard(rule, context) else None
-    if fired is None or _before(fired):
+    if fired is None:
         return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
 
@@ -1142,7 +1142,8 @@ _FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_
 _CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
 _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
-_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
+_EN_EXTRA = {"_EN_NAME_NOT_THE": _EN_NAME_NOT_THE, "CAR_MAKES": CAR_MAKES, "EN_ROLE_PATTERN": EN_ROLE_PATTERN}
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, **_EN_EXTRA)
 
 
 # --------------------------------------------------------------------------
@@ -1174,12 +1175,6 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
 
 
 _HANDLERS["meant"] = _en_meant  # the English rules' handler
-
-
-def _before(fired: Fired) -> bool:
-    """Whether the clause before the match holds the rule's ``not_before`` ("my sister is now seeing …")."""
-    clause = re.split(r"[,.;!?—–]", fired.match.string[: fired.match.start()])[-1]
-    return "not_before" in fired.rule.values and bool(_held(fired.rule.values["not_before"]).search(clause))
 
 
 __all__ = [
