@@ -49,6 +49,7 @@ from factledger.infrastructure.offline.slots import (
     is_exclusive_slot,
     looks_like_job,
     looks_like_organisation,
+    rewritten,
     slots_of,
     species_of,
 )
@@ -1016,12 +1017,11 @@ def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Eve
     return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
 
 
-def _whose(clause: str) -> str:
-    """What in a clause may name someone else: a title the user now holds ("做仓库主管"), the one who
-    hired ("被朋友挖去了…") and who got a thing ("转给朋友了") name no one the clause is about."""
-    whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
-    whose = re.sub(r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose)
-    return re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)
+#: what in a clause may name someone else: without a title the user now holds ("做仓库主管"), the one
+#: who hired ("被朋友挖去了…") and who got a thing ("转给朋友了"), which name no one the clause is about
+_WHOSE = _DATA.compiled_rows("_WHOSE")
+#: a clause without the words that lead into it ("不过", "对了"), and 她 in "又叫她胖虎" (the pet it names)
+_CLAUSE_SAID = _DATA.compiled_rows("_CLAUSE_SAID")
 
 
 def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
@@ -1032,12 +1032,11 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
     switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
     for piece in pieces:
-        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
-        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
+        clause = rewritten(piece, _CLAUSE_SAID)
         # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
         # thing does in its place, said without naming them again
         event = _first_events(_IN_TURN_RULES, clause, message)
-        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
+        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, rewritten(clause, _WHOSE)):
             # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
             if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
                 continue
@@ -1080,7 +1079,6 @@ _VOCABULARY = VOCABULARY.extended(
         ),
         "switched": lambda value, context: bool(context.get("switched")),
         "changed_once": simple(lambda fact: "改" in fact),
-        "gives_up": lambda value, context: _gives_up(context.get("text", value)),
         "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
         "unreal": simple(is_unreal),
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
