@@ -1017,10 +1017,8 @@ def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Eve
     return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
 
 
-#: what in a clause may name someone else: without a title the user now holds ("做仓库主管"), the one
-#: who hired ("被朋友挖去了…") and who got a thing ("转给朋友了"), which name no one the clause is about
+#: a clause as the rules read it, and what in it may name someone else (``[rows]``, rewritten in turn)
 _WHOSE = _DATA.compiled_rows("_WHOSE")
-#: a clause without the words that lead into it ("不过", "对了"), and 她 in "又叫她胖虎" (the pet it names)
 _CLAUSE_SAID = _DATA.compiled_rows("_CLAUSE_SAID")
 
 
