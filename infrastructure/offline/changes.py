@@ -887,27 +887,17 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "by_slot": lambda fired, t, c: fired.rule.render(
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
-    "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
     # a pursuit given up by its verb, else a habit let go of
     "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
-    # "其实我早戒了": what a habit one quits is, in the fact that names one
-    "quit_habit": lambda fired, t, c: (
-        (q := RE._QUITTABLE.search(t[0][2:])) and f"用户戒{q.group('x') or q.group('x2') or q.group('x3')}了"
-    ),
     # a pet no longer kept, by its species (of the slot, or named in the fact)
     "pet_gone": lambda fired, t, c: (
         (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
         and f"用户不再养{species}了"
     ),
-    "admitted": lambda fired, t, c: (
-        fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
-    ),
     "phone": _phone,
     "in_turn": _in_turn,
     # a plan fallen through, a trip by its words
     "trip_or_plan": lambda fired, t, c: "用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", t[0]) else fired.text,
-    # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
-    "topic_is": lambda fired, t, c: (topic := RE._TOPIC_IS.match(t[0])) and f"用户{topic.group('t')}换成{fired.text}了",
     "respan": _respanned,
     # said in the known fact's own words, which the judge compares as one statement
     "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
@@ -1083,6 +1073,7 @@ _VOCABULARY = VOCABULARY.extended(
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
+        "school": simple(lambda value: bool(RE._SCHOOL_NAME.search(value))),
         # "现在在北京" right after "用户在天津工作": a chain of places worked in
         "chain": lambda value, context: (
             bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
@@ -1111,6 +1102,7 @@ _VOCABULARY = VOCABULARY.extended(
         "no_one": lambda value: value.replace("人偷", "偷"),
         "shape": _value_shape,
         "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
+        "pursued": _pursued,
     },
     comparisons={
         "inside": lambda part, whole: part in whole,
