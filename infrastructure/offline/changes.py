@@ -803,13 +803,7 @@ def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, 
     )
 
 
-def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
-    named = _named_topic(context["text"], context["known"].facts)
-    return ([(f"用户撤回了之前说的{named[0]}", named[1])] if named else []), True
-
-
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
-    "topic_taken_back": _topic_taken_back,
     "instead": _by(instead),
     "remeasured": _by(remeasured),
     "now": _now_said,
@@ -1103,6 +1097,10 @@ _VOCABULARY = VOCABULARY.extended(
         "shape": _value_shape,
         "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
         "pursued": _pursued,
+    },
+    readers={
+        # the topic (two characters or more) a known fact shares with the message, "" if none
+        "topic_named": lambda fact, context: (_named_topic(context.get("text", ""), [fact]) or ("",))[0],
     },
     comparisons={
         "inside": lambda part, whole: part in whole,
