@@ -12,10 +12,10 @@ import pytest
 from factledger.infrastructure.offline import changes
 from factledger.infrastructure.offline.registry import Registry, Rule
 
-#: the keys ``changes._fired``, ``_target``, ``_changed``, ``_heard`` and ``_message_events`` read
+#: the keys ``changes._fired``, ``_target``, ``_changed`` and ``_message_events`` read
 READ_KEYS = {
     *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
-    *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads"),
+    *("differs", "differs_i", "differs_value", "stop", "trim", "reads"),
     *("on", "every", "group", "also"),
 }
 TABLES: dict[str, Any] = {

@@ -959,20 +959,13 @@ def _changed(fired: Fired, context: Context) -> Outcome:
     return ([(new, target[0]), *also] if new else []), stop != "made" or bool(new)
 
 
-def _heard(rule: Rule, context: Context) -> bool:
-    """A rule with ``message = '…'`` fires only in a message that holds that pattern (``reads = "said"``:
-    the whole English message, not only what it says is so)."""
-    text = context[rule.values.get("reads", "text")]
-    return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
-
-
 def _fired(rule: Rule, said: str, context: Context) -> Outcome:
     """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
     fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
     trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
     # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
     read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, read) if _heard(rule, context) else None
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, read)
     if fired is None:
         return [], False
     return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
@@ -1033,7 +1026,7 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
     found: list[Event] = []
     decided: set[str] = set()  # the groups in which a rule decided
     for rule in _MESSAGE.rules:
-        if rule.values.get("group") in decided or not _heard(rule, context):
+        if rule.values.get("group") in decided:
             continue
         for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
             events, stop = _fired(rule, said, context)
@@ -1044,17 +1037,17 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
     return found
 
 
-_SAYS = {name: pattern for pattern, name in _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)}
+_SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _says(pattern: re.Pattern[str]) -> Predicate:
-    return lambda value, context: bool(pattern.search(context.get("text", value)))  # (an example: its match)
+def _says(pattern: re.Pattern[str], where: str = "text") -> Predicate:
+    return lambda value, context: bool(pattern.search(context.get(where, value)))  # (an example: its match)
 
 
 _VOCABULARY = VOCABULARY.extended(
     predicates={
-        # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
-        **{name: _says(pattern) for name, pattern in _SAYS.items()},
+        # the message says so: ``[rows] _SAYS``, each a pattern, the predicate it makes (and what it reads)
+        **{row[1]: _says(row[0], *row[2:]) for row in _SAYS},
         "others": lambda value, context: bool(context.get("others")),
         "named_topic": lambda value, context: bool(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
