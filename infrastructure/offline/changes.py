@@ -980,18 +980,15 @@ def _first_events(rules: Registry, said: str, context: Context) -> list[Event] |
     return None
 
 
-def _known_event(rules: Registry, said: str, known_facts: Sequence[str], recent: int | None = None) -> Event | None:
-    """(what the first rule of ``rules`` says, the known fact it read with its ``known`` pattern): the
-    rules read the latest known facts (the last ``recent``, when given) first."""
-    fired = rules.first(said, {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)][:recent]})
-    return (fired.text, fired.known.string) if fired and fired.known else None
-
-
 def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
     """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
     known facts."""
     known = _Known([f for f in known_facts if isinstance(f, str)])
     return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
+
+
+#: a rule's ``known`` read of the known facts is its first change too (``named_instead``)
+_known_event = _first_change
 
 
 #: a clause as the rules read it, and what in it may name someone else (``[rows]``, rewritten in turn)
@@ -1003,7 +1000,6 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
     """Each clause's change, said of the user: in turn ([[registries.in_turn]]), or by the rules
     ([[registries.clause]], or [[registries.alone]] for a clause without Chinese)."""
     found: list[Event] = []
-    text = message["text"]
     # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
     switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
     for piece in pieces:
@@ -1011,13 +1007,11 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
         # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
         # thing does in its place, said without naming them again
         event = _first_events(_IN_TURN_RULES, clause, message)
-        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, rewritten(clause, _WHOSE)):
-            # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
-            if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
-                continue
-            context = {**message, "switched": bool(switching - {piece})}
-            found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
-        found += event or []
+        context = {**message, "switched": bool(switching - {piece})}
+        # else by the rules, which read nothing of a clause that is not the user's own
+        found += (
+            event or _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
+        )
     return found
 
 
@@ -1061,6 +1055,10 @@ _VOCABULARY = VOCABULARY.extended(
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
         "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
         "school": simple(lambda value: bool(RE._SCHOOL_NAME.search(value))),
+        # a clause that names someone else, once what names no one it is about is taken out (``[rows] _WHOSE``)
+        "names_else": simple(
+            lambda clause: bool(re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, rewritten(clause, _WHOSE)))
+        ),
         # "现在在北京" right after "用户在天津工作": a chain of places worked in
         "chain": lambda value, context: (
             bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
