@@ -14,7 +14,7 @@ from factledger.infrastructure.offline.registry import Registry, Rule
 
 #: the keys ``changes._fired``, ``_target``, ``_changed`` and ``_message_events`` read
 READ_KEYS = {
-    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
+    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot", "value", "in_fact"),
     *("differs", "differs_i", "differs_value", "stop", "trim", "reads"),
     *("on", "every", "group", "also"),
 }

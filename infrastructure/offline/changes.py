@@ -813,8 +813,6 @@ _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
 _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "pet_named": lambda m: lambda f, s, v: bool(species_of(f)),
     "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
-    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
-    "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
     # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
     "about_said": lambda m: (
         lambda f, s, v: bool(
@@ -824,17 +822,8 @@ _FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
     "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
     # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
     "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    "en_favourite": lambda m: (
-        lambda f, s, v: (
-            bool(re.search(r"favou?rite", s))
-            and v in f
-            and f.startswith("The user")
-            and v.lower() != RE._EN_LEAD_WORDS.sub("", m.group("v") or m.group("v2") or m.group("v3")).lower()
-        )
-    ),
     # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
     "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
 }
 
 
@@ -908,15 +897,15 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
 
 def _target(fired: Fired, context: Context) -> Target | None:
     """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
-    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
-    (of the last ``recent``, when given)."""
+    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in, a
+    slot value its ``value`` pattern finds in (said as is in the fact: ``in_fact``), of the last ``recent``."""
     if fired.known:  # read with the rule's ``known`` pattern
         return fired.known.string, "", ""
     values, known = fired.rule.values, context["known"]
     slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    slot, either, held = (
+    slot, either, held, value = (
         _held(fired.rule.render(values[key], fired.match)) if key in values else None
-        for key in ("slot", "either", "held")
+        for key in ("slot", "either", "held", "value")
     )
     if "finder" in values:
         test = _FINDERS[values["finder"]](fired.match)
@@ -932,7 +921,13 @@ def _target(fired: Fired, context: Context) -> Target | None:
     else:
         return None
     found: Target | None = known.latest(
-        lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0)
+        lambda f, s, v: (
+            test(f, s, v)
+            and (not held or bool(held.search(f)))
+            and (not value or bool(value.search(v)))
+            and (v in f or not values.get("in_fact"))
+        ),
+        values.get("recent", 0),
     )
     return found
 
