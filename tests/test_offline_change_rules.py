@@ -15,7 +15,7 @@ from factledger.infrastructure.offline.registry import Registry, Rule
 #: the keys ``changes._fired``, ``_target``, ``_changed`` and ``_message_events`` read
 READ_KEYS = {
     *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot", "value", "in_fact"),
-    *("differs", "differs_i", "differs_value", "stop", "trim", "reads"),
+    *("differs", "differs_i", "differs_value", "holds", "stop", "trim", "reads"),
     *("on", "every", "group", "also"),
 }
 TABLES: dict[str, Any] = {
@@ -136,3 +136,13 @@ def test_what_is_forgotten_is_the_latest_fact_the_words_after_about_name_else_no
     assert changes.events("please forget what I said about my middle name", [name, cats]) == [(took_back, name)]
     assert changes.events("forget what I said about the cats", [cats, name]) == [(took_back, cats)]
     assert changes.events("forget what I said about the cats", [name]) == []  # none named: nothing taken back
+
+
+def test_a_habit_quit_is_the_latest_habit_known_when_it_names_the_same_word_and_is_kept_up() -> None:
+    smokes = "The user smokes"
+    assert changes.english_swaps("I quit smoking last year", [smokes]) == [("The user quit that habit", smokes)]
+    assert changes.english_swaps("I quit smoking last year", [smokes, "The user drinks coffee daily"]) == []
+    assert changes.english_swaps("I quit smoking last year", ["The user never smokes"]) == []  # not kept up
+    gym = "The user goes to the gym every day"
+    assert changes.english_swaps("I stopped going", [gym]) == [("The user stopped doing that", gym)]
+    assert changes.english_swaps("I stopped going", ["The user does not go to the gym every day"]) == []

@@ -844,12 +844,6 @@ def _held(pattern: str) -> re.Pattern[str]:
     return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
 
 
-def _quit_word(text: str) -> str:
-    """The word an English habit one quits is said with ("smok" in "The user smokes")."""
-    found = EN_QUITTABLE.search(text)
-    return found.group().lower() if found else ""
-
-
 def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
     """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
     old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
@@ -861,7 +855,6 @@ def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
 #: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
 _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "template": lambda fired, target, context: fired.text,
-    "not_negated": lambda fired, t, c: None if re.search(r"\b(?:not|never|no longer)\b|n't\b", t[0]) else fired.text,
     "partner": lambda fired, t, c: (
         f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
     ),
@@ -884,12 +877,7 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "respan": _respanned,
     # said in the known fact's own words, which the judge compares as one statement
     "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
-    # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
-    "quit": lambda fired, t, c: (
-        QUIT_HABIT
-        if _quit_word(t[0]) == _quit_word(fired.match.group("x")) and not RE._EN_NOT_KEPT.search(t[0])
-        else None
-    ),
+    "quit": lambda fired, t, c: QUIT_HABIT,  # "I quit smoking": the habit known (that it ``holds``), quit
     # the same, said as a correction ("The user actually …")
     "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
@@ -933,8 +921,11 @@ def _target(fired: Fired, context: Context) -> Target | None:
 
 
 def _differs(fired: Fired, target: Target) -> bool:
-    """What the rule says is not what the known fact (or its value) says already."""
+    """What the rule says is not what the known fact (or its value) says already, and the fact holds what it
+    must (``holds``)."""
     values, said = fired.rule.values, functools.partial(fired.rule.render, found=fired.match)
+    if "holds" in values and not _held(said(values["holds"])).search(target[0]):
+        return False
     if "differs" in values and said(values["differs"]) in target[0]:
         return False
     if "differs_i" in values and said(values["differs_i"]).lower() in target[0].lower():
@@ -1082,6 +1073,8 @@ _VOCABULARY = VOCABULARY.extended(
         "no_one": lambda value: value.replace("人偷", "偷"),
         "shape": _value_shape,
         "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
+        # the word an English habit one quits is said with ("smok" in "smoking")
+        "quit_word": lambda value: "".join(EN_QUITTABLE.findall(value)[:1]).lower(),
         "pursued": _pursued,
     },
     readers={
