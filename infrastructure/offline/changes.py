@@ -803,10 +803,34 @@ def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, 
     )
 
 
+def _value_said(fact: str) -> str:
+    """What a fact says its first slot holds, else its last word ("sesame" in The user is allergic to sesame)."""
+    slots = slots_of(fact)
+    return slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
+
+
+def _en_meant(fired: Fired, context: Context) -> Outcome:
+    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again; "typo, I
+    # meant Lena": the fact whose value is one letter off the one said
+    if not context["known"].facts:
+        return [], False
+    said = fired.match.group("v").strip()
+    facts = context["known"].facts
+    fact = next((f for f in reversed(facts) if _resembles(_value_said(f), said)), facts[-1])
+    value = _value_said(fact)
+    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
+        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
+    if said.lower() == value.lower() or not fact.lower().startswith("the user"):
+        return [], False
+    at = fact.rindex(value)
+    return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
+
+
 _HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
     "instead": _by(instead),
     "remeasured": _by(remeasured),
     "now": _now_said,
+    "meant": _en_meant,
 }
 
 #: which known fact a rule looks for, from its match: ``finder = "…"``
@@ -839,8 +863,8 @@ def _phone(fired: Fired, target: Target, context: Context) -> str:
 
 @functools.lru_cache(maxsize=1024)  # bounded: a pattern with a group filled in is one per value said
 def _held(pattern: str) -> re.Pattern[str]:
-    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
-    pattern, compiled once."""
+    """A rule's pattern of the known fact it looks for (``held``, ``slot``, ``holds`` …: its groups filled in),
+    compiled once."""
     return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
 
 
@@ -1109,37 +1133,6 @@ _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
 _EN_EXTRA = {"_EN_NAME_NOT_THE": _EN_NAME_NOT_THE, "CAR_MAKES": CAR_MAKES, "EN_ROLE_PATTERN": EN_ROLE_PATTERN}
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, **_EN_EXTRA)
-
-
-# --------------------------------------------------------------------------
-# English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
-# --------------------------------------------------------------------------
-
-
-def _value_said(fact: str) -> str:
-    """What a fact says its first slot holds, else its last word ("sesame" in The user is allergic to sesame)."""
-    slots = slots_of(fact)
-    return slots[0][1] if slots and slots[0][1] in fact and slots[0][1] not in ("yes", "no") else fact.split()[-1]
-
-
-def _en_meant(fired: Fired, context: Context) -> Outcome:
-    # "Oops, I meant sesame": the latest fact, its value (or its last word) said again; "typo, I
-    # meant Lena": the fact whose value is one letter off the one said
-    if not context["known"].facts:
-        return [], False
-    said = fired.match.group("v").strip()
-    facts = context["known"].facts
-    fact = next((f for f in reversed(facts) if _resembles(_value_said(f), said)), facts[-1])
-    value = _value_said(fact)
-    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
-        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
-    if said.lower() == value.lower() or not fact.lower().startswith("the user"):
-        return [], False
-    at = fact.rindex(value)
-    return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
-
-
-_HANDLERS["meant"] = _en_meant  # the English rules' handler
 
 
 __all__ = [
