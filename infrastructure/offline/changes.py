@@ -818,8 +818,8 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
     facts = context["known"].facts
     fact = next((f for f in reversed(facts) if _resembles(_value_said(f), said)), facts[-1])
     value = _value_said(fact)
-    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
-        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
+    if RE._EN_ARTICLE_END.search(fact[: fact.rfind(value)]):
+        said = RE._EN_ARTICLE_LEAD.sub("", said)  # "uses a Pixel 7", not "a a"
     if said.lower() == value.lower() or not fact.lower().startswith("the user"):
         return [], False
     at = fact.rindex(value)
@@ -1019,9 +1019,7 @@ def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
         event = _first_events(_IN_TURN_RULES, clause, message)
         context = {**message, "switched": bool(switching - {piece})}
         # else by the rules, which read nothing of a clause that is not the user's own
-        found += (
-            event or _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
-        )
+        found += event or _first_events(_CLAUSE if RE._CHINESE.search(clause) else _ALONE, clause, context) or []
     return found
 
 
@@ -1071,7 +1069,7 @@ _VOCABULARY = VOCABULARY.extended(
         ),
         # "现在在北京" right after "用户在天津工作": a chain of places worked in
         "chain": lambda value, context: (
-            bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
+            bool(RE._CHINESE_NAME.fullmatch(value))
             and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
         ),
         "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
@@ -1090,7 +1088,7 @@ _VOCABULARY = VOCABULARY.extended(
     filters={
         "strip": str.strip,
         "lower": str.lower,
-        "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
+        "no_article": lambda value: RE._EN_ARTICLE_NAME.sub("", value),
         "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
         "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
         "esc": re.escape,
@@ -1112,10 +1110,9 @@ _VOCABULARY = VOCABULARY.extended(
         # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
         # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
         "about": lambda about, fact: bool(
-            (set(re.findall(r"[a-z]{3,}", about.lower())) - {"what", "said", "the"})
-            & set(re.findall(r"[a-z]{3,}", fact))
+            (set(RE._EN_WORD.findall(about.lower())) - {"what", "said", "the"}) & set(RE._EN_WORD.findall(fact))
         ),
-        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(re.search("健身|锻炼", fact))),
+        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(RE._PRACTISED.search(fact))),
     },
 )
 _CLAUSE = registry(_DATA, "clause", _VOCABULARY)
