@@ -887,8 +887,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "by_slot": lambda fired, t, c: fired.rule.render(
         fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
     ),
-    # a pursuit given up by its verb, else a habit let go of
-    "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
     # a pet no longer kept, by its species (of the slot, or named in the fact)
     "pet_gone": lambda fired, t, c: (
         (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
@@ -896,11 +894,7 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     ),
     "phone": _phone,
     "in_turn": _in_turn,
-    # a plan fallen through, a trip by its words
-    "trip_or_plan": lambda fired, t, c: "用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", t[0]) else fired.text,
     "respan": _respanned,
-    # said in the known fact's own words, which the judge compares as one statement
-    "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
     "quit": lambda fired, t, c: QUIT_HABIT,  # "I quit smoking": the habit known (that it ``holds``), quit
     # the same, said as a correction ("The user actually …")
     "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
