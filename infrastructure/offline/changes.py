@@ -37,7 +37,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -49,6 +49,7 @@ from factledger.infrastructure.offline.slots import (
     is_exclusive_slot,
     looks_like_job,
     looks_like_organisation,
+    pattern_test,
     rewritten,
     slots_of,
     species_of,
@@ -1036,14 +1037,10 @@ def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
 _SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _says(pattern: re.Pattern[str], where: str = "text") -> Predicate:
-    return lambda value, context: bool(pattern.search(context.get(where, value)))  # (an example: its match)
-
-
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         # the message says so: ``[rows] _SAYS``, each a pattern, the predicate it makes (and what it reads)
-        **{row[1]: _says(row[0], *row[2:]) for row in _SAYS},
+        **{row[1]: pattern_test(row[0], row[2] if row[2:] else "text") for row in _SAYS},
         "others": lambda value, context: bool(context.get("others")),
         "named_topic": lambda value, context: bool(
             _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
@@ -1055,8 +1052,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
         # (of the whole English message where the rule reads only what is so)
         "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
-        "school": simple(lambda value: bool(RE._SCHOOL_NAME.search(value))),
         # a clause that names someone else, once what names no one it is about is taken out (``[rows] _WHOSE``)
         "names_else": simple(
             lambda clause: bool(re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, rewritten(clause, _WHOSE)))
@@ -1073,7 +1068,6 @@ _VOCABULARY = VOCABULARY.extended(
             for fact in getattr(context.get("known"), "facts", ())
             for slot, _ in slots_of(fact)
         ),
-        "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
         "job": simple(looks_like_job),
         "correction": lambda value, context: is_correction(context.get("text", value)),
         # advice, a plan, or someone else named in the message: not what is done now
