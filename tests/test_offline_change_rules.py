@@ -12,11 +12,11 @@ import pytest
 from factledger.infrastructure.offline import changes
 from factledger.infrastructure.offline.registry import Registry, Rule
 
-#: the keys ``changes._fired``, ``_target``, ``_changed``, ``_heard`` and ``_message_events`` read
+#: the keys ``changes._fired``, ``_target``, ``_changed`` and ``_message_events`` read
 READ_KEYS = {
-    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot"),
-    *("differs", "differs_i", "differs_value", "stop", "trim", "message", "reads", "not_before"),
-    *("on", "every", "group"),
+    *("handler", "make", "finder", "slots", "kinds", "slot", "either", "held", "recent", "by_slot", "value", "in_fact"),
+    *("differs", "differs_i", "differs_value", "holds", "stop", "trim", "reads"),
+    *("on", "every", "group", "also"),
 }
 TABLES: dict[str, Any] = {
     "handler": changes._HANDLERS,
@@ -93,6 +93,15 @@ def test_a_thing_switched_to_by_name_replaces_the_latest_of_the_last_two_facts_t
     ]
     assert changes.english_swaps(said, [carrier, "The user likes tea", "The user runs"]) == []  # not of the last two
     assert changes.english_swaps(said, ["The user's phone carrier is T-Mobile Plus"]) == []  # named already
+
+
+def test_a_thing_got_rid_of_is_swapped_for_the_new_one_and_said_sold_unless_a_car_or_phone_is_known() -> None:
+    ps5 = "The user has a PS5"
+    said = "sold it and got a Steam Deck"
+    assert changes.english_swaps(said, [ps5]) == [("The user has a Steam Deck", ps5), ("The user sold it", ps5)]
+    assert changes.english_swaps("got a Steam Deck", [ps5]) == []  # nothing got rid of
+    assert changes.english_swaps(said, [ps5, "The user likes tea"]) == []  # not the thing said last
+    assert changes.english_swaps(said, ["The user has a Steam Deck"]) == []  # the same one
 
 
 def test_a_pursuit_now_changes_the_latest_of_the_last_two_known_to_have_changed_or_given_up() -> None:
@@ -190,3 +199,13 @@ def test_a_swap_is_about_the_slots_its_measure_word_or_its_verb_names(
 ) -> None:
     found = changes.swapped(message, known)
     assert (found[0] if found else None) == swapped
+
+
+def test_a_habit_quit_is_the_latest_habit_known_when_it_names_the_same_word_and_is_kept_up() -> None:
+    smokes = "The user smokes"
+    assert changes.english_swaps("I quit smoking last year", [smokes]) == [("The user quit that habit", smokes)]
+    assert changes.english_swaps("I quit smoking last year", [smokes, "The user drinks coffee daily"]) == []
+    assert changes.english_swaps("I quit smoking last year", ["The user never smokes"]) == []  # not kept up
+    gym = "The user goes to the gym every day"
+    assert changes.english_swaps("I stopped going", [gym]) == [("The user stopped doing that", gym)]
+    assert changes.english_swaps("I stopped going", ["The user does not go to the gym every day"]) == []

@@ -26,7 +26,7 @@ The changes told as events are registries of named rules in ``rules/changes.toml
 it replaces by its slots, a pattern the fact holds (``held``) or a named finder, and says the change by
 its template or a named maker; what takes more steps is a named handler here. A rule may instead read
 the known facts, latest first, with a ``known`` pattern of its own and compare their groups with its
-match's (registry.py): ``[[registries.named_instead]]``, ``[[registries.named_thing]]``, a pursuit now.
+match's (registry.py): ``[[registries.named_instead]]``, a pursuit now.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import unicodedata
 from collections.abc import Callable, Sequence
 from difflib import SequenceMatcher
 
-from factledger.infrastructure.offline.registry import Context, Fired, Predicate, Registry, Rule, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Registry, Rule, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import VOCABULARY
 from factledger.infrastructure.offline.slots import (
@@ -49,6 +49,8 @@ from factledger.infrastructure.offline.slots import (
     is_exclusive_slot,
     looks_like_job,
     looks_like_organisation,
+    pattern_test,
+    rewritten,
     slots_of,
     species_of,
 )
@@ -89,7 +91,6 @@ is_retraction = _marked(RE._RETRACTION)
 is_conditional = _marked(RE._CONDITIONAL)
 is_plan = _marked(RE._PLANNED)
 told_of_someone_else = _marked(_TOLD_OF_ELSE)
-_gives_up = _marked(RE._GAVE_UP_WORDS)
 may_change = _marked(RE._CHANGE_SAID, unless=RE._ASKED)
 
 
@@ -397,7 +398,7 @@ def instead(message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
 def named_instead(value: str, message: str, known_facts: Sequence[str]) -> tuple[str, str] | None:
     """'his name is actually Mac' after "…'s name is Max": a name restated in whichever known fact gives one
     (the rule of [[registries.named_instead]])."""
-    return _known_event(_NAMED_INSTEAD, value, known_facts) if RE._NAMES.search(message) else None
+    return _first_change(_NAMED_INSTEAD, value, known_facts) if RE._NAMES.search(message) else None
 
 
 TRAVEL = _DATA.text("TRAVEL")
@@ -588,8 +589,6 @@ def _named_topic(text: str, known: Sequence[str]) -> tuple[str, str] | None:
 _EN_NAME = _DATA.text("_EN_NAME")
 #: the same, not starting with "The" ("transferred to the Worcester branch")
 _EN_NAME_NOT_THE = _EN_NAME.replace("(?P<v>", r"(?P<v>(?!The\b)")
-_EN_SOMEONE_ELSE = _DATA.regex("_EN_SOMEONE_ELSE", re.I, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_EN_SWAPS = _DATA.regexes("_EN_SWAPS", re.I, CAR_MAKES=CAR_MAKES)
 _EN_THING_STOP = frozenset(_DATA.words("_EN_THING_STOP"))
 
 
@@ -758,377 +757,6 @@ def _by(read: Callable[[str, Sequence[str]], Event | None]) -> Callable[[Fired, 
     )
 
 
-def _topic_taken_back(fired: Fired, context: Context) -> Outcome:
-    named = _named_topic(context["text"], context["known"].facts)
-    return ([(f"用户撤回了之前说的{named[0]}", named[1])] if named else []), True
-
-
-_HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
-    "topic_taken_back": _topic_taken_back,
-    "instead": _by(instead),
-    "remeasured": _by(remeasured),
-    "now": _now_said,
-}
-
-#: which known fact a rule looks for, from its match: ``finder = "…"``
-_FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
-    "pet_named": lambda m: lambda f, s, v: bool(species_of(f)),
-    "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
-    "favourite": lambda m: lambda f, s, v: s.startswith("favourite") and v in f,
-    "pet": lambda m: lambda f, s, v: s.startswith(("keeps:", "pet:")) and v != "no",
-    # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
-    "about_said": lambda m: (
-        lambda f, s, v: bool(
-            (set(RE._MADE_UP.sub("", m.string)) - _STOP_CHARS) & (set(f.removeprefix("用户")) - _STOP_CHARS)
-        )
-    ),
-    "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
-    # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
-    "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
-    "en_favourite": lambda m: (
-        lambda f, s, v: (
-            bool(re.search(r"favou?rite", s))
-            and v in f
-            and f.startswith("The user")
-            and v.lower() != RE._EN_LEAD_WORDS.sub("", m.group("v") or m.group("v2") or m.group("v3")).lower()
-        )
-    ),
-    # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
-    "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
-    "salary_or_weight": lambda m: lambda f, s, v: s in ("salary", "weight") and bool(RE._FIGURE.fullmatch(v)),
-}
-
-
-_PHONE_MODEL = _DATA.text("_PHONE_MODEL")
-
-
-def _phone(fired: Fired, target: Target, context: Context) -> str:
-    # "又换回华为了，Mate 60": the make, then the model in the next clause
-    made = fired.match.group("v").strip()
-    model = re.search(re.escape(fired.match.string) + _PHONE_MODEL, context["text"])
-    return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
-
-
-@functools.lru_cache(maxsize=1024)  # bounded: a pattern with a group filled in is one per value said
-def _held(pattern: str) -> re.Pattern[str]:
-    """A rule's ``held`` pattern, of the known fact it looks for (its groups filled in), or its ``message``
-    pattern, compiled once."""
-    return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
-
-
-def _quit_word(text: str) -> str:
-    """The word an English habit one quits is said with ("smok" in "The user smokes")."""
-    found = EN_QUITTABLE.search(text)
-    return found.group().lower() if found else ""
-
-
-def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
-    """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
-    old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
-    if not old or old.group("old").lower() == fired.text.lower():
-        return None
-    return target[0][: old.start("old")] + fired.text + target[0][old.end("old") :]
-
-
-#: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
-_MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
-    "template": lambda fired, target, context: fired.text,
-    "not_negated": lambda fired, t, c: None if re.search(r"\b(?:not|never|no longer)\b|n't\b", t[0]) else fired.text,
-    "partner": lambda fired, t, c: (
-        f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
-    ),
-    # the known value, said otherwise (none when it is said so already, or not said as is)
-    "replace": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
-    "by_slot": lambda fired, t, c: fired.rule.render(
-        fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
-    ),
-    "gave_up": lambda fired, target, context: "用户放弃了" + _pursued(target[0]),
-    # a pursuit given up by its verb, else a habit let go of
-    "let_go": lambda fired, t, c: "用户放弃了" + _pursued(t[0]) if RE._PURSUIT.search(t[0]) else LET_GO[0],
-    # "其实我早戒了": what a habit one quits is, in the fact that names one
-    "quit_habit": lambda fired, t, c: (
-        (q := RE._QUITTABLE.search(t[0][2:])) and f"用户戒{q.group('x') or q.group('x2') or q.group('x3')}了"
-    ),
-    # a pet no longer kept, by its species (of the slot, or named in the fact)
-    "pet_gone": lambda fired, t, c: (
-        (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
-        and f"用户不再养{species}了"
-    ),
-    "admitted": lambda fired, t, c: (
-        fired.text if RE._SCHOOL_NAME.search(fired.match.group("v1") or fired.match.group("v2")) else None
-    ),
-    "phone": _phone,
-    "in_turn": _in_turn,
-    # a plan fallen through, a trip by its words
-    "trip_or_plan": lambda fired, t, c: "用户的出行计划取消了" if re.search(TRAVEL + r"|去|飞", t[0]) else fired.text,
-    # "上个月换成电信了" after 用户家网是移动的: the thing just spoken of, in its topic's words
-    "topic_is": lambda fired, t, c: (topic := RE._TOPIC_IS.match(t[0])) and f"用户{topic.group('t')}换成{fired.text}了",
-    "respan": _respanned,
-    # said in the known fact's own words, which the judge compares as one statement
-    "at_work": lambda fired, t, c: f"用户在{fired.text}{'上班' if t[0].endswith('上班') else '工作'}",
-    # "I quit smoking": the habit known, of the same word, unless the fact says it is not kept up
-    "quit": lambda fired, t, c: (
-        QUIT_HABIT
-        if _quit_word(t[0]) == _quit_word(fired.match.group("x")) and not RE._EN_NOT_KEPT.search(t[0])
-        else None
-    ),
-    # the same, said as a correction ("The user actually …")
-    "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
-}
-
-
-def _target(fired: Fired, context: Context) -> Target | None:
-    """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
-    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in
-    (of the last ``recent``, when given)."""
-    if fired.known:  # read with the rule's ``known`` pattern
-        return fired.known.string, "", ""
-    values, known = fired.rule.values, context["known"]
-    slots, kinds = values.get("slots", ()), values.get("kinds", ())
-    slot, either, held = (
-        _held(fired.rule.render(values[key], fired.match)) if key in values else None
-        for key in ("slot", "either", "held")
-    )
-    if "finder" in values:
-        test = _FINDERS[values["finder"]](fired.match)
-    elif slots or kinds or slot or either:
-        test = lambda f, s, v: (  # noqa: E731
-            s in slots
-            or s.split(":", 1)[0] in kinds
-            or bool(slot and slot.search(s))
-            or bool(either and either.search(f))
-        )
-    elif held or "recent" in values:
-        test = lambda f, s, v: True  # noqa: E731
-    else:
-        return None
-    found: Target | None = known.latest(
-        lambda f, s, v: test(f, s, v) and (not held or bool(held.search(f))), values.get("recent", 0)
-    )
-    return found
-
-
-def _differs(fired: Fired, target: Target) -> bool:
-    """What the rule says is not what the known fact (or its value) says already."""
-    values, said = fired.rule.values, functools.partial(fired.rule.render, found=fired.match)
-    if "differs" in values and said(values["differs"]) in target[0]:
-        return False
-    if "differs_i" in values and said(values["differs_i"]).lower() in target[0].lower():
-        return False
-    return "differs_value" not in values or said(values["differs_value"]) not in target[2]
-
-
-def _changed(fired: Fired, context: Context) -> Outcome:
-    """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
-    stop = fired.rule.values.get("stop", "always")
-    target = _target(fired, context)
-    if target is None:
-        return [], stop == "always"
-    new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
-    new = new if new and _differs(fired, target) else None
-    return ([(new, target[0])] if new else []), stop != "made" or bool(new)
-
-
-def _heard(rule: Rule, context: Context) -> bool:
-    """A rule with ``message = '…'`` fires only in a message that holds that pattern (``reads = "said"``:
-    the whole English message, not only what it says is so)."""
-    text = context[rule.values.get("reads", "text")]
-    return "message" not in rule.values or bool(_held(rule.values["message"]).search(text))
-
-
-def _fired(rule: Rule, said: str, context: Context) -> Outcome:
-    """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
-    fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
-    trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
-    # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
-    read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
-    fired = rule.fire(re.sub(trim, "", said) if trim else said, read) if _heard(rule, context) else None
-    if fired is None or _before(fired):
-        return [], False
-    return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
-
-
-def _first_events(rules: Registry, said: str, context: Context) -> list[Event] | None:
-    """The changes the first rule of ``rules`` that decides finds in ``said``; None if none decides."""
-    for rule in rules.rules:
-        events, stop = _fired(rule, said, context)
-        if events or stop:
-            return events
-    return None
-
-
-def _known_event(rules: Registry, said: str, known_facts: Sequence[str], recent: int | None = None) -> Event | None:
-    """(what the first rule of ``rules`` says, the known fact it read with its ``known`` pattern): the
-    rules read the latest known facts (the last ``recent``, when given) first."""
-    fired = rules.first(said, {"known": [fact for fact in reversed(known_facts) if isinstance(fact, str)][:recent]})
-    return (fired.text, fired.known.string) if fired and fired.known else None
-
-
-def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
-    """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
-    known facts."""
-    known = _Known([f for f in known_facts if isinstance(f, str)])
-    return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
-
-
-def _whose(clause: str) -> str:
-    """What in a clause may name someone else: a title the user now holds ("做仓库主管"), the one who
-    hired ("被朋友挖去了…") and who got a thing ("转给朋友了") name no one the clause is about."""
-    whose = re.sub(r"(?:做|当|干)(?:起了?|了)?[\u4e00-\u9fff]{2,8}?(?:了|啦)?$", "", clause)
-    whose = re.sub(r"被[\u4e00-\u9fff]{1,4}?(?=挖)", "被", whose)
-    return re.sub(r"(?<=转给|送给)[\u4e00-\u9fff]{1,3}?(?=了|$)", "", whose)
-
-
-def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
-    """Each clause's change, said of the user: in turn ([[registries.in_turn]]), or by the rules
-    ([[registries.clause]], or [[registries.alone]] for a clause without Chinese)."""
-    found: list[Event] = []
-    text = message["text"]
-    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
-    switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
-    for piece in pieces:
-        clause = re.sub(r"^(?:哦|噢|啊|嗯|对了|另外|不过|但是|结果|所以|算了)+", "", piece)
-        clause = re.sub(r"(?<=叫)[她他它](?=[\u4e00-\u9fff]{2})", "", clause)  # "又叫她胖虎": the pet it names
-        # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
-        # thing does in its place, said without naming them again
-        event = _first_events(_IN_TURN_RULES, clause, message)
-        if not event and clause and not re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, _whose(clause)):
-            # "我室友原来跟我一起学，…改学架子鼓": the one the message is about
-            if is_unreal(clause) or (told_of_someone_else(text) and "我" not in clause):
-                continue
-            context = {**message, "switched": bool(switching - {piece})}
-            found += _first_events(_CLAUSE if re.search(r"[\u4e00-\u9fff]", clause) else _ALONE, clause, context) or []
-        found += event or []
-    return found
-
-
-def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
-    """The changes the rules of [[registries.message]] find, each on the message or on its clauses."""
-    found: list[Event] = []
-    decided: set[str] = set()  # the groups in which a rule decided
-    for rule in _MESSAGE.rules:
-        if rule.values.get("group") in decided or not _heard(rule, context):
-            continue
-        for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
-            events, stop = _fired(rule, said, context)
-            found += events
-            if (events or stop) and not rule.values.get("every"):
-                decided.add(rule.values.get("group", rule.id))
-                break
-    return found
-
-
-_SAYS = {name: pattern for pattern, name in _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)}
-
-
-def _says(pattern: re.Pattern[str]) -> Predicate:
-    return lambda value, context: bool(pattern.search(context.get("text", value)))  # (an example: its match)
-
-
-_VOCABULARY = VOCABULARY.extended(
-    predicates={
-        # the message says so: ``[rows] _SAYS``, each a pattern and the predicate it makes
-        **{name: _says(pattern) for name, pattern in _SAYS.items()},
-        "others": lambda value, context: bool(context.get("others")),
-        "named_topic": lambda value, context: bool(
-            _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
-        ),
-        "switched": lambda value, context: bool(context.get("switched")),
-        "changed_once": simple(lambda fact: "改" in fact),
-        "gives_up": lambda value, context: _gives_up(context.get("text", value)),
-        "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
-        "unreal": simple(is_unreal),
-        "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
-        # (of the whole English message where the rule reads only what is so)
-        "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
-        "workplace": simple(lambda value: bool(RE._WORKPLACE_NAME.search(value))),
-        # "现在在北京" right after "用户在天津工作": a chain of places worked in
-        "chain": lambda value, context: (
-            bool(re.fullmatch(r"[\u4e00-\u9fff]{2,4}", value))
-            and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
-        ),
-        "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
-        "waved": simple(lambda value: bool(RE._EN_WAVED.match(value))),
-        "job": simple(looks_like_job),
-        "correction": lambda value, context: is_correction(context.get("text", value)),
-        # advice, a plan, or someone else named in the message: not what is done now
-        "advised_or_planned": lambda value, context: _advised_or_planned(context.get("text", value)),
-    },
-    filters={
-        "strip": str.strip,
-        "lower": str.lower,
-        "no_article": lambda value: re.sub(r"^(?:a|an|the) (?=[A-Z0-9])", "", value),
-        "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
-        "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
-        "esc": re.escape,
-        "no_one": lambda value: value.replace("人偷", "偷"),
-        "shape": _value_shape,
-        "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
-    },
-    comparisons={
-        "inside": lambda part, whole: part in whole,
-        # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
-        "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
-        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
-        # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
-        "about": lambda about, fact: bool(
-            (set(re.findall(r"[a-z]{3,}", about.lower())) - {"what", "said", "the"})
-            & set(re.findall(r"[a-z]{3,}", fact))
-        ),
-        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(re.search("健身|锻炼", fact))),
-    },
-)
-_CLAUSE = registry(_DATA, "clause", _VOCABULARY)
-_ALONE = registry(_DATA, "alone", _VOCABULARY)
-_TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
-_MESSAGE = registry(_DATA, "message", _VOCABULARY)
-_BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
-_RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
-_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
-_PURSUED = registry(_DATA, "pursued", _VOCABULARY)
-_FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
-_ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
-_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
-_NAMED_THING = registry(_DATA, "named_thing", _VOCABULARY)
-_ENGLISH = registry(_DATA, "english", _VOCABULARY, _EN_NAME_NOT_THE=_EN_NAME_NOT_THE, CAR_MAKES=CAR_MAKES)
-
-
-# --------------------------------------------------------------------------
-# English changes, by the rules of [[registries.english_said]] and [[registries.english]] (ADR 0042)
-# --------------------------------------------------------------------------
-
-
-def _en_swapped_else(fired: Fired, context: Context) -> Outcome:
-    """With no car or phone known, what was swapped, by the first of ``_EN_SWAPS`` that finds it: the
-    thing said last ("sold it and got a Steam Deck"), or one thing of the user's by name ("switched
-    over to T-Mobile")."""
-    if context["known"].latest(lambda f, s, v: s.split(":", 1)[0] in ("vehicle", "phone")):
-        return [], False
-    for pattern in _EN_SWAPS:
-        m = pattern.search(context["text"])
-        swapped = _swapped_else(RE._EN_WHEN_TAIL.sub("", m.group("v")), pattern is _EN_SWAPS[0], context) if m else []
-        if swapped:
-            return swapped, True
-    return [], False
-
-
-def _swapped_else(value: str, switched: bool, context: Context) -> list[Event]:
-    text, known = context["text"], context["known"].facts
-    # "sold it and got a Steam Deck" after "The user has a PS5": the thing said last, swapped
-    owned = re.match(r"^The user (?:has|owns|got|bought) (?:a|an) ", known[-1]) if known else None
-    if owned and RE._EN_GOT_RID_OF_IT.search(text) and value.lower() not in known[-1].lower():
-        # what the user has now, and that the old one is gone (which the judge reads as ending it)
-        return [(f"The user has a {value}", known[-1]), ("The user sold it", known[-1])]
-    # "switched over to T-Mobile" after The user's phone carrier is Verizon: the latest of the
-    # last two known facts that says what one thing of the user's is, by name
-    if not switched or is_unreal(text) or _EN_SOMEONE_ELSE.search(text):
-        return []
-    found = _known_event(_NAMED_THING, value, known, recent=2)
-    return [found] if found else []
-
-
 def _value_said(fact: str) -> str:
     """What a fact says its first slot holds, else its last word ("sesame" in The user is allergic to sesame)."""
     slots = slots_of(fact)
@@ -1144,24 +772,305 @@ def _en_meant(fired: Fired, context: Context) -> Outcome:
     facts = context["known"].facts
     fact = next((f for f in reversed(facts) if _resembles(_value_said(f), said)), facts[-1])
     value = _value_said(fact)
-    if re.search(r"\b(?:a|an|the) $", fact[: fact.rfind(value)]):
-        said = re.sub(r"^(?:a|an|the) ", "", said, flags=re.IGNORECASE)  # "uses a Pixel 7", not "a a"
+    if RE._EN_ARTICLE_END.search(fact[: fact.rfind(value)]):
+        said = RE._EN_ARTICLE_LEAD.sub("", said)  # "uses a Pixel 7", not "a a"
     if said.lower() == value.lower() or not fact.lower().startswith("the user"):
         return [], False
     at = fact.rindex(value)
     return [(marked_as_correction(fact[:at] + said + fact[at + len(value) :]), fact)], True
 
 
-_HANDLERS |= {  # the English rules' handlers
-    "swapped_else": _en_swapped_else,
+_HANDLERS: dict[str, Callable[[Fired, Context], Outcome]] = {
+    "instead": _by(instead),
+    "remeasured": _by(remeasured),
+    "now": _now_said,
     "meant": _en_meant,
 }
 
+#: which known fact a rule looks for, from its match: ``finder = "…"``
+_FINDERS: dict[str, Callable[[re.Match[str]], Test]] = {
+    "pet_named": lambda m: lambda f, s, v: bool(species_of(f)),
+    "job": lambda m: lambda f, s, v: s == "job" or (bool(TRADE.search(f)) and (not s or bool(WORKPLACE.search(v)))),
+    # the one of the last facts the message's words are about ("骗你的，其实连英语都说不利索")
+    "about_said": lambda m: (
+        lambda f, s, v: bool(
+            (set(RE._MADE_UP.sub("", m.string)) - _STOP_CHARS) & (set(f.removeprefix("用户")) - _STOP_CHARS)
+        )
+    ),
+    "topic_slots": lambda m: lambda f, s, v: s in _TOPIC_SLOTS.get(m.group("t"), ()),
+    # "lol jk, I'm allergic to cats, never had one": a fact that names a thing the message names
+    "names_thing": lambda m: lambda f, s, v: bool(_things(m.string) & _things(f)),
+    # a name: the slot says so, or the fact names with 叫 ("用户家猫叫咪咪", "用户的网名叫…")
+    "named": lambda m: lambda f, s, v: (s.endswith(("name", "名")) or (s.startswith("attr:") and "叫" in f)) and v in f,
+}
 
-def _before(fired: Fired) -> bool:
-    """Whether the clause before the match holds the rule's ``not_before`` ("my sister is now seeing …")."""
-    clause = re.split(r"[,.;!?—–]", fired.match.string[: fired.match.start()])[-1]
-    return "not_before" in fired.rule.values and bool(_held(fired.rule.values["not_before"]).search(clause))
+
+_PHONE_MODEL = _DATA.text("_PHONE_MODEL")
+
+
+def _phone(fired: Fired, target: Target, context: Context) -> str:
+    # "又换回华为了，Mate 60": the make, then the model in the next clause
+    made = fired.match.group("v").strip()
+    model = re.search(re.escape(fired.match.string) + _PHONE_MODEL, context["text"])
+    return f"用户的手机是{model.group('m').strip() if model and RE._PHONE_MAKE.fullmatch(made) else made}"
+
+
+@functools.lru_cache(maxsize=1024)  # bounded: a pattern with a group filled in is one per value said
+def _held(pattern: str) -> re.Pattern[str]:
+    """A rule's pattern of the known fact it looks for (``held``, ``slot``, ``holds`` …: its groups filled in),
+    compiled once."""
+    return re.compile(_DATA.expand(pattern, "held", {"EN_ROLE_PATTERN": EN_ROLE_PATTERN}))
+
+
+def _respanned(fired: Fired, target: Target, context: Context) -> str | None:
+    """The known fact with the group ``old`` of its ``held`` pattern said as the rule says it; None if alike."""
+    old = _held(fired.rule.render(fired.rule.values["held"], fired.match)).search(target[0])
+    if not old or old.group("old").lower() == fired.text.lower():
+        return None
+    return target[0][: old.start("old")] + fired.text + target[0][old.end("old") :]
+
+
+#: what a rule says, from its match and the known fact it found: ``make = "…"`` (else its template)
+_MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
+    "template": lambda fired, target, context: fired.text,
+    "partner": lambda fired, t, c: (
+        f"用户的{t[1].split(':')[1] if t[1].startswith('relationship:') else '对象'}叫{fired.text}"
+    ),
+    # the known value, said otherwise (none when it is said so already, or not said as is)
+    "replace": lambda fired, t, c: t[0].replace(t[2], fired.text, 1) if t[2] != fired.text and t[2] in t[0] else None,
+    "by_slot": lambda fired, t, c: fired.rule.render(
+        fired.rule.values["by_slot"].get(t[1], fired.rule.template), fired.match
+    ),
+    # a pet no longer kept, by its species (of the slot, or named in the fact)
+    "pet_gone": lambda fired, t, c: (
+        (species := (t[1].split(":", 1)[1] if t[1].startswith("keeps:") else None) or species_of(t[0]))
+        and f"用户不再养{species}了"
+    ),
+    "phone": _phone,
+    "in_turn": _in_turn,
+    "respan": _respanned,
+    "quit": lambda fired, t, c: QUIT_HABIT,  # "I quit smoking": the habit known (that it ``holds``), quit
+    # the same, said as a correction ("The user actually …")
+    "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
+}
+
+
+def _target(fired: Fired, context: Context) -> Target | None:
+    """The known fact a rule looks for: by its ``finder``, or by its ``slots``, its ``kinds`` of slot, a
+    pattern of its ``slot`` or one ``either`` finds in the fact; and one its ``held`` pattern finds in, a
+    slot value its ``value`` pattern finds in (said as is in the fact: ``in_fact``), of the last ``recent``."""
+    if fired.known:  # read with the rule's ``known`` pattern
+        return fired.known.string, "", ""
+    values, known = fired.rule.values, context["known"]
+    slots, kinds = values.get("slots", ()), values.get("kinds", ())
+    slot, either, held, value = (
+        _held(fired.rule.render(values[key], fired.match)) if key in values else None
+        for key in ("slot", "either", "held", "value")
+    )
+    if "finder" in values:
+        test = _FINDERS[values["finder"]](fired.match)
+    elif slots or kinds or slot or either:
+        test = lambda f, s, v: (  # noqa: E731
+            s in slots
+            or s.split(":", 1)[0] in kinds
+            or bool(slot and slot.search(s))
+            or bool(either and either.search(f))
+        )
+    elif held or "recent" in values:
+        test = lambda f, s, v: True  # noqa: E731
+    else:
+        return None
+    found: Target | None = known.latest(
+        lambda f, s, v: (
+            test(f, s, v)
+            and (not held or bool(held.search(f)))
+            and (not value or bool(value.search(v)))
+            and (v in f or not values.get("in_fact"))
+        ),
+        values.get("recent", 0),
+    )
+    return found
+
+
+def _differs(fired: Fired, target: Target) -> bool:
+    """What the rule says is not what the known fact (or its value) says already, and the fact holds what it
+    must (``holds``)."""
+    values, said = fired.rule.values, functools.partial(fired.rule.render, found=fired.match)
+    if "holds" in values and not _held(said(values["holds"])).search(target[0]):
+        return False
+    if "differs" in values and said(values["differs"]) in target[0]:
+        return False
+    if "differs_i" in values and said(values["differs_i"]).lower() in target[0].lower():
+        return False
+    return "differs_value" not in values or said(values["differs_value"]) not in target[2]
+
+
+def _changed(fired: Fired, context: Context) -> Outcome:
+    """A rule's change: the known fact it looks for, what it says instead, and whether it ends the clause."""
+    stop = fired.rule.values.get("stop", "always")
+    target = _target(fired, context)
+    if target is None:
+        return [], stop == "always"
+    new = _MAKERS[fired.rule.values.get("make", "template")](fired, target, context)
+    new = new if new and _differs(fired, target) else None
+    also = [(fired.rule.values["also"], target[0])] if new and "also" in fired.rule.values else []
+    return ([(new, target[0]), *also] if new else []), stop != "made" or bool(new)
+
+
+def _fired(rule: Rule, said: str, context: Context) -> Outcome:
+    """What ``rule`` makes of ``said`` (the changes, and whether it decides); ([], False) if it does not
+    fire. ``trim``: a pattern taken off ``said`` first; ``reads = "said"``: the whole English message."""
+    trim, said = rule.values.get("trim"), context["said"] if rule.values.get("reads") == "said" else said
+    # a rule with a ``known`` pattern reads the latest known facts (the last ``recent``, when given) first
+    read = {**context, "known": context["known"].facts[::-1][: rule.values.get("recent")]} if rule.known else context
+    fired = rule.fire(re.sub(trim, "", said) if trim else said, read)
+    if fired is None:
+        return [], False
+    return _HANDLERS.get(rule.values.get("handler", ""), _changed)(fired, context)
+
+
+def _first_events(rules: Registry, said: str, context: Context) -> list[Event] | None:
+    """The changes the first rule of ``rules`` that decides finds in ``said``; None if none decides."""
+    for rule in rules.rules:
+        events, stop = _fired(rule, said, context)
+        if events or stop:
+            return events
+    return None
+
+
+def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Event | None:
+    """The first change the first rule of ``rules`` that decides finds in ``said``, read alone against the
+    known facts."""
+    known = _Known([f for f in known_facts if isinstance(f, str)])
+    return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
+
+
+#: a rule's ``known`` read of the known facts is its first change too (``named_instead``)
+
+
+#: a clause as the rules read it, and what in it may name someone else (``[rows]``, rewritten in turn)
+_WHOSE = _DATA.compiled_rows("_WHOSE")
+_CLAUSE_SAID = _DATA.compiled_rows("_CLAUSE_SAID")
+
+
+def _clause_events(pieces: Sequence[str], message: Context) -> list[Event]:
+    """Each clause's change, said of the user: in turn ([[registries.in_turn]]), or by the rules
+    ([[registries.clause]], or [[registries.alone]] for a clause without Chinese)."""
+    found: list[Event] = []
+    # the clauses that say what took an old thing's place, found once (not once a clause: issue 25)
+    switching = {p for p in pieces if RE._SWITCHED_TO.match(p) or RE._IN_TURN.match(p)}
+    for piece in pieces:
+        clause = rewritten(piece, _CLAUSE_SAID)
+        # "后来她改学了二胡", "这学期又换成象棋了": what a relative (or the user) known to do a
+        # thing does in its place, said without naming them again
+        event = _first_events(_IN_TURN_RULES, clause, message)
+        context = {**message, "switched": bool(switching - {piece})}
+        # else by the rules, which read nothing of a clause that is not the user's own
+        found += event or _first_events(_CLAUSE if RE._HAN.search(clause) else _ALONE, clause, context) or []
+    return found
+
+
+def _message_events(pieces: Sequence[str], context: Context) -> list[Event]:
+    """The changes the rules of [[registries.message]] find, each on the message or on its clauses."""
+    found: list[Event] = []
+    decided: set[str] = set()  # the groups in which a rule decided
+    for rule in _MESSAGE.rules:
+        if rule.values.get("group") in decided:
+            continue
+        for said in pieces if rule.values.get("on") == "pieces" else [context["text"]]:
+            events, stop = _fired(rule, said, context)
+            found += events
+            if (events or stop) and not rule.values.get("every"):
+                decided.add(rule.values.get("group", rule.id))
+                break
+    return found
+
+
+_SAYS = _DATA.compiled_rows("_SAYS", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+
+
+_VOCABULARY = VOCABULARY.extended(
+    predicates={
+        # the message says so: ``[rows] _SAYS``, each a pattern, the predicate it makes (and what it reads)
+        **{row[1]: pattern_test(row[0], row[2] if row[2:] else "text") for row in _SAYS},
+        "others": lambda value, context: bool(context.get("others")),
+        "named_topic": lambda value, context: bool(
+            _named_topic(context.get("text", ""), getattr(context.get("known"), "facts", ()))
+        ),
+        "switched": lambda value, context: bool(context.get("switched")),
+        "changed_once": simple(lambda fact: "改" in fact),
+        "told_else": lambda value, context: told_of_someone_else(context.get("text", "")),
+        "unreal": simple(is_unreal),
+        "unreal_message": lambda value, context: is_unreal(context.get("text", "")),
+        # (of the whole English message where the rule reads only what is so)
+        "conditional": lambda value, context: is_conditional(context.get("said", context.get("text", ""))),
+        # a clause that names someone else, once what names no one it is about is taken out (``[rows] _WHOSE``)
+        "names_else": simple(
+            lambda clause: bool(re.search(r"[你您他她]|" + ZH_ROLE_PATTERN, rewritten(clause, _WHOSE)))
+        ),
+        # "现在在北京" right after "用户在天津工作": a chain of places worked in
+        "chain": lambda value, context: (
+            bool(RE._CHINESE_NAME.fullmatch(value))
+            and any(RE._WORKED_IN.match(f) for f in getattr(context.get("known"), "facts", ())[-1:])
+        ),
+        "known": lambda value, context: bool(getattr(context.get("known"), "facts", context.get("known"))),
+        # a car or phone known: the English swaps of neither read the thing said last, or named
+        "car_or_phone": lambda value, context: any(
+            slot.split(":", 1)[0] in ("vehicle", "phone")
+            for fact in getattr(context.get("known"), "facts", ())
+            for slot, _ in slots_of(fact)
+        ),
+        "job": simple(looks_like_job),
+        "correction": lambda value, context: is_correction(context.get("text", value)),
+        # advice, a plan, or someone else named in the message: not what is done now
+        "advised_or_planned": lambda value, context: _advised_or_planned(context.get("text", value)),
+    },
+    filters={
+        "strip": str.strip,
+        "lower": str.lower,
+        "no_article": lambda value: RE._EN_ARTICLE_NAME.sub("", value),
+        "no_lead": lambda value: RE._EN_LEAD_WORDS.sub("", value),
+        "no_when": lambda value: RE._EN_WHEN_TAIL.sub("", value),
+        "esc": re.escape,
+        "no_one": lambda value: value.replace("人偷", "偷"),
+        "shape": _value_shape,
+        "no_that": lambda topic: RE._THAT_THING_END.sub("", topic),
+        # the word an English habit one quits is said with ("smok" in "smoking")
+        "quit_word": lambda value: "".join(EN_QUITTABLE.findall(value)[:1]).lower(),
+        "pursued": _pursued,
+    },
+    readers={
+        # the topic (two characters or more) a known fact shares with the message, "" if none
+        "topic_named": lambda fact, context: (_named_topic(context.get("text", ""), [fact]) or ("",))[0],
+    },
+    comparisons={
+        "inside": lambda part, whole: part in whole,
+        # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
+        "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
+        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
+        # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
+        "about": lambda about, fact: bool(
+            (set(RE._EN_LOWER_WORD.findall(about.lower())) - {"what", "said", "the"})
+            & set(RE._EN_LOWER_WORD.findall(fact))
+        ),
+        "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(RE._PRACTISED.search(fact))),
+    },
+)
+_CLAUSE = registry(_DATA, "clause", _VOCABULARY)
+_ALONE = registry(_DATA, "alone", _VOCABULARY)
+_TAKEN_BACK = registry(_DATA, "taken_back", _VOCABULARY)
+_MESSAGE = registry(_DATA, "message", _VOCABULARY)
+_BARE_VALUE = registry(_DATA, "bare_value", _VOCABULARY)
+_RENAMED_KIND = registry(_DATA, "renamed_kind", _VOCABULARY)
+_IN_TURN_RULES = registry(_DATA, "in_turn", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_RECOLOURED = registry(_DATA, "recoloured", _VOCABULARY)
+_PURSUED = registry(_DATA, "pursued", _VOCABULARY)
+_FELL_THROUGH = registry(_DATA, "fell_through", _VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_CALLED_OFF_RULES = registry(_DATA, "called_off", _VOCABULARY)
+_ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
+_NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
+_EN_EXTRA = {"_EN_NAME_NOT_THE": _EN_NAME_NOT_THE, "CAR_MAKES": CAR_MAKES, "EN_ROLE_PATTERN": EN_ROLE_PATTERN}
+_ENGLISH = registry(_DATA, "english", _VOCABULARY, **_EN_EXTRA)
 
 
 __all__ = [
