@@ -13,9 +13,7 @@ from factledger.infrastructure.offline import slots
 from factledger.infrastructure.offline.registry import Registry
 from factledger.infrastructure.offline.slots import slots_of
 
-PREDICATES: tuple[Registry, ...] = tuple(
-    value for value in vars(slots).values() if isinstance(value, Registry) and value.name.endswith("_predicates")
-)
+PREDICATES: tuple[Registry, ...] = tuple(value for value in slots.RULES.values() if value.name.endswith("_predicates"))
 CASES = [
     (rule, example) for found in PREDICATES for rule in found.rules for example in rule.values.get("slot_examples", ())
 ]

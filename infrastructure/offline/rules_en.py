@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Fired, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Fired, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
@@ -28,6 +28,7 @@ from factledger.infrastructure.offline.rules_common import (
 from factledger.infrastructure.offline.slots import (
     EN_JOB_WORD,
     EN_ROLE_PATTERN,
+    Registries,
     first_row,
     pattern_test,
     rewritten,
@@ -137,9 +138,7 @@ _VOCABULARY = VOCABULARY.extended(
         "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
     },
 )
-_REQUEST = registry(_DATA, "request", _VOCABULARY)
-_CHANGE = registry(_DATA, "change", _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_CLAUSE = registry(_DATA, "clause", _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+RULES = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _item(fired: Fired | None, said: str, behaviour: bool = False) -> Item | None:
@@ -167,9 +166,9 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
     t = rewritten(text.strip(), _CLAUSE_TIDY)
     message = message or said
     return (
-        _first(_REQUEST, t, said, behaviour=True)
-        or (None if is_unreal(t) else _first(_CHANGE, t, t, message))
-        or _first(_CLAUSE, t, said, message)
+        _first(RULES.request, t, said, behaviour=True)
+        or (None if is_unreal(t) else _first(RULES.change, t, t, message))
+        or _first(RULES.clause, t, said, message)
     )
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -34,6 +34,7 @@ from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    Registries,
     first_row,
     looks_like_job,
     looks_like_organisation,
@@ -60,13 +61,13 @@ def fronted(text: str) -> str:
     """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日",
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = rewritten(text, _FRONTING)
-    fired = _FRONTED.first(text)
+    fired = RULES.fronted.first(text)
     return fired.text if fired else text
 
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     """The clause's subject and the rest of the clause after it."""
-    fired = _SUBJECT.first(text)
+    fired = RULES.subject.first(text)
     if fired is None:
         return carried._replace(explicit=False), text
     rest, kind = text[fired.match.end() :], fired.rule.values["kind"]
@@ -94,7 +95,7 @@ def _place(value: str) -> str | None:
 @named_rule("rules_zh_facts.liked-thing")
 def _liked_thing(rest: str, said: str) -> Item | None:
     """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
-    fired = _LIKED.first(rest)
+    fired = RULES.liked.first(rest)
     if fired is None or fired.rule.values["kind"] == "nothing":
         return None
     if fired.rule.values["kind"] == "preference":
@@ -123,7 +124,7 @@ def _job(value: str) -> str:
     return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
 
 
-_PARTNER_NAMES = _DATA.mapping("_PARTNER")
+_PARTNER_NAMES = _DATA.mapping("_PARTNER_NAMES")
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
 _PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
@@ -164,31 +165,15 @@ _VOCABULARY = VOCABULARY.extended(
         "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
-_WORK = registry(_DATA, "work", _VOCABULARY)
-_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
-_MOVED = registry(_DATA, "moved", _VOCABULARY)
-_GRADE = registry(_DATA, "grade", _VOCABULARY)
-_SALARY = registry(_DATA, "salary", _VOCABULARY)
-_WEIGHT = registry(_DATA, "weight", _VOCABULARY)
-_PET = registry(_DATA, "pet", _VOCABULARY)
-_JOB_CHANGE = registry(_DATA, "job_change", _VOCABULARY)
-_AGE = registry(_DATA, "age", _VOCABULARY)
-_VEHICLE = registry(_DATA, "vehicle", _VOCABULARY)
-_PARTNER = registry(_DATA, "partner", _VOCABULARY)
-_QUIT = registry(_DATA, "quit", _VOCABULARY)
-_AMOUNT = registry(_DATA, "amount", _VOCABULARY)
-_LEVEL = registry(_DATA, "level", _VOCABULARY)
-#: the changes said as events (moves and job moves first), in the order they are tried
-_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER, _QUIT, _AMOUNT, _LEVEL)
-_SUBJECT = registry(_DATA, "subject", VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_LOCATION = registry(_DATA, "location", _VOCABULARY)
-_HABIT = registry(_DATA, "habit", _VOCABULARY)
-_STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
-_POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
-_ROLE = registry(_DATA, "role", _VOCABULARY)
-_OWNED = registry(_DATA, "owned", _VOCABULARY)
-_FRONTED = registry(_DATA, "fronted", _VOCABULARY)
-_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=PREFS.LIKE.pattern)
+RULES = Registries(
+    _DATA,
+    _VOCABULARY,
+    CJK=CJK,
+    ZH_ROLE_PATTERN=ZH_ROLE_PATTERN,
+    ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER,
+    LIKE=PREFS.LIKE.pattern,
+)
+_CHANGES = _DATA.words("_CHANGES")
 
 
 def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
@@ -209,7 +194,7 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who, "said": said}
-    return next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
+    return next(filter(None, (_change_from(RULES[stage], core, who, context) for stage in _CHANGES)), None)
 
 
 def user_facts(rest: str, said: str, message: str = "") -> Item | None:
@@ -217,12 +202,12 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     if item:
         return item
     core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
-    for stage in (_LOCATION, _WORK, _PERSONAL):
+    for stage in (RULES.location, RULES.work, RULES.personal):
         item = fact_from(stage, core)
         if item:
             return item
-    item = _liked_thing(core, said) or fact_from(_HABIT, rest) or fact_from(_HABIT, core)
-    return item or fact_from(_STATE, core) or fact_from(_POSSESSION, core)
+    item = _liked_thing(core, said) or fact_from(RULES.habit, rest) or fact_from(RULES.habit, core)
+    return item or fact_from(RULES.state, core) or fact_from(RULES.possession, core)
 
 
 # ==========================================================================
@@ -234,11 +219,11 @@ def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") ->
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    return _change_from(_ROLE, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    return _change_from(RULES.role, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
 def owned_fact(subject: Subject, rest: str) -> Item | None:
-    return _change_from(_OWNED, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    return _change_from(RULES.owned, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
 
 
 # ==========================================================================

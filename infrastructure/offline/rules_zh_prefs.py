@@ -10,7 +10,7 @@ import re
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
@@ -21,7 +21,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.slots import pattern_test
+from factledger.infrastructure.offline.slots import Registries, pattern_test
 
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()
@@ -47,7 +47,7 @@ _HATING = ("讨厌", "受不了")
 def _requested(obj: str) -> str:
     """The style a liking of ``obj`` names, in the words of the request for it
     (``[[registries.style]]``: "直接说重点" → 偏好简洁直接的回复风格), or ""."""
-    return next((rule.template for rule in _STYLE.rules if rule.pattern.match(obj)), "")
+    return next((rule.template for rule in RULES.style.rules if rule.pattern.match(obj)), "")
 
 
 def _of_replies(obj: str) -> bool:
@@ -77,17 +77,7 @@ _VOCABULARY = VOCABULARY.extended(
         "requested": _requested,
     },
 )
-_LANGUAGE = registry(_DATA, "language", _VOCABULARY)
-_REPLY_CONTENT = registry(_DATA, "reply_content", _VOCABULARY)
-_FORMAT = registry(_DATA, "format", _VOCABULARY)
-_TIME = registry(_DATA, "time", _VOCABULARY)
-_WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
-_HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
-_LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
-_STYLE = registry(_DATA, "style", _VOCABULARY)
-_RECOMMENDATION = registry(_DATA, "recommendation", _VOCABULARY)
-_LIKED_STYLE = registry(_DATA, "liked_style", _VOCABULARY)
-_CALLED = registry(_DATA, "called", _VOCABULARY)
+RULES = Registries(_DATA, _VOCABULARY)
 
 
 def _preference_from(
@@ -104,7 +94,7 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
     if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
         return None
-    return _preference_from(_HABIT_TOOL, rest, said)
+    return _preference_from(RULES.habit_tool, rest, said)
 
 
 @named_rule("rules_zh_prefs.request")
@@ -117,12 +107,12 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     asked = {"request_like": request_like}
     item = (
         _called_preference(rest, said)
-        or _preference_from(_TIME, rest, said, False)
-        or _preference_from(_RECOMMENDATION, rest, said)
-        or _preference_from(_WORD_LIMIT, rest, said)
-        or _preference_from(_LANGUAGE, rest, said, context=asked)
-        or _preference_from(_REPLY_CONTENT, rest, said, context=asked)
-        or _preference_from(_FORMAT, rest, said, context=asked)
+        or _preference_from(RULES.time, rest, said, False)
+        or _preference_from(RULES.recommendation, rest, said)
+        or _preference_from(RULES.word_limit, rest, said)
+        or _preference_from(RULES.language, rest, said, context=asked)
+        or _preference_from(RULES.reply_content, rest, said, context=asked)
+        or _preference_from(RULES.format, rest, said, context=asked)
     )
     if item:
         return item
@@ -133,14 +123,14 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     standing = standing_request(rest) or standing_request(said)
     if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
         return _standing_preference(standing, said)
-    return _preference_from(_STYLE, rest, said) if request_like else None
+    return _preference_from(RULES.style, rest, said) if request_like else None
 
 
 def _called_preference(rest: str, said: str) -> Item | None:
     """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
     (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), by the rules ``called``."""
     called = RE._TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    return _preference_from(_CALLED, called, said)
+    return _preference_from(RULES.called, called, said)
 
 
 @named_rule("rules_zh_prefs.standing")
@@ -174,9 +164,9 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     m = RE.LIKE.match(rest)
     if not m:
         return None
-    fired = _LIKED_REPLY.first(tidy(m.group("obj")))
+    fired = RULES.liked_reply.first(tidy(m.group("obj")))
     if fired:
         negative = bool(m.group("neg")) or m.group("verb") in _HATING
         said_as = fired.rule.values["said_as"][negative]
         return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
-    return _preference_from(_LIKED_STYLE, rest, said, behaviour=False)
+    return _preference_from(RULES.liked_style, rest, said, behaviour=False)

@@ -56,11 +56,6 @@ _DATA = rules("signals")
 RE = _DATA.patterns()
 
 
-def _in_passing(text: str, english: bool) -> bool:
-    """Said of the moment, the exchange or a group, not of the speaker."""
-    return bool(RE._PASSING.search(text) or (not english and RE._ZH_IN_PASSING.search(text)))
-
-
 Patterns = dict[str, tuple[re.Pattern[str], ...]]
 
 
@@ -74,13 +69,9 @@ def _pattern_table(key: str) -> Patterns:
     return {category: tuple(patterns) for category, patterns in table.items()}
 
 
-def _keywords(key: str) -> dict[str, list[str]]:
-    """The spec's keyword lists ``[tables.key]``, by category, in its order."""
-    return {category: list(words) for category, words in _DATA.table(key).items()}
-
-
-_FACT_SIGNALS = _keywords("_FACT_SIGNALS")
-_PREF_SIGNALS = _keywords("_PREF_SIGNALS")
+#: the spec's keyword lists, by category, in its order
+_FACT_SIGNALS = {category: list(words) for category, words in _DATA.table("_FACT_SIGNALS").items()}
+_PREF_SIGNALS = {category: list(words) for category, words in _DATA.table("_PREF_SIGNALS").items()}
 #: where the speaker talks about themself
 _FACT_PATTERNS = _pattern_table("_FACT_PATTERNS")
 #: any statement, no 我 needed
@@ -115,7 +106,10 @@ class SignalDetector:
         prefs: list[str] = []
         # anything but a string is read as "" (``dialect``), which has no clause
         for clause in split_clauses(fold_cjk_spaces(dialect(text))):
-            clause_facts, clause_prefs = self._clause(clause)
+            clause_facts, clause_prefs = self._categories(clause)
+            if not clause_prefs and is_answer_wish(clause):
+                # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
+                clause_prefs = ["style_request"]
             facts += [c for c in clause_facts if c not in facts]
             prefs += [c for c in clause_prefs if c not in prefs]
         fact_categories = self._ordered(facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS)
@@ -129,15 +123,8 @@ class SignalDetector:
 
     # -- internals ---------------------------------------------------------
 
-    def _clause(self, clause: Clause) -> tuple[list[str], list[str]]:
-        """Fact and preference categories one clause raises."""
-        facts, prefs = self._categories(clause)
-        if not prefs and is_answer_wish(clause):
-            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
-            prefs = ["style_request"]
-        return facts, prefs
-
     def _categories(self, clause: Clause) -> tuple[list[str], list[str]]:
+        """Fact and preference categories one clause raises, before a wish on how to answer."""
         if is_small_talk(clause.text):
             return [], []
         text = clause.text.lower()
@@ -146,7 +133,10 @@ class SignalDetector:
             asked = self._hits(text, {}, _REQUEST_PATTERNS)
             return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            return self._asked(text, english), []
+            # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
+            # pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)
+            fired = None if english else _ASKED.first(text)
+            return [fired.text] if fired and fired.text else [], []
         addressed = bool((english and RE._EN_LISTENER.search(text)) or (not english and RE._LISTENER.search(text)))
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
@@ -156,9 +146,10 @@ class SignalDetector:
             standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
             prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
-        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _in_passing(text, english):
-            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
-            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+        # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
+        # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+        in_passing = RE._PASSING.search(text) or (not english and RE._ZH_IN_PASSING.search(text))
+        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and in_passing:
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
@@ -166,13 +157,6 @@ class SignalDetector:
                 c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
             ]
         return facts, prefs
-
-    @staticmethod
-    def _asked(text: str, english: bool) -> list[str]:
-        """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
-        pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)."""
-        fired = None if english else _ASKED.first(text)
-        return [fired.text] if fired and fired.text else []
 
     def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
         """Fact and preference categories of a statement, before requests on how to reply."""

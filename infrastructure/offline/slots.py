@@ -30,7 +30,7 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
-from factledger.infrastructure.offline.rule_data import rules
+from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError, rules
 
 _DATA = rules("slots")
 RE = _DATA.patterns()
@@ -150,13 +150,6 @@ _ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
-    """(slot, value) of the first rule of ``rules_`` that fires on ``value`` (its ``slot`` and its
-    template), or None when none does: "是X" split into the slot it actually fills (``zh_is``) …"""
-    fired = rules_.first(value)
-    return (fired.rule.values["slot"], fired.text) if fired else None
-
-
 Otherwise = TypeVar("Otherwise")
 
 
@@ -179,6 +172,21 @@ def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
     if where in ("fullmatch", "match", "search"):
         return lambda value, context: bool(getattr(pattern, where)(value))
     return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
+
+
+class Registries(dict[str, Registry]):
+    """Every registry of a module's data file by name, ``RULES.work`` for ``[[registries.work]]``
+    (as ``RE`` reads its patterns), each built and checked when the module is imported."""
+
+    def __init__(self, data: RuleData, vocabulary: Vocabulary, **extra: str) -> None:
+        super().__init__((name, registry(data, name, vocabulary, **extra)) for name in data.entries("registries"))
+        if any(hasattr(dict, name) for name in self):  # RULES.items would be the dict's, not the rules
+            raise RuleDataError(f"{data.file}: a registry named as a dict's attribute ({', '.join(self)})")
+
+    def __getattr__(self, name: str) -> Registry:
+        if name not in self:
+            raise AttributeError(f"no registry named {name!r}")
+        return self[name]
 
 
 def species_of(thing: str) -> str | None:
@@ -213,11 +221,11 @@ _VOCABULARY = Vocabulary(
     filters={
         "lower": str.lower,
         "clean": _clean_value,
-        "first_clause": lambda value: re.split(r"[，,;；]", value)[0],
+        "first_clause": lambda value: RE._CLAUSE_BREAK.split(value)[0],
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
-        "before_comma": lambda value: re.split(r"[，,]", value)[0],
+        "before_comma": lambda value: RE._COMMA.split(value)[0],
         "pet_kind": lambda thing: species_of(thing) or _strip_measure(thing),
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
         "zh_liked": lambda said: _liked_thing(
@@ -226,36 +234,22 @@ _VOCABULARY = Vocabulary(
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
     },
 )
-_EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
-_ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
-_ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
-_ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
-_ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
-_ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
-_EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
-_EN_NAMED = registry(_DATA, "en_named", _VOCABULARY)
-_EN_LIKING = registry(_DATA, "en_liking", _VOCABULARY)
-_ZH_LIKING = registry(_DATA, "zh_liking", _VOCABULARY)
-_ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
-_WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
-_ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
-#: what a predicate rule's ``refine`` names: the registry that reads its value again, its slot with it
-_REFINERS = {found.name: found for found in (_ZH_IS, _WORK_PLACE, _ZH_RESIDENCE)}
-_ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
-_EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
-_ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
-_EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
+RULES = Registries(_DATA, _VOCABULARY)
 
 
-def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate) + _consumption(predicate)
-    found += _pairs(_EN_LIKING if english else _ZH_LIKING, predicate)[:1]
-    found += _pairs(_EN_MARITAL_STATUS if english else _ZH_MARITAL_STATUS, predicate) + _polarity(predicate, english)
-    if not english:
-        found = _zh_extra(predicate, found)
+def _match_predicates(predicate: str, lang: str) -> list[tuple[str, str]]:
+    """Every slot ``predicate`` (said in ``lang``, "en" or "zh") fills: in Chinese the partner by name
+    and how many of a thing first, then a named pet, its breed and what it is; the main slot first."""
+    found = _pairs(RULES[f"{lang}_extra"], predicate) + _consumption(predicate)
+    found += _pairs(RULES[f"{lang}_liking"], predicate)[:1]
+    found += _pairs(RULES[f"{lang}_marital"], predicate) + _polarity(predicate, lang)
+    if lang == "zh":
+        first_clause = RE._COMMA.split(predicate)[0]
+        found = _pairs(RULES.zh_partner, predicate) + _pairs(RULES.zh_count, first_clause) + found
+        found += _pairs(RULES.zh_pet, predicate)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
         return found
-    main = _main_slot(predicate, english)
+    main = _main_slot(predicate, lang)
     return [main, *found] if main else found
 
 
@@ -264,36 +258,32 @@ def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
     return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
 
 
-def _polarity(predicate: str, english: bool) -> list[tuple[str, str]]:
+def _polarity(predicate: str, lang: str) -> list[tuple[str, str]]:
     """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said; a pet kept is
     named by its kind, the rule's ``template`` (养了只柴犬: keeps:狗)."""
-    fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
+    fired = RULES[f"{lang}_polarity"].first(predicate)
     if fired is None:
         return []
     thing = fired.text or _strip_measure(_clean_value(fired.match.group("v"))).lower()
     return [(fired.rule.values["prefix"] + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
 
 
-def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The partner by name and how many of a thing first, then a named pet, its breed and what it is."""
-    first_clause = re.split(r"[，,]", predicate)[0]
-    return _pairs(_ZH_PARTNER, predicate) + _pairs(_ZH_COUNT, first_clause) + found + _pairs(_ZH_PET, predicate)
-
-
-def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
+def _main_slot(predicate: str, lang: str) -> tuple[str, str] | None:
     """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
     ("住了十几年") leaves the rest to try, one with no value at all ends the search. A rule's
-    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半)."""
-    for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
+    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半);
+    its ``refine`` names a registry that reads the value again, its own ``slot`` with it ("是X" split
+    into the slot it actually fills: ``zh_is``)."""
+    for fired in RULES[f"{lang}_predicates"].every(predicate):
         said = fired.match.group("v")
-        value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
+        value = _clean_value(said if lang == "en" else RE._CLAUSE_BREAK.split(said)[0])
         if not value:
             return None
-        refiner = _REFINERS.get(fired.rule.values.get("refine", ""))
-        slot = fired.rule.render(fired.rule.values["slot"], fired.match)
-        refined = _refined(refiner, value) if refiner else (slot, fired.text or value)
+        if "refine" not in fired.rule.values:
+            return fired.rule.render(fired.rule.values["slot"], fired.match), fired.text or value
+        refined = RULES[fired.rule.values["refine"]].first(value)
         if refined:
-            return refined
+            return refined.rule.values["slot"], refined.text
     return None
 
 
@@ -345,7 +335,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
         if lead and not not_a_lead.search(lead.group(0)):
             text = text[lead.end() :]
             text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
-    found = _slots(text) or _slots(re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0])
+    found = _slots(text) or _slots(RE._CLAUSE_OR_BUT.split(text)[0])
     if not found and re.match(r"the user\b", text, re.IGNORECASE):
         # "The user said that wrong, the user is actually 31": the clause that says what
         clauses = re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]
@@ -355,7 +345,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     if whose:
         # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
         # the same statement says what, or says more
-        for clause in re.split(r"[，,;；]", text)[1:3]:
+        for clause in RE._CLAUSE_BREAK.split(text)[1:3]:
             if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
                 seen = {slot for slot, _ in found}
                 # an aside ("有点高", "没怎么变") is not a second attribute
@@ -380,16 +370,16 @@ def _slots(text: str) -> list[tuple[str, str]]:
     m = zh or _EN_SUBJECT.match(text)
     if m is None:
         return []
-    english, role = zh is None, m.group("role")
+    lang, role = "zh" if zh else "en", m.group("role")
     if zh:
         predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
-        # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
+        # "The user's name is Tom" leaves "name is Tom", which ``en_predicates`` reads
         predicate = rewritten(text[m.end() :].strip(), _EN_PREDICATE_TIDY)
-    found = _match_predicates(predicate, english)
-    if role is not None and english and not found:
+    found = _match_predicates(predicate, lang)
+    if role is not None and lang == "en" and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        found = _pairs(_EN_NAMED, predicate)[:1]
+        found = _pairs(RULES.en_named, predicate)[:1]
     if role is not None:
         canonical_role = ROLE_SYNONYMS.get(role.lower(), role)
         return [(f"relationship:{canonical_role}:{slot}", value) for slot, value in found]
