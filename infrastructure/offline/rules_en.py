@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Fired, Registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
@@ -43,6 +43,9 @@ _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _CLAUSE_TIDY = _DATA.compiled_rows("_CLAUSE_TIDY", re.IGNORECASE)
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
+_A_OR_AN = _DATA.compiled_rows("_A_OR_AN", re.IGNORECASE)
+_TONES = _DATA.compiled_rows("_TONES", re.IGNORECASE)
+_OTHER_TONES = _DATA.compiled_rows("_OTHER_TONES", re.IGNORECASE)
 _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
@@ -60,29 +63,12 @@ def _place(pattern: re.Pattern[str], value: str) -> str:
     return m.group("p") if m else ""
 
 
-def _en_pref_category(obj: str) -> str:
-    """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else ""."""
-    return first_row(_EN_PREF_CATEGORIES, obj, "")
-
-
-def _article(word: str) -> str:
-    return "an" if re.match(r"[aeiou]", word, re.IGNORECASE) else "a"
-
-
 def _en_vehicle(value: str) -> str:
+    """A vehicle with its article: as said ("an SUV"), or "a"/"an" in place of "my"."""
     value = value.strip()
-    if not value or re.match(r"^(?:an?|the) ", value, re.IGNORECASE):
-        return value  # the article as said: "an SUV"
-    value = re.sub(r"^my ", "", value, flags=re.IGNORECASE)
-    return f"{_article(value)} {value}"
-
-
-def _code_name(language: str) -> str:
-    return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
-
-
-def _tone(style: str) -> str:
-    return "formal" if style.lower().startswith(("formal", "professional")) else "casual"
+    if not value or RE._ARTICLE.match(value):
+        return value
+    return rewritten(RE._MY.sub("", value), _A_OR_AN)
 
 
 def _cut_down_noun(value: str, context: Context) -> str:
@@ -107,32 +93,33 @@ _VOCABULARY = VOCABULARY.extended(
         "capitalize": str.capitalize,
         "place": lambda value: _place(RE._PLACE_FIRST, value.strip()) or _place(RE._PLACE_IN, value),
         "place_first": lambda value: _place(RE._PLACE_FIRST, value.strip()),
-        "article": lambda value: f"{_article(value)} {value}",
-        "job_head": lambda value: re.split(r" (?:at|in|for|with) ", value)[0],
+        "article": lambda value: rewritten(value, _A_OR_AN),
+        "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
         "species": lambda value: species_of(value) or "",
         "vehicle": _en_vehicle,
         "verb3": _en_verb3,
         "word": lambda value: value.strip().lower() + " " if value.strip() else "",
         "spaced": lambda value: " " + value if value else "",
-        "not_now": lambda value: re.sub(r" (?:any ?more|now)$", "", value),
-        "pref_category": _en_pref_category,
+        "not_now": lambda value: RE._NOT_NOW.sub("", value),
+        # the reply category a liking of a thing is a preference of, when it is said of answers; else ""
+        "pref_category": lambda obj: first_row(_EN_PREF_CATEGORIES, obj, ""),
         "disliking": lambda verb: {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1]),
         "role_or_partner": lambda role: (
             role.lower() if role and re.fullmatch(EN_ROLE_PATTERN, role, re.I) else "partner"
         ),
         "unit_side": lambda unit: _UNIT_SIDE.get(unit.lower(), "metric"),
         "unit_named": lambda unit: "" if unit.lower() in ("metric", "imperial") else f" ({unit.lower().capitalize()})",
-        "code_name": lambda language: _code_name(language) if language else "",
+        "code_name": lambda language: _CODE_NAMES.get(language.lower(), language.capitalize()) if language else "",
         "spelling": lambda side: "American" if side.lower() in ("american", "us") else "British",
         "plural": lambda form: form.lower() if form.lower().endswith("s") else form.lower() + "s",
-        "tone": lambda style: _tone(style) if style else "",
-        "other_tone": lambda style: {"formal": "casual", "casual": "formal"}[_tone(style)] if style else "",
+        "tone": lambda style: first_row(_TONES, style, "casual") if style else "",
+        "other_tone": lambda style: first_row(_OTHER_TONES, style, "formal") if style else "",
         "length": lambda said: "short" if said.lower() in ("shorter", "briefer") else "detailed",
         "per_day": lambda per: per or "day",
     },
     readers={"cut_down_noun": _cut_down_noun},
     choosers={
-        "pref_category": lambda value, context: _en_pref_category(value.strip()),
+        "pref_category": lambda value, context: first_row(_EN_PREF_CATEGORIES, value.strip(), ""),
         "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
         "job_or_other": lambda value, context: "work" if EN_JOB_WORD.search(value) else "other",
         "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
@@ -141,8 +128,10 @@ _VOCABULARY = VOCABULARY.extended(
 RULES = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _item(fired: Fired | None, said: str, behaviour: bool = False) -> Item | None:
-    """What a rule that fired finds: a preference (its ``kind``), a fact, or nothing ("nothing")."""
+def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
+    """What the first rule of ``rules_`` that fires on ``text`` finds: a preference (its ``kind``), a
+    fact, or nothing ("nothing")."""
+    fired = rules_.first(text, {"message": message})
     if fired is None or fired.rule.values.get("kind") == "nothing":
         return None
     text = fired.text
@@ -153,10 +142,6 @@ def _item(fired: Fired | None, said: str, behaviour: bool = False) -> Item | Non
     if fired.rule.values.get("restate"):
         text = en_third_person(text)
     return fact_item(text, fired.category).traced(fired.rule.id)
-
-
-def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
-    return _item(rules_.first(text, {"message": message}), said, behaviour)
 
 
 def en_clause(text: str, said: str, message: str = "") -> Item | None:
@@ -202,7 +187,7 @@ def en_third_person(text: str) -> str:
     t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
     t = rewritten(t, _PRONOUNS)
     # "I'm 41 and teach math": the second verb is the user's too
-    if re.match(r"the user\b", t, re.IGNORECASE):
+    if RE._THE_USER.match(t):
         first, comma, rest = t.partition(",")
         t = RE._COORDINATED.sub(lambda m: _third_person_verb(m.group("verb")), first, count=1) + comma + rest
     return t[:1].upper() + t[1:]
@@ -213,7 +198,7 @@ def en_category(text: str) -> str:
 
 
 def clean_en(text: str) -> str:
-    text = RE._EN_OPENERS.sub("", re.sub(r"\s+", " ", text.strip()))
+    text = RE._EN_OPENERS.sub("", RE._SPACES.sub(" ", text.strip()))
     return text.strip(" .!,;")
 
 

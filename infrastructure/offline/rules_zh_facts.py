@@ -87,7 +87,7 @@ def _place(value: str) -> str | None:
     m = RE._PLACE_CUT.search(value)
     if m and m.start() > 0:
         value = tidy(value[: m.start()])
-    if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not re.search(CJK + r"|[A-Za-z]", value):
+    if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not RE._WORDS.search(value):
         return None
     return value
 
@@ -114,14 +114,14 @@ def _work_place(value: str) -> tuple[str, str] | None:
     if not place:
         return None
     place = RE._PLACE_TAIL.sub("", place) or place
-    if len(place) < 2 or re.search(r"家门口|家附近|附近|本地|当地|老家|楼下|隔壁|周边|身边", place):
+    if len(place) < 2 or RE._NEAR_HOME.search(place):
         return None  # near home: which place, the message says elsewhere
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
 def _job(value: str) -> str:
     """A job as said, without its count: "一名护士" → 护士."""
-    return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
+    return RE._COUNTED.sub("", tidy(value))
 
 
 _PARTNER_NAMES = _DATA.mapping("_PARTNER_NAMES")
@@ -201,7 +201,7 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     item = change_fact(rest, said, "用户", message)
     if item:
         return item
-    core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
+    core = RE._IS_BEFORE_WHERE.sub("", LEAD_ADVERBS.sub("", rest))
     for stage in (RULES.location, RULES.work, RULES.personal):
         item = fact_from(stage, core)
         if item:
@@ -269,4 +269,4 @@ def is_fragment(said: str) -> bool:
 def is_scene(said: str) -> bool:
     """A clause that only sets time, place or condition for the next one ("在珠海安顿下来了" says where one lives)."""
     text = clean_said(said)
-    return bool(RE._SCENE.search(text)) and not re.search(r"安顿|定居|落脚|安家|住下|扎根", text)
+    return bool(RE._SCENE.search(text)) and not RE._SETTLED.search(text)

@@ -6,8 +6,6 @@ tells the assistant how to answer ("老板姓张，平时喜欢简短的回复")
 
 from __future__ import annotations
 
-import re
-
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
 from factledger.infrastructure.offline.registry import Context, Registry, simple
@@ -21,7 +19,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.slots import Registries, pattern_test
+from factledger.infrastructure.offline.slots import Registries, pattern_test, rewritten
 
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()
@@ -40,8 +38,10 @@ _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
 
 
-#: the verbs of a liking said the other way ("讨厌啰嗦的回复")
-_HATING = ("讨厌", "受不了")
+_HATING = _DATA.words("_HATING")
+_REQUESTS = _DATA.words("_REQUESTS")
+_CALLED_TIDY = _DATA.compiled_rows("_CALLED_TIDY")
+_STANDING_TIDY = _DATA.compiled_rows("_STANDING_TIDY")
 
 
 def _requested(obj: str) -> str:
@@ -85,14 +85,17 @@ def _preference_from(
 ) -> Item | None:
     """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
     fired = rules.first(rest, {"said": said, **(context or {})})
-    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id) if fired else None
+    if fired is None:
+        return None
+    behaviour = fired.rule.values.get("behaviour", behaviour)  # a rule may say it is a preference stated
+    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id)
 
 
 @named_rule("rules_zh_prefs.tool")
 def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """'我平时用VSCode写代码' → 偏好使用VSCode; only the user's own habits, never one-off requests."""
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
-    if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
+    if subject.kind != "user" or not (subject.explicit or RE._HABITUAL.search(said)):
         return None
     return _preference_from(RULES.habit_tool, rest, said)
 
@@ -104,15 +107,10 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     request_like = (
         subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
     )
+    # what to call the user (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), then the rest
     asked = {"request_like": request_like}
-    item = (
-        _called_preference(rest, said)
-        or _preference_from(RULES.time, rest, said, False)
-        or _preference_from(RULES.recommendation, rest, said)
-        or _preference_from(RULES.word_limit, rest, said)
-        or _preference_from(RULES.language, rest, said, context=asked)
-        or _preference_from(RULES.reply_content, rest, said, context=asked)
-        or _preference_from(RULES.format, rest, said, context=asked)
+    item = _preference_from(RULES.called, rewritten(rest, _CALLED_TIDY), said) or next(
+        filter(None, (_preference_from(RULES[name], rest, said, context=asked) for name in _REQUESTS)), None
     )
     if item:
         return item
@@ -121,38 +119,25 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     if order:
         return preference_item(_ORDER_SAID[order], "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
-    if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
+    if standing and not RE._NOT_IN_POINTS.search(standing):
         return _standing_preference(standing, said)
     return _preference_from(RULES.style, rest, said) if request_like else None
-
-
-def _called_preference(rest: str, said: str) -> Item | None:
-    """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
-    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), by the rules ``called``."""
-    called = RE._TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    return _preference_from(RULES.called, called, said)
 
 
 @named_rule("rules_zh_prefs.standing")
 def _standing_preference(content: str, said: str) -> Item:
     """A request for all later answers that names no known dimension, kept in the user's words:
     "以后推荐清淡的吧" → 偏好推荐清淡的; "以后直接写成一段话就行" → 偏好直接写成一段话 (format)."""
-    content = third_person(tidy(content))
-    # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
-    content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
-    content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
+    content = rewritten(third_person(tidy(content)), _STANDING_TIDY)
     language = RE._STANDING_LANGUAGE.fullmatch(content)
     if language:  # said like every reply-language preference
         return preference_item(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
     # one frame for every such request, so that two about the same thing are compared
     text = "偏好以后回答时" + content
     sides = dimensions(text)
-    # in which words to answer (a language, a dialect, a script) is a language preference
-    # (not 用户, nor 网络用语: words of a kind, not a language)
-    in_words = re.search(r"用(?!户)[\u4e00-\u9fff]{1,4}(?<!用)(?:话|语|文)|简体|繁体|拼音", content)
     category = next(
         (category for category, named in _STANDING_CATEGORIES if any(name in sides for name in named)),
-        "language" if in_words else "communication_style",
+        "language" if RE._IN_WORDS.search(content) else "communication_style",
     )
     return preference_item(text, category, said, behaviour=True)
 

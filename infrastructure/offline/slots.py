@@ -82,7 +82,7 @@ def looks_like_organisation(name: str) -> bool:
 
 def looks_like_job(title: str) -> bool:
     """True for "程序员", "一名产品经理", "做前端的" …; false for "杭州人", "好人"."""
-    title = re.sub(r"^(?:一[个名位]|个|名)", "", title.strip())
+    title = RE._COUNTED.sub("", title.strip())
     if not title or title.endswith("人") or len(title) > 12:
         return False
     return title.endswith(JOB_SUFFIXES)
@@ -109,7 +109,7 @@ def canonical(text: str) -> str:
 
 def _clean_value(value: str) -> str:
     value = value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")
-    value = re.sub(r"(?<![了啦呢的])(?:了|啦|呢|的)+$", "", value)
+    value = RE._PARTICLES.sub("", value)
     return value.strip()
 
 
@@ -228,9 +228,7 @@ _VOCABULARY = Vocabulary(
         "before_comma": lambda value: RE._COMMA.split(value)[0],
         "pet_kind": lambda thing: species_of(thing) or _strip_measure(thing),
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
-        "zh_liked": lambda said: _liked_thing(
-            re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", said), _ZH_LIKED_THING
-        ),
+        "zh_liked": lambda said: _liked_thing(RE._LIKING_PARTICLES.sub("", said), _ZH_LIKED_THING),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
     },
 )
@@ -298,7 +296,7 @@ def _number(text: str) -> str:
         return text.lstrip("0") or "0"
     if text.isdigit():
         return str(int(text)) if len(text) < 100 else text
-    if not re.fullmatch(r"[零一二两三四五六七八九十百]+", text):
+    if not RE._CN_NUMERAL.fullmatch(text):
         return text
     total, current = 0, 0
     for ch in text:
@@ -327,7 +325,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # "用户家老爷子…": a relative of the user's, as "用户的老爷子…" says it
     text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
-    text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
+    text = RE._TRAILING_SYMBOLS.sub("", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what;
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
     for leading, not_a_lead in ((RE._EN_LEAD, RE._EN_LEAD_NOT), (RE._ZH_LEAD, RE._ZH_LEAD_NOT)):
@@ -336,10 +334,10 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
             text = text[lead.end() :]
             text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
     found = _slots(text) or _slots(RE._CLAUSE_OR_BUT.split(text)[0])
-    if not found and re.match(r"the user\b", text, re.IGNORECASE):
+    if not found and RE._THE_USER.match(text):
         # "The user said that wrong, the user is actually 31": the clause that says what
-        clauses = re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]
-        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if re.match(r"the user\b", c, re.IGNORECASE))
+        clauses = RE._EN_CLAUSE_BREAK.split(text)[1:3]
+        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if RE._THE_USER.match(c))
         found = next(filter(None, said), [])
     whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
     if whose:
@@ -447,10 +445,10 @@ def third_person_verb(verb: str) -> str:
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     """(canonical texts the negation-free statement may read as, whether it was negated)."""
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
-    english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
+    english = bool(RE._LATIN.search(lowered)) and not RE._CJK.search(lowered)
     if english:
         lowered = rewritten(lowered, _EN_CONTRACTIONS)
-        m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
+        m = RE._EN_DO_NOT.search(lowered)
         if m:
             positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
             return frozenset({canonical(positive)}), True
