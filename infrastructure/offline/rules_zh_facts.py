@@ -22,7 +22,6 @@ from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
     Item,
     Subject,
-    fact_from,
     fact_item,
     named_rule,
     preference_item,
@@ -90,17 +89,6 @@ def _place(value: str) -> str | None:
     if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not RE._WORDS.search(value):
         return None
     return value
-
-
-@named_rule("rules_zh_facts.liked-thing")
-def _liked_thing(rest: str, said: str) -> Item | None:
-    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
-    fired = RULES.liked.first(rest)
-    if fired is None or fired.rule.values["kind"] == "nothing":
-        return None
-    if fired.rule.values["kind"] == "preference":
-        return preference_item(fired.text, fired.category, said)
-    return fact_item(fired.text, fired.category)
 
 
 # ==========================================================================
@@ -174,12 +162,19 @@ RULES = Registries(
     LIKE=PREFS.LIKE.pattern,
 )
 _CHANGES = _DATA.words("_CHANGES")
+_USER_FACTS = _DATA.rows("_USER_FACTS")
 
 
-def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
-    """The change the first rule of ``rules`` that fires on ``core`` gives, said of ``who``."""
-    fired = rules.first(core, context)
-    return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
+def _found(rules: Registry, text: str, said: str = "", who: str = "", context: Context | None = None) -> Item | None:
+    """What the first rule of ``rules`` that fires on ``text`` finds, traced to that rule: a fact said
+    of ``who``, a preference (its ``kind``: content liked, 喜欢看X, 对X感兴趣) or nothing ("nothing")."""
+    fired = rules.first(text, context)
+    kind = fired.rule.values.get("kind", "fact") if fired else "nothing"
+    if fired is None or kind == "nothing":
+        return None
+    if kind == "preference":
+        return preference_item(fired.text, fired.category, said).traced(fired.rule.id)
+    return fact_item(who + fired.text, fired.category).traced(fired.rule.id)
 
 
 #: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
@@ -194,20 +189,15 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     message = message or said
     said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
     context = {"message": said_now, "whole": message, "who": who, "said": said}
-    return next(filter(None, (_change_from(RULES[stage], core, who, context) for stage in _CHANGES)), None)
+    return next(filter(None, (_found(RULES[stage], core, said, who, context) for stage in _CHANGES)), None)
 
 
 def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     item = change_fact(rest, said, "用户", message)
     if item:
         return item
-    core = RE._IS_BEFORE_WHERE.sub("", LEAD_ADVERBS.sub("", rest))
-    for stage in (RULES.location, RULES.work, RULES.personal):
-        item = fact_from(stage, core)
-        if item:
-            return item
-    item = _liked_thing(core, said) or fact_from(RULES.habit, rest) or fact_from(RULES.habit, core)
-    return item or fact_from(RULES.state, core) or fact_from(RULES.possession, core)
+    read = {"core": RE._IS_BEFORE_WHERE.sub("", LEAD_ADVERBS.sub("", rest)), "rest": rest}
+    return next(filter(None, (_found(RULES[stage], read[on], said) for stage, on in _USER_FACTS)), None)
 
 
 # ==========================================================================
@@ -219,11 +209,11 @@ def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") ->
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    return _change_from(RULES.role, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    return _found(RULES.role, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
 
 
 def owned_fact(subject: Subject, rest: str) -> Item | None:
-    return _change_from(RULES.owned, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    return _found(RULES.owned, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
 
 
 # ==========================================================================
