@@ -28,7 +28,6 @@ labelled files of data/eval:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from factledger.infrastructure.offline.clauses import (
@@ -84,6 +83,13 @@ _PREF_PATTERNS = _pattern_table("_PREF_PATTERNS")
 #: preferences about how to reply: they count in requests as well as statements
 _REQUEST_PATTERNS = _pattern_table("_REQUEST_PATTERNS")
 _ASKED = registry(_DATA, "asked", Vocabulary())
+#: the order categories are given in: the spec's first, in its order, then the added ones
+_FACT_ORDER = {
+    c: n for n, c in enumerate(dict.fromkeys([*_FACT_SIGNALS, *_FACT_PATTERNS, *_TOPIC_PATTERNS, *_PASTIME_PATTERNS]))
+}
+_PREF_ORDER = {
+    c: n for n, c in enumerate(dict.fromkeys([*_PREF_SIGNALS, *_PREF_PATTERNS, *_REQUEST_PATTERNS, *_OPINION_PATTERNS]))
+}
 
 
 class SignalDetector:
@@ -112,8 +118,8 @@ class SignalDetector:
                 clause_prefs = ["style_request"]
             facts += [c for c in clause_facts if c not in facts]
             prefs += [c for c in clause_prefs if c not in prefs]
-        fact_categories = self._ordered(facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS)
-        pref_categories = self._ordered(prefs, self.PREF_SIGNALS, _PREF_PATTERNS, _REQUEST_PATTERNS, _OPINION_PATTERNS)
+        fact_categories = sorted(facts, key=lambda c: _FACT_ORDER.get(c, len(_FACT_ORDER)))
+        pref_categories = sorted(prefs, key=lambda c: _PREF_ORDER.get(c, len(_PREF_ORDER)))
         return {
             "has_fact_signal": bool(fact_categories),
             "has_pref_signal": bool(pref_categories),
@@ -197,14 +203,6 @@ class SignalDetector:
             ):
                 hits.append(category)
         return hits
-
-    @staticmethod
-    def _ordered(found: list[str], *tables: Mapping[str, object]) -> list[str]:
-        """The spec's categories first, in its order, then the added ones."""
-        order: list[str] = []
-        for table in tables:
-            order += [c for c in table if c not in order]
-        return sorted(found, key=lambda c: order.index(c) if c in order else len(order))
 
 
 __all__ = [

@@ -35,35 +35,37 @@ from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError,
 _DATA = rules("slots")
 RE = _DATA.patterns()
 
-# --------------------------------------------------------------------------
-# Roles: relationship nouns and their canonical form (whether one person has
-# only one of them is ``is_exclusive_slot``'s: a new surname for "the boss"
-# replaces the old one, a new surname for "a colleague" is another colleague).
-# --------------------------------------------------------------------------
-
+# Roles: relationship nouns and their canonical form (whether one person has only one of them is
+# ``is_exclusive_slot``'s: a new surname for "the boss" replaces the old one, a new surname for "a
+# colleague" is another colleague).
 ROLE_SYNONYMS: dict[str, str] = _DATA.mapping("ROLE_SYNONYMS")
-
 _ZH_ROLES = sorted((r for r in ROLE_SYNONYMS if not r.isascii()), key=len, reverse=True)
 _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=True)
 #: regex alternation of the Chinese role words, longest first so 女朋友 beats 朋友
 ZH_ROLE_PATTERN = "|".join(_ZH_ROLES)
 EN_ROLE_PATTERN = "|".join(_EN_ROLES)
 ZH_ROLE_QUALIFIER = _DATA.text("ZH_ROLE_QUALIFIER")
+_ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_SLOTS"))
-
 POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
-# --------------------------------------------------------------------------
-# Word lists shared with the extractor
-# --------------------------------------------------------------------------
-
+# word lists shared with the extractor
 JOB_SUFFIXES = _DATA.words("JOB_SUFFIXES")
 GENDER_WORDS = _DATA.words("GENDER_WORDS")
-
 ORGANISATION_SUFFIXES = _DATA.words("ORGANISATION_SUFFIXES")
-
-
 WELL_KNOWN_EMPLOYERS = _DATA.words("WELL_KNOWN_EMPLOYERS")
+#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
+EN_JOB_WORD = RE.EN_JOB_WORD
+
+_CANONICAL = _DATA.compiled_rows("_CANONICAL")
+_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
+_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
+_CONSUMING = _DATA.compiled_rows("_CONSUMING")
+_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
+#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
+_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
+_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
 
 
 def looks_like_organisation(name: str) -> bool:
@@ -88,14 +90,6 @@ def looks_like_job(title: str) -> bool:
     return title.endswith(JOB_SUFFIXES)
 
 
-# --------------------------------------------------------------------------
-# Normalisation
-# --------------------------------------------------------------------------
-
-
-_CANONICAL = _DATA.compiled_rows("_CANONICAL")
-
-
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
     text = unicodedata.normalize("NFKC", text or "").lower()
@@ -117,37 +111,10 @@ def _strip_measure(thing: str) -> str:
     return RE._MEASURE.sub("", thing.strip())
 
 
-# --------------------------------------------------------------------------
-# Slot patterns
-# --------------------------------------------------------------------------
-
-_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
-_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
-_CONSUMING = _DATA.compiled_rows("_CONSUMING")
-_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
-
-#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
-EN_JOB_WORD = RE.EN_JOB_WORD
-
-
-# --------------------------------------------------------------------------
-# Likings: one slot per thing liked, whatever the verb, the degree or the negation
-# --------------------------------------------------------------------------
-
-
-#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
-_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
-_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
-
-
 def _liked_thing(said: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
-    """The thing a liking is of, without the tail and the light verb around it ("eating hot pot
-    anymore": hot pot, 吃火锅: 火锅)."""
+    """The thing a liking is of (one slot per thing liked, whatever the verb, the degree or the
+    negation), without the tail and the light verb around it ("eating hot pot anymore": hot pot, 吃火锅: 火锅)."""
     return _strip_measure(_clean_value(rewritten(_clean_value(said), rows))).lower()
-
-
-_ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 Otherwise = TypeVar("Otherwise")
