@@ -60,12 +60,13 @@ EN_JOB_WORD = RE.EN_JOB_WORD
 
 _CANONICAL = _DATA.compiled_rows("_CANONICAL")
 _SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
-_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
 _CONSUMING = _DATA.compiled_rows("_CONSUMING")
 _MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
 #: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
 _EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
 _ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
+_EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
+CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
 def looks_like_organisation(name: str) -> bool:
@@ -161,19 +162,6 @@ def species_of(thing: str) -> str | None:
     return first_row(_SPECIES, thing, None)
 
 
-def _consumption(predicate: str) -> list[tuple[str, str]]:
-    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); none if not about smoking/drinking."""
-    thing = first_row(_CONSUMED, predicate, None)
-    if thing is None or RE._NOT_CONSUMED.search(predicate):
-        return []
-    amount = RE._AMOUNT.search(predicate)
-    return [(f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes"))]
-
-
-_EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
-CAR_MAKES = _DATA.text("CAR_MAKES")
-
-
 _VOCABULARY = Vocabulary(
     predicates={
         "said": lambda value, context: bool(_clean_value(value)),
@@ -197,6 +185,10 @@ _VOCABULARY = Vocabulary(
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
         "zh_liked": lambda said: _liked_thing(RE._LIKING_PARTICLES.sub("", said), _ZH_LIKED_THING),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
+        # how much of it: quitting, given up, the amount said, or yes
+        "consumption": lambda said: first_row(
+            _CONSUMING, said, next((amount.group(0).lower() for amount in RE._AMOUNT.finditer(said)), "yes")
+        ),
     },
 )
 RULES = Registries(_DATA, _VOCABULARY)
@@ -205,7 +197,7 @@ RULES = Registries(_DATA, _VOCABULARY)
 def _match_predicates(predicate: str, lang: str) -> list[tuple[str, str]]:
     """Every slot ``predicate`` (said in ``lang``, "en" or "zh") fills: in Chinese the partner by name
     and how many of a thing first, then a named pet, its breed and what it is; the main slot first."""
-    found = _pairs(RULES[f"{lang}_extra"], predicate) + _consumption(predicate)
+    found = _pairs(RULES[f"{lang}_extra"], predicate) + _pairs(RULES.consumed, predicate)[:1]
     found += _pairs(RULES[f"{lang}_liking"], predicate)[:1]
     found += _pairs(RULES[f"{lang}_marital"], predicate) + _polarity(predicate, lang)
     if lang == "zh":
