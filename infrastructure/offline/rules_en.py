@@ -157,10 +157,7 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
     )
 
 
-# ==========================================================================
-# English: whatever else the user says of themself, restated as said
-# ==========================================================================
-
+# whatever else the user says of themself, restated as said
 _MODALS = set(_DATA.words("_MODALS"))
 _IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
 _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_CONTRACTIONS", re.IGNORECASE)

@@ -45,15 +45,18 @@ from factledger.infrastructure.offline.slots import (
 _DATA = rules("rules_zh_facts")
 RE = _DATA.patterns()
 
-# ==========================================================================
-# Chinese: subjects
-# ==========================================================================
-
 OPENERS = _DATA.regex("OPENERS")
 LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
-
-
 _FRONTING = _DATA.compiled_rows("_FRONTING", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_PARTNER_NAMES = _DATA.mapping("_PARTNER_NAMES")
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
+_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
+_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
+_CONSUMED = _DATA.compiled_rows("_CONSUMED")
+_CHANGES = _DATA.words("_CHANGES")
+_USER_FACTS = _DATA.rows("_USER_FACTS")
+#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
+_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
 
 
 def fronted(text: str) -> str:
@@ -75,11 +78,6 @@ def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     return Subject(kind, fired.text, True), rest
 
 
-# ==========================================================================
-# Chinese: facts about the user
-# ==========================================================================
-
-
 def _place(value: str) -> str | None:
     """A place as said ("杭州", "上海浦东"), cut before "三年了"-like tails; None if not a place."""
     value = tidy(value)
@@ -89,11 +87,6 @@ def _place(value: str) -> str | None:
     if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not RE._WORDS.search(value):
         return None
     return value
-
-
-# ==========================================================================
-# Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
-# ==========================================================================
 
 
 def _work_place(value: str) -> tuple[str, str] | None:
@@ -112,11 +105,6 @@ def _job(value: str) -> str:
     return RE._COUNTED.sub("", tidy(value))
 
 
-_PARTNER_NAMES = _DATA.mapping("_PARTNER_NAMES")
-_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
-_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
-_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
-_CONSUMED = _DATA.compiled_rows("_CONSUMED")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -161,8 +149,6 @@ RULES = Registries(
     ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER,
     LIKE=PREFS.LIKE.pattern,
 )
-_CHANGES = _DATA.words("_CHANGES")
-_USER_FACTS = _DATA.rows("_USER_FACTS")
 
 
 def _found(rules: Registry, text: str, said: str = "", who: str = "", context: Context | None = None) -> Item | None:
@@ -175,10 +161,6 @@ def _found(rules: Registry, text: str, said: str = "", who: str = "", context: C
     if kind == "preference":
         return preference_item(fired.text, fired.category, said).traced(fired.rule.id)
     return fact_item(who + fired.text, fired.category).traced(fired.rule.id)
-
-
-#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
-_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
 
 
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
@@ -200,12 +182,8 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     return next(filter(None, (_found(RULES[stage], read[on], said) for stage, on in _USER_FACTS)), None)
 
 
-# ==========================================================================
-# Chinese: facts about the user's relatives and things
-# ==========================================================================
-
-
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
+    """A fact about a relative of the user's ("老板姓张"): a change said as an event, or the rules ``role``."""
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
@@ -213,14 +191,11 @@ def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") ->
 
 
 def owned_fact(subject: Subject, rest: str) -> Item | None:
+    """A fact about a thing of the user's ("公司在杭州"): the rules ``owned``."""
     return _found(RULES.owned, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
 
 
-# ==========================================================================
-# Chinese: whatever else the user says of themself, restated as said
-# ==========================================================================
-
-# Which category a statement restated as said belongs to; the first that matches.
+# whatever else the user says of themself, restated as said: which category it belongs to, the first that matches
 _ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
     "_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN
 )

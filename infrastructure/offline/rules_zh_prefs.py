@@ -24,10 +24,6 @@ from factledger.infrastructure.offline.slots import Registries, pattern_test, re
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()
 
-# ==========================================================================
-# Chinese: preferences about replies (always the user's)
-# ==========================================================================
-
 LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
 
