@@ -185,6 +185,7 @@ _VOCABULARY = Vocabulary(
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
         "zh_liked": lambda said: _liked_thing(RE._LIKING_PARTICLES.sub("", said), _ZH_LIKED_THING),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
+        "yes_no": lambda negated: "no" if negated else "yes",
         # how much of it: quitting, given up, the amount said, or yes
         "consumption": lambda said: first_row(
             _CONSUMING, said, next((amount.group(0).lower() for amount in RE._AMOUNT.finditer(said)), "yes")
@@ -199,7 +200,7 @@ def _match_predicates(predicate: str, lang: str) -> list[tuple[str, str]]:
     and how many of a thing first, then a named pet, its breed and what it is; the main slot first."""
     found = _pairs(RULES[f"{lang}_extra"], predicate) + _pairs(RULES.consumed, predicate)[:1]
     found += _pairs(RULES[f"{lang}_liking"], predicate)[:1]
-    found += _pairs(RULES[f"{lang}_marital"], predicate) + _polarity(predicate, lang)
+    found += _pairs(RULES[f"{lang}_marital"], predicate) + _pairs(RULES[f"{lang}_polarity"], predicate)[:1]
     if lang == "zh":
         first_clause = RE._COMMA.split(predicate)[0]
         found = _pairs(RULES.zh_partner, predicate) + _pairs(RULES.zh_count, first_clause) + found
@@ -213,16 +214,6 @@ def _match_predicates(predicate: str, lang: str) -> list[tuple[str, str]]:
 def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
     """(slot, value) of every rule of ``rules_`` that fires: its ``slot`` and its template."""
     return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
-
-
-def _polarity(predicate: str, lang: str) -> list[tuple[str, str]]:
-    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said; a pet kept is
-    named by its kind, the rule's ``template`` (养了只柴犬: keeps:狗)."""
-    fired = RULES[f"{lang}_polarity"].first(predicate)
-    if fired is None:
-        return []
-    thing = fired.text or _strip_measure(_clean_value(fired.match.group("v"))).lower()
-    return [(fired.rule.values["prefix"] + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
 
 
 def _main_slot(predicate: str, lang: str) -> tuple[str, str] | None:
