@@ -26,14 +26,10 @@ RE = _DATA.patterns()
 
 LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
-
-
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _ORDER_SAID = _DATA.mapping("_ORDER_SAID")
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
-
-
 _HATING = _DATA.words("_HATING")
 _REQUESTS = _DATA.words("_REQUESTS")
 _CALLED_TIDY = _DATA.compiled_rows("_CALLED_TIDY")
@@ -46,11 +42,6 @@ def _requested(obj: str) -> str:
     return next((rule.template for rule in RULES.style.rules if rule.pattern.match(obj)), "")
 
 
-def _of_replies(obj: str) -> bool:
-    """A style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")."""
-    return bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
-
-
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -59,7 +50,10 @@ _VOCABULARY = VOCABULARY.extended(
         "request_like": lambda value, context: bool(context.get("request_like", True)),
         "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
-        "of_replies": simple(_of_replies),
+        # a style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")
+        "of_replies": simple(
+            lambda obj: bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
+        ),
         "requested": simple(lambda value: bool(_requested(value))),
     },
     filters={

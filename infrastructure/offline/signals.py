@@ -147,7 +147,7 @@ class SignalDetector:
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
         spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs += [c for c in self._hits(text, spec_styles, _REQUEST_PATTERNS) if c not in prefs]
+        prefs = self._hits(text, spec_styles, _REQUEST_PATTERNS, found=prefs)
         if not prefs and (
             standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
@@ -171,8 +171,7 @@ class SignalDetector:
         prefs: list[str] = []
         if about_self:
             said = strip_exchange(text)
-            facts = self._hits(said, self.FACT_SIGNALS, _FACT_PATTERNS)
-            facts += [c for c in self._hits(said, {}, _TOPIC_PATTERNS) if c not in facts]
+            facts = self._hits(said, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS)
             if len(facts) > 1 and "activity" in facts:
                 facts.remove("activity")  # the catch-all only when nothing more specific applies
             prefs = self._hits(said, self.PREF_SIGNALS, _PREF_PATTERNS)
@@ -188,20 +187,18 @@ class SignalDetector:
                 opinions = [c for c in opinions if RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
             prefs += [c for c in opinions if c not in prefs]
         elif not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
-            facts += [c for c in self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS) if c not in facts]
+            facts = self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS, found=facts)
         return facts, prefs
 
     @staticmethod
-    def _hits(text: str, signals: dict[str, list[str]], patterns: Patterns) -> list[str]:
-        """Categories whose spec keywords or added patterns occur in ``text``."""
-        if not text:
-            return []
-        hits: list[str] = []
-        for category in list(signals) + [c for c in patterns if c not in signals]:
-            if any(s in text for s in signals.get(category, ())) or any(
-                p.search(text) for p in patterns.get(category, ())
-            ):
-                hits.append(category)
+    def _hits(text: str, signals: dict[str, list[str]], *tables: Patterns, found: list[str] | None = None) -> list[str]:
+        """``found``, then the categories whose spec keywords or added patterns (of any of ``tables``)
+        occur in ``text`` (in no order that matters: ``detect`` gives them in the spec's)."""
+        hits = list(found or ())
+        if text:
+            hits += [c for c, words in signals.items() if c not in hits and any(w in text for w in words)]
+            for table in tables:
+                hits += [c for c, patterns in table.items() if c not in hits and any(p.search(text) for p in patterns)]
         return hits
 
 
