@@ -53,8 +53,6 @@ POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
 # word lists shared with the extractor
 JOB_SUFFIXES = _DATA.words("JOB_SUFFIXES")
 GENDER_WORDS = _DATA.words("GENDER_WORDS")
-ORGANISATION_SUFFIXES = _DATA.words("ORGANISATION_SUFFIXES")
-WELL_KNOWN_EMPLOYERS = _DATA.words("WELL_KNOWN_EMPLOYERS")
 #: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
 EN_JOB_WORD = RE.EN_JOB_WORD
 
@@ -75,12 +73,7 @@ def looks_like_organisation(name: str) -> bool:
     Latin names inside Chinese text are nearly always companies ("在Google工作");
     Chinese place names carry no such suffix.
     """
-    name = name.strip()
-    return bool(name) and (
-        bool(RE._ORGANISATION.search(name))
-        or name.endswith(ORGANISATION_SUFFIXES)
-        or name.startswith(WELL_KNOWN_EMPLOYERS)
-    )
+    return bool(RE._ORGANISATION.search(name.strip()))
 
 
 def looks_like_job(title: str) -> bool:
