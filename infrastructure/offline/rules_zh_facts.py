@@ -53,6 +53,7 @@ _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
 _PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
 _CONSUMED = _DATA.compiled_rows("_CONSUMED")
+_LINE_OF_WORK = _DATA.compiled_rows("_LINE_OF_WORK")
 _CHANGES = _DATA.words("_CHANGES")
 _USER_FACTS = _DATA.rows("_USER_FACTS")
 #: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
@@ -100,11 +101,6 @@ def _work_place(value: str) -> tuple[str, str] | None:
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _job(value: str) -> str:
-    """A job as said, without its count: "一名护士" → 护士."""
-    return RE._COUNTED.sub("", tidy(value))
-
-
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -123,8 +119,8 @@ _VOCABULARY = VOCABULARY.extended(
         "place": lambda value: _place(value) or "",
         "work_place": lambda value: (_work_place(value) or ("", ""))[0],
         "species": lambda value: species_of(value) or "",
-        "job": _job,
-        "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
+        "job": lambda value: RE._COUNTED.sub("", tidy(value)),  # without its count: "一名护士" → 护士
+        "line_of_work": lambda value: rewritten(RE._COUNTED.sub("", tidy(value)), _LINE_OF_WORK),
         "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),
         "this_year": lambda value: "今年" if value == "今年" else "",
         "car": lambda value: value.replace("新车", "车"),

@@ -79,9 +79,7 @@ def looks_like_organisation(name: str) -> bool:
 def looks_like_job(title: str) -> bool:
     """True for "程序员", "一名产品经理", "做前端的" …; false for "杭州人", "好人"."""
     title = RE._COUNTED.sub("", title.strip())
-    if not title or title.endswith("人") or len(title) > 12:
-        return False
-    return title.endswith(JOB_SUFFIXES)
+    return len(title) <= 12 and not title.endswith("人") and title.endswith(JOB_SUFFIXES)
 
 
 def normalise(text: str) -> str:
@@ -96,9 +94,8 @@ def canonical(text: str) -> str:
 
 
 def _clean_value(value: str) -> str:
-    value = value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")
-    value = RE._PARTICLES.sub("", value)
-    return value.strip()
+    """A value without the punctuation around it and the particles after it."""
+    return RE._PARTICLES.sub("", value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")).strip()
 
 
 def _strip_measure(thing: str) -> str:
