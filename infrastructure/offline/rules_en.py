@@ -50,12 +50,6 @@ _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTER
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _en_verb3(phrase: str) -> str:
-    """'wake up at 7' → 'wakes up at 7': the user's habits in the third person."""
-    first, _, tail = phrase.partition(" ")
-    return f"{third_person_verb(first)} {tail}".strip()
-
-
 def _place(pattern: re.Pattern[str], value: str) -> str:
     """The place ``pattern`` finds in ``value``: in capitals at its start ("Lisbon now" → Lisbon) or
     after "in" ("our new place in Portland last week" → Portland); "" when none."""
@@ -97,7 +91,8 @@ _VOCABULARY = VOCABULARY.extended(
         "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
         "species": lambda value: species_of(value) or "",
         "vehicle": _en_vehicle,
-        "verb3": _en_verb3,
+        # "wake up at 7" → "wakes up at 7": the user's habits in the third person
+        "verb3": lambda phrase: RE._FIRST_WORD.sub(lambda verb: third_person_verb(verb[0]), phrase, count=1).strip(),
         "word": lambda value: value.strip().lower() + " " if value.strip() else "",
         "spaced": lambda value: " " + value if value else "",
         "not_now": lambda value: RE._NOT_NOW.sub("", value),
@@ -171,7 +166,7 @@ def _third_person_verb(verb: str) -> str:
     low = verb.lower()
     if low in _MODALS or low in _IRREGULAR_PAST or low.endswith("ed") or low in ("am", "is"):
         return "is" if low == "am" else verb
-    return _en_verb3(verb)
+    return third_person_verb(verb)
 
 
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)

@@ -136,18 +136,16 @@ class SignalDetector:
         text = clause.text.lower()
         english = is_english(text)
         if is_question_to_assistant(clause):
-            asked = self._hits(text, {}, _REQUEST_PATTERNS)
-            return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
+            return [], [c for c in self._hits(text, {}, _REQUEST_PATTERNS) if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
             # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
             # pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)
             fired = None if english else _ASKED.first(text)
             return [fired.text] if fired and fired.text else [], []
-        addressed = bool((english and RE._EN_LISTENER.search(text)) or (not english and RE._LISTENER.search(text)))
+        addressed = bool((RE._EN_LISTENER if english else RE._LISTENER).search(text))
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
-        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs = self._hits(text, spec_styles, _REQUEST_PATTERNS, found=prefs)
+        prefs = self._hits(text, {"style_request": self.PREF_SIGNALS["style_request"]}, _REQUEST_PATTERNS, found=prefs)
         if not prefs and (
             standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
@@ -159,9 +157,7 @@ class SignalDetector:
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
-            prefs += [
-                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
-            ]
+            prefs = self._hits(text, {c: self.PREF_SIGNALS[c] for c in self.MODIFIER_CATEGORIES}, found=prefs)
         return facts, prefs
 
     def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
@@ -180,13 +176,11 @@ class SignalDetector:
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
             if not english and not RE._SOMEONE_ELSE_FIRST.match(text):
                 prefs = self._hits(text, {}, _PREF_PATTERNS)
-        if english:
-            # a value or an opinion of a work is the speaker's even when "I" is left out
-            opinions = self._hits(text.replace("’", "'"), {}, _OPINION_PATTERNS)
-            if addressed:  # "it's important that you rest" is advice; a work stays an opinion
-                opinions = [c for c in opinions if RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
-            prefs += [c for c in opinions if c not in prefs]
-        elif not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
+        if english and (not addressed or RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))):
+            # a value or an opinion of a work is the speaker's even when "I" is left out; said to the
+            # listener, "it's important that you rest" is advice, while a work stays an opinion
+            prefs = self._hits(text.replace("’", "'"), {}, _OPINION_PATTERNS, found=prefs)
+        elif not english and not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
             facts = self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS, found=facts)
         return facts, prefs
 
