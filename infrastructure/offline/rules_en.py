@@ -79,7 +79,6 @@ _VOCABULARY = VOCABULARY.extended(
         "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
-        "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
     filters={
         "strip": str.strip,

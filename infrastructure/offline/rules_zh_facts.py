@@ -199,9 +199,7 @@ _ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
-    if subject.kind == "role":
-        return "relationship"
-    return first_row(_ZH_CATEGORY_WORDS, text, "other")
+    return "relationship" if subject.kind == "role" else first_row(_ZH_CATEGORY_WORDS, text, "other")
 
 
 def clean_said(text: str) -> str:

@@ -113,13 +113,11 @@ class SignalDetector:
         # anything but a string is read as "" (``dialect``), which has no clause
         for clause in split_clauses(fold_cjk_spaces(dialect(text))):
             clause_facts, clause_prefs = self._categories(clause)
-            if not clause_prefs and is_answer_wish(clause):
-                # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
-                clause_prefs = ["style_request"]
-            facts += [c for c in clause_facts if c not in facts]
-            prefs += [c for c in clause_prefs if c not in prefs]
-        fact_categories = sorted(facts, key=lambda c: _FACT_ORDER.get(c, len(_FACT_ORDER)))
-        pref_categories = sorted(prefs, key=lambda c: _PREF_ORDER.get(c, len(_PREF_ORDER)))
+            facts += clause_facts
+            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
+            prefs += clause_prefs or (["style_request"] if is_answer_wish(clause) else [])
+        fact_categories = sorted(dict.fromkeys(facts), key=lambda c: _FACT_ORDER.get(c, len(_FACT_ORDER)))
+        pref_categories = sorted(dict.fromkeys(prefs), key=lambda c: _PREF_ORDER.get(c, len(_PREF_ORDER)))
         return {
             "has_fact_signal": bool(fact_categories),
             "has_pref_signal": bool(pref_categories),
