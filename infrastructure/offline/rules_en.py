@@ -152,8 +152,6 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
 
 
 # whatever else the user says of themself, restated as said
-_MODALS = set(_DATA.words("_MODALS"))
-_IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
 _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_CONTRACTIONS", re.IGNORECASE)
 _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
     "_EN_CATEGORY_WORDS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN
@@ -162,10 +160,9 @@ _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 def _third_person_verb(verb: str) -> str:
     """'race' → 'races', 'have' → 'has', past tenses and modals unchanged."""
-    low = verb.lower()
-    if low in _MODALS or low in _IRREGULAR_PAST or low.endswith("ed") or low in ("am", "is"):
-        return "is" if low == "am" else verb
-    return third_person_verb(verb)
+    if verb.lower() == "am":
+        return "is"
+    return verb if RE._KEPT_VERB.fullmatch(verb) else third_person_verb(verb)
 
 
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
