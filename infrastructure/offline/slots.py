@@ -176,6 +176,7 @@ _VOCABULARY = Vocabulary(
         "zh_liked": lambda said: _liked_thing(RE._LIKING_PARTICLES.sub("", said), _ZH_LIKED_THING),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
         "yes_no": lambda negated: "no" if negated else "yes",
+        "role": lambda role: ROLE_SYNONYMS.get(role, role),
         # how much of it: quitting, given up, the amount said, or yes
         "consumption": lambda said: first_row(
             _CONSUMING, said, next((amount.group(0).lower() for amount in RE._AMOUNT.finditer(said)), "yes")
@@ -253,9 +254,7 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     A fact restated with more said after it ("用户的女儿今年5岁，在上幼儿园") is
     read by its first clause when the whole says nothing a slot knows.
     """
-    if not isinstance(fact_text, str):
-        return []
-    return list(_slots_of(fact_text))
+    return list(_slots_of(fact_text)) if isinstance(fact_text, str) else []
 
 
 # A user's known facts are read again for every new item of every message: read each text once.
@@ -299,11 +298,9 @@ _EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
-    partner = RE._HAS_PARTNER.match(text)
+    partner = _pairs(RULES.partner_named, text)
     if partner:
-        return [
-            (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))
-        ]
+        return partner
     zh = _ZH_SUBJECT.match(text)
     m = zh or _EN_SUBJECT.match(text)
     if m is None:
@@ -332,8 +329,7 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
     >>> slot_of("用户的老板姓张")
     ('relationship:老板:surname', '张')
     """
-    found = slots_of(fact_text)
-    return found[0] if found else None
+    return next(iter(slots_of(fact_text)), None)
 
 
 def is_liking_slot(slot: str) -> bool:
@@ -388,9 +384,8 @@ def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     english = bool(RE._LATIN.search(lowered)) and not RE._CJK.search(lowered)
     if english:
         lowered = rewritten(lowered, _EN_CONTRACTIONS)
-        m = RE._EN_DO_NOT.search(lowered)
-        if m:
-            positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
+        positive, negated = RE._EN_DO_NOT.subn(lambda m: third_person_verb(m.group(1)), lowered, count=1)
+        if negated:  # "does not drive": "drives"
             return frozenset({canonical(positive)}), True
     for marker, replacements in _EN_NEGATIONS if english else _ZH_NEGATIONS:
         if marker in lowered:
