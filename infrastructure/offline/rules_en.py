@@ -44,6 +44,7 @@ _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _CLAUSE_TIDY = _DATA.compiled_rows("_CLAUSE_TIDY", re.IGNORECASE)
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
 _A_OR_AN = _DATA.compiled_rows("_A_OR_AN", re.IGNORECASE)
+_VEHICLE_ARTICLE = _DATA.compiled_rows("_VEHICLE_ARTICLE", re.IGNORECASE)
 _TONES = _DATA.compiled_rows("_TONES", re.IGNORECASE)
 _OTHER_TONES = _DATA.compiled_rows("_OTHER_TONES", re.IGNORECASE)
 _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
@@ -55,14 +56,6 @@ def _place(pattern: re.Pattern[str], value: str) -> str:
     after "in" ("our new place in Portland last week" → Portland); "" when none."""
     m = pattern.search(value)
     return m.group("p") if m else ""
-
-
-def _en_vehicle(value: str) -> str:
-    """A vehicle with its article: as said ("an SUV"), or "a"/"an" in place of "my"."""
-    value = value.strip()
-    if not value or RE._ARTICLE.match(value):
-        return value
-    return rewritten(RE._MY.sub("", value), _A_OR_AN)
 
 
 def _cut_down_noun(value: str, context: Context) -> str:
@@ -89,7 +82,7 @@ _VOCABULARY = VOCABULARY.extended(
         "article": lambda value: rewritten(value, _A_OR_AN),
         "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
         "species": lambda value: species_of(value) or "",
-        "vehicle": _en_vehicle,
+        "vehicle": lambda value: rewritten(value.strip(), _VEHICLE_ARTICLE),
         # "wake up at 7" → "wakes up at 7": the user's habits in the third person
         "verb3": lambda phrase: RE._FIRST_WORD.sub(lambda verb: third_person_verb(verb[0]), phrase, count=1).strip(),
         "word": lambda value: value.strip().lower() + " " if value.strip() else "",
