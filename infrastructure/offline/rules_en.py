@@ -136,11 +136,10 @@ def en_clause(text: str, said: str, message: str = "") -> Item | None:
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
     t = rewritten(text.strip(), _CLAUSE_TIDY)
-    message = message or said
     return (
         _first(RULES.request, t, said, behaviour=True)
-        or (None if is_unreal(t) else _first(RULES.change, t, t, message))
-        or _first(RULES.clause, t, said, message)
+        or (None if is_unreal(t) else _first(RULES.change, t, t, message or said))
+        or _first(RULES.clause, t, said, message or said)
     )
 
 

@@ -164,9 +164,8 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     if is_unreal(said):
         return None
     core = rewritten(rest, _CHANGE_LEADS)
-    message = message or said
-    said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
-    context = {"message": said_now, "whole": message, "who": who, "said": said}
+    message = message or said  # the message, then the known facts, for context
+    context = {"message": message.split("\n", 1)[0], "whole": message, "who": who, "said": said}
     return next(filter(None, (_found(RULES[stage], core, said, who, context) for stage in _CHANGES)), None)
 
 

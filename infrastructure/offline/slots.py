@@ -84,8 +84,7 @@ def looks_like_job(title: str) -> bool:
 
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    return RE._PUNCT.sub("", text)
+    return RE._PUNCT.sub("", unicodedata.normalize("NFKC", text or "").lower())
 
 
 def canonical(text: str) -> str:
