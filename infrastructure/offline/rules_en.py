@@ -51,13 +51,6 @@ _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTER
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _place(pattern: re.Pattern[str], value: str) -> str:
-    """The place ``pattern`` finds in ``value``: in capitals at its start ("Lisbon now" → Lisbon) or
-    after "in" ("our new place in Portland last week" → Portland); "" when none."""
-    m = pattern.search(value)
-    return m.group("p") if m else ""
-
-
 def _cut_down_noun(value: str, context: Context) -> str:
     """Of what one cut down, as the message says it ("cut down to 2 a day" after "I smoke":
     cigarettes), or ""."""
@@ -77,8 +70,8 @@ _VOCABULARY = VOCABULARY.extended(
         "strip": str.strip,
         "lower": str.lower,
         "capitalize": str.capitalize,
-        "place": lambda value: _place(RE._PLACE_FIRST, value.strip()) or _place(RE._PLACE_IN, value),
-        "place_first": lambda value: _place(RE._PLACE_FIRST, value.strip()),
+        "place": lambda value: getattr(RULES.place.first(value), "text", ""),
+        "place_first": lambda value: getattr(RULES.place_first.first(value), "text", ""),
         "article": lambda value: rewritten(value, _A_OR_AN),
         "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
         "species": lambda value: species_of(value) or "",
@@ -112,7 +105,7 @@ _VOCABULARY = VOCABULARY.extended(
         "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
     },
 )
-RULES = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+RULES: Registries = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
