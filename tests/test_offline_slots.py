@@ -10,12 +10,11 @@ from typing import Any
 import pytest
 
 from factledger.infrastructure.offline import slots
-from factledger.infrastructure.offline.registry import Registry
-from factledger.infrastructure.offline.slots import slots_of
+from factledger.infrastructure.offline.registry import Registry, Vocabulary
+from factledger.infrastructure.offline.rule_data import RuleDataError, parse
+from factledger.infrastructure.offline.slots import Registries, slots_of
 
-PREDICATES: tuple[Registry, ...] = tuple(
-    value for value in vars(slots).values() if isinstance(value, Registry) and value.name.endswith("_predicates")
-)
+PREDICATES: tuple[Registry, ...] = tuple(value for value in slots.RULES.values() if value.name.endswith("_predicates"))
 CASES = [
     (rule, example) for found in PREDICATES for rule in found.rules for example in rule.values.get("slot_examples", ())
 ]
@@ -50,3 +49,14 @@ def test_a_slot_example_can_fail() -> None:
 
 def test_a_whole_fact_gives_the_slot_of_its_predicate() -> None:
     assert ("residence", "成都") in slots_of("用户住在成都")
+
+
+def test_registries_are_read_by_name_and_a_name_a_dict_has_is_refused() -> None:
+    words = Vocabulary()
+    rules_ = Registries(parse("t.toml", '[[registries.work]]\nid = "t.work"\npattern = "x"\n'), words)
+    assert rules_.work is rules_["work"]
+    assert rules_.work.first("x") is not None
+    with pytest.raises(AttributeError):
+        _ = rules_.play
+    with pytest.raises(RuleDataError, match=r"t\.toml"):
+        Registries(parse("t.toml", '[[registries.items]]\nid = "t.items"\npattern = "x"\n'), words)

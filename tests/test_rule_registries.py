@@ -11,6 +11,7 @@ import pytest
 
 from factledger.infrastructure.offline.registry import Registry, Vocabulary, registry, simple
 from factledger.infrastructure.offline.rule_data import RuleDataError, parse, rules
+from factledger.infrastructure.offline.slots import Registries
 
 OFFLINE = "factledger.infrastructure.offline"
 MODULES = sorted(
@@ -20,12 +21,15 @@ MODULES = sorted(
 )
 
 
+def _built(module: str) -> list[Registry]:
+    """The registries a module builds: bound to a name, or in its ``Registries`` (``RULES.name``)."""
+    values = list(vars(importlib.import_module(f"{OFFLINE}.{module}")).values())
+    values += [value for found in values if isinstance(found, Registries) for value in found.values()]
+    return [value for value in values if isinstance(value, Registry)]
+
+
 def _registries() -> list[tuple[str, Registry]]:
-    found = []
-    for module in MODULES:
-        code = importlib.import_module(f"{OFFLINE}.{module}")
-        found += [(module, value) for value in vars(code).values() if isinstance(value, Registry)]
-    return found
+    return [(module, value) for module in MODULES for value in _built(module)]
 
 
 def _rules(field: str) -> list[tuple[str, Any, Any]]:
@@ -40,9 +44,7 @@ def _rules(field: str) -> list[tuple[str, Any, Any]]:
 @pytest.mark.parametrize("module", MODULES)
 def test_every_registry_in_a_data_file_is_built_by_its_module(module: str) -> None:
     written = set(rules(module).entries("registries"))
-    code = importlib.import_module(f"{OFFLINE}.{module}")
-    built = {value.name for value in vars(code).values() if isinstance(value, Registry)}
-    assert written == built
+    assert written == {value.name for value in _built(module)}
 
 
 def test_rule_ids_are_unique_and_name_their_module() -> None:

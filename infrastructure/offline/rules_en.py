@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Fired, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
@@ -28,6 +28,7 @@ from factledger.infrastructure.offline.rules_common import (
 from factledger.infrastructure.offline.slots import (
     EN_JOB_WORD,
     EN_ROLE_PATTERN,
+    Registries,
     first_row,
     pattern_test,
     rewritten,
@@ -42,46 +43,12 @@ _CUT_DOWN_NOUNS = _DATA.mapping("_CUT_DOWN_NOUNS")
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _CLAUSE_TIDY = _DATA.compiled_rows("_CLAUSE_TIDY", re.IGNORECASE)
 _EN_PREF_CATEGORIES = _DATA.compiled_rows("_EN_PREF_CATEGORIES", re.IGNORECASE)
+_A_OR_AN = _DATA.compiled_rows("_A_OR_AN", re.IGNORECASE)
+_VEHICLE_ARTICLE = _DATA.compiled_rows("_VEHICLE_ARTICLE", re.IGNORECASE)
+_TONES = _DATA.compiled_rows("_TONES", re.IGNORECASE)
+_OTHER_TONES = _DATA.compiled_rows("_OTHER_TONES", re.IGNORECASE)
 _KIN = _DATA.compiled_rows("_KIN", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-
-
-def _en_verb3(phrase: str) -> str:
-    """'wake up at 7' → 'wakes up at 7': the user's habits in the third person."""
-    first, _, tail = phrase.partition(" ")
-    return f"{third_person_verb(first)} {tail}".strip()
-
-
-def _place(pattern: re.Pattern[str], value: str) -> str:
-    """The place ``pattern`` finds in ``value``: in capitals at its start ("Lisbon now" → Lisbon) or
-    after "in" ("our new place in Portland last week" → Portland); "" when none."""
-    m = pattern.search(value)
-    return m.group("p") if m else ""
-
-
-def _en_pref_category(obj: str) -> str:
-    """The reply category a liking of ``obj`` is a preference of, when it is said of answers; else ""."""
-    return first_row(_EN_PREF_CATEGORIES, obj, "")
-
-
-def _article(word: str) -> str:
-    return "an" if re.match(r"[aeiou]", word, re.IGNORECASE) else "a"
-
-
-def _en_vehicle(value: str) -> str:
-    value = value.strip()
-    if not value or re.match(r"^(?:an?|the) ", value, re.IGNORECASE):
-        return value  # the article as said: "an SUV"
-    value = re.sub(r"^my ", "", value, flags=re.IGNORECASE)
-    return f"{_article(value)} {value}"
-
-
-def _code_name(language: str) -> str:
-    return _CODE_NAMES.get(language.lower(), language[:1].upper() + language[1:].lower())
-
-
-def _tone(style: str) -> str:
-    return "formal" if style.lower().startswith(("formal", "professional")) else "casual"
 
 
 def _cut_down_noun(value: str, context: Context) -> str:
@@ -98,52 +65,53 @@ _VOCABULARY = VOCABULARY.extended(
         "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
-        "cut_down_said": lambda value, context: bool(_cut_down_noun(value, context)),
     },
     filters={
         "strip": str.strip,
         "lower": str.lower,
         "capitalize": str.capitalize,
-        "place": lambda value: _place(RE._PLACE_FIRST, value.strip()) or _place(RE._PLACE_IN, value),
-        "place_first": lambda value: _place(RE._PLACE_FIRST, value.strip()),
-        "article": lambda value: f"{_article(value)} {value}",
-        "job_head": lambda value: re.split(r" (?:at|in|for|with) ", value)[0],
+        "place": lambda value: getattr(RULES.place.first(value), "text", ""),
+        "place_first": lambda value: getattr(RULES.place_first.first(value), "text", ""),
+        "article": lambda value: rewritten(value, _A_OR_AN),
+        "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
         "species": lambda value: species_of(value) or "",
-        "vehicle": _en_vehicle,
-        "verb3": _en_verb3,
+        "vehicle": lambda value: rewritten(value.strip(), _VEHICLE_ARTICLE),
+        # "wake up at 7" → "wakes up at 7": the user's habits in the third person
+        "verb3": lambda phrase: RE._FIRST_WORD.sub(lambda verb: third_person_verb(verb[0]), phrase, count=1).strip(),
         "word": lambda value: value.strip().lower() + " " if value.strip() else "",
         "spaced": lambda value: " " + value if value else "",
-        "not_now": lambda value: re.sub(r" (?:any ?more|now)$", "", value),
-        "pref_category": _en_pref_category,
+        "not_now": lambda value: RE._NOT_NOW.sub("", value),
+        # the reply category a liking of a thing is a preference of, when it is said of answers; else ""
+        "pref_category": lambda obj: first_row(_EN_PREF_CATEGORIES, obj, ""),
         "disliking": lambda verb: {"hate": "hates", "dislike": "dislikes"}.get(verb, "does not " + verb.split()[-1]),
         "role_or_partner": lambda role: (
             role.lower() if role and re.fullmatch(EN_ROLE_PATTERN, role, re.I) else "partner"
         ),
         "unit_side": lambda unit: _UNIT_SIDE.get(unit.lower(), "metric"),
         "unit_named": lambda unit: "" if unit.lower() in ("metric", "imperial") else f" ({unit.lower().capitalize()})",
-        "code_name": lambda language: _code_name(language) if language else "",
+        "code_name": lambda language: _CODE_NAMES.get(language.lower(), language.capitalize()) if language else "",
         "spelling": lambda side: "American" if side.lower() in ("american", "us") else "British",
         "plural": lambda form: form.lower() if form.lower().endswith("s") else form.lower() + "s",
-        "tone": lambda style: _tone(style) if style else "",
-        "other_tone": lambda style: {"formal": "casual", "casual": "formal"}[_tone(style)] if style else "",
+        "tone": lambda style: first_row(_TONES, style, "casual") if style else "",
+        "other_tone": lambda style: first_row(_OTHER_TONES, style, "formal") if style else "",
         "length": lambda said: "short" if said.lower() in ("shorter", "briefer") else "detailed",
         "per_day": lambda per: per or "day",
     },
     readers={"cut_down_noun": _cut_down_noun},
     choosers={
-        "pref_category": lambda value, context: _en_pref_category(value.strip()),
+        "pref_category": lambda value, context: first_row(_EN_PREF_CATEGORIES, value.strip(), ""),
         "content_or_other": lambda value, context: "content" if RE._EN_CONTENT.match(value.strip()) else "other",
         "job_or_other": lambda value, context: "work" if EN_JOB_WORD.search(value) else "other",
         "kin_or_other": lambda value, context: first_row(_KIN, value, "other"),
     },
 )
-_REQUEST = registry(_DATA, "request", _VOCABULARY)
-_CHANGE = registry(_DATA, "change", _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_CLAUSE = registry(_DATA, "clause", _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+RULES: Registries = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _item(fired: Fired | None, said: str, behaviour: bool = False) -> Item | None:
-    """What a rule that fired finds: a preference (its ``kind``), a fact, or nothing ("nothing")."""
+def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
+    """What the first rule of ``rules_`` that fires on ``text`` finds: a preference (its ``kind``), a
+    fact, or nothing ("nothing")."""
+    fired = rules_.first(text, {"message": message})
     if fired is None or fired.rule.values.get("kind") == "nothing":
         return None
     text = fired.text
@@ -156,29 +124,19 @@ def _item(fired: Fired | None, said: str, behaviour: bool = False) -> Item | Non
     return fact_item(text, fired.category).traced(fired.rule.id)
 
 
-def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
-    return _item(rules_.first(text, {"message": message}), said, behaviour)
-
-
 def en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
     t = rewritten(text.strip(), _CLAUSE_TIDY)
-    message = message or said
     return (
-        _first(_REQUEST, t, said, behaviour=True)
-        or (None if is_unreal(t) else _first(_CHANGE, t, t, message))
-        or _first(_CLAUSE, t, said, message)
+        _first(RULES.request, t, said, behaviour=True)
+        or (None if is_unreal(t) else _first(RULES.change, t, t, message or said))
+        or _first(RULES.clause, t, said, message or said)
     )
 
 
-# ==========================================================================
-# English: whatever else the user says of themself, restated as said
-# ==========================================================================
-
-_MODALS = set(_DATA.words("_MODALS"))
-_IRREGULAR_PAST = frozenset(_DATA.words("_IRREGULAR_PAST"))
+# whatever else the user says of themself, restated as said
 _CONTRACTIONS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_CONTRACTIONS", re.IGNORECASE)
 _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
     "_EN_CATEGORY_WORDS", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN
@@ -187,10 +145,9 @@ _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 def _third_person_verb(verb: str) -> str:
     """'race' → 'races', 'have' → 'has', past tenses and modals unchanged."""
-    low = verb.lower()
-    if low in _MODALS or low in _IRREGULAR_PAST or low.endswith("ed") or low in ("am", "is"):
-        return "is" if low == "am" else verb
-    return _en_verb3(verb)
+    if verb.lower() == "am":
+        return "is"
+    return verb if RE._KEPT_VERB.fullmatch(verb) else third_person_verb(verb)
 
 
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
@@ -203,7 +160,7 @@ def en_third_person(text: str) -> str:
     t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
     t = rewritten(t, _PRONOUNS)
     # "I'm 41 and teach math": the second verb is the user's too
-    if re.match(r"the user\b", t, re.IGNORECASE):
+    if RE._THE_USER.match(t):
         first, comma, rest = t.partition(",")
         t = RE._COORDINATED.sub(lambda m: _third_person_verb(m.group("verb")), first, count=1) + comma + rest
     return t[:1].upper() + t[1:]
@@ -214,7 +171,7 @@ def en_category(text: str) -> str:
 
 
 def clean_en(text: str) -> str:
-    text = RE._EN_OPENERS.sub("", re.sub(r"\s+", " ", text.strip()))
+    text = RE._EN_OPENERS.sub("", RE._SPACES.sub(" ", text.strip()))
     return text.strip(" .!,;")
 
 

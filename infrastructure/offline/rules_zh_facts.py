@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -22,7 +22,6 @@ from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
     Item,
     Subject,
-    fact_from,
     fact_item,
     named_rule,
     preference_item,
@@ -34,6 +33,7 @@ from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
+    Registries,
     first_row,
     looks_like_job,
     looks_like_organisation,
@@ -45,28 +45,32 @@ from factledger.infrastructure.offline.slots import (
 _DATA = rules("rules_zh_facts")
 RE = _DATA.patterns()
 
-# ==========================================================================
-# Chinese: subjects
-# ==========================================================================
-
 OPENERS = _DATA.regex("OPENERS")
 LEAD_ADVERBS = _DATA.regex("LEAD_ADVERBS")
-
-
 _FRONTING = _DATA.compiled_rows("_FRONTING", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_PARTNER_NAMES = _DATA.mapping("_PARTNER_NAMES")
+_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
+_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
+_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
+_CONSUMED = _DATA.compiled_rows("_CONSUMED")
+_LINE_OF_WORK = _DATA.compiled_rows("_LINE_OF_WORK")
+_CHANGES = _DATA.words("_CHANGES")
+_USER_FACTS = _DATA.rows("_USER_FACTS")
+#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
+_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
 
 
 def fronted(text: str) -> str:
     """The clause in its usual order: "雅思我不考了" → "我不考雅思了", "今天儿子生日" → "儿子生日",
     "恐怖片我现在不爱看了" → "我现在不爱看恐怖片了"."""
     text = rewritten(text, _FRONTING)
-    fired = _FRONTED.first(text)
+    fired = RULES.fronted.first(text)
     return fired.text if fired else text
 
 
 def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     """The clause's subject and the rest of the clause after it."""
-    fired = _SUBJECT.first(text)
+    fired = RULES.subject.first(text)
     if fired is None:
         return carried._replace(explicit=False), text
     rest, kind = text[fired.match.end() :], fired.rule.values["kind"]
@@ -75,36 +79,15 @@ def parse_subject(text: str, carried: Subject) -> tuple[Subject, str]:
     return Subject(kind, fired.text, True), rest
 
 
-# ==========================================================================
-# Chinese: facts about the user
-# ==========================================================================
-
-
 def _place(value: str) -> str | None:
     """A place as said ("杭州", "上海浦东"), cut before "三年了"-like tails; None if not a place."""
     value = tidy(value)
     m = RE._PLACE_CUT.search(value)
     if m and m.start() > 0:
         value = tidy(value[: m.start()])
-    if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not re.search(CJK + r"|[A-Za-z]", value):
+    if not value or len(value) > 15 or RE._NOT_A_PLACE.search(value) or not RE._WORDS.search(value):
         return None
     return value
-
-
-@named_rule("rules_zh_facts.liked-thing")
-def _liked_thing(rest: str, said: str) -> Item | None:
-    """Content preferences (喜欢看X, 对X感兴趣) and likings stated as facts (用户喜欢猫): rules ``liked``."""
-    fired = _LIKED.first(rest)
-    if fired is None or fired.rule.values["kind"] == "nothing":
-        return None
-    if fired.rule.values["kind"] == "preference":
-        return preference_item(fired.text, fired.category, said)
-    return fact_item(fired.text, fired.category)
-
-
-# ==========================================================================
-# Chinese: what changed (moves, new jobs, ages, cars, partners, habits given up)
-# ==========================================================================
 
 
 def _work_place(value: str) -> tuple[str, str] | None:
@@ -113,21 +96,11 @@ def _work_place(value: str) -> tuple[str, str] | None:
     if not place:
         return None
     place = RE._PLACE_TAIL.sub("", place) or place
-    if len(place) < 2 or re.search(r"家门口|家附近|附近|本地|当地|老家|楼下|隔壁|周边|身边", place):
+    if len(place) < 2 or RE._NEAR_HOME.search(place):
         return None  # near home: which place, the message says elsewhere
     return place, ("work" if looks_like_organisation(place) else "location")
 
 
-def _job(value: str) -> str:
-    """A job as said, without its count: "一名护士" → 护士."""
-    return re.sub(r"^(?:一[个名位]|个|名)", "", tidy(value))
-
-
-_PARTNER_NAMES = _DATA.mapping("_PARTNER")
-_PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
-_OWNED_CATEGORIES = _DATA.compiled_rows("_OWNED_CATEGORIES")
-_PARTNER_BY_GENDER = _DATA.compiled_rows("_PARTNER_BY_GENDER")
-_CONSUMED = _DATA.compiled_rows("_CONSUMED")
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
@@ -146,8 +119,8 @@ _VOCABULARY = VOCABULARY.extended(
         "place": lambda value: _place(value) or "",
         "work_place": lambda value: (_work_place(value) or ("", ""))[0],
         "species": lambda value: species_of(value) or "",
-        "job": _job,
-        "line_of_work": lambda value: ("" if _job(value).startswith(("跑", "开", "送")) else "做") + _job(value),
+        "job": lambda value: RE._COUNTED.sub("", tidy(value)),  # without its count: "一名护士" → 护士
+        "line_of_work": lambda value: rewritten(RE._COUNTED.sub("", tidy(value)), _LINE_OF_WORK),
         "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),
         "this_year": lambda value: "今年" if value == "今年" else "",
         "car": lambda value: value.replace("新车", "车"),
@@ -164,41 +137,26 @@ _VOCABULARY = VOCABULARY.extended(
         "located": lambda value, context: "location" if value.startswith("在") else "work",
     },
 )
-_WORK = registry(_DATA, "work", _VOCABULARY)
-_PERSONAL = registry(_DATA, "personal", _VOCABULARY, CJK=CJK)
-_MOVED = registry(_DATA, "moved", _VOCABULARY)
-_GRADE = registry(_DATA, "grade", _VOCABULARY)
-_SALARY = registry(_DATA, "salary", _VOCABULARY)
-_WEIGHT = registry(_DATA, "weight", _VOCABULARY)
-_PET = registry(_DATA, "pet", _VOCABULARY)
-_JOB_CHANGE = registry(_DATA, "job_change", _VOCABULARY)
-_AGE = registry(_DATA, "age", _VOCABULARY)
-_VEHICLE = registry(_DATA, "vehicle", _VOCABULARY)
-_PARTNER = registry(_DATA, "partner", _VOCABULARY)
-_QUIT = registry(_DATA, "quit", _VOCABULARY)
-_AMOUNT = registry(_DATA, "amount", _VOCABULARY)
-_LEVEL = registry(_DATA, "level", _VOCABULARY)
-#: the changes said as events (moves and job moves first), in the order they are tried
-_CHANGES = (_MOVED, _GRADE, _SALARY, _WEIGHT, _PET, _JOB_CHANGE, _AGE, _VEHICLE, _PARTNER, _QUIT, _AMOUNT, _LEVEL)
-_SUBJECT = registry(_DATA, "subject", VOCABULARY, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_LOCATION = registry(_DATA, "location", _VOCABULARY)
-_HABIT = registry(_DATA, "habit", _VOCABULARY)
-_STATE = registry(_DATA, "state", _VOCABULARY, CJK=CJK)
-_POSSESSION = registry(_DATA, "possession", _VOCABULARY, CJK=CJK)
-_ROLE = registry(_DATA, "role", _VOCABULARY)
-_OWNED = registry(_DATA, "owned", _VOCABULARY)
-_FRONTED = registry(_DATA, "fronted", _VOCABULARY)
-_LIKED = registry(_DATA, "liked", _VOCABULARY, LIKE=PREFS.LIKE.pattern)
+RULES = Registries(
+    _DATA,
+    _VOCABULARY,
+    CJK=CJK,
+    ZH_ROLE_PATTERN=ZH_ROLE_PATTERN,
+    ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER,
+    LIKE=PREFS.LIKE.pattern,
+)
 
 
-def _change_from(rules: Registry, core: str, who: str, context: Context) -> Item | None:
-    """The change the first rule of ``rules`` that fires on ``core`` gives, said of ``who``."""
-    fired = rules.first(core, context)
-    return fact_item(f"{who}{fired.text}", fired.category).traced(fired.rule.id) if fired else None
-
-
-#: what goes before the change a clause tells, in turn: adverbs, "家", the event that came first …
-_CHANGE_LEADS = _DATA.compiled_rows("_CHANGE_LEADS")
+def _found(rules: Registry, text: str, said: str = "", who: str = "", context: Context | None = None) -> Item | None:
+    """What the first rule of ``rules`` that fires on ``text`` finds, traced to that rule: a fact said
+    of ``who``, a preference (its ``kind``: content liked, 喜欢看X, 对X感兴趣) or nothing ("nothing")."""
+    fired = rules.first(text, context)
+    kind = fired.rule.values.get("kind", "fact") if fired else "nothing"
+    if fired is None or kind == "nothing":
+        return None
+    if kind == "preference":
+        return preference_item(fired.text, fired.category, said).traced(fired.rule.id)
+    return fact_item(who + fired.text, fired.category).traced(fired.rule.id)
 
 
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
@@ -206,46 +164,33 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     if is_unreal(said):
         return None
     core = rewritten(rest, _CHANGE_LEADS)
-    message = message or said
-    said_now = message.split("\n", 1)[0]  # the message; what follows is the known facts, for context
-    context = {"message": said_now, "whole": message, "who": who, "said": said}
-    return next(filter(None, (_change_from(stage, core, who, context) for stage in _CHANGES)), None)
+    message = message or said  # the message, then the known facts, for context
+    context = {"message": message.split("\n", 1)[0], "whole": message, "who": who, "said": said}
+    return next(filter(None, (_found(RULES[stage], core, said, who, context) for stage in _CHANGES)), None)
 
 
 def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     item = change_fact(rest, said, "用户", message)
     if item:
         return item
-    core = re.sub(r"^是(?=在|住)", "", LEAD_ADVERBS.sub("", rest))
-    for stage in (_LOCATION, _WORK, _PERSONAL):
-        item = fact_from(stage, core)
-        if item:
-            return item
-    item = _liked_thing(core, said) or fact_from(_HABIT, rest) or fact_from(_HABIT, core)
-    return item or fact_from(_STATE, core) or fact_from(_POSSESSION, core)
-
-
-# ==========================================================================
-# Chinese: facts about the user's relatives and things
-# ==========================================================================
+    read = {"core": RE._IS_BEFORE_WHERE.sub("", LEAD_ADVERBS.sub("", rest)), "rest": rest}
+    return next(filter(None, (_found(RULES[stage], read[on], said) for stage, on in _USER_FACTS)), None)
 
 
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
+    """A fact about a relative of the user's ("老板姓张"): a change said as an event, or the rules ``role``."""
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    return _change_from(_ROLE, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    return _found(RULES.role, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
 
 
 def owned_fact(subject: Subject, rest: str) -> Item | None:
-    return _change_from(_OWNED, LEAD_ADVERBS.sub("", rest), subject.phrase, {})
+    """A fact about a thing of the user's ("公司在杭州"): the rules ``owned``."""
+    return _found(RULES.owned, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
 
 
-# ==========================================================================
-# Chinese: whatever else the user says of themself, restated as said
-# ==========================================================================
-
-# Which category a statement restated as said belongs to; the first that matches.
+# whatever else the user says of themself, restated as said: which category it belongs to, the first that matches
 _ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows(
     "_ZH_CATEGORY_WORDS", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN
 )
@@ -253,9 +198,7 @@ _ZH_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 def zh_category(text: str, subject: Subject) -> str:
     """The spec's fact category for a statement no slot rule recognised."""
-    if subject.kind == "role":
-        return "relationship"
-    return first_row(_ZH_CATEGORY_WORDS, text, "other")
+    return "relationship" if subject.kind == "role" else first_row(_ZH_CATEGORY_WORDS, text, "other")
 
 
 def clean_said(text: str) -> str:
@@ -284,4 +227,4 @@ def is_fragment(said: str) -> bool:
 def is_scene(said: str) -> bool:
     """A clause that only sets time, place or condition for the next one ("在珠海安顿下来了" says where one lives)."""
     text = clean_said(said)
-    return bool(RE._SCENE.search(text)) and not re.search(r"安顿|定居|落脚|安家|住下|扎根", text)
+    return bool(RE._SCENE.search(text)) and not RE._SETTLED.search(text)

@@ -6,11 +6,9 @@ tells the assistant how to answer ("老板姓张，平时喜欢简短的回复")
 
 from __future__ import annotations
 
-import re
-
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Registry, registry, simple
+from factledger.infrastructure.offline.registry import Context, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
@@ -21,38 +19,27 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.slots import pattern_test
+from factledger.infrastructure.offline.slots import Registries, pattern_test, rewritten
 
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()
 
-# ==========================================================================
-# Chinese: preferences about replies (always the user's)
-# ==========================================================================
-
 LANGUAGES = _DATA.text("LANGUAGES")
 _CONTACT_PHRASE = _DATA.mapping("_CONTACT_PHRASE")
-
-
 _UNIT_SIDE = _DATA.mapping("_UNIT_SIDE")
 _ORDER_SAID = _DATA.mapping("_ORDER_SAID")
 _PATTERN_TESTS = _DATA.compiled_rows("_PATTERN_TESTS")
 _STANDING_CATEGORIES: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_STANDING_CATEGORIES")
-
-
-#: the verbs of a liking said the other way ("讨厌啰嗦的回复")
-_HATING = ("讨厌", "受不了")
+_HATING = _DATA.words("_HATING")
+_REQUESTS = _DATA.words("_REQUESTS")
+_CALLED_TIDY = _DATA.compiled_rows("_CALLED_TIDY")
+_STANDING_TIDY = _DATA.compiled_rows("_STANDING_TIDY")
 
 
 def _requested(obj: str) -> str:
     """The style a liking of ``obj`` names, in the words of the request for it
     (``[[registries.style]]``: "直接说重点" → 偏好简洁直接的回复风格), or ""."""
-    return next((rule.template for rule in _STYLE.rules if rule.pattern.match(obj)), "")
-
-
-def _of_replies(obj: str) -> bool:
-    """A style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")."""
-    return bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
+    return next((rule.template for rule in RULES.style.rules if rule.pattern.match(obj)), "")
 
 
 _VOCABULARY = VOCABULARY.extended(
@@ -63,7 +50,10 @@ _VOCABULARY = VOCABULARY.extended(
         "request_like": lambda value, context: bool(context.get("request_like", True)),
         "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
-        "of_replies": simple(_of_replies),
+        # a style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")
+        "of_replies": simple(
+            lambda obj: bool(RE._STYLE_WORDS.search(obj) and (RE._OF_REPLIES.search(obj) or _requested(obj)))
+        ),
         "requested": simple(lambda value: bool(_requested(value))),
     },
     filters={
@@ -77,17 +67,7 @@ _VOCABULARY = VOCABULARY.extended(
         "requested": _requested,
     },
 )
-_LANGUAGE = registry(_DATA, "language", _VOCABULARY)
-_REPLY_CONTENT = registry(_DATA, "reply_content", _VOCABULARY)
-_FORMAT = registry(_DATA, "format", _VOCABULARY)
-_TIME = registry(_DATA, "time", _VOCABULARY)
-_WORD_LIMIT = registry(_DATA, "word_limit", _VOCABULARY)
-_HABIT_TOOL = registry(_DATA, "habit_tool", _VOCABULARY)
-_LIKED_REPLY = registry(_DATA, "liked_reply", _VOCABULARY)
-_STYLE = registry(_DATA, "style", _VOCABULARY)
-_RECOMMENDATION = registry(_DATA, "recommendation", _VOCABULARY)
-_LIKED_STYLE = registry(_DATA, "liked_style", _VOCABULARY)
-_CALLED = registry(_DATA, "called", _VOCABULARY)
+RULES = Registries(_DATA, _VOCABULARY)
 
 
 def _preference_from(
@@ -95,16 +75,19 @@ def _preference_from(
 ) -> Item | None:
     """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
     fired = rules.first(rest, {"said": said, **(context or {})})
-    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id) if fired else None
+    if fired is None:
+        return None
+    behaviour = fired.rule.values.get("behaviour", behaviour)  # a rule may say it is a preference stated
+    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id)
 
 
 @named_rule("rules_zh_prefs.tool")
 def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     """'我平时用VSCode写代码' → 偏好使用VSCode; only the user's own habits, never one-off requests."""
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
-    if subject.kind != "user" or not (subject.explicit or re.search(r"平时|平常|一般|通常|经常|总是|习惯|一直", said)):
+    if subject.kind != "user" or not (subject.explicit or RE._HABITUAL.search(said)):
         return None
-    return _preference_from(_HABIT_TOOL, rest, said)
+    return _preference_from(RULES.habit_tool, rest, said)
 
 
 @named_rule("rules_zh_prefs.request")
@@ -114,15 +97,10 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     request_like = (
         subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
     )
+    # what to call the user (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), then the rest
     asked = {"request_like": request_like}
-    item = (
-        _called_preference(rest, said)
-        or _preference_from(_TIME, rest, said, False)
-        or _preference_from(_RECOMMENDATION, rest, said)
-        or _preference_from(_WORD_LIMIT, rest, said)
-        or _preference_from(_LANGUAGE, rest, said, context=asked)
-        or _preference_from(_REPLY_CONTENT, rest, said, context=asked)
-        or _preference_from(_FORMAT, rest, said, context=asked)
+    item = _preference_from(RULES.called, rewritten(rest, _CALLED_TIDY), said) or next(
+        filter(None, (_preference_from(RULES[name], rest, said, context=asked) for name in _REQUESTS)), None
     )
     if item:
         return item
@@ -131,38 +109,25 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     if order:
         return preference_item(_ORDER_SAID[order], "communication_style", said, behaviour=True)
     standing = standing_request(rest) or standing_request(said)
-    if standing and not re.search(r"(?:不要|不用|别|无需)(?:再)?(?:分点|分条|列点)", standing):
+    if standing and not RE._NOT_IN_POINTS.search(standing):
         return _standing_preference(standing, said)
-    return _preference_from(_STYLE, rest, said) if request_like else None
-
-
-def _called_preference(rest: str, said: str) -> Item | None:
-    """ "以后叫我小林就行", "换个称呼吧，叫我林哥": what to call the user
-    (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), by the rules ``called``."""
-    called = RE._TRAILING_LAUGH.sub("", rest).replace("“", "").replace("”", "").replace('"', "")
-    return _preference_from(_CALLED, called, said)
+    return _preference_from(RULES.style, rest, said) if request_like else None
 
 
 @named_rule("rules_zh_prefs.standing")
 def _standing_preference(content: str, said: str) -> Item:
     """A request for all later answers that names no known dimension, kept in the user's words:
     "以后推荐清淡的吧" → 偏好推荐清淡的; "以后直接写成一段话就行" → 偏好直接写成一段话 (format)."""
-    content = third_person(tidy(content))
-    # "称呼我的时候叫我X" is "叫我X"; "回答的时候…" is what the frame below says already
-    content = re.sub(r"^(?:称呼|叫)用户的时候(?:叫|称呼)(?=用户)", "叫", content)
-    content = re.sub(r"^(?:回答|回复|答复)(?:问题)?的时候|^直接(?=叫|用|写|推荐|说|讲)", "", content)
+    content = rewritten(third_person(tidy(content)), _STANDING_TIDY)
     language = RE._STANDING_LANGUAGE.fullmatch(content)
     if language:  # said like every reply-language preference
         return preference_item(f"偏好用{language.group('l')}回复", "language", said, behaviour=True)
     # one frame for every such request, so that two about the same thing are compared
     text = "偏好以后回答时" + content
     sides = dimensions(text)
-    # in which words to answer (a language, a dialect, a script) is a language preference
-    # (not 用户, nor 网络用语: words of a kind, not a language)
-    in_words = re.search(r"用(?!户)[\u4e00-\u9fff]{1,4}(?<!用)(?:话|语|文)|简体|繁体|拼音", content)
     category = next(
         (category for category, named in _STANDING_CATEGORIES if any(name in sides for name in named)),
-        "language" if in_words else "communication_style",
+        "language" if RE._IN_WORDS.search(content) else "communication_style",
     )
     return preference_item(text, category, said, behaviour=True)
 
@@ -174,9 +139,9 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
     m = RE.LIKE.match(rest)
     if not m:
         return None
-    fired = _LIKED_REPLY.first(tidy(m.group("obj")))
+    fired = RULES.liked_reply.first(tidy(m.group("obj")))
     if fired:
         negative = bool(m.group("neg")) or m.group("verb") in _HATING
         said_as = fired.rule.values["said_as"][negative]
         return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
-    return _preference_from(_LIKED_STYLE, rest, said, behaviour=False)
+    return _preference_from(RULES.liked_style, rest, said, behaviour=False)

@@ -28,7 +28,6 @@ labelled files of data/eval:
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from factledger.infrastructure.offline.clauses import (
@@ -56,11 +55,6 @@ _DATA = rules("signals")
 RE = _DATA.patterns()
 
 
-def _in_passing(text: str, english: bool) -> bool:
-    """Said of the moment, the exchange or a group, not of the speaker."""
-    return bool(RE._PASSING.search(text) or (not english and RE._ZH_IN_PASSING.search(text)))
-
-
 Patterns = dict[str, tuple[re.Pattern[str], ...]]
 
 
@@ -74,13 +68,9 @@ def _pattern_table(key: str) -> Patterns:
     return {category: tuple(patterns) for category, patterns in table.items()}
 
 
-def _keywords(key: str) -> dict[str, list[str]]:
-    """The spec's keyword lists ``[tables.key]``, by category, in its order."""
-    return {category: list(words) for category, words in _DATA.table(key).items()}
-
-
-_FACT_SIGNALS = _keywords("_FACT_SIGNALS")
-_PREF_SIGNALS = _keywords("_PREF_SIGNALS")
+#: the spec's keyword lists, by category, in its order
+_FACT_SIGNALS = {category: list(words) for category, words in _DATA.table("_FACT_SIGNALS").items()}
+_PREF_SIGNALS = {category: list(words) for category, words in _DATA.table("_PREF_SIGNALS").items()}
 #: where the speaker talks about themself
 _FACT_PATTERNS = _pattern_table("_FACT_PATTERNS")
 #: any statement, no 我 needed
@@ -93,6 +83,13 @@ _PREF_PATTERNS = _pattern_table("_PREF_PATTERNS")
 #: preferences about how to reply: they count in requests as well as statements
 _REQUEST_PATTERNS = _pattern_table("_REQUEST_PATTERNS")
 _ASKED = registry(_DATA, "asked", Vocabulary())
+#: the order categories are given in: the spec's first, in its order, then the added ones
+_FACT_ORDER = {
+    c: n for n, c in enumerate(dict.fromkeys([*_FACT_SIGNALS, *_FACT_PATTERNS, *_TOPIC_PATTERNS, *_PASTIME_PATTERNS]))
+}
+_PREF_ORDER = {
+    c: n for n, c in enumerate(dict.fromkeys([*_PREF_SIGNALS, *_PREF_PATTERNS, *_REQUEST_PATTERNS, *_OPINION_PATTERNS]))
+}
 
 
 class SignalDetector:
@@ -115,11 +112,12 @@ class SignalDetector:
         prefs: list[str] = []
         # anything but a string is read as "" (``dialect``), which has no clause
         for clause in split_clauses(fold_cjk_spaces(dialect(text))):
-            clause_facts, clause_prefs = self._clause(clause)
-            facts += [c for c in clause_facts if c not in facts]
-            prefs += [c for c in clause_prefs if c not in prefs]
-        fact_categories = self._ordered(facts, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS, _PASTIME_PATTERNS)
-        pref_categories = self._ordered(prefs, self.PREF_SIGNALS, _PREF_PATTERNS, _REQUEST_PATTERNS, _OPINION_PATTERNS)
+            clause_facts, clause_prefs = self._categories(clause)
+            facts += clause_facts
+            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
+            prefs += clause_prefs or (["style_request"] if is_answer_wish(clause) else [])
+        fact_categories = sorted(dict.fromkeys(facts), key=lambda c: _FACT_ORDER.get(c, len(_FACT_ORDER)))
+        pref_categories = sorted(dict.fromkeys(prefs), key=lambda c: _PREF_ORDER.get(c, len(_PREF_ORDER)))
         return {
             "has_fact_signal": bool(fact_categories),
             "has_pref_signal": bool(pref_categories),
@@ -129,50 +127,36 @@ class SignalDetector:
 
     # -- internals ---------------------------------------------------------
 
-    def _clause(self, clause: Clause) -> tuple[list[str], list[str]]:
-        """Fact and preference categories one clause raises."""
-        facts, prefs = self._categories(clause)
-        if not prefs and is_answer_wish(clause):
-            # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
-            prefs = ["style_request"]
-        return facts, prefs
-
     def _categories(self, clause: Clause) -> tuple[list[str], list[str]]:
+        """Fact and preference categories one clause raises, before a wish on how to answer."""
         if is_small_talk(clause.text):
             return [], []
         text = clause.text.lower()
         english = is_english(text)
         if is_question_to_assistant(clause):
-            asked = self._hits(text, {}, _REQUEST_PATTERNS)
-            return [], [c for c in asked if c in self.REQUEST_CATEGORIES]
+            return [], [c for c in self._hits(text, {}, _REQUEST_PATTERNS) if c in self.REQUEST_CATEGORIES]
         if is_question(clause):
-            return self._asked(text, english), []
-        addressed = bool((english and RE._EN_LISTENER.search(text)) or (not english and RE._LISTENER.search(text)))
+            # asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
+            # pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)
+            fired = None if english else _ASKED.first(text)
+            return [fired.text] if fired and fired.text else [], []
+        addressed = bool((RE._EN_LISTENER if english else RE._LISTENER).search(text))
         facts, prefs = self._stated(text, english, addressed)
         # how to reply is the user's to ask, whoever the clause names
-        spec_styles = {"style_request": self.PREF_SIGNALS["style_request"]}
-        prefs += [c for c in self._hits(text, spec_styles, _REQUEST_PATTERNS) if c not in prefs]
+        prefs = self._hits(text, {"style_request": self.PREF_SIGNALS["style_request"]}, _REQUEST_PATTERNS, found=prefs)
         if not prefs and (
             standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
             prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
-        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and _in_passing(text, english):
-            # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
-            # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+        # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;
+        # "要不是你一直支持我…", "我回头告诉你": the exchange; "我们这附近…": a group, not the speaker
+        in_passing = RE._PASSING.search(text) or (not english and RE._ZH_IN_PASSING.search(text))
+        if set(facts) <= self.GENERIC_CATEGORIES and not prefs and in_passing:
             facts = []
         if facts or prefs:
             # the spec's time and frequency words qualify a statement that already says something
-            prefs += [
-                c for c in self._hits(text, self.PREF_SIGNALS, {}) if c in self.MODIFIER_CATEGORIES and c not in prefs
-            ]
+            prefs = self._hits(text, {c: self.PREF_SIGNALS[c] for c in self.MODIFIER_CATEGORIES}, found=prefs)
         return facts, prefs
-
-    @staticmethod
-    def _asked(text: str, english: bool) -> list[str]:
-        """Asking states nothing, save what the asker owns: "我能带上我最喜欢的米老鼠吗", or the
-        pastime they propose sharing: "明天一起去钓鱼吗" (rules ``asked``)."""
-        fired = None if english else _ASKED.first(text)
-        return [fired.text] if fired and fired.text else []
 
     def _stated(self, text: str, english: bool, addressed: bool) -> tuple[list[str], list[str]]:
         """Fact and preference categories of a statement, before requests on how to reply."""
@@ -181,8 +165,7 @@ class SignalDetector:
         prefs: list[str] = []
         if about_self:
             said = strip_exchange(text)
-            facts = self._hits(said, self.FACT_SIGNALS, _FACT_PATTERNS)
-            facts += [c for c in self._hits(said, {}, _TOPIC_PATTERNS) if c not in facts]
+            facts = self._hits(said, self.FACT_SIGNALS, _FACT_PATTERNS, _TOPIC_PATTERNS)
             if len(facts) > 1 and "activity" in facts:
                 facts.remove("activity")  # the catch-all only when nothing more specific applies
             prefs = self._hits(said, self.PREF_SIGNALS, _PREF_PATTERNS)
@@ -191,36 +174,24 @@ class SignalDetector:
             # subject-less liking is the speaker's in Chinese ("平时喜欢简短的回复")
             if not english and not RE._SOMEONE_ELSE_FIRST.match(text):
                 prefs = self._hits(text, {}, _PREF_PATTERNS)
-        if english:
-            # a value or an opinion of a work is the speaker's even when "I" is left out
-            opinions = self._hits(text.replace("’", "'"), {}, _OPINION_PATTERNS)
-            if addressed:  # "it's important that you rest" is advice; a work stays an opinion
-                opinions = [c for c in opinions if RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))]
-            prefs += [c for c in opinions if c not in prefs]
-        elif not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
-            facts += [c for c in self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS) if c not in facts]
+        if english and (not addressed or RE._EN_WORK_OPINION_RE.search(text.replace("’", "'"))):
+            # a value or an opinion of a work is the speaker's even when "I" is left out; said to the
+            # listener, "it's important that you rest" is advice, while a work stays an opinion
+            prefs = self._hits(text.replace("’", "'"), {}, _OPINION_PATTERNS, found=prefs)
+        elif not english and not RE._ZH_OTHER_SUBJECT.search(text) and not addressed:
+            facts = self._hits(strip_exchange(text), {}, _PASTIME_PATTERNS, found=facts)
         return facts, prefs
 
     @staticmethod
-    def _hits(text: str, signals: dict[str, list[str]], patterns: Patterns) -> list[str]:
-        """Categories whose spec keywords or added patterns occur in ``text``."""
-        if not text:
-            return []
-        hits: list[str] = []
-        for category in list(signals) + [c for c in patterns if c not in signals]:
-            if any(s in text for s in signals.get(category, ())) or any(
-                p.search(text) for p in patterns.get(category, ())
-            ):
-                hits.append(category)
+    def _hits(text: str, signals: dict[str, list[str]], *tables: Patterns, found: list[str] | None = None) -> list[str]:
+        """``found``, then the categories whose spec keywords or added patterns (of any of ``tables``)
+        occur in ``text`` (in no order that matters: ``detect`` gives them in the spec's)."""
+        hits = list(found or ())
+        if text:
+            hits += [c for c, words in signals.items() if c not in hits and any(w in text for w in words)]
+            for table in tables:
+                hits += [c for c, patterns in table.items() if c not in hits and any(p.search(text) for p in patterns)]
         return hits
-
-    @staticmethod
-    def _ordered(found: list[str], *tables: Mapping[str, object]) -> list[str]:
-        """The spec's categories first, in its order, then the added ones."""
-        order: list[str] = []
-        for table in tables:
-            order += [c for c in table if c not in order]
-        return sorted(found, key=lambda c: order.index(c) if c in order else len(order))
 
 
 __all__ = [

@@ -30,40 +30,41 @@ from collections.abc import Sequence
 from typing import TypeVar
 
 from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
-from factledger.infrastructure.offline.rule_data import rules
+from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError, rules
 
 _DATA = rules("slots")
 RE = _DATA.patterns()
 
-# --------------------------------------------------------------------------
-# Roles: relationship nouns and their canonical form (whether one person has
-# only one of them is ``is_exclusive_slot``'s: a new surname for "the boss"
-# replaces the old one, a new surname for "a colleague" is another colleague).
-# --------------------------------------------------------------------------
-
+# Roles: relationship nouns and their canonical form (whether one person has only one of them is
+# ``is_exclusive_slot``'s: a new surname for "the boss" replaces the old one, a new surname for "a
+# colleague" is another colleague).
 ROLE_SYNONYMS: dict[str, str] = _DATA.mapping("ROLE_SYNONYMS")
-
 _ZH_ROLES = sorted((r for r in ROLE_SYNONYMS if not r.isascii()), key=len, reverse=True)
 _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=True)
 #: regex alternation of the Chinese role words, longest first so 女朋友 beats 朋友
 ZH_ROLE_PATTERN = "|".join(_ZH_ROLES)
 EN_ROLE_PATTERN = "|".join(_EN_ROLES)
 ZH_ROLE_QUALIFIER = _DATA.text("ZH_ROLE_QUALIFIER")
+_ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
+_EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_SLOTS"))
-
 POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
-# --------------------------------------------------------------------------
-# Word lists shared with the extractor
-# --------------------------------------------------------------------------
-
+# word lists shared with the extractor
 JOB_SUFFIXES = _DATA.words("JOB_SUFFIXES")
 GENDER_WORDS = _DATA.words("GENDER_WORDS")
+#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
+EN_JOB_WORD = RE.EN_JOB_WORD
 
-ORGANISATION_SUFFIXES = _DATA.words("ORGANISATION_SUFFIXES")
-
-
-WELL_KNOWN_EMPLOYERS = _DATA.words("WELL_KNOWN_EMPLOYERS")
+_CANONICAL = _DATA.compiled_rows("_CANONICAL")
+_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
+_CONSUMING = _DATA.compiled_rows("_CONSUMING")
+_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
+#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
+_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
+_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
+_EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
+CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
 def looks_like_organisation(name: str) -> bool:
@@ -72,34 +73,18 @@ def looks_like_organisation(name: str) -> bool:
     Latin names inside Chinese text are nearly always companies ("在Google工作");
     Chinese place names carry no such suffix.
     """
-    name = name.strip()
-    return bool(name) and (
-        bool(RE._ORGANISATION.search(name))
-        or name.endswith(ORGANISATION_SUFFIXES)
-        or name.startswith(WELL_KNOWN_EMPLOYERS)
-    )
+    return bool(RE._ORGANISATION.search(name.strip()))
 
 
 def looks_like_job(title: str) -> bool:
     """True for "程序员", "一名产品经理", "做前端的" …; false for "杭州人", "好人"."""
-    title = re.sub(r"^(?:一[个名位]|个|名)", "", title.strip())
-    if not title or title.endswith("人") or len(title) > 12:
-        return False
-    return title.endswith(JOB_SUFFIXES)
-
-
-# --------------------------------------------------------------------------
-# Normalisation
-# --------------------------------------------------------------------------
-
-
-_CANONICAL = _DATA.compiled_rows("_CANONICAL")
+    title = RE._COUNTED.sub("", title.strip())
+    return len(title) <= 12 and not title.endswith("人") and title.endswith(JOB_SUFFIXES)
 
 
 def normalise(text: str) -> str:
     """Width-folded, lower-cased text with whitespace and punctuation removed."""
-    text = unicodedata.normalize("NFKC", text or "").lower()
-    return RE._PUNCT.sub("", text)
+    return RE._PUNCT.sub("", unicodedata.normalize("NFKC", text or "").lower())
 
 
 def canonical(text: str) -> str:
@@ -108,53 +93,18 @@ def canonical(text: str) -> str:
 
 
 def _clean_value(value: str) -> str:
-    value = value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")
-    value = re.sub(r"(?<![了啦呢的])(?:了|啦|呢|的)+$", "", value)
-    return value.strip()
+    """A value without the punctuation around it and the particles after it."""
+    return RE._PARTICLES.sub("", value.strip().strip("。.,，!！?？;；:：'\"“”‘’ ")).strip()
 
 
 def _strip_measure(thing: str) -> str:
     return RE._MEASURE.sub("", thing.strip())
 
 
-# --------------------------------------------------------------------------
-# Slot patterns
-# --------------------------------------------------------------------------
-
-_SPECIES = _DATA.compiled_rows("_SPECIES", re.IGNORECASE)
-_CONSUMED = _DATA.compiled_rows("_CONSUMED", re.IGNORECASE)
-_CONSUMING = _DATA.compiled_rows("_CONSUMING")
-_MARITAL_WORDS = _DATA.compiled_rows("_MARITAL_WORDS", re.IGNORECASE)
-
-#: an English word that names a job when it is a noun: -er, -ist, -ian … or a known title
-EN_JOB_WORD = RE.EN_JOB_WORD
-
-
-# --------------------------------------------------------------------------
-# Likings: one slot per thing liked, whatever the verb, the degree or the negation
-# --------------------------------------------------------------------------
-
-
-#: what goes around the thing liked: a tail ("anymore", "these days") and a light verb ("eating", 吃)
-_EN_LIKED_THING = _DATA.compiled_rows("_EN_LIKED_THING", re.IGNORECASE)
-_ZH_LIKED_THING = _DATA.compiled_rows("_ZH_LIKED_THING")
-
-
 def _liked_thing(said: str, rows: Sequence[tuple[re.Pattern[str], str]]) -> str:
-    """The thing a liking is of, without the tail and the light verb around it ("eating hot pot
-    anymore": hot pot, 吃火锅: 火锅)."""
+    """The thing a liking is of (one slot per thing liked, whatever the verb, the degree or the
+    negation), without the tail and the light verb around it ("eating hot pot anymore": hot pot, 吃火锅: 火锅)."""
     return _strip_measure(_clean_value(rewritten(_clean_value(said), rows))).lower()
-
-
-_ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-
-
-def _refined(rules_: Registry, value: str) -> tuple[str, str] | None:
-    """(slot, value) of the first rule of ``rules_`` that fires on ``value`` (its ``slot`` and its
-    template), or None when none does: "是X" split into the slot it actually fills (``zh_is``) …"""
-    fired = rules_.first(value)
-    return (fired.rule.values["slot"], fired.text) if fired else None
 
 
 Otherwise = TypeVar("Otherwise")
@@ -181,22 +131,24 @@ def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
     return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
 
 
+class Registries(dict[str, Registry]):
+    """Every registry of a module's data file by name, ``RULES.work`` for ``[[registries.work]]``
+    (as ``RE`` reads its patterns), each built and checked when the module is imported."""
+
+    def __init__(self, data: RuleData, vocabulary: Vocabulary, **extra: str) -> None:
+        super().__init__((name, registry(data, name, vocabulary, **extra)) for name in data.entries("registries"))
+        if any(hasattr(dict, name) for name in self):  # RULES.items would be the dict's, not the rules
+            raise RuleDataError(f"{data.file}: a registry named as a dict's attribute ({', '.join(self)})")
+
+    def __getattr__(self, name: str) -> Registry:
+        if name not in self:
+            raise AttributeError(f"no registry named {name!r}")
+        return self[name]
+
+
 def species_of(thing: str) -> str | None:
     """'狸花猫' → 猫, '柴犬' → 狗; None when the word names no pet."""
     return first_row(_SPECIES, thing, None)
-
-
-def _consumption(predicate: str) -> list[tuple[str, str]]:
-    """'一天两包烟' → (consumes:烟, 两包); '戒烟了' → (consumes:烟, no); none if not about smoking/drinking."""
-    thing = first_row(_CONSUMED, predicate, None)
-    if thing is None or RE._NOT_CONSUMED.search(predicate):
-        return []
-    amount = RE._AMOUNT.search(predicate)
-    return [(f"consumes:{thing}", first_row(_CONSUMING, predicate, amount.group(0).lower() if amount else "yes"))]
-
-
-_EN_NUMBERS = _DATA.mapping("_EN_NUMBERS")
-CAR_MAKES = _DATA.text("CAR_MAKES")
 
 
 _VOCABULARY = Vocabulary(
@@ -213,49 +165,39 @@ _VOCABULARY = Vocabulary(
     filters={
         "lower": str.lower,
         "clean": _clean_value,
-        "first_clause": lambda value: re.split(r"[，,;；]", value)[0],
+        "first_clause": lambda value: RE._CLAUSE_BREAK.split(value)[0],
         "measure": _strip_measure,
         "number": lambda n: _EN_NUMBERS.get(n.lower(), n.lower()),
         "cn_number": lambda n: _number(n),
-        "before_comma": lambda value: re.split(r"[，,]", value)[0],
+        "before_comma": lambda value: RE._COMMA.split(value)[0],
         "pet_kind": lambda thing: species_of(thing) or _strip_measure(thing),
         "en_liked": lambda said: _liked_thing(said, _EN_LIKED_THING),
-        "zh_liked": lambda said: _liked_thing(
-            re.sub(r"(?<![了啦的哦呢咯])(?:了|啦|的|哦|呢|咯)+$", "", said), _ZH_LIKED_THING
-        ),
+        "zh_liked": lambda said: _liked_thing(RE._LIKING_PARTICLES.sub("", said), _ZH_LIKED_THING),
         "marital": lambda said: first_row(_MARITAL_WORDS, said, ""),
+        "yes_no": lambda negated: "no" if negated else "yes",
+        "role": lambda role: ROLE_SYNONYMS.get(role, role),
+        # how much of it: quitting, given up, the amount said, or yes
+        "consumption": lambda said: first_row(
+            _CONSUMING, said, next((amount.group(0).lower() for amount in RE._AMOUNT.finditer(said)), "yes")
+        ),
     },
 )
-_EN_EXTRA = registry(_DATA, "en_extra", _VOCABULARY)
-_ZH_VEHICLE = registry(_DATA, "zh_vehicle", _VOCABULARY)
-_ZH_PET = registry(_DATA, "zh_pet", _VOCABULARY)
-_ZH_PARTNER = registry(_DATA, "zh_partner", _VOCABULARY)
-_ZH_COUNT = registry(_DATA, "zh_count", _VOCABULARY)
-_ZH_MARITAL_STATUS = registry(_DATA, "zh_marital", _VOCABULARY)
-_EN_MARITAL_STATUS = registry(_DATA, "en_marital", _VOCABULARY)
-_EN_NAMED = registry(_DATA, "en_named", _VOCABULARY)
-_EN_LIKING = registry(_DATA, "en_liking", _VOCABULARY)
-_ZH_LIKING = registry(_DATA, "zh_liking", _VOCABULARY)
-_ZH_IS = registry(_DATA, "zh_is", _VOCABULARY)
-_WORK_PLACE = registry(_DATA, "work_place", _VOCABULARY)
-_ZH_RESIDENCE = registry(_DATA, "zh_residence", _VOCABULARY)
-#: what a predicate rule's ``refine`` names: the registry that reads its value again, its slot with it
-_REFINERS = {found.name: found for found in (_ZH_IS, _WORK_PLACE, _ZH_RESIDENCE)}
-_ZH_PREDICATES = registry(_DATA, "zh_predicates", _VOCABULARY)
-_EN_PREDICATES = registry(_DATA, "en_predicates", _VOCABULARY)
-_ZH_POLARITY = registry(_DATA, "zh_polarity", _VOCABULARY)
-_EN_POLARITY = registry(_DATA, "en_polarity", _VOCABULARY)
+RULES = Registries(_DATA, _VOCABULARY)
 
 
-def _match_predicates(predicate: str, english: bool) -> list[tuple[str, str]]:
-    found = _pairs(_EN_EXTRA if english else _ZH_VEHICLE, predicate) + _consumption(predicate)
-    found += _pairs(_EN_LIKING if english else _ZH_LIKING, predicate)[:1]
-    found += _pairs(_EN_MARITAL_STATUS if english else _ZH_MARITAL_STATUS, predicate) + _polarity(predicate, english)
-    if not english:
-        found = _zh_extra(predicate, found)
+def _match_predicates(predicate: str, lang: str) -> list[tuple[str, str]]:
+    """Every slot ``predicate`` (said in ``lang``, "en" or "zh") fills: in Chinese the partner by name
+    and how many of a thing first, then a named pet, its breed and what it is; the main slot first."""
+    found = _pairs(RULES[f"{lang}_extra"], predicate) + _pairs(RULES.consumed, predicate)[:1]
+    found += _pairs(RULES[f"{lang}_liking"], predicate)[:1]
+    found += _pairs(RULES[f"{lang}_marital"], predicate) + _pairs(RULES[f"{lang}_polarity"], predicate)[:1]
+    if lang == "zh":
+        first_clause = RE._COMMA.split(predicate)[0]
+        found = _pairs(RULES.zh_partner, predicate) + _pairs(RULES.zh_count, first_clause) + found
+        found += _pairs(RULES.zh_pet, predicate)
     if found and found[0][0].startswith(("consumes:", "marital", "relationship:伴侣")):
         return found
-    main = _main_slot(predicate, english)
+    main = _main_slot(predicate, lang)
     return [main, *found] if main else found
 
 
@@ -264,36 +206,22 @@ def _pairs(rules_: Registry, text: str) -> list[tuple[str, str]]:
     return [(fired.rule.render(fired.rule.values["slot"], fired.match), fired.text) for fired in rules_.every(text)]
 
 
-def _polarity(predicate: str, english: bool) -> list[tuple[str, str]]:
-    """('possession:车', 'no') for 没有车: the first polarity rule whose thing is said; a pet kept is
-    named by its kind, the rule's ``template`` (养了只柴犬: keeps:狗)."""
-    fired = (_EN_POLARITY if english else _ZH_POLARITY).first(predicate)
-    if fired is None:
-        return []
-    thing = fired.text or _strip_measure(_clean_value(fired.match.group("v"))).lower()
-    return [(fired.rule.values["prefix"] + thing, "no" if fired.match.groupdict().get("neg") else "yes")]
-
-
-def _zh_extra(predicate: str, found: list[tuple[str, str]]) -> list[tuple[str, str]]:
-    """The partner by name and how many of a thing first, then a named pet, its breed and what it is."""
-    first_clause = re.split(r"[，,]", predicate)[0]
-    return _pairs(_ZH_PARTNER, predicate) + _pairs(_ZH_COUNT, first_clause) + found + _pairs(_ZH_PET, predicate)
-
-
-def _main_slot(predicate: str, english: bool) -> tuple[str, str] | None:
+def _main_slot(predicate: str, lang: str) -> tuple[str, str] | None:
     """The slot of the first predicate rule whose value is of its kind; a rule whose value is not
     ("住了十几年") leaves the rest to try, one with no value at all ends the search. A rule's
-    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半)."""
-    for fired in (_EN_PREDICATES if english else _ZH_PREDICATES).every(predicate):
+    ``template`` writes the value otherwise than as said ("a Pixel 6" → Pixel 6, 二十九岁半 → 29半);
+    its ``refine`` names a registry that reads the value again, its own ``slot`` with it ("是X" split
+    into the slot it actually fills: ``zh_is``)."""
+    for fired in RULES[f"{lang}_predicates"].every(predicate):
         said = fired.match.group("v")
-        value = _clean_value(said if english else re.split(r"[，,;；]", said)[0])
+        value = _clean_value(said if lang == "en" else RE._CLAUSE_BREAK.split(said)[0])
         if not value:
             return None
-        refiner = _REFINERS.get(fired.rule.values.get("refine", ""))
-        slot = fired.rule.render(fired.rule.values["slot"], fired.match)
-        refined = _refined(refiner, value) if refiner else (slot, fired.text or value)
+        if "refine" not in fired.rule.values:
+            return fired.rule.render(fired.rule.values["slot"], fired.match), fired.text or value
+        refined = RULES[fired.rule.values["refine"]].first(value)
         if refined:
-            return refined
+            return refined.rule.values["slot"], refined.text
     return None
 
 
@@ -308,7 +236,7 @@ def _number(text: str) -> str:
         return text.lstrip("0") or "0"
     if text.isdigit():
         return str(int(text)) if len(text) < 100 else text
-    if not re.fullmatch(r"[零一二两三四五六七八九十百]+", text):
+    if not RE._CN_NUMERAL.fullmatch(text):
         return text
     total, current = 0, 0
     for ch in text:
@@ -325,9 +253,7 @@ def slots_of(fact_text: str) -> list[tuple[str, str]]:
     A fact restated with more said after it ("用户的女儿今年5岁，在上幼儿园") is
     read by its first clause when the whole says nothing a slot knows.
     """
-    if not isinstance(fact_text, str):
-        return []
-    return list(_slots_of(fact_text))
+    return list(_slots_of(fact_text)) if isinstance(fact_text, str) else []
 
 
 # A user's known facts are read again for every new item of every message: read each text once.
@@ -337,7 +263,7 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
     # "用户家老爷子…": a relative of the user's, as "用户的老爷子…" says it
     text = re.sub(r"^用户家的?(?=(?:" + ZH_ROLE_PATTERN + "))", "用户的", text)
     # an emoji or a symbol at the end says nothing of the value ("挤地铁去公司😮‍💨")
-    text = re.sub(r"(?<![^\w\u4e00-\u9fff%)）])[^\w\u4e00-\u9fff%)）]+$", "", text) or text
+    text = RE._TRAILING_SYMBOLS.sub("", text) or text
     # "These days the user is in Leeds", "And as of this month the user is …": when, then what;
     # "昨天刚过完生日，用户正式30了": the scene first, then the statement
     for leading, not_a_lead in ((RE._EN_LEAD, RE._EN_LEAD_NOT), (RE._ZH_LEAD, RE._ZH_LEAD_NOT)):
@@ -345,17 +271,17 @@ def _slots_of(fact_text: str) -> tuple[tuple[str, str], ...]:
         if lead and not not_a_lead.search(lead.group(0)):
             text = text[lead.end() :]
             text = text[:1].upper() + text[1:]  # "the user …" as a statement opens; 用户 stays as it is
-    found = _slots(text) or _slots(re.split(r"[，,;；]|\s+(?:and|but)\s+", text)[0])
-    if not found and re.match(r"the user\b", text, re.IGNORECASE):
+    found = _slots(text) or _slots(RE._CLAUSE_OR_BUT.split(text)[0])
+    if not found and RE._THE_USER.match(text):
         # "The user said that wrong, the user is actually 31": the clause that says what
-        clauses = re.split(r"[,;]\s*|\s+(?:and|but|so)\s+", text)[1:3]
-        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if re.match(r"the user\b", c, re.IGNORECASE))
+        clauses = RE._EN_CLAUSE_BREAK.split(text)[1:3]
+        said = (_slots(c[:1].upper() + c[1:]) for c in clauses if RE._THE_USER.match(c))
         found = next(filter(None, said), [])
     whose = re.match(r"^用户(?:的(?:" + ZH_ROLE_PATTERN + "))?", text)
     if whose:
         # "用户上周又换，现在用的是vivo X100", "用户在读研一，学的是材料": a later clause of
         # the same statement says what, or says more
-        for clause in re.split(r"[，,;；]", text)[1:3]:
+        for clause in RE._CLAUSE_BREAK.split(text)[1:3]:
             if clause and not re.match(r"^(?:用户|他|她|它|" + ZH_ROLE_PATTERN + ")", clause):
                 seen = {slot for slot, _ in found}
                 # an aside ("有点高", "没怎么变") is not a second attribute
@@ -371,25 +297,23 @@ _EN_PREDICATE_TIDY: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 
 
 def _slots(text: str) -> list[tuple[str, str]]:
-    partner = RE._HAS_PARTNER.match(text)
+    partner = _pairs(RULES.partner_named, text)
     if partner:
-        return [
-            (f"relationship:{ROLE_SYNONYMS.get(partner.group('role'), partner.group('role'))}:name", partner.group("v"))
-        ]
+        return partner
     zh = _ZH_SUBJECT.match(text)
     m = zh or _EN_SUBJECT.match(text)
     if m is None:
         return []
-    english, role = zh is None, m.group("role")
+    lang, role = "zh" if zh else "en", m.group("role")
     if zh:
         predicate = RE._ZH_COPULA_BEFORE_WHERE.sub("", RE._ZH_PREDICATE_LEAD.sub("", text[m.end() :]))
     else:
-        # "The user's name is Tom" leaves "name is Tom", which _EN_PREDICATES reads
+        # "The user's name is Tom" leaves "name is Tom", which ``en_predicates`` reads
         predicate = rewritten(text[m.end() :].strip(), _EN_PREDICATE_TIDY)
-    found = _match_predicates(predicate, english)
-    if role is not None and english and not found:
+    found = _match_predicates(predicate, lang)
+    if role is not None and lang == "en" and not found:
         # "The user's partner is Jake", "The user's partner Jake and the user have been together …"
-        found = _pairs(_EN_NAMED, predicate)[:1]
+        found = _pairs(RULES.en_named, predicate)[:1]
     if role is not None:
         canonical_role = ROLE_SYNONYMS.get(role.lower(), role)
         return [(f"relationship:{canonical_role}:{slot}", value) for slot, value in found]
@@ -404,8 +328,7 @@ def slot_of(fact_text: str) -> tuple[str, str] | None:
     >>> slot_of("用户的老板姓张")
     ('relationship:老板:surname', '张')
     """
-    found = slots_of(fact_text)
-    return found[0] if found else None
+    return next(iter(slots_of(fact_text)), None)
 
 
 def is_liking_slot(slot: str) -> bool:
@@ -457,12 +380,11 @@ def third_person_verb(verb: str) -> str:
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:
     """(canonical texts the negation-free statement may read as, whether it was negated)."""
     lowered = unicodedata.normalize("NFKC", text or "").lower().strip()
-    english = bool(re.search(r"[a-z]", lowered)) and not re.search(r"[\u4e00-\u9fff]", lowered)
+    english = bool(RE._LATIN.search(lowered)) and not RE._CJK.search(lowered)
     if english:
         lowered = rewritten(lowered, _EN_CONTRACTIONS)
-        m = re.search(r"\b(?:does not|do not) (\w+)", lowered)
-        if m:
-            positive = lowered[: m.start()] + third_person_verb(m.group(1)) + lowered[m.end() :]
+        positive, negated = RE._EN_DO_NOT.subn(lambda m: third_person_verb(m.group(1)), lowered, count=1)
+        if negated:  # "does not drive": "drives"
             return frozenset({canonical(positive)}), True
     for marker, replacements in _EN_NEGATIONS if english else _ZH_NEGATIONS:
         if marker in lowered:

@@ -70,7 +70,7 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         exclusive = _TOPICS[topic][1] or bool(RE._FAVOURITE.search(old_body) and RE._FAVOURITE.search(new_body))
         # the clause that names the new choice: "也" elsewhere ("膝盖也不疼了") adds nothing to it
         clause = next(
-            (c for c in re.split(r"[，,。；;！!—]", new_body) if fresh[0] in topics_of(c).get(topic, ())), new_body
+            (c for c in RE._CLAUSE_BREAK.split(new_body) if fresh[0] in topics_of(c).get(topic, ())), new_body
         )
         later = bool(RE._LATER.search(new_body))
         # "又迷上攀岩了" adds a pastime to one held all along, but follows one taken up in its turn
@@ -89,9 +89,7 @@ def succeeds(old: str, new: str) -> tuple[str, str, str] | None:
         scope = {m.group(0).lower() for m in RE._SCOPE.finditer(clause)}
         # "下午只喝绿茶": a time of day of its own, not the choice in place of the old, unless the
         # old one is said to be over ("戒了，现在早上泡大麦茶")
-        over = RE._LATER.search(new_body) or RE._GAVE_WAY.search(
-            re.sub(r"只(?:想|爱)?(?:喝|看|听|玩|打|吃|骑|坐|住|练|读)", "", new_body)
-        )
+        over = RE._LATER.search(new_body) or RE._GAVE_WAY.search(RE._ONLY.sub("", new_body))
         narrower = scope - {m.group(0).lower() for m in RE._SCOPE.finditer(old_body)}
         if narrower and not (over or RE._CORRECTED.search(new_body)):
             continue
@@ -106,9 +104,9 @@ def taste_now(message: str) -> list[str]:
     """Facts of a taste taken up, said without 我 and in no slot's words ("玩腻了，现在天天玩原神"):
     the clause with a choice of a topic, and the clause before when it says the old one gave way,
     so that a judge reads the change against a liking said before."""
-    if re.search(r"[?？吗你您]|[他她](?!们)", message):
+    if RE._ASKED_OR_OTHERS.search(message):
         return []
-    clauses = [c.strip() for c in re.split(r"[，,。！!；;~～…]", message) if c.strip()]
+    clauses = [c.strip() for c in RE._CLAUSE_END.split(message) if c.strip()]
     found = []
     for at, clause in enumerate(clauses):
         named = topics_of(clause)
@@ -130,7 +128,7 @@ def _same(a: str, b: str) -> bool:
 
 def _body(fact: str) -> str | None:
     """What a fact says of the user, or None when it is about someone else."""
-    body = re.sub(r"^(?:用户|[Tt]he user )", "", fact)  # "用户的老板…", "the user's wife …" are someone else's
+    body = RE._USER.sub("", fact)  # "用户的老板…", "the user's wife …" are someone else's
     return None if _SOMEONE_ELSE.search(body) else body
 
 
@@ -140,9 +138,9 @@ def change_told(message: str, liking: str) -> str | None:
     liking against the old one only with it. None when no such clause, or someone else's."""
     if RE._GAVE_WAY.search(liking) or RE._MORE_NOW.search(liking):
         return None  # "更喜欢…" says it gave way already, in words the judge reads as they stand
-    if _SOMEONE_ELSE.search(message) or re.search(r"[?？吗]", message):
+    if _SOMEONE_ELSE.search(message) or RE._QUESTION.search(message):
         return None
-    for clause in (c.strip() for c in re.split(r"[，,。！!；;~～…]", message)):
+    for clause in (c.strip() for c in RE._CLAUSE_END.split(message)):
         if clause and clause not in liking and RE._GAVE_WAY.search(clause) and not topics_of(clause):
             return clause.removeprefix("我")
     return None
