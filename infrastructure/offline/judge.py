@@ -57,7 +57,7 @@ from factledger.infrastructure.offline.changes import (
     WORKPLACE,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry
+from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -81,9 +81,6 @@ RE = _DATA.patterns()
 def offline_judge_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
     return behaviour_id("offline-rules", "judge")
-
-
-_WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -135,7 +132,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
     found = set()
     for slot, _ in slots_of(text):
         role, attribute = _split(slot)
-        if attribute in _WORK_SLOTS:
+        if RE._WORK.fullmatch(attribute):
             attribute = "work"
         if RE._PARTNER.fullmatch(role or "") or attribute == "marital":
             role, attribute = "partner", "partner"
@@ -238,13 +235,21 @@ def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> st
 
 
 def _related_slots(old: str, new: str) -> _Read:
-    """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
-    for old_slot, old_value in _partnered(slots_of(old)):
-        for new_slot, new_value in _partnered(slots_of(new)):
-            verdict = _related(old_slot, old_value, new_slot, new_value)
-            if verdict is not None:
-                return verdict
+    """Related attributes: a new job and the old "works at X as Y", a partner and "single": the first
+    rule of ``[[registries.related]]`` that fires on a slot of the old fact and one of the new."""
+    for old_slot in _partnered(slots_of(old)):
+        for new_slot in _partnered(slots_of(new)):
+            fired = _RELATED.first(_slot_line(*new_slot), {"known": (_slot_line(*old_slot),)})
+            if fired is not None:
+                how, why = fired.text.split(": ", 1)
+                return {"how": how, "why": why}
     return None
+
+
+def _slot_line(slot: str, value: str) -> str:
+    """A slot as the related rules read it: "whose\tattribute\tvalue" (whose: empty for the user's own)."""
+    role, attribute = _split(slot)
+    return f"{role or ''}\t{attribute}\t{value}"
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -288,44 +293,6 @@ def _split(slot: str) -> tuple[str | None, str]:
         _, role, attribute = slot.split(":", 2)
         return role, attribute
     return None, slot
-
-
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Read:
-    """Slots of two facts (partners as one role, ``_partnered``) that say one thing changed."""
-    old_role, old_attr = _split(old_slot)
-    new_role, new_attr = _split(new_slot)
-    # a partner's facts against "single" / "divorced" / "broke up": either order
-    for role, other_slot, value in ((old_role, new_slot, new_value), (new_role, old_slot, old_value)):
-        if role == "伴侣" and other_slot == "marital" and value in ("single", "divorced"):
-            return {"how": "update", "why": f"{role} vs marital {value}"}
-    if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
-        return None
-    pair = {old_attr, new_attr}
-    # leaving work, or a business of one's own, replaces the job before it
-    if "employment_status" in pair or ("business" in pair and "company_location" not in pair):
-        return {"how": "update", "why": f"work {old_attr} {old_value} → {new_attr} {new_value}"}
-    if pair == {"employer", "work_location"}:
-        # "在烟台一家外贸公司上班" names the city too
-        employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
-        m = RE._CITY_FIRM.match(employer)
-        if m and not _same_value(m.group("city"), place):
-            return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
-        return None
-    if "employment" not in pair or len(pair) != 2:
-        return None
-    employment, other_attr, other = (
-        (old_value, new_attr, new_value) if old_attr == "employment" else (new_value, old_attr, old_value)
-    )
-    place, _, job = employment.partition("/")
-    if other_attr == "job":
-        compared = job
-    elif other_attr == "employer" or (other_attr == "work_location" and not looks_like_organisation(place)):
-        compared = place
-    else:
-        return None
-    if _same_value(compared, other):
-        return {"how": "duplicate", "why": f"employment {employment} includes {other}"}
-    return {"how": "update", "why": f"employment {old_value} → {new_value}"}
 
 
 _LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
@@ -640,31 +607,9 @@ def remeasure(old: str, new: str) -> str | None:
     return None
 
 
-def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
-    """A reader of (old, new) as a test of the new fact and the known one; with ``how``, only when it
-    reads the pair so (its "how": ``update``, ``duplicate``)."""
-
-    def test(new: str, old: str) -> _Read:
-        found = read(old, new)
-        return found if not how or (isinstance(found, dict) and found["how"] == how) else None
-
-    return test
-
-
-#: the readers of two facts the relation rules name: Python for what compares slots, values and frames
-_READERS: dict[str, Callable[[str, str], _Read]] = {
-    "by_dimension_update": _reader(_by_dimension, "update"),
-    "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
-    "related_update": _reader(_related_slots, "update"),
-    "related_duplicate": _reader(_related_slots, "duplicate"),
-    "reframed_update": _reader(_reframed),
-    "remeasured_update": _reader(_remeasured),
-    "same_frame_update": _reader(_same_frame),
-    "left_job_update": _reader(_left_job),
-    "trade_changed_update": _reader(_trade_changed),
-    "switched_update": _reader(_switched),
-    "pet_gone_conflict": _reader(_pet_gone),
-}
+def _read_as(how: str, found: _Read) -> _Read:
+    """A reading of two facts, when it reads the pair so (its "how": ``update``, ``duplicate``)."""
+    return found if isinstance(found, dict) and found["how"] == how else None
 
 
 def _of_known(test: Callable[[str, str], object]) -> Predicate:
@@ -683,6 +628,18 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
 
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
+    # the readers of two facts (old, new): Python for what compares slots, values and frames
+    "by_dimension_update": lambda new, old: _read_as("update", _by_dimension(old, new)),
+    "by_dimension_duplicate": lambda new, old: _read_as("duplicate", _by_dimension(old, new)),
+    "related_update": lambda new, old: _read_as("update", _related_slots(old, new)),
+    "related_duplicate": lambda new, old: _read_as("duplicate", _related_slots(old, new)),
+    "reframed_update": lambda new, old: _reframed(old, new),
+    "remeasured_update": lambda new, old: _remeasured(old, new),
+    "same_frame_update": lambda new, old: _same_frame(old, new),
+    "left_job_update": lambda new, old: _left_job(old, new),
+    "trade_changed_update": lambda new, old: _trade_changed(old, new),
+    "switched_update": lambda new, old: _switched(old, new),
+    "pet_gone_conflict": lambda new, old: _pet_gone(old, new),
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
     "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
@@ -752,13 +709,19 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
 
+_RELATED = registry(
+    _DATA,
+    "related",
+    Vocabulary(
+        predicates={"filled": simple(bool), "organisation": simple(looks_like_organisation)},
+        comparisons={"same_value": _same_value},
+    ),
+)
 _RELATIONS = registry(
     _DATA,
     "relation",
     Vocabulary(
-        predicates={
-            **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
-        },
+        predicates={name: _of_known(test) for name, test in _KNOWN.items()},
         # a known fact that begins with what the new one denies, said long enough to be one
         comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
         filters={
