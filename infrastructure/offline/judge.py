@@ -338,19 +338,8 @@ def _restricts(new: str, old: str) -> bool:
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
+_OUT_OF_WORK = frozenset(_DATA.words("_OUT_OF_WORK"))
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
-
-
-def _pet_gone(old: str, new: str) -> _Read:
-    """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
-    species = next(
-        (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
-    )
-    if species is None:
-        return None
-    if species_of(old) == species and not any(s.startswith("keeps:") for s, _ in slots_of(old)):
-        return {"species": species}
-    return None
 
 
 def _unsaid(said: str) -> str:
@@ -442,13 +431,6 @@ def _first_clause(text: str) -> str:
 
 def _first_negated(text: str) -> bool:
     return bool(RE._NEGATED.search(_first_clause(text)))
-
-
-def _left_job(old: str, new: str) -> _Read:
-    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
-    fact of the same person that says work, not negated: the rule's tests)."""
-    left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
-    return {"status": left[0]} if left else None
 
 
 def _trade_changed(old: str, new: str) -> _Read:
@@ -636,10 +618,8 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "reframed_update": lambda new, old: _reframed(old, new),
     "remeasured_update": lambda new, old: _remeasured(old, new),
     "same_frame_update": lambda new, old: _same_frame(old, new),
-    "left_job_update": lambda new, old: _left_job(old, new),
     "trade_changed_update": lambda new, old: _trade_changed(old, new),
     "switched_update": lambda new, old: _switched(old, new),
-    "pet_gone_conflict": lambda new, old: _pet_gone(old, new),
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
     "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
@@ -693,6 +673,10 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
     ),
     "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
+    # the kind of pet given up ("用户不再养猫了"), named by the known fact, which keeps none itself
+    "pet_known": lambda kind, old: (
+        species_of(old) == kind and not any(s.startswith("keeps:") for s, _ in slots_of(old))
+    ),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
@@ -726,6 +710,14 @@ _RELATIONS = registry(
         comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
         filters={
             "canonical": canonical,
+            # the work the fact says was left ("辞职"; not "待业": out of work is no job left), or ""
+            "left_work": lambda fact: next(
+                (v for s, v in slots_of(fact) if s.endswith("employment_status") and v not in _OUT_OF_WORK), ""
+            ),
+            # the kind of pet the fact says is kept no more ("用户不再养猫了": 猫), or ""
+            "pet_given_up": lambda fact: next(
+                (s[6:] for s, v in slots_of(fact) if s.startswith("keeps:") and v == "no"), ""
+            ),
             "lower": str.lower,
             # a count's statement: the count a mark, without the words said with it
             "unsaid": _unsaid,
