@@ -433,23 +433,6 @@ def _first_negated(text: str) -> bool:
     return bool(RE._NEGATED.search(_first_clause(text)))
 
 
-def _trade_changed(old: str, new: str) -> _Read:
-    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another
-    (after a fact of the same person, not negated: the rule's tests)."""
-    new_job = [v for s, v in slots_of(new) if s == "job"]
-    if not (RE._NEW_TRADE.search(new) or (new_job and RE._LATER_JOB.search(new))):
-        return None
-    slots = slots_of(old)
-    old_slots = {s for s, _ in slots}
-    # "在工地打工": a workplace, not a city, is where the trade was plied
-    plied = all(s == "work_location" and WORKPLACE.search(v) for s, v in slots)
-    if old_slots & {"job", "employment", "business", "employer"} or (plied and TRADE.search(old)):
-        if new_job and new_job[0] in old:
-            return None
-        return True
-    return None
-
-
 def _switched(old: str, new: str) -> _Read:
     """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了"), by
     the same person (the rule's test)."""
@@ -618,7 +601,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "reframed_update": lambda new, old: _reframed(old, new),
     "remeasured_update": lambda new, old: _remeasured(old, new),
     "same_frame_update": lambda new, old: _same_frame(old, new),
-    "trade_changed_update": lambda new, old: _trade_changed(old, new),
     "switched_update": lambda new, old: _switched(old, new),
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
@@ -676,6 +658,16 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     # the kind of pet given up ("用户不再养猫了"), named by the known fact, which keeps none itself
     "pet_known": lambda kind, old: (
         species_of(old) == kind and not any(s.startswith("keeps:") for s, _ in slots_of(old))
+    ),
+    # work known: a job, an employer … or a trade plied at a workplace, not in a city ("在工地打工")
+    "worked_known": lambda value, old: bool(
+        {s for s, _ in slots_of(old)} & {"job", "employment", "business", "employer"}
+        or (all(s == "work_location" and WORKPLACE.search(v) for s, v in slots_of(old)) and TRADE.search(old))
+    ),
+    # a job the new fact says ("用户现在做保安"), and whether the known fact names it
+    "job_said": lambda new, old: any(s == "job" for s, _ in slots_of(new)),
+    "job_known": lambda new, old: (
+        (job := next((v for s, v in slots_of(new) if s == "job"), None)) is not None and job in old
     ),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
