@@ -188,18 +188,13 @@ def _decide(old_fact: str, new_fact: str) -> _Judged:
     return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
-def _without_why(request: str) -> str:
-    """A preference about replies without the clause before it that tells why it is asked
-    ("最近想换换口味，偏好推荐时推历史")."""
-    return RE._WHY_FIRST.sub("", request)
-
-
 @functools.lru_cache(maxsize=16_384)
 def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
     """Each slot both fill, its values compared: how (``_slot_kind``), slot, old and new value. A fact
     may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
     new_by_slot = dict(_partnered(slots_of(new)))
-    corrected = _corrected(old, new)
+    # "is actually allergic to sesame": the value said wrong, said again
+    corrected = bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
     return tuple(
         {
             "how": _slot_kind(slot, value, new_by_slot[slot], corrected),
@@ -215,11 +210,6 @@ def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
 def _slot_compared(how: str, new: str, old: str) -> dict[str, str] | None:
     """The first slot both fill whose values compare as ``how`` ({known.slot}, {known.old}, {known.new})."""
     return next((compared for compared in _slots_compared(old, new) if compared["how"] == how), None)
-
-
-def _corrected(old: str, new: str) -> bool:
-    """ "is actually allergic to sesame": the value said wrong, said again."""
-    return bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
 
 
 def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> str:
@@ -260,7 +250,7 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _recommended_instead(asked: str, old: str) -> _Read:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend (``asked``), first said as a
     liking of one choice, then asked for as another of the same topic (not two choices of two topics)."""
-    old = _without_why(old)
+    old = RE._WHY_FIRST.sub("", old)  # without the clause before it that tells why it is asked
     if "推" not in old or old.startswith("偏好推荐"):
         return None
     before, now = topics_of(old), topics_of(asked)
