@@ -281,8 +281,8 @@ def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: di
         _fail(where, "known must be a pattern")
     rule = Rule(
         id=row["id"],
-        pattern=_compiled(where, data.expand(row["pattern"], name, extra), flags),
-        known=_compiled(where, data.expand(row["known"], name, extra), flags) if "known" in row else None,
+        pattern=data.compiled(data.expand(row["pattern"], name, extra), flags, where),
+        known=data.compiled(data.expand(row["known"], name, extra), flags, where) if "known" in row else None,
         how=how,
         conditions=tuple(_condition(where, line, vocabulary) for line in row.get("when", [])),
         rejects=_group_patterns(data, where, name, row.get("reject", {}), extra),
@@ -300,13 +300,6 @@ def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: di
 
 def _fail(where: str, why: str) -> NoReturn:
     raise RuleDataError(f"{where}: {why}")
-
-
-def _compiled(where: str, text: str, flags: int) -> re.Pattern[str]:
-    try:
-        return re.compile(text, flags)
-    except re.error as error:
-        raise RuleDataError(f"{where}: not a regular expression ({error})") from None
 
 
 def _condition(where: str, line: Any, vocabulary: Vocabulary) -> Condition:
@@ -340,7 +333,7 @@ def _group_patterns(
 ) -> tuple[tuple[str, re.Pattern[str]], ...]:
     if not isinstance(table, dict) or not all(isinstance(value, str) for value in table.values()):
         _fail(where, "reject and require must map group names to patterns")
-    return tuple((group, _compiled(where, data.expand(text, name, extra), 0)) for group, text in table.items())
+    return tuple((group, data.compiled(data.expand(text, name, extra), 0, where)) for group, text in table.items())
 
 
 def _filled_by(rule: Rule) -> set[str]:
