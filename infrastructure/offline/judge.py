@@ -423,22 +423,6 @@ def _first_negated(text: str) -> bool:
     return bool(RE._NEGATED.search(_first_clause(text)))
 
 
-def _switched(old: str, new: str) -> _Read:
-    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了"), by
-    the same person (the rule's test)."""
-    m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
-    # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
-    who = (m.groupdict().get("who") or "") if m else ""
-    if who and not old.startswith("用户" + who):
-        return None
-    if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return {"now": f"{m.group('verb')} {m.group('v')}"}
-    m = RE._TOPIC_SWAPPED.match(new)
-    if m and m.group("t") in old[2:] and m.group("v") not in old:
-        return {"now": f"{m.group('t')} is {m.group('v')}"}
-    return None
-
-
 def _alike(a: list[str], b: list[str]) -> int:
     """How many words ``a`` and ``b`` start with alike."""
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
@@ -591,7 +575,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "reframed_update": lambda new, old: _reframed(old, new),
     "remeasured_update": lambda new, old: _remeasured(old, new),
     "same_frame_update": lambda new, old: _same_frame(old, new),
-    "switched_update": lambda new, old: _switched(old, new),
     "fact_known": lambda value, old: _is_fact(old),
     "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
     "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
@@ -659,6 +642,10 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "job_known": lambda new, old: (
         (job := next((v for s, v in slots_of(new) if s == "job"), None)) is not None and job in old
     ),
+    # a switch said of a relative ("用户的女儿改学…") that the known fact says nothing of
+    "switched_by_another": lambda new, old: bool(
+        (m := RE._SWITCHED.match(new)) and m.group("who") and not old.startswith("用户" + m.group("who"))
+    ),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
@@ -689,7 +676,13 @@ _RELATIONS = registry(
     Vocabulary(
         predicates={name: _of_known(test) for name, test in _KNOWN.items()},
         # a known fact that begins with what the new one denies, said long enough to be one
-        comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
+        comparisons={
+            "begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem),
+            # the known fact is the same person's ("用户" and ``who``) and says ``verb`` of something before
+            "did_before": lambda old, who, verb: (
+                (not who or old.startswith("用户" + who)) and bool(re.search(verb + r"(?!了)\S", old[2 + len(who) :]))
+            ),
+        },
         filters={
             "canonical": canonical,
             # the work the fact says was left ("辞职"; not "待业": out of work is no job left), or ""
