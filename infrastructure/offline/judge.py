@@ -576,8 +576,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "remeasured_update": lambda new, old: _remeasured(old, new),
     "same_frame_update": lambda new, old: _same_frame(old, new),
     "fact_known": lambda value, old: _is_fact(old),
-    "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
-    "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
     "filled": lambda value, old: bool(value),
     "restricts": _restricts,
     "liked_instead": _recommended_instead,
@@ -611,7 +609,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
-    "denies_known": lambda value, old: RE._ZH_DENIAL.search(old),
     # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
     "has_kind": lambda kind, old: (
         (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
