@@ -27,7 +27,8 @@ first that fires decides. A rule reads the new fact with its pattern and the kno
 the known fact by name (``fact_known()``, ``in_known(t)``, or one of the readers below,
 ``same_frame_update()``: Python kept for what compares slots, values and frames). It answers its
 template, whose ``{known.NAME}`` is a group of the known fact or what those tests read
-("update: slot {known.slot} {known.old} → {known.new}").
+("update: slot {known.slot} {known.old} → {known.new}"). Related slots (a job and "works at X as Y",
+a partner and "single") are ``[[registries.related]]``, rules over a slot of each fact.
 """
 
 from __future__ import annotations
