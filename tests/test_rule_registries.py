@@ -221,3 +221,26 @@ def test_a_malformed_rule_is_an_error_naming_the_file_registry_and_rule(rule: st
     with pytest.raises(RuleDataError, match=re.escape(message)) as raised:
         _registry(f"[[registries.r]]\n{rule}\n")
     assert str(raised.value).startswith("t.toml: [registries.r]")
+
+
+def test_a_comparison_compares_as_many_values_as_its_function_takes() -> None:
+    words = Vocabulary(comparisons={"between": lambda low, value, high: low < value < high})
+    found = registry(
+        parse(
+            "t.toml",
+            """
+            [[registries.r]]
+            id = "t.between"
+            pattern = '^(?P<v>\\w) in (?P<a>\\w)-(?P<b>\\w)$'
+            when = ["between(a, v, b)"]
+            template = "{v}"
+            """,
+        ),
+        "r",
+        words,
+    )
+    assert found.first("c in a-e") is not None
+    assert found.first("x in a-e") is None
+    two = "[[registries.r]]\nid = 'x'\npattern = '(?P<v>a)'\nwhen = ['between(v, v)']\n"
+    with pytest.raises(RuleDataError, match="malformed test"):
+        registry(parse("t.toml", two), "r", words)

@@ -27,7 +27,8 @@ first that fires decides. A rule reads the new fact with its pattern and the kno
 the known fact by name (``fact_known()``, ``in_known(t)``, or one of the readers below,
 ``same_frame_update()``: Python kept for what compares slots, values and frames). It answers its
 template, whose ``{known.NAME}`` is a group of the known fact or what those tests read
-("update: slot {known.slot} {known.old} → {known.new}").
+("update: slot {known.slot} {known.old} → {known.new}"). Related slots (a job and "works at X as Y",
+a partner and "single") are ``[[registries.related]]``, rules over a slot of each fact.
 """
 
 from __future__ import annotations
@@ -57,7 +58,7 @@ from factledger.infrastructure.offline.changes import (
     WORKPLACE,
 )
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry
+from factledger.infrastructure.offline.registry import Context, Predicate, Vocabulary, registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import (
     EN_ROLE_PATTERN,
@@ -81,9 +82,6 @@ RE = _DATA.patterns()
 def offline_judge_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
     return behaviour_id("offline-rules", "judge")
-
-
-_WORK_SLOTS = frozenset(_DATA.words("_WORK_SLOTS"))
 
 
 def _same_value(a: str, b: str) -> bool:
@@ -135,7 +133,7 @@ def _families(text: str) -> frozenset[tuple[str | None, str]]:
     found = set()
     for slot, _ in slots_of(text):
         role, attribute = _split(slot)
-        if attribute in _WORK_SLOTS:
+        if RE._WORK.fullmatch(attribute):
             attribute = "work"
         if RE._PARTNER.fullmatch(role or "") or attribute == "marital":
             role, attribute = "partner", "partner"
@@ -191,18 +189,13 @@ def _decide(old_fact: str, new_fact: str) -> _Judged:
     return Relation(fired.text.split(":", 1)[0]), reason, fired.rule.id
 
 
-def _without_why(request: str) -> str:
-    """A preference about replies without the clause before it that tells why it is asked
-    ("最近想换换口味，偏好推荐时推历史")."""
-    return RE._WHY_FIRST.sub("", request)
-
-
 @functools.lru_cache(maxsize=16_384)
 def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
     """Each slot both fill, its values compared: how (``_slot_kind``), slot, old and new value. A fact
     may fill several ("用户的狗叫豆豆，是只泰迪"): one value that changed is a change."""
     new_by_slot = dict(_partnered(slots_of(new)))
-    corrected = _corrected(old, new)
+    # "is actually allergic to sesame": the value said wrong, said again
+    corrected = bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
     return tuple(
         {
             "how": _slot_kind(slot, value, new_by_slot[slot], corrected),
@@ -220,11 +213,6 @@ def _slot_compared(how: str, new: str, old: str) -> dict[str, str] | None:
     return next((compared for compared in _slots_compared(old, new) if compared["how"] == how), None)
 
 
-def _corrected(old: str, new: str) -> bool:
-    """ "is actually allergic to sesame": the value said wrong, said again."""
-    return bool(RE._CORRECTED.search(new)) and not RE._CORRECTED.search(old)
-
-
 def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> str:
     """How two values of one slot compare: the same, opposite (polarity), one in place of the other
     (exclusive, or corrected), or several values (a second colleague's surname is another colleague)."""
@@ -238,13 +226,21 @@ def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> st
 
 
 def _related_slots(old: str, new: str) -> _Read:
-    """Related attributes: a new job and the old "works at X as Y", a partner and "single"."""
-    for old_slot, old_value in _partnered(slots_of(old)):
-        for new_slot, new_value in _partnered(slots_of(new)):
-            verdict = _related(old_slot, old_value, new_slot, new_value)
-            if verdict is not None:
-                return verdict
+    """Related attributes: a new job and the old "works at X as Y", a partner and "single": the first
+    rule of ``[[registries.related]]`` that fires on a slot of the old fact and one of the new."""
+    for old_slot in _partnered(slots_of(old)):
+        for new_slot in _partnered(slots_of(new)):
+            fired = _RELATED.first(_slot_line(*new_slot), {"known": (_slot_line(*old_slot),)})
+            if fired is not None:
+                how, why = fired.text.split(": ", 1)
+                return {"how": how, "why": why}
     return None
+
+
+def _slot_line(slot: str, value: str) -> str:
+    """A slot as the related rules read it: "whose\tattribute\tvalue" (whose: empty for the user's own)."""
+    role, attribute = _split(slot)
+    return f"{role or ''}\t{attribute}\t{value}"
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -255,7 +251,7 @@ def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
 def _recommended_instead(asked: str, old: str) -> _Read:
     """'推荐书的时候用户喜欢武侠' then '偏好推荐时推悬疑': what to recommend (``asked``), first said as a
     liking of one choice, then asked for as another of the same topic (not two choices of two topics)."""
-    old = _without_why(old)
+    old = RE._WHY_FIRST.sub("", old)  # without the clause before it that tells why it is asked
     if "推" not in old or old.startswith("偏好推荐"):
         return None
     before, now = topics_of(old), topics_of(asked)
@@ -288,44 +284,6 @@ def _split(slot: str) -> tuple[str | None, str]:
         _, role, attribute = slot.split(":", 2)
         return role, attribute
     return None, slot
-
-
-def _related(old_slot: str, old_value: str, new_slot: str, new_value: str) -> _Read:
-    """Slots of two facts (partners as one role, ``_partnered``) that say one thing changed."""
-    old_role, old_attr = _split(old_slot)
-    new_role, new_attr = _split(new_slot)
-    # a partner's facts against "single" / "divorced" / "broke up": either order
-    for role, other_slot, value in ((old_role, new_slot, new_value), (new_role, old_slot, old_value)):
-        if role == "伴侣" and other_slot == "marital" and value in ("single", "divorced"):
-            return {"how": "update", "why": f"{role} vs marital {value}"}
-    if old_role != new_role or old_attr not in _WORK_SLOTS or new_attr not in _WORK_SLOTS:
-        return None
-    pair = {old_attr, new_attr}
-    # leaving work, or a business of one's own, replaces the job before it
-    if "employment_status" in pair or ("business" in pair and "company_location" not in pair):
-        return {"how": "update", "why": f"work {old_attr} {old_value} → {new_attr} {new_value}"}
-    if pair == {"employer", "work_location"}:
-        # "在烟台一家外贸公司上班" names the city too
-        employer, place = (old_value, new_value) if old_attr == "employer" else (new_value, old_value)
-        m = RE._CITY_FIRM.match(employer)
-        if m and not _same_value(m.group("city"), place):
-            return {"how": "update", "why": f"works in {m.group('city')} → {place}"}
-        return None
-    if "employment" not in pair or len(pair) != 2:
-        return None
-    employment, other_attr, other = (
-        (old_value, new_attr, new_value) if old_attr == "employment" else (new_value, old_attr, old_value)
-    )
-    place, _, job = employment.partition("/")
-    if other_attr == "job":
-        compared = job
-    elif other_attr == "employer" or (other_attr == "work_location" and not looks_like_organisation(place)):
-        compared = place
-    else:
-        return None
-    if _same_value(compared, other):
-        return {"how": "duplicate", "why": f"employment {employment} includes {other}"}
-    return {"how": "update", "why": f"employment {old_value} → {new_value}"}
 
 
 _LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
@@ -371,19 +329,8 @@ def _restricts(new: str, old: str) -> bool:
 
 
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
+_OUT_OF_WORK = frozenset(_DATA.words("_OUT_OF_WORK"))
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
-
-
-def _pet_gone(old: str, new: str) -> _Read:
-    """'用户的猫叫年糕' then '用户不再养猫了': the pet the old fact names is gone."""
-    species = next(
-        (slot.split(":", 1)[1] for slot, value in slots_of(new) if slot.startswith("keeps:") and value == "no"), None
-    )
-    if species is None:
-        return None
-    if species_of(old) == species and not any(s.startswith("keeps:") for s, _ in slots_of(old)):
-        return {"species": species}
-    return None
 
 
 def _unsaid(said: str) -> str:
@@ -475,46 +422,6 @@ def _first_clause(text: str) -> str:
 
 def _first_negated(text: str) -> bool:
     return bool(RE._NEGATED.search(_first_clause(text)))
-
-
-def _left_job(old: str, new: str) -> _Read:
-    """'用户周末在一家咖啡店做兼职' then '用户辞职了': a job said in words no slot reads, left (a
-    fact of the same person that says work, not negated: the rule's tests)."""
-    left = [v for s, v in slots_of(new) if s.endswith("employment_status") and v not in ("没有工作", "没工作", "待业")]
-    return {"status": left[0]} if left else None
-
-
-def _trade_changed(old: str, new: str) -> _Read:
-    """'用户在工地搬砖' then '用户去年转行跑滴滴', '用户现在做保安': one line of work after another
-    (after a fact of the same person, not negated: the rule's tests)."""
-    new_job = [v for s, v in slots_of(new) if s == "job"]
-    if not (RE._NEW_TRADE.search(new) or (new_job and RE._LATER_JOB.search(new))):
-        return None
-    slots = slots_of(old)
-    old_slots = {s for s, _ in slots}
-    # "在工地打工": a workplace, not a city, is where the trade was plied
-    plied = all(s == "work_location" and WORKPLACE.search(v) for s, v in slots)
-    if old_slots & {"job", "employment", "business", "employer"} or (plied and TRADE.search(old)):
-        if new_job and new_job[0] in old:
-            return None
-        return True
-    return None
-
-
-def _switched(old: str, new: str) -> _Read:
-    """An activity taken up in place of another, as the change rules say it ("用户改玩王者荣耀了"), by
-    the same person (the rule's test)."""
-    m = RE._SWITCHED.match(new) or RE._ONLY_NOW.match(new)
-    # the same relative's ("用户的女儿在学钢琴" → "用户的女儿改学小提琴了"), or the user's own
-    who = (m.groupdict().get("who") or "") if m else ""
-    if who and not old.startswith("用户" + who):
-        return None
-    if m and re.search(m.group("verb") + r"(?!了)\S", old[2 + len(who) :]) and m.group("v") not in old:
-        return {"now": f"{m.group('verb')} {m.group('v')}"}
-    m = RE._TOPIC_SWAPPED.match(new)
-    if m and m.group("t") in old[2:] and m.group("v") not in old:
-        return {"now": f"{m.group('t')} is {m.group('v')}"}
-    return None
 
 
 def _alike(a: list[str], b: list[str]) -> int:
@@ -640,31 +547,9 @@ def remeasure(old: str, new: str) -> str | None:
     return None
 
 
-def _reader(read: Callable[[str, str], _Read], how: str = "") -> Callable[[str, str], _Read]:
-    """A reader of (old, new) as a test of the new fact and the known one; with ``how``, only when it
-    reads the pair so (its "how": ``update``, ``duplicate``)."""
-
-    def test(new: str, old: str) -> _Read:
-        found = read(old, new)
-        return found if not how or (isinstance(found, dict) and found["how"] == how) else None
-
-    return test
-
-
-#: the readers of two facts the relation rules name: Python for what compares slots, values and frames
-_READERS: dict[str, Callable[[str, str], _Read]] = {
-    "by_dimension_update": _reader(_by_dimension, "update"),
-    "by_dimension_duplicate": _reader(_by_dimension, "duplicate"),
-    "related_update": _reader(_related_slots, "update"),
-    "related_duplicate": _reader(_related_slots, "duplicate"),
-    "reframed_update": _reader(_reframed),
-    "remeasured_update": _reader(_remeasured),
-    "same_frame_update": _reader(_same_frame),
-    "left_job_update": _reader(_left_job),
-    "trade_changed_update": _reader(_trade_changed),
-    "switched_update": _reader(_switched),
-    "pet_gone_conflict": _reader(_pet_gone),
-}
+def _read_as(how: str, found: _Read) -> _Read:
+    """A reading of two facts, when it reads the pair so (its "how": ``update``, ``duplicate``)."""
+    return found if isinstance(found, dict) and found["how"] == how else None
 
 
 def _of_known(test: Callable[[str, str], object]) -> Predicate:
@@ -683,9 +568,15 @@ def _of_known(test: Callable[[str, str], object]) -> Predicate:
 
 #: the tests relation rules that read the new fact themselves make of the known one (``value``: a group)
 _KNOWN: dict[str, Callable[[str, str], object]] = {
+    # the readers of two facts (old, new): Python for what compares slots, values and frames
+    "by_dimension_update": lambda new, old: _read_as("update", _by_dimension(old, new)),
+    "by_dimension_duplicate": lambda new, old: _read_as("duplicate", _by_dimension(old, new)),
+    "related_update": lambda new, old: _read_as("update", _related_slots(old, new)),
+    "related_duplicate": lambda new, old: _read_as("duplicate", _related_slots(old, new)),
+    "reframed_update": lambda new, old: _reframed(old, new),
+    "remeasured_update": lambda new, old: _remeasured(old, new),
+    "same_frame_update": lambda new, old: _same_frame(old, new),
     "fact_known": lambda value, old: _is_fact(old),
-    "restricted_known": lambda value, old: RE._ZH_ONLY.match(old) or RE._EN_ONLY.match(old),
-    "denies_known_en": lambda value, old: RE._DENIES_EN.search(old),
     "filled": lambda value, old: bool(value),
     "restricts": _restricts,
     "liked_instead": _recommended_instead,
@@ -719,7 +610,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
-    "denies_known": lambda value, old: RE._ZH_DENIAL.search(old),
     # "用户有一辆雅迪电动车": one of the kind named at its end (电动车 is a 车, "a red Honda bike" a bike)
     "has_kind": lambda kind, old: (
         (had := RE._ZH_HAS.match(old.strip()) or RE._EN_HAS.match(old.strip()))
@@ -736,6 +626,24 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
         PARTNERED.match(old) or any(s == "partner" or s.startswith("relationship:伴侣") for s, _ in slots_of(old))
     ),
     "same_pet": lambda value, old: value.lower() in old.lower() or (species_of(value) or 0) == species_of(old),
+    # the kind of pet given up ("用户不再养猫了"), named by the known fact, which keeps none itself
+    "pet_known": lambda kind, old: (
+        species_of(old) == kind and not any(s.startswith("keeps:") for s, _ in slots_of(old))
+    ),
+    # work known: a job, an employer … or a trade plied at a workplace, not in a city ("在工地打工")
+    "worked_known": lambda value, old: bool(
+        {s for s, _ in slots_of(old)} & {"job", "employment", "business", "employer"}
+        or (all(s == "work_location" and WORKPLACE.search(v) for s, v in slots_of(old)) and TRADE.search(old))
+    ),
+    # a job the new fact says ("用户现在做保安"), and whether the known fact names it
+    "job_said": lambda new, old: any(s == "job" for s, _ in slots_of(new)),
+    "job_known": lambda new, old: (
+        (job := next((v for s, v in slots_of(new) if s == "job"), None)) is not None and job in old
+    ),
+    # a switch said of a relative ("用户的女儿改学…") that the known fact says nothing of
+    "switched_by_another": lambda new, old: bool(
+        (m := RE._SWITCHED.match(new)) and m.group("who") and not old.startswith("用户" + m.group("who"))
+    ),
     "studies_known": lambda value, old: STUDIES.search(old),
     "studying_known": lambda value, old: STUDYING_NOW.search(old) and "毕业" not in old,
     "drinking_known": lambda value, old: "alcohol" in topics_of(old),
@@ -752,17 +660,37 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "car_known": lambda value, old: value in ("车", "车子", "爱车") and any(s == "vehicle" for s, _ in slots_of(old)),
 }
 
+_RELATED = registry(
+    _DATA,
+    "related",
+    Vocabulary(
+        predicates={"filled": simple(bool), "organisation": simple(looks_like_organisation)},
+        comparisons={"same_value": _same_value},
+    ),
+)
 _RELATIONS = registry(
     _DATA,
     "relation",
     Vocabulary(
-        predicates={
-            **{name: _of_known(test) for name, test in {**_KNOWN, **_READERS}.items()},
-        },
+        predicates={name: _of_known(test) for name, test in _KNOWN.items()},
         # a known fact that begins with what the new one denies, said long enough to be one
-        comparisons={"begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem)},
+        comparisons={
+            "begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem),
+            # the known fact is the same person's ("用户" and ``who``) and says ``verb`` of something before
+            "did_before": lambda old, who, verb: (
+                (not who or old.startswith("用户" + who)) and bool(re.search(verb + r"(?!了)\S", old[2 + len(who) :]))
+            ),
+        },
         filters={
             "canonical": canonical,
+            # the work the fact says was left ("辞职"; not "待业": out of work is no job left), or ""
+            "left_work": lambda fact: next(
+                (v for s, v in slots_of(fact) if s.endswith("employment_status") and v not in _OUT_OF_WORK), ""
+            ),
+            # the kind of pet the fact says is kept no more ("用户不再养猫了": 猫), or ""
+            "pet_given_up": lambda fact: next(
+                (s[6:] for s, v in slots_of(fact) if s.startswith("keeps:") and v == "no"), ""
+            ),
             "lower": str.lower,
             # a count's statement: the count a mark, without the words said with it
             "unsaid": _unsaid,

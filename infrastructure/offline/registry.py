@@ -33,13 +33,14 @@ A rule that compares two statements also names a pattern for the other one::
 
 ``known`` is tried on each text of ``context["known"]`` (a sequence) in turn; the rule fires with the
 first that matches and lets the conditions hold. Conditions and the template read that match's groups
-as ``known.NAME``; a test of two arguments compares them (``same``: equal once through their filters;
-a vocabulary may add ``comparisons``). A template's ``{known.NAME}`` that no group of ``known`` names
+as ``known.NAME``; a test of two or more arguments compares them (``same``: equal once through their
+filters; a vocabulary may add ``comparisons``, of as many arguments as their functions take). A template's ``{known.NAME}`` that no group of ``known`` names
 is left for the caller to fill.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, NoReturn
@@ -53,8 +54,8 @@ Predicate = Callable[[str, Context], bool]
 Filter = Callable[[str], str]
 Reader = Callable[[str, Context], str]
 Chooser = Callable[[str, Context], str]
-Comparison = Callable[[str, str], bool]
-#: a test of a condition line, with the values of its arguments (one: a predicate; two: a comparison)
+Comparison = Callable[..., bool]
+#: a test of a condition line, with the values of its arguments (one: a predicate; more: a comparison)
 Test = Callable[[tuple[str, ...], Context], bool]
 
 #: a condition's test, ``[!]name(arg|filter…[, arg|filter…])`` (an arg a group or ``known.group``), or a
@@ -132,7 +133,7 @@ class Found:
 
 @attrs.frozen
 class Condition:
-    """One ``when`` line: alternatives, each ``[!]name(arg|filter…)`` (a comparison has two args);
+    """One ``when`` line: alternatives, each ``[!]name(arg|filter…)`` (a comparison has two or more);
     holds when any alternative holds. ``name()`` tests the whole match."""
 
     alternatives: tuple[tuple[bool, Test, tuple[_Arg, ...]], ...]
@@ -281,8 +282,8 @@ def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: di
         _fail(where, "known must be a pattern")
     rule = Rule(
         id=row["id"],
-        pattern=_compiled(where, data.expand(row["pattern"], name, extra), flags),
-        known=_compiled(where, data.expand(row["known"], name, extra), flags) if "known" in row else None,
+        pattern=data.compiled(data.expand(row["pattern"], name, extra), flags, where),
+        known=data.compiled(data.expand(row["known"], name, extra), flags, where) if "known" in row else None,
         how=how,
         conditions=tuple(_condition(where, line, vocabulary) for line in row.get("when", [])),
         rejects=_group_patterns(data, where, name, row.get("reject", {}), extra),
@@ -302,13 +303,6 @@ def _fail(where: str, why: str) -> NoReturn:
     raise RuleDataError(f"{where}: {why}")
 
 
-def _compiled(where: str, text: str, flags: int) -> re.Pattern[str]:
-    try:
-        return re.compile(text, flags)
-    except re.error as error:
-        raise RuleDataError(f"{where}: not a regular expression ({error})") from None
-
-
 def _condition(where: str, line: Any, vocabulary: Vocabulary) -> Condition:
     if not isinstance(line, str):
         _fail(where, f"a when line must be a string, not {line!r}")
@@ -320,7 +314,7 @@ def _alternative(where: str, piece: str, vocabulary: Vocabulary) -> tuple[bool, 
     args = [_ARG.match(arg.strip()) for arg in call.group("args").split(",")] if call else []
     name = call.group("name") if call else ""
     tests = vocabulary.predicates if len(args) == 1 else {**_SAME, **vocabulary.comparisons}
-    if call is None or None in args or len(args) > 2 or name not in tests:
+    if call is None or None in args or name not in tests or not (len(args) == 1 or _takes(tests[name], len(args))):
         _fail(where, f"unknown predicate or malformed test {piece!r}")
     parsed: list[_Arg] = []
     for arg in filter(None, args):
@@ -335,12 +329,23 @@ def _alternative(where: str, piece: str, vocabulary: Vocabulary) -> tuple[bool, 
     return bool(call.group("neg")), lambda values, context: comparison(*values), tuple(parsed)
 
 
+def _takes(test: Callable[..., object], count: int) -> bool:
+    """Whether a comparison compares ``count`` values (a builtin that does not say: two)."""
+    try:
+        inspect.signature(test).bind(*range(count))
+    except TypeError:
+        return False
+    except ValueError:
+        return count == 2
+    return True
+
+
 def _group_patterns(
     data: RuleData, where: str, name: str, table: Any, extra: dict[str, str]
 ) -> tuple[tuple[str, re.Pattern[str]], ...]:
     if not isinstance(table, dict) or not all(isinstance(value, str) for value in table.values()):
         _fail(where, "reject and require must map group names to patterns")
-    return tuple((group, _compiled(where, data.expand(text, name, extra), 0)) for group, text in table.items())
+    return tuple((group, data.compiled(data.expand(text, name, extra), 0, where)) for group, text in table.items())
 
 
 def _filled_by(rule: Rule) -> set[str]:

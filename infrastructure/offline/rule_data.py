@@ -67,7 +67,9 @@ class RuleData:
     def _fail(self, kind: str, key: str, expected: str, value: Any) -> RuleDataError:
         return RuleDataError(f"{self.file}: [{kind}] {key}: expected {expected}, got {type(value).__name__}")
 
-    def _expand(self, text: str, key: str, extra: dict[str, str], seen: tuple[str, ...] = ()) -> str:
+    def expand(self, text: str, key: str, extra: dict[str, str], seen: tuple[str, ...] = ()) -> str:
+        """``text`` (written under ``key``) with its ``{NAME}`` sub-patterns expanded."""
+
         def named(match: re.Match[str]) -> str:
             name = match.group(1)
             if name in extra:
@@ -80,10 +82,6 @@ class RuleData:
 
         return _PLACEHOLDER.sub(named, text)
 
-    def expand(self, text: str, key: str, extra: dict[str, str]) -> str:
-        """``text`` (written under ``key``) with its ``{NAME}`` sub-patterns expanded."""
-        return self._expand(text, key, extra)
-
     def text(self, key: str, **extra: str) -> str:
         """The pattern ``key`` of ``[patterns]``, its ``{NAME}``s expanded (``extra`` names the module's own)."""
         return self._text(key, extra, (key,))
@@ -92,13 +90,13 @@ class RuleData:
         value = self._entry("patterns", key)
         if not isinstance(value, str):
             raise self._fail("patterns", key, "a string", value)
-        return self._expand(value, key, extra, seen)
+        return self.expand(value, key, extra, seen)
 
     def regex(self, key: str, flags: int | re.RegexFlag | None = None, **extra: str) -> re.Pattern[str]:
         """The pattern ``key`` compiled (with its ``[flags]`` unless ``flags`` is given); an invalid
         expression names its file and key."""
         chosen = self.flags(key) if flags is None else flags
-        return self._compiled(self.text(key, **extra), chosen, "patterns", key)
+        return self.compiled(self.text(key, **extra), chosen, f"{self.file}: [patterns] {key}")
 
     def flags(self, key: str) -> re.RegexFlag:
         """The flags ``[flags]`` gives the pattern ``key`` (none when it names none)."""
@@ -121,11 +119,12 @@ class RuleData:
             self.flags(key)  # a misspelt flag fails at import, not at first use
         return Patterns(self)
 
-    def _compiled(self, text: str, flags: int | re.RegexFlag, kind: str, key: str) -> re.Pattern[str]:
+    def compiled(self, text: str, flags: int | re.RegexFlag, where: str) -> re.Pattern[str]:
+        """``text`` compiled; an invalid expression is an error naming ``where`` (the file, table and key)."""
         try:
             return re.compile(text, flags)
         except re.error as error:
-            raise RuleDataError(f"{self.file}: [{kind}] {key}: not a regular expression ({error})") from None
+            raise RuleDataError(f"{where}: not a regular expression ({error})") from None
 
     def entries(self, kind: str) -> dict[str, Any]:
         """The raw entries of one table (``patterns``, ``words`` …), as written, by name."""
@@ -169,7 +168,7 @@ class RuleData:
 
     def _expanded(self, value: Any, key: str, extra: dict[str, str]) -> Any:
         if isinstance(value, str):
-            return self._expand(value, key, extra)
+            return self.expand(value, key, extra)
         if isinstance(value, list):
             return [self._expanded(item, key, extra) for item in value]
         return value
@@ -179,16 +178,16 @@ class RuleData:
         found = self.rows(key, **extra)
         if not all(isinstance(row, str) for row in found):
             raise self._fail("rows", key, "an array of patterns", found)
-        return tuple(self._compiled(row, flags, "rows", key) for row in found)
+        return tuple(self.compiled(row, flags, f"{self.file}: [rows] {key}") for row in found)
 
     def compiled_rows(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> tuple[tuple[Any, ...], ...]:
         """The rows ``key``, each ``[pattern, output…]``, with the pattern compiled."""
-        compiled = []
+        found = []
         for row in self.rows(key, **extra):
             if not isinstance(row, tuple) or not row or not isinstance(row[0], str):
                 raise self._fail("rows", key, "rows that start with a pattern", row)
-            compiled.append((self._compiled(row[0], flags, "rows", key), *row[1:]))
-        return tuple(compiled)
+            found.append((self.compiled(row[0], flags, f"{self.file}: [rows] {key}"), *row[1:]))
+        return tuple(found)
 
 
 _FLAG_NAMES = frozenset({"IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII"})
