@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from factledger.infrastructure.offline import slots
-from factledger.infrastructure.offline.registry import Registry, Vocabulary
+from factledger.infrastructure.offline.registry import Registries, Registry, Vocabulary
 from factledger.infrastructure.offline.rule_data import RuleDataError, parse
-from factledger.infrastructure.offline.slots import Registries, slots_of
+from factledger.infrastructure.offline.slots import slots_of
 
 PREDICATES: tuple[Registry, ...] = tuple(value for value in slots.RULES.values() if value.name.endswith("_predicates"))
 CASES = [

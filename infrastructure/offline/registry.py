@@ -266,6 +266,21 @@ def registry(data: RuleData, name: str, vocabulary: Vocabulary, **extra: str) ->
     return Registry(name, tuple(_rule(data, name, row, vocabulary, extra) for row in rows))
 
 
+class Registries(dict[str, Registry]):
+    """Every registry of a module's data file by name, ``RULES.work`` for ``[[registries.work]]``
+    (as ``RE`` reads its patterns), each built and checked when the module is imported."""
+
+    def __init__(self, data: RuleData, vocabulary: Vocabulary, **extra: str) -> None:
+        super().__init__((name, registry(data, name, vocabulary, **extra)) for name in data.entries("registries"))
+        if any(hasattr(dict, name) for name in self):  # RULES.items would be the dict's, not the rules
+            raise RuleDataError(f"{data.file}: a registry named as a dict's attribute ({', '.join(self)})")
+
+    def __getattr__(self, name: str) -> Registry:
+        if name not in self:
+            raise AttributeError(f"no registry named {name!r}")
+        return self[name]
+
+
 def _rule(data: RuleData, name: str, row: Any, vocabulary: Vocabulary, extra: dict[str, str]) -> Rule:
     where = f"{data.file}: [registries.{name}] {row.get('id', '?') if isinstance(row, dict) else '?'}"
     if not isinstance(row, dict) or not isinstance(row.get("id"), str) or not isinstance(row.get("pattern"), str):

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registry, simple
+from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
@@ -28,7 +28,6 @@ from factledger.infrastructure.offline.rules_common import (
 from factledger.infrastructure.offline.slots import (
     EN_JOB_WORD,
     EN_ROLE_PATTERN,
-    Registries,
     first_row,
     pattern_test,
     rewritten,

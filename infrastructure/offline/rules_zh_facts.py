@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registry, simple
+from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -33,7 +33,6 @@ from factledger.infrastructure.offline.slots import (
     GENDER_WORDS,
     ZH_ROLE_PATTERN,
     ZH_ROLE_QUALIFIER,
-    Registries,
     first_row,
     looks_like_job,
     looks_like_organisation,

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Registry, simple
+from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
@@ -19,7 +19,7 @@ from factledger.infrastructure.offline.rules_common import (
     third_person,
     tidy,
 )
-from factledger.infrastructure.offline.slots import Registries, pattern_test, rewritten
+from factledger.infrastructure.offline.slots import pattern_test, rewritten
 
 _DATA = rules("rules_zh_prefs")
 RE = _DATA.patterns()

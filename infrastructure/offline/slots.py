@@ -29,8 +29,8 @@ import unicodedata
 from collections.abc import Sequence
 from typing import TypeVar
 
-from factledger.infrastructure.offline.registry import Predicate, Registry, Vocabulary, registry
-from factledger.infrastructure.offline.rule_data import RuleData, RuleDataError, rules
+from factledger.infrastructure.offline.registry import Predicate, Registries, Registry, Vocabulary
+from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
 RE = _DATA.patterns()
@@ -129,21 +129,6 @@ def pattern_test(pattern: re.Pattern[str], where: str) -> Predicate:
     if where in ("fullmatch", "match", "search"):
         return lambda value, context: bool(getattr(pattern, where)(value))
     return lambda value, context: bool(pattern.search(str(context.get(where, ""))))
-
-
-class Registries(dict[str, Registry]):
-    """Every registry of a module's data file by name, ``RULES.work`` for ``[[registries.work]]``
-    (as ``RE`` reads its patterns), each built and checked when the module is imported."""
-
-    def __init__(self, data: RuleData, vocabulary: Vocabulary, **extra: str) -> None:
-        super().__init__((name, registry(data, name, vocabulary, **extra)) for name in data.entries("registries"))
-        if any(hasattr(dict, name) for name in self):  # RULES.items would be the dict's, not the rules
-            raise RuleDataError(f"{data.file}: a registry named as a dict's attribute ({', '.join(self)})")
-
-    def __getattr__(self, name: str) -> Registry:
-        if name not in self:
-            raise AttributeError(f"no registry named {name!r}")
-        return self[name]
 
 
 def species_of(thing: str) -> str | None:
