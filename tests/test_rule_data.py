@@ -85,6 +85,16 @@ def test_patterns_are_read_by_name_with_their_flags_and_a_missing_name_says_so()
         parse("bad.toml", "[patterns]\nA = 'a'\n[flags]\nZ = 'IGNORECASE'\n").patterns()
 
 
+def test_patterns_expand_the_pieces_a_module_passes_in_once() -> None:
+    data = parse("ok.toml", "[patterns]\nA = '^(?:{ROLE})的'\nB = 'b'\n[flags]\nA = 'IGNORECASE'\n")
+    patterns = data.patterns(ROLE="Mom|老婆")
+    assert patterns.A.match("mom的") and not patterns.A.match("dad的") and patterns.B.match("b")
+    with pytest.raises(AttributeError, match=r"unknown sub-pattern \{ROLE\}"):
+        _ = data.patterns().A
+    with pytest.raises(RuleDataError, match=r"\[patterns\] B: also passed in by the module"):
+        data.patterns(B="x")
+
+
 def _checks(kind: str) -> list[tuple[str, str, str]]:
     return [
         (module, name, text)

@@ -19,7 +19,8 @@ entry, each a top-level table keyed by the name the module gives the value:
   (tests/test_rule_data.py checks every one against the module's compiled pattern).
 
 A module reads its patterns through ``RE = rules(<module>).patterns()``: ``RE._ZH_PLAN`` is the
-pattern ``_ZH_PLAN`` compiled with its flags, once, on first use (a name the file lacks is an
+pattern ``_ZH_PLAN`` compiled with its flags, once, on first use (pieces the module builds itself
+are passed in once: ``patterns(ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)``) (a name the file lacks is an
 ``AttributeError`` naming the file; tests/test_rule_data.py checks every ``RE.NAME`` a module
 writes against its file).
 
@@ -110,14 +111,18 @@ class RuleData:
             found |= re.RegexFlag[name]
         return found
 
-    def patterns(self) -> Patterns:
-        """Every pattern of ``[patterns]`` as an attribute, compiled on first use."""
+    def patterns(self, **extra: str) -> Patterns:
+        """Every pattern of ``[patterns]`` as an attribute, compiled on first use; ``extra`` names the
+        module's own pieces (``ZH_ROLE_PATTERN=…``, built from a lexicon), as ``text`` takes them."""
+        shadowed = sorted(set(extra) & set(self._document.get("patterns", {})))
+        if shadowed:
+            raise RuleDataError(f"{self.file}: [patterns] {shadowed[0]}: also passed in by the module")
         unknown = sorted(set(self._document.get("flags", {})) - set(self._document.get("patterns", {})))
         if unknown:
             raise RuleDataError(f"{self.file}: [flags] {unknown[0]}: no such pattern")
         for key in self._document.get("flags", {}):
             self.flags(key)  # a misspelt flag fails at import, not at first use
-        return Patterns(self)
+        return Patterns(self, extra)
 
     def compiled(self, text: str, flags: int | re.RegexFlag, where: str) -> re.Pattern[str]:
         """``text`` compiled; an invalid expression is an error naming ``where`` (the file, table and key)."""
@@ -197,14 +202,15 @@ class Patterns:
     """One data file's patterns by name, ``RE._ZH_PLAN``: each compiled with its flags when first
     asked for, then kept as an ordinary attribute (so later reads cost an attribute lookup)."""
 
-    def __init__(self, data: RuleData) -> None:
+    def __init__(self, data: RuleData, extra: dict[str, str]) -> None:
         self._data = data
+        self._extra = extra
 
     def __getattr__(self, name: str) -> re.Pattern[str]:
-        if name.startswith("__") or name == "_data":
+        if name.startswith("__") or name in ("_data", "_extra"):
             raise AttributeError(name)
         try:
-            pattern = self._data.regex(name)
+            pattern = self._data.regex(name, None, **self._extra)
         except RuleDataError as error:
             raise AttributeError(str(error)) from None
         setattr(self, name, pattern)
