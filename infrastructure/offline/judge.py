@@ -76,7 +76,7 @@ from factledger.infrastructure.offline.slots import (
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 _DATA = rules("judge")
-RE = _DATA.patterns()
+RE = _DATA.patterns(ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
 def offline_judge_id() -> str:
@@ -484,12 +484,9 @@ def _amounts(text: str) -> dict[str, str]:
     return found
 
 
-_WHOSE = _DATA.regex("_WHOSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-
-
 def _same_subject(old: str, new: str) -> bool:
     """Both about the user, or both about the same relative ("用户的女儿…", "The user's son …")."""
-    a, b = _WHOSE.match(old), _WHOSE.match(new)
+    a, b = RE._WHOSE.match(old), RE._WHOSE.match(new)
     if a is None or b is None:
         return a is None and b is None
     return (a.group("zh") or a.group("en") or "").lower() == (b.group("zh") or b.group("en") or "").lower()
