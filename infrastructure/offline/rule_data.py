@@ -178,13 +178,6 @@ class RuleData:
             return [self._expanded(item, key, extra) for item in value]
         return value
 
-    def regexes(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> tuple[re.Pattern[str], ...]:
-        """The rows ``key``, each a pattern, compiled."""
-        found = self.rows(key, **extra)
-        if not all(isinstance(row, str) for row in found):
-            raise self._fail("rows", key, "an array of patterns", found)
-        return tuple(self.compiled(row, flags, f"{self.file}: [rows] {key}") for row in found)
-
     def compiled_rows(self, key: str, flags: int | re.RegexFlag = 0, **extra: str) -> tuple[tuple[Any, ...], ...]:
         """The rows ``key``, each ``[pattern, output…]``, with the pattern compiled."""
         found = []
