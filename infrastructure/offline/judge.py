@@ -128,14 +128,14 @@ def _says_change(text: str) -> bool:
 
 
 @functools.lru_cache(maxsize=16_384)
-def _families(text: str) -> frozenset[tuple[str | None, str]]:
+def _families(text: str) -> frozenset[tuple[str, str]]:
     """(whose, what) of each slot, with the slots a change moves between as one family."""
     found = set()
-    for slot, _ in slots_of(text):
-        role, attribute = _split(slot)
+    for slot, value in slots_of(text):
+        role, attribute, _ = _slot_line(slot, value).split("\t", 2)
         if RE._WORK.fullmatch(attribute):
             attribute = "work"
-        if RE._PARTNER.fullmatch(role or "") or attribute == "marital":
+        if RE._PARTNER.fullmatch(role) or attribute == "marital":
             role, attribute = "partner", "partner"
         found.add((role, attribute))
     return frozenset(found)
@@ -208,11 +208,6 @@ def _slots_compared(old: str, new: str) -> tuple[dict[str, str], ...]:
     )
 
 
-def _slot_compared(how: str, new: str, old: str) -> dict[str, str] | None:
-    """The first slot both fill whose values compare as ``how`` ({known.slot}, {known.old}, {known.new})."""
-    return next((compared for compared in _slots_compared(old, new) if compared["how"] == how), None)
-
-
 def _slot_kind(slot: str, old_value: str, new_value: str, corrected: bool) -> str:
     """How two values of one slot compare: the same, opposite (polarity), one in place of the other
     (exclusive, or corrected), or several values (a second colleague's surname is another colleague)."""
@@ -238,9 +233,10 @@ def _related_slots(old: str, new: str) -> _Read:
 
 
 def _slot_line(slot: str, value: str) -> str:
-    """A slot as the related rules read it: "whose\tattribute\tvalue" (whose: empty for the user's own)."""
-    role, attribute = _split(slot)
-    return f"{role or ''}\t{attribute}\t{value}"
+    """A slot as the related rules read it: "whose\tattribute\tvalue" (whose: empty for the user's own;
+    'relationship:老婆:name' → "老婆\tname\t…", 'residence' → "\tresidence\t…")."""
+    whose, attribute = slot.split(":", 2)[1:] if slot.startswith("relationship:") else ("", slot)
+    return f"{whose}\t{attribute}\t{value}"
 
 
 def _partnered(slots: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -276,14 +272,6 @@ def _by_dimension(old: str, new: str) -> _Read:
         d = shared[0]
         return {"how": "duplicate", "dimension": d, "new": new_sides[d]}
     return None
-
-
-def _split(slot: str) -> tuple[str | None, str]:
-    """('relationship:老婆:name') → ('老婆', 'name'); ('residence') → (None, 'residence')."""
-    if slot.startswith("relationship:"):
-        _, role, attribute = slot.split(":", 2)
-        return role, attribute
-    return None, slot
 
 
 _LIKING_FAMILY = _DATA.mapping("_LIKING_FAMILY")
@@ -594,8 +582,11 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     "both_slotted": lambda new, old: (
         (a := _partnered(slots_of(old))) and (b := _partnered(slots_of(new))) and {"slot": a[0][0], "new_slot": b[0][0]}
     ),
+    # the first slot both fill whose values compare as ``how`` ({known.slot}, {known.old}, {known.new})
     **{
-        f"slot_{how}": functools.partial(_slot_compared, how)
+        f"slot_{how}": functools.partial(
+            lambda how, new, old: next((c for c in _slots_compared(old, new) if c["how"] == how), None), how
+        )
         for how in ("same", "polarity", "exclusive", "corrected", "several")
     },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
