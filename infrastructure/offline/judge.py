@@ -70,6 +70,7 @@ from factledger.infrastructure.offline.slots import (
     looks_like_organisation,
     negation_pair,
     normalise,
+    rewritten,
     slots_of,
     species_of,
 )
@@ -319,12 +320,7 @@ def _restricts(new: str, old: str) -> bool:
 _COLLOCATIONS = _DATA.mapping("_COLLOCATIONS")
 _OUT_OF_WORK = frozenset(_DATA.words("_OUT_OF_WORK"))
 _EN_STOP_WORDS = frozenset(_DATA.words("_EN_STOP_WORDS"))
-
-
-def _unsaid(said: str) -> str:
-    """What a denial says, the negation taken out ("is not allergic to" → "is allergic to")."""
-    said = RE._EN_DENIED_VERB.sub(r"\1", said)
-    return RE._ZH_DENIAL.sub("", RE._EN_DENIAL.sub(" ", said))
+_UNSAID = _DATA.compiled_rows("_UNSAID", re.IGNORECASE)
 
 
 def _gave_up_zh(given: str, old: str) -> bool:
@@ -680,8 +676,9 @@ _RELATIONS = registry(
                 (s[6:] for s, v in slots_of(fact) if s.startswith("keeps:") and v == "no"), ""
             ),
             "lower": str.lower,
+            # what a denial says, the negation taken out ([rows] _UNSAID)
+            "unsaid": lambda said: rewritten(said, _UNSAID),
             # a count's statement: the count a mark, without the words said with it
-            "unsaid": _unsaid,
             "recount": lambda text: RE._RECOUNT_NOISE.sub("", RE._COUNT.sub("#", text)),
             # verbs of one liking are one verb ([tables._LIKING_FAMILY])
             "liking": lambda verb: _LIKING_FAMILY.get(verb.lower(), verb.lower()),
