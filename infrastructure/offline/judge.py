@@ -404,10 +404,6 @@ def _first_clause(text: str) -> str:
     return RE._CLAUSE_END.split(text, maxsplit=1)[0]
 
 
-def _first_negated(text: str) -> bool:
-    return bool(RE._NEGATED.search(_first_clause(text)))
-
-
 def _alike(a: list[str], b: list[str]) -> int:
     """How many words ``a`` and ``b`` start with alike."""
     return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
@@ -587,10 +583,6 @@ _KNOWN: dict[str, Callable[[str, str], object]] = {
     },
     "negated_known": lambda value, old: RE._NEGATED.search(old),
     "negated": lambda value, old: RE._NEGATED.search(value),
-    # the first clause of each negated ("不在…" says where the user is not, not where they are)
-    "first_negated": lambda new, old: _first_negated(new),
-    "first_negated_known": lambda new, old: _first_negated(old),
-    "negated_alike": lambda new, old: _first_negated(new) == _first_negated(old),
     "same_subject": lambda value, old: _same_subject(old, value),
     "in_known": lambda value, old: value in old,
     "said_in_known": lambda value, old: value in old[2:],
@@ -659,6 +651,8 @@ _RELATIONS = registry(
         predicates={name: _of_known(test) for name, test in _KNOWN.items()},
         # a known fact that begins with what the new one denies, said long enough to be one
         comparisons={
+            # both negated, or neither
+            "negated_alike": lambda a, b: bool(RE._NEGATED.search(a)) == bool(RE._NEGATED.search(b)),
             "begins": lambda whole, stem: len(stem) >= 4 and whole.startswith(stem),
             # the known fact is the same person's ("用户" and ``who``) and says ``verb`` of something before
             "did_before": lambda old, who, verb: (
@@ -676,6 +670,8 @@ _RELATIONS = registry(
                 (s[6:] for s, v in slots_of(fact) if s.startswith("keeps:") and v == "no"), ""
             ),
             "lower": str.lower,
+            # a fact's first clause ("不在…" there says where the user is not, not where they are)
+            "first": _first_clause,
             # what a denial says, the negation taken out ([rows] _UNSAID)
             "unsaid": lambda said: rewritten(said, _UNSAID),
             # a count's statement: the count a mark, without the words said with it
