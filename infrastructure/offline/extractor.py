@@ -132,9 +132,6 @@ _ACTUALLY = registry(
 
 log = logging.getLogger(__name__)
 
-# the ids of rules whose findings this module builds itself (issue 27: every finding names its rule)
-_TASTE, _CALLED_OFF, _GONE = "topics.taste-now", "changes.called-off", "extractor.gone"
-
 
 def offline_extractor_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
@@ -261,7 +258,7 @@ class RuleExtractor:
                 and not any(c in s for c in _choices(t) for s in said)
                 and not any(s.removeprefix("用户") in t for s in said)
             ]
-        found = self._build([_found(t, rule=_TASTE) for t in tastes], extraction.signals, known)
+        found = self._build([_found(t, rule="topics.taste-now") for t in tastes], extraction.signals, known)
         return attrs.evolve(extraction, facts=(*extraction.facts, *found.facts)) if said else found
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
@@ -592,10 +589,11 @@ class RuleExtractor:
         species = species_of(named[-1]) if named else None
         if gone and species:
             said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-            return items if any(said == i.text for i in items) else [*items, _found(said, rule=_GONE, category="other")]
+            gone_by_name = _found(said, rule="extractor.gone", category="other")
+            return items if any(said == i.text for i in items) else [*items, gone_by_name]
         off = changes.called_off(clause)
         if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-            return [*items, _found(off, rule=_CALLED_OFF, category="other")]  # "出差取消了": the plan is known
+            return [*items, _found(off, rule="changes.called-off", category="other")]  # "出差取消了": the plan is known
         fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
         if fell and not any(i.replaces == fell[1] for i in items):
             # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
