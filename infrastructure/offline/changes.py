@@ -844,7 +844,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "phone": _phone,
     "in_turn": _in_turn,
     "respan": _respanned,
-    "quit": lambda fired, t, c: QUIT_HABIT,  # "I quit smoking": the habit known (that it ``holds``), quit
     # the same, said as a correction ("The user actually …")
     "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
@@ -1039,12 +1038,12 @@ _VOCABULARY = VOCABULARY.extended(
         "inside": lambda part, whole: part in whole,
         # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
         "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
-        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
         # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
         "about": lambda about, fact: bool(
             (set(RE._EN_LOWER_WORD.findall(about.lower())) - {"what", "said", "the"})
             & set(RE._EN_LOWER_WORD.findall(fact))
         ),
+        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
         "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(RE._PRACTISED.search(fact))),
     },
 )
