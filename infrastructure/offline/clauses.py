@@ -188,8 +188,3 @@ def standing_request(text: str) -> str | None:
     content = RE._FROM_NOW_ON.sub("", said)
     content = RE._GOING_BACK.sub("", content)
     return RE._ASKING_TAIL.sub("", content) or None
-
-
-def asks_to_recommend(text: str) -> bool:
-    """A request about what to recommend of a kind (a standing preference, not a one-off question)."""
-    return isinstance(text, str) and not is_english(text) and bool(RE._ASKS_TO_RECOMMEND.search(text))

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
-from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
+from factledger.infrastructure.offline.registry import Vocabulary
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten
 
@@ -119,9 +119,3 @@ VOCABULARY = Vocabulary(
     predicates={"said": lambda value, context: bool(tidy(value))},
     filters={"tidy": tidy, "third_person": third_person},
 )
-
-
-def fact_from(rules: Registry, text: str, context: Context | None = None) -> Item | None:
-    """The fact the first rule of ``rules`` that fires on ``text`` gives, traced to that rule."""
-    fired = rules.first(text, context)
-    return fact_item(fired.text, fired.category).traced(fired.rule.id) if fired else None

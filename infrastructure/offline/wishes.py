@@ -71,11 +71,6 @@ def said_of_someone_else(text: str) -> bool:
     return bool((_EN_SOMEONE if is_english(text) else _ZH_SOMEONE).search(text.strip()))
 
 
-def is_answer_wish(clause: Clause) -> bool:
-    """Whether ``answer_wish`` reads a preference in ``clause`` (the detector's question)."""
-    return answer_wish(clause) is not None
-
-
 def _is_wish(clause: Clause, said: str) -> bool:
     english = is_english(said)
     wish, answers, parts = (
@@ -134,4 +129,4 @@ def _structure(said: str, english: bool) -> tuple[str, str]:
     return (f"偏好用{m.group(0).lower()}的形式回复" if m else "偏好分点列出的回复格式"), "format"
 
 
-__all__ = ["answer_wish", "is_answer_wish", "said_of_someone_else"]
+__all__ = ["answer_wish", "said_of_someone_else"]
