@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
-from factledger.infrastructure.offline.registry import Vocabulary
+from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten
 
@@ -119,3 +119,33 @@ VOCABULARY = Vocabulary(
     predicates={"said": lambda value, context: bool(tidy(value))},
     filters={"tidy": tidy, "third_person": third_person},
 )
+
+
+def finding(
+    rules: Registry,
+    text: str,
+    said: str,
+    context: Context | None = None,
+    *,
+    who: str = "",
+    kind: str = "fact",
+    behaviour: bool = False,
+    restate: Callable[[str], str] | None = None,
+) -> Item | None:
+    """What the first rule of ``rules`` that fires on ``text`` finds, traced to that rule, by its ``kind``
+    (else ``kind``): nothing ("nothing"); a preference, read from behaviour when ``behaviour`` (unless the
+    rule says), its ``refused`` template when it matched a refusal ("no need to be formal"); else a fact
+    said of ``who``, ``restate``d when the rule asks (its ``restate``)."""
+    fired = rules.first(text, context)
+    values = fired.rule.values if fired else {}
+    if fired is None or values.get("kind", kind) == "nothing":
+        return None
+    text = fired.text
+    if "refused" in values and fired.match.groupdict().get("neg"):
+        text = fired.rule.render(values["refused"], fired.match)
+    behaviour = values.get("behaviour", behaviour)
+    if behaviour or values.get("kind", kind) == "preference":
+        return preference_item(text, fired.category, said, behaviour).traced(fired.rule.id)
+    if restate and values.get("restate"):
+        text = restate(text)
+    return fact_item(who + text, fired.category).traced(fired.rule.id)
