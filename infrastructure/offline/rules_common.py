@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
-from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
+from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary, simple
 from factledger.infrastructure.offline.rule_data import rules
-from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten, species_of
 
 _DATA = rules("rules_common")
 RE = _DATA.patterns()
@@ -114,10 +114,11 @@ def tidy(value: str) -> str:
     return RE._TRAILING_PARTICLES.sub("", value).strip()
 
 
-#: what every module's registries may name: ``tidy`` / ``third_person`` filters, ``said(v)`` (a value left after tidying)
+#: what every module's registries may name: ``tidy`` / ``third_person`` / ``lower`` / ``species`` (a pet's kind, or
+#: "") filters, ``said(v)`` (a value left after tidying) and ``given(v)`` (a value not empty)
 VOCABULARY = Vocabulary(
-    predicates={"said": lambda value, context: bool(tidy(value))},
-    filters={"tidy": tidy, "third_person": third_person},
+    predicates={"said": lambda value, context: bool(tidy(value)), "given": simple(bool)},
+    filters={"tidy": tidy, "third_person": third_person, "lower": str.lower, "species": lambda v: species_of(v) or ""},
 )
 
 

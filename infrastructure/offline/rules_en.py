@@ -61,19 +61,16 @@ def _cut_down_noun(value: str, context: Context) -> str:
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
-        "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
     },
     filters={
         "strip": str.strip,
-        "lower": str.lower,
         "capitalize": str.capitalize,
         "place": lambda value: getattr(RULES.place.first(value), "text", ""),
         "place_first": lambda value: getattr(RULES.place_first.first(value), "text", ""),
         "article": lambda value: rewritten(value, _A_OR_AN),
         "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
-        "species": lambda value: species_of(value) or "",
         "vehicle": lambda value: rewritten(value.strip(), _VEHICLE_ARTICLE),
         # "wake up at 7" → "wakes up at 7": the user's habits in the third person
         "verb3": lambda phrase: RE._FIRST_WORD.sub(lambda verb: third_person_verb(verb[0]), phrase, count=1).strip(),
@@ -146,8 +143,8 @@ def en_third_person(text: str) -> str:
     return t[:1].upper() + t[1:]
 
 
-def en_category(text: str) -> str:
-    return first_row(_EN_CATEGORY_WORDS, text, "other")
+#: the spec's fact category for a statement no slot rule recognised: the first row of words it holds
+en_category = functools.partial(first_row, _EN_CATEGORY_WORDS, otherwise="other")
 
 
 def clean_en(text: str) -> str:

@@ -37,7 +37,6 @@ from factledger.infrastructure.offline.slots import (
     looks_like_organisation,
     pattern_test,
     rewritten,
-    species_of,
 )
 
 _DATA = rules("rules_zh_facts")
@@ -106,7 +105,6 @@ _VOCABULARY = VOCABULARY.extended(
         "organisation": simple(looks_like_organisation),
         # 男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)
         "gender_or_people": simple(lambda value: value in GENDER_WORDS or bool(RE._PEOPLE.fullmatch(value))),
-        "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
         "user": lambda value, context: context.get("who", "用户") == "用户",
@@ -116,7 +114,6 @@ _VOCABULARY = VOCABULARY.extended(
     filters={
         "place": lambda value: _place(value) or "",
         "work_place": lambda value: (_work_place(value) or ("", ""))[0],
-        "species": lambda value: species_of(value) or "",
         "job": lambda value: RE._COUNTED.sub("", tidy(value)),  # without its count: "一名护士" → 护士
         "line_of_work": lambda value: rewritten(RE._COUNTED.sub("", tidy(value)), _LINE_OF_WORK),
         "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),

@@ -51,7 +51,6 @@ _VOCABULARY = VOCABULARY.extended(
         # examples asked for, or for good
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
-        "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
         # a style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")
         "of_replies": simple(
@@ -65,7 +64,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unit_named": lambda value: "" if value == _UNIT_SIDE.get(value, "公制") else f"（{value}）",
         "contact": lambda value: _CONTACT_PHRASE[value],
         "refusal": lambda value: "不希望" if value else "偏好",
-        "lower": str.lower,
         "within": lambda value: value or "以内",
         "requested": _requested,
     },
