@@ -109,10 +109,7 @@ def is_question(clause: Clause) -> bool:
 
 def is_question_to_assistant(clause: Clause) -> bool:
     """A question whose subject is the assistant ("你能…吗？", "can you …?")."""
-    if not is_question(clause):
-        return False
-    text = clause.text.strip()
-    return bool(RE._ADDRESSES_ASSISTANT.search(text))
+    return is_question(clause) and bool(RE._ADDRESSES_ASSISTANT.search(clause.text.strip()))
 
 
 # -- Who a statement is about ----------------------------------------------------------------------
@@ -120,9 +117,7 @@ def is_question_to_assistant(clause: Clause) -> bool:
 
 def zh_mentions_self(text: str) -> bool:
     """A Chinese clause in which the speaker talks about themself (我 as subject or owner)."""
-    if not RE._ZH_FIRST_PERSON.search(text):
-        return False
-    if RE._ZH_SUGGESTION.search(text):
+    if not RE._ZH_FIRST_PERSON.search(text) or RE._ZH_SUGGESTION.search(text):
         return False
     return bool(RE._ZH_FIRST_PERSON.search(strip_exchange(text)))
 
