@@ -209,3 +209,22 @@ def test_a_habit_quit_is_the_latest_habit_known_when_it_names_the_same_word_and_
     gym = "The user goes to the gym every day"
     assert changes.english_swaps("I stopped going", [gym]) == [("The user stopped doing that", gym)]
     assert changes.english_swaps("I stopped going", ["The user does not go to the gym every day"]) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "known", "found"),
+    [
+        ("把朗逸换成了特斯拉", ["用户开的是朗逸"], ("用户开的是特斯拉", "用户开的是朗逸")),
+        (
+            "traded my Jetta for a Subaru Outback",
+            ["The user drives a Jetta"],
+            ("The user drives a Subaru Outback", "The user drives a Jetta"),
+        ),
+        # near miss: nothing known names the thing replaced
+        ("把朗逸换成了特斯拉", ["用户喜欢猫"], None),
+    ],
+)
+def test_a_thing_replaced_by_name_is_the_known_fact_that_names_it(
+    message: str, known: list[str], found: tuple[str, str] | None
+) -> None:
+    assert changes.replaced(message, known) == found

@@ -93,3 +93,17 @@ def test_told_changes_restates_the_clause_that_no_fact_says() -> None:
     assert told_changes("合同到期了，月初搬到温州了", ["用户月初搬到温州"]) == []
     assert told_changes("we moved into a loft in Denver", []) == ["The user moved into a loft in Denver"]
     assert told_changes("我同事搬到温州了", []) == []
+
+
+@pytest.mark.parametrize(
+    ("message", "replaced"),
+    [
+        # the relative named in English is the fact's owner (held as its canonical role, 老婆), and so is she
+        ("My wife switched jobs, she now works at Meta", "The user's wife works at Google"),
+        # near miss: someone else's change is not the owner's
+        ("My brother switched jobs, he now works at Meta", None),
+    ],
+)
+def test_an_english_relatives_change_replaces_that_relatives_fact(message: str, replaced: str | None) -> None:
+    known = ["The user's wife works at Google"]
+    assert replaced_fact("The user's wife works at Meta", message, known) == replaced

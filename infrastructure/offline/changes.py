@@ -72,6 +72,7 @@ def _folded(text: str) -> str:
 
 
 _TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
+_ADVISED = _DATA.regex("_ADVISED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _marked(pattern: re.Pattern[str], unless: re.Pattern[str] | None = None) -> Callable[[str], bool]:
@@ -91,6 +92,8 @@ is_retraction = _marked(RE._RETRACTION)
 is_conditional = _marked(RE._CONDITIONAL)
 is_plan = _marked(RE._PLANNED)
 told_of_someone_else = _marked(_TOLD_OF_ELSE)
+#: advice or an order ("建议", "让我"), or someone else named: what the message says is not done now
+_advised = _marked(_ADVISED)
 may_change = _marked(RE._CHANGE_SAID, unless=RE._ASKED)
 
 
@@ -680,14 +683,6 @@ def succession(pieces: Sequence[str], known: Sequence[str]) -> list[tuple[str, s
     return []
 
 
-_ADVISED = _DATA.regex("_ADVISED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-
-
-@functools.lru_cache(maxsize=256)  # asked of one whole message once per clause
-def _advised_or_planned(message: str) -> bool:
-    return bool(_ADVISED.search(message)) or is_unreal(message)
-
-
 def _in_turn(fired: Fired, target: Target, context: Context) -> str | None:
     """What is done now, in place of what the known fact says is done (the rule's ``known`` pattern: who
     does it, "" for the user, "的侄女" …, and its verb): a pronoun stands for the relative the fact is
@@ -849,7 +844,6 @@ _MAKERS: dict[str, Callable[[Fired, Target, Context], str | None]] = {
     "phone": _phone,
     "in_turn": _in_turn,
     "respan": _respanned,
-    "quit": lambda fired, t, c: QUIT_HABIT,  # "I quit smoking": the habit known (that it ``holds``), quit
     # the same, said as a correction ("The user actually …")
     "respan_marked": lambda fired, t, c: (new := _respanned(fired, t, c)) and marked_as_correction(new),
 }
@@ -945,9 +939,6 @@ def _first_change(rules: Registry, said: str, known_facts: Sequence[str]) -> Eve
     return next(iter(_first_events(rules, said, {"text": said, "known": known}) or []), None)
 
 
-#: a rule's ``known`` read of the known facts is its first change too (``named_instead``)
-
-
 #: a clause as the rules read it, and what in it may name someone else (``[rows]``, rewritten in turn)
 _WHOSE = _DATA.compiled_rows("_WHOSE")
 _CLAUSE_SAID = _DATA.compiled_rows("_CLAUSE_SAID")
@@ -1023,7 +1014,7 @@ _VOCABULARY = VOCABULARY.extended(
         "job": simple(looks_like_job),
         "correction": lambda value, context: is_correction(context.get("text", value)),
         # advice, a plan, or someone else named in the message: not what is done now
-        "advised_or_planned": lambda value, context: _advised_or_planned(context.get("text", value)),
+        "advised_or_planned": lambda value, context: _advised(text := context.get("text", value)) or is_unreal(text),
     },
     filters={
         "strip": str.strip,
@@ -1047,12 +1038,12 @@ _VOCABULARY = VOCABULARY.extended(
         "inside": lambda part, whole: part in whole,
         # "碳酸饮料" in what names one of the kind (可乐, 雪碧: ``[tables.QUIT_KINDS]``)
         "kind_named": lambda kind, said: any(k in said for k in QUIT_KINDS.get(kind, ())),
-        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
         # "forget what I said about my middle name": a word after "about" (three letters or more) in a fact
         "about": lambda about, fact: bool(
             (set(RE._EN_LOWER_WORD.findall(about.lower())) - {"what", "said", "the"})
             & set(RE._EN_LOWER_WORD.findall(fact))
         ),
+        # a verb of keeping a habit up, said in a fact (练: 健身, 锻炼 too); none said: any
         "kept_up": lambda verb, fact: verb in fact or (verb == "练" and bool(RE._PRACTISED.search(fact))),
     },
 )
@@ -1071,40 +1062,3 @@ _ENGLISH_SAID = registry(_DATA, "english_said", _VOCABULARY)
 _NAMED_INSTEAD = registry(_DATA, "named_instead", _VOCABULARY)
 _EN_EXTRA = {"_EN_NAME_NOT_THE": _EN_NAME_NOT_THE, "CAR_MAKES": CAR_MAKES, "EN_ROLE_PATTERN": EN_ROLE_PATTERN}
 _ENGLISH = registry(_DATA, "english", _VOCABULARY, **_EN_EXTRA)
-
-
-__all__ = [
-    "BROKE_UP",
-    "EN_QUITTABLE",
-    "HABIT",
-    "LAPSED",
-    "LET_GO",
-    "NO_LONGER_SO",
-    "PARTNERED",
-    "QUIT_HABIT",
-    "STUDIES",
-    "TRADE",
-    "WORKPLACE",
-    "bare_value",
-    "called_off",
-    "english_swaps",
-    "events",
-    "instead",
-    "is_conditional",
-    "is_correction",
-    "is_marker_only",
-    "is_past_against_now",
-    "is_plan",
-    "is_retraction",
-    "is_unreal",
-    "may_change",
-    "named_instead",
-    "proper_names",
-    "recount",
-    "renamed_kind",
-    "replaced",
-    "strip_marker",
-    "substitute",
-    "swapped",
-    "told_of_someone_else",
-]

@@ -109,10 +109,7 @@ def is_question(clause: Clause) -> bool:
 
 def is_question_to_assistant(clause: Clause) -> bool:
     """A question whose subject is the assistant ("你能…吗？", "can you …?")."""
-    if not is_question(clause):
-        return False
-    text = clause.text.strip()
-    return bool(RE._ADDRESSES_ASSISTANT.search(text))
+    return is_question(clause) and bool(RE._ADDRESSES_ASSISTANT.search(clause.text.strip()))
 
 
 # -- Who a statement is about ----------------------------------------------------------------------
@@ -120,9 +117,7 @@ def is_question_to_assistant(clause: Clause) -> bool:
 
 def zh_mentions_self(text: str) -> bool:
     """A Chinese clause in which the speaker talks about themself (我 as subject or owner)."""
-    if not RE._ZH_FIRST_PERSON.search(text):
-        return False
-    if RE._ZH_SUGGESTION.search(text):
+    if not RE._ZH_FIRST_PERSON.search(text) or RE._ZH_SUGGESTION.search(text):
         return False
     return bool(RE._ZH_FIRST_PERSON.search(strip_exchange(text)))
 
@@ -188,8 +183,3 @@ def standing_request(text: str) -> str | None:
     content = RE._FROM_NOW_ON.sub("", said)
     content = RE._GOING_BACK.sub("", content)
     return RE._ASKING_TAIL.sub("", content) or None
-
-
-def asks_to_recommend(text: str) -> bool:
-    """A request about what to recommend of a kind (a standing preference, not a one-off question)."""
-    return isinstance(text, str) and not is_english(text) and bool(RE._ASKS_TO_RECOMMEND.search(text))

@@ -132,9 +132,6 @@ _ACTUALLY = registry(
 
 log = logging.getLogger(__name__)
 
-# the ids of rules whose findings this module builds itself (issue 27: every finding names its rule)
-_TASTE, _CALLED_OFF, _GONE = "topics.taste-now", "changes.called-off", "extractor.gone"
-
 
 def offline_extractor_id() -> str:
     """``offline-rules/<hash>``: from the content of the rules that make it up, never bumped by hand (ADR 0031)."""
@@ -236,7 +233,8 @@ class RuleExtractor:
         text = RE._EMOJI_SPACE.sub("，", dialect(message))
         text = _by_name(text, known) or text
         extraction = self._read(text, known)
-        extraction = self._with_tastes(extraction, text, known)
+        if extraction.facts or extraction.preferences:
+            extraction = self._with_tastes(extraction, text, known)
         extraction = self._with_child_grade(extraction, text, known)
         if extraction.facts and not extraction.preferences and not is_english(text):
             return self._with_dropped_read(extraction, text, known)
@@ -245,21 +243,14 @@ class RuleExtractor:
         return extraction
 
     def _with_tastes(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
-        """ "这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西": a taste taken up, said beside
-        something else the rules read; its choice is named by none of what they read."""
-        if not (extraction.facts or extraction.preferences) or is_english(text):
+        """The tastes taken up that Chinese ``text`` tells, none imagined ("玩腻了，现在天天玩原神"); beside
+        something else the rules read ("这阵子彻底迷上爵士了，天天听…", "以后只看纪录片，学点东西"), only
+        those told as taken up whose choice none of what they read names."""
+        if is_english(text):
             return extraction
         said = [f.text for f in extraction.facts] + [p.text for p in extraction.preferences]
-        extra = self._tastes(text, extraction.signals, known, said)
-        return attrs.evolve(extraction, facts=(*extraction.facts, *extra.facts))
-
-    def _tastes(
-        self, text: str, signals: dict[str, Any], known: tuple[str, ...], said: list[str] | None = None
-    ) -> Extraction:
-        """The tastes taken up that ``text`` tells, none imagined; beside what else was ``said``, only
-        those told as taken up whose choice none of it names."""
         tastes = [t for t in taste_now(text) if not _imagined(t, text)]
-        if said is not None:
+        if said:
             tastes = [
                 t
                 for t in tastes
@@ -267,7 +258,8 @@ class RuleExtractor:
                 and not any(c in s for c in _choices(t) for s in said)
                 and not any(s.removeprefix("用户") in t for s in said)
             ]
-        return self._build([_found(t, rule=_TASTE) for t in tastes], signals, known)
+        found = self._build([_found(t, rule="topics.taste-now") for t in tastes], extraction.signals, known)
+        return attrs.evolve(extraction, facts=(*extraction.facts, *found.facts)) if said else found
 
     def _with_child_grade(self, extraction: Extraction, text: str, known: tuple[str, ...]) -> Extraction:
         """ "转眼都中班了", "这学期升大班了，我比她还激动": a school year other than the one known of
@@ -323,7 +315,7 @@ class RuleExtractor:
             if restated is not None and _kept(restated, rule.values["keep"]):
                 return restated
         # "玩腻了，现在天天玩原神": a taste taken up, which may replace a liking said before
-        return extraction if is_english(text) else self._tastes(text, extraction.signals, known)
+        return self._with_tastes(extraction, text, known)
 
     def _read(self, text: str, known: tuple[str, ...], dropped: bool = False) -> Extraction:
         signals = self._detector.detect(text)
@@ -345,7 +337,9 @@ class RuleExtractor:
             if change_only:  # only what changes a known fact
                 items = [i for i in items if i.kind == "fact" and (i.replaces or self._conflicting(i.text, known)[0])]
             items = [_with_change_told(i, text) for i in items]
-            items += [taste for i in items if (taste := _taste_asked_for(i, text)) is not None]
+            # "看腻了，推荐纪录片吧": a request that says the old taste gave way is the taste now, as a fact
+            asked = (_TASTE_ASKED.first(i.text, {"message": text}) for i in items if i.kind == "preference")
+            items += [_found(fired.text, rule=fired.rule.id) for fired in asked if fired]
         except Exception:  # the protocol promises no exception on odd input
             log.exception("offline rules failed on a message; recording nothing for it")
             return self._build([], signals, ())
@@ -595,10 +589,11 @@ class RuleExtractor:
         species = species_of(named[-1]) if named else None
         if gone and species:
             said = f"用户不再养{species}了"  # "小黑走丢了" after 用户的猫叫小黑: the name goes with it
-            return items if any(said == i.text for i in items) else [*items, _found(said, rule=_GONE, category="other")]
+            gone_by_name = _found(said, rule="extractor.gone", category="other")
+            return items if any(said == i.text for i in items) else [*items, gone_by_name]
         off = changes.called_off(clause)
         if off and any(self._judge.judge(k, off).relation is Relation.CONFLICT for k in message.known):
-            return [*items, _found(off, rule=_CALLED_OFF, category="other")]  # "出差取消了": the plan is known
+            return [*items, _found(off, rule="changes.called-off", category="other")]  # "出差取消了": the plan is known
         fell = None if changes.told_of_someone_else(message.text) else changes.plan_fell_through(clause, message.known)
         if fell and not any(i.replaces == fell[1] for i in items):
             # "又黄了", "游学那事儿泡汤了": the plan just told, whatever it was called
@@ -706,9 +701,9 @@ class RuleExtractor:
         the known fact it belongs to: "李然" (after 用户叫吕然), "it's Ivy",
         "其实就几十个读者", "糖糖其实是只龙猫".
         """
-        # what a correction or retraction says instead is marked as such ("用户其实…"), so the
-        # judge reads it against the statement it corrects (see judge._reframed)
-        items = [_actually(i) for i in items]
+        # what a correction or retraction says instead is marked as such (``[[registries.actually]]``)
+        marked = [_ACTUALLY.first(i.text, {"generic": i.generic}) if i.kind == "fact" else None for i in items]
+        items = [i._replace(text=fired.text) if fired else i for i, fired in zip(items, marked, strict=True)]
         # "口误，是五年级", "其实是中通，说顺嘴了": one value of the kind of a value just said, in its
         # place, whatever else the message says ("反正都是送快递" is no new fact of its own)
         swapped = changes.swapped_same_kind(message.text, message.known) if message.correcting else None
@@ -976,7 +971,9 @@ def _with_dropped_subject(text: str) -> str:
         clause = OPENERS.sub("", piece.strip()).rstrip("，,。！!；;")
         if RE._ASKS.search(clause):
             return text
-        if clause and _own_statement(clause):
+        # plainly the speaker's own, and so (not a plan: "周末还会去爬山" is 会 of a habit)
+        own = clause and (RE._DROPPED.match(clause) or _fills_a_slot(clause))
+        if own and not changes.is_unreal(RE._HABIT_WILL.sub("", clause)):
             if RE._ONE_OUTING.match(clause) and not RE._SIGNED_UP.search(clause):
                 return text  # "周末去听了场音乐会", "早上吃的包子": one outing, not a habit
             # "还有点麸质不耐受": 还有 opens nothing here, it says 'a bit'; "还有芒果也过敏": the opener says nothing
@@ -987,13 +984,6 @@ def _with_dropped_subject(text: str) -> str:
             return text  # something else comes first: leave the message as it is
         start += len(piece)
     return text
-
-
-def _own_statement(clause: str) -> bool:
-    """Plainly the speaker's own, and so (not a plan: "周末还会去爬山" is 会 of a habit)."""
-    return bool(RE._DROPPED.match(clause) or _fills_a_slot(clause)) and not changes.is_unreal(
-        RE._HABIT_WILL.sub("", clause)
-    )
 
 
 def _with_dropped_english_subject(text: str) -> str:
@@ -1036,23 +1026,6 @@ def _with_change_told(item: Item, message: str) -> Item:
         return item
     told = change_told(message, item.text)
     return item._replace(text=f"{told}，{item.text}") if told else item
-
-
-def _taste_asked_for(item: Item, message: str) -> Item | None:
-    """'看腻了，推荐纪录片吧', '还是给我推悬疑吧': a request told with the clause that says the old
-    taste gave way, or asked for instead (还是…推), is also the user's taste now, as a fact
-    (``[[registries.taste_asked]]``); a liking said before (a fact, or a preference in other words,
-    which the preference judge may never compare with the request) gives way to it as to any taste."""
-    fired = _TASTE_ASKED.first(item.text, {"message": message}) if item.kind == "preference" else None
-    return _found(fired.text, rule=fired.rule.id) if fired else None
-
-
-def _actually(item: Item) -> Item:
-    """What a retraction says instead, marked as such by the first rule of ``[[registries.actually]]``
-    that fires ("用户其实就会…", "The user actually only …"); a rule that says ``generic()`` marks only a
-    fact restated as said."""
-    fired = _ACTUALLY.first(item.text, {"generic": item.generic}) if item.kind == "fact" else None
-    return item._replace(text=fired.text) if fired else item
 
 
 def _known_role(pronoun: str, known: Sequence[str]) -> str | None:

@@ -82,7 +82,9 @@ def _someone_else(message: str, owner: str, english: bool) -> bool:
     if english and not owner:
         return bool(_EN_OTHER_SUBJECT.match(message))
     if english:
-        return any(m.group(0).split()[-1].lower() != owner.split()[-1] for m in _EN_SOMEONE.finditer(message))
+        # "my wife" is the fact's 老婆 (owners are canonical roles); he or she, that relative
+        said = (m.group(0).split()[-1].lower() for m in _EN_SOMEONE.finditer(message))
+        return any(ROLE_SYNONYMS.get(role, role) != owner for role in said if role not in ("he", "she"))
     if not owner:
         # "纠正一下，她是福建人": a clause whose subject is he or she
         someone = told_of_someone_else(message) or bool(RE._ZH_HE_OR_SHE.search(message))

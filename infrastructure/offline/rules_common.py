@@ -17,9 +17,9 @@ from collections.abc import Callable
 from typing import NamedTuple, ParamSpec, TypeVar
 
 from factledger.infrastructure.offline.clauses import is_english
-from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary
+from factledger.infrastructure.offline.registry import Context, Registry, Vocabulary, simple
 from factledger.infrastructure.offline.rule_data import rules
-from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten
+from factledger.infrastructure.offline.slots import ZH_ROLE_PATTERN, rewritten, species_of
 
 _DATA = rules("rules_common")
 RE = _DATA.patterns()
@@ -114,14 +114,39 @@ def tidy(value: str) -> str:
     return RE._TRAILING_PARTICLES.sub("", value).strip()
 
 
-#: what every module's registries may name: ``tidy`` / ``third_person`` filters, ``said(v)`` (a value left after tidying)
+#: what every module's registries may name: ``tidy`` / ``third_person`` / ``lower`` / ``species`` (a pet's kind, or
+#: "") filters, ``said(v)`` (a value left after tidying) and ``given(v)`` (a value not empty)
 VOCABULARY = Vocabulary(
-    predicates={"said": lambda value, context: bool(tidy(value))},
-    filters={"tidy": tidy, "third_person": third_person},
+    predicates={"said": lambda value, context: bool(tidy(value)), "given": simple(bool)},
+    filters={"tidy": tidy, "third_person": third_person, "lower": str.lower, "species": lambda v: species_of(v) or ""},
 )
 
 
-def fact_from(rules: Registry, text: str, context: Context | None = None) -> Item | None:
-    """The fact the first rule of ``rules`` that fires on ``text`` gives, traced to that rule."""
+def finding(
+    rules: Registry,
+    text: str,
+    said: str,
+    context: Context | None = None,
+    *,
+    who: str = "",
+    kind: str = "fact",
+    behaviour: bool = False,
+    restate: Callable[[str], str] | None = None,
+) -> Item | None:
+    """What the first rule of ``rules`` that fires on ``text`` finds, traced to that rule, by its ``kind``
+    (else ``kind``): nothing ("nothing"); a preference, read from behaviour when ``behaviour`` (unless the
+    rule says), its ``refused`` template when it matched a refusal ("no need to be formal"); else a fact
+    said of ``who``, ``restate``d when the rule asks (its ``restate``)."""
     fired = rules.first(text, context)
-    return fact_item(fired.text, fired.category).traced(fired.rule.id) if fired else None
+    values = fired.rule.values if fired else {}
+    if fired is None or values.get("kind", kind) == "nothing":
+        return None
+    text = fired.text
+    if "refused" in values and fired.match.groupdict().get("neg"):
+        text = fired.rule.render(values["refused"], fired.match)
+    behaviour = values.get("behaviour", behaviour)
+    if behaviour or values.get("kind", kind) == "preference":
+        return preference_item(text, fired.category, said, behaviour).traced(fired.rule.id)
+    if restate and values.get("restate"):
+        text = restate(text)
+    return fact_item(who + text, fired.category).traced(fired.rule.id)

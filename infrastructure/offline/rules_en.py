@@ -11,19 +11,19 @@ The rules are ordered registries in ``rules/rules_en.toml`` (ADR 0042): ``reques
 
 from __future__ import annotations
 
+import functools
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
+from factledger.infrastructure.offline.registry import Context, Registries, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     GENERIC_CONFIDENCE,
     HEDGED_CONFIDENCE,
     VOCABULARY,
     Item,
-    fact_item,
+    finding,
     named_rule,
-    preference_item,
 )
 from factledger.infrastructure.offline.slots import (
     EN_JOB_WORD,
@@ -61,19 +61,16 @@ def _cut_down_noun(value: str, context: Context) -> str:
 _VOCABULARY = VOCABULARY.extended(
     predicates={
         **{name: pattern_test(pattern, where) for pattern, name, where in _PATTERN_TESTS},
-        "some": simple(bool),
         "job": simple(lambda value: bool(EN_JOB_WORD.search(value))),
         "species": simple(lambda value: bool(species_of(value))),
     },
     filters={
         "strip": str.strip,
-        "lower": str.lower,
         "capitalize": str.capitalize,
         "place": lambda value: getattr(RULES.place.first(value), "text", ""),
         "place_first": lambda value: getattr(RULES.place_first.first(value), "text", ""),
         "article": lambda value: rewritten(value, _A_OR_AN),
         "job_head": lambda value: RE._JOB_TAIL.split(value)[0],
-        "species": lambda value: species_of(value) or "",
         "vehicle": lambda value: rewritten(value.strip(), _VEHICLE_ARTICLE),
         # "wake up at 7" → "wakes up at 7": the user's habits in the third person
         "verb3": lambda phrase: RE._FIRST_WORD.sub(lambda verb: third_person_verb(verb[0]), phrase, count=1).strip(),
@@ -107,31 +104,16 @@ _VOCABULARY = VOCABULARY.extended(
 RULES: Registries = Registries(_DATA, _VOCABULARY, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 
-def _first(rules_: Registry, text: str, said: str, message: str = "", behaviour: bool = False) -> Item | None:
-    """What the first rule of ``rules_`` that fires on ``text`` finds: a preference (its ``kind``), a
-    fact, or nothing ("nothing")."""
-    fired = rules_.first(text, {"message": message})
-    if fired is None or fired.rule.values.get("kind") == "nothing":
-        return None
-    text = fired.text
-    if "refused" in fired.rule.values and fired.match.groupdict().get("neg"):
-        text = fired.rule.render(fired.rule.values["refused"], fired.match)  # "no need to be formal"
-    if behaviour or fired.rule.values.get("kind") == "preference":
-        return preference_item(text, fired.category, said, behaviour=behaviour).traced(fired.rule.id)
-    if fired.rule.values.get("restate"):
-        text = en_third_person(text)
-    return fact_item(text, fired.category).traced(fired.rule.id)
-
-
 def en_clause(text: str, said: str, message: str = "") -> Item | None:
     """A handful of first-person English statements, rewritten about "the user": how to reply, asked or
     stated (units, emoji, tone, jargon, code language, length); a change said as an event, with or
     without "I", unless it is not real (moved to X, got promoted to Y, turned 30, now driving Z); the rest."""
     t = rewritten(text.strip(), _CLAUSE_TIDY)
+    context = {"message": message or said}
     return (
-        _first(RULES.request, t, said, behaviour=True)
-        or (None if is_unreal(t) else _first(RULES.change, t, t, message or said))
-        or _first(RULES.clause, t, said, message or said)
+        finding(RULES.request, t, said, {"message": ""}, behaviour=True)
+        or (None if is_unreal(t) else finding(RULES.change, t, t, context, restate=en_third_person))
+        or finding(RULES.clause, t, said, context, restate=en_third_person)
     )
 
 
@@ -142,13 +124,9 @@ _EN_CATEGORY_WORDS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_row
 )
 
 
-def _third_person_verb(verb: str) -> str:
-    """'race' → 'races', 'have' → 'has', past tenses and modals unchanged."""
-    if verb.lower() == "am":
-        return "is"
-    return verb if RE._KEPT_VERB.fullmatch(verb) else third_person_verb(verb)
-
-
+#: the user's verb in the third person: "am" is "is", past tenses and modals stay as said
+_SAID_VERBS = _DATA.compiled_rows("_SAID_VERBS", re.IGNORECASE)
+_said_verb = functools.partial(third_person_verb, first=_SAID_VERBS)
 _PRONOUNS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_PRONOUNS", re.IGNORECASE)
 
 
@@ -156,17 +134,17 @@ def en_third_person(text: str) -> str:
     """'i fix bikes for my job' → 'the user fixes bikes for the user's job'."""
     t = rewritten(text.replace("’", "'"), _CONTRACTIONS)
     # whole words only: not the I of "E-R-I-N" or "I-95", nor "i" inside a word
-    t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_third_person_verb(m.group('verb'))}", t)
+    t = RE._I_VERB.sub(lambda m: f"the user {m.group('adv')}{_said_verb(m.group('verb'))}", t)
     t = rewritten(t, _PRONOUNS)
     # "I'm 41 and teach math": the second verb is the user's too
     if RE._THE_USER.match(t):
         first, comma, rest = t.partition(",")
-        t = RE._COORDINATED.sub(lambda m: _third_person_verb(m.group("verb")), first, count=1) + comma + rest
+        t = RE._COORDINATED.sub(lambda m: _said_verb(m.group("verb")), first, count=1) + comma + rest
     return t[:1].upper() + t[1:]
 
 
-def en_category(text: str) -> str:
-    return first_row(_EN_CATEGORY_WORDS, text, "other")
+#: the spec's fact category for a statement no slot rule recognised: the first row of words it holds
+en_category = functools.partial(first_row, _EN_CATEGORY_WORDS, otherwise="other")
 
 
 def clean_en(text: str) -> str:

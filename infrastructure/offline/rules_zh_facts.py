@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 
 from factledger.infrastructure.offline.changes import is_unreal
-from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
+from factledger.infrastructure.offline.registry import Registries, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     CJK,
@@ -22,9 +22,8 @@ from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
     Item,
     Subject,
-    fact_item,
+    finding,
     named_rule,
-    preference_item,
     third_person,
     tidy,
 )
@@ -38,7 +37,6 @@ from factledger.infrastructure.offline.slots import (
     looks_like_organisation,
     pattern_test,
     rewritten,
-    species_of,
 )
 
 _DATA = rules("rules_zh_facts")
@@ -107,7 +105,6 @@ _VOCABULARY = VOCABULARY.extended(
         "organisation": simple(looks_like_organisation),
         # 男生, 上海人, 一个东北人: what a person is, not what they do (是医生 is work's)
         "gender_or_people": simple(lambda value: value in GENDER_WORDS or bool(RE._PEOPLE.fullmatch(value))),
-        "given": simple(bool),
         "place": simple(lambda value: _place(value) is not None),
         "work_place": simple(lambda value: _work_place(value) is not None),
         "user": lambda value, context: context.get("who", "用户") == "用户",
@@ -117,7 +114,6 @@ _VOCABULARY = VOCABULARY.extended(
     filters={
         "place": lambda value: _place(value) or "",
         "work_place": lambda value: (_work_place(value) or ("", ""))[0],
-        "species": lambda value: species_of(value) or "",
         "job": lambda value: RE._COUNTED.sub("", tidy(value)),  # without its count: "一名护士" → 护士
         "line_of_work": lambda value: rewritten(RE._COUNTED.sub("", tidy(value)), _LINE_OF_WORK),
         "resigned": lambda value: {"辞了": "辞职", "不干": "辞职", "不干了": "辞职"}.get(value, value),
@@ -146,18 +142,6 @@ RULES = Registries(
 )
 
 
-def _found(rules: Registry, text: str, said: str = "", who: str = "", context: Context | None = None) -> Item | None:
-    """What the first rule of ``rules`` that fires on ``text`` finds, traced to that rule: a fact said
-    of ``who``, a preference (its ``kind``: content liked, 喜欢看X, 对X感兴趣) or nothing ("nothing")."""
-    fired = rules.first(text, context)
-    kind = fired.rule.values.get("kind", "fact") if fired else "nothing"
-    if fired is None or kind == "nothing":
-        return None
-    if kind == "preference":
-        return preference_item(fired.text, fired.category, said).traced(fired.rule.id)
-    return fact_item(who + fired.text, fired.category).traced(fired.rule.id)
-
-
 def change_fact(rest: str, said: str, who: str = "用户", message: str = "") -> Item | None:
     """A change said as an event (moved, new job, a birthday, a new car …), unless it is a plan."""
     if is_unreal(said):
@@ -165,7 +149,7 @@ def change_fact(rest: str, said: str, who: str = "用户", message: str = "") ->
     core = rewritten(rest, _CHANGE_LEADS)
     message = message or said  # the message, then the known facts, for context
     context = {"message": message.split("\n", 1)[0], "whole": message, "who": who, "said": said}
-    return next(filter(None, (_found(RULES[stage], core, said, who, context) for stage in _CHANGES)), None)
+    return next(filter(None, (finding(RULES[stage], core, said, context, who=who) for stage in _CHANGES)), None)
 
 
 def user_facts(rest: str, said: str, message: str = "") -> Item | None:
@@ -173,7 +157,7 @@ def user_facts(rest: str, said: str, message: str = "") -> Item | None:
     if item:
         return item
     read = {"core": RE._IS_BEFORE_WHERE.sub("", LEAD_ADVERBS.sub("", rest)), "rest": rest}
-    return next(filter(None, (_found(RULES[stage], read[on], said) for stage, on in _USER_FACTS)), None)
+    return next(filter(None, (finding(RULES[stage], read[on], said) for stage, on in _USER_FACTS)), None)
 
 
 def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") -> Item | None:
@@ -181,12 +165,12 @@ def role_fact(subject: Subject, rest: str, said: str = "", message: str = "") ->
     change = change_fact(rest, said or rest, subject.phrase, message)
     if change is not None:
         return change._replace(category="relationship")
-    return _found(RULES.role, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
+    return finding(RULES.role, LEAD_ADVERBS.sub("", rest), "", who=subject.phrase)
 
 
 def owned_fact(subject: Subject, rest: str) -> Item | None:
     """A fact about a thing of the user's ("公司在杭州"): the rules ``owned``."""
-    return _found(RULES.owned, LEAD_ADVERBS.sub("", rest), who=subject.phrase)
+    return finding(RULES.owned, LEAD_ADVERBS.sub("", rest), "", who=subject.phrase)
 
 
 # whatever else the user says of themself, restated as said: which category it belongs to, the first that matches

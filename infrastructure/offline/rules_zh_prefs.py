@@ -6,14 +6,17 @@ tells the assistant how to answer ("老板姓张，平时喜欢简短的回复")
 
 from __future__ import annotations
 
+import functools
+
 from factledger.infrastructure.offline.clauses import standing_request
 from factledger.infrastructure.offline.dimensions import dimensions
-from factledger.infrastructure.offline.registry import Context, Registries, Registry, simple
+from factledger.infrastructure.offline.registry import Registries, simple
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.rules_common import (
     VOCABULARY,
     Item,
     Subject,
+    finding,
     named_rule,
     preference_item,
     third_person,
@@ -48,7 +51,6 @@ _VOCABULARY = VOCABULARY.extended(
         # examples asked for, or for good
         # "我用表格记账" is not a request; imperatives and replies-talk are (the caller decides)
         "request_like": lambda value, context: bool(context.get("request_like", True)),
-        "given": simple(bool),
         "hating": simple(lambda value: value in _HATING),
         # a style (简短, 直接 …) said of replies ("简短的回复", "简短的"), not of something else ("短发")
         "of_replies": simple(
@@ -62,7 +64,6 @@ _VOCABULARY = VOCABULARY.extended(
         "unit_named": lambda value: "" if value == _UNIT_SIDE.get(value, "公制") else f"（{value}）",
         "contact": lambda value: _CONTACT_PHRASE[value],
         "refusal": lambda value: "不希望" if value else "偏好",
-        "lower": str.lower,
         "within": lambda value: value or "以内",
         "requested": _requested,
     },
@@ -70,15 +71,9 @@ _VOCABULARY = VOCABULARY.extended(
 RULES = Registries(_DATA, _VOCABULARY)
 
 
-def _preference_from(
-    rules: Registry, rest: str, said: str, behaviour: bool = True, context: Context | None = None
-) -> Item | None:
-    """The preference the first rule of ``rules`` that fires on ``rest`` gives, traced to that rule."""
-    fired = rules.first(rest, {"said": said, **(context or {})})
-    if fired is None:
-        return None
-    behaviour = fired.rule.values.get("behaviour", behaviour)  # a rule may say it is a preference stated
-    return preference_item(fired.text, fired.category, said, behaviour).traced(fired.rule.id)
+#: the preference the first rule of a registry that fires gives: read from what the user does or asks
+#: for, unless the rule says it is stated
+_preference = functools.partial(finding, kind="preference", behaviour=True)
 
 
 @named_rule("rules_zh_prefs.tool")
@@ -87,7 +82,7 @@ def tool_preference(subject: Subject, rest: str, said: str) -> Item | None:
     # "用Python写个脚本" is a task, not a habit: it needs 我 or a habitual adverb
     if subject.kind != "user" or not (subject.explicit or RE._HABITUAL.search(said)):
         return None
-    return _preference_from(RULES.habit_tool, rest, said)
+    return _preference(RULES.habit_tool, rest, said, {"said": said})
 
 
 @named_rule("rules_zh_prefs.request")
@@ -98,9 +93,9 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
         subject.kind in ("assistant", "unknown") or not subject.explicit or bool(RE._REPLY_CONTEXT.search(rest))
     )
     # what to call the user (the name in quotes, a laugh after it: "叫我“老板”吧哈哈"), then the rest
-    asked = {"request_like": request_like}
-    item = _preference_from(RULES.called, rewritten(rest, _CALLED_TIDY), said) or next(
-        filter(None, (_preference_from(RULES[name], rest, said, context=asked) for name in _REQUESTS)), None
+    asked = {"said": said, "request_like": request_like}
+    item = _preference(RULES.called, rewritten(rest, _CALLED_TIDY), said, {"said": said}) or next(
+        filter(None, (_preference(RULES[name], rest, said, asked) for name in _REQUESTS)), None
     )
     if item:
         return item
@@ -111,7 +106,7 @@ def request_preference(subject: Subject, rest: str, said: str) -> Item | None:
     standing = standing_request(rest) or standing_request(said)
     if standing and not RE._NOT_IN_POINTS.search(standing):
         return _standing_preference(standing, said)
-    return _preference_from(RULES.style, rest, said) if request_like else None
+    return _preference(RULES.style, rest, said, {"said": said}) if request_like else None
 
 
 @named_rule("rules_zh_prefs.standing")
@@ -144,4 +139,4 @@ def liked_reply_preference(rest: str, said: str) -> Item | None:
         negative = bool(m.group("neg")) or m.group("verb") in _HATING
         said_as = fired.rule.values["said_as"][negative]
         return preference_item(said_as + fired.text, fired.category, said).traced(fired.rule.id)
-    return _preference_from(RULES.liked_style, rest, said, behaviour=False)
+    return _preference(RULES.liked_style, rest, said, {"said": said}, behaviour=False)

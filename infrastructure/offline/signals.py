@@ -33,7 +33,6 @@ from typing import Any, ClassVar
 from factledger.infrastructure.offline.clauses import (
     EN_ELLIPSIS,
     Clause,
-    asks_to_recommend,
     dialect,
     en_mentions_self,
     fold_cjk_spaces,
@@ -49,7 +48,7 @@ from factledger.infrastructure.offline.clauses import (
 from factledger.infrastructure.offline.registry import Vocabulary, registry
 from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
-from factledger.infrastructure.offline.wishes import is_answer_wish
+from factledger.infrastructure.offline.wishes import answer_wish
 
 _DATA = rules("signals")
 RE = _DATA.patterns()
@@ -115,7 +114,7 @@ class SignalDetector:
             clause_facts, clause_prefs = self._categories(clause)
             facts += clause_facts
             # "希望回答时多给代码示例", "能不能以后回答短一点？": how to answer, wished or asked politely
-            prefs += clause_prefs or (["style_request"] if is_answer_wish(clause) else [])
+            prefs += clause_prefs or (["style_request"] if answer_wish(clause) else [])
         fact_categories = sorted(dict.fromkeys(facts), key=lambda c: _FACT_ORDER.get(c, len(_FACT_ORDER)))
         pref_categories = sorted(dict.fromkeys(prefs), key=lambda c: _PREF_ORDER.get(c, len(_PREF_ORDER)))
         return {
@@ -145,7 +144,9 @@ class SignalDetector:
         # how to reply is the user's to ask, whoever the clause names
         prefs = self._hits(text, {"style_request": self.PREF_SIGNALS["style_request"]}, _REQUEST_PATTERNS, found=prefs)
         if not prefs and (
-            standing_request(clause.text) or asks_to_recommend(clause.text) or RE._EN_LANGUAGE_FROM_NOW.search(text)
+            standing_request(clause.text)
+            or (not english and RE._ASKS_TO_RECOMMEND.search(clause.text))
+            or RE._EN_LANGUAGE_FROM_NOW.search(text)
         ):
             prefs.append("style_request")  # "以后推荐清淡的吧", "还是用简体吧", "German is fine from now on"
         # "我现在有点困", "我先去吃个饭", "I'm gonna grab lunch": the moment, not the person;

@@ -357,9 +357,11 @@ _EN_NEGATIONS: tuple[tuple[str, tuple[str, ...]], ...] = _DATA.rows("_EN_NEGATIO
 _VERB_ENDINGS: tuple[tuple[re.Pattern[str], str], ...] = _DATA.compiled_rows("_VERB_ENDINGS", re.IGNORECASE)
 
 
-def third_person_verb(verb: str) -> str:
-    """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or she."""
-    return next(pattern.sub(ending, verb, count=1) for pattern, ending in _VERB_ENDINGS if pattern.search(verb))
+def third_person_verb(verb: str, first: Sequence[tuple[re.Pattern[str], str]] = ()) -> str:
+    """'race' → 'races', 'fix' → 'fixes', 'carry' → 'carries', 'have' → 'has': an English verb after he or
+    she; the rows ``first`` (a verb kept as said …) tried before the endings."""
+    rows = (*first, *_VERB_ENDINGS)
+    return next(pattern.sub(ending, verb, count=1) for pattern, ending in rows if pattern.search(verb))
 
 
 def _positive_forms(text: str) -> tuple[frozenset[str], bool]:

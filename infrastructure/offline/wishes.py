@@ -71,11 +71,6 @@ def said_of_someone_else(text: str) -> bool:
     return bool((_EN_SOMEONE if is_english(text) else _ZH_SOMEONE).search(text.strip()))
 
 
-def is_answer_wish(clause: Clause) -> bool:
-    """Whether ``answer_wish`` reads a preference in ``clause`` (the detector's question)."""
-    return answer_wish(clause) is not None
-
-
 def _is_wish(clause: Clause, said: str) -> bool:
     english = is_english(said)
     wish, answers, parts = (
@@ -108,8 +103,11 @@ def _says(dimension: str, side: str, said: str) -> tuple[str, str]:
         refused, value = side.startswith("not "), side.removeprefix("not ")
         text, category = says["refused" if refused else "named"]
         return text.format(name=_name(dimension, value, said, english)), category
-    if dimension == "layout" and side == "structured":
-        return _structure(said, english)
+    if dimension == "layout" and side == "structured":  # in the user's word for it, as the request rules say it
+        m = (RE._EN_STRUCTURE if english else RE._ZH_STRUCTURE).search(said)
+        form = m.group(0).lower() if m else ""
+        text, category = says["structured_named" if m else "structured"]
+        return text.format(name=form + ("s" if english and not form.endswith("s") else "")), category
     words, finer = _FINER_SIDES.get(dimension, {}).get(side, ("", side))
     return says.get(finer if words and re.search(words, said, re.IGNORECASE) else side, ("", ""))
 
@@ -124,14 +122,4 @@ def _name(dimension: str, value: str, said: str, english: bool) -> str:
     return named.group(0) if named else value
 
 
-def _structure(said: str, english: bool) -> tuple[str, str]:
-    """A structured answer in the user's word for it, as the request rules say it ("偏好用表格的形式回复",
-    "Prefers numbered lists"); points said as 分点 / 分条 are "偏好分点列出的回复格式"."""
-    m = (RE._EN_STRUCTURE if english else RE._ZH_STRUCTURE).search(said)
-    if english:
-        form = m.group(0).lower() if m else "bullet points"
-        return f"Prefers {form if form.endswith('s') else form + 's'}", "format"
-    return (f"偏好用{m.group(0).lower()}的形式回复" if m else "偏好分点列出的回复格式"), "format"
-
-
-__all__ = ["answer_wish", "is_answer_wish", "said_of_someone_else"]
+__all__ = ["answer_wish", "said_of_someone_else"]
