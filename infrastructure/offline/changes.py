@@ -57,7 +57,7 @@ from factledger.infrastructure.offline.slots import (
 from factledger.infrastructure.offline.topics import succeeds, topics_of
 
 _DATA = rules("changes")
-RE = _DATA.patterns()
+RE = _DATA.patterns(ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
 
 # --------------------------------------------------------------------------
 # Markers
@@ -69,10 +69,6 @@ def _folded(text: str) -> str:
     # memoised: the rules ask for the whole message's folded form once per clause; folding it anew
     # each time made a long message cost its length times its number of clauses (issue 25)
     return unicodedata.normalize("NFKC", text or "").replace("’", "'")
-
-
-_TOLD_OF_ELSE = _DATA.regex("_TOLD_OF_ELSE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, ZH_ROLE_QUALIFIER=ZH_ROLE_QUALIFIER)
-_ADVISED = _DATA.regex("_ADVISED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _marked(pattern: re.Pattern[str], unless: re.Pattern[str] | None = None) -> Callable[[str], bool]:
@@ -91,9 +87,9 @@ is_correction = _marked(RE._CORRECTION, unless=RE._NOT_CORRECTING)
 is_retraction = _marked(RE._RETRACTION)
 is_conditional = _marked(RE._CONDITIONAL)
 is_plan = _marked(RE._PLANNED)
-told_of_someone_else = _marked(_TOLD_OF_ELSE)
+told_of_someone_else = _marked(RE._TOLD_OF_ELSE)
 #: advice or an order ("建议", "让我"), or someone else named: what the message says is not done now
-_advised = _marked(_ADVISED)
+_advised = _marked(RE._ADVISED)
 may_change = _marked(RE._CHANGE_SAID, unless=RE._ASKED)
 
 
