@@ -83,19 +83,12 @@ from factledger.infrastructure.offline.topics import change_told, taste_now, top
 from factledger.infrastructure.offline.wishes import answer_wish, said_of_someone_else
 
 _DATA = rules("extractor")
-RE = _DATA.patterns()
-_ASKS_BACK_FOR_LANGUAGE = _DATA.regex("_ASKS_BACK_FOR_LANGUAGE", LANGUAGES=LANGUAGES)
+RE = _DATA.patterns(LANGUAGES=LANGUAGES, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 _MALE_ROLES = frozenset(_DATA.words("_MALE_ROLES"))
 _FEMALE_ROLES = frozenset(_DATA.words("_FEMALE_ROLES"))
 _SLOT_CATEGORIES = _DATA.mapping("_SLOT_CATEGORIES")
-_RELATIVE_NAMED = _DATA.regex("_RELATIVE_NAMED", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_SOMEONE = _DATA.regex("_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 _PERSONAL_SLOTS = frozenset(_DATA.words("_PERSONAL_SLOTS"))
 _TAKES = _DATA.mapping("_TAKES")
-_RELATIVE_FACT = _DATA.regex("_RELATIVE_FACT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_RELATIVE_FACT = _DATA.regex("_EN_RELATIVE_FACT", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_EN_ROLE = _DATA.regex("_EN_ROLE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_SAYS_WHO = _DATA.regex("_SAYS_WHO", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 def _take(choice: str) -> str:
@@ -271,7 +264,7 @@ class RuleExtractor:
         role, held = theirs
         for clause in RE._CLAUSE_MARK.split(text):
             m = RE._GRADE_SAID.match(clause.strip())
-            if m and m.group("g") != held and not _SAYS_WHO.search(clause):
+            if m and m.group("g") != held and not RE._SAYS_WHO.search(clause):
                 if any(m.group("g") in f.text for f in extraction.facts):
                     return extraction
                 again = self._read(f"我的{role}升{m.group('g')}了", known)
@@ -670,7 +663,7 @@ class RuleExtractor:
                 return _found(restated, fact, rule="judge.remeasured")
         # "用户的女儿暑假一过就升初三": a relative's school year moved, said with more words than
         # the slot reader reads; read against that relative's known facts only
-        role = _RELATIVE_FACT.match(item.text)
+        role = RE._RELATIVE_FACT.match(item.text)
         if role and changes.GRADE.search(item.text):
             theirs = [k for k in known if k.startswith(role.group(0))]
             moved = changes.remeasured(RE._COMMA.split(item.text[len(role.group(0)) :])[0], theirs)
@@ -793,7 +786,7 @@ def _en_pronoun_resolved(said: str, message: _Message) -> str:
     if not pronoun:
         return said
     role = _known_role("他" if pronoun.group("p").lower() == "he" else "她", message.known)
-    someone = _EN_ROLE.search(message.text)
+    someone = RE._EN_ROLE.search(message.text)
     english_role = _in_english(role, message.known) if role or not someone else None
     if not english_role:
         return said
@@ -862,7 +855,7 @@ def _signalled(signals: dict[str, Any], said: _Message) -> bool:
         return True
     if said.known and (said.changing or RE._ABOUT_SOMEONE_KNOWN.match(OPENERS.sub("", said.text))):
         return True
-    asks = RE._ASKS_TO_RECOMMEND.search(said.text) or _ASKS_BACK_FOR_LANGUAGE.search(said.text)
+    asks = RE._ASKS_TO_RECOMMEND.search(said.text) or RE._ASKS_BACK_FOR_LANGUAGE.search(said.text)
     return not is_english(said.text) and bool(asks or {"order", "word_limit"} & set(dimensions(said.text)))
 
 
@@ -962,7 +955,7 @@ def _with_dropped_subject(text: str) -> str:
     """
     if is_english(text):
         return _with_dropped_english_subject(text)
-    if not RE._HAN.search(text) or _SOMEONE.search(text):
+    if not RE._HAN.search(text) or RE._SOMEONE.search(text):
         return text
     # the first clause that says something: "时间过得真快，转眼已经…" skips the sigh,
     # "昨天刚过完生日，正式30了" the day it happened
@@ -1011,7 +1004,7 @@ def _by_name(text: str, known: Sequence[str]) -> str | None:
     if is_english(text):
         return None
     for fact in reversed(known):
-        m = _RELATIVE_NAMED.match(fact)
+        m = RE._RELATIVE_NAMED.match(fact)
         if not m or not text.startswith(m.group("n")):
             continue
         rest = text[len(m.group("n")) :]
@@ -1041,7 +1034,7 @@ def _relative_of(fact: str) -> str | None:
     slot = slot_of(fact)
     if slot and slot[0].startswith("relationship:"):
         return slot[0].split(":")[1]
-    named = _RELATIVE_FACT.match(fact)
+    named = RE._RELATIVE_FACT.match(fact)
     return ROLE_SYNONYMS.get(named.group("r"), named.group("r")) if named else None
 
 
@@ -1052,7 +1045,7 @@ def _in_english(role: str | None, known: Sequence[str]) -> str | None:
     if role:
         named = [m.group(1).lower() for m in map(RE._EN_WHOSE.match, reversed(known)) if m]
         return next((word for word in named if ROLE_SYNONYMS.get(word) == role), None)
-    if any(_EN_RELATIVE_FACT.match(k) for k in known):
+    if any(RE._EN_RELATIVE_FACT.match(k) for k in known):
         return None
     pets = {m.group("pet").lower() for m in map(RE._EN_PETS.match, known) if m}
     return next(iter(pets)) if len(pets) == 1 else None
