@@ -48,14 +48,11 @@ from factledger.infrastructure.offline.slots import (
 )
 
 _DATA = rules("replacement")
-RE = _DATA.patterns()
+RE = _DATA.patterns(EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 #: how many of the latest known facts a change is read against
 RECENT = 6
 
-_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_ZH_ROLE = _DATA.regex("_ZH_ROLE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_OTHER_SUBJECT = _DATA.regex("_EN_OTHER_SUBJECT", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 _ROLES = Vocabulary(
     filters={
@@ -80,17 +77,17 @@ def _owner(fact: str) -> str | None:
 def _someone_else(message: str, owner: str, english: bool) -> bool:
     """Whether the message tells of someone other than the fact's owner: their change is not the owner's."""
     if english and not owner:
-        return bool(_EN_OTHER_SUBJECT.match(message))
+        return bool(RE._EN_OTHER_SUBJECT.match(message))
     if english:
         # "my wife" is the fact's 老婆 (owners are canonical roles); he or she, that relative
-        said = (m.group(0).split()[-1].lower() for m in _EN_SOMEONE.finditer(message))
+        said = (m.group(0).split()[-1].lower() for m in RE._EN_SOMEONE.finditer(message))
         return any(ROLE_SYNONYMS.get(role, role) != owner for role in said if role not in ("he", "she"))
     if not owner:
         # "纠正一下，她是福建人": a clause whose subject is he or she
         someone = told_of_someone_else(message) or bool(RE._ZH_HE_OR_SHE.search(message))
         return someone and not RE._ZH_I.search(message)
     # 他/她 in a message about a relative is that relative ("更正一下，她是重庆人")
-    return any(ROLE_SYNONYMS.get(m.group(0), m.group(0)) != owner for m in _ZH_ROLE.finditer(message))
+    return any(ROLE_SYNONYMS.get(m.group(0), m.group(0)) != owner for m in RE._ZH_ROLE.finditer(message))
 
 
 def _frame(fact: str) -> set[str]:
@@ -123,7 +120,7 @@ def told_changes(message: str, covered: Sequence[str]) -> list[str]:
         if not changed or RE._ASKED_OR_TO_YOU.search(text):
             continue
         # "单位把我同事调去了佛山": someone else's change; "跟对象一起搬到温江" is the user's, with them
-        someone = _EN_SOMEONE if english else _ZH_ROLE
+        someone = RE._EN_SOMEONE if english else RE._ZH_ROLE
         if any(not RE._COMPANION.search(text[: m.start()][-6:]) for m in someone.finditer(text)):
             continue
         if english:
