@@ -24,12 +24,10 @@ from factledger.infrastructure.offline.rule_data import rules
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 _DATA = rules("topics")
-RE = _DATA.patterns()
+RE = _DATA.patterns(EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 _TOPICS: dict[str, tuple[str, bool]] = _DATA.table("_TOPICS")
 _WORDS = {topic: re.compile(words, re.IGNORECASE) for topic, (words, _) in _TOPICS.items()}
-
-_SOMEONE_ELSE = _DATA.regex("_SOMEONE_ELSE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 
 #: one choice, said in several words: each word → the choice
@@ -129,7 +127,7 @@ def _same(a: str, b: str) -> bool:
 def _body(fact: str) -> str | None:
     """What a fact says of the user, or None when it is about someone else."""
     body = RE._USER.sub("", fact)  # "用户的老板…", "the user's wife …" are someone else's
-    return None if _SOMEONE_ELSE.search(body) else body
+    return None if RE._SOMEONE_ELSE.search(body) else body
 
 
 def change_told(message: str, liking: str) -> str | None:
@@ -138,7 +136,7 @@ def change_told(message: str, liking: str) -> str | None:
     liking against the old one only with it. None when no such clause, or someone else's."""
     if RE._GAVE_WAY.search(liking) or RE._MORE_NOW.search(liking):
         return None  # "更喜欢…" says it gave way already, in words the judge reads as they stand
-    if _SOMEONE_ELSE.search(message) or RE._QUESTION.search(message):
+    if RE._SOMEONE_ELSE.search(message) or RE._QUESTION.search(message):
         return None
     for clause in (c.strip() for c in RE._CLAUSE_END.split(message)):
         if clause and clause not in liking and RE._GAVE_WAY.search(clause) and not topics_of(clause):
