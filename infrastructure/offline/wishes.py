@@ -30,13 +30,10 @@ from factledger.infrastructure.offline.rules_common import Item, named_rule, pre
 from factledger.infrastructure.offline.slots import EN_ROLE_PATTERN, ZH_ROLE_PATTERN
 
 _DATA = rules("wishes")
-RE = _DATA.patterns()
+RE = _DATA.patterns(ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 # -- what makes a clause a wish about answers --------------------------------------------------
 
-_ZH_SOMEONE = _DATA.regex("_ZH_SOMEONE", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_SOMEONE = _DATA.regex("_EN_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN)
-_FOR_SOMEONE = _DATA.regex("_FOR_SOMEONE", EN_ROLE_PATTERN=EN_ROLE_PATTERN, ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
 
 # -- what the preference says, by dimension and side ---------------------------------------------
 
@@ -68,7 +65,7 @@ def answer_wish(clause: Clause, someone_else: bool = False) -> Item | None:
 def said_of_someone_else(text: str) -> bool:
     """Whether a clause's wish or answers are someone else's ("老师希望…", "我老板不喜欢…", "his answers …"):
     then no rule reads a preference of the user's in it."""
-    return bool((_EN_SOMEONE if is_english(text) else _ZH_SOMEONE).search(text.strip()))
+    return bool((RE._EN_SOMEONE if is_english(text) else RE._ZH_SOMEONE).search(text.strip()))
 
 
 def _is_wish(clause: Clause, said: str) -> bool:
@@ -83,7 +80,7 @@ def _is_wish(clause: Clause, said: str) -> bool:
     imperative = (RE._EN_IMPERATIVE if english else RE._ZH_IMPERATIVE).match(said)
     # the answers named, or what only they hold asked of the assistant by a request
     asked_of_me = imperative or RE._STATED.search(said) or RE._TO_ME.search(said)
-    if not (answers.search(said) or (parts.search(said) and asked_of_me)) or _FOR_SOMEONE.search(said):
+    if not (answers.search(said) or (parts.search(said) and asked_of_me)) or RE._FOR_SOMEONE.search(said):
         return False
     standing = (RE._EN_STANDING if english else RE._ZH_STANDING).search(said)
     if (RE._EN_ONE_TASK if english else RE._ZH_ONE_TASK).search(said) and not standing:
