@@ -33,7 +33,6 @@ from factledger.infrastructure.offline.registry import Predicate, Registries, Re
 from factledger.infrastructure.offline.rule_data import rules
 
 _DATA = rules("slots")
-RE = _DATA.patterns()
 
 # Roles: relationship nouns and their canonical form (whether one person has only one of them is
 # ``is_exclusive_slot``'s: a new surname for "the boss" replaces the old one, a new surname for "a
@@ -45,8 +44,7 @@ _EN_ROLES = sorted((r for r in ROLE_SYNONYMS if r.isascii()), key=len, reverse=T
 ZH_ROLE_PATTERN = "|".join(_ZH_ROLES)
 EN_ROLE_PATTERN = "|".join(_EN_ROLES)
 ZH_ROLE_QUALIFIER = _DATA.text("ZH_ROLE_QUALIFIER")
-_ZH_SUBJECT = _DATA.regex("_ZH_SUBJECT", ZH_ROLE_PATTERN=ZH_ROLE_PATTERN)
-_EN_SUBJECT = _DATA.regex("_EN_SUBJECT", re.IGNORECASE, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
+RE = _DATA.patterns(ZH_ROLE_PATTERN=ZH_ROLE_PATTERN, EN_ROLE_PATTERN=EN_ROLE_PATTERN)
 
 EXCLUSIVE_SLOTS: frozenset[str] = frozenset(_DATA.words("EXCLUSIVE_SLOTS"))
 POLARITY_PREFIXES = _DATA.words("POLARITY_PREFIXES")
@@ -285,8 +283,8 @@ def _slots(text: str) -> list[tuple[str, str]]:
     partner = _pairs(RULES.partner_named, text)
     if partner:
         return partner
-    zh = _ZH_SUBJECT.match(text)
-    m = zh or _EN_SUBJECT.match(text)
+    zh = RE._ZH_SUBJECT.match(text)
+    m = zh or RE._EN_SUBJECT.match(text)
     if m is None:
         return []
     lang, role = "zh" if zh else "en", m.group("role")
