@@ -24,7 +24,7 @@ from __future__ import annotations
 import json
 import logging
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import attrs
@@ -721,8 +721,9 @@ class RuleExtractor:
         found = None if any(self._conflicting(i.text, message.known)[0] for i in facts) else _correction(message)
         if found is None:
             # a lone value the judge reads against a known fact ("口误，是在烟台读大二") corrects it
-            standing = {i.text for i in items if self._conflicting(i.text, message.known)[0]}
-            return _without_lone_values(items, message, standing) if message.correcting else items
+            if not message.correcting:
+                return items
+            return _without_lone_values(items, message, lambda text: bool(self._conflicting(text, message.known)[0]))
         text, old = changes.marked_as_correction(found[0]), found[1]
         # what restates the message, or says the correction again, goes
         kept = [
@@ -733,14 +734,16 @@ class RuleExtractor:
         return [*kept, _found(text, old, rule="extractor.corrected-value")]
 
 
-def _without_lone_values(items: list[Item], message: _Message, standing: Collection[str] = ()) -> list[Item]:
+def _without_lone_values(
+    items: list[Item], message: _Message, corrects: Callable[[str], bool] = lambda text: False
+) -> list[Item]:
     """A correction's value with no known fact to put it in ("口误，是南京", "typo, I meant Lyon") says
-    nothing of the user: "用户是南京" would be a guess at which fact it corrects. ``standing``: the
-    items' texts that do correct a known fact."""
+    nothing of the user: "用户是南京" would be a guess at which fact it corrects. ``corrects``: whether
+    a lone value's fact corrects a known one after all (asked of those facts only)."""
     said = (changes.strip_marker(clause.text).strip() for clause in split_clauses(message.text))
     values = [value for s in said if RE._VALUE_ONLY.match(s) and (value := changes.bare_value(s))]
     lone = [i for i in items if i.kind == "fact" and i.generic and any(i.text.endswith(v) for v in values)]
-    return [i for i in items if i not in lone or i.text in standing]
+    return [i for i in items if i not in lone or corrects(i.text)]
 
 
 def _correction(message: _Message) -> tuple[str, str] | None:
